@@ -1,0 +1,41 @@
+# The book's commands. `make book` and `make test` set up everything they need.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+ENV_STAMP := $(VENV)/.book-installed
+PORT ?= 8000
+
+.PHONY: help env book test lint serve clean lock pdf
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+
+$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt bookbuild/venv.py
+	$(PYTHON) bookbuild/venv.py $(VENV)
+
+env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book and test)
+
+book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build/html
+	$(PY) -m bookbuild build
+
+pdf: $(ENV_STAMP)  ## build a PDF through LaTeX (needs a TeX installation)
+	$(PY) -m bookbuild build --builder pdflatex
+
+test: $(ENV_STAMP)  ## lint, then run the test suite in parallel (includes a full book build)
+	$(PY) -m ruff check chapter_code bookbuild tests
+	$(PY) -m pytest -n auto
+
+lint: $(ENV_STAMP)  ## ruff over the Python sources
+	$(PY) -m ruff check chapter_code bookbuild tests
+
+serve: $(ENV_STAMP)  ## serve the built book at http://127.0.0.1:$(PORT)/
+	$(PY) -m bookbuild serve --port $(PORT)
+
+clean:  ## remove build outputs and the execution cache (keeps .venv)
+	rm -rf _build .pytest_cache .hypothesis .ruff_cache
+	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
+
+lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv (review the diff)
+	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)=='; } > requirements/lock.new
+	mv requirements/lock.new requirements/lock.txt

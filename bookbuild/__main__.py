@@ -1,0 +1,28 @@
+"""Command line: ``python -m bookbuild {build,clean,serve}``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bookbuild import build
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bookbuild", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="execute every chapter and build the HTML book (warnings are errors)")
+    b.add_argument("--builder", default="html", choices=["html", "pdflatex", "latex"])
+    sub.add_parser("clean", help="remove _build/, including the execution cache")
+    s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        return build.build(args.builder)
+    if args.command == "clean":
+        return build.clean()
+    return build.serve(args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Create and fill the book's virtual environment (standard library only).
+
+Run by ``make`` with the system Python before anything else exists:
+``python3 bookbuild/venv.py .venv``. It
+
+1. creates ``.venv`` if absent; when the Python in use already has a CUDA
+   build of torch (a GPU image), the environment sees that torch through
+   ``--system-site-packages`` and no second torch is installed;
+2. installs the project (editable) with its ``book`` extras, constrained by
+   ``requirements/lock.txt`` (and ``requirements/torch.txt`` on CPU images);
+3. writes a stamp holding the hash of the lock files, so a later ``make``
+   reinstalls only when they change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK_FILES = [ROOT / "pyproject.toml", ROOT / "requirements" / "lock.txt", ROOT / "requirements" / "torch.txt"]
+
+
+def host_has_cuda_torch(python: str) -> bool:
+    """True when ``python`` imports a torch built with CUDA."""
+    probe = "import torch, sys; sys.exit(0 if torch.version.cuda else 1)"
+    try:
+        return subprocess.run([python, "-c", probe], capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def lock_hash(use_host_torch: bool) -> str:
+    digest = hashlib.sha256(f"host-torch={use_host_torch}\n".encode())
+    for path in LOCK_FILES:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def run(cmd: list[str]) -> None:
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def main(venv_dir: str = ".venv") -> int:
+    venv = (ROOT / venv_dir).resolve()
+    use_host_torch = host_has_cuda_torch(sys.executable)
+    stamp = venv / ".book-installed"
+    wanted = lock_hash(use_host_torch)
+    if stamp.exists() and stamp.read_text().strip() == wanted:
+        return 0
+    if not (venv / "bin" / "python").exists():
+        cmd = [sys.executable, "-m", "venv", str(venv)]
+        if use_host_torch:
+            cmd.insert(3, "--system-site-packages")
+            print("A CUDA build of torch is installed for this Python; the environment will use it.")
+        run(cmd)
+    py = str(venv / "bin" / "python")
+    constraints = ["-c", str(ROOT / "requirements" / "lock.txt")]
+    if not use_host_torch:
+        constraints += ["-c", str(ROOT / "requirements" / "torch.txt")]
+    run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "setuptools>=68", *constraints])
+    run(
+        [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-build-isolation",
+         *constraints, "-e", f"{ROOT}[book]"]
+    )
+    stamp.write_text(wanted + "\n")
+    print(f"Environment ready: {venv}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""The book build is itself a test: a clean build with every chapter executed, no warning, no cell error.
+
+This builds into a temporary copy of the repository so it never touches the
+author's own `_build/`. It takes a few minutes on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bookbuild.build import failures_in
+
+ROOT = Path(__file__).resolve().parent.parent
+COPIED = ["_config.yml", "_toc.yml", "book", "chapter_code", "bookbuild", "data", "pyproject.toml", "requirements"]
+
+
+@pytest.fixture(scope="module")
+def clean_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    work = tmp_path_factory.mktemp("book")
+    for name in COPIED:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
+        elif src.exists():
+            shutil.copy2(src, work / name)
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(work), "--builder", "html", "-W", "-n", "--keep-going"]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=1800)
+    return work, proc
+
+
+@pytest.mark.book
+def test_whole_book_builds_clean_with_no_warning(clean_build: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    work, proc = clean_build
+    log = proc.stdout + proc.stderr
+    assert failures_in(log) == [], log[-4000:]
+    warnings = [line for line in log.splitlines() if "WARNING" in line and "TCP without encryption" not in line]
+    assert warnings == [], "\n".join(warnings)
+    assert proc.returncode == 0, log[-4000:]
+    html = work / "_build" / "html"
+    assert (html / "book" / "recurrence.html").exists()
+
+
+@pytest.mark.book
+def test_chapter_outputs_and_glue_reached_the_page(clean_build: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    work, proc = clean_build
+    assert proc.returncode == 0
+    page = (work / "_build" / "html" / "book" / "recurrence.html").read_text()
+    assert "max |difference|" in page  # a printed output of an executed cell
+    assert "hand-written loop vs nn.RNN" in page
+    assert 'alt="Left, a single box labelled f' in page  # figure alt text
+    assert "fig-unrolled" in page
+    intro = (work / "_build" / "html" / "book" / "intro.html").read_text()
+    assert "output profile" in intro  # the build-information table was generated
+
+
+def test_failures_in_finds_cell_errors() -> None:
+    log = "reading sources\n/x.md: WARNING: Executing notebook failed: CellExecutionError [mystnb.exec]\nfine\n"
+    assert failures_in(log) == ["/x.md: WARNING: Executing notebook failed: CellExecutionError [mystnb.exec]"]
+    assert failures_in("all good\n") == []
