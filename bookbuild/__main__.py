@@ -13,12 +13,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="execute every chapter and build the HTML book (warnings are errors)")
     b.add_argument("--builder", default="html", choices=["html", "pdflatex", "latex"])
+    b.add_argument(
+        "--only", nargs="+", metavar="PAGE", help="build only these pages (e.g. book/gradients) in a private copy"
+    )
     sub.add_parser("clean", help="remove _build/, including the execution cache")
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
     if args.command == "build":
-        return build.build(args.builder)
+        return build.build_only(args.only) if args.only else build.build(args.builder)
     if args.command == "clean":
         return build.clean()
     return build.serve(args.port)

@@ -74,6 +74,57 @@ def build(builder: str = "html") -> int:
     return 0
 
 
+ALWAYS_INCLUDED = ["book/recurrence"]  # pages other chapters refer to
+COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "pyproject.toml", "requirements"]
+
+
+def build_only(pages: list[str], dest: Path | None = None) -> int:
+    """Build the introduction, Chapter 1, ``pages`` and the reference pages in a private copy.
+
+    For authors working on one chapter while others are mid-edit: the copy lives
+    in ``_build/only-<name>`` (or ``dest``), with its own execution cache, so
+    several such builds can run side by side.
+    """
+    import yaml  # installed with jupyter-book
+
+    names = [p.removesuffix(".md") for p in pages]
+    for name in names:
+        if not (ROOT / f"{name}.md").exists():
+            raise FileNotFoundError(f"pages: no such chapter {name}.md under {ROOT}")
+    work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
+    if work.exists():
+        for name in COPIED:
+            target = work / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    work.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
+        elif src.exists():
+            shutil.copy2(src, work / name)
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    chapters = [*ALWAYS_INCLUDED, *[n for n in names if n not in ALWAYS_INCLUDED]]
+    toc["parts"][0]["chapters"] = [{"file": c} for c in chapters]
+    (work / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(work), "-W", "-n", "--keep-going"]
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    (work / "build.log").write_text(log)
+    warnings = [ln for ln in log.splitlines() if "WARNING" in ln and "TCP without encryption" not in ln]
+    problems = failures_in(log)
+    print("\n".join(warnings + problems) or "no warnings")
+    ok = proc.returncode == 0 and not warnings and not problems
+    verdict = "succeeded" if ok else f"FAILED (exit {proc.returncode}); log: {work / 'build.log'}"
+    print(f"build of {', '.join(chapters)} {verdict} in {time.perf_counter() - started:.0f} s")
+    print(f"  file://{work / '_build' / 'html' / 'index.html'}")
+    return 0 if ok else 1
+
+
 def clean() -> int:
     """Remove every build output, including the execution cache."""
     if BUILD_DIR.exists():

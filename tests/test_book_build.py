@@ -13,16 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild.build import failures_in
+from bookbuild.build import COPIED, failures_in
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ["_config.yml", "_toc.yml", "book", "chapter_code", "bookbuild", "data", "pyproject.toml", "requirements"]
 
 
 @pytest.fixture(scope="module")
 def clean_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     work = tmp_path_factory.mktemp("book")
-    for name in COPIED:
+    for name in [*COPIED, "_toc.yml"]:
         src = ROOT / name
         if src.is_dir():
             shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
