@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test lint serve clean lock pdf
+.PHONY: help env book test check accept lint serve clean lock pdf
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -22,9 +22,16 @@ book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build
 pdf: $(ENV_STAMP)  ## build a PDF through LaTeX (needs a TeX installation)
 	$(PY) -m bookbuild build --builder pdflatex
 
-test: $(ENV_STAMP)  ## lint, then run the test suite in parallel (includes a full book build)
+test: $(ENV_STAMP)  ## lint, compare every chapter output with its baseline, then run the test suite in parallel
 	$(PY) -m ruff check chapter_code bookbuild tests
+	$(PY) -m bookbuild check
 	$(PY) -m pytest -n auto
+
+check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differs from baselines/<profile>/
+	$(PY) -m bookbuild check
+
+accept: $(ENV_STAMP)  ## record the current outputs as baselines on purpose and print what changed
+	$(PY) -m bookbuild accept
 
 lint: $(ENV_STAMP)  ## ruff over the Python sources
 	$(PY) -m ruff check chapter_code bookbuild tests

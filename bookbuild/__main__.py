@@ -1,4 +1,4 @@
-"""Command line: ``python -m bookbuild {build,clean,serve}``."""
+"""Command line: ``python -m bookbuild {build,check,accept,run,clean,serve}``."""
 
 from __future__ import annotations
 
@@ -16,12 +16,23 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument(
         "--only", nargs="+", metavar="PAGE", help="build only these pages (e.g. book/gradients) in a private copy"
     )
+    sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
+    a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
+    a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
     sub.add_parser("clean", help="remove _build/, including the execution cache")
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
     if args.command == "build":
         return build.build_only(args.only) if args.only else build.build(args.builder)
+    if args.command == "check":
+        from bookbuild import gate
+
+        return gate.check()
+    if args.command == "accept":
+        from bookbuild import gate
+
+        return gate.accept(only=args.only)
     if args.command == "clean":
         return build.clean()
     return build.serve(args.port)

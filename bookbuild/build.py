@@ -42,11 +42,20 @@ def failures_in(log_text: str) -> list[str]:
 
 
 def build(builder: str = "html") -> int:
-    """Run the build, stream its log, and return a process exit code."""
+    """Execute what is stale (engine), write the build report, render the book; return an exit code."""
+    from bookbuild import gate
+
     BUILD_DIR.mkdir(exist_ok=True)
+    started = time.perf_counter()
+    checks, profile = gate.run_and_check(ROOT)
+    gate.write_report(ROOT, checks, profile)
+    failed = gate.failures_text(checks)
+    if failed:
+        print(f"\nA chapter failed to execute; nothing was published.\n{failed}", file=sys.stderr)
+        print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        return 1
     env = dict(os.environ)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silences a debugger notice in kernels
-    started = time.perf_counter()
     with LOG_FILE.open("w") as log:
         proc = subprocess.Popen(
             jupyter_book_command(builder),
@@ -69,13 +78,17 @@ def build(builder: str = "html") -> int:
     if code != 0:
         print(f"\nBuild FAILED after {elapsed:.0f} s (exit {code}); full log in {LOG_FILE}", file=sys.stderr)
         return code
+    diffs = sum(len(c.differences) for c in checks)
+    if diffs:
+        print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
+              "`make check` fails until they are reviewed and accepted with `make accept`.")
     index = HTML_DIR / "index.html"
     print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
     return 0
 
 
 ALWAYS_INCLUDED = ["book/recurrence"]  # pages other chapters refer to
-COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "pyproject.toml", "requirements"]
+COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "baselines", "pyproject.toml", "requirements"]
 
 
 def build_only(pages: list[str], dest: Path | None = None) -> int:
@@ -93,7 +106,7 @@ def build_only(pages: list[str], dest: Path | None = None) -> int:
             raise FileNotFoundError(f"pages: no such chapter {name}.md under {ROOT}")
     work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
     if work.exists():
-        for name in COPIED:
+        for name in [*COPIED, "_toc.yml"]:
             target = work / name
             if target.is_dir():
                 shutil.rmtree(target)
@@ -103,14 +116,15 @@ def build_only(pages: list[str], dest: Path | None = None) -> int:
     for name in COPIED:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
+            ignore = shutil.ignore_patterns("__pycache__", "_build", "build-report.md")
+            shutil.copytree(src, work / name, ignore=ignore)
         elif src.exists():
             shutil.copy2(src, work / name)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     chapters = [*ALWAYS_INCLUDED, *[n for n in names if n not in ALWAYS_INCLUDED]]
     toc["parts"][0]["chapters"] = [{"file": c} for c in chapters]
     (work / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(work), "-W", "-n", "--keep-going"]
+    cmd = [sys.executable, "-m", "bookbuild", "build"]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
@@ -118,6 +132,8 @@ def build_only(pages: list[str], dest: Path | None = None) -> int:
     warnings = [ln for ln in log.splitlines() if "WARNING" in ln and "TCP without encryption" not in ln]
     problems = failures_in(log)
     print("\n".join(warnings + problems) or "no warnings")
+    if proc.returncode != 0:
+        print(log[-3000:])
     ok = proc.returncode == 0 and not warnings and not problems
     verdict = "succeeded" if ok else f"FAILED (exit {proc.returncode}); log: {work / 'build.log'}"
     print(f"build of {', '.join(chapters)} {verdict} in {time.perf_counter() - started:.0f} s")

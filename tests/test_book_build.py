@@ -24,12 +24,13 @@ def clean_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subproc
     for name in [*COPIED, "_toc.yml"]:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("__pycache__", "_build"))
+            ignore = shutil.ignore_patterns("__pycache__", "_build", "build-report.md")
+            shutil.copytree(src, work / name, ignore=ignore)
         elif src.exists():
             shutil.copy2(src, work / name)
-    jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(work), "--builder", "html", "-W", "-n", "--keep-going"]
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True, timeout=2400
+    )
     return work, proc
 
 
@@ -56,6 +57,18 @@ def test_chapter_outputs_and_glue_reached_the_page(clean_build: tuple[Path, subp
     assert "fig-unrolled" in page
     intro = (work / "_build" / "html" / "book" / "intro.html").read_text()
     assert "output profile" in intro  # the build-information table was generated
+
+
+@pytest.mark.book
+def test_clean_build_matches_every_baseline(clean_build: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    work, proc = clean_build
+    assert proc.returncode == 0
+    report = (work / "_build" / "html" / "book" / "build-report.html").read_text()
+    assert "executed" in report
+    assert "never executed" in report
+    check = subprocess.run([sys.executable, "-m", "bookbuild", "check"], cwd=work, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "matches baselines/" in check.stdout
 
 
 def test_failures_in_finds_cell_errors() -> None:

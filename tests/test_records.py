@@ -1,0 +1,149 @@
+"""Tests for bookbuild.records: what the regression gate records, normalises and compares."""
+
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import nbformat  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from bookbuild import records  # noqa: E402
+
+
+def png_of_curve(ys: list[float]) -> str:
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=80)
+    ax.plot(ys)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def notebook(printed: str, curve: list[float], prose: str = "Some prose.", options: dict | None = None):
+    nb = nbformat.v4.new_notebook()
+    md = nbformat.v4.new_markdown_cell(prose)
+    printing = nbformat.v4.new_code_cell("print(x)", metadata={"label": "result", **(options or {})})
+    printing.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)]
+    glued = nbformat.v4.new_code_cell("glue('acc', 0.9)", metadata={"label": "glue-cell"})
+    glued.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"application/papermill.record/text/plain": "0.9"},
+            metadata={"scrapbook": {"name": "acc", "mime_prefix": "application/papermill.record/"}},
+        )
+    ]
+    figure = nbformat.v4.new_code_cell("plot()", metadata={"label": "figure"})
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png_of_curve(curve)})]
+    nb.cells = [md, printing, glued, figure]
+    return nb
+
+
+@pytest.fixture
+def baseline(tmp_path: Path) -> Path:
+    recs, images, _ = records.extract(notebook("loss = 0.1234\n", [1, 2, 3, 2]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    return tmp_path
+
+
+def diffs_against(baseline: Path, nb) -> list[records.Difference]:
+    recs, images, options = records.extract(nb, "book/ch")
+    return records.compare("book/ch", records.read_baseline(baseline, "book/ch"), recs, images, options)
+
+
+def test_identical_outputs_pass(baseline: Path) -> None:
+    assert diffs_against(baseline, notebook("loss = 0.1234\n", [1, 2, 3, 2])) == []
+
+
+def test_prose_only_change_passes(baseline: Path) -> None:
+    assert diffs_against(baseline, notebook("loss = 0.1234\n", [1, 2, 3, 2], prose="Rewritten prose.")) == []
+
+
+def test_changed_printed_number_fails_and_names_cell(baseline: Path) -> None:
+    diffs = diffs_against(baseline, notebook("loss = 0.1235\n", [1, 2, 3, 2]))
+    assert [(d.chapter, d.cell, d.old, d.new) for d in diffs] == [
+        ("book/ch", "result", "loss = 0.1234", "loss = 0.1235")
+    ]
+
+
+def test_cell_tolerance_widens_the_number_comparison(baseline: Path) -> None:
+    loose = {"tolerance": {"rtol": 1e-3}}
+    assert diffs_against(baseline, notebook("loss = 0.1235\n", [1, 2, 3, 2], options=loose)) == []
+    assert len(diffs_against(baseline, notebook("loss = 0.1300\n", [1, 2, 3, 2], options=loose))) == 1
+    assert len(diffs_against(baseline, notebook("gain = 0.1235\n", [1, 2, 3, 2], options=loose))) == 1
+
+
+def test_volatile_cell_is_not_compared(baseline: Path) -> None:
+    assert diffs_against(baseline, notebook("loss = 9\n", [1, 2, 3, 2], options={"volatile": True})) == []
+
+
+def test_changed_curve_fails(baseline: Path) -> None:
+    diffs = diffs_against(baseline, notebook("loss = 0.1234\n", [1, 2, 2.5, 2]))
+    assert len(diffs) == 1
+    assert diffs[0].cell == "figure"
+    assert "figure differs" in diffs[0].new
+
+
+def test_antialiasing_noise_passes(baseline: Path) -> None:
+    nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
+    png = base64.b64decode(nb.cells[3].outputs[0]["data"]["image/png"])
+    pixels = np.array(Image.open(io.BytesIO(png)).convert("RGBA")).astype(int)
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, pixels.shape[0], 200), rng.integers(0, pixels.shape[1], 200)
+    pixels[rows, cols, :3] = np.clip(pixels[rows, cols, :3] + rng.integers(-3, 4, (200, 3)), 0, 255)
+    buf = io.BytesIO()
+    Image.fromarray(pixels.astype(np.uint8)).save(buf, format="png")
+    nb.cells[3].outputs[0]["data"]["image/png"] = base64.b64encode(buf.getvalue()).decode()
+    assert diffs_against(baseline, nb) == []
+
+
+def test_changed_glue_value_fails(baseline: Path) -> None:
+    nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
+    nb.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.8"
+    diffs = diffs_against(baseline, nb)
+    assert [(d.cell, d.old, d.new) for d in diffs] == [("glue-cell: glue acc", "0.9", "0.8")]
+
+
+def test_missing_baseline_fails(tmp_path: Path) -> None:
+    recs, images, options = records.extract(notebook("x\n", [1, 2]), "book/ch")
+    diffs = records.compare("book/ch", records.read_baseline(tmp_path, "book/ch"), recs, images, options)
+    assert len(diffs) == 1
+    assert diffs[0].old == "no baseline"
+
+
+def test_new_and_removed_cells_are_reported(baseline: Path) -> None:
+    nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
+    nb.cells[1].metadata["label"] = "renamed"
+    cells = {(d.cell, d.old, d.new) for d in diffs_against(baseline, nb)}
+    assert ("result", "recorded cell", "cell removed") in cells
+    assert ("renamed", "no baseline", "1 outputs") in cells
+
+
+def test_volatile_substrings_are_normalised() -> None:
+    text = "trained in 12.5 s at 0x7f3a2b4c5d6e, wrote /tmp/abc123/x.pt, 300 ms per step"
+    assert records.normalise(text) == "trained in <duration> at <address>, wrote <tmp-path>, <duration> per step"
+    assert records.normalise("loss 0.5 at step 3") == "loss 0.5 at step 3"
+
+
+def test_cells_need_unique_labels() -> None:
+    nb = notebook("x\n", [1, 2])
+    del nb.cells[1].metadata["label"]
+    with pytest.raises(records.RecordError, match=r"code cell #2 has no ':label:'"):
+        records.extract(nb, "book/ch")
+    nb = notebook("x\n", [1, 2])
+    nb.cells[2].metadata["label"] = "result"
+    with pytest.raises(records.RecordError, match="'result' is used by more than one code cell"):
+        records.extract(nb, "book/ch")
+
+
+def test_baseline_file_is_valid_json_with_one_output_per_line(baseline: Path) -> None:
+    text = (baseline / "ch.json").read_text()
+    assert '  {"kind": "text", "lines": ["loss = 0.1234"]}' in text.splitlines()
+    assert (baseline / "ch" / "figure-1.png").exists()
