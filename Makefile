@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test check accept lint serve clean lock pdf
+.PHONY: help env book test check accept bench bench-show lint serve clean lock pdf
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -32,6 +32,12 @@ check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differ
 
 accept: $(ENV_STAMP)  ## record the current outputs as baselines on purpose and print what changed
 	$(PY) -m bookbuild accept
+
+bench: $(ENV_STAMP)  ## measure cold build, no-change rebuild, prose-only and one-listing edits (in a temp copy)
+	$(PY) -m bookbuild bench
+
+bench-show:  ## print the stored build measurements (benchmarks/results.json)
+	@$(PY) -m bookbuild bench --show
 
 lint: $(ENV_STAMP)  ## ruff over the Python sources
 	$(PY) -m ruff check chapter_code bookbuild tests

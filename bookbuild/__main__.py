@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
     a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
     a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
+    bench = sub.add_parser("bench", help="time cold build, no-change rebuild, prose-only and one-listing edits")
+    bench.add_argument("--show", action="store_true", help="print the stored measurements instead")
     sub.add_parser("clean", help="remove _build/, including the execution cache")
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
@@ -33,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         from bookbuild import gate
 
         return gate.accept(only=args.only)
+    if args.command == "bench":
+        from bookbuild import bench as bench_mod
+
+        return bench_mod.main(show=args.show)
     if args.command == "clean":
         return build.clean()
     return build.serve(args.port)
