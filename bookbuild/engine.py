@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -41,6 +42,7 @@ ENGINE_DIR = Path("_build") / "engine"
 JUPYTER_CACHE = Path("_build") / ".jupyter_cache"
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt"]
 DEFAULT_CELL_TIMEOUT = 900
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 TRACE_START = """\
 import os as _bk_os, sys as _bk_sys
@@ -202,6 +204,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     except Exception:  # kernel death and the like
         error = f"{chapter}.md: execution failed:\n{traceback.format_exc()}"
     wall = time.perf_counter() - started
+    error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]
     trace = json.loads(trace_file.read_text()) if trace_file.exists() and not error else {"modules": [], "data": []}
     deps = [os.path.relpath(p, root) for p in trace["modules"] + trace["data"]]

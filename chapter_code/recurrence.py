@@ -46,11 +46,35 @@ def rnn_step(
     weight_hh: torch.Tensor,
     bias: torch.Tensor,
 ) -> torch.Tensor:
-    """One step of the vanilla RNN: ``h_t = tanh(x_t W_ih^T + h_{t-1} W_hh^T + b)``.
+    """One vanilla RNN step: h_t = tanh(x_t W_ih^T + h_{t-1} W_hh^T + b).
 
-    ``x_t`` is (B, F), ``h_prev`` is (B, H); ``bias`` is the sum of PyTorch's two bias vectors.
+    x_t is (B, F), h_prev is (B, H); bias is b_ih + b_hh.
     """
     return torch.tanh(x_t @ weight_ih.T + h_prev @ weight_hh.T + bias)  # (B, H)
+
+
+def check_loop_inputs(
+    x: torch.Tensor,
+    weight_ih: torch.Tensor,
+    weight_hh: torch.Tensor,
+    h0: torch.Tensor | None,
+    mask: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Validate the shapes for :func:`rnn_loop`; return the start state and the mask as (B, T) floats."""
+    if x.dim() != 3:
+        raise ValueError(f"x must have shape (batch, time, features); got {tuple(x.shape)}")
+    batch, steps, features = x.shape
+    hidden = weight_hh.shape[0]
+    if weight_ih.shape != (hidden, features):
+        raise ValueError(
+            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); got {tuple(weight_ih.shape)}"
+        )
+    if h0 is None:
+        h0 = x.new_zeros(batch, hidden)
+    elif h0.shape != (batch, hidden):
+        raise ValueError(f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got {tuple(h0.shape)}")
+    m = None if mask is None else check_mask(mask, batch, steps).to(x.dtype)
+    return h0, m
 
 
 def rnn_loop(
@@ -61,27 +85,13 @@ def rnn_loop(
     h0: torch.Tensor | None = None,
     mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run :func:`rnn_step` over a (B, T, F) batch; return all states (B, T, H) and the last (B, H).
+    """Run rnn_step over x (B, T, F); return every state (B, T, H) and the last (B, H).
 
-    With a (B, T) ``mask``, a step whose mask is 0 keeps the previous state:
-    ``h_t = m_t * step(x_t, h_{t-1}) + (1 - m_t) * h_{t-1}``.
+    Where mask (B, T) is 0, the step keeps the previous state.
     """
-    if x.dim() != 3:
-        raise ValueError(f"x must have shape (batch, time, features); got {tuple(x.shape)}")
-    batch, steps, features = x.shape
-    hidden = weight_hh.shape[0]
-    if weight_ih.shape != (hidden, features):
-        raise ValueError(
-            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); got {tuple(weight_ih.shape)}"
-        )
-    if h0 is None:
-        h0 = x.new_zeros(batch, hidden)  # [1]
-    elif h0.shape != (batch, hidden):
-        raise ValueError(f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got {tuple(h0.shape)}")
-    m = None if mask is None else check_mask(mask, batch, steps).to(x.dtype)
-    h = h0
+    h, m = check_loop_inputs(x, weight_ih, weight_hh, h0, mask)  # [1]
     states = []
-    for t in range(steps):  # the loop over time is the architecture  # [2]
+    for t in range(x.shape[1]):  # over time: h_t needs h_{t-1}  # [2]
         h_new = rnn_step(x[:, t], h, weight_ih, weight_hh, bias)  # (B, H)
         if m is not None:
             keep = m[:, t : t + 1]  # (B, 1)
