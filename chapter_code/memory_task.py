@@ -1,0 +1,307 @@
+"""The memory test: recall the first of many random tokens, for six recurrent contenders.
+
+A sequence holds ``lag`` tokens drawn uniformly from a small alphabet, one-hot
+encoded, batch-first ``(B, T, V)``; the label is the first token and the model
+reads out once, after the last step. Chance is ``1 / V``. Every (contender,
+seed) pair is an independent run: its own initialisation and its own shuffling
+come from ``torch.Generator`` objects seeded with the run's seed, so a run gives
+the same numbers whether it is trained alone, in this process, or in a worker
+process next to other runs.
+
+Pages: "Gated memory: LSTM and GRU" (the grid, the results table, the
+forget-gate trace, the learned-initial-state exercise).
+The task and recipe follow the memory test of the chapter's sources; the
+keep-gate bias follows the forget-gate practice that goes back to Gers et al. (2000).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+from torch import nn
+
+from chapter_code.figures import COLORS, use_book_style
+from chapter_code.gates import lstm_gates, lstm_update, set_gate_bias
+from chapter_code.gradients import grad_at_first_input
+
+CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
+KEEP_GATE = {"lstm": "f", "gru": "z"}  # the gate whose bias decides how much old state survives
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One row of the memory test: a cell and, optionally, its keep-gate bias."""
+
+    label: str
+    cell: str  # "rnn", "lstm" or "gru"
+    keep_bias: float | None = None  # effective bias of the LSTM forget gate / GRU update gate
+
+    def __post_init__(self) -> None:
+        if self.cell not in CELLS:
+            raise ValueError(f"cell must be one of {sorted(CELLS)}; got {self.cell!r}")
+        if self.keep_bias is not None and self.cell == "rnn":
+            raise ValueError("keep_bias needs a gated cell ('lstm' or 'gru'); the vanilla RNN has no gate")
+
+
+CONTENDERS: tuple[Contender, ...] = (
+    Contender("vanilla RNN", "rnn"),
+    Contender("LSTM, default", "lstm"),
+    Contender("LSTM, forget bias +1", "lstm", 1.0),
+    Contender("GRU, default", "gru"),
+    Contender("GRU, keep bias +1", "gru", 1.0),
+    Contender("GRU, keep bias +2", "gru", 2.0),
+)
+SEEDS: tuple[int, ...] = (0, 1, 6050)
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """The recipe: data sizes, model width, optimiser, and when a run stops."""
+
+    lag: int = 80
+    vocab: int = 4
+    hidden_size: int = 32
+    n_train: int = 2000
+    n_test: int = 500
+    lr: float = 3e-3
+    batch_size: int = 128
+    clip: float = 1.0
+    max_epochs: int = 80
+    stop_at: float = 0.98  # stop a run once its test accuracy reaches this after an epoch
+    train_seed: int = 1
+    test_seed: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ["lag", "vocab", "hidden_size", "n_train", "n_test", "batch_size", "max_epochs"]:
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        if not self.lr > 0 or not self.clip > 0:
+            raise ValueError(f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}")
+        if not 0 < self.stop_at <= 1:
+            raise ValueError(f"stop_at must be in (0, 1]; got {self.stop_at}")
+
+
+def make_recall(n: int, lag: int, vocab: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` sequences of ``lag`` uniform tokens, one-hot (n, lag, vocab), and labels = first token (n,)."""
+    for name, value in [("n", n), ("lag", lag), ("vocab", vocab)]:
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+    gen = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, vocab, (n, lag), generator=gen)  # (N, T)
+    return nn.functional.one_hot(tokens, vocab).float(), tokens[:, 0]
+
+
+class RecallNet(nn.Module):
+    """A recurrent layer read out once, at the last step; optionally a learned initial state."""
+
+    def __init__(self, cell: str, vocab: int, hidden_size: int, learn_h0: bool = False) -> None:
+        super().__init__()
+        if cell not in CELLS:
+            raise ValueError(f"cell must be one of {sorted(CELLS)}; got {cell!r}")
+        self.cell = cell
+        self.rec = CELLS[cell](vocab, hidden_size, batch_first=True)
+        self.readout = nn.Linear(hidden_size, vocab)
+        self.h0 = nn.Parameter(torch.zeros(hidden_size)) if learn_h0 else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits (B, V) from the state after the last step of x (B, T, V)."""
+        if self.h0 is None:
+            outputs, _ = self.rec(x)  # (B, T, H)
+        else:
+            h0 = self.h0.expand(1, x.shape[0], -1).contiguous()  # (1, B, H)
+            state = (h0, torch.zeros_like(h0)) if self.cell == "lstm" else h0
+            outputs, _ = self.rec(x, state)
+        return self.readout(outputs[:, -1])  # read out at the end only
+
+
+def build_recall_net(contender: Contender, config: RecallConfig, seed: int, learn_h0: bool = False) -> RecallNet:
+    """A fresh network for one run, initialised from a generator seeded with ``seed``.
+
+    Every weight and bias is drawn uniform in (-1/sqrt(H), 1/sqrt(H)): PyTorch's
+    default for the recurrent layer and for a linear layer with H inputs. Then
+    the keep-gate bias, if any, is set with :func:`set_gate_bias`.
+    """
+    net = RecallNet(contender.cell, config.vocab, config.hidden_size, learn_h0=learn_h0)
+    gen = torch.Generator().manual_seed(seed)
+    bound = 1.0 / math.sqrt(config.hidden_size)
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if name != "h0":
+                p.uniform_(-bound, bound, generator=gen)
+    if contender.keep_bias is not None:
+        set_gate_bias(net.rec, contender.cell, KEEP_GATE[contender.cell], contender.keep_bias)
+    return net
+
+
+@dataclass
+class RecallRun:
+    """What one (contender, seed) run produced."""
+
+    label: str
+    seed: int
+    birth: float  # input-gradient norm at lag `config.lag`, at initialisation
+    accuracy: float  # test accuracy when the run stopped
+    epochs: int  # epochs trained
+    history: list[float] = field(default_factory=list)  # test accuracy after each epoch
+    state: dict[str, torch.Tensor] = field(default_factory=dict)  # trained weights
+    seconds: float = 0.0
+
+
+@torch.no_grad()
+def accuracy(net: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Fraction of sequences whose first token is the arg max of the logits."""
+    return (net(x).argmax(dim=1) == y).float().mean().item()
+
+
+def train_recall(
+    contender: Contender, seed: int, config: RecallConfig = RecallConfig(), learn_h0: bool = False
+) -> tuple[RecallRun, RecallNet]:
+    """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at the end.
+
+    Stops after ``config.max_epochs`` epochs, or earlier once the test accuracy
+    after an epoch reaches ``config.stop_at``.
+    """
+    start = time.perf_counter()
+    x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
+    x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
+    net = build_recall_net(contender, config, seed, learn_h0=learn_h0)  # [1]
+    birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]  # [2]
+    shuffle = torch.Generator().manual_seed(seed)  # this run's own order of minibatches
+    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+    history: list[float] = []
+    for _ in range(config.max_epochs):
+        order = torch.randperm(config.n_train, generator=shuffle)
+        for start_row in range(0, config.n_train, config.batch_size):
+            rows = order[start_row : start_row + config.batch_size]
+            loss = nn.functional.cross_entropy(net(x_train[rows]), y_train[rows])
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), config.clip)  # [3]
+            opt.step()
+        history.append(accuracy(net, x_test, y_test))
+        if history[-1] >= config.stop_at:  # [4]
+            break
+    run = RecallRun(
+        label=contender.label,
+        seed=seed,
+        birth=birth,
+        accuracy=history[-1],
+        epochs=len(history),
+        history=history,
+        state={k: v.detach().clone() for k, v in net.state_dict().items()},
+        seconds=time.perf_counter() - start,
+    )
+    return run, net
+
+
+def _train_in_worker(job: tuple[Contender, int, RecallConfig]) -> RecallRun:
+    contender, seed, config = job
+    run, _ = train_recall(contender, seed, config)
+    return run
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)  # each worker takes one of the build's threads
+
+
+def run_grid(
+    contenders: Sequence[Contender] = CONTENDERS,
+    seeds: Sequence[int] = SEEDS,
+    config: RecallConfig = RecallConfig(),
+    workers: int | None = None,
+) -> list[RecallRun]:
+    """Train every (contender, seed) pair; return the runs in (contender, seed) order.
+
+    The runs are independent, so with ``workers >= 2`` they are spread over that
+    many processes with one thread each; small recurrent layers gain little from
+    a second thread inside one run, but runs side by side use every core. The
+    default is the build's thread budget, ``torch.get_num_threads()``; with a
+    budget of one thread (or ``workers=0``) every run trains in this process.
+    """
+    if len(contenders) == 0 or len(seeds) == 0:
+        raise ValueError("contenders and seeds must each hold at least one entry")
+    workers = torch.get_num_threads() if workers is None else workers
+    if not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be an int >= 0; got {workers!r}")
+    if workers == 1:
+        workers = 0  # a single worker process would only add its start-up time
+    jobs = [(c, s, config) for c in contenders for s in seeds]
+    # slowest first, so the last job to start is a short one
+    cost = {"gru": 3, "lstm": 2, "rnn": 1}
+    order = sorted(range(len(jobs)), key=lambda j: -cost[jobs[j][0].cell])
+    if workers == 0:
+        return [_train_in_worker(job) for job in jobs]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_one_thread) as pool:
+        done = list(pool.map(_train_in_worker, [jobs[j] for j in order]))
+    runs: list[RecallRun | None] = [None] * len(jobs)
+    for j, run in zip(order, done, strict=True):
+        runs[j] = run
+    return [r for r in runs if r is not None]
+
+
+def restore(run: RecallRun, contender: Contender, config: RecallConfig = RecallConfig()) -> RecallNet:
+    """Rebuild a trained network from a run's saved weights."""
+    net = RecallNet(contender.cell, config.vocab, config.hidden_size)
+    net.load_state_dict(run.state)
+    return net
+
+
+def results_markdown(runs: Sequence[RecallRun], seeds: Sequence[int] = SEEDS, solved: float = 0.9) -> str:
+    """A markdown table: one row per contender, accuracy and epochs per seed, signal at birth."""
+    labels = list(dict.fromkeys(r.label for r in runs))
+    head = "| contender | signal at birth (median) | " + " | ".join(f"seed {s}" for s in seeds) + " | solved |"
+    lines = [head, "|" + "---|" * (len(seeds) + 3)]
+    for label in labels:
+        by_seed = {r.seed: r for r in runs if r.label == label}
+        births = sorted(by_seed[s].birth for s in seeds)
+        cells = [f"{by_seed[s].accuracy:.0%} ({by_seed[s].epochs} ep)" for s in seeds]
+        n_solved = sum(by_seed[s].accuracy >= solved for s in seeds)
+        median = births[len(births) // 2]
+        lines.append(f"| {label} | {median:.1e} | " + " | ".join(cells) + f" | {n_solved}/{len(seeds)} |")
+    return "\n".join(lines)
+
+
+@torch.no_grad()
+def forget_gate_trace(lstm: nn.LSTM, x: torch.Tensor) -> tuple[list[float], torch.Tensor]:
+    """Replay a trained one-layer ``nn.LSTM`` by hand on x (B, T, V).
+
+    Returns the mean forget gate at each step (over sequences and units) and the
+    hand-computed states (B, T, H), which must equal the module's own output.
+    """
+    if not isinstance(lstm, nn.LSTM) or lstm.num_layers != 1 or lstm.bidirectional or not lstm.batch_first:
+        raise ValueError("lstm must be a one-layer, unidirectional, batch-first nn.LSTM")
+    w_ih, w_hh = lstm.weight_ih_l0, lstm.weight_hh_l0
+    bias = lstm.bias_ih_l0 + lstm.bias_hh_l0
+    h = c = x.new_zeros(x.shape[0], lstm.hidden_size)  # (B, H)
+    means, states = [], []
+    for t in range(x.shape[1]):  # replay step by step
+        i, f, g, o = lstm_gates(x[:, t], h, w_ih, w_hh, bias)
+        h, c = lstm_update(c, i, f, g, o)
+        means.append(f.mean().item())
+        states.append(h)
+    return means, torch.stack(states, dim=1)
+
+
+def plot_forget_traces(traces: dict[str, tuple[list[float], str]]) -> Figure:
+    """Mean forget gate per step for each trained LSTM; ``traces`` maps label -> (means, colour)."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    for label, (means, color) in traces.items():
+        ax.plot(range(1, len(means) + 1), means, color=color, lw=2, label=label)
+    ax.axhline(0.5, ls=":", color=COLORS["bound"], label=r"$\sigma(0) = 1/2$")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("step $t$ of the probe sequence")
+    ax.set_ylabel("mean forget gate $f_t$")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig

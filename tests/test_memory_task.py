@@ -1,0 +1,110 @@
+"""Tests for chapter_code.memory_task: the recall data, seeded runs, the grid, the forget-gate replay."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from chapter_code import runtime
+from chapter_code.gates import effective_gate_bias
+from chapter_code.memory_task import (
+    CONTENDERS,
+    Contender,
+    RecallConfig,
+    build_recall_net,
+    forget_gate_trace,
+    make_recall,
+    restore,
+    results_markdown,
+    run_grid,
+    train_recall,
+)
+
+TINY = RecallConfig(lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, max_epochs=2, stop_at=1.0)
+
+
+@pytest.fixture(autouse=True)
+def _seeded() -> None:
+    runtime.seed_everything(99)
+
+
+def test_make_recall_labels_are_the_first_token_and_data_are_seeded() -> None:
+    x, y = make_recall(10, 7, 4, seed=3)
+    assert x.shape == (10, 7, 4)
+    assert y.shape == (10,)
+    torch.testing.assert_close(x.argmax(dim=2)[:, 0], y)
+    torch.testing.assert_close(make_recall(10, 7, 4, seed=3)[0], x)
+    assert not torch.equal(make_recall(10, 7, 4, seed=4)[0], x)
+    with pytest.raises(ValueError, match="lag must be an int >= 1"):
+        make_recall(10, 0, 4, seed=3)
+
+
+def test_contender_and_config_validation() -> None:
+    with pytest.raises(ValueError, match=r"cell must be one of \['gru', 'lstm', 'rnn'\]"):
+        Contender("x", "transformer")
+    with pytest.raises(ValueError, match="keep_bias needs a gated cell"):
+        Contender("x", "rnn", 1.0)
+    with pytest.raises(ValueError, match=r"stop_at must be in \(0, 1\]"):
+        RecallConfig(stop_at=1.5)
+    with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
+        RecallConfig(hidden_size=0)
+
+
+def test_build_is_seeded_and_sets_the_keep_bias() -> None:
+    lstm_plus = CONTENDERS[2]
+    a, b = build_recall_net(lstm_plus, TINY, seed=5), build_recall_net(lstm_plus, TINY, seed=5)
+    for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+        torch.testing.assert_close(p, q, msg=name)
+    assert not torch.equal(a.rec.weight_hh_l0, build_recall_net(lstm_plus, TINY, seed=6).rec.weight_hh_l0)
+    torch.testing.assert_close(effective_gate_bias(a.rec, "lstm", "f"), torch.ones(TINY.hidden_size))
+    gru2 = build_recall_net(CONTENDERS[5], TINY, seed=5)
+    torch.testing.assert_close(effective_gate_bias(gru2.rec, "gru", "z"), torch.full((TINY.hidden_size,), 2.0))
+
+
+def test_training_is_reproducible_and_the_grid_matches_runs_alone() -> None:
+    contenders = [CONTENDERS[4]]
+    alone = [train_recall(c, s, TINY)[0] for c in contenders for s in (0, 1)]
+    in_process = run_grid(contenders, (0, 1), TINY, workers=0)
+    in_workers = run_grid(contenders, (0, 1), TINY, workers=2)
+    for a, b, w in zip(alone, in_process, in_workers, strict=True):
+        assert (a.label, a.seed) == (b.label, b.seed) == (w.label, w.seed)
+        assert a.epochs == b.epochs == w.epochs == TINY.max_epochs
+        assert a.history == b.history
+        assert abs(a.birth - w.birth) < 1e-6 * max(1.0, a.birth)
+        for name, tensor in a.state.items():
+            torch.testing.assert_close(b.state[name], tensor, rtol=0, atol=0)
+            torch.testing.assert_close(w.state[name], tensor, rtol=1e-4, atol=1e-5)  # one thread vs two: rounding
+
+
+def test_early_stop_and_results_table() -> None:
+    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, max_epochs=5, stop_at=0.01)
+    run, _ = train_recall(CONTENDERS[1], 0, easy)
+    assert run.epochs == 1
+    assert run.accuracy >= 0.01
+    table = results_markdown([run], seeds=(0,))
+    assert "| LSTM, default |" in table
+    assert "(1 ep)" in table
+
+
+def test_forget_gate_trace_replays_the_module() -> None:
+    run, net = train_recall(CONTENDERS[2], 0, TINY)
+    restored = restore(run, CONTENDERS[2], TINY)
+    x, _ = make_recall(8, TINY.lag, TINY.vocab, seed=11)
+    means, states = forget_gate_trace(restored.rec, x)
+    with torch.no_grad():
+        reference, _ = net.rec(x)
+    torch.testing.assert_close(states, reference)
+    assert len(means) == TINY.lag
+    assert all(0.0 < m < 1.0 for m in means)
+    with pytest.raises(ValueError, match="batch-first nn.LSTM"):
+        forget_gate_trace(nn.GRU(3, 4, batch_first=True), x)
+
+
+def test_learned_initial_state_gets_a_gradient() -> None:
+    net = build_recall_net(CONTENDERS[2], TINY, seed=0, learn_h0=True)
+    x, y = make_recall(8, TINY.lag, TINY.vocab, seed=1)
+    nn.functional.cross_entropy(net(x), y).backward()
+    assert net.h0 is not None
+    assert net.h0.grad is not None
+    assert net.h0.grad.abs().sum() > 0
