@@ -19,7 +19,8 @@ numbers may differ within a cell's tolerance (``tolerance: {rtol: .., atol: ..}`
 in the cell's options; zero by default). Figures are compared by pixels with
 matplotlib's RMS image comparison, so antialiasing noise passes and a moved
 curve fails (``image_tolerance`` in the cell's options; 2.0 by default). A cell
-marked ``volatile: true`` is recorded but not compared.
+marked ``volatile: true`` is recorded but not compared, and a glued value whose
+name ends in ``_seconds`` is a wall time, recorded as ``<duration>``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_IMAGE_TOLERANCE = 2.0
+DURATION_GLUE_SUFFIX = "_seconds"  # a glued value named like this is a wall time: recorded as <duration>
 VALUE_MIMES = ["text/markdown", "text/html", "text/plain"]
 
 _VOLATILE = [
@@ -101,7 +103,8 @@ def extract(nb: Any, chapter: str) -> tuple[dict[str, list[dict[str, Any]]], dic
                 glue_name = output.get("metadata", {}).get("scrapbook", {}).get("name")
                 if glue_name:
                     plain = next((v for k, v in data.items() if k.endswith("text/plain")), "")
-                    outs.append({"kind": "glue", "name": glue_name, "lines": _lines(plain)})
+                    lines = ["<duration>"] if glue_name.endswith(DURATION_GLUE_SUFFIX) else _lines(plain)
+                    outs.append({"kind": "glue", "name": glue_name, "lines": lines})
                 elif "image/png" in data:
                     name = f"{label}-{len([o for o in outs if o['kind'] == 'image']) + 1}.png"
                     images[name] = base64.b64decode(data["image/png"])

@@ -147,3 +147,11 @@ def test_baseline_file_is_valid_json_with_one_output_per_line(baseline: Path) ->
     text = (baseline / "ch.json").read_text()
     assert '  {"kind": "text", "lines": ["loss = 0.1234"]}' in text.splitlines()
     assert (baseline / "ch" / "figure-1.png").exists()
+
+
+def test_glued_wall_times_are_recorded_as_durations() -> None:
+    nb = notebook("x\n", [1, 2])
+    out = nb.cells[2].outputs[0]
+    out["metadata"]["scrapbook"]["name"] = "grid_seconds"
+    recs, _, _ = records.extract(nb, "book/ch")
+    assert recs["glue-cell"] == [{"kind": "glue", "name": "grid_seconds", "lines": ["<duration>"]}]
