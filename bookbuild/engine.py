@@ -62,8 +62,14 @@ _bk_modules = sorted(
     _m.__file__ for _m in list(_bk_sys.modules.values())
     if getattr(_m, "__file__", None) and _bk_os.path.abspath(_m.__file__).startswith({code!r})
 )
+_bk_fp = None
+if "chapter_code.runtime" in _bk_sys.modules:
+    try:
+        _bk_fp = _bk_sys.modules["chapter_code.runtime"].fingerprint().__dict__
+    except RuntimeError:  # the chapter never called runtime.setup()
+        pass
 with open({out!r}, "w") as _bk_f:
-    _bk_json.dump({{"modules": _bk_modules, "data": sorted(_bk_opened)}}, _bk_f)
+    _bk_json.dump({{"modules": _bk_modules, "data": sorted(_bk_opened), "fingerprint": _bk_fp}}, _bk_f)
 """
 
 
@@ -79,6 +85,7 @@ class ChapterResult:
     dependencies: dict[str, str] = field(default_factory=dict)
     error: str = ""
     executed_at: str = ""
+    fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
 
 
 def sha256_file(path: Path) -> str:
@@ -206,9 +213,17 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     wall = time.perf_counter() - started
     error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]
-    trace = json.loads(trace_file.read_text()) if trace_file.exists() and not error else {"modules": [], "data": []}
+    trace = {"modules": [], "data": [], "fingerprint": None}
+    if trace_file.exists() and not error:
+        trace = json.loads(trace_file.read_text())
     deps = [os.path.relpath(p, root) for p in trace["modules"] + trace["data"]]
-    return {"nb": traced, "wall_s": wall, "error": error, "deps": sorted(set(deps))}
+    return {
+        "nb": traced,
+        "wall_s": wall,
+        "error": error,
+        "deps": sorted(set(deps)),
+        "fingerprint": trace["fingerprint"],
+    }
 
 
 def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float) -> None:
@@ -282,7 +297,15 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             to_run.append((chapter, code, reason))
         else:
             results[chapter] = ChapterResult(
-                chapter, "hit", "unchanged", old.get("wall_s", 0.0), key, deps, "", old.get("executed_at", "")
+                chapter,
+                "hit",
+                "unchanged",
+                old.get("wall_s", 0.0),
+                key,
+                deps,
+                "",
+                old.get("executed_at", ""),
+                old.get("fingerprint"),
             )
     if to_run:
         n = min(workers(threads), len(to_run))
@@ -295,7 +318,9 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
                 key = chapter_key(code, deps, env, profile)
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S")
                 status = "failed" if out["error"] else "executed"
-                results[chapter] = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, out["error"], stamp)
+                results[chapter] = ChapterResult(
+                    chapter, status, reason, out["wall_s"], key, deps, out["error"], stamp, out["fingerprint"]
+                )
                 print(f"engine: {chapter}: {status} in {out['wall_s']:.1f} s ({reason})")
                 if not out["error"]:
                     path = executed_path(root, chapter)
@@ -311,6 +336,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
                     "status": status,
                     "wall_s": out["wall_s"],
                     "executed_at": stamp,
+                    "fingerprint": out["fingerprint"],
                 }
         save_manifest(root, manifest)
     return [results[c] for c in names]

@@ -69,8 +69,12 @@ def write_report(root: Path, checks: list[ChapterCheck], profile: str) -> Path:
         "|---|---|",
         *[f"| {label} | `{value}` |" for label, value in fp.as_rows()],
         "",
-        "| chapter | outcome | why | wall time (s) | executed at | dependencies | baseline |",
-        "|---|---|---|---:|---|---|---|",
+        "The table above describes the process that wrote this page; each row below says what the",
+        "chapter's own kernel ran on when it last executed.",
+        "",
+        "| chapter | outcome | why | wall time (s) | executed at | device | torch | threads | seed "
+        "| dependencies | baseline |",
+        "|---|---|---|---:|---|---|---|---:|---:|---|---|",
     ]
     for c in checks:
         r = c.result
@@ -83,8 +87,11 @@ def write_report(root: Path, checks: list[ChapterCheck], profile: str) -> Path:
             baseline = f"**{len(c.differences)} difference(s)**"
         outcome = {"hit": "cache hit", "executed": "executed", "failed": "**FAILED**"}[r.status]
         why = r.reason.replace("|", "/")
+        fp = r.fingerprint or {}
+        where = " | ".join(str(fp.get(k, "-")) for k in ("device", "torch_version", "threads", "seed"))
         lines.append(
-            f"| {{doc}}`/{r.chapter}` | {outcome} | {why} | {r.wall_s:.1f} | {r.executed_at} | {deps} | {baseline} |"
+            f"| {{doc}}`/{r.chapter}` | {outcome} | {why} | {r.wall_s:.1f} | {r.executed_at} | {where} "
+            f"| {deps} | {baseline} |"
         )
     diffs = [d for c in checks for d in c.differences]
     if diffs:

@@ -72,7 +72,9 @@ def book(tmp_path: Path) -> Path:
 
 
 def test_first_run_traces_module_and_data_dependencies(book: Path) -> None:
-    deps = engine.load_manifest(book)["book/ch"]["dependencies"]
+    entry = engine.load_manifest(book)["book/ch"]
+    assert entry["fingerprint"] is None  # the fixture chapter never calls runtime.setup()
+    deps = entry["dependencies"]
     assert "chapter_code/tiny.py" in deps
     assert "data/number.txt" in deps
 
