@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ENGINE_DIR = Path("_build") / "engine"
 JUPYTER_CACHE = Path("_build") / ".jupyter_cache"
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt"]
-DEFAULT_CELL_TIMEOUT = 900
+DEFAULT_CELL_TIMEOUT = 1800  # the memory-test grid alone takes about 10 minutes on 2 CPU cores
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 TRACE_START = """\

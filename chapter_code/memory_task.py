@@ -31,6 +31,7 @@ from torch import nn
 from chapter_code.figures import COLORS, use_book_style
 from chapter_code.gates import lstm_gates, lstm_update, set_gate_bias
 from chapter_code.gradients import grad_at_first_input
+from chapter_code.model_batch import StackedRecall, clip_per_model, keep_models, stacked_loss
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 KEEP_GATE = {"lstm": "f", "gru": "z"}  # the gate whose bias decides how much old state survives
@@ -163,7 +164,11 @@ def accuracy(net: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def train_recall(
-    contender: Contender, seed: int, config: RecallConfig = RecallConfig(), learn_h0: bool = False
+    contender: Contender,
+    seed: int,
+    config: RecallConfig = RecallConfig(),
+    learn_h0: bool = False,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[RecallRun, RecallNet]:
     """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at the end.
 
@@ -173,7 +178,8 @@ def train_recall(
     start = time.perf_counter()
     x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
     x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
-    net = build_recall_net(contender, config, seed, learn_h0=learn_h0)  # [1]
+    x_train, x_test = x_train.to(dtype), x_test.to(dtype)  # float64 only for the equivalence tests
+    net = build_recall_net(contender, config, seed, learn_h0=learn_h0).to(dtype)  # [1]
     birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]  # [2]
     shuffle = torch.Generator().manual_seed(seed)  # this run's own order of minibatches
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
@@ -203,6 +209,72 @@ def train_recall(
     return run, net
 
 
+def train_recall_batched(
+    contender_seeds: Sequence[tuple[Contender, int]],
+    config: RecallConfig = RecallConfig(),
+    dtype: torch.dtype = torch.float32,
+) -> list[RecallRun]:
+    """Train several runs of one cell type as one stacked computation (:mod:`chapter_code.model_batch`).
+
+    Each run starts from the weights :func:`build_recall_net` gives it, draws its
+    own minibatch order from its own generator, is clipped by its own gradient
+    norm and gets its own Adam update, so it computes what :func:`train_recall`
+    computes, up to rounding. A run that reaches ``config.stop_at`` is recorded
+    with its weights at that epoch and leaves the stack.
+    """
+    if len(contender_seeds) == 0:
+        raise ValueError("contender_seeds must hold at least one (contender, seed) pair")
+    cells = {c.cell for c, _ in contender_seeds}
+    if len(cells) != 1:
+        raise ValueError(f"contender_seeds must all use one cell type; got {sorted(cells)}")
+    start = time.perf_counter()
+    x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
+    x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
+    x_train, x_test = x_train.to(dtype), x_test.to(dtype)
+    nets = [build_recall_net(c, config, seed).to(dtype) for c, seed in contender_seeds]
+    births = [grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0] for net in nets]
+    shuffles = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]
+    stack = StackedRecall.from_nets(nets)
+    opt = torch.optim.Adam(stack.parameters(), lr=config.lr)
+    active = list(range(len(nets)))  # run index of each model left in the stack
+    histories: list[list[float]] = [[] for _ in nets]
+    finished: dict[int, RecallRun] = {}
+    for epoch in range(config.max_epochs):
+        orders = torch.stack([torch.randperm(config.n_train, generator=shuffles[j]) for j in active])  # (M, N)
+        for start_row in range(0, config.n_train, config.batch_size):
+            rows = orders[:, start_row : start_row + config.batch_size]  # (M, B)
+            loss = stacked_loss(stack(x_train[rows]), y_train[rows])
+            opt.zero_grad()
+            loss.backward()
+            clip_per_model(list(stack.parameters()), config.clip)
+            opt.step()
+        with torch.no_grad():
+            correct = (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)  # (M,)
+        keep = []
+        for m, j in enumerate(active):
+            histories[j].append(correct[m].item())
+            if histories[j][-1] >= config.stop_at or epoch == config.max_epochs - 1:
+                contender, seed = contender_seeds[j]
+                finished[j] = RecallRun(
+                    contender.label,
+                    seed,
+                    births[j],
+                    histories[j][-1],
+                    len(histories[j]),
+                    histories[j],
+                    stack.state_dict_of(m),
+                    time.perf_counter() - start,
+                )
+            else:
+                keep.append(m)
+        if not keep:
+            break
+        if len(keep) < len(active):
+            stack, opt = keep_models(stack, opt, keep)
+            active = [active[m] for m in keep]
+    return [finished[j] for j in range(len(nets))]
+
+
 def _train_in_worker(job: tuple[Contender, int, RecallConfig]) -> RecallRun:
     contender, seed, config = job
     run, _ = train_recall(contender, seed, config)
@@ -218,8 +290,12 @@ def run_grid(
     seeds: Sequence[int] = SEEDS,
     config: RecallConfig = RecallConfig(),
     workers: int | None = None,
+    batched: bool = False,
 ) -> list[RecallRun]:
     """Train every (contender, seed) pair; return the runs in (contender, seed) order.
+
+    With ``batched=True`` the runs of each cell type train together as one
+    stacked computation (:func:`train_recall_batched`), one group per job.
 
     The runs are independent, so with ``workers >= 2`` they are spread over that
     many processes with one thread each; small recurrent layers gain little from
@@ -234,6 +310,8 @@ def run_grid(
         raise ValueError(f"workers must be an int >= 0; got {workers!r}")
     if workers == 1:
         workers = 0  # a single worker process would only add its start-up time
+    if batched:
+        return _run_grid_batched(contenders, seeds, config, workers)
     jobs = [(c, s, config) for c in contenders for s in seeds]
     # slowest first, so the last job to start is a short one
     cost = {"gru": 3, "lstm": 2, "rnn": 1}
@@ -247,6 +325,28 @@ def run_grid(
     for j, run in zip(order, done, strict=True):
         runs[j] = run
     return [r for r in runs if r is not None]
+
+
+def _train_group(job: tuple[list[tuple[Contender, int]], RecallConfig]) -> list[RecallRun]:
+    return train_recall_batched(*job)
+
+
+def _run_grid_batched(
+    contenders: Sequence[Contender], seeds: Sequence[int], config: RecallConfig, workers: int
+) -> list[RecallRun]:
+    groups: dict[str, list[tuple[Contender, int]]] = {}
+    for c in contenders:
+        for s in seeds:
+            groups.setdefault(c.cell, []).append((c, s))
+    jobs = sorted(((g, config) for g in groups.values()), key=lambda job: -len(job[0]))  # biggest group first
+    if workers == 0:
+        done = [_train_group(job) for job in jobs]
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_one_thread) as pool:
+            done = list(pool.map(_train_group, jobs))
+    by_key = {(r.label, r.seed): r for runs in done for r in runs}
+    return [by_key[(c.label, s)] for c in contenders for s in seeds]
 
 
 def restore(run: RecallRun, contender: Contender, config: RecallConfig = RecallConfig()) -> RecallNet:

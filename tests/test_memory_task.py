@@ -19,6 +19,7 @@ from chapter_code.memory_task import (
     results_markdown,
     run_grid,
     train_recall,
+    train_recall_batched,
 )
 
 TINY = RecallConfig(lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, max_epochs=2, stop_at=1.0)
@@ -108,3 +109,34 @@ def test_learned_initial_state_gets_a_gradient() -> None:
     assert net.h0 is not None
     assert net.h0.grad is not None
     assert net.h0.grad.abs().sum() > 0
+
+
+def test_batched_training_equals_training_each_run_alone() -> None:
+    jobs = [(CONTENDERS[3], 0), (CONTENDERS[5], 1), (CONTENDERS[4], 6050)]
+    batched = train_recall_batched(jobs, TINY, dtype=torch.float64)
+    for (contender, seed), b in zip(jobs, batched, strict=True):
+        a, _ = train_recall(contender, seed, TINY, dtype=torch.float64)
+        assert (b.label, b.seed, b.epochs) == (a.label, a.seed, a.epochs)
+        assert b.history == a.history  # float64: equal accuracies after every epoch
+        assert abs(b.birth - a.birth) < 1e-9 * max(1.0, a.birth)
+        for name, tensor in a.state.items():
+            torch.testing.assert_close(b.state[name], tensor, rtol=1e-9, atol=1e-12)
+        restore(b, contender, TINY)  # the saved weights load into a single network
+
+
+def test_batched_early_stop_and_bad_jobs() -> None:
+    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, max_epochs=3, stop_at=0.01)
+    (run,) = train_recall_batched([(CONTENDERS[1], 0)], easy)
+    assert run.epochs == 1
+    with pytest.raises(ValueError, match="contender_seeds must all use one cell type"):
+        train_recall_batched([(CONTENDERS[0], 0), (CONTENDERS[1], 0)], TINY)
+    with pytest.raises(ValueError, match="contender_seeds must hold at least one"):
+        train_recall_batched([], TINY)
+
+
+def test_batched_grid_matches_batched_groups() -> None:
+    contenders = [CONTENDERS[0], CONTENDERS[4]]
+    grid = run_grid(contenders, (0, 1), TINY, workers=0, batched=True)
+    assert [(r.label, r.seed) for r in grid] == [(c.label, s) for c in contenders for s in (0, 1)]
+    group = train_recall_batched([(CONTENDERS[4], 0), (CONTENDERS[4], 1)], TINY)
+    assert [r.history for r in grid[2:]] == [r.history for r in group]
