@@ -215,28 +215,36 @@ def compare(
             diffs.append(Difference(chapter, label, "no baseline", f"{len(new_outs)} outputs"))
             continue
         old_outs = old_records[label]
-        if [o["kind"] for o in old_outs] != [o["kind"] for o in new_outs]:
-            old_kinds = ", ".join(o["kind"] for o in old_outs) or "no output"
-            new_kinds = ", ".join(o["kind"] for o in new_outs) or "no output"
-            diffs.append(Difference(chapter, label, old_kinds, new_kinds))
-            continue
         tol = opts.get("tolerance") or {}
         rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
-        for old, new in zip(old_outs, new_outs, strict=True):
-            where = label if old["kind"] != "glue" else f"{label}: glue {new['name']}"
+        # Glued values are matched by name, everything else by its order in the cell.
+        old_glue = {o["name"]: o for o in old_outs if o["kind"] == "glue"}
+        new_glue = {o["name"]: o for o in new_outs if o["kind"] == "glue"}
+        for name in sorted(set(old_glue) | set(new_glue)):
+            where = f"{label}: glue {name}"
+            if name not in new_glue:
+                diffs.append(Difference(chapter, where, "glued", "no longer glued"))
+            elif name not in old_glue:
+                diffs.append(Difference(chapter, where, "not glued", " ".join(new_glue[name]["lines"])))
+            else:
+                changed = _text_difference(old_glue[name]["lines"], new_glue[name]["lines"], rtol, atol)
+                if changed:
+                    diffs.append(Difference(chapter, where, *changed))
+        old_rest = [o for o in old_outs if o["kind"] != "glue"]
+        new_rest = [o for o in new_outs if o["kind"] != "glue"]
+        if [o["kind"] for o in old_rest] != [o["kind"] for o in new_rest]:
+            old_kinds = ", ".join(o["kind"] for o in old_rest) or "no output"
+            new_kinds = ", ".join(o["kind"] for o in new_rest) or "no output"
+            diffs.append(Difference(chapter, label, old_kinds, new_kinds))
+            continue
+        for old, new in zip(old_rest, new_rest, strict=True):
             if old["kind"] == "image":
-                problem = _image_difference(
-                    figures / old["file"],
-                    images[new["file"]],
-                    float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE)),
-                )
+                image_tol = float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
+                problem = _image_difference(figures / old["file"], images[new["file"]], image_tol)
                 if problem:
                     diffs.append(Difference(chapter, label, old["file"], problem))
                 continue
-            if old["kind"] == "glue" and old["name"] != new["name"]:
-                diffs.append(Difference(chapter, where, f"glue {old['name']}", f"glue {new['name']}"))
-                continue
             changed = _text_difference(old["lines"], new["lines"], rtol, atol)
             if changed:
-                diffs.append(Difference(chapter, where, *changed))
+                diffs.append(Difference(chapter, label, *changed))
     return diffs

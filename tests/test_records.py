@@ -155,3 +155,15 @@ def test_glued_wall_times_are_recorded_as_durations() -> None:
     out["metadata"]["scrapbook"]["name"] = "grid_seconds"
     recs, _, _ = records.extract(nb, "book/ch")
     assert recs["glue-cell"] == [{"kind": "glue", "name": "grid_seconds", "lines": ["<duration>"]}]
+
+
+def test_glue_is_matched_by_name_not_position(baseline: Path) -> None:
+    nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
+    extra = nbformat.v4.new_output(
+        "display_data",
+        data={"application/papermill.record/text/plain": "7"},
+        metadata={"scrapbook": {"name": "new_value", "mime_prefix": "application/papermill.record/"}},
+    )
+    nb.cells[2].outputs.insert(0, extra)
+    diffs = diffs_against(baseline, nb)
+    assert [(d.cell, d.old, d.new) for d in diffs] == [("glue-cell: glue new_value", "not glued", "7")]
