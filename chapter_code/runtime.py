@@ -132,6 +132,17 @@ def _git_commit() -> str:
     return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
+def _cpu_name() -> str:
+    """The CPU's model name where the OS tells it (Linux), else the architecture."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "CPU"
+
+
 _STATE: dict[str, object] = {}
 
 
@@ -165,7 +176,7 @@ def fingerprint() -> Fingerprint:
     if device.type == "cuda":
         device_name = torch.cuda.get_device_name(device)
     else:
-        device_name = platform.processor() or platform.machine() or "CPU"
+        device_name = _cpu_name()
     return Fingerprint(
         device=str(device),
         device_name=device_name,
