@@ -19,11 +19,13 @@ from bookbuild import records  # noqa: E402
 
 
 def png_of_curve(ys: list[float]) -> str:
-    fig, ax = plt.subplots(figsize=(4, 3), dpi=80)
-    ax.plot(ys)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
+    # Matplotlib's defaults, whatever style another test in this worker applied (bbox "tight" changes the size).
+    with plt.style.context("default"):
+        fig, ax = plt.subplots(figsize=(4, 3), dpi=80)
+        ax.plot(ys)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
 
