@@ -18,14 +18,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bookbuild.build import COPIED, ROOT
+from bookbuild.build import ROOT, copy_sources
 
 RESULTS = ROOT / "benchmarks" / "results.json"
 
@@ -48,14 +47,7 @@ def _build(work: Path) -> dict:
 def measure() -> dict:
     with tempfile.TemporaryDirectory(prefix="book-bench-") as tmp:
         work = Path(tmp)
-        for name in [*COPIED, "_toc.yml"]:
-            src = ROOT / name
-            if src.is_dir():
-                shutil.copytree(
-                    src, work / name, ignore=shutil.ignore_patterns("__pycache__", "_build", "build-report.md")
-                )
-            elif src.exists():
-                shutil.copy2(src, work / name)
+        copy_sources(work)
         steps = {"cold build": _build(work), "no-change rebuild": _build(work)}
         page = work / "book" / "recurrence.md"
         page.write_text(page.read_text().replace("## Summary\n", "## Summary\n\nOne more sentence of prose.\n", 1))

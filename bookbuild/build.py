@@ -91,6 +91,20 @@ ALWAYS_INCLUDED = ["book/recurrence"]  # pages other chapters refer to
 COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "baselines", "pyproject.toml", "requirements"]
 
 
+def copy_sources(work: Path, with_toc: bool = True) -> None:
+    """Copy what a build needs (sources, code, baselines, lock files) into ``work``, replacing older copies."""
+    for name in [*COPIED, "_toc.yml"] if with_toc else COPIED:
+        src, target = ROOT / name, work / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+        if src.is_dir():
+            shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__", "_build", "build-report.md"))
+        elif src.exists():
+            shutil.copy2(src, target)
+
+
 def build_only(pages: list[str], dest: Path | None = None) -> int:
     """Build the introduction, Chapter 1, ``pages`` and the reference pages in a private copy.
 
@@ -105,21 +119,8 @@ def build_only(pages: list[str], dest: Path | None = None) -> int:
         if not (ROOT / f"{name}.md").exists():
             raise FileNotFoundError(f"pages: no such chapter {name}.md under {ROOT}")
     work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
-    if work.exists():
-        for name in [*COPIED, "_toc.yml"]:
-            target = work / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
     work.mkdir(parents=True, exist_ok=True)
-    for name in COPIED:
-        src = ROOT / name
-        if src.is_dir():
-            ignore = shutil.ignore_patterns("__pycache__", "_build", "build-report.md")
-            shutil.copytree(src, work / name, ignore=ignore)
-        elif src.exists():
-            shutil.copy2(src, work / name)
+    copy_sources(work, with_toc=False)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     chapters = [*ALWAYS_INCLUDED, *[n for n in names if n not in ALWAYS_INCLUDED]]
     toc["parts"][0]["chapters"] = [{"file": c} for c in chapters]

@@ -6,28 +6,19 @@ author's own `_build/`. It takes a few minutes on a 2-core machine.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bookbuild.build import COPIED, failures_in
-
-ROOT = Path(__file__).resolve().parent.parent
+from bookbuild.build import copy_sources, failures_in
 
 
 @pytest.fixture(scope="module")
 def clean_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     work = tmp_path_factory.mktemp("book")
-    for name in [*COPIED, "_toc.yml"]:
-        src = ROOT / name
-        if src.is_dir():
-            ignore = shutil.ignore_patterns("__pycache__", "_build", "build-report.md")
-            shutil.copytree(src, work / name, ignore=ignore)
-        elif src.exists():
-            shutil.copy2(src, work / name)
+    copy_sources(work)
     proc = subprocess.run(
         [sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True, timeout=2400
     )
