@@ -71,9 +71,14 @@ def build(builder: str = "html") -> int:
             log.write(line)
         code = proc.wait()
     elapsed = time.perf_counter() - started
-    problems = failures_in(LOG_FILE.read_text())
+    log_text = LOG_FILE.read_text()
+    problems = failures_in(log_text)
     if problems:
         print("\nA chapter failed to execute:", *problems, sep="\n  ", file=sys.stderr)
+        code = code or 1
+    rogue = [line for line in log_text.splitlines() if "Executing notebook using" in line]
+    if rogue:  # myst-nb found no engine output for a page, so it executed the page itself
+        print("\nmyst-nb executed a page itself; the engine's outputs did not match it:", *rogue, sep="\n  ")
         code = code or 1
     if code != 0:
         print(f"\nBuild FAILED after {elapsed:.0f} s (exit {code}); full log in {LOG_FILE}", file=sys.stderr)
