@@ -29,7 +29,7 @@ import re
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -340,7 +340,3 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
                 }
         save_manifest(root, manifest)
     return [results[c] for c in names]
-
-
-def results_json(results: list[ChapterResult]) -> str:
-    return json.dumps([asdict(r) for r in results], indent=1)

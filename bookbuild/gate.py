@@ -9,6 +9,7 @@ per chapter, where and how it ran and whether its outputs match the baseline.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,4 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
 
 
 def _truthy_env(name: str) -> bool:
-    import os
-
     return os.environ.get(name, "").lower() in ("1", "true", "yes")
