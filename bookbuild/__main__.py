@@ -1,4 +1,10 @@
-"""Command line: ``python -m bookbuild {build,check,accept,run,clean,serve}``."""
+"""Command line: ``python -m bookbuild {build,check,accept,bench,clean,serve}``.
+
+Commands that execute chapters hold the checkout's build lock, so two of them
+started in one checkout run one after the other. A problem the user can fix
+(a bad setting, a read-only checkout) ends in one message and exit status 2;
+Ctrl-C stops the running chapters and exits with 130.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import argparse
 import sys
 
 from bookbuild import build
+from bookbuild.files import UserError, checkout_lock
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument(
         "--only", nargs="+", metavar="PAGE", help="build only these pages (e.g. book/gradients) in a private copy"
     )
+    b.add_argument("--check", action="store_true", help="also fail when an output differs from its baseline")
     sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
     a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
     a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
@@ -25,16 +33,31 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except UserError as exc:
+        print(f"{parser.prog} {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from bookbuild import engine
+
     if args.command == "build":
-        return build.build_only(args.only) if args.only else build.build(args.builder)
-    if args.command == "check":
+        if args.only:
+            return build.build_only(args.only)
+        with checkout_lock(engine.engine_dir(engine.ROOT), "make book"):
+            return build.build(args.builder, check=args.check)
+    if args.command in ("check", "accept"):
         from bookbuild import gate
 
-        return gate.check()
-    if args.command == "accept":
-        from bookbuild import gate
-
-        return gate.accept(only=args.only)
+        if args.command == "accept" and gate.ci_environment():  # before waiting for any lock
+            return gate.accept()
+        with checkout_lock(engine.engine_dir(engine.ROOT), f"make {args.command}"):
+            return gate.check() if args.command == "check" else gate.accept(only=args.only)
     if args.command == "bench":
         from bookbuild import bench as bench_mod
 

@@ -17,6 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
+from bookbuild.files import UserError
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
@@ -41,17 +45,25 @@ def failures_in(log_text: str) -> list[str]:
     return [line for line in log_text.splitlines() if any(p.search(line) for p in FAILURE_PATTERNS)]
 
 
-def build(builder: str = "html") -> int:
-    """Execute what is stale (engine), write the build report, render the book; return an exit code."""
+def build(builder: str = "html", check: bool = False) -> int:
+    """Execute what is stale (engine), write the build report, render the book; return an exit code.
+
+    With ``check``, the build also fails when an output differs from its
+    baseline: one execution of each chapter serves both the gate and the HTML
+    (what CI runs).
+    """
     from bookbuild import gate
 
+    if os.environ.get("BOOK_BUILD_DIR", "").strip():
+        raise UserError("BOOK_BUILD_DIR is for `make check` in a read-only checkout; the HTML build writes "
+                        "into the checkout's _build/. Unset it to build the book.")
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
     checks, profile = gate.run_and_check(ROOT)
     gate.write_report(ROOT, checks, profile)
     failed = gate.failures_text(checks)
     if failed:
-        print(f"\nA chapter failed to execute; nothing was published.\n{failed}", file=sys.stderr)
+        print(f"\nA chapter did not produce usable outputs; nothing was published.\n{failed}", file=sys.stderr)
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s", file=sys.stderr)
         return 1
     env = dict(os.environ)
@@ -83,17 +95,27 @@ def build(builder: str = "html") -> int:
     if code != 0:
         print(f"\nBuild FAILED after {elapsed:.0f} s (exit {code}); full log in {LOG_FILE}", file=sys.stderr)
         return code
-    diffs = sum(len(c.differences) for c in checks)
-    if diffs:
-        print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
-              "`make check` fails until they are reviewed and accepted with `make accept`.")
     index = HTML_DIR / "index.html"
+    if check:
+        code = gate.verdict(checks, profile)
+        if code:
+            print(f"\nBuild FAILED the output check after {elapsed:.0f} s (the HTML is in {HTML_DIR})",
+                  file=sys.stderr)
+            return code
+    else:
+        diffs = sum(len(c.differences) for c in checks)
+        if diffs:
+            print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
+                  "`make check` fails until they are reviewed and accepted with `make accept`.")
     print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
     return 0
 
 
-ALWAYS_INCLUDED = ["book/recurrence"]  # pages other chapters refer to
+ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/build-report"]  # reference pages, if in the toc
 COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "baselines", "pyproject.toml", "requirements"]
+_TARGET = re.compile(r"^\((?P<a>[^()\s]+)\)=\s*$|^:(?:label|name):\s*(?P<b>\S+)\s*$", re.MULTILINE)
+_REFERENCE = re.compile(r"\{(?:ref|numref|eq|prf:ref)\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
+_DOC_REFERENCE = re.compile(r"\{doc\}`(?:[^`<]*<)?/?(?P<doc>[^`>]+)>?`")
 
 
 def copy_sources(work: Path, with_toc: bool = True) -> None:
@@ -110,41 +132,62 @@ def copy_sources(work: Path, with_toc: bool = True) -> None:
             shutil.copy2(src, target)
 
 
+def pages_needed(root: Path, names: list[str]) -> list[str]:
+    """``names`` plus every page they refer to, directly or through another needed page, in toc order.
+
+    Cross-references (``{ref}``, ``{numref}``, ``{eq}``, ``{doc}``) are resolved
+    by scanning every page of the table of contents for the targets it defines.
+    """
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    order = [toc["root"]] + [e["file"] for part in toc.get("parts", []) for e in part.get("chapters", [])]
+    texts = {n: (root / f"{n}.md").read_text() for n in order if (root / f"{n}.md").exists()}
+    owner = {}
+    for page, text in texts.items():
+        for m in _TARGET.finditer(text):
+            owner.setdefault(m.group("a") or m.group("b"), page)
+    needed, queue = set(), [toc["root"], *names, *[n for n in ALWAYS_INCLUDED if n in order]]
+    while queue:
+        page = queue.pop()
+        if page in needed:
+            continue
+        needed.add(page)
+        text = texts.get(page, "")
+        queue += [owner[m.group("target")] for m in _REFERENCE.finditer(text) if m.group("target") in owner]
+        queue += [d for m in _DOC_REFERENCE.finditer(text) if (d := m.group("doc").removesuffix(".md")) in texts]
+    return [n for n in order if n in needed]
+
+
 def build_only(pages: list[str], dest: Path | None = None) -> int:
-    """Build the introduction, Chapter 1, ``pages`` and the reference pages in a private copy.
+    """Build ``pages`` and the pages they refer to (so every cross-reference resolves) in a private copy.
 
     For authors working on one chapter while others are mid-edit: the copy lives
-    in ``_build/only-<name>`` (or ``dest``), with its own execution cache, so
-    several such builds can run side by side.
+    in ``_build/only-<name>`` (or ``dest``) with its own execution state, which
+    starts from the checkout's (so chapters already executed there are reused),
+    and pages that nothing needed refers to are left out of its table of contents.
     """
-    import yaml  # installed with jupyter-book
-
     names = [p.removesuffix(".md") for p in pages]
     for name in names:
         if not (ROOT / f"{name}.md").exists():
-            raise FileNotFoundError(f"pages: no such chapter {name}.md under {ROOT}")
+            raise UserError(f"--only: no such page {name}.md under {ROOT}")
+    needed = pages_needed(ROOT, names)
     work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work, with_toc=False)
+    for state in ("engine", ".jupyter_cache"):
+        if (BUILD_DIR / state).is_dir() and not (work / "_build" / state).exists():
+            shutil.copytree(BUILD_DIR / state, work / "_build" / state, ignore=shutil.ignore_patterns("*.lock*"))
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    chapters = [*ALWAYS_INCLUDED, *[n for n in names if n not in ALWAYS_INCLUDED]]
-    toc["parts"][0]["chapters"] = [{"file": c} for c in chapters]
+    for part in toc.get("parts", []):
+        part["chapters"] = [e for e in part.get("chapters", []) if e["file"] in needed]
+    toc["parts"] = [part for part in toc.get("parts", []) if part["chapters"]]
     (work / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    cmd = [sys.executable, "-m", "bookbuild", "build"]
+    print(f"--only: building {', '.join(needed)} in {work}", flush=True)
     started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
-    log = proc.stdout + proc.stderr
-    (work / "build.log").write_text(log)
-    warnings = [ln for ln in log.splitlines() if "WARNING" in ln and "TCP without encryption" not in ln]
-    problems = failures_in(log)
-    print("\n".join(warnings + problems) or "no warnings")
-    if proc.returncode != 0:
-        print(log[-3000:])
-    ok = proc.returncode == 0 and not warnings and not problems
-    verdict = "succeeded" if ok else f"FAILED (exit {proc.returncode}); log: {work / 'build.log'}"
-    print(f"build of {', '.join(chapters)} {verdict} in {time.perf_counter() - started:.0f} s")
+    proc = subprocess.run([sys.executable, "-m", "bookbuild", "build"], cwd=work)
+    verdict = "succeeded" if proc.returncode == 0 else f"FAILED (exit {proc.returncode}); log: {work / '_build'}"
+    print(f"build of {', '.join(needed)} {verdict} in {time.perf_counter() - started:.0f} s")
     print(f"  file://{work / '_build' / 'html' / 'index.html'}")
-    return 0 if ok else 1
+    return proc.returncode
 
 
 def clean() -> int:

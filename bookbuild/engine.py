@@ -4,20 +4,28 @@ Jupyter Book's own cache keys a chapter on its code cells alone, so an edit to
 an imported module would leave stale numbers on the page. This engine keys a
 chapter on
 
-- its code cells (source and options, hashed as jupyter-cache hashes them),
-- every ``chapter_code`` module the chapter imported, traced in the kernel
-  during its last execution, and every file under ``data/`` it opened (an
-  audit hook in the kernel sees each ``open``),
-- the locked dependency versions and the installed torch,
-- the device profile (``cpu`` or ``cuda``).
+- its code cells (source and options, hashed as jupyter-cache hashes them);
+- every file inside the repository that the chapter read or whose folder it
+  listed during its last execution (``chapter_code`` modules, the style file,
+  ``data/`` files...), traced in the kernel (:mod:`bookbuild.kernel_hooks`);
+- the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
+  ``BOOK_DEVICE``, the pinned CPU numerics, the output profile, Python's version;
+- the locked dependency versions and the installed torch.
+
+The key is taken **before** a chapter executes: every repository file is
+hashed first, the chapter's dependencies are looked up in that snapshot, and
+after the run each one is hashed again. A file that changed while the chapter
+ran makes the result *stale*: it is discarded, and the build says which file
+and asks for another run, so outputs never pass for a version of the code that
+did not produce them.
 
 A chapter whose key is unchanged is a cache hit and does not run. A chapter
-that runs is executed with nbclient in its own kernel; independent chapters
-run in parallel, as many at a time as the cores allow at the configured thread
-count. The executed notebook goes into the jupyter-cache database that myst-nb
-reads, so Sphinx renders exactly these outputs and never executes anything
-itself. The executed notebook and a manifest entry (key, dependencies, wall
-time, outcome) are kept under ``_build/engine``.
+that runs is executed with nbclient in its own kernel; chapters run in
+parallel, as many at a time as the cores allow at the configured thread count.
+The executed notebook goes into the jupyter-cache database that myst-nb reads,
+so Sphinx renders exactly these outputs, and the gate reads them back from the
+same place (:func:`rendered_notebook`), with a digest that catches a cached
+notebook edited or damaged behind the engine's back.
 """
 
 from __future__ import annotations
@@ -26,9 +34,12 @@ import hashlib
 import json
 import os
 import re
+import signal
+import sys
+import threading
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -37,40 +48,19 @@ from typing import Any
 import nbformat
 import yaml
 
+from bookbuild import files
+from bookbuild.files import UserError
+
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE_DIR = Path("_build") / "engine"
-JUPYTER_CACHE = Path("_build") / ".jupyter_cache"
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt"]
-DEFAULT_CELL_TIMEOUT = 1800  # the memory-test grid alone takes about 10 minutes on 2 CPU cores
+DEFAULT_CELL_TIMEOUT = 1800  # seconds; the longest cell (Chapter 3's memory test) takes about 7 minutes on 2 cores
+PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-
-TRACE_START = """\
-import os as _bk_os, sys as _bk_sys
-_bk_opened = set()
-_bk_data = {data!r}
-def _bk_audit(event, args):
-    if event == "open" and args and isinstance(args[0], (str, bytes, _bk_os.PathLike)):
-        _p = _bk_os.path.abspath(_bk_os.fsdecode(args[0]))
-        if _p.startswith(_bk_data):
-            _bk_opened.add(_p)
-_bk_sys.addaudithook(_bk_audit)
-"""
-
-TRACE_END = """\
-import json as _bk_json
-_bk_modules = sorted(
-    _m.__file__ for _m in list(_bk_sys.modules.values())
-    if getattr(_m, "__file__", None) and _bk_os.path.abspath(_m.__file__).startswith({code!r})
-)
-_bk_fp = None
-if "chapter_code.runtime" in _bk_sys.modules:
-    try:
-        _bk_fp = _bk_sys.modules["chapter_code.runtime"].fingerprint().__dict__
-    except RuntimeError:  # the chapter never called runtime.setup()
-        pass
-with open({out!r}, "w") as _bk_f:
-    _bk_json.dump({{"modules": _bk_modules, "data": sorted(_bk_opened), "fingerprint": _bk_fp}}, _bk_f)
-"""
+#: Top-level folders whose files are never dependencies (build outputs, tools' caches, version control).
+UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_cache", "node_modules", "baselines",
+             "benchmarks", "tests", ".ci"]
+#: Environment variables whose values change what a chapter prints.
+OUTPUT_SETTINGS = ["BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE"]
 
 
 @dataclass
@@ -78,7 +68,7 @@ class ChapterResult:
     """What happened to one chapter in one engine run (one row of the build report)."""
 
     chapter: str
-    status: str  # "hit", "executed" or "failed"
+    status: str  # "hit", "executed", "failed" or "stale"
     reason: str
     wall_s: float
     key: str
@@ -88,8 +78,32 @@ class ChapterResult:
     fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
 
 
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+# --------------------------------------------------------------------------- where state lives
+
+
+def build_dir(root: Path) -> Path:
+    """``_build`` in the checkout, or ``$BOOK_BUILD_DIR`` (for a read-only checkout)."""
+    override = os.environ.get("BOOK_BUILD_DIR", "").strip()
+    return Path(override).resolve() if override else root / "_build"
+
+
+def engine_dir(root: Path) -> Path:
+    return build_dir(root) / "engine"
+
+
+def jupyter_cache_dir(root: Path) -> Path:
+    return build_dir(root) / ".jupyter_cache"
+
+
+def manifest_path(root: Path) -> Path:
+    return engine_dir(root) / "manifest.json"
+
+
+# --------------------------------------------------------------------------- reading chapters
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def chapters(root: Path = ROOT) -> list[str]:
@@ -115,54 +129,196 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     return read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=path)
 
 
-def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
+def _cache(root: Path) -> Any:
     from jupyter_cache import get_cache
 
-    return get_cache(str(root / JUPYTER_CACHE)).create_hashed_notebook(nb)[1]
+    return get_cache(str(jupyter_cache_dir(root)))
+
+
+def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
+    return _cache(root).create_hashed_notebook(nb)[1]
+
+
+# --------------------------------------------------------------------------- the key
+
+
+def int_setting(name: str, default: int, minimum: int) -> int:
+    """An integer environment variable, or a :class:`UserError` naming it and the accepted range."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UserError(f"{name} must be a whole number >= {minimum}; got {raw!r}") from None
+    if value < minimum:
+        raise UserError(f"{name} must be a whole number >= {minimum}; got {value}")
+    return value
 
 
 def environment_key(root: Path) -> str:
+    """The locked packages, the installed torch and the Python version, as one short hash."""
     digest = hashlib.sha256()
     for name in LOCK_FILES:
         path = root / name
         digest.update(path.read_bytes() if path.exists() else b"")
     digest.update(metadata.version("torch").encode())
+    digest.update(sys.version.encode())
     return digest.hexdigest()[:16]
 
 
+def output_settings() -> dict[str, str]:
+    """Every setting outside the repository's files that changes what a chapter prints."""
+    from chapter_code import runtime
+
+    settings = {name: os.environ.get(name, "") for name in OUTPUT_SETTINGS}
+    settings.update({name: os.environ.get(name, "") for name in runtime.CPU_PINS})
+    return settings
+
+
 def device_profile() -> str:
-    from chapter_code.runtime import pick_device
+    """The output profile of this machine: ``cpu-avx2``, ``cuda``, or an unpinned CPU profile."""
+    from chapter_code import runtime
 
-    return pick_device().type
+    return runtime.output_profile(runtime.pick_device())
 
 
-def dependency_hashes(root: Path, files: list[str]) -> dict[str, str]:
-    """Content hashes of recorded dependencies; a vanished file hashes as 'missing'."""
-    out = {}
-    for rel in files:
-        path = root / rel
-        out[rel] = sha256_file(path) if path.exists() else "missing"
+def snapshot(root: Path) -> dict[str, str]:
+    """Hash every file (and every folder's listing) a chapter could read, before anything runs.
+
+    Keys are paths relative to ``root``; a folder's key ends in ``/`` and its
+    hash covers the sorted names it contains.
+    """
+    out: dict[str, str] = {}
+    for folder, dirs, names in os.walk(root):
+        rel_folder = os.path.relpath(folder, root)
+        if rel_folder == ".":
+            dirs[:] = sorted(d for d in dirs if d not in UNTRACKED)
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        prefix = "" if rel_folder == "." else rel_folder + "/"
+        out[prefix or "./"] = sha256_bytes("\n".join(sorted(dirs + names)).encode())
+        for name in names:
+            try:
+                out[prefix + name] = sha256_bytes((Path(folder) / name).read_bytes())
+            except OSError:
+                out[prefix + name] = "unreadable"
     return out
 
 
-def chapter_key(code: str, deps: dict[str, str], env: str, profile: str) -> str:
-    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile}, sort_keys=True)
+def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
+    """Hash ``deps`` now (files, and folders ending in ``/``); a vanished one hashes as ``missing``."""
+    out = {}
+    for rel in deps:
+        path = root / rel
+        if rel.endswith("/"):
+            if path.is_dir():
+                names = [p.name for p in path.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")]
+                out[rel] = sha256_bytes("\n".join(sorted(names)).encode())
+            else:
+                out[rel] = "missing"
+        else:
+            out[rel] = sha256_bytes(path.read_bytes()) if path.is_file() else "missing"
+    return out
+
+
+def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str]) -> str:
+    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+# --------------------------------------------------------------------------- the manifest and the cache
+
+
 def load_manifest(root: Path) -> dict[str, Any]:
-    path = root / ENGINE_DIR / "manifest.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    data = files.read_json(manifest_path(root), "the engine's manifest")
+    if data is not None and not isinstance(data, dict):
+        print(f"engine: the manifest {manifest_path(root)} has an unexpected shape; starting afresh", file=sys.stderr)
+        data = None
+    return data or {}
 
 
 def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    path = root / ENGINE_DIR / "manifest.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    files.write_json(manifest_path(root), manifest)
 
 
-def executed_path(root: Path, chapter: str) -> Path:
-    return root / ENGINE_DIR / "executed" / f"{Path(chapter).name}.ipynb"
+def outputs_digest(nb: nbformat.NotebookNode) -> str:
+    """A hash of every code cell's outputs: what the page will show."""
+    outs = [cell.get("outputs", []) for cell in nb.cells if cell.cell_type == "code"]
+    return sha256_bytes(json.dumps(outs, sort_keys=True).encode())
+
+
+def rendered_notebook(root: Path, chapter: str) -> nbformat.NotebookNode:
+    """The chapter exactly as myst-nb renders it: the page's source merged with the cached outputs.
+
+    Raises :class:`KeyError` when the cache holds no outputs for the page's
+    current code cells.
+    """
+    nb = read_notebook(root / f"{chapter}.md")
+    return _cache(root).merge_match_into_notebook(nb)[1]
+
+
+def cached_outputs_problem(root: Path, chapter: str, digest: str | None) -> str:
+    """Why the cached outputs of ``chapter`` cannot be used ("" when they can)."""
+    try:
+        nb = rendered_notebook(root, chapter)
+    except KeyError:
+        return "executed outputs missing from the cache"
+    except Exception as exc:  # a damaged cache entry: unreadable notebook, missing file
+        return f"cached outputs unreadable ({type(exc).__name__})"
+    if digest is not None and outputs_digest(nb) != digest:
+        return "cached outputs were modified after execution"
+    return ""
+
+
+def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float) -> None:
+    """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache, keyed by code cells)."""
+    import shutil
+
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = _cache(root)
+    # A folder left without its notebook (deleted by hand) would stop jupyter-cache from writing a new one.
+    shutil.rmtree(jupyter_cache_dir(root) / "executed" / cache.create_hashed_notebook(nb)[1], ignore_errors=True)
+    cache.cache_notebook_bundle(
+        CacheBundleIn(nb, str(root / f"{chapter}.md"), data={"execution_seconds": seconds}),
+        check_validity=False,
+        overwrite=True,
+    )
+
+
+# --------------------------------------------------------------------------- executing one chapter
+
+
+def _worker_init() -> None:
+    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                _kill_children(os.getpid())
+                os._exit(3)
+
+    threading.Thread(target=watch, name="bookbuild-watchdog", daemon=True).start()
+
+
+def _kill_children(pid: int) -> int:
+    """Kill every descendant of ``pid`` (kernels start in sessions of their own); return how many."""
+    import psutil
+
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0
+    for child in children:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    return len(children)
 
 
 def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
@@ -172,23 +328,46 @@ def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
 
 def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     """Execute one chapter in a fresh kernel (runs in a worker process); return a plain dict."""
+    import subprocess
+
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     root = Path(root_s)
     path = root / f"{chapter}.md"
     nb = read_notebook(path)
-    trace_file = root / ENGINE_DIR / "trace" / f"{Path(chapter).name}.json"
+    state = engine_dir(root)
+    trace_file = state / "trace" / f"{Path(chapter).name}.json"
     trace_file.parent.mkdir(parents=True, exist_ok=True)
-    start = nbformat.v4.new_code_cell(TRACE_START.format(data=str(root / "data") + os.sep))
-    end = nbformat.v4.new_code_cell(TRACE_END.format(code=str(root / "chapter_code") + os.sep, out=str(trace_file)))
+    trace_file.unlink(missing_ok=True)
+    start = nbformat.v4.new_code_cell(
+        "import bookbuild.kernel_hooks as _bk_hooks\n"
+        f"_bk_hooks.install({str(root)!r}, {UNTRACKED!r})"
+    )
+    end = nbformat.v4.new_code_cell(f"_bk_hooks.finish({str(trace_file)!r})")
     traced = nbformat.from_dict(json.loads(json.dumps(nb)))
     traced.cells = [start, *traced.cells, end]
-    current = {"index": 0}
+    current = {"index": 0, "since": time.perf_counter()}
+    every = float(os.environ.get("BOOKBUILD_PROGRESS_EVERY", PROGRESS_EVERY))
+    started = time.perf_counter()
+    done = threading.Event()
 
     def on_cell_execute(cell: Any, cell_index: int) -> None:
-        current["index"] = cell_index
+        current.update(index=cell_index, since=time.perf_counter())
 
+    def on_cell_executed(cell: Any, cell_index: int, execute_reply: Any) -> None:
+        took = time.perf_counter() - current["since"]
+        if took >= every and 0 < cell_index < len(traced.cells) - 1:
+            print(f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished in {took:.0f} s", flush=True)
+
+    def ticker() -> None:
+        while not done.wait(every):
+            label = _label_of(traced, current["index"])
+            print(f"engine: {chapter}: cell '{label}' running for {time.perf_counter() - current['since']:.0f} s "
+                  f"(chapter {time.perf_counter() - started:.0f} s)", flush=True)
+
+    kernel_log = state / "kernels" / f"{Path(chapter).name}.log"
+    kernel_log.parent.mkdir(parents=True, exist_ok=True)
     client = NotebookClient(
         traced,
         timeout=timeout,
@@ -196,11 +375,13 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
         on_cell_execute=on_cell_execute,
+        on_cell_executed=on_cell_executed,
     )
-    started = time.perf_counter()
+    threading.Thread(target=ticker, daemon=True).start()
     error = ""
     try:
-        client.execute()
+        with kernel_log.open("w") as log:  # the kernel's own stderr (connection notices, crashes) goes here
+            client.execute(stdout=subprocess.DEVNULL, stderr=log)
     except CellTimeoutError:
         error = (
             f"{chapter}.md: cell '{_label_of(traced, current['index'])}' ran longer than the "
@@ -209,44 +390,98 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     except CellExecutionError as exc:
         error = f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
     except Exception:  # kernel death and the like
-        error = f"{chapter}.md: execution failed:\n{traceback.format_exc()}"
+        tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
+        error = f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n{tail}"
+    finally:
+        done.set()
     wall = time.perf_counter() - started
     error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]
-    trace = {"modules": [], "data": [], "fingerprint": None}
-    if trace_file.exists() and not error:
-        trace = json.loads(trace_file.read_text())
-    deps = [os.path.relpath(p, root) for p in trace["modules"] + trace["data"]]
-    return {
-        "nb": traced,
-        "wall_s": wall,
-        "error": error,
-        "deps": sorted(set(deps)),
-        "fingerprint": trace["fingerprint"],
+    trace: dict[str, Any] = {"read": [], "written": [], "listed": [], "fingerprint": None}
+    if not error:
+        if trace_file.exists():
+            trace = json.loads(trace_file.read_text())
+        else:
+            error = f"{chapter}.md: the kernel ended before reporting what the chapter read"
+    return {"nb": traced, "wall_s": wall, "error": error, "trace": trace}
+
+
+# --------------------------------------------------------------------------- deciding and running
+
+
+def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: dict[str, str], env: str,
+               profile: str) -> str:
+    if not old:
+        return "never executed"
+    if old.get("status") in ("failed", "stale"):
+        return f"{old['status']} last time"
+    if old.get("code") != code:
+        return "code cells changed"
+    if old.get("dependencies") != deps:
+        changed = [d for d in deps if old["dependencies"].get(d) != deps[d]]
+        return "changed: " + ", ".join(changed)
+    if old.get("settings") != settings:
+        before = old.get("settings") or {}
+        changed = [f"{k} {before.get(k, '')!r} -> {v!r}" for k, v in settings.items() if before.get(k) != v]
+        return "settings changed: " + ", ".join(changed)
+    if old.get("env") != env:
+        return "locked dependencies changed"
+    if old.get("profile") != profile:
+        return f"device profile {old.get('profile')} -> {profile}"
+    return ""
+
+
+def _deps_from_trace(trace: dict[str, Any]) -> list[str]:
+    deps = set(trace["read"]) | {rel.rstrip("/") + "/" if rel else "./" for rel in trace["listed"]}
+    return sorted(deps)
+
+
+def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any], before: dict[str, str],
+            env: str, profile: str, settings: dict[str, str]) -> tuple[ChapterResult, dict[str, Any]]:
+    """Turn one execution into a result and a manifest entry; store its outputs if they are sound."""
+    deps_list = _deps_from_trace(out["trace"])
+    after = current_hashes(root, deps_list)
+    deps = {d: before.get(d, after[d]) for d in deps_list}  # read before the run; created during it: as it is now
+    status = "failed" if out["error"] else "executed"
+    error = out["error"]
+    if not error:
+        moved = [d for d in deps_list if d in before and before[d] != after[d]]
+        if moved:
+            status = "stale"
+            error = (
+                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing, so its outputs "
+                "belong to no single version of the sources; they were discarded. Run the build again."
+            )
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    key = chapter_key(code, deps, env, profile, settings)
+    entry = {
+        "code": code,
+        "dependencies": deps,
+        "settings": settings,
+        "env": env,
+        "profile": profile,
+        "status": status,
+        "wall_s": out["wall_s"],
+        "executed_at": stamp,
+        "fingerprint": out["trace"]["fingerprint"],
     }
+    if status == "executed":
+        store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
+        entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
+        os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+    result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
+                           out["trace"]["fingerprint"])
+    return result, entry
 
 
-def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float) -> None:
-    """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache, keyed by code cells)."""
-    from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
-
-    cache = get_cache(str(root / JUPYTER_CACHE))
-    cache.cache_notebook_bundle(
-        CacheBundleIn(nb, str(root / f"{chapter}.md"), data={"execution_seconds": seconds}),
-        check_validity=False,
-        overwrite=True,
-    )
-
-
-def in_myst_nb_cache(root: Path, nb: nbformat.NotebookNode) -> bool:
-    from jupyter_cache import get_cache
+def _validate(root: Path, chapter: str, nb: nbformat.NotebookNode) -> str:
+    from bookbuild import records
 
     try:
-        get_cache(str(root / JUPYTER_CACHE)).match_cache_notebook(nb)
-    except KeyError:
-        return False
-    return True
+        records.validate_cells(nb, chapter)
+    except records.RecordError as exc:
+        return str(exc)
+    return ""
 
 
 def workers(threads: int) -> int:
@@ -255,88 +490,83 @@ def workers(threads: int) -> int:
 
 
 def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -> list[ChapterResult]:
-    """Bring every chapter's executed notebook up to date; return one result per chapter."""
-    from chapter_code.runtime import DEFAULT_THREADS
+    """Bring every chapter's executed outputs up to date; return one result per chapter."""
+    from chapter_code import runtime
 
-    threads = int(os.environ.get("BOOK_THREADS", DEFAULT_THREADS))
-    timeout = int(os.environ.get("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT))
+    runtime.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
+    threads = int_setting("BOOK_THREADS", runtime.DEFAULT_THREADS, 1)
+    timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    # Kernels import this tree's chapter_code (not another checkout's editable install).
+    # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
-    env, profile = environment_key(root), device_profile()
+    files.ensure_writable(engine_dir(root))
+    env, profile, settings = environment_key(root), device_profile(), output_settings()
     manifest = load_manifest(root)
     names = only or chapters(root)
+    before = snapshot(root)
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
         nb = read_notebook(root / f"{chapter}.md")
         code = code_hash(nb, root)
+        invalid = _validate(root, chapter, nb)
+        if invalid:
+            results[chapter] = ChapterResult(chapter, "failed", "invalid cells", 0.0, "", {}, invalid)
+            manifest.pop(chapter, None)
+            continue
         old = manifest.get(chapter, {})
-        deps = dependency_hashes(root, sorted(old.get("dependencies", {})))
-        key = chapter_key(code, deps, env, profile)
-        reason = ""
-        if force:
-            reason = "forced"
-        elif not old:
-            reason = "never executed"
-        elif old.get("status") == "failed":
-            reason = "failed last time"
-        elif old.get("code") != code:
-            reason = "code cells changed"
-        elif old.get("dependencies") != deps:
-            changed = [d for d in deps if old["dependencies"].get(d) != deps[d]]
-            reason = "changed: " + ", ".join(changed)
-        elif old.get("env") != env:
-            reason = "locked dependencies changed"
-        elif old.get("profile") != profile:
-            reason = f"device profile {old.get('profile')} -> {profile}"
-        elif not executed_path(root, chapter).exists() or not in_myst_nb_cache(root, nb):
-            reason = "executed outputs missing"
+        deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
+        key = chapter_key(code, deps, env, profile, settings)
+        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile)
+        if not reason:
+            reason = cached_outputs_problem(root, chapter, old.get("outputs"))
+            if reason:
+                print(f"engine: {chapter}: {reason}; executing it again", flush=True)
         if reason:
             to_run.append((chapter, code, reason))
         else:
-            results[chapter] = ChapterResult(
-                chapter,
-                "hit",
-                "unchanged",
-                old.get("wall_s", 0.0),
-                key,
-                deps,
-                "",
-                old.get("executed_at", ""),
-                old.get("fingerprint"),
-            )
+            results[chapter] = ChapterResult(chapter, "hit", "unchanged", old.get("wall_s", 0.0), key, deps, "",
+                                             old.get("executed_at", ""), old.get("fingerprint"))
     if to_run:
-        n = min(workers(threads), len(to_run))
-        print(f"engine: executing {len(to_run)} chapter(s), {n} at a time: " + ", ".join(c for c, _, _ in to_run))
-        with ProcessPoolExecutor(max_workers=n) as pool:
-            futures = {c: pool.submit(execute_chapter, str(root), c, timeout) for c, _, _ in to_run}
-            for chapter, code, reason in to_run:
-                out = futures[chapter].result()
-                deps = dependency_hashes(root, out["deps"])
-                key = chapter_key(code, deps, env, profile)
-                stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-                status = "failed" if out["error"] else "executed"
-                results[chapter] = ChapterResult(
-                    chapter, status, reason, out["wall_s"], key, deps, out["error"], stamp, out["fingerprint"]
-                )
-                print(f"engine: {chapter}: {status} in {out['wall_s']:.1f} s ({reason})")
-                if not out["error"]:
-                    path = executed_path(root, chapter)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    nbformat.write(out["nb"], path)
-                    store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
-                    os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
-                manifest[chapter] = {
-                    "code": code,
-                    "dependencies": deps,
-                    "env": env,
-                    "profile": profile,
-                    "status": status,
-                    "wall_s": out["wall_s"],
-                    "executed_at": stamp,
-                    "fingerprint": out["fingerprint"],
-                }
-        save_manifest(root, manifest)
+        _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
+    save_manifest(root, manifest)
     return [results[c] for c in names]
+
+
+def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, threads: int,
+                 before: dict[str, str], env: str, profile: str, settings: dict[str, str],
+                 manifest: dict[str, Any], results: dict[str, ChapterResult]) -> None:
+    n = min(workers(threads), len(to_run))
+    print(f"engine: executing {len(to_run)} chapter(s), {n} at a time: " + ", ".join(c for c, _, _ in to_run),
+          flush=True)
+    pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init)
+    pending: dict[Future, tuple[str, str, str]] = {}
+    try:
+        for job in to_run:
+            pending[pool.submit(execute_chapter, str(root), job[0], timeout)] = job
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                chapter, code, reason = pending.pop(future)
+                result, entry = _settle(root, chapter, code, reason, future.result(), before, env, profile,
+                                        settings)
+                results[chapter] = result
+                manifest[chapter] = entry
+                save_manifest(root, manifest)  # keep what finished, whatever happens to the rest
+                print(f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})", flush=True)
+    except KeyboardInterrupt:
+        killed = 0
+        for pid in list(pool._processes or {}):  # the pool has no public way to stop running work
+            killed += _kill_children(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+        unfinished = ", ".join(c for c, _, _ in pending.values())
+        print(f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) killed); "
+              f"kept {len(results)} finished chapter(s)", file=sys.stderr, flush=True)
+        raise
+    pool.shutdown(wait=True)

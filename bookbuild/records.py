@@ -6,7 +6,11 @@ one of
 - ``{"kind": "text", "lines": [...]}``: printed text (stdout/stderr, merged);
 - ``{"kind": "value", "mime": "text/plain" | "text/markdown" | "text/html", "lines": [...]}``;
 - ``{"kind": "glue", "name": ..., "lines": [...]}``: a value bound into the prose;
-- ``{"kind": "image", "file": "<label>-<n>.png"}``: a figure, stored next to the records.
+- ``{"kind": "image", "file": "<label>-<n>.png", "text": [...]}``: a figure, stored next to the
+  records, with what it says (titles, labels, ticks, legend, annotations), when the kernel summarised it
+  (:mod:`bookbuild.kernel_hooks`); the numbers it plots go to ``<label>-<n>.json`` beside the PNG;
+- ``{"kind": "volatile"}``: the whole output of a cell marked ``volatile: true`` (never compared, so
+  not stored: accepting a build never rewrites a baseline for it).
 
 Records are keyed by the cell's ``label`` option, never by its position, so
 inserting a cell shifts nothing. Baselines are these records written to
@@ -18,9 +22,12 @@ memory addresses, temporary paths) and must then match exactly, except that
 numbers may differ within a cell's tolerance (``tolerance: {rtol: .., atol: ..}``
 in the cell's options; zero by default). Figures are compared by pixels with
 matplotlib's RMS image comparison, so antialiasing noise passes and a moved
-curve fails (``image_tolerance`` in the cell's options; 2.0 by default). A cell
-marked ``volatile: true`` is recorded but not compared, and a glued value whose
-name ends in ``_seconds`` is a wall time, recorded as ``<duration>``.
+curve fails (``image_tolerance`` in the cell's options; 2.0 by default). On top
+of the pixels, a figure's text must match exactly and its plotted numbers within
+the cell's tolerance (``rtol`` 1e-6 by default), so a wrong subscript in a label
+fails even where it moves few pixels. A cell marked ``volatile: true`` is not
+compared, and a glued value whose name ends in ``_seconds`` is a wall time,
+recorded as ``<duration>``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_IMAGE_TOLERANCE = 2.0
+DEFAULT_FIGURE_RTOL = 1e-6  # plotted numbers: rounding-level changes pass, a moved point fails
+FIGURE_MIME = "application/vnd.bookbuild.figure+json"  # written by bookbuild.kernel_hooks
+CELL_OPTIONS = ("tolerance", "image_tolerance", "volatile")
 DURATION_GLUE_SUFFIX = "_seconds"  # a glued value named like this is a wall time: recorded as <duration>
 VALUE_MIMES = ["text/markdown", "text/html", "text/plain"]
 
@@ -74,31 +84,99 @@ def _lines(text: str | list[str]) -> list[str]:
     return text.rstrip("\n").split("\n")
 
 
-def extract(nb: Any, chapter: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, bytes], dict[str, dict]]:
-    """Return (records, images by file name, per-cell comparison options) for an executed notebook."""
-    records: dict[str, list[dict[str, Any]]] = {}
-    images: dict[str, bytes] = {}
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
+    """The gate's options of one code cell, validated (a wrong type or key is an error naming the cell)."""
+    import difflib
+
+    label = cell.metadata.get("label", f"code cell #{number}")
+    where = f"{chapter}.md, cell {label!r}"
+    for key in cell.metadata:
+        close = difflib.get_close_matches(str(key), CELL_OPTIONS, n=1, cutoff=0.75)
+        if key not in CELL_OPTIONS and close:
+            raise RecordError(f"{where}: unknown option ':{key}:'; did you mean ':{close[0]}:'?")
+    options = {k: cell.metadata[k] for k in CELL_OPTIONS if k in cell.metadata}
+    tol = options.get("tolerance")
+    if tol is not None:
+        if not isinstance(tol, dict) or not tol:
+            raise RecordError(f"{where}: ':tolerance:' must be a mapping such as {{rtol: 1e-6, atol: 1e-9}}; "
+                              f"got {tol!r}")
+        for key, value in tol.items():
+            if key not in ("rtol", "atol"):
+                raise RecordError(f"{where}: ':tolerance:' accepts the keys rtol and atol; got {key!r}")
+            if not _is_number(value):
+                raise RecordError(f"{where}: ':tolerance:' {key} must be a number >= 0; got {value!r}")
+    if "image_tolerance" in options and not _is_number(options["image_tolerance"]):
+        raise RecordError(f"{where}: ':image_tolerance:' must be a number >= 0 (an RMS over pixels); "
+                          f"got {options['image_tolerance']!r}")
+    if "volatile" in options and not isinstance(options["volatile"], bool):
+        raise RecordError(f"{where}: ':volatile:' must be true or false; got {options['volatile']!r}")
+    return options
+
+
+def validate_cells(nb: Any, chapter: str) -> dict[str, dict]:
+    """Every code cell has a unique label and valid gate options; return the options by label.
+
+    Runs before a chapter executes, so a missing label costs no execution. Cells
+    are counted among code cells only, and named by their first line.
+    """
+    problems: list[str] = []
     options: dict[str, dict] = {}
-    for index, cell in enumerate(nb.cells):
+    number = 0
+    for cell in nb.cells:
         if cell.cell_type != "code":
             continue
+        number += 1
+        first = next((ln for ln in str(cell.source).splitlines() if ln.strip()), "(empty)")
         label = cell.metadata.get("label")
         if not label:
-            raise RecordError(f"{chapter}: code cell #{index + 1} has no ':label:' option; every code cell needs one")
-        if label in records:
-            raise RecordError(f"{chapter}: the label {label!r} is used by more than one code cell")
-        options[label] = {
-            k: cell.metadata[k] for k in ("tolerance", "image_tolerance", "volatile") if k in cell.metadata
-        }
+            problems.append(f"{chapter}.md: code cell #{number} (starting `{first[:60]}`) has no ':label:' "
+                            "option; every code cell needs a unique one")
+            continue
+        if label in options:
+            problems.append(f"{chapter}.md: the label {label!r} is used by more than one code cell "
+                            f"(again at code cell #{number})")
+            continue
+        try:
+            options[label] = cell_options(cell, chapter, number)
+        except RecordError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise RecordError("\n".join(problems))
+    return options
+
+
+def extract(nb: Any, chapter: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, bytes], dict[str, dict]]:
+    """Return (records, files by name, per-cell comparison options) for an executed notebook.
+
+    The files are each figure's PNG and, where the kernel summarised the figure,
+    the numbers it plots (``<label>-<n>.json``).
+    """
+    options = validate_cells(nb, chapter)
+    records: dict[str, list[dict[str, Any]]] = {}
+    images: dict[str, bytes] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        label = cell.metadata["label"]
+        if options[label].get("volatile"):
+            records[label] = [{"kind": "volatile"}]
+            continue
         outs: list[dict[str, Any]] = []
+        stream = None  # consecutive stream chunks are one text, joined exactly as printed
         for output in cell.get("outputs", []):
             kind = output.get("output_type")
             if kind == "stream":
-                if outs and outs[-1]["kind"] == "text":
-                    outs[-1]["lines"] = _lines("\n".join(outs[-1]["lines"]) + "\n" + "".join(output["text"]))
-                else:
-                    outs.append({"kind": "text", "lines": _lines(output["text"])})
-            elif kind in ("display_data", "execute_result"):
+                if stream is None:
+                    stream = {"kind": "text", "raw": ""}
+                    outs.append(stream)
+                stream["raw"] += "".join(output["text"])
+                continue
+            stream = None
+            if kind in ("display_data", "execute_result"):
                 data = output.get("data", {})
                 glue_name = output.get("metadata", {}).get("scrapbook", {}).get("name")
                 if glue_name:
@@ -108,30 +186,56 @@ def extract(nb: Any, chapter: str) -> tuple[dict[str, list[dict[str, Any]]], dic
                 elif "image/png" in data:
                     name = f"{label}-{len([o for o in outs if o['kind'] == 'image']) + 1}.png"
                     images[name] = base64.b64decode(data["image/png"])
-                    outs.append({"kind": "image", "file": name})
+                    record: dict[str, Any] = {"kind": "image", "file": name}
+                    summary = data.get(FIGURE_MIME)
+                    if isinstance(summary, str):
+                        summary = json.loads(summary)
+                    if summary:
+                        record["text"] = summary["text"]
+                        images[name.removesuffix(".png") + ".json"] = (
+                            json.dumps(summary["data"], separators=(",", ":")).encode()
+                        )
+                    outs.append(record)
                 else:
                     mime = next((m for m in VALUE_MIMES if m in data), None)
                     if mime is not None:
                         outs.append({"kind": "value", "mime": mime, "lines": _lines(data[mime])})
             elif kind == "error":
                 outs.append({"kind": "error", "lines": [f"{output.get('ename')}: {output.get('evalue')}"]})
+        for out in outs:
+            if "raw" in out:
+                out["lines"] = _lines(out.pop("raw"))
         records[label] = outs
     return records, images, options
 
 
-def write_baseline(directory: Path, chapter: str, records: dict, images: dict[str, bytes]) -> None:
-    """Write ``<chapter>.json`` and the chapter's figures under ``directory``, replacing older ones."""
+def write_baseline(directory: Path, chapter: str, records: dict, images: dict[str, bytes]) -> list[Path]:
+    """Write ``<chapter>.json`` and the chapter's figures under ``directory``; return the files that changed.
+
+    A file whose content is already the same is left untouched, and a figure no
+    longer produced is removed, so ``git status`` shows exactly what changed.
+    """
+    from bookbuild import files
+
     name = Path(chapter).name
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.json").write_text(dumps(records))
+    changed: list[Path] = []
+    target = directory / f"{name}.json"
+    text = dumps(records)
+    if not target.exists() or target.read_text() != text:
+        files.write_text(target, text)
+        changed.append(target)
     figures = directory / name
     if figures.exists():
-        for old in figures.glob("*.png"):
-            old.unlink()
-    if images:
-        figures.mkdir(exist_ok=True)
-        for file, data in images.items():
-            (figures / file).write_bytes(data)
+        for old in sorted(figures.iterdir()):
+            if old.suffix in (".png", ".json") and old.name not in images:
+                old.unlink()
+                changed.append(old)
+    for file, data in images.items():
+        path = figures / file
+        if not path.exists() or path.read_bytes() != data:
+            files.write_bytes(path, data)
+            changed.append(path)
+    return changed
 
 
 def dumps(records: dict[str, list[dict[str, Any]]]) -> str:
@@ -193,6 +297,62 @@ def _image_difference(old_png: Path, new_png: bytes, tol: float) -> str | None:
     return f"figure differs (RMS {result['rms']:.2f} > {tol})"
 
 
+def _numbers_in(value: Any) -> list[Any]:
+    """Flatten nested lists/dicts of a figure's data into a list of numbers and strings (keys included)."""
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in [k, *_numbers_in(value[k])]]
+    if isinstance(value, list):
+        return [x for v in value for x in _numbers_in(v)]
+    return [value]
+
+
+def _data_difference(old: Any, new: Any, rtol: float, atol: float) -> str | None:
+    a, b = _numbers_in(old), _numbers_in(new)
+    if len(a) != len(b):
+        return f"plotted data has {len(b)} entries instead of {len(a)}"
+    worst = None
+    for x, y in zip(a, b, strict=True):
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if not math.isclose(x, y, rel_tol=rtol, abs_tol=atol):
+                gap = abs(x - y)
+                if worst is None or gap > worst[0]:
+                    worst = (gap, x, y)
+        elif x != y:
+            return f"plotted data: {x!r} -> {y!r}"
+    if worst:
+        return f"plotted data moved (e.g. {worst[1]:.6g} -> {worst[2]:.6g}; rtol {rtol:g}, atol {atol:g})"
+    return None
+
+
+def _figure_differences(chapter: str, label: str, old: dict, new: dict, figures: Path, images: dict[str, bytes],
+                        opts: dict, rtol: float, atol: float) -> list[Difference]:
+    """A figure must say the same words exactly, plot the same numbers within tolerance, and look the same."""
+    diffs = []
+    if "text" in old or "text" in new:
+        old_text, new_text = old.get("text", []), new.get("text", [])
+        for a, b in zip(old_text, new_text, strict=False):
+            if a != b:
+                diffs.append(Difference(chapter, label, f"figure text '{a}'", f"'{b}'"))
+                break
+        else:
+            if len(old_text) != len(new_text):
+                diffs.append(Difference(chapter, label, f"{len(old_text)} figure texts", f"{len(new_text)}"))
+    data_file = old["file"].removesuffix(".png") + ".json"
+    new_data = images.get(new["file"].removesuffix(".png") + ".json")
+    if (figures / data_file).exists() and new_data is not None:
+        problem = _data_difference(json.loads((figures / data_file).read_text()), json.loads(new_data),
+                                   max(rtol, DEFAULT_FIGURE_RTOL), atol)
+        if problem:
+            diffs.append(Difference(chapter, label, old["file"], problem))
+    elif (figures / data_file).exists() != (new_data is not None):
+        diffs.append(Difference(chapter, label, old["file"], "plotted data recorded on one side only"))
+    image_tol = float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
+    problem = _image_difference(figures / old["file"], images[new["file"]], image_tol)
+    if problem:
+        diffs.append(Difference(chapter, label, old["file"], problem))
+    return diffs
+
+
 def compare(
     chapter: str,
     baseline: tuple[dict, Path] | None,
@@ -239,10 +399,9 @@ def compare(
             continue
         for old, new in zip(old_rest, new_rest, strict=True):
             if old["kind"] == "image":
-                image_tol = float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
-                problem = _image_difference(figures / old["file"], images[new["file"]], image_tol)
-                if problem:
-                    diffs.append(Difference(chapter, label, old["file"], problem))
+                diffs += _figure_differences(chapter, label, old, new, figures, images, opts, rtol, atol)
+                continue
+            if old["kind"] == "volatile":
                 continue
             changed = _text_difference(old["lines"], new["lines"], rtol, atol)
             if changed:

@@ -15,6 +15,7 @@ Run by ``make`` with the system Python before anything else exists:
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +34,23 @@ def host_has_cuda_torch(python: str) -> bool:
 
 
 def lock_hash(use_host_torch: bool) -> str:
-    digest = hashlib.sha256(f"host-torch={use_host_torch}\n".encode())
+    digest = hashlib.sha256(f"host-torch={use_host_torch}\npython={sys.version_info[:2]}\n".encode())
     for path in LOCK_FILES:
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def venv_python_version(venv: Path) -> str | None:
+    """``major.minor`` of the environment's Python, or ``None`` if it has none that runs."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return None
+    try:
+        out = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
 
 
 def run(cmd: list[str]) -> None:
@@ -49,7 +63,12 @@ def main(venv_dir: str = ".venv") -> int:
     use_host_torch = host_has_cuda_torch(sys.executable)
     stamp = venv / ".book-installed"
     wanted = lock_hash(use_host_torch)
-    if stamp.exists() and stamp.read_text().strip() == wanted:
+    here = "{}.{}".format(*sys.version_info[:2])
+    found = venv_python_version(venv)
+    if venv.exists() and found != here:
+        print(f"{venv} was made with Python {found or '(none that runs)'}, not this Python {here}; recreating it.")
+        shutil.rmtree(venv)
+    elif stamp.exists() and stamp.read_text().strip() == wanted:
         return 0
     if not (venv / "bin" / "python").exists():
         cmd = [sys.executable, "-m", "venv", str(venv)]

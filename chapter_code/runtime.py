@@ -17,6 +17,14 @@ Environment variables (read once, by :func:`setup`):
 ``BOOK_SEED``
     The base seed; unset means 0.
 
+CPU numerics: importing this module pins the code paths of PyTorch's CPU
+kernels before torch loads (see :data:`CPU_PINS`), for the process and every
+process it starts (chapter kernels, worker pools, tests). The same inputs then
+give bit-identical outputs on every x86-64 CPU with AVX2, whatever its vendor
+and whether or not it has AVX-512: that set of machines is the ``cpu-avx2``
+output profile. A machine that cannot honour the pins (an ARM CPU, an x86 CPU
+without AVX2) gets a profile of its own for which no baseline is recorded.
+
 Pages: every chapter (first cell), the introduction's build-information table.
 """
 
@@ -29,8 +37,54 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-import torch
+#: Environment variables that fix which instruction set PyTorch's CPU kernels use.
+#: ATen's vectorised kernels, oneDNN and MKL each pick the widest instruction set
+#: the CPU offers; AVX-512 kernels sum in a different order from AVX2 ones, so
+#: the last bits of a result (and, through training, whole numbers on a page)
+#: depend on the CPU. Capping all three at AVX2 makes every AVX2 machine compute
+#: the same bits. ``MKL_CBWR=AVX2`` is MKL's conditional numerical
+#: reproducibility mode: the same code path on Intel and AMD processors.
+CPU_PINS: dict[str, str] = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_CBWR": "AVX2",
+}
+PINNED_PROFILE = "cpu-avx2"
+PROFILE_DESCRIPTIONS: dict[str, str] = {
+    PINNED_PROFILE: "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
+    "kernels pinned to their AVX2 code paths",
+    "cuda": "NVIDIA GPUs through CUDA",
+}
+
+
+def cpu_supports_pins() -> bool:
+    """True on an x86-64 CPU with AVX2 and FMA, the instruction sets the pinned kernels need."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                return {"avx2", "fma"} <= flags
+    except OSError:
+        pass
+    return False
+
+
+def pin_cpu_numerics() -> None:
+    """Set :data:`CPU_PINS` in this process's environment (inherited by every child process).
+
+    They must be in place before torch is imported; importing this module does
+    it. A torch imported earlier without them is caught by :func:`setup`.
+    """
+    if cpu_supports_pins():
+        os.environ.update(CPU_PINS)
+
+
+pin_cpu_numerics()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 DEFAULT_SEED = 0
 DEFAULT_THREADS = 1
@@ -43,7 +97,8 @@ class Fingerprint:
 
     device: str
     device_name: str
-    profile: str  # "cpu" or "cuda": which set of recorded outputs applies
+    profile: str  # "cpu-avx2", "cuda", ...: which set of recorded outputs applies
+    cpu_kernels: str  # the instruction set ATen's CPU kernels dispatch to, and the pins in force
     torch_version: str
     cuda_version: str
     python_version: str
@@ -52,12 +107,18 @@ class Fingerprint:
     deterministic_algorithms: bool
     git_commit: str
 
-    def as_rows(self) -> list[tuple[str, str]]:
-        """(label, value) pairs in display order, for a two-column table."""
+    def as_rows(self, with_commit: bool = True) -> list[tuple[str, str]]:
+        """(label, value) pairs in display order, for a two-column table.
+
+        A page whose outputs are cached leaves out the commit: the outputs stay
+        valid across commits that change nothing they depend on, so the commit
+        they were made at would read as the commit of the build.
+        """
         labels = {
             "device": "device",
             "device_name": "device name",
             "profile": "output profile",
+            "cpu_kernels": "CPU kernels",
             "torch_version": "PyTorch",
             "cuda_version": "CUDA",
             "python_version": "Python",
@@ -66,7 +127,7 @@ class Fingerprint:
             "deterministic_algorithms": "deterministic algorithms",
             "git_commit": "git commit",
         }
-        return [(labels[k], str(v)) for k, v in asdict(self).items()]
+        return [(labels[k], str(v)) for k, v in asdict(self).items() if with_commit or k != "git_commit"]
 
 
 def pick_device(requested: str | None = None) -> torch.device:
@@ -143,6 +204,43 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
+def output_profile(device: torch.device) -> str:
+    """Name the set of machines whose outputs agree bit for bit with this one's (see :data:`PROFILE_DESCRIPTIONS`)."""
+    if device.type == "cuda":
+        return "cuda"
+    if cpu_supports_pins():
+        return PINNED_PROFILE
+    return f"cpu-{platform.machine().lower() or 'unknown'}-unpinned"
+
+
+def describe_profile(profile: str) -> str:
+    """One line on which machines share ``profile``'s outputs."""
+    return PROFILE_DESCRIPTIONS.get(
+        profile, "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies"
+    )
+
+
+def cpu_kernels() -> str:
+    """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ...)``."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    pins = [f"{k}={os.environ[k]}" for k in CPU_PINS if k in os.environ]
+    return f"{capability} (pinned: {', '.join(pins)})" if pins else f"{capability} (not pinned)"
+
+
+def _check_pins() -> None:
+    if not cpu_supports_pins():
+        return
+    wrong = {k: os.environ.get(k) for k, v in CPU_PINS.items() if os.environ.get(k) != v}
+    capability = torch.backends.cpu.get_cpu_capability()
+    if wrong or capability != "AVX2":
+        raise RuntimeError(
+            f"CPU numerics are not pinned (ATen kernels: {capability}; variables: {wrong or 'set'}): torch ran "
+            "an operation before chapter_code.runtime was imported, or the pins were changed. Import "
+            "chapter_code.runtime before anything that imports torch (the first line of a chapter or script), "
+            "and do not override " + ", ".join(CPU_PINS) + "."
+        )
+
+
 _STATE: dict[str, object] = {}
 
 
@@ -155,6 +253,7 @@ def setup(seed: int | None = None) -> torch.device:
     threads = _int_from_env("BOOK_THREADS", DEFAULT_THREADS, 1)
     base_seed = _int_from_env("BOOK_SEED", DEFAULT_SEED, 0) if seed is None else seed
     device = pick_device()
+    _check_pins()
     torch.set_num_threads(threads)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -180,7 +279,8 @@ def fingerprint() -> Fingerprint:
     return Fingerprint(
         device=str(device),
         device_name=device_name,
-        profile=device.type,
+        profile=output_profile(device),
+        cpu_kernels=cpu_kernels(),
         torch_version=torch.__version__,
         cuda_version=torch.version.cuda or "none",
         python_version=platform.python_version(),

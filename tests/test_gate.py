@@ -17,15 +17,64 @@ def test_accept_refuses_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 def test_report_lists_outcomes_differences_and_failures(tmp_path: Path) -> None:
     (tmp_path / "book").mkdir()
-    fp = {"device": "cpu", "torch_version": "2.13.0", "threads": 1, "seed": 0}
+    fp = {"device_name": "AMD EPYC", "cpu_kernels": "AVX2 (pinned)", "torch_version": "2.13.0", "threads": 1,
+          "seed": 0}
     ok = engine.ChapterResult("book/a", "hit", "unchanged", 1.5, "k1", {"chapter_code/x.py": "h"}, "", "t", fp)
     bad = engine.ChapterResult("book/b", "failed", "code cells changed", 2.0, "k2", {}, "book/b.md: cell 'c' failed")
     diff = records.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
     checks = [gate.ChapterCheck(ok, [diff], None), gate.ChapterCheck(bad, [], None)]
-    page = gate.write_report(tmp_path, checks, "cpu").read_text()
-    assert "| {doc}`/book/a` | cache hit | unchanged | 1.5 | t | cpu | 2.13.0 | 1 | 0 |" in page
-    assert "**1 difference(s)**" in page
-    assert "**FAILED**" in page
-    assert "book/a [cell-1]: loss = 1 -> loss = 2" in page
+    page = gate.write_report(tmp_path, checks, "cpu-avx2").read_text()
+    verdict = "**1 difference(s)**: `make check` fails until reviewed"
+    assert f"| {{doc}}`/book/a` | {verdict} | cache hit | unchanged | 1.5 |" in page
+    assert "| {doc}`/book/a` | AMD EPYC | AVX2 (pinned) | 2.13.0 | 1 | 0 |" in page
+    assert "**FAILED to execute**" in page
+    assert "- `book/a` cell `cell-1`: `loss = 1` → `loss = 2`" in page
     assert "book/b.md: cell 'c' failed" in page
-    assert "`x.py`" in page
+    assert "`chapter_code/x.py`" in page
+
+
+@pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), ("on", True), ("yes", True),
+                                                 ("", False), ("0", False), ("false", False), ("off", False)])
+def test_ci_is_recognised_in_every_common_spelling(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                   expected: bool) -> None:
+    monkeypatch.setenv("CI", value)
+    assert gate.ci_environment() is expected
+
+
+def test_report_states_the_verdict_first_and_the_rules(tmp_path: Path) -> None:
+    ok = engine.ChapterResult("book/a", "hit", "unchanged", 1.5, "k1", {}, "", "t", None)
+    diff = records.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
+    page = gate.report_text([gate.ChapterCheck(ok, [diff], None)], "cpu-avx2")
+    header = next(line for line in page.splitlines() if line.startswith("| chapter |"))
+    assert header.split("|")[2].strip() == "verdict"
+    assert "`make check` fails until reviewed" in page
+    assert "must match exactly" in page
+    assert "| |" not in page  # no empty table header
+
+
+def test_unknown_cpu_profile_is_built_but_not_compared(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    assert not gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")
+    assert gate.profile_has_baselines(tmp_path, "cpu-avx2")
+    code = gate.verdict([gate.ChapterCheck(ok, [], ({}, {}, {}), compared=False)], "cpu-aarch64-unpinned")
+    assert code == 0
+    assert "no baseline applies to this machine" in capsys.readouterr().out
+
+
+def test_check_writes_nothing_into_the_book_and_honours_book_build_dir(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_engine import write_book
+
+    write_book(tmp_path)
+    state = tmp_path / "elsewhere"
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(state))
+    assert gate.check(tmp_path) == 1  # no baseline yet
+    assert not (tmp_path / "book" / "build-report.md").exists()
+    assert not (tmp_path / "_build").exists()
+    assert (state / "engine" / "manifest.json").exists()
+
+
+def test_stale_chapter_fails_the_gate(capsys: pytest.CaptureFixture) -> None:
+    stale = engine.ChapterResult("book/a", "stale", "code cells changed", 1.0, "k", {}, "book/a.md: x changed")
+    assert gate.verdict([gate.ChapterCheck(stale, [], None)], "cpu-avx2") == 1
+    assert "book/a.md: x changed" in capsys.readouterr().err

@@ -137,7 +137,8 @@ def test_volatile_substrings_are_normalised() -> None:
 def test_cells_need_unique_labels() -> None:
     nb = notebook("x\n", [1, 2])
     del nb.cells[1].metadata["label"]
-    with pytest.raises(records.RecordError, match=r"code cell #2 has no ':label:'"):
+    expected = r"book/ch.md: code cell #1 \(starting `print\(x\)`\) has no ':label:'"
+    with pytest.raises(records.RecordError, match=expected):
         records.extract(nb, "book/ch")
     nb = notebook("x\n", [1, 2])
     nb.cells[2].metadata["label"] = "result"
@@ -169,3 +170,76 @@ def test_glue_is_matched_by_name_not_position(baseline: Path) -> None:
     nb.cells[2].outputs.insert(0, extra)
     diffs = diffs_against(baseline, nb)
     assert [(d.cell, d.old, d.new) for d in diffs] == [("glue-cell: glue new_value", "not glued", "7")]
+
+
+def test_stream_chunks_split_mid_line_are_joined_exactly_as_printed() -> None:
+    nb = notebook("x\n", [1, 2])
+    nb.cells[1].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="reach count: 1"),
+        nbformat.v4.new_output("stream", name="stdout", text="2 of 60\nnext line\n"),
+    ]
+    recs, _, _ = records.extract(nb, "book/ch")
+    assert recs["result"] == [{"kind": "text", "lines": ["reach count: 12 of 60", "next line"]}]
+
+
+def figure_output(xlabel: str, ys: list[float]) -> dict:
+    """A display output as the engine's kernel writes it: the PNG plus the figure's summary."""
+    from bookbuild.kernel_hooks import FIGURE_MIME, summarise_figure
+
+    with plt.style.context("default"):
+        fig, ax = plt.subplots(figsize=(4, 3), dpi=80)
+        ax.plot(ys, label="state")
+        ax.set_xlabel(xlabel)
+        ax.legend()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        summary = summarise_figure(fig)
+        plt.close(fig)
+    data = {"image/png": base64.b64encode(buf.getvalue()).decode(), FIGURE_MIME: summary}
+    return nbformat.v4.new_output("display_data", data=data)
+
+
+def with_figure(xlabel: str, ys: list[float]):
+    nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
+    nb.cells[3].outputs = [figure_output(xlabel, ys)]
+    return nb
+
+
+def test_a_wrong_subscript_in_a_figure_label_fails_though_its_pixels_hardly_move(tmp_path: Path) -> None:
+    recs, images, _ = records.extract(with_figure("$h_{t-1}$", [1, 2, 3]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    assert "axes 1 x label: $h_{t-1}$" in recs["figure"][0]["text"]
+    diffs = diffs_against(tmp_path, with_figure("$h_{t+1}$", [1, 2, 3]))
+    assert [(d.cell, d.old, d.new) for d in diffs] == [
+        ("figure", "figure text 'axes 1 x label: $h_{t-1}$'", "'axes 1 x label: $h_{t+1}$'")
+    ]
+
+
+def test_figure_data_is_compared_within_tolerance(tmp_path: Path) -> None:
+    recs, images, _ = records.extract(with_figure("step", [1, 2, 3]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    assert diffs_against(tmp_path, with_figure("step", [1, 2, 3 + 1e-9])) == []
+    moved = diffs_against(tmp_path, with_figure("step", [1, 2, 3.001]))
+    assert len(moved) == 1
+    assert moved[0].new.startswith("plotted data moved (e.g. ")
+
+
+def test_volatile_cells_are_not_stored_so_accepting_twice_writes_nothing(tmp_path: Path) -> None:
+    nb = notebook("built at 22:31 on commit abc\n", [1, 2], options={"volatile": True})
+    recs, images, _ = records.extract(nb, "book/ch")
+    assert recs["result"] == [{"kind": "volatile"}]
+    assert records.write_baseline(tmp_path, "book/ch", recs, images)  # first time: files written
+    nb = notebook("built at 22:40 on commit def\n", [1, 2], options={"volatile": True})
+    recs, images, _ = records.extract(nb, "book/ch")
+    assert records.write_baseline(tmp_path, "book/ch", recs, images) == []
+
+
+def test_a_figure_no_longer_drawn_is_removed_from_the_baseline(tmp_path: Path) -> None:
+    recs, images, _ = records.extract(notebook("x\n", [1, 2]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    nb = notebook("x\n", [1, 2])
+    nb.cells[3].outputs = []
+    recs, images, _ = records.extract(nb, "book/ch")
+    changed = records.write_baseline(tmp_path, "book/ch", recs, images)
+    assert tmp_path / "ch" / "figure-1.png" in changed
+    assert not (tmp_path / "ch" / "figure-1.png").exists()

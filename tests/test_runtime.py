@@ -41,7 +41,7 @@ def test_setup_pins_threads_and_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
         fp = runtime.fingerprint()
         assert fp.threads == 1
         assert fp.seed == 7
-        assert fp.profile == "cpu"
+        assert fp.profile == runtime.output_profile(torch.device("cpu"))
         assert fp.torch_version == torch.__version__
         assert dict(fp.as_rows())["CPU threads"] == "1"
     finally:
@@ -58,3 +58,41 @@ def test_bad_environment_values_are_named(monkeypatch: pytest.MonkeyPatch, var: 
 def test_seed_everything_rejects_negative_seed() -> None:
     with pytest.raises(ValueError, match="seed must be a non-negative int"):
         runtime.seed_everything(-1)
+
+
+def test_fingerprint_shows_the_profile_and_the_cpu_pins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOOK_DEVICE", "cpu")
+    runtime.setup()
+    fp = runtime.fingerprint()
+    if runtime.cpu_supports_pins():
+        assert fp.profile == "cpu-avx2"
+        assert fp.cpu_kernels == ("AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
+                                  "MKL_CBWR=AVX2)")
+    else:
+        assert fp.profile.endswith("-unpinned")
+    assert "AVX2" in runtime.describe_profile("cpu-avx2")
+    assert "no recorded baseline applies" in runtime.describe_profile("cpu-aarch64-unpinned")
+
+
+def test_profile_of_a_machine_without_avx2_is_unpinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: False)
+    monkeypatch.setattr(runtime.platform, "machine", lambda: "aarch64")
+    assert runtime.output_profile(torch.device("cpu")) == "cpu-aarch64-unpinned"
+    assert runtime.output_profile(torch.device("cuda")) == "cuda"
+
+
+@pytest.mark.skipif(not runtime.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
+def test_setup_refuses_to_run_with_the_pins_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MKL_CBWR", "AUTO")
+    with pytest.raises(RuntimeError, match="CPU numerics are not pinned"):
+        runtime.setup()
+
+
+@pytest.mark.skipif(not runtime.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
+def test_a_process_that_imports_torch_first_still_gets_the_pins_from_its_parent() -> None:
+    import subprocess
+    import sys
+
+    code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "AVX2"  # the test process's environment carries the pins to its children

@@ -1,0 +1,197 @@
+"""What the engine installs inside a chapter's kernel before its first cell, and collects after its last.
+
+Three things, none of them visible on the page:
+
+- **A trace of what the chapter read.** An audit hook sees every ``open`` and
+  every directory listing (``os.listdir``, ``os.scandir``) of a path inside the
+  repository; at the end, the ``chapter_code`` modules in ``sys.modules`` are
+  added. Files the chapter *wrote* are reported separately: they are its
+  outputs, not its inputs.
+- **A summary of every figure.** A display formatter for matplotlib figures
+  adds, beside the PNG, a JSON summary of what the figure says (titles, axis
+  labels, tick labels, legend entries, annotations: compared exactly by the
+  gate) and what it plots (line and marker coordinates, bar extents, axis
+  limits: compared within tolerance). A wrong subscript in a label then fails
+  the gate even where its pixels hardly change.
+- **A watchdog.** If the process that started the kernel disappears (the build
+  was killed), the kernel exits instead of running on as an orphan.
+
+The engine removes the cells that call :func:`install` and :func:`finish`
+before anything is stored or rendered.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+FIGURE_MIME = "application/vnd.bookbuild.figure+json"
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set()}
+
+
+def _inside(path: str) -> str | None:
+    root = _state["root"]
+    if not path.startswith(root):
+        return None
+    rel = path[len(root):]
+    first = rel.split(os.sep, 1)[0]
+    if first in _state["excluded"] or "__pycache__" in rel:
+        return None
+    return rel
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open":
+        if not args or not isinstance(args[0], (str, bytes, os.PathLike)):
+            return
+        path = os.path.abspath(os.fsdecode(args[0]))
+        rel = _inside(path)
+        if rel is None:
+            return
+        mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
+        )
+        (_state["written"] if writes else _state["read"]).add(rel)
+    elif event in ("os.listdir", "os.scandir"):
+        caller = sys._getframe(1).f_code.co_filename
+        if caller.startswith("<frozen importlib") or "importlib" in caller:  # the import system's own lookups
+            return
+        target = args[0] if args and args[0] is not None else "."
+        if isinstance(target, int):  # a file descriptor: nothing to name
+            return
+        rel = _inside(os.path.abspath(os.fsdecode(target)))
+        if rel is not None:
+            _state["listed"].add(rel)
+
+
+def _number(value: Any) -> Any:
+    value = float(value)
+    return value if math.isfinite(value) else str(value)
+
+
+def _xy(data: Any) -> list:
+    import numpy as np
+
+    array = np.ma.filled(np.ma.asarray(data, dtype=float), np.nan)
+    return [[_number(v) for v in row] for row in np.atleast_2d(array).reshape(-1, 2)] if array.size else []
+
+
+def _texts(artists: Any) -> list[str]:
+    return [t.get_text() for t in artists if t.get_visible() and t.get_text()]
+
+
+def summarise_figure(fig: Any) -> dict[str, Any]:
+    """What a matplotlib figure says (``text``: exact strings) and plots (``data``: numbers)."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.image import AxesImage
+    from matplotlib.patches import Rectangle
+
+    fig.canvas.draw()  # tick labels exist only once the figure is drawn
+    text: list[str] = []
+    data: list[Any] = []
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        text.append(f"suptitle: {fig._suptitle.get_text()}")
+    text += [f"figure text: {t}" for t in _texts(fig.texts)]
+    for n, ax in enumerate(fig.axes, start=1):
+        if not ax.get_visible():
+            continue
+        where = f"axes {n}"
+        for loc in ("left", "center", "right"):
+            if ax.get_title(loc):
+                text.append(f"{where} title: {ax.get_title(loc)}")
+        text.append(f"{where} x label: {ax.get_xlabel()}")
+        text.append(f"{where} y label: {ax.get_ylabel()}")
+        text.append(f"{where} scales: {ax.get_xscale()}, {ax.get_yscale()}")
+        text.append(f"{where} x ticks: " + " | ".join(_texts(ax.get_xticklabels())))
+        text.append(f"{where} y ticks: " + " | ".join(_texts(ax.get_yticklabels())))
+        legend = ax.get_legend()
+        if legend is not None:
+            text.append(f"{where} legend: " + " | ".join(_texts(legend.get_texts())))
+        text += [f"{where} text: {t}" for t in _texts(ax.texts)]
+        data.append({"axes": n, "xlim": [_number(v) for v in ax.get_xlim()],
+                     "ylim": [_number(v) for v in ax.get_ylim()]})
+        for line in ax.get_lines():
+            data.append({"axes": n, "line": line.get_label(), "xy": _xy(np.column_stack(line.get_data()))})
+        for coll in ax.collections:
+            if isinstance(coll, PathCollection):
+                data.append({"axes": n, "points": coll.get_label(), "xy": _xy(coll.get_offsets())})
+        bars = [p for p in ax.patches if isinstance(p, Rectangle)]
+        if bars:
+            data.append({"axes": n, "bars": [[_number(v) for v in (b.get_x(), b.get_y(), b.get_width(),
+                                                                     b.get_height())] for b in bars]})
+        for image in ax.images:
+            if isinstance(image, AxesImage):
+                array = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
+                data.append({"axes": n, "image": [[_number(v) for v in row] for row in np.atleast_2d(array)]})
+    return {"text": text, "data": data}
+
+
+def _install_figure_formatter() -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.core.formatters import BaseFormatter
+        from traitlets import ObjectName, Unicode
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    class FigureSummaryFormatter(BaseFormatter):
+        format_type = Unicode(FIGURE_MIME)
+        print_method = ObjectName("_bookbuild_summary_")
+        _return_type = (dict,)
+
+    formatter = FigureSummaryFormatter(parent=shell.display_formatter)
+    shell.display_formatter.formatters[FIGURE_MIME] = formatter
+    formatter.for_type_by_name("matplotlib.figure", "Figure", summarise_figure)
+
+
+def _watchdog() -> None:
+    parent = os.getppid()
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:  # the process that started this kernel is gone
+            os._exit(3)
+
+
+def install(root: str, excluded: list[str]) -> None:
+    """Start tracing reads under ``root`` (except the top-level folders in ``excluded``) and summarising figures."""
+    _state.update(root=root.rstrip(os.sep) + os.sep, excluded=set(excluded))
+    sys.addaudithook(_audit)
+    _install_figure_formatter()
+    threading.Thread(target=_watchdog, name="bookbuild-watchdog", daemon=True).start()
+
+
+def finish(out: str) -> None:
+    """Write what the chapter read, listed and wrote, its modules and its runtime fingerprint to ``out``."""
+    modules = set()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        rel = _inside(os.path.abspath(file)) if file else None
+        if rel is not None and rel.endswith(".py"):
+            modules.add(rel)
+    fingerprint = None
+    runtime = sys.modules.get("chapter_code.runtime")
+    if runtime is not None:
+        try:
+            fingerprint = runtime.fingerprint().__dict__
+        except RuntimeError:  # the chapter never called runtime.setup()
+            pass
+    trace = {
+        "read": sorted((_state["read"] | modules) - _state["written"]),
+        "written": sorted(_state["written"]),
+        "listed": sorted(_state["listed"]),
+        "fingerprint": fingerprint,
+    }
+    with open(out, "w") as handle:  # outside the repository's traced folders (under _build)
+        json.dump(trace, handle)
