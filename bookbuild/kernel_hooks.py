@@ -151,8 +151,17 @@ def _install_figure_formatter() -> None:
         print_method = ObjectName("_bookbuild_summary_")
         _return_type = (dict,)
 
+        def pop(self, typ: Any, default: Any = None) -> Any:
+            # matplotlib-inline removes every formatter's Figure printer when it picks its image formats
+            # (on the first pyplot import, possibly mid-cell); this formatter keeps its own.
+            if getattr(typ, "__name__", None) == "Figure" or typ == "matplotlib.figure.Figure":
+                return default
+            return super().pop(typ, default)
+
     formatter = FigureSummaryFormatter(parent=shell.display_formatter)
     shell.display_formatter.formatters[FIGURE_MIME] = formatter
+    if FIGURE_MIME not in shell.display_formatter.active_types:  # only active types are computed on display
+        shell.display_formatter.active_types.append(FIGURE_MIME)
     formatter.for_type_by_name("matplotlib.figure", "Figure", summarise_figure)
 
 

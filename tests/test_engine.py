@@ -361,3 +361,18 @@ def test_interrupt_or_kill_leaves_no_kernel_behind(tmp_path: Path, sig: signal.S
     assert _gone(kernel), "the chapter's kernel outlived the engine"
     if sig == signal.SIGINT:
         assert "engine: interrupted; stopped book/ch" in proc.stdout.read()
+
+
+def test_a_figure_drawn_in_the_kernel_is_recorded_with_its_text_and_data(tmp_path: Path) -> None:
+    from bookbuild import records
+
+    write_book(tmp_path)
+    add_cell(tmp_path, "fig", "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+             "ax.plot([1, 2, 3], label='$h_{t-1}$')\nax.set_xlabel('step')\nax.legend()\nplt.show()")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    recs, files_, _ = records.extract(engine.rendered_notebook(tmp_path, "book/ch"), "book/ch")
+    (figure,) = recs["fig"]
+    assert "axes 1 legend: $h_{t-1}$" in figure["text"]
+    assert "axes 1 x label: step" in figure["text"]
+    assert b"[[0.0,1.0],[1.0,2.0],[2.0,3.0]]" in files_["fig-1.json"]
