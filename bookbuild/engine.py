@@ -76,6 +76,7 @@ class ChapterResult:
     error: str = ""
     executed_at: str = ""
     fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
+    runs: list[dict[str, Any]] = field(default_factory=list)  # memoized runs of its last execution
 
 
 # --------------------------------------------------------------------------- where state lives
@@ -464,13 +465,14 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
         "wall_s": out["wall_s"],
         "executed_at": stamp,
         "fingerprint": out["trace"]["fingerprint"],
+        "runs": out["trace"].get("runs", []),
     }
     if status == "executed":
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
         os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
     result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
-                           out["trace"]["fingerprint"])
+                           out["trace"]["fingerprint"], out["trace"].get("runs", []))
     return result, entry
 
 
@@ -527,7 +529,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             to_run.append((chapter, code, reason))
         else:
             results[chapter] = ChapterResult(chapter, "hit", "unchanged", old.get("wall_s", 0.0), key, deps, "",
-                                             old.get("executed_at", ""), old.get("fingerprint"))
+                                             old.get("executed_at", ""), old.get("fingerprint"), old.get("runs", []))
     if to_run:
         _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
     save_manifest(root, manifest)

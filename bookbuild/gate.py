@@ -120,6 +120,18 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         lines.append(f"| {{doc}}`/{c.result.chapter}` | {cells} |")
     lines += ["", "## This build", "", "| setting | value |", "|---|---|",
               *[f"| {label} | `{value}` |" for label, value in fp.as_rows()]]
+    runs = [(c.result, r) for c in checks for r in c.result.runs]
+    if runs:
+        lines += ["", "## Memoized runs", "",
+                  "Expensive computations inside chapters, keyed by their code, arguments and data "
+                  "(`runtime.run_once`). *Reused* means read back from an earlier computation in this build "
+                  "folder; a clean build computes every one. For a chapter that was a cache hit, the runs are "
+                  "those of its last execution.", "",
+                  "| chapter | run | outcome | wall time (s) | computing it took (s) | key |",
+                  "|---|---|---|---:|---:|---|"]
+        for result, r in runs:
+            lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r['outcome']} | {r['wall_s']:.1f} "
+                         f"| {r['compute_s']:.1f} | `{r['key']}` |")
     lines += ["", "## What each chapter read", ""]
     for c in checks:
         deps = ", ".join(f"`{d}`" for d in c.result.dependencies) or "nothing traced"

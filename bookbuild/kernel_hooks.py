@@ -33,7 +33,7 @@ from typing import Any
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set()}
+_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": []}
 
 
 def _inside(path: str) -> str | None:
@@ -181,6 +181,12 @@ def install(root: str, excluded: list[str]) -> None:
     threading.Thread(target=_watchdog, name="bookbuild-watchdog", daemon=True).start()
 
 
+def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float) -> None:
+    """Record one memoized run (``outcome`` "reused" or "computed") for the build report."""
+    _state["runs"].append({"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
+                           "compute_s": round(compute_s, 3)})
+
+
 def finish(out: str) -> None:
     """Write what the chapter read, listed and wrote, its modules and its runtime fingerprint to ``out``."""
     modules = set()
@@ -201,6 +207,7 @@ def finish(out: str) -> None:
         "written": sorted(_state["written"]),
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,
+        "runs": _state["runs"],
     }
     with open(out, "w") as handle:  # outside the repository's traced folders (under _build)
         json.dump(trace, handle)

@@ -34,8 +34,10 @@ import os
 import platform
 import random
 import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 #: Environment variables that fix which instruction set PyTorch's CPU kernels use.
 #: ATen's vectorised kernels, oneDNN and MKL each pick the widest instruction set
@@ -87,6 +89,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 DEFAULT_SEED = 0
+T = TypeVar("T")
 DEFAULT_THREADS = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -289,3 +292,20 @@ def fingerprint() -> Fingerprint:
         deterministic_algorithms=torch.are_deterministic_algorithms_enabled(),
         git_commit=_git_commit(),
     )
+
+
+def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any) -> T:
+    """Return ``fn(**kwargs)``, computing it only once per content of its code, arguments and data.
+
+    Inside the book's repository the result is memoized by the build
+    (``bookbuild.runs``): a later call with the same function source (and the
+    sources of the ``chapter_code`` modules it imports), the same arguments,
+    the same ``data`` files, packages and device profile reads the stored
+    result back bit for bit. Where the build machinery is absent (a copy of
+    ``chapter_code`` alone, a student's notebook), it simply calls ``fn``.
+    """
+    try:
+        from bookbuild.runs import run_once as memoized
+    except ImportError:
+        return fn(**kwargs)
+    return memoized(fn, data=tuple(data), **kwargs)

@@ -1,0 +1,211 @@
+"""Memoized runs: an expensive, deterministic computation inside a chapter is done once per content.
+
+A chapter wraps a training run or a grid of runs with
+:func:`chapter_code.runtime.run_once` (the one entry point taught code uses),
+which comes here. The run's **key** covers everything that can change its
+result:
+
+- the function's qualified name, and the source of its module and of every
+  ``chapter_code`` module that module imports, directly or not (found by
+  reading their ``import`` statements, so an edit to an unrelated module keeps
+  the key);
+- its keyword arguments (numbers, strings, lists, dicts and dataclasses,
+  written as canonical JSON);
+- the content of the ``data`` files it declares;
+- the locked packages, torch's and Python's versions, the output profile, the
+  pinned CPU numerics and the settings that change outputs (``BOOK_SEED``,
+  ``BOOK_THREADS``, ``BOOK_DEVICE``).
+
+A hit returns the stored result bit for bit (``torch.save``/``torch.load``); a
+miss computes and stores it. Results live under ``_build/runs/<key>/`` (never
+committed; ``make clean`` or a fresh clone computes everything again), written
+atomically, each with the SHA-256 of its file, so a damaged entry is reported
+and recomputed, never loaded. Two chapters asking for the same key at the same
+time compute it once: the second waits on the entry's lock and then reads it.
+Every call is noted for the build report (:func:`bookbuild.kernel_hooks.note_run`).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import inspect
+import io
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+
+from filelock import FileLock
+
+from bookbuild import files
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+def runs_dir(root: Path | None = None) -> Path:
+    root = root or ROOT
+    override = os.environ.get("BOOK_BUILD_DIR", "").strip()
+    return (Path(override).resolve() if override else root / "_build") / "runs"
+
+
+def _module_file(name: str, root: Path) -> Path | None:
+    path = root / Path(*name.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_modules(path: Path, package: str) -> set[str]:
+    """Names of ``package`` modules that the source at ``path`` imports (absolute or relative)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == package}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = package + ("." + base if base else "")
+            if base.split(".")[0] == package:
+                found.add(base)
+                found |= {f"{base}.{a.name}" for a in node.names}  # `from package import module`
+    return found
+
+
+def source_closure(module: str, root: Path | None = None) -> dict[str, str]:
+    """SHA-256 of the source of ``module`` and of every module of its package it imports, transitively."""
+    root = root or ROOT
+    package = module.split(".")[0]
+    seen: dict[str, str] = {}
+    queue = [module]
+    while queue:
+        name = queue.pop()
+        path = _module_file(name, root)
+        if path is None or name in seen:
+            continue
+        seen[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        queue += sorted(_imported_modules(path, package) - set(seen))
+    return dict(sorted(seen.items()))
+
+
+def canonical(value: Any, where: str = "argument") -> Any:
+    """A JSON-ready form of a run's argument; anything whose value JSON cannot pin down is an error."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__dataclass__": type(value).__qualname__,
+                **{f.name: canonical(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)}}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"{where}: a run's dict arguments need string keys")
+        return {k: canonical(v, f"{where}[{k!r}]") for k, v in sorted(value.items())}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"{where}: a memoized run takes numbers, strings, lists, dicts and dataclasses; got "
+                    f"{type(value).__name__} (pass what builds it instead)")
+
+
+def environment() -> dict[str, Any]:
+    """Everything outside the repository's sources that changes a run's result."""
+    from chapter_code import runtime
+
+    locks = hashlib.sha256()
+    for name in ("requirements/lock.txt", "requirements/torch.txt"):
+        path = ROOT / name
+        locks.update(path.read_bytes() if path.exists() else b"")
+    settings = {k: os.environ.get(k, "") for k in ("BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE", *runtime.CPU_PINS)}
+    return {
+        "locks": locks.hexdigest(),
+        "torch": metadata.version("torch"),
+        "python": sys.version.split()[0],
+        "profile": runtime.output_profile(runtime.pick_device()),
+        "settings": settings,
+    }
+
+
+def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tuple[str, ...] = (),
+            root: Path | None = None) -> tuple[str, dict[str, Any]]:
+    """The run's key and the description it hashes (stored beside the result, for the curious)."""
+    root = root or ROOT
+    module = inspect.getmodule(fn)
+    if module is None or not getattr(module, "__file__", None):
+        raise TypeError(f"run_once needs a function defined in a module, not {fn!r}")
+    data_hashes = {}
+    for rel in data:
+        path = root / rel
+        if not path.is_file():
+            raise FileNotFoundError(f"run_once: declared data file {rel} does not exist under {root}")
+        data_hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    what = {
+        "function": f"{module.__name__}.{fn.__qualname__}",
+        "sources": source_closure(module.__name__, root),
+        "arguments": canonical(kwargs),
+        "data": data_hashes,
+        "environment": environment(),
+    }
+    blob = json.dumps(what, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:20], what
+
+
+def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
+    """The stored result, or ``None`` when the entry is absent or damaged (reported, then removed)."""
+    import torch
+
+    meta_file, result_file = entry / "meta.json", entry / "result.pt"
+    if not meta_file.exists():
+        return None
+    try:
+        meta = json.loads(meta_file.read_text())
+        blob = result_file.read_bytes()
+        if hashlib.sha256(blob).hexdigest() != meta["sha256"]:
+            raise ValueError("its result file does not match the hash recorded when it was stored")
+        return torch.load(io.BytesIO(blob), weights_only=False), meta
+    except (OSError, ValueError, KeyError, RuntimeError, EOFError, json.JSONDecodeError) as exc:
+        print(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again", file=sys.stderr)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+
+
+def _store(entry: Path, result: Any, meta: dict[str, Any]) -> None:
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(result, buffer)
+    blob = buffer.getvalue()
+    staging = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    (staging / "result.pt").write_bytes(blob)
+    files.write_json(staging / "meta.json", {**meta, "sha256": hashlib.sha256(blob).hexdigest()})
+    shutil.rmtree(entry, ignore_errors=True)
+    os.replace(staging, entry)
+
+
+def run_once(fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (), **kwargs: Any) -> T:
+    """``fn(**kwargs)``, computed once per key and read back bit for bit afterwards."""
+    from bookbuild import kernel_hooks
+
+    key, what = run_key(fn, kwargs, data)
+    store = runs_dir()
+    files.ensure_writable(store)
+    entry = store / key
+    started = time.perf_counter()
+    with FileLock(str(store / f"{key}.lock")):
+        loaded = _load(entry)
+        if loaded is not None:
+            result, meta = loaded
+            kernel_hooks.note_run(what["function"], key, "reused", time.perf_counter() - started, meta["wall_s"])
+            return result
+        result = fn(**kwargs)
+        wall = time.perf_counter() - started
+        _store(entry, result, {"key": key, "wall_s": wall, "stored_at": time.strftime("%Y-%m-%d %H:%M:%S"), **what})
+    kernel_hooks.note_run(what["function"], key, "computed", wall, wall)
+    return result
