@@ -1,0 +1,73 @@
+"""Tests for chapter_code.ngram: add-k character n-grams against counting by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chapter_code.ngram import CharNGram
+
+TEXT = "the cat sat on the mat; the hat sat."
+
+
+def by_hand(text: str, order: int, k: float, history: str, char: str) -> float:
+    """p(char | history) by counting substrings directly."""
+    vocab = sorted(set(text))
+    h = history[-(order - 1):] if order > 1 else ""
+    joint = sum(1 for i in range(order - 1, len(text)) if text[i - order + 1 : i + 1] == h + char)
+    hist = sum(1 for i in range(order - 1, len(text)) if text[i - order + 1 : i] == h)
+    return (joint + k) / (hist + k * len(vocab))
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+@pytest.mark.parametrize("k", [0.01, 0.1, 1.0])
+def test_probabilities_match_counting_by_hand(order: int, k: float) -> None:
+    model = CharNGram(order, k).fit(TEXT)
+    for history in ["the", "t", "xyz", "sat."]:
+        for char in "aet .":
+            assert math.exp(model.log_prob(history, char)) == pytest.approx(by_hand(TEXT, order, k, history, char))
+
+
+def test_nats_per_char_uses_the_given_history_then_the_text_itself() -> None:
+    model = CharNGram(3, 0.1).fit(TEXT)
+    held_out = "the hat"
+    expected = -sum(math.log(by_hand(TEXT, 3, 0.1, ("at " + held_out)[: 3 + i], c)) for i, c in enumerate(held_out))
+    assert model.nats_per_char(held_out, history="at ") == pytest.approx(expected / len(held_out))
+    no_history = -sum(math.log(by_hand(TEXT, 3, 0.1, held_out[max(0, i - 2) : i], c)) for i, c in enumerate(held_out))
+    assert model.nats_per_char(held_out) == pytest.approx(no_history / len(held_out))
+
+
+@given(history=st.text(alphabet="thecaso .;xq", max_size=5), order=st.integers(1, 5), k=st.floats(0.001, 5))
+@settings(max_examples=50, deadline=None)
+def test_every_distribution_sums_to_one(history: str, order: int, k: float) -> None:
+    model = CharNGram(order, k).fit(TEXT)
+    assert sum(math.exp(model.log_prob(history, c)) for c in model.vocab) == pytest.approx(1.0)
+
+
+def test_uniform_unigram_on_equal_counts() -> None:
+    model = CharNGram(1, 1.0).fit("abcd")
+    assert model.nats_per_char("dcba") == pytest.approx(math.log(4))
+
+
+def test_a_character_outside_the_vocabulary_is_named() -> None:
+    model = CharNGram(2, 0.1).fit(TEXT)
+    with pytest.raises(ValueError, match=r"character 'z' is not in the training text's vocabulary"):
+        model.nats_per_char("zebra")
+
+
+@pytest.mark.parametrize(("order", "k", "message"), [(0, 0.1, "order must be an int >= 1"),
+                                                      (2.0, 0.1, "order must be"), (2, -0.5, "k must be a number > 0"),
+                                                      (2, 0, "k must be"), (2, float("nan"), "k must be")])
+def test_bad_order_or_k_is_named(order: object, k: float, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        CharNGram(order, k)  # type: ignore[arg-type]
+
+
+def test_scoring_before_fitting_or_nothing_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match="call fit"):
+        CharNGram(2, 0.1).nats_per_char("ab")
+    with pytest.raises(ValueError, match="at least one character"):
+        CharNGram(2, 0.1).fit(TEXT).nats_per_char("")
