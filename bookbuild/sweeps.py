@@ -416,8 +416,12 @@ class Progress:
 
 def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | None = None, force: bool = False,
         limit: int | None = None, workers: int | None = None, partition: str | None = None,
-        out: TextIO | None = None, poll_s: float = 0.25) -> int:
-    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if every job succeeded."""
+        out: TextIO | None = None, poll_s: float = 0.25, give_up_s: float | None = None) -> int:
+    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if every job succeeded.
+
+    ``give_up_s``: cancel the jobs still unfinished after that many seconds and
+    raise (for tests; a real cluster's queue may hold jobs for hours).
+    """
     out = out or sys.stderr
     root = (root or ROOT).resolve()
     if cluster not in CLUSTERS:
@@ -450,7 +454,7 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
                 progress.fail(job, traceback.format_exc())
     else:
         _run_submitit(todo, args, grid, cluster, slots, gpus, partition, _logs_dir(sweep.name, root), progress,
-                      poll_s)
+                      poll_s, give_up_s)
     progress.update(0, 0, force=True)
     if progress.failed:
         print(f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: {', '.join(progress.failed)}",
@@ -460,7 +464,8 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
 
 
 def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid: Any, cluster: str, slots: int,
-                  gpus: list[int], partition: str | None, logs: Path, progress: Progress, poll_s: float) -> None:
+                  gpus: list[int], partition: str | None, logs: Path, progress: Progress, poll_s: float,
+                  give_up_s: float | None) -> None:
     import submitit
 
     res = grid.resources
@@ -488,6 +493,10 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
                     executor.update_parameters(gpus_per_node=res.gpus, visible_gpus=held)
                 active.append((job, executor.submit(run_job, *args(job)), held))
             progress.update(len(active), len(waiting))
+            if give_up_s is not None and time.monotonic() - progress.started > give_up_s:
+                raise UserError(f"experiments {progress.name}: gave up after {give_up_s:.0f} s with "
+                                f"{len(active) + len(waiting)} job(s) unfinished: "
+                                + ", ".join(j.id for j, _, _ in active) + f" (logs under {logs})")
             time.sleep(poll_s)
             for entry in [a for a in active if a[1].done()]:
                 job, sjob, held = entry

@@ -93,8 +93,10 @@ def test_changed_code_makes_records_stale_but_an_unrelated_module_does_not(repo:
     with pytest.raises(sweeps.SweepNotReady, match="4 stale") as err:
         sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
     message = str(err.value)
-    assert "stale-code" in message and "tinysweep.jobs" in message
-    assert "sweep 'tiny'" in message and "make experiments SWEEP=tiny CONFIG=cpu" in message
+    assert "stale-code" in message
+    assert "tinysweep.jobs" in message
+    assert "sweep 'tiny'" in message
+    assert "make experiments SWEEP=tiny CONFIG=cpu" in message
 
 
 def test_changed_params_make_that_job_stale(repo: Path) -> None:
@@ -115,9 +117,11 @@ def test_partial_sweep_is_an_error_or_marked_partial_never_silently_smaller(repo
     partial = sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), allow_partial=True)
     assert not partial.complete
     assert partial.missing == ["x2.seed1"]
-    assert "PARTIAL" in partial.describe() and "3 of 4" in partial.describe()
+    assert "PARTIAL" in partial.describe()
+    assert "3 of 4" in partial.describe()
     text, ok = sweeps.status_text(tiny(), "cpu", root=repo)
-    assert not ok and "x2.seed1: missing" in text
+    assert not ok
+    assert "x2.seed1: missing" in text
 
 
 def test_damaged_record_is_reported(repo: Path) -> None:
@@ -131,7 +135,8 @@ def test_failed_job_reports_its_params_and_error_and_fails_the_run(repo: Path) -
     code, out = run(tiny(fail=True), repo)
     assert code == 1
     assert "job x3.seed0 FAILED" in out
-    assert '"fail": true' in out and '"x": 3' in out
+    assert '"fail": true' in out
+    assert '"x": 3' in out
     assert "ValueError: no square for x=3" in out
     assert "2/4 done, 0 running, 2 failed" in out
     assert not (repo / "records/tiny/cpu/x3.seed0.json").exists()
@@ -157,7 +162,8 @@ def test_local_executor_runs_a_grid_in_parallel_processes(repo: Path) -> None:
 def test_local_executor_reports_a_failed_job(repo: Path) -> None:
     code, out = run(tiny(xs=(3,), seeds=(0,), fail=True), repo, cluster="local")
     assert code == 1
-    assert "job x3.seed0 FAILED" in out and "no square for x=3" in out
+    assert "job x3.seed0 FAILED" in out
+    assert "no square for x=3" in out
 
 
 def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> None:
@@ -169,7 +175,8 @@ def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> 
     assert ok, text
     tampered = {**record, "metrics": {**record["metrics"], "value": -1}}
     ok, text = sweeps.spot_check(tampered, root=repo)
-    assert not ok and "value: stored -1" in text
+    assert not ok
+    assert "value: stored -1" in text
 
 
 def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
