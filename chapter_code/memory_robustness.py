@@ -4,7 +4,9 @@ The sweep (``chapter_code.sweeps.MEMORY_ROBUSTNESS``) trains each contender of
 :mod:`chapter_code.memory_task` over many seeds with the chapter's recipe; a
 job returns numbers only, so its record is small JSON and a chapter can count
 solved runs and put a confidence interval on the solve rate. The weights are
-not kept.
+not kept; :mod:`chapter_code.proportions` turns the records into solve rates
+with confidence intervals. Everything this module imports is part of each
+record's code hash, so the summary lives there, where editing it stales nothing.
 
 Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
 """
@@ -39,3 +41,4 @@ def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any])
         "history": run.history,
         "birth": run.birth,
     }
+
