@@ -526,29 +526,41 @@ def cheapest(records: list[dict[str, Any]]) -> dict[str, Any]:
     return min(records, key=lambda r: (r["wall_s"], f"{r['job']}.seed{r['seed']}"))
 
 
-def spot_check(record: dict[str, Any], root: Path | None = None, timeout_s: float = 900) -> tuple[bool, str]:
-    """Re-run ``record``'s job in a fresh process and compare metrics exactly; (equal, explanation)."""
+def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 900) -> dict[str, Any]:
+    """Run ``record``'s job again in a fresh process (writing to a temporary folder); the new record."""
     import tempfile
 
     root = root or ROOT
     with tempfile.TemporaryDirectory(prefix="spot-check-") as tmp:
-        call = ("from bookbuild.sweeps import run_job; import json, sys; "
-                "run_job(*json.loads(sys.argv[1]))")
+        call = "from bookbuild.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
         payload = json.dumps([record["function"], record["sweep"], record["job"], record["seed"], record["params"],
                               sorted(record.get("data", {})), tmp, str(root)])
         done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
                               timeout=timeout_s, cwd=root)
         if done.returncode != 0:
-            return False, f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}"
-        again = json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())
-    if again["code_hash"] != record["code_hash"]:
-        return False, "the record is stale: its code changed since it ran"
-    if again["metrics"] != record["metrics"]:
-        diffs = [f"{k}: stored {record['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}"
-                 for k in sorted(set(record["metrics"]) | set(again["metrics"]))
-                 if record["metrics"].get(k) != again["metrics"].get(k)]
-        return False, "metrics differ:\n  " + "\n  ".join(d[:300] for d in diffs)
-    return True, f"{record['job']}.seed{record['seed']}: metrics equal ({again['wall_s']:.1f} s)"
+            raise RuntimeError(f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}")
+        return json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())
+
+
+def compare(stored: dict[str, Any], again: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a re-run reproduced a stored record: same code, metrics equal exactly; (equal, explanation)."""
+    name = f"{stored['job']}.seed{stored['seed']}"
+    if again["code_hash"] != stored["code_hash"]:
+        return False, f"{name}: the record is stale: its code changed since it ran"
+    if again["metrics"] != stored["metrics"]:
+        diffs = [f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}"
+                 for k in sorted(set(stored["metrics"]) | set(again["metrics"]))
+                 if stored["metrics"].get(k) != again["metrics"].get(k)]
+        return False, f"{name}: metrics differ:\n  " + "\n  ".join(d[:300] for d in diffs)
+    return True, f"{name}: metrics equal ({again['wall_s']:.1f} s to re-run)"
+
+
+def spot_check(record: dict[str, Any], root: Path | None = None) -> tuple[bool, str]:
+    """Re-run ``record``'s job in a fresh process and compare its metrics exactly; (equal, explanation)."""
+    try:
+        return compare(record, rerun(record, root))
+    except RuntimeError as exc:
+        return False, str(exc)
 
 
 # ---------------------------------------------------------------- command line

@@ -170,13 +170,16 @@ def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> 
     run(tiny(), repo)
     records = sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).records
     record = sweeps.cheapest(records)
-    assert record is sweeps.cheapest(list(reversed(records))) or record == sweeps.cheapest(list(reversed(records)))
-    ok, text = sweeps.spot_check(record, root=repo)
+    assert record == sweeps.cheapest(list(reversed(records)))  # the choice does not depend on order
+    again = sweeps.rerun(record, root=repo)
+    ok, text = sweeps.compare(record, again)
     assert ok, text
-    tampered = {**record, "metrics": {**record["metrics"], "value": -1}}
-    ok, text = sweeps.spot_check(tampered, root=repo)
+    ok, text = sweeps.compare({**record, "metrics": {**record["metrics"], "value": -1}}, again)
     assert not ok
-    assert "value: stored -1" in text
+    assert "value: stored -1, now" in text
+    ok, text = sweeps.compare({**record, "code_hash": "0" * 64}, again)
+    assert not ok
+    assert "stale" in text
 
 
 def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
