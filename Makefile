@@ -60,7 +60,7 @@ SWEEP ?=
 CONFIG ?= cpu
 CLUSTER ?= local
 .PHONY: experiments experiments-status
-experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experiments SWEEP=NAME [CONFIG=cpu|gpu|smoke] [CLUSTER=local|slurm|debug]
+experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experiments SWEEP=NAME [CONFIG=cpu|cluster|smoke] [CLUSTER=local|slurm|debug]
 	@test -n "$(SWEEP)" || { echo "make experiments: name the sweep, e.g. SWEEP=memory-robustness (list: $(PY) -m bookbuild experiments list)" >&2; exit 2; }
 	$(PY) -m bookbuild experiments run $(SWEEP) --config $(CONFIG) --cluster $(CLUSTER)
 

@@ -54,7 +54,7 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
                          ("check", "re-run the cheapest record and compare its metrics with the stored ones")]:
         p = actions.add_parser(action, help=text)
         p.add_argument("name", help="the sweep (see `experiments list`)")
-        p.add_argument("--config", default="cpu", help="the sweep's configuration: cpu (default), gpu, smoke...")
+        p.add_argument("--config", default="cpu", help="the sweep's configuration: cpu (default), cluster, smoke...")
         if action == "run":
             p.add_argument("--cluster", default="local", choices=["local", "slurm", "debug"],
                            help="local: submitit's local executor, one job per core (or GPU); slurm: submitit's "

@@ -178,8 +178,14 @@ def refresh_command(name: str, config: str) -> str:
 
 
 def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
-            records: str, root: str) -> dict[str, Any]:
-    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed by submitit's workers."""
+            records: str, root: str, device: str = "cpu") -> dict[str, Any]:
+    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed by submitit's workers.
+
+    ``device`` (``cpu`` unless the sweep's resources ask for GPUs) becomes
+    ``BOOK_DEVICE`` for the job, so a CPU job run on a GPU machine is recorded,
+    and re-checked, under the CPU's output profile.
+    """
+    os.environ["BOOK_DEVICE"] = device
     from chapter_code import runtime  # first: pins the CPU numerics before torch loads
 
     runtime.setup()
@@ -443,7 +449,8 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     progress = Progress(sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out)
 
     def args(job: Job) -> tuple[Any, ...]:
-        return (function, sweep.name, job.name, job.seed, job.params, list(sweep.data), str(folder), str(root))
+        return (function, sweep.name, job.name, job.seed, job.params, list(sweep.data), str(folder), str(root),
+                "cuda" if grid.resources.gpus else "cpu")
 
     if cluster == "debug":
         for i, job in enumerate(todo):
@@ -534,7 +541,8 @@ def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 9
     with tempfile.TemporaryDirectory(prefix="spot-check-") as tmp:
         call = "from bookbuild.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
         payload = json.dumps([record["function"], record["sweep"], record["job"], record["seed"], record["params"],
-                              sorted(record.get("data", {})), tmp, str(root)])
+                              sorted(record.get("data", {})), tmp, str(root),
+                              record["environment"]["device"].split(":")[0]])
         done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
                               timeout=timeout_s, cwd=root)
         if done.returncode != 0:
