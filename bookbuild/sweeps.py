@@ -48,6 +48,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from filelock import FileLock, Timeout
+
 from bookbuild import files, runs
 from bookbuild.files import UserError
 
@@ -185,7 +187,19 @@ def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, An
     ``BOOK_DEVICE`` for the job, so a CPU job run on a GPU machine is recorded,
     and re-checked, under the CPU's output profile.
     """
+    before = os.environ.get("BOOK_DEVICE")
     os.environ["BOOK_DEVICE"] = device
+    try:
+        return _run_job(function, sweep, job, seed, params, data, records, root)
+    finally:  # `--cluster debug` runs jobs in the caller's process: leave its environment as it was
+        if before is None:
+            os.environ.pop("BOOK_DEVICE", None)
+        else:
+            os.environ["BOOK_DEVICE"] = before
+
+
+def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
+             records: str, root: str) -> dict[str, Any]:
     from chapter_code import runtime  # first: pins the CPU numerics before torch loads
 
     runtime.setup()
@@ -446,6 +460,24 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     folder = records_dir(sweep.name, config, root)
     folder.mkdir(parents=True, exist_ok=True)
     slots, gpus = _slots(grid, cluster, workers)
+    logs = _logs_dir(sweep.name, root)
+    logs.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(logs.parent / f"{config}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise UserError(f"another `experiments run {sweep.name} --config {config}` is running in this checkout; "
+                        "wait for it (its progress is in its terminal), or stop it") from None
+    try:
+        return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, function, folder, root,
+                           out, poll_s, give_up_s)
+    finally:
+        lock.release()
+
+
+def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int, gpus: list[int],
+                partition: str | None, logs: Path, function: str, folder: Path, root: Path, out: TextIO,
+                poll_s: float, give_up_s: float | None) -> int:
     progress = Progress(sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out)
 
     def args(job: Job) -> tuple[Any, ...]:
@@ -460,8 +492,7 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
             except Exception:
                 progress.fail(job, traceback.format_exc())
     else:
-        _run_submitit(todo, args, grid, cluster, slots, gpus, partition, _logs_dir(sweep.name, root), progress,
-                      poll_s, give_up_s)
+        _run_submitit(todo, args, grid, cluster, slots, gpus, partition, logs, progress, poll_s, give_up_s)
     progress.update(0, 0, force=True)
     if progress.failed:
         print(f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: {', '.join(progress.failed)}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -56,9 +57,11 @@ def run(sweep: Sweep, root: Path, cluster: str = "debug", **kw) -> tuple[int, st
     return code, out.getvalue()
 
 
-def test_record_round_trip(repo: Path) -> None:
+def test_record_round_trip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BOOK_DEVICE", raising=False)
     code, _ = run(tiny(), repo)
     assert code == 0
+    assert "BOOK_DEVICE" not in os.environ  # a job run in this process leaves its environment alone
     loaded = sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
     assert loaded.complete
     assert [(r["job"], r["seed"], r["metrics"]["value"]) for r in loaded.records] == [
@@ -181,6 +184,15 @@ def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> 
     ok, text = sweeps.compare({**record, "code_hash": "0" * 64}, again)
     assert not ok
     assert "stale" in text
+
+
+def test_a_second_run_of_the_same_sweep_waits_for_none_and_says_why(repo: Path) -> None:
+    from filelock import FileLock
+
+    logs = repo / "_build" / "sweeps" / "tiny"
+    logs.mkdir(parents=True)
+    with FileLock(str(logs / "cpu.lock")), pytest.raises(UserError, match="another `experiments run tiny"):
+        run(tiny(), repo)
 
 
 def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
