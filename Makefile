@@ -55,3 +55,15 @@ clean:  ## remove build outputs and the execution cache (keeps .venv)
 lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv (review the diff)
 	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)=='; } > requirements/lock.new
 	mv requirements/lock.new requirements/lock.txt
+
+SWEEP ?=
+CONFIG ?= cpu
+CLUSTER ?= local
+.PHONY: experiments experiments-status
+experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experiments SWEEP=NAME [CONFIG=cpu|cluster|smoke] [CLUSTER=local|slurm|debug]
+	@test -n "$(SWEEP)" || { echo "make experiments: name the sweep, e.g. SWEEP=memory-robustness (list: $(PY) -m bookbuild experiments list)" >&2; exit 2; }
+	$(PY) -m bookbuild experiments run $(SWEEP) --config $(CONFIG) --cluster $(CLUSTER)
+
+experiments-status: $(ENV_STAMP)  ## which records of a sweep are fresh, stale or missing: make experiments-status SWEEP=NAME
+	@test -n "$(SWEEP)" || { echo "make experiments-status: name the sweep, e.g. SWEEP=memory-robustness" >&2; exit 2; }
+	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m bookbuild {build,check,accept,bench,clean,serve}``.
+"""Command line: ``python -m bookbuild {build,check,accept,bench,clean,serve,experiments}``.
 
 Commands that execute chapters hold the checkout's build lock, so two of them
 started in one checkout run one after the other. A problem the user can fix
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("clean", help="remove _build/, including the execution cache")
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
+    _add_experiments(sub)
     args = parser.parse_args(argv)
     try:
         return _dispatch(args)
@@ -43,8 +44,34 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _add_experiments(sub: argparse._SubParsersAction) -> None:
+    """``experiments {list,status,run,check}``: sweeps as jobs with stored records (bookbuild.sweeps)."""
+    e = sub.add_parser("experiments", help="run experiment sweeps as jobs and check their records (records/)")
+    actions = e.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="the defined sweeps and their configurations")
+    for action, text in [("status", "which records are fresh, stale or missing"),
+                         ("run", "run the jobs whose record is missing or stale"),
+                         ("check", "re-run the cheapest record and compare its metrics with the stored ones")]:
+        p = actions.add_parser(action, help=text)
+        p.add_argument("name", help="the sweep (see `experiments list`)")
+        p.add_argument("--config", default="cpu", help="the sweep's configuration: cpu (default), cluster, smoke...")
+        if action == "run":
+            p.add_argument("--cluster", default="local", choices=["local", "slurm", "debug"],
+                           help="local: submitit's local executor, one job per core (or GPU); slurm: submitit's "
+                           "Slurm executor; debug: one job after another in this process")
+            p.add_argument("--force", action="store_true", help="re-run fresh records too")
+            p.add_argument("--limit", type=int, help="run at most this many jobs")
+            p.add_argument("--workers", type=int, help="jobs at once on the local executor (default: cores or GPUs)")
+            p.add_argument("--partition", help="Slurm partition (default: the sweep's, else the cluster's default)")
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     from bookbuild import engine
+
+    if args.command == "experiments":
+        from bookbuild import sweeps
+
+        return sweeps.cli(args)
 
     if args.command == "build":
         if args.only:

@@ -1,0 +1,640 @@
+"""Experiment sweeps as batch jobs, their stored records, and the loader that refuses stale ones.
+
+A sweep (defined in :mod:`chapter_code.sweeps`) is a grid of named jobs times
+seeds. ``python -m bookbuild experiments run NAME`` (``make experiments
+SWEEP=NAME``) runs the jobs whose record is missing or stale through
+**submitit**: its local executor by default (as many jobs at once as the
+machine has cores, or GPUs when the jobs ask for GPUs and the machine has
+them), its Slurm executor with ``--cluster slurm`` (partition, time, GPUs and
+CPUs from the sweep's definition), or one after another in this process with
+``--cluster debug``. While it runs it prints jobs done / running / failed /
+waiting and an estimate of the time left; a failed job's error is printed
+with its parameters, and the command exits non-zero.
+
+Each job writes one small JSON record, atomically, to
+``records/<sweep>/<config>/<job>.seed<N>.json`` (committed; weights are never stored):
+parameters, seed, metrics, the **code hash** (SHA-256 of the job function's
+name and of the source closure of its module, the hashing of
+:mod:`bookbuild.runs`), the **params hash**, hashes of the declared data
+files, torch/CUDA versions, device, output profile and pinned CPU numerics,
+git commit, host, Slurm job id, start time and wall time.
+
+:func:`load` (the book's entry point is ``chapter_code.runtime.load_sweep``)
+checks every record of a configuration against the current code and
+parameters. A stale record (code or parameters changed), a damaged one, or a
+missing one raises :class:`SweepNotReady`, naming the sweep and the command
+that refreshes it; ``allow_partial=True`` returns a partial sweep marked as
+such (``complete`` is False and ``missing`` lists the absent jobs), never a
+silently smaller one. :func:`spot_check` re-runs one record and compares its
+metrics with the stored ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import math
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from filelock import FileLock, Timeout
+
+from bookbuild import files, runs
+from bookbuild.files import UserError
+
+ROOT = runs.ROOT
+REGISTRY = "chapter_code.sweeps"
+CLUSTERS = ("local", "slurm", "debug")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+class SweepNotReady(UserError):
+    """A sweep's records are missing, stale or damaged; the message names the command that refreshes them."""
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def registry(module: str = REGISTRY) -> dict[str, Any]:
+    """The sweeps defined in ``module`` (its ``SWEEPS`` dict), each checked."""
+    sweeps = importlib.import_module(module).SWEEPS
+    for sweep in sweeps.values():
+        validate(sweep)
+    return sweeps
+
+
+def get(name: str, module: str = REGISTRY) -> Any:
+    """The sweep called ``name``; an error listing the defined ones otherwise."""
+    sweeps = registry(module)
+    if name not in sweeps:
+        raise UserError(f"no sweep named {name!r}; defined in {module}: {', '.join(sorted(sweeps)) or 'none'}")
+    return sweeps[name]
+
+
+def validate(sweep: Any) -> None:
+    """Check a sweep's names, seeds and parameters; the error names the offending field."""
+    if not isinstance(sweep.name, str) or not _NAME.match(sweep.name):
+        raise ValueError(f"sweep name must be lower-case letters, digits, '-' or '_'; got {sweep.name!r}")
+    if not sweep.configs:
+        raise ValueError(f"sweep {sweep.name!r}: configs must hold at least one configuration")
+    for cname, grid in sweep.configs.items():
+        where = f"sweep {sweep.name!r}, config {cname!r}"
+        if not grid.jobs or not grid.seeds:
+            raise ValueError(f"{where}: jobs and seeds must each hold at least one entry")
+        for job_name, params in grid.jobs.items():
+            if not isinstance(job_name, str) or not _NAME.match(job_name):
+                raise ValueError(f"{where}: job name must be lower-case letters, digits, '-' or '_'; got {job_name!r}")
+            if "seed" in params:
+                raise ValueError(f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, not in params")
+            runs.canonical(params, f"{where}, job {job_name!r}")
+        if len(set(grid.seeds)) != len(grid.seeds) or not all(isinstance(s, int) and s >= 0 for s in grid.seeds):
+            raise ValueError(f"{where}: seeds must be distinct ints >= 0; got {grid.seeds!r}")
+        if grid.resources.minutes < 1 or grid.resources.gpus < 0 or grid.resources.cpus < 1:
+            raise ValueError(f"{where}: resources need minutes >= 1, gpus >= 0, cpus >= 1; got {grid.resources}")
+
+
+def grid_of(sweep: Any, config: str) -> Any:
+    if config not in sweep.configs:
+        raise UserError(f"sweep {sweep.name!r} has no config {config!r}; it has {', '.join(sweep.configs)}")
+    return sweep.configs[config]
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One job of a sweep: a named parameter set and a seed."""
+
+    name: str
+    seed: int
+    params: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}.seed{self.seed}"
+
+
+def jobs(sweep: Any, config: str) -> list[Job]:
+    grid = grid_of(sweep, config)
+    return [Job(name, seed, runs.canonical(params)) for name, params in grid.jobs.items() for seed in grid.seeds]
+
+
+def function_path(fn: Callable[..., Any]) -> str:
+    module = getattr(fn, "__module__", None)
+    if not module or "<" in fn.__qualname__ or module == "__main__":
+        raise TypeError(f"a sweep's job must be a module-level function of an importable module; got {fn!r}")
+    return f"{module}:{fn.__qualname__}"
+
+
+def _resolve(path: str) -> Callable[..., Any]:
+    module, _, qualname = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, str]]:
+    """SHA-256 of the job function's name and the source closure of its module (as in :mod:`bookbuild.runs`)."""
+    sources = runs.source_closure(function.partition(":")[0], root or ROOT)
+    blob = json.dumps({"function": function, "sources": sources}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest(), sources
+
+
+def params_hash(params: dict[str, Any], seed: int) -> str:
+    blob = json.dumps({"params": runs.canonical(params), "seed": seed}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def data_hashes(paths: tuple[str, ...] | list[str], root: Path | None = None) -> dict[str, str]:
+    root = root or ROOT
+    out = {}
+    for rel in paths:
+        path = root / rel
+        if not path.is_file():
+            raise FileNotFoundError(f"sweep data file {rel} does not exist under {root}")
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def records_dir(name: str, config: str, root: Path | None = None) -> Path:
+    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat across configurations)."""
+    return (root or ROOT) / "records" / name / config
+
+
+def refresh_command(name: str, config: str) -> str:
+    return f"make experiments SWEEP={name} CONFIG={config}  (or: python -m bookbuild experiments run {name} " \
+           f"--config {config})"
+
+
+# ---------------------------------------------------------------- one job (runs in the job's process)
+
+
+def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
+            records: str, root: str, device: str = "cpu") -> dict[str, Any]:
+    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed by submitit's workers.
+
+    ``device`` (``cpu`` unless the sweep's resources ask for GPUs) becomes
+    ``BOOK_DEVICE`` for the job, so a CPU job run on a GPU machine is recorded,
+    and re-checked, under the CPU's output profile.
+    """
+    before = os.environ.get("BOOK_DEVICE")
+    os.environ["BOOK_DEVICE"] = device
+    try:
+        return _run_job(function, sweep, job, seed, params, data, records, root)
+    finally:  # `--cluster debug` runs jobs in the caller's process: leave its environment as it was
+        if before is None:
+            os.environ.pop("BOOK_DEVICE", None)
+        else:
+            os.environ["BOOK_DEVICE"] = before
+
+
+def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
+             records: str, root: str) -> dict[str, Any]:
+    from chapter_code import runtime  # first: pins the CPU numerics before torch loads
+
+    runtime.setup()
+    root_path = Path(root)
+    digest, sources = code_hash(function, root_path)
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    metrics = _resolve(function)(seed=seed, **params)
+    wall = time.perf_counter() - t0
+    if not isinstance(metrics, dict):
+        raise TypeError(f"job {function} must return a dict of metrics; got {type(metrics).__name__}")
+    metrics = runs.canonical(metrics, "metrics")
+    after, _ = code_hash(function, root_path)
+    if after != digest:
+        raise RuntimeError(f"the code of {function} changed while the job ran; its result is not recorded")
+    print_ = runtime.fingerprint()
+    slurm = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
+             if k in os.environ}
+    record = {
+        "sweep": sweep,
+        "job": job,
+        "seed": seed,
+        "params": params,
+        "params_hash": params_hash(params, seed),
+        "function": function,
+        "code_hash": digest,
+        "sources": sources,
+        "data": data_hashes(data, root_path),
+        "metrics": metrics,
+        "environment": {
+            "torch": print_.torch_version,
+            "cuda": print_.cuda_version,
+            "python": print_.python_version,
+            "device": print_.device,
+            "device_name": print_.device_name,
+            "profile": print_.profile,
+            "cpu_kernels": print_.cpu_kernels,
+            "threads": print_.threads,
+            "locks": runs.environment()["locks"],
+        },
+        "git_commit": print_.git_commit,
+        "host": socket.gethostname(),
+        "slurm_job_id": slurm.get("SLURM_JOB_ID"),
+        "slurm": slurm,
+        "started_at": started.isoformat(timespec="seconds"),
+        "wall_s": round(wall, 3),
+    }
+    path = Path(records) / f"{job}.seed{seed}.json"
+    files.write_json(path, record)
+    return {"id": f"{job}.seed{seed}", "wall_s": wall, "path": str(path)}
+
+
+# ---------------------------------------------------------------- records: survey and load
+
+
+@dataclasses.dataclass
+class JobStatus:
+    job: Job
+    state: str  # "fresh", "missing", "stale-code", "stale-params", "stale-data", "damaged"
+    record: dict[str, Any] | None = None
+    detail: str = ""
+
+
+def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
+    if not path.exists():
+        return None, ""
+    try:
+        record = json.loads(path.read_text())
+        for key in ("params_hash", "code_hash", "metrics", "seed", "job", "wall_s"):
+            if key not in record:
+                raise KeyError(key)
+        return record, ""
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
+        return None, f"unreadable ({type(exc).__name__}: {exc})"
+
+
+def survey(sweep: Any, config: str, root: Path | None = None) -> list[JobStatus]:
+    """The state of every job of ``config``, read from ``records/<sweep>/``."""
+    root = root or ROOT
+    function = function_path(sweep.job)
+    digest, _ = code_hash(function, root)
+    data = data_hashes(sweep.data, root)
+    folder = records_dir(sweep.name, config, root)
+    out = []
+    for job in jobs(sweep, config):
+        record, problem = _read_record(folder / f"{job.id}.json")
+        if problem:
+            out.append(JobStatus(job, "damaged", None, problem))
+        elif record is None:
+            out.append(JobStatus(job, "missing"))
+        elif record["params_hash"] != params_hash(job.params, job.seed):
+            out.append(JobStatus(job, "stale-params", record, "its parameters differ from the sweep's definition"))
+        elif record["code_hash"] != digest:
+            changed = sorted(m for m, h in runs.source_closure(function.partition(":")[0], root).items()
+                             if record.get("sources", {}).get(m) != h)
+            out.append(JobStatus(job, "stale-code", record, "code changed since it ran: " + ", ".join(changed)))
+        elif record.get("data", {}) != data:
+            out.append(JobStatus(job, "stale-data", record, "a data file changed since it ran"))
+        else:
+            out.append(JobStatus(job, "fresh", record))
+    return out
+
+
+def summarize(statuses: list[JobStatus]) -> str:
+    counts: dict[str, int] = {}
+    for s in statuses:
+        counts[s.state] = counts.get(s.state, 0) + 1
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+
+
+@dataclasses.dataclass
+class SweepRecords:
+    """A sweep's fresh records for one configuration; ``complete`` is False for a partial sweep."""
+
+    name: str
+    config: str
+    records: list[dict[str, Any]]
+    missing: list[str]
+    total: int
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def describe(self) -> str:
+        """One line for a page: how many records, and whether the sweep is partial."""
+        state = "complete" if self.complete else f"PARTIAL: {len(self.missing)} jobs not run yet"
+        return f"sweep {self.name} ({self.config}): {len(self.records)} of {self.total} records, {state}"
+
+    def by_job(self) -> dict[str, list[dict[str, Any]]]:
+        """Records grouped by job name, in the definition's order, each list in seed order."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for record in self.records:
+            out.setdefault(record["job"], []).append(record)
+        return out
+
+
+def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path | None = None,
+         sweep: Any = None) -> SweepRecords:
+    """Every record of sweep ``name``'s ``config``, checked against the current code, parameters and data.
+
+    Raises :class:`SweepNotReady` when any record is stale or damaged, or when
+    records are missing (unless ``allow_partial``: then a partial sweep comes
+    back with ``complete == False`` and the missing jobs listed).
+    """
+    sweep = sweep or get(name)
+    statuses = survey(sweep, config, root)
+    bad = [s for s in statuses if s.state not in ("fresh", "missing")]
+    missing = [s.job.id for s in statuses if s.state == "missing"]
+    fix = f"Refresh with: {refresh_command(sweep.name, config)}"
+    if bad:
+        lines = [f"  {s.job.id}: {s.state} ({s.detail})" for s in bad[:8]]
+        more = [f"  ... and {len(bad) - 8} more"] if len(bad) > 8 else []
+        raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) has {len(bad)} stale or damaged record(s) of "
+                            f"{len(statuses)}:\n" + "\n".join(lines + more) + f"\n{fix}")
+    if missing and (not allow_partial or len(missing) == len(statuses)):
+        what = ("has no records yet" if len(missing) == len(statuses)
+                else f"is partial: {len(statuses) - len(missing)} of {len(statuses)} jobs done, "
+                     f"missing {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}")
+        raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) {what}.\n{fix}")
+    return SweepRecords(sweep.name, config, [s.record for s in statuses if s.record is not None], missing,
+                        len(statuses))
+
+
+# ---------------------------------------------------------------- running
+
+
+def _slots(grid: Any, cluster: str, workers: int | None) -> tuple[int, list[int]]:
+    """How many jobs run at once here, and which GPUs they take (local executor)."""
+    if workers is not None:
+        if not isinstance(workers, int) or workers < 1:
+            raise UserError(f"--workers must be an int >= 1; got {workers!r}")
+    gpus: list[int] = []
+    if grid.resources.gpus and cluster == "local":
+        import torch
+
+        gpus = list(range(torch.cuda.device_count()))
+        if len(gpus) < grid.resources.gpus:
+            raise UserError(f"each job asks for {grid.resources.gpus} GPU(s); this machine has {len(gpus)}. "
+                            "Use a CPU config (--config cpu) or --cluster slurm")
+        return workers or len(gpus) // grid.resources.gpus, gpus
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return workers or max(1, cores // grid.resources.cpus), gpus
+
+
+def _logs_dir(name: str, root: Path) -> Path:
+    override = os.environ.get("BOOK_BUILD_DIR", "").strip()
+    base = Path(override).resolve() if override else root / "_build"
+    return base / "sweeps" / name / time.strftime("%Y%m%d-%H%M%S")
+
+
+def _fmt_s(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+class Progress:
+    """Prints ``done/running/failed/waiting`` and the time left, when something changes or every ``every_s``."""
+
+    def __init__(self, name: str, total: int, slots: int, out: TextIO, every_s: float = 15.0) -> None:
+        self.name, self.total, self.slots, self.out, self.every_s = name, total, slots, out, every_s
+        self.walls: list[float] = []
+        self.failed: list[str] = []
+        self.started = time.monotonic()
+        self._last: tuple[int, ...] = ()
+        self._printed = 0.0
+
+    def line(self, running: int, waiting: int) -> str:
+        done = len(self.walls)
+        text = f"experiments {self.name}: {done}/{self.total} done, {running} running, {len(self.failed)} failed, " \
+               f"{waiting} waiting"
+        if self.walls and (running or waiting):
+            mean = sum(self.walls) / len(self.walls)
+            left = mean * math.ceil((running + waiting) / max(1, self.slots))
+            text += f"; about {_fmt_s(left)} left"
+        elif running or waiting:
+            text += "; time left unknown until a job finishes"
+        return text
+
+    def update(self, running: int, waiting: int, force: bool = False) -> None:
+        state = (len(self.walls), running, len(self.failed), waiting)
+        now = time.monotonic()
+        if force or state != self._last or now - self._printed >= self.every_s:
+            print(self.line(running, waiting), file=self.out, flush=True)
+            self._last, self._printed = state, now
+
+    def fail(self, job: Job, error: str) -> None:
+        self.failed.append(job.id)
+        print(f"experiments {self.name}: job {job.id} FAILED\n  params: {json.dumps(job.params, sort_keys=True)}\n"
+              f"  seed: {job.seed}\n" + "\n".join("  | " + line for line in error.rstrip().splitlines()[-25:]),
+              file=self.out, flush=True)
+
+
+def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | None = None, force: bool = False,
+        limit: int | None = None, workers: int | None = None, partition: str | None = None,
+        out: TextIO | None = None, poll_s: float = 0.25, give_up_s: float | None = None) -> int:
+    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if every job succeeded.
+
+    ``give_up_s``: cancel the jobs still unfinished after that many seconds and
+    raise (for tests; a real cluster's queue may hold jobs for hours).
+    """
+    out = out or sys.stderr
+    root = (root or ROOT).resolve()
+    if cluster not in CLUSTERS:
+        raise UserError(f"--cluster must be one of {', '.join(CLUSTERS)}; got {cluster!r}")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise UserError(f"--limit must be an int >= 1; got {limit!r}")
+    validate(sweep)
+    grid = grid_of(sweep, config)
+    statuses = survey(sweep, config, root)
+    todo = [s.job for s in statuses if force or s.state != "fresh"][:limit]
+    print(f"experiments {sweep.name} (config {config}, {len(statuses)} jobs): {summarize(statuses)}; "
+          f"running {len(todo)} on {cluster}", file=out, flush=True)
+    if not todo:
+        return 0
+    function = function_path(sweep.job)
+    folder = records_dir(sweep.name, config, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    slots, gpus = _slots(grid, cluster, workers)
+    logs = _logs_dir(sweep.name, root)
+    logs.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(logs.parent / f"{config}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise UserError(f"another `experiments run {sweep.name} --config {config}` is running in this checkout; "
+                        "wait for it (its progress is in its terminal), or stop it") from None
+    try:
+        return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, function, folder, root,
+                           out, poll_s, give_up_s)
+    finally:
+        lock.release()
+
+
+def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int, gpus: list[int],
+                partition: str | None, logs: Path, function: str, folder: Path, root: Path, out: TextIO,
+                poll_s: float, give_up_s: float | None) -> int:
+    progress = Progress(sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out)
+
+    def args(job: Job) -> tuple[Any, ...]:
+        return (function, sweep.name, job.name, job.seed, job.params, list(sweep.data), str(folder), str(root),
+                "cuda" if grid.resources.gpus else "cpu")
+
+    if cluster == "debug":
+        for i, job in enumerate(todo):
+            progress.update(1, len(todo) - i - 1)
+            try:
+                progress.walls.append(run_job(*args(job))["wall_s"])
+            except Exception:
+                progress.fail(job, traceback.format_exc())
+    else:
+        _run_submitit(todo, args, grid, cluster, slots, gpus, partition, logs, progress, poll_s, give_up_s)
+    progress.update(0, 0, force=True)
+    if progress.failed:
+        print(f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: {', '.join(progress.failed)}",
+              file=out, flush=True)
+        return 1
+    return 0
+
+
+def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid: Any, cluster: str, slots: int,
+                  gpus: list[int], partition: str | None, logs: Path, progress: Progress, poll_s: float,
+                  give_up_s: float | None) -> None:
+    import submitit
+
+    res = grid.resources
+    if cluster == "slurm":
+        executor: Any = submitit.SlurmExecutor(folder=logs, max_num_timeout=0)
+        params: dict[str, Any] = {"time": res.minutes, "cpus_per_task": res.cpus, "job_name": progress.name}
+        if res.gpus:
+            params["gpus_per_node"] = res.gpus
+        if partition or res.partition:
+            params["partition"] = partition or res.partition
+        executor.update_parameters(**params)
+    else:
+        executor = submitit.LocalExecutor(folder=logs)
+        executor.update_parameters(timeout_min=res.minutes)
+    waiting = list(todo)
+    active: list[tuple[Job, Any, list[int]]] = []  # (job, submitit job, GPUs it holds)
+    free_gpus = list(gpus)
+    try:
+        while waiting or active:
+            while waiting and (cluster == "slurm" or len(active) < slots):
+                job = waiting.pop(0)
+                held: list[int] = []
+                if gpus:
+                    held, free_gpus = free_gpus[: res.gpus], free_gpus[res.gpus:]
+                    executor.update_parameters(gpus_per_node=res.gpus, visible_gpus=held)
+                active.append((job, executor.submit(run_job, *args(job)), held))
+            progress.update(len(active), len(waiting))
+            if give_up_s is not None and time.monotonic() - progress.started > give_up_s:
+                raise UserError(f"experiments {progress.name}: gave up after {give_up_s:.0f} s with "
+                                f"{len(active) + len(waiting)} job(s) unfinished: "
+                                + ", ".join(j.id for j, _, _ in active) + f" (logs under {logs})")
+            time.sleep(poll_s)
+            for entry in [a for a in active if a[1].done()]:
+                job, sjob, held = entry
+                active.remove(entry)
+                free_gpus += held
+                error = sjob.exception()
+                if error is None:
+                    progress.walls.append(sjob.result()["wall_s"])
+                else:
+                    progress.fail(job, f"{error}\n(logs: {sjob.paths.stdout} and {sjob.paths.stderr})")
+    except BaseException:
+        for _, sjob, _ in active:
+            try:
+                sjob.cancel(check=False)
+            except Exception:  # noqa: BLE001, S110 - cancel what can be cancelled, then re-raise
+                pass
+        raise
+
+
+# ---------------------------------------------------------------- reproducibility
+
+
+def cheapest(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The record that is cheapest to re-run: least wall time, ties broken by job id."""
+    if not records:
+        raise ValueError("records must hold at least one record")
+    return min(records, key=lambda r: (r["wall_s"], f"{r['job']}.seed{r['seed']}"))
+
+
+def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 900) -> dict[str, Any]:
+    """Run ``record``'s job again in a fresh process (writing to a temporary folder); the new record."""
+    import tempfile
+
+    root = root or ROOT
+    with tempfile.TemporaryDirectory(prefix="spot-check-") as tmp:
+        call = "from bookbuild.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
+        payload = json.dumps([record["function"], record["sweep"], record["job"], record["seed"], record["params"],
+                              sorted(record.get("data", {})), tmp, str(root),
+                              record["environment"]["device"].split(":")[0]])
+        done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
+                              timeout=timeout_s, cwd=root)
+        if done.returncode != 0:
+            raise RuntimeError(f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}")
+        return json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())
+
+
+def compare(stored: dict[str, Any], again: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a re-run reproduced a stored record: same code, metrics equal exactly; (equal, explanation)."""
+    name = f"{stored['job']}.seed{stored['seed']}"
+    if again["code_hash"] != stored["code_hash"]:
+        return False, f"{name}: the record is stale: its code changed since it ran"
+    if again["metrics"] != stored["metrics"]:
+        diffs = [f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}"
+                 for k in sorted(set(stored["metrics"]) | set(again["metrics"]))
+                 if stored["metrics"].get(k) != again["metrics"].get(k)]
+        return False, f"{name}: metrics differ:\n  " + "\n  ".join(d[:300] for d in diffs)
+    return True, f"{name}: metrics equal ({again['wall_s']:.1f} s to re-run)"
+
+
+def spot_check(record: dict[str, Any], root: Path | None = None) -> tuple[bool, str]:
+    """Re-run ``record``'s job in a fresh process and compare its metrics exactly; (equal, explanation)."""
+    try:
+        return compare(record, rerun(record, root))
+    except RuntimeError as exc:
+        return False, str(exc)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def status_text(sweep: Any, config: str, root: Path | None = None) -> tuple[str, bool]:
+    statuses = survey(sweep, config, root)
+    lines = [f"sweep {sweep.name} (config {config}): {len(statuses)} jobs: {summarize(statuses)}"]
+    for s in statuses:
+        if s.state != "fresh":
+            lines.append(f"  {s.job.id}: {s.state}" + (f" ({s.detail})" if s.detail else ""))
+    ok = all(s.state == "fresh" for s in statuses)
+    if not ok:
+        lines.append(f"refresh with: {refresh_command(sweep.name, config)}")
+    return "\n".join(lines), ok
+
+
+def cli(args: Any) -> int:
+    """``python -m bookbuild experiments {list,status,run,check}`` (called from ``bookbuild.__main__``)."""
+    if args.action == "list":
+        for name, sweep in registry().items():
+            configs = ", ".join(f"{c} ({len(g.jobs)} jobs x {len(g.seeds)} seeds)" for c, g in sweep.configs.items())
+            print(f"{name}: {configs}\n  {sweep.description}")
+        return 0
+    sweep = get(args.name)
+    if args.action == "status":
+        text, ok = status_text(sweep, args.config)
+        print(text)
+        return 0 if ok else 1
+    if args.action == "check":
+        loaded = load(sweep.name, args.config, allow_partial=True, sweep=sweep)
+        if not loaded.records:
+            raise SweepNotReady(f"sweep {sweep.name!r} has no records to re-run")
+        ok, text = spot_check(cheapest(loaded.records))
+        print(text)
+        return 0 if ok else 1
+    return run(sweep, args.config, args.cluster, force=args.force, limit=args.limit, workers=args.workers,
+               partition=args.partition, out=sys.stdout)

@@ -1,0 +1,44 @@
+"""One job of the memory test's robustness sweep: a (contender, seed) run reduced to plain metrics.
+
+The sweep (``chapter_code.sweeps.MEMORY_ROBUSTNESS``) trains each contender of
+:mod:`chapter_code.memory_task` over many seeds with the chapter's recipe; a
+job returns numbers only, so its record is small JSON and a chapter can count
+solved runs and put a confidence interval on the solve rate. The weights are
+not kept; :mod:`chapter_code.proportions` turns the records into solve rates
+with confidence intervals. Everything this module imports is part of each
+record's code hash, so the summary lives there, where editing it stales nothing.
+
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chapter_code.memory_task import Contender, RecallConfig, train_recall
+
+SOLVED = 0.9  # test accuracy at which a run counts as having solved the task
+
+
+def first_epoch_at(history: list[float], threshold: float = SOLVED) -> int | None:
+    """The first epoch (counting from 1) whose test accuracy reached ``threshold``; ``None`` if none did."""
+    return next((epoch for epoch, acc in enumerate(history, start=1) if acc >= threshold), None)
+
+
+def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any]) -> dict[str, Any]:
+    """Train ``contender`` (fields of :class:`Contender`) with ``recipe`` (fields of :class:`RecallConfig`).
+
+    Returns the test accuracy after the last epoch, the epochs trained, the
+    epoch at which test accuracy first reached :data:`SOLVED` (or ``None``),
+    the test accuracy after every epoch, and the input-gradient norm at birth.
+    Wall time is measured and recorded by the runner, beside these metrics.
+    """
+    run, _ = train_recall(Contender(**contender), seed, RecallConfig(**recipe))
+    return {
+        "final_accuracy": run.accuracy,
+        "epochs": run.epochs,
+        "solved_epoch": first_epoch_at(run.history),
+        "history": run.history,
+        "birth": run.birth,
+    }
+

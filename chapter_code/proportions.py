@@ -1,0 +1,50 @@
+"""Proportions measured over a few runs, with honest confidence intervals.
+
+How often does a contender solve the memory test? Over 16 seeds, 8 solved
+runs is a rate of one half give or take a lot; :func:`wilson_interval` says
+how much, and :func:`solve_rate` summarises one contender's runs (the metrics
+of its records in the memory-robustness sweep).
+
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
+The interval is Wilson's (1927), recommended over the normal approximation by
+Brown, Cai and DasGupta (2001).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+
+def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, float]:
+    r"""Wilson score interval for a solve rate ``solved / runs`` (95 % for ``z = 1.96``).
+
+    With :math:`\hat p = k/n`, the interval is
+    :math:`\frac{\hat p + z^2/2n \pm z\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}}{1 + z^2/n}`;
+    unlike :math:`\hat p \pm z\sqrt{\hat p(1-\hat p)/n}` it stays inside [0, 1] and is not
+    empty when every run, or none, solved the task.
+    """
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be an int >= 1; got {runs!r}")
+    if not isinstance(solved, int) or not 0 <= solved <= runs:
+        raise ValueError(f"solved must be an int in [0, runs={runs}]; got {solved!r}")
+    p = solved / runs
+    centre = (p + z * z / (2 * runs)) / (1 + z * z / runs)
+    half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / (1 + z * z / runs)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def solve_rate(metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Solve rate of one contender's runs (the ``metrics`` of its records), with its Wilson interval.
+
+    A run counts as solved when its ``solved_epoch`` is set (the epoch at which
+    its test accuracy first reached ``chapter_code.memory_robustness.SOLVED``);
+    ``solved_epochs`` lists those epochs in increasing order.
+    """
+    if len(metrics) == 0:
+        raise ValueError("metrics must hold at least one run")
+    epochs = sorted(m["solved_epoch"] for m in metrics if m["solved_epoch"] is not None)
+    low, high = wilson_interval(len(epochs), len(metrics))
+    return {"runs": len(metrics), "solved": len(epochs), "rate": len(epochs) / len(metrics), "low": low,
+            "high": high, "solved_epochs": epochs}

@@ -1,0 +1,92 @@
+"""The book's experiment sweeps: what each one runs, over which grid, with which resources.
+
+A sweep is a grid of jobs (named parameter sets) times seeds; one job is one
+call ``job(seed=seed, **params)`` of a small function that trains and returns
+plain metrics (numbers and lists of numbers). The book runs the sweeps ahead
+of the build, as batch jobs (``make experiments SWEEP=NAME``, see
+``bookbuild.sweeps``), stores one JSON record per job under
+``records/<sweep>/<config>/``, and a chapter reads them back with
+:func:`chapter_code.runtime.load_sweep`, which refuses records made by other
+code or other parameters than those defined here.
+
+Each sweep has named configurations: ``cpu`` (what the book's records are made
+with, on one machine), ``cluster`` or ``gpu`` (a larger grid for a cluster) and
+``smoke`` (a few cheap jobs that check the whole path end to end). A job's
+parameters are part of its record's identity, so editing a parameter here
+makes its record stale; adding seeds only adds jobs.
+
+The job functions live in their own modules (:mod:`chapter_code.memory_robustness`):
+a record is tied to the source of its job's module and of what that imports,
+not to this file, so adding a sweep here leaves every record fresh.
+
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chapter_code.memory_robustness import recall_metrics
+from chapter_code.memory_task import CONTENDERS, RecallConfig
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one job asks a scheduler for (Slurm: ``--time``, ``--gpus-per-node``, ``--cpus-per-task``, partition)."""
+
+    minutes: int = 30
+    gpus: int = 0
+    cpus: int = 1
+    partition: str | None = None  # None: the cluster's default partition
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One configuration of a sweep: job name -> keyword arguments, times every seed."""
+
+    jobs: dict[str, dict[str, Any]]
+    seeds: tuple[int, ...]
+    resources: Resources = field(default_factory=Resources)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A named experiment: its job function and its configurations (``cpu``, ``cluster``, ``smoke``...)."""
+
+    name: str
+    job: Callable[..., dict[str, Any]]
+    configs: dict[str, Grid]
+    description: str = ""
+    data: tuple[str, ...] = ()  # repository files the jobs read, hashed into each record
+
+
+def _slug(text: str) -> str:
+    return "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+
+
+def _recall_jobs(contenders, recipe: RecallConfig) -> dict[str, dict[str, Any]]:
+    return {_slug(c.label): {"contender": dataclasses.asdict(c), "recipe": dataclasses.asdict(recipe)}
+            for c in contenders}
+
+
+MEMORY_ROBUSTNESS = Sweep(
+    name="memory-robustness",
+    job=recall_metrics,
+    description="The memory test (recall the first of `lag` tokens) for the six contenders over many seeds, "
+    "with the chapter's recipe: how often does each contender solve it, and when?",
+    configs={
+        "cpu": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(16)), resources=Resources(minutes=20)),
+        # More seeds, for a cluster. CPU jobs: train_recall runs on the CPU; once it takes a device,
+        # give this config Resources(gpus=1) and the jobs run under BOOK_DEVICE=cuda.
+        "cluster": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(64)),
+                        resources=Resources(minutes=20)),
+        "smoke": Grid(_recall_jobs(CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, max_epochs=2)),
+                      seeds=(0,), resources=Resources(minutes=5)),
+    },
+)
+
+#: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
+SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS]}

@@ -1,0 +1,29 @@
+"""Tests for chapter_code.proportions: the Wilson interval and the solve-rate summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from chapter_code.proportions import solve_rate, wilson_interval
+
+
+def test_wilson_interval_contains_the_rate_and_stays_in_the_unit_interval() -> None:
+    low, high = wilson_interval(3, 8)
+    assert low < 3 / 8 < high
+    assert wilson_interval(0, 16)[0] == 0.0
+    assert wilson_interval(16, 16)[1] == 1.0
+    assert wilson_interval(0, 16)[1] > 0.1  # none of 16 solved still allows a rate above 10 %
+    width = {n: wilson_interval(n // 2, n)[1] - wilson_interval(n // 2, n)[0] for n in (16, 64)}
+    assert width[16] > width[64]  # more runs, narrower interval
+    with pytest.raises(ValueError, match="solved must be an int in"):
+        wilson_interval(9, 8)
+    with pytest.raises(ValueError, match="runs must be an int >= 1"):
+        wilson_interval(0, 0)
+
+
+def test_solve_rate_counts_solved_runs_and_their_epochs() -> None:
+    summary = solve_rate([{"solved_epoch": 12}, {"solved_epoch": None}, {"solved_epoch": 7}, {"solved_epoch": None}])
+    assert summary["solved"] == 2
+    assert summary["rate"] == 0.5
+    assert summary["solved_epochs"] == [7, 12]
+    assert summary["low"] < 0.5 < summary["high"]
