@@ -309,3 +309,19 @@ def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any
     except ImportError:
         return fn(**kwargs)
     return memoized(fn, data=tuple(data), **kwargs)
+
+
+def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> Any:
+    """The stored records of experiment sweep ``name`` (defined in :mod:`chapter_code.sweeps`), checked.
+
+    Every record is checked against the current code, parameters and data: a
+    stale, damaged or missing record raises ``bookbuild.sweeps.SweepNotReady``,
+    which names the sweep and the ``make experiments`` command that refreshes
+    it. ``allow_partial=True`` returns a partial sweep marked as such
+    (``.complete`` false, ``.missing`` listed, ``.describe()`` says PARTIAL), never
+    silently averaged. Records live in the repository (``records/<sweep>/``), so
+    unlike :func:`run_once` there is nothing to fall back on without it.
+    """
+    from bookbuild.sweeps import load
+
+    return load(name, config=config, allow_partial=allow_partial)
