@@ -82,6 +82,7 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
         i = next((j for j in range(1, len(lines)) if lines[j].strip() == "---"), len(lines) - 1) + 1
     fences: list[tuple[str, bool]] = []  # open fences: (marker, opaque?)
     in_display_math = False
+    in_inline_math = False  # a $...$ span that began on an earlier line of the paragraph
     for n in range(i, len(lines)):
         line = lines[n]
         fence = _FENCE.match(line)
@@ -110,11 +111,22 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             continue
         if _LABEL.match(line) or (fences and _OPTION.match(line)):
             continue
+        if not line.strip():
+            in_inline_math = False  # inline math never spans paragraphs
+        if in_inline_math:  # blank up to the closing $ of a span opened on an earlier line
+            close = line.find("$")
+            if close < 0:
+                continue
+            line = " " * (close + 1) + line[close + 1 :]
+            in_inline_math = False
         for structure in (_HEADING, _LIST_NUMBER):  # a heading's section number, an ordered list's item number
             found = structure.match(line)
             if found:
                 line = " " * found.end() + line[found.end() :]
-        out.append((n + 1, _strip_inline(line)))
+        line = _strip_inline(line)
+        if "$" in line:  # an inline math span that continues on the next line
+            line, in_inline_math = line[: line.index("$")], True
+        out.append((n + 1, line))
     return out
 
 

@@ -62,8 +62,13 @@ def test_structure_is_not_prose() -> None:
         "```{code-cell} ipython3\n:label: cell-7\nprint(3.14)\n```\n\n"
         "```{math}\n:label: eq-9\nh = 2 x\n```\n\n"
         "```python\nn = 99\n```\n"
+        "Taking norms, $\\lVert g_{t-1} \\rVert \\le\n\\lVert W \\rVert^{T-1}$ across two lines.\n"
     )
     assert numbers(page) == []
+
+
+def test_math_spanning_lines_ends_at_the_paragraph() -> None:
+    assert numbers("An open $x_1 +\ny_2$ span, then 7.\n\nA stray $ sign\n\nand 8 after it.") == ["7", "8"]
 
 
 def test_prose_inside_prose_directives_and_titles_is_checked() -> None:
