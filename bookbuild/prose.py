@@ -13,7 +13,7 @@ What is *not* prose, and so never checked: the front matter; fenced blocks
 display math (``$$ ... $$``) and inline math (``$...$``); inline code; the
 content of every role (``{eq}``, ``{ref}``, ``{numref}``, ``{cite:t}``,
 ``{term}``, ``{glue:text}``, ``{lit}`` ...); target labels (``(name)=``); link
-targets; HTML comments; the section number at the start of a heading and the
+targets; HTML comments and MyST comment lines (``% ...``); the section number at the start of a heading and the
 item number of an ordered list.
 
 Checked: every other line, including the prose inside ``{exercise}``,
@@ -109,8 +109,8 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             continue
         if in_display_math:
             continue
-        if _LABEL.match(line) or (fences and _OPTION.match(line)):
-            continue
+        if _LABEL.match(line) or (fences and _OPTION.match(line)) or line.startswith("%"):
+            continue  # a target label, a directive option, a MyST comment
         if not line.strip():
             in_inline_math = False  # inline math never spans paragraphs
         if in_inline_math:  # blank up to the closing $ of a span opened on an earlier line

@@ -55,6 +55,7 @@ def test_allowed_forms_pass(sentence: str) -> None:
 def test_structure_is_not_prose() -> None:
     page = (
         "(sec-12)=\n"
+        "% a comment for authors: 0.9 and 4 are fine here\n"
         "## 3.1 A numbered heading\n\n"
         "1. **First item.** No numbers here.\n"
         "2. `[2]` The second marker.\n\n"
