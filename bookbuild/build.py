@@ -97,7 +97,7 @@ def build(builder: str = "html", check: bool = False) -> int:
         return code
     index = HTML_DIR / "index.html"
     if check:
-        code = gate.verdict(checks, profile)
+        code = gate.verdict(checks, profile) or gate.prose_verdict(ROOT)
         if code:
             print(f"\nBuild FAILED the output check after {elapsed:.0f} s (the HTML is in {HTML_DIR})",
                   file=sys.stderr)

@@ -186,10 +186,25 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
     return 0
 
 
+def prose_verdict(root: Path) -> int:
+    """The prose-number check (:mod:`bookbuild.prose`): 1, with one message per hand-typed number, or 0."""
+    from bookbuild.prose import check_pages
+
+    problems = check_pages(root)
+    if problems:
+        print(f"\n{len(problems)} number(s) typed by hand into the prose (glue them from the computation, or mark "
+              "a deliberate literal with {lit}):", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def check(root: Path = engine.ROOT) -> int:
-    """Execute what is stale and compare; writes nothing outside the build folder."""
+    """Check the prose, execute what is stale and compare; writes nothing outside the build folder."""
+    prose = prose_verdict(root)
     checks, profile = run_and_check(root)
-    return verdict(checks, profile)
+    return verdict(checks, profile) or prose
 
 
 def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:

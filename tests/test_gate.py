@@ -78,3 +78,14 @@ def test_stale_chapter_fails_the_gate(capsys: pytest.CaptureFixture) -> None:
     stale = engine.ChapterResult("book/a", "stale", "code cells changed", 1.0, "k", {}, "book/a.md: x changed")
     assert gate.verdict([gate.ChapterCheck(stale, [], None)], "cpu-avx2") == 1
     assert "book/a.md: x changed" in capsys.readouterr().err
+
+
+def test_check_fails_on_a_number_typed_into_the_prose(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from tests.test_engine import write_book
+
+    write_book(tmp_path, prose="The model has 64 hidden units.")
+    (tmp_path / "baselines").mkdir()
+    assert gate.check(tmp_path) == 1
+    err = capsys.readouterr().err
+    assert "typed by hand into the prose" in err
+    assert "64" in err
