@@ -202,8 +202,11 @@ def finish(out: str) -> None:
             fingerprint = runtime.fingerprint().__dict__
         except RuntimeError:  # the chapter never called runtime.setup()
             pass
+    root = _state["root"]
+    # An open that failed (a library probing for a file that is not there) read nothing.
+    read = {rel for rel in _state["read"] if os.path.exists(root + rel)}
     trace = {
-        "read": sorted((_state["read"] | modules) - _state["written"]),
+        "read": sorted((read | modules) - _state["written"]),
         "written": sorted(_state["written"]),
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,
