@@ -203,10 +203,11 @@ def finish(out: str) -> None:
         except RuntimeError:  # the chapter never called runtime.setup()
             pass
     root = _state["root"]
-    # An open that failed (a library probing for a file that is not there) read nothing.
-    read = {rel for rel in _state["read"] if os.path.exists(root + rel)}
+    # An open that failed (a library probing for a file that is not there) read nothing, and a module whose
+    # __file__ is a bare relative name (some compiled extensions' helpers) is not a file of the repository.
+    read = {rel for rel in _state["read"] | modules if os.path.isfile(root + rel)}
     trace = {
-        "read": sorted((read | modules) - _state["written"]),
+        "read": sorted(read - _state["written"]),
         "written": sorted(_state["written"]),
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,

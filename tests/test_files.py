@@ -56,3 +56,12 @@ def test_read_only_folder_gets_a_message_that_says_what_to_do(tmp_path: Path) ->
         target = tmp_path / "state"
     with pytest.raises(files.UserError, match="BOOK_BUILD_DIR"):
         files.ensure_writable(target)
+
+
+def test_atomic_writes_get_ordinary_permissions(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        files.write_text(tmp_path / "page.md", "text")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "page.md").stat().st_mode & 0o777 == 0o644
