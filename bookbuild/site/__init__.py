@@ -42,7 +42,7 @@ def mathjax_source() -> Path:
     """The folder holding MathJax's files in the installed wheel; a clear error if the wheel is missing."""
     spec = importlib.util.find_spec(MATHJAX_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"{MATHJAX_PACKAGE} is not installed; run `make env` (it is pinned in requirements/lock.txt)")
+        raise RuntimeError(f"{MATHJAX_PACKAGE} is not installed; run `make env` (pinned in requirements/lock.txt)")
     source = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax"
     tex_chtml = (source / "tex-chtml.js").read_text(encoding="utf-8", errors="replace")
     if f'VERSION="{MATHJAX_VERSION}"' not in tex_chtml:

@@ -29,7 +29,13 @@
   function solutionTitlesOpenTheSolution() {
     document.querySelectorAll(".admonition.dropdown > .admonition-title a").forEach((link) => {
       link.addEventListener("click", (event) => {
-        event.preventDefault(); // the title around the link folds and unfolds the solution
+        // Stay on the page and press the title's fold button (sphinx-togglebutton adds it once the page loads).
+        event.preventDefault();
+        event.stopPropagation();
+        const button = link.closest(".admonition-title").querySelector(".toggle-button");
+        if (button) {
+          button.click();
+        }
       });
     });
   }
