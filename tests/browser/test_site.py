@@ -117,6 +117,13 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
     )
     assert pipe_tables == [], f"{name}: Markdown tables shown as text: {pipe_tables}"
 
+    too_wide = page.evaluate(
+        "() => Array.from(document.querySelectorAll('main pre'))"
+        ".filter(p => p.getBoundingClientRect().width > 0 && p.scrollWidth > p.clientWidth + 1)"
+        ".map(p => p.textContent.slice(0, 60))"
+    )
+    assert too_wide == [], f"{name} at {viewport}: code wider than the column: {too_wide[:3]}"
+
     images = page.evaluate(
         "() => Array.from(document.querySelectorAll('main img')).map(i => ({src: i.currentSrc || i.src,"
         " alt: (i.getAttribute('alt') || '').trim(), natural: i.naturalWidth, shown: i.getBoundingClientRect().width,"
@@ -170,6 +177,20 @@ def test_internal_links_and_anchors_resolve(site_dir: Path) -> None:
                 broken.append(f"{page.relative_to(site_dir)}: {href} (no such anchor)")
     assert checked > 100
     assert broken == [], "\n".join(broken)
+
+
+def test_citations_and_bibliography_share_the_author_year_style(site_dir: Path) -> None:
+    soup = BeautifulSoup((site_dir / "book" / "bibliography.html").read_text(encoding="utf-8"), "html.parser")
+    labels = {d["id"]: d.select_one("span.label").get_text().strip("[]") for d in soup.select("div.citation")}
+    assert len(labels) > 10
+    author_year = re.compile(r"^[^\d,]+, \d{4}[a-z]?$")  # "Elman, 1990", "Bengio et al., 1994"
+    assert [label for label in labels.values() if not author_year.match(label)] == []
+    for page in ["recurrence", "gradients", "gated"]:
+        text = BeautifulSoup((site_dir / "book" / f"{page}.html").read_text(encoding="utf-8"), "html.parser")
+        for a in text.select('a[href^="bibliography.html#"]'):
+            label = labels[a["href"].split("#", 1)[1]]
+            year = label.rsplit(", ", 1)[1]
+            assert year in a.get_text(), f"{page}: citation {a.get_text()!r} does not match its entry [{label}]"
 
 
 @pytest.mark.parametrize("name", [n for n in PAGES if n.startswith("book/")])
