@@ -127,11 +127,14 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
     images = page.evaluate(
         "() => Array.from(document.querySelectorAll('main img')).map(i => ({src: i.currentSrc || i.src,"
         " alt: (i.getAttribute('alt') || '').trim(), natural: i.naturalWidth, shown: i.getBoundingClientRect().width,"
+        " aspect: i.naturalHeight / i.naturalWidth,"
+        " shownAspect: i.getBoundingClientRect().height / i.getBoundingClientRect().width,"
         " figure: !!i.closest('.cell_output, figure')}))"
     )
     for img in images:
         assert img["natural"] > 0, f"{name}: image did not load: {img['src']}"
         assert img["alt"], f"{name}: image without alt text: {img['src']}"
+        assert img["shownAspect"] == pytest.approx(img["aspect"], rel=0.02), f"{name}: {img['src']} is distorted"
         if img["figure"] and img["src"].endswith(".png"):
             png = Path(unquote(urlparse(img["src"]).path))
             text_px = smallest_text_px(png)
