@@ -79,6 +79,8 @@ def switch_off_thebe(app: Sphinx) -> None:
         for listener in list(listeners):
             if getattr(listener.handler, "__module__", "").startswith("sphinx_thebe"):
                 app.disconnect(listener.id)
+    # Its stylesheet, registered at set-up, would be linked from every page without being copied.
+    app.registry.css_files[:] = [(name, attrs) for name, attrs in app.registry.css_files if "thebe" not in str(name)]
 
 
 def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> None:

@@ -37,6 +37,7 @@ def chromium_binary() -> str | None:
 
 
 def _build_site(work: Path) -> Path:
+    work.mkdir(parents=True, exist_ok=True)
     copy_sources(work)
     for cached in [".jupyter_cache", "engine"]:  # what `make check` executed: the build only renders
         src = ROOT / "_build" / cached
