@@ -30,6 +30,20 @@ test: $(ENV_STAMP)  ## lint; build the book once, failing on any warning or chan
 test-clean: $(ENV_STAMP)  ## the slow tests too: a clean build of the whole book in a temporary copy
 	$(PY) -m pytest -n auto -m book
 
+# The browser tests (tests/browser) drive Debian's chromium through Playwright;
+# `make test` installs it first where apt-get is available (as root).
+CHROMIUM := /usr/lib/chromium/chromium
+.PHONY: browser
+test: browser
+
+browser:  ## install Debian's chromium for the browser tests (they are skipped, with the reason, without it)
+	@if [ -x $(CHROMIUM) ] || [ -n "$$BOOK_CHROMIUM" ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Debian's chromium for the browser tests (apt-get)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
+	    || echo "NOTE: installing chromium failed; the browser tests will be skipped"; \
+	else echo "NOTE: no chromium and no apt-get as root here; the browser tests will be skipped"; fi
+
 check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differs from baselines/<profile>/
 	$(PY) -m bookbuild check
 

@@ -339,15 +339,16 @@ def plot_output_gate_demo(gates: torch.Tensor, cells: torch.Tensor, hiddens: tor
     """Cell state and hidden state per step while the output gate is moved (from :func:`output_gate_demo`)."""
     use_book_style()
     steps = torch.arange(1, len(gates) + 1)
-    fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    fig, ax = plt.subplots(figsize=(6.2, 3.8), layout="constrained")
     ax.step(steps, cells, where="mid", color=COLORS["lstm"], lw=2.2, label="cell state $c_t$")
     ax.step(steps, hiddens, where="mid", color=COLORS["other"], lw=2.2, ls="--", label="hidden state $h_t$")
     ax.step(steps, gates, where="mid", color=COLORS["bound"], lw=1.2, ls=":", label="output gate $o_t$")
     ax.set_xlabel("step $t$")
     ax.set_ylabel("value")
-    ax.set_ylim(-0.05, 1.15)
-    ax.legend(loc="lower left", ncol=3, fontsize=8)
-    fig.tight_layout()
+    ax.set_ylim(-0.05, 1.1)
+    ax.set_xticks([1, *range(5, len(gates) + 1, 5)])
+    # Above the axes: inside, any corner of this plot holds a line.
+    fig.legend(loc="outside upper center", ncol=3, handlelength=1.8, columnspacing=1.0)
     return fig
 
 
@@ -361,7 +362,7 @@ def plot_forget_power(biases: list[float], powers: torch.Tensor) -> Figure:
         ax.semilogy(steps, row, color=shade, lw=2, label=f"$b_f = {b:+g}$, $f = {torch.sigmoid(torch.tensor(b)):.3f}$")
     ax.set_xlabel("steps $k$ along the direct path")
     ax.set_ylabel("surviving factor $f^k$")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(loc="lower left")
     fig.tight_layout()
     return fig
 

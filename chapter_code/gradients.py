@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 from torch import nn
 
 from chapter_code.figures import COLORS, use_book_style
@@ -205,16 +206,27 @@ def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figu
     if len(traces) != len(colors):
         raise ValueError(f"need one colour per trace; got {len(traces)} traces and {len(colors)} colours")
     use_book_style()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    fig, ax = plt.subplots(figsize=(6.2, 4.8), layout="constrained")
     for trace, color in zip(traces, colors, strict=True):
-        d = range(len(trace.products))
-        ax.semilogy(d, [max(p, 1e-30) for p in trace.products], "-", color=color,
-                    label=f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}")
-        ax.semilogy(d, trace.bounds, "--", color=color, lw=1.0, alpha=0.8)
-    ax.plot([], [], "--", color=COLORS["bound"], lw=1.0, label="bound $|w|^{T-s}$ (dashed, same colour)")
-    ax.set_ylim(1e-30, 1e12)
+        # A wide pale band: the bound drawn on top of it stays visible where the two coincide (x = 0).
+        ax.semilogy(range(len(trace.products)), trace.products, "-", color=color, lw=4.5, alpha=0.45,
+                    solid_capstyle="butt", label=f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}")
+    bound_colors: dict[float, str] = {}
+    for trace, color in zip(traces, colors, strict=True):  # one dashed bound per |w|, in its first trace's colour
+        bound_colors.setdefault(abs(trace.w), color)
+    for w, color in bound_colors.items():
+        bounds = next(t.bounds for t in traces if abs(t.w) == w)
+        ax.semilogy(range(len(bounds)), bounds, "--", color=color, lw=1.4)
+        ax.annotate(f"$|w|$ = {w:g}", (len(bounds) - 1, bounds[-1]), xytext=(5, 0), textcoords="offset points",
+                    ha="left", va="center", color=color, annotation_clip=False)  # names the bound at its end
+    ax.plot([], [], "--", color=COLORS["bound"], lw=1.4, label="bound $|w|^{T-s}$ (dashed)")
+    # The axis spans every value drawn, so no curve is cut off at an arbitrary floor.
+    values = [v for t in traces for v in (*t.products, *t.bounds) if v > 0]
+    low, high = min(values) / 30, max(values) * 30
+    ax.set_ylim(low, high)
+    ax.set_yticks([10.0**k for k in range(-300, 301, 20) if low <= 10.0**k <= high])
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("distance $T - s$ (steps back)")
     ax.set_ylabel(r"$|\partial h_T / \partial h_s|$")
-    ax.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=2, handlelength=2.2, columnspacing=1.2)
     return fig

@@ -418,6 +418,6 @@ def plot_forget_traces(traces: dict[str, tuple[list[float], str]]) -> Figure:
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("step $t$ of the probe sequence")
     ax.set_ylabel("mean forget gate $f_t$")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right")
     fig.tight_layout()
     return fig

@@ -1,0 +1,174 @@
+"""Sphinx extension for the book's HTML site: what a reader's browser gets.
+
+Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
+
+1. vendors MathJax 3.2.2 into the HTML output (``_static/mathjax/``), taken from
+   the ``sphinx-mathjax-offline`` wheel pinned in ``requirements/lock.txt``, and
+   points ``mathjax_path`` at it, so equations render with no network;
+2. switches off sphinx-thebe, which Jupyter Book 1 loads on every page (the
+   book runs nothing in the reader's browser);
+3. makes the ids of exercise and solution bodies unique on a page;
+4. adds the site's stylesheet and script from ``assets/`` (code wrapped to the
+   column, readable figures on a phone, the sidebar buttons of the theme
+   repaired, solution headers that open instead of jumping away);
+5. registers an author-year label style for the bibliography, so the list at
+   the end uses the same "Author, year" labels as the citations in the text.
+
+The assets live here, never under the book's ``_static/``, because Jupyter Book
+1 adds a script tag for every ``.js`` file it finds there to every page.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib.util
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+
+ASSETS = Path(__file__).with_name("assets")
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
+MATHJAX_VERSION = "3.2.2"
+#: What the site needs of MathJax: the TeX-to-HTML component, the TeX extensions it loads on demand,
+#: its web fonts, and the menu's accessibility tools (explorer, speech), all loaded from the same folder.
+MATHJAX_PARTS = ["tex-chtml.js", "input/tex/extensions", "output/chtml", "a11y", "sre", "ui", "adaptors"]
+MATHJAX_PATH = "mathjax/tex-chtml.js"  # relative to the output's _static/
+
+
+def mathjax_source() -> Path:
+    """The folder holding MathJax's files in the installed wheel; a clear error if the wheel is missing."""
+    spec = importlib.util.find_spec(MATHJAX_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"{MATHJAX_PACKAGE} is not installed; run `make env` (pinned in requirements/lock.txt)")
+    source = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax"
+    tex_chtml = (source / "tex-chtml.js").read_text(encoding="utf-8", errors="replace")
+    if f'VERSION="{MATHJAX_VERSION}"' not in tex_chtml:
+        raise RuntimeError(f"{source} does not hold MathJax {MATHJAX_VERSION}")
+    return source
+
+
+def copy_mathjax(outdir: Path) -> Path:
+    """Copy the parts of MathJax the site loads into ``outdir/_static/mathjax``; return that folder."""
+    source, target = mathjax_source(), outdir / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        src, dst = source / part, target / part
+        if src.is_dir():
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    return target
+
+
+def _on_builder_inited(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.config.mathjax_path = MATHJAX_PATH
+
+
+def switch_off_thebe(app: Sphinx) -> None:
+    """Disconnect sphinx-thebe's handlers: Jupyter Book 1 always loads it, and nothing here runs in the browser.
+
+    Left on, it puts a script naming a third-party host on every page (declared
+    twice after an incremental build, a console error) and a Binder
+    configuration block.
+    """
+    for listeners in app.events.listeners.values():
+        for listener in list(listeners):
+            if getattr(listener.handler, "__module__", "").startswith("sphinx_thebe"):
+                app.disconnect(listener.id)
+    # Its stylesheet, registered at set-up, would be linked from every page without being copied.
+    app.registry.css_files[:] = [(name, attrs) for name, attrs in app.registry.css_files if "thebe" not in str(name)]
+
+
+def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Give each exercise's and solution's content section its own id.
+
+    sphinx-exercise gives every one of them the id ``exercise-content`` or
+    ``solution-content``, so a page with several exercises repeats an id.
+    """
+    for section in doctree.findall(nodes.section):
+        if section["ids"] in (["exercise-content"], ["solution-content"]):
+            owner = section.parent
+            while owner is not None and not owner.get("ids"):
+                owner = owner.parent
+            prefix = owner["ids"][0] if owner is not None else docname
+            section["ids"] = [nodes.make_id(f"{prefix}-{section['ids'][0]}")]
+
+
+def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
+    if exc is None and app.builder.format == "html":
+        copy_mathjax(Path(app.outdir))
+
+
+# ----------------------------------------------------------------------------- bibliography labels
+
+
+def _plain(latex: str) -> str:
+    """A BibTeX name or year as plain text: accents decoded, braces dropped."""
+    import latexcodec  # noqa: F401  (registers the "ulatex" codec; installed with sphinxcontrib-bibtex)
+
+    return codecs.decode(latex, "ulatex").replace("{", "").replace("}", "")
+
+
+def author_year_label(entry: object) -> str:
+    """``Elman, 1990``; ``Hochreiter and Schmidhuber, 1997``; ``Bengio et al., 1994``."""
+    persons = entry.persons.get("author") or entry.persons.get("editor") or []  # type: ignore[attr-defined]
+    surnames = [_plain(" ".join(p.prelast_names + p.last_names)) for p in persons]
+    if not surnames:
+        who = _plain(entry.fields.get("organization", entry.fields.get("title", entry.key)))  # type: ignore[attr-defined]
+    elif len(surnames) == 1:
+        who = surnames[0]
+    elif len(surnames) == 2:
+        who = f"{surnames[0]} and {surnames[1]}"
+    else:
+        who = f"{surnames[0]} et al."
+    return f"{who}, {_plain(entry.fields.get('year', 'n.d.'))}"  # type: ignore[attr-defined]
+
+
+def _register_bibliography_style() -> None:
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):  # type: ignore[no-untyped-def]
+            entries = list(sorted_entries)
+            labels = [author_year_label(e) for e in entries]
+            repeated = {label for label, n in Counter(labels).items() if n > 1}
+            seen: Counter[str] = Counter()
+            for label in labels:
+                if label in repeated:  # two works by the same authors in one year: 1997a, 1997b
+                    seen[label] += 1
+                    label = label + "abcdefghijklmnopqrstuvwxyz"[seen[label] - 1]
+                yield label
+
+    class AuthorYearStyle(UnsrtStyle):
+        default_label_style = "book_author_year"
+        default_sorting_style = "author_year_title"
+
+    register_plugin("pybtex.style.labels", "book_author_year", AuthorYearLabels, force=True)
+    register_plugin("pybtex.style.formatting", "book_author_year", AuthorYearStyle, force=True)
+
+
+def _on_config_inited(app: Sphinx, config: object) -> None:
+    paths = config.html_static_path  # type: ignore[attr-defined]
+    if str(ASSETS) not in paths:
+        paths.append(str(ASSETS))
+    # Without a default the theme's first script logs "Got invalid theme mode" on every page.
+    config.html_context.setdefault("default_mode", "auto")  # type: ignore[attr-defined]
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    _register_bibliography_style()
+    app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
+    switch_off_thebe(app)
+    app.connect("config-inited", _on_config_inited)
+    app.connect("builder-inited", _on_builder_inited)
+    app.connect("doctree-resolved", unique_exercise_ids)
+    app.connect("build-finished", _on_build_finished)
+    app.add_css_file("book-site.css")
+    app.add_js_file("book-site.js", loading_method="defer")
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,88 @@
+"""Fixtures for the browser tests: a built site and Debian's Chromium driven by Playwright.
+
+The site comes from ``$BOOK_HTML_DIR`` when set (CI builds the book once and
+points every consumer at it). Otherwise the first xdist worker to get here
+builds a copy of the repository in a temporary folder, reusing the execution
+cache that ``make check`` just filled (so Sphinx renders, nothing executes),
+and the other workers wait for it.
+
+The browser is Debian's ``chromium`` package (``make test`` installs it where
+apt-get is available); ``$BOOK_CHROMIUM`` names another binary. Without one,
+every browser test is skipped with the reason printed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from bookbuild.build import ROOT, copy_sources
+
+CHROMIUM_CANDIDATES = ["/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+
+
+def chromium_binary() -> str | None:
+    """The Chromium executable to drive: ``$BOOK_CHROMIUM``, else Debian's package, else None."""
+    wanted = os.environ.get("BOOK_CHROMIUM")
+    if wanted:
+        return wanted if Path(wanted).exists() else None
+    return next((c for c in CHROMIUM_CANDIDATES if Path(c).exists()), None)
+
+
+def _build_site(work: Path) -> Path:
+    work.mkdir(parents=True, exist_ok=True)
+    copy_sources(work)
+    for cached in [".jupyter_cache", "engine"]:  # what `make check` executed: the build only renders
+        src = ROOT / "_build" / cached
+        if src.is_dir():
+            shutil.copytree(src, work / "_build" / cached, dirs_exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True, timeout=2400
+    )
+    html = work / "_build" / "html"
+    if proc.returncode != 0 or not (html / "index.html").exists():
+        pytest.fail(f"the book did not build for the browser tests:\n{(proc.stdout + proc.stderr)[-3000:]}")
+    return html
+
+
+@pytest.fixture(scope="session")
+def site_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The built HTML site (``_build/html``)."""
+    given = os.environ.get("BOOK_HTML_DIR")
+    if given:
+        html = Path(given).resolve()
+        if not (html / "index.html").exists():
+            pytest.fail(f"BOOK_HTML_DIR={given} holds no index.html")
+        return html
+    if chromium_binary() is None:
+        pytest.skip("no Chromium to drive, so the site is not built for these tests")
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    work = shared / "site-for-browser-tests"
+    with FileLock(str(shared / "site-for-browser-tests.lock")):
+        if not (work / "_build" / "html" / "index.html").exists():
+            _build_site(work)
+    return work / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """A headless Chromium; the tests are skipped, with the reason, when there is none."""
+    binary = chromium_binary()
+    if binary is None:
+        pytest.skip(
+            "Chromium is not installed: `make test` installs Debian's chromium with apt-get where it is available "
+            "(or set BOOK_CHROMIUM to a Chromium binary)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+        yield chromium
+        chromium.close()

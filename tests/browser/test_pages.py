@@ -1,0 +1,315 @@
+"""The built site, as a reader's Chromium shows it, at desktop and phone widths, with no network.
+
+Every request that is not for a local file is aborted and recorded. Each page
+of the book is checked for: requests to another host, console errors, math
+left unrendered, Markdown tables left as pipe text, images that did not load or
+lack alt text, figure text too small to read on a phone. Links and anchors are
+checked in the HTML; the sidebar, the "on this page" panel, folded solutions
+and search are driven by click and keyboard.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from PIL import Image
+
+from bookbuild.build import ROOT
+from chapter_code.figures import SMALLEST_TEXT_KEY
+
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+#: Smallest figure text a phone may show, in CSS pixels (the figure's text height in the PNG, scaled as displayed).
+MIN_FIGURE_TEXT_PX = 9.0
+CHAPTER_WITH_SOLUTIONS = "book/gradients.html"
+SIDEBAR_VISIBILITY = "getComputedStyle(document.getElementById('pst-primary-sidebar')).visibility"
+
+
+def toc_pages() -> list[str]:
+    """Every page the table of contents lists, as paths under the HTML root, plus the search page."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    return [f"{f}.html" for f in files] + ["search.html", "genindex.html"]
+
+
+PAGES = toc_pages()
+
+
+@pytest.fixture(params=list(VIEWPORTS), scope="module")
+def viewport(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def page(browser, viewport: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """A fresh page in a context that aborts and records every non-file request and collects console errors."""
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def route(r):  # type: ignore[no-untyped-def]
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    p = context.new_page()
+    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    p.outside_requests = outside  # type: ignore[attr-defined]
+    p.console_errors = errors  # type: ignore[attr-defined]
+    yield p
+    context.close()
+
+
+def open_page(page, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto((site_dir / name).as_uri())
+    page.wait_for_load_state("load")
+    # Math: wait until MathJax has typeset the page (it is loaded on pages with math only).
+    if page.evaluate("() => !!document.querySelector('.math')"):
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
+        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+    # Images: load lazy ones too, then wait for every one to decode (or fail).
+    page.evaluate(
+        "() => Promise.all(Array.from(document.images).map(i => {"
+        " i.loading = 'eager'; return i.decode().catch(() => null); }))"
+    )
+
+
+def smallest_text_px(png: Path) -> float | None:
+    """The figure's smallest text height in image pixels, from the PNG's text chunk (None if absent)."""
+    with Image.open(png) as image:
+        value = image.text.get(SMALLEST_TEXT_KEY)
+    return None if value is None else float(value)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, site_dir, name)
+    assert page.outside_requests == [], f"{name} asked another host for: {page.outside_requests}"
+    assert page.console_errors == [], f"{name}: console errors: {page.console_errors}"
+
+    unrendered = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.math'))"
+        ".filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80))"
+    )
+    assert unrendered == [], f"{name}: math not rendered by MathJax: {unrendered[:5]}"
+    prose = page.evaluate(
+        "() => { const main = document.querySelector('main') || document.body;"
+        " const c = main.cloneNode(true);"
+        " c.querySelectorAll('pre, code, script, style, mjx-container, .highlight').forEach(e => e.remove());"
+        " return c.textContent; }"
+    )
+    for delimiter in ["\\(", "\\[", "$$"]:
+        assert delimiter not in prose, f"{name}: TeX delimiter {delimiter!r} left in the text"
+
+    pipe_tables = page.evaluate(
+        "() => Array.from(document.querySelectorAll('p'))"
+        ".filter(p => !p.closest('pre, code') && /\\|\\s*:?-{3,}:?\\s*\\|/.test(p.textContent))"
+        ".map(p => p.textContent.slice(0, 80))"
+    )
+    assert pipe_tables == [], f"{name}: Markdown tables shown as text: {pipe_tables}"
+
+    too_wide = page.evaluate(
+        "() => Array.from(document.querySelectorAll('main pre'))"
+        ".filter(p => p.getBoundingClientRect().width > 0 && p.scrollWidth > p.clientWidth + 1)"
+        ".map(p => p.textContent.slice(0, 60))"
+    )
+    assert too_wide == [], f"{name} at {viewport}: code wider than the column: {too_wide[:3]}"
+
+    images = page.evaluate(
+        "() => Array.from(document.querySelectorAll('main img')).map(i => ({src: i.currentSrc || i.src,"
+        " alt: (i.getAttribute('alt') || '').trim(), natural: i.naturalWidth, shown: i.getBoundingClientRect().width,"
+        " aspect: i.naturalHeight / i.naturalWidth,"
+        " shownAspect: i.getBoundingClientRect().height / i.getBoundingClientRect().width,"
+        " figure: !!i.closest('.cell_output, figure')}))"
+    )
+    for img in images:
+        assert img["natural"] > 0, f"{name}: image did not load: {img['src']}"
+        assert img["alt"], f"{name}: image without alt text: {img['src']}"
+        assert img["shownAspect"] == pytest.approx(img["aspect"], rel=0.02), f"{name}: {img['src']} is distorted"
+        if img["figure"] and img["src"].endswith(".png"):
+            png = Path(unquote(urlparse(img["src"]).path))
+            text_px = smallest_text_px(png)
+            assert text_px is not None, f"{name}: {png.name} was not drawn through chapter_code.figures"
+            shown_px = text_px * img["shown"] / img["natural"]
+            assert shown_px >= MIN_FIGURE_TEXT_PX, (
+                f"{name} at {viewport}: the smallest text of {png.name} is {shown_px:.1f} CSS px "
+                f"(< {MIN_FIGURE_TEXT_PX})"
+            )
+
+
+def test_every_page_of_the_site_is_checked(site_dir: Path) -> None:
+    pages = [p.relative_to(site_dir) for p in site_dir.rglob("*.html")]
+    built = {str(p) for p in pages if not p.parts[0].startswith("_")}
+    assert built - {"index.html"} <= set(PAGES), f"pages the browser tests do not open: {sorted(built - set(PAGES))}"
+
+
+def test_internal_links_and_anchors_resolve(site_dir: Path) -> None:
+    ids: dict[Path, set[str]] = {}
+
+    def ids_of(path: Path) -> set[str]:
+        if path not in ids:
+            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+            named = soup.find_all("a", attrs={"name": True})
+            ids[path] = {t["id"] for t in soup.find_all(id=True)} | {t["name"] for t in named}
+        return ids[path]
+
+    broken, checked = [], 0
+    for page in sorted(site_dir.rglob("*.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for a in soup.find_all("a", href=True):
+            href = a["href"]
+            if re.match(r"^[a-z][a-z0-9+.-]*:", href) or href.startswith("//"):
+                continue  # another scheme: a reader's link out, never loaded by the page
+            url = urlparse(href)
+            target = (page.parent / unquote(url.path)).resolve() if url.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            checked += 1
+            if not target.exists():
+                broken.append(f"{page.relative_to(site_dir)}: {href} (no such file)")
+            elif url.fragment and target.suffix == ".html" and unquote(url.fragment) not in ids_of(target):
+                broken.append(f"{page.relative_to(site_dir)}: {href} (no such anchor)")
+    assert checked > 100
+    assert broken == [], "\n".join(broken)
+
+
+def test_citations_and_bibliography_share_the_author_year_style(site_dir: Path) -> None:
+    soup = BeautifulSoup((site_dir / "book" / "bibliography.html").read_text(encoding="utf-8"), "html.parser")
+    labels = {d["id"]: d.select_one("span.label").get_text().strip("[]") for d in soup.select("div.citation")}
+    assert len(labels) > 10
+    author_year = re.compile(r"^[^\d,]+, \d{4}[a-z]?$")  # "Elman, 1990", "Bengio et al., 1994"
+    assert [label for label in labels.values() if not author_year.match(label)] == []
+    for page in ["recurrence", "gradients", "gated"]:
+        text = BeautifulSoup((site_dir / "book" / f"{page}.html").read_text(encoding="utf-8"), "html.parser")
+        for a in text.select('a[href^="bibliography.html#"]'):
+            label = labels[a["href"].split("#", 1)[1]]
+            year = label.rsplit(", ", 1)[1]
+            assert year in a.get_text(), f"{page}: citation {a.get_text()!r} does not match its entry [{label}]"
+
+
+@pytest.mark.parametrize("name", [n for n in PAGES if n.startswith("book/")])
+def test_element_ids_are_unique(site_dir: Path, name: str) -> None:
+    soup = BeautifulSoup((site_dir / name).read_text(encoding="utf-8"), "html.parser")
+    seen: dict[str, int] = {}
+    for tag in soup.find_all(id=True):
+        seen[tag["id"]] = seen.get(tag["id"], 0) + 1
+    assert [i for i, n in seen.items() if n > 1] == []
+
+
+def visible(page, selector: str):  # type: ignore[no-untyped-def]
+    """The one visible element matching ``selector``."""
+    found = [e for e in page.locator(selector).all() if e.is_visible()]
+    assert len(found) == 1, f"{len(found)} visible elements match {selector}"
+    return found[0]
+
+
+def on_screen(page, locator) -> bool:  # type: ignore[no-untyped-def]
+    """Visible and horizontally inside the viewport (a closed sidebar is moved off the left edge)."""
+    box = locator.bounding_box() if locator.is_visible() else None
+    return box is not None and box["x"] + box["width"] > 1 and box["x"] < page.viewport_size["width"]
+
+
+def off_screen_soon(page, locator, ms: int = 2000) -> bool:  # type: ignore[no-untyped-def]
+    """True once ``locator`` has left the screen (a closing sidebar slides out over a quarter second)."""
+    for _ in range(ms // 100):
+        if not on_screen(page, locator):
+            return True
+        page.wait_for_timeout(100)
+    return False
+
+
+def dialog_open(page, dialog_id: str) -> bool:  # type: ignore[no-untyped-def]
+    return page.evaluate(f"() => document.getElementById('{dialog_id}').open")
+
+
+def test_sidebar_opens_and_closes_by_click_and_keyboard(page, site_dir: Path, viewport: str) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, site_dir, CHAPTER_WITH_SOLUTIONS)
+    toggle = visible(page, ".primary-toggle")
+    chapters = page.locator(".bd-sidebar-primary a.reference", has_text="Gated memory")
+    if viewport == "phone":
+        assert not on_screen(page, chapters)
+        toggle.click()
+        assert dialog_open(page, "pst-primary-sidebar-modal")
+        assert on_screen(page, chapters)
+        page.keyboard.press("Escape")
+        assert not dialog_open(page, "pst-primary-sidebar-modal")
+        assert off_screen_soon(page, chapters)
+        toggle.focus()
+        page.keyboard.press("Enter")
+        assert dialog_open(page, "pst-primary-sidebar-modal")
+        assert on_screen(page, chapters)
+        page.keyboard.press("Escape")
+        assert not dialog_open(page, "pst-primary-sidebar-modal")
+    else:
+        sidebar = page.locator("#pst-primary-sidebar")
+        assert on_screen(page, chapters)
+        toggle.click()
+        page.wait_for_function(f"() => {SIDEBAR_VISIBILITY} === 'hidden'")
+        assert "pst-sidebar-hidden" in (sidebar.get_attribute("class") or "")
+        toggle.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"() => {SIDEBAR_VISIBILITY} === 'visible'")
+        assert on_screen(page, chapters)
+
+
+def test_on_this_page_opens_and_closes(page, site_dir: Path, viewport: str) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, site_dir, CHAPTER_WITH_SOLUTIONS)
+    entry = page.locator(".bd-sidebar-secondary nav.page-toc a", has_text="Exercises")
+    if viewport == "desktop":
+        assert on_screen(page, entry)  # at this width the page's contents stand beside it
+        return
+    assert not on_screen(page, entry)
+    toggle = visible(page, ".secondary-toggle")
+    toggle.click()
+    assert dialog_open(page, "pst-secondary-sidebar-modal")
+    assert on_screen(page, entry)
+    page.keyboard.press("Escape")
+    assert not dialog_open(page, "pst-secondary-sidebar-modal")
+    assert off_screen_soon(page, entry)
+    toggle.focus()
+    page.keyboard.press("Enter")
+    assert dialog_open(page, "pst-secondary-sidebar-modal")
+    assert on_screen(page, entry)
+    page.keyboard.press("Escape")
+
+
+def test_solutions_start_folded_and_open_from_keyboard_and_title(page, site_dir: Path, viewport: str) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, site_dir, CHAPTER_WITH_SOLUTIONS)
+    solutions = page.locator("div.solution.dropdown")
+    count = solutions.count()
+    assert count >= 2
+    for i in range(count):
+        assert not solutions.nth(i).locator("section").first.is_visible(), f"solution {i + 1} is not folded"
+    first, second = solutions.nth(0), solutions.nth(1)
+    button = first.locator(".admonition-title button.toggle-button")
+    button.focus()
+    page.keyboard.press("Enter")
+    expect_visible(first)
+    # The exercise's name in a solution's title opens the solution; it does not leave for the exercise.
+    url = page.url
+    second.locator(".admonition-title a").first.click()
+    expect_visible(second)
+    assert page.url == url
+
+
+def expect_visible(solution) -> None:  # type: ignore[no-untyped-def]
+    solution.locator("section").first.wait_for(state="visible", timeout=3000)
+
+
+def test_offline_search_finds_pages(page, site_dir: Path, viewport: str) -> None:  # type: ignore[no-untyped-def]
+    if viewport == "phone":
+        pytest.skip("search is the same page at every width; checked once")
+    page.goto((site_dir / "search.html").as_uri() + "?q=forget+gate")
+    page.locator("#search-results ul.search li").first.wait_for(timeout=15000)
+    assert page.locator("#search-results ul.search li").count() >= 2
+    assert page.outside_requests == []
+    assert page.console_errors == []
