@@ -15,29 +15,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from chapter_code.memory_task import Contender, RecallConfig, train_recall
-
-SOLVED = 0.9  # test accuracy at which a run counts as having solved the task
-
-
-def first_epoch_at(history: list[float], threshold: float = SOLVED) -> int | None:
-    """The first epoch (counting from 1) whose test accuracy reached ``threshold``; ``None`` if none did."""
-    return next((epoch for epoch, acc in enumerate(history, start=1) if acc >= threshold), None)
+from chapter_code.memory_task import Contender, RecallConfig, first_epoch_at, train_recall
 
 
 def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any]) -> dict[str, Any]:
     """Train ``contender`` (fields of :class:`Contender`) with ``recipe`` (fields of :class:`RecallConfig`).
 
     Returns the test accuracy after the last epoch, the epochs trained, the
-    epoch at which test accuracy first reached :data:`SOLVED` (or ``None``),
+    epoch at which test accuracy first reached the recipe's ``solved_at`` (or ``None``),
     the test accuracy after every epoch, and the input-gradient norm at birth.
     Wall time is measured and recorded by the runner, beside these metrics.
     """
-    run, _ = train_recall(Contender(**contender), seed, RecallConfig(**recipe))
+    config = RecallConfig(**recipe)
+    run, _ = train_recall(Contender(**contender), seed, config)
     return {
         "final_accuracy": run.accuracy,
         "epochs": run.epochs,
-        "solved_epoch": first_epoch_at(run.history),
+        "solved_epoch": first_epoch_at(run.history, config.solved_at),
         "history": run.history,
         "birth": run.birth,
     }

@@ -39,7 +39,7 @@ def solve_rate(metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Solve rate of one contender's runs (the ``metrics`` of its records), with its Wilson interval.
 
     A run counts as solved when its ``solved_epoch`` is set (the epoch at which
-    its test accuracy first reached ``chapter_code.memory_robustness.SOLVED``);
+    its test accuracy first reached the recipe's ``solved_at``);
     ``solved_epochs`` lists those epochs in increasing order.
     """
     if len(metrics) == 0:

@@ -83,7 +83,7 @@ MEMORY_ROBUSTNESS = Sweep(
         # give this config Resources(gpus=1) and the jobs run under BOOK_DEVICE=cuda.
         "cluster": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(64)),
                         resources=Resources(minutes=20)),
-        "smoke": Grid(_recall_jobs(CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, max_epochs=2)),
+        "smoke": Grid(_recall_jobs(CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)),
                       seeds=(0,), resources=Resources(minutes=5)),
     },
 )
