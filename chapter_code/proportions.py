@@ -35,16 +35,20 @@ def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, flo
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def solve_rate(metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def solve_rate(metrics: Sequence[dict[str, Any]], solved_at: float) -> dict[str, Any]:
     """Solve rate of one contender's runs (the ``metrics`` of its records), with its Wilson interval.
 
-    A run counts as solved when its ``solved_epoch`` is set (the epoch at which
-    its test accuracy first reached the recipe's ``solved_at``);
-    ``solved_epochs`` lists those epochs in increasing order.
+    A run is solved when its test accuracy after the last epoch
+    (``final_accuracy``, the number the sources report) reaches ``solved_at``.
+    ``solved_epochs`` lists, for the solved runs, the epoch at which their test
+    accuracy first reached the line (``solved_epoch``), in increasing order.
     """
     if len(metrics) == 0:
         raise ValueError("metrics must hold at least one run")
-    epochs = sorted(m["solved_epoch"] for m in metrics if m["solved_epoch"] is not None)
-    low, high = wilson_interval(len(epochs), len(metrics))
-    return {"runs": len(metrics), "solved": len(epochs), "rate": len(epochs) / len(metrics), "low": low,
+    if not 0 < solved_at <= 1:
+        raise ValueError(f"solved_at must be in (0, 1]; got {solved_at!r}")
+    solved = [m for m in metrics if m["final_accuracy"] >= solved_at]
+    epochs = sorted(m["solved_epoch"] for m in solved)
+    low, high = wilson_interval(len(solved), len(metrics))
+    return {"runs": len(metrics), "solved": len(solved), "rate": len(solved) / len(metrics), "low": low,
             "high": high, "solved_epochs": epochs}

@@ -21,9 +21,15 @@ def test_wilson_interval_contains_the_rate_and_stays_in_the_unit_interval() -> N
         wilson_interval(0, 0)
 
 
-def test_solve_rate_counts_solved_runs_and_their_epochs() -> None:
-    summary = solve_rate([{"solved_epoch": 12}, {"solved_epoch": None}, {"solved_epoch": 7}, {"solved_epoch": None}])
-    assert summary["solved"] == 2
+def test_solve_rate_counts_runs_solved_at_the_end_and_their_epochs() -> None:
+    runs = [{"final_accuracy": 1.0, "solved_epoch": 12}, {"final_accuracy": 0.25, "solved_epoch": None},
+            {"final_accuracy": 0.95, "solved_epoch": 7}, {"final_accuracy": 0.5, "solved_epoch": 30}]
+    summary = solve_rate(runs, 0.9)
+    assert summary["solved"] == 2  # the last run crossed the line once but ended below it
     assert summary["rate"] == 0.5
     assert summary["solved_epochs"] == [7, 12]
     assert summary["low"] < 0.5 < summary["high"]
+    with pytest.raises(ValueError, match="solved_at must be in"):
+        solve_rate(runs, 0.0)
+    with pytest.raises(ValueError, match="at least one run"):
+        solve_rate([], 0.9)
