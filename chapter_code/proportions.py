@@ -5,7 +5,7 @@ runs is a rate of one half give or take a lot; :func:`wilson_interval` says
 how much, and :func:`solve_rate` summarises one contender's runs (the metrics
 of its records in the memory-robustness sweep).
 
-Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test; :func:`plot_solve_rates`).
 The interval is Wilson's (1927), recommended over the normal approximation by
 Brown, Cai and DasGupta (2001).
 """
@@ -15,6 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import Any
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from chapter_code.figures import use_book_style
 
 
 def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, float]:
@@ -52,3 +57,23 @@ def solve_rate(metrics: Sequence[dict[str, Any]], solved_at: float) -> dict[str,
     low, high = wilson_interval(len(solved), len(metrics))
     return {"runs": len(metrics), "solved": len(solved), "rate": len(solved) / len(metrics), "low": low,
             "high": high, "solved_epochs": epochs}
+
+
+def plot_solve_rates(summaries: dict[str, dict[str, Any]], colors: dict[str, str]) -> Figure:
+    """One row per contender: its solve rate (dot) and 95 % Wilson interval (bar), from :func:`solve_rate`."""
+    use_book_style()
+    labels = list(summaries)
+    fig, ax = plt.subplots(figsize=(6.4, 0.55 * len(labels) + 1.2))
+    for row, label in enumerate(labels):
+        s = summaries[label]
+        y = len(labels) - 1 - row  # first contender at the top
+        ax.plot([s["low"], s["high"]], [y, y], color=colors[label], linewidth=4, alpha=0.45,
+                solid_capstyle="butt")
+        ax.plot([s["rate"]], [y], "o", color=colors[label], markersize=8)
+        ax.annotate(f"{s['solved']} of {s['runs']}", (1.02, y), xycoords=("axes fraction", "data"), va="center")
+    ax.set_yticks(range(len(labels)), labels[::-1])
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.set_xlabel("share of seeds whose final test accuracy solved the task (bar: 95% Wilson interval)")
+    ax.grid(axis="y", visible=False)
+    return fig

@@ -33,3 +33,20 @@ def test_solve_rate_counts_runs_solved_at_the_end_and_their_epochs() -> None:
         solve_rate(runs, 0.0)
     with pytest.raises(ValueError, match="at least one run"):
         solve_rate([], 0.9)
+
+
+def test_plot_shows_each_rate_inside_its_interval_and_the_counts() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from chapter_code.proportions import plot_solve_rates
+
+    runs = [{"final_accuracy": a, "solved_epoch": 5 if a >= 0.9 else None} for a in (1.0, 0.2, 0.95, 0.3)]
+    summaries = {"LSTM": solve_rate(runs, 0.9), "RNN": solve_rate(runs[1:2], 0.9)}
+    fig = plot_solve_rates(summaries, {"LSTM": "#0072B2", "RNN": "#E69F00"})
+    ax = fig.axes[0]
+    bar, dot = ax.lines[0], ax.lines[1]
+    assert list(bar.get_xdata()) == [summaries["LSTM"]["low"], summaries["LSTM"]["high"]]
+    assert list(dot.get_xdata()) == [0.5] and list(dot.get_ydata()) == [1]  # first contender on top
+    assert [t.get_text() for t in ax.texts] == ["2 of 4", "0 of 1"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["RNN", "LSTM"]
