@@ -47,6 +47,7 @@ def test_plot_shows_each_rate_inside_its_interval_and_the_counts() -> None:
     ax = fig.axes[0]
     bar, dot = ax.lines[0], ax.lines[1]
     assert list(bar.get_xdata()) == [summaries["LSTM"]["low"], summaries["LSTM"]["high"]]
-    assert list(dot.get_xdata()) == [0.5] and list(dot.get_ydata()) == [1]  # first contender on top
+    assert list(dot.get_xdata()) == [0.5]
+    assert list(dot.get_ydata()) == [1]  # the first contender is drawn at the top
     assert [t.get_text() for t in ax.texts] == ["2 of 4", "0 of 1"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["RNN", "LSTM"]
