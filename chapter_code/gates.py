@@ -422,16 +422,18 @@ def _box(ax: plt.Axes, x: float, y: float, text: str, color: str, w: float = 0.9
     """A labelled layer box centred at (x, y)."""
     from matplotlib.patches import FancyBboxPatch
 
-    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.05", fc=color, ec="black", lw=1))
-    ax.text(x, y, text, ha="center", va="center", fontsize=10, color="white")
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.05", fc=color, ec=color, lw=2,
+                                alpha=0.3))  # a light tint, so black text on it reads at full contrast
+    ax.text(x, y, text, ha="center", va="center", fontsize=11, color="black")
 
 
 def _op(ax: plt.Axes, x: float, y: float, text: str) -> None:
     """A pointwise operation (a circle with its symbol) centred at (x, y)."""
     from matplotlib.patches import Circle
 
-    ax.add_patch(Circle((x, y), 0.25, fc="white", ec="black", lw=1, zorder=3))
-    ax.text(x, y, text, ha="center", va="center", fontsize=7 if "tanh" in text else 11, zorder=4)
+    wide = "tanh" in text
+    ax.add_patch(Circle((x, y), 0.45 if wide else 0.3, fc="white", ec="black", lw=1, zorder=3))
+    ax.text(x, y, text, ha="center", va="center", fontsize=10.5 if wide else 12, zorder=4)
 
 
 def _arrow(ax: plt.Axes, start: tuple[float, float], end: tuple[float, float], **style: object) -> None:
@@ -448,7 +450,7 @@ def draw_cell_diagram(cell: str) -> Figure:
     if cell not in GATE_ORDER:
         raise ValueError(f"cell must be one of {sorted(GATE_ORDER)}; got {cell!r}")
     use_book_style()
-    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    fig, ax = plt.subplots(figsize=(5.4, 2.6))  # narrow, so that its text stays legible on a phone
     gate_color, cand_color = COLORS["lstm"] if cell == "lstm" else COLORS["gru"], COLORS["rnn"]
     ax.plot([0.4, 9.6], [1.0, 1.0], color="black", lw=1)  # the input bus: [x_t, h_{t-1}]
     ax.text(0.3, 1.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
@@ -462,7 +464,7 @@ def draw_cell_diagram(cell: str) -> Figure:
                   (5.2, r"$g_t$: $\tanh$", cand_color), (7.0, r"$o_t$: $\sigma$", gate_color)]
         for x, label, color in blocks:
             _arrow(ax, (x, 1.0), (x, 1.7))
-            _box(ax, x, 2.0, label, color, w=1.2)
+            _box(ax, x, 2.0, label, color, w=1.38)
         _op(ax, 2.0, 4.0, r"$\times$")
         _arrow(ax, (2.0, 2.3), (2.0, 3.75))
         _op(ax, 4.4, 3.2, r"$\times$")
@@ -477,8 +479,7 @@ def draw_cell_diagram(cell: str) -> Figure:
         _arrow(ax, (7.6, 2.0), (7.95, 2.0))
         _arrow(ax, (8.45, 2.0), (9.6, 2.0))
         ax.text(9.7, 2.0, "$h_t$", ha="left", va="center", fontsize=11)
-        ax.set_title("LSTM: the forget gate scales $c_{t-1}$, the input gate writes $g_t$, the output gate shows $c_t$",
-                     fontsize=9)
+        ax.set_title("One LSTM step", fontsize=12)
     else:
         ax.plot([0.4, 9.6], [4.0, 4.0], color="black", lw=2)  # the state line
         ax.text(0.3, 4.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
@@ -493,17 +494,17 @@ def draw_cell_diagram(cell: str) -> Figure:
         _arrow(ax, (5.45, 2.0), (5.95, 2.0))
         _op(ax, 2.0, 4.0, r"$\times$")
         _arrow(ax, (2.0, 2.3), (2.0, 3.75))
-        ax.text(2.1, 3.0, "$u_t$", fontsize=9)
+        ax.text(2.15, 3.0, "$u_t$", fontsize=11)
         _op(ax, 7.8, 3.2, r"$\times$")
         _arrow(ax, (6.6, 2.3), (7.6, 3.05))
         _arrow(ax, (2.5, 2.3), (7.55, 3.2), ls="--")
-        ax.text(3.2, 2.85, "$1 - u_t$", fontsize=9)
+        ax.text(3.3, 2.9, "$1 - u_t$", fontsize=11)
         _op(ax, 7.8, 4.0, "+")
         _arrow(ax, (7.8, 3.45), (7.8, 3.75))
-        ax.set_title(r"GRU: the update gate keeps $u_t$ of $h_{t-1}$ and writes $1-u_t$ of the candidate",
-                     fontsize=9)
+        ax.set_title("One GRU step", fontsize=12)
     ax.set_xlim(-0.6, 10.4)
     ax.set_ylim(0, 4.6)
+    ax.set_aspect("equal")  # circles stay round
     ax.set_axis_off()
     fig.tight_layout()
     return fig
