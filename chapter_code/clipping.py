@@ -44,6 +44,9 @@ def clip_gradients(params: Iterable[nn.Parameter], kappa: float) -> float:
     return total
 
 
+FIRST_SUCCESSOR_P = 0.8  # in markov_stream, the chance that a token is followed by its first successor
+
+
 def markov_stream(n: int, length: int, vocab_size: int, generator: torch.Generator) -> torch.Tensor:
     """(n, length) tokens from a fixed random Markov chain in which every token has two likely successors.
 
@@ -57,7 +60,7 @@ def markov_stream(n: int, length: int, vocab_size: int, generator: torch.Generat
     tokens = torch.empty(n, length, dtype=torch.long)  # (N, T)
     tokens[:, 0] = torch.randint(0, vocab_size, (n,), generator=generator)
     for t in range(1, length):
-        pick = (torch.rand(n, generator=generator) < 0.8).long()  # 80% first successor, 20% second
+        pick = (torch.rand(n, generator=generator) < FIRST_SUCCESSOR_P).long()  # 1: first successor
         tokens[:, t] = successors[tokens[:, t - 1], 1 - pick]
     return tokens
 

@@ -377,3 +377,132 @@ def plot_grad_vs_lag(lags: list[int], curves: dict[str, tuple[list[float], str]]
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def keep_dial(h_prev: float, candidate: float, keep: float) -> tuple[float, float, float]:
+    """One GRU unit's blend, h = u h_prev + (1 - u) candidate, split into its parts.
+
+    Returns ``(kept, written, new)``: ``kept = u * h_prev``, ``written = (1 - u) * candidate``
+    and their sum, the new state, which lies on the segment between ``h_prev`` and
+    ``candidate`` (the last line of the GRU update with ``u = keep``).
+    """
+    if not 0.0 <= keep <= 1.0:
+        raise ValueError(f"keep must be in [0, 1] (a gate value); got {keep}")
+    kept, written = keep * h_prev, (1.0 - keep) * candidate
+    return kept, written, kept + written
+
+
+def plot_keep_dial(h_prev: float, candidate: float, marked: float, n: int = 101) -> Figure:
+    """The parts of :func:`keep_dial` against the keep value ``u`` in [0, 1], with ``u = marked`` labelled."""
+    if n < 2:
+        raise ValueError(f"n must be >= 2; got {n}")
+    use_book_style()
+    keeps = [k / (n - 1) for k in range(n)]
+    parts = [keep_dial(h_prev, candidate, k) for k in keeps]
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.plot(keeps, [p[0] for p in parts], "--", color=COLORS["gru"], lw=1.5, label=r"kept, $u\,h_{t-1}$")
+    ax.plot(keeps, [p[1] for p in parts], ":", color=COLORS["rnn"], lw=2, label=r"written, $(1-u)\,\tilde h_t$")
+    ax.plot(keeps, [p[2] for p in parts], "-", color=COLORS["lstm"], lw=2.5, label=r"new state $h_t$")
+    kept, written, new = keep_dial(h_prev, candidate, marked)
+    ax.plot([marked], [new], "o", color=COLORS["lstm"], ms=7)
+    ax.annotate(f"$u = {marked:g}$: {kept:.2f} + {written:.2f} = {new:.2f}", (marked, new),
+                xytext=(10, -22), textcoords="offset points", fontsize=9)
+    ax.axhline(h_prev, color=COLORS["bound"], lw=0.8, ls="-.")
+    ax.axhline(candidate, color=COLORS["bound"], lw=0.8, ls="-.")
+    ax.set_xlabel(r"keep value $u_t$ of the update gate")
+    ax.set_ylabel("value in one unit")
+    ax.set_xlim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def _box(ax: plt.Axes, x: float, y: float, text: str, color: str, w: float = 0.9, h: float = 0.6) -> None:
+    """A labelled layer box centred at (x, y)."""
+    from matplotlib.patches import FancyBboxPatch
+
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.05", fc=color, ec="black", lw=1))
+    ax.text(x, y, text, ha="center", va="center", fontsize=10, color="white")
+
+
+def _op(ax: plt.Axes, x: float, y: float, text: str) -> None:
+    """A pointwise operation (a circle with its symbol) centred at (x, y)."""
+    from matplotlib.patches import Circle
+
+    ax.add_patch(Circle((x, y), 0.25, fc="white", ec="black", lw=1, zorder=3))
+    ax.text(x, y, text, ha="center", va="center", fontsize=7 if "tanh" in text else 11, zorder=4)
+
+
+def _arrow(ax: plt.Axes, start: tuple[float, float], end: tuple[float, float], **style: object) -> None:
+    ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "lw": 1.2, "color": "black", **style})
+
+
+def draw_cell_diagram(cell: str) -> Figure:
+    """A schematic of one step of an LSTM (``cell='lstm'``) or GRU (``cell='gru'``) cell.
+
+    Boxes are the learned layers (sigmoid gates and the tanh candidate), circles
+    the pointwise operations; the top line carries the state that the gates
+    keep or overwrite: the cell state $c$ for the LSTM, $h$ itself for the GRU.
+    """
+    if cell not in GATE_ORDER:
+        raise ValueError(f"cell must be one of {sorted(GATE_ORDER)}; got {cell!r}")
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(7.0, 3.6))
+    gate_color, cand_color = COLORS["lstm"] if cell == "lstm" else COLORS["gru"], COLORS["rnn"]
+    ax.plot([0.4, 9.6], [1.0, 1.0], color="black", lw=1)  # the input bus: [x_t, h_{t-1}]
+    ax.text(0.3, 1.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
+    ax.text(5.0, 0.2, "$x_t$", ha="center", va="center", fontsize=11)
+    _arrow(ax, (5.0, 0.4), (5.0, 0.95))
+    if cell == "lstm":
+        ax.plot([0.4, 9.6], [4.0, 4.0], color="black", lw=2)  # the cell-state line
+        ax.text(0.3, 4.0, "$c_{t-1}$", ha="right", va="center", fontsize=11)
+        ax.text(9.7, 4.0, "$c_t$", ha="left", va="center", fontsize=11)
+        blocks = [(2.0, r"$f_t$: $\sigma$", gate_color), (3.6, r"$i_t$: $\sigma$", gate_color),
+                  (5.2, r"$g_t$: $\tanh$", cand_color), (7.0, r"$o_t$: $\sigma$", gate_color)]
+        for x, label, color in blocks:
+            _arrow(ax, (x, 1.0), (x, 1.7))
+            _box(ax, x, 2.0, label, color, w=1.2)
+        _op(ax, 2.0, 4.0, r"$\times$")
+        _arrow(ax, (2.0, 2.3), (2.0, 3.75))
+        _op(ax, 4.4, 3.2, r"$\times$")
+        _arrow(ax, (3.6, 2.3), (4.2, 3.05))
+        _arrow(ax, (5.2, 2.3), (4.6, 3.05))
+        _op(ax, 4.4, 4.0, "+")
+        _arrow(ax, (4.4, 3.45), (4.4, 3.75))
+        _op(ax, 8.2, 3.2, r"$\tanh$")
+        _arrow(ax, (8.2, 4.0), (8.2, 3.45))
+        _op(ax, 8.2, 2.0, r"$\times$")
+        _arrow(ax, (8.2, 2.95), (8.2, 2.25))
+        _arrow(ax, (7.6, 2.0), (7.95, 2.0))
+        _arrow(ax, (8.45, 2.0), (9.6, 2.0))
+        ax.text(9.7, 2.0, "$h_t$", ha="left", va="center", fontsize=11)
+        ax.set_title("LSTM: the forget gate scales $c_{t-1}$, the input gate writes $g_t$, the output gate shows $c_t$",
+                     fontsize=9)
+    else:
+        ax.plot([0.4, 9.6], [4.0, 4.0], color="black", lw=2)  # the state line
+        ax.text(0.3, 4.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
+        ax.text(9.7, 4.0, "$h_t$", ha="left", va="center", fontsize=11)
+        for x, label, color in [(2.0, r"$u_t$: $\sigma$", gate_color), (3.7, r"$r_t$: $\sigma$", gate_color),
+                                (6.6, r"$\tilde h_t$: $\tanh$", cand_color)]:
+            _box(ax, x, 2.0, label, color, w=1.3)
+            _arrow(ax, (x, 1.0), (x, 1.7))
+        _op(ax, 5.2, 2.0, r"$\times$")  # reset applied to the old state the candidate reads
+        _arrow(ax, (4.35, 2.0), (4.95, 2.0))
+        _arrow(ax, (5.2, 4.0), (5.2, 2.25))
+        _arrow(ax, (5.45, 2.0), (5.95, 2.0))
+        _op(ax, 2.0, 4.0, r"$\times$")
+        _arrow(ax, (2.0, 2.3), (2.0, 3.75))
+        ax.text(2.1, 3.0, "$u_t$", fontsize=9)
+        _op(ax, 7.8, 3.2, r"$\times$")
+        _arrow(ax, (6.6, 2.3), (7.6, 3.05))
+        _arrow(ax, (2.5, 2.3), (7.55, 3.2), ls="--")
+        ax.text(3.2, 2.85, "$1 - u_t$", fontsize=9)
+        _op(ax, 7.8, 4.0, "+")
+        _arrow(ax, (7.8, 3.45), (7.8, 3.75))
+        ax.set_title(r"GRU: the update gate keeps $u_t$ of $h_{t-1}$ and writes $1-u_t$ of the candidate",
+                     fontsize=9)
+    ax.set_xlim(-0.6, 10.4)
+    ax.set_ylim(0, 4.6)
+    ax.set_axis_off()
+    fig.tight_layout()
+    return fig

@@ -3,10 +3,13 @@
 A sequence holds ``lag`` tokens drawn uniformly from a small alphabet, one-hot
 encoded, batch-first ``(B, T, V)``; the label is the first token and the model
 reads out once, after the last step. Chance is ``1 / V``. Every (contender,
-seed) pair is an independent run: its own initialisation and its own shuffling
-come from ``torch.Generator`` objects seeded with the run's seed, so a run gives
-the same numbers whether it is trained alone, in this process, or in a worker
-process next to other runs.
+seed) pair is an independent run with one random stream of its own: a
+``torch.Generator`` seeded with the run's seed draws the initial weights and
+then, epoch after epoch, the order of the minibatches. That is the order in
+which the sources' single ``torch.manual_seed(seed)`` stream is consumed, so a
+run reproduces the sources' run with the same seed, and it gives the same
+numbers whether it is trained alone, in this process, or in a worker process
+next to other runs.
 
 Pages: "Gated memory: LSTM and GRU" (the grid, the results table, the
 forget-gate trace, the learned-initial-state exercise).
@@ -31,7 +34,7 @@ from torch import nn
 from chapter_code.figures import COLORS, use_book_style
 from chapter_code.gates import lstm_gates, lstm_update, set_gate_bias
 from chapter_code.gradients import grad_at_first_input
-from chapter_code.model_batch import StackedRecall, clip_per_model, keep_models, stacked_loss
+from chapter_code.model_batch import StackedRecall, clip_per_model, stacked_loss
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 KEEP_GATE = {"lstm": "f", "gru": "z"}  # the gate whose bias decides how much old state survives
@@ -75,20 +78,20 @@ class RecallConfig:
     lr: float = 3e-3
     batch_size: int = 128
     clip: float = 1.0
-    max_epochs: int = 80
-    stop_at: float = 0.98  # stop a run once its test accuracy reaches this after an epoch
+    epochs: int = 80  # every run trains for all of them; its accuracy is read after the last
+    solved_at: float = 0.9  # a run "solves" the task if its final test accuracy reaches this
     train_seed: int = 1
     test_seed: int = 2
 
     def __post_init__(self) -> None:
-        for name in ["lag", "vocab", "hidden_size", "n_train", "n_test", "batch_size", "max_epochs"]:
+        for name in ["lag", "vocab", "hidden_size", "n_train", "n_test", "batch_size", "epochs"]:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if not self.lr > 0 or not self.clip > 0:
             raise ValueError(f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}")
-        if not 0 < self.stop_at <= 1:
-            raise ValueError(f"stop_at must be in (0, 1]; got {self.stop_at}")
+        if not 0 < self.solved_at <= 1:
+            raise ValueError(f"solved_at must be in (0, 1]; got {self.solved_at}")
 
 
 def make_recall(n: int, lag: int, vocab: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -124,15 +127,25 @@ class RecallNet(nn.Module):
         return self.readout(outputs[:, -1])  # read out at the end only
 
 
-def build_recall_net(contender: Contender, config: RecallConfig, seed: int, learn_h0: bool = False) -> RecallNet:
-    """A fresh network for one run, initialised from a generator seeded with ``seed``.
+def build_recall_net(
+    contender: Contender,
+    config: RecallConfig,
+    seed: int,
+    learn_h0: bool = False,
+    generator: torch.Generator | None = None,
+) -> RecallNet:
+    """A fresh network for one run, initialised from the run's random stream.
 
-    Every weight and bias is drawn uniform in (-1/sqrt(H), 1/sqrt(H)): PyTorch's
-    default for the recurrent layer and for a linear layer with H inputs. Then
-    the keep-gate bias, if any, is set with :func:`set_gate_bias`.
+    Every weight and bias is drawn uniform in (-1/sqrt(H), 1/sqrt(H)), in the
+    order of ``named_parameters()``: PyTorch's default for the recurrent layer
+    and for a linear layer with H inputs, drawn in the order PyTorch's own
+    constructors draw them. Then the keep-gate bias, if any, is set with
+    :func:`set_gate_bias` (which draws nothing). The draws come from
+    ``generator`` if given (it is left positioned after them, ready for the
+    minibatch order), else from a new generator seeded with ``seed``.
     """
     net = RecallNet(contender.cell, config.vocab, config.hidden_size, learn_h0=learn_h0)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed) if generator is None else generator
     bound = 1.0 / math.sqrt(config.hidden_size)
     with torch.no_grad():
         for name, p in net.named_parameters():
@@ -150,11 +163,18 @@ class RecallRun:
     label: str
     seed: int
     birth: float  # input-gradient norm at lag `config.lag`, at initialisation
-    accuracy: float  # test accuracy when the run stopped
-    epochs: int  # epochs trained
-    history: list[float] = field(default_factory=list)  # test accuracy after each epoch
+    accuracy: float  # test accuracy after the last epoch: the number the sources report
+    epochs: int  # epochs trained (all of config.epochs)
+    history: list[float] = field(default_factory=list)  # test accuracy after each epoch, never used to stop
     state: dict[str, torch.Tensor] = field(default_factory=dict)  # trained weights
     seconds: float = 0.0
+
+
+def first_epoch_at(history: Sequence[float], threshold: float) -> int | None:
+    """The first epoch (counted from 1) whose test accuracy reached ``threshold``, or None."""
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1]; got {threshold}")
+    return next((e for e, acc in enumerate(history, start=1) if acc >= threshold), None)
 
 
 @torch.no_grad()
@@ -172,30 +192,30 @@ def train_recall(
 ) -> tuple[RecallRun, RecallNet]:
     """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at the end.
 
-    Stops after ``config.max_epochs`` epochs, or earlier once the test accuracy
-    after an epoch reaches ``config.stop_at``.
+    One generator, seeded with ``seed``, draws the initial weights and then each
+    epoch's minibatch order, as the sources' ``torch.manual_seed(seed)`` does.
+    The run trains for all ``config.epochs`` epochs; the test accuracy after
+    each epoch is recorded but never used to stop or to select weights.
     """
     start = time.perf_counter()
     x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
     x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
     x_train, x_test = x_train.to(dtype), x_test.to(dtype)  # float64 only for the equivalence tests
-    net = build_recall_net(contender, config, seed, learn_h0=learn_h0).to(dtype)  # [1]
+    stream = torch.Generator().manual_seed(seed)  # the run's one random stream
+    net = build_recall_net(contender, config, seed, learn_h0, stream).to(dtype)  # [1]
     birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]  # [2]
-    shuffle = torch.Generator().manual_seed(seed)  # this run's own order of minibatches
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     history: list[float] = []
-    for _ in range(config.max_epochs):
-        order = torch.randperm(config.n_train, generator=shuffle)
+    for _ in range(config.epochs):
+        order = torch.randperm(config.n_train, generator=stream)  # [3]
         for start_row in range(0, config.n_train, config.batch_size):
             rows = order[start_row : start_row + config.batch_size]
             loss = nn.functional.cross_entropy(net(x_train[rows]), y_train[rows])
             opt.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), config.clip)  # [3]
+            nn.utils.clip_grad_norm_(net.parameters(), config.clip)  # [4]
             opt.step()
-        history.append(accuracy(net, x_test, y_test))
-        if history[-1] >= config.stop_at:  # [4]
-            break
+        history.append(accuracy(net, x_test, y_test))  # [5]
     run = RecallRun(
         label=contender.label,
         seed=seed,
@@ -217,10 +237,10 @@ def train_recall_batched(
     """Train several runs of one cell type as one stacked computation (:mod:`chapter_code.model_batch`).
 
     Each run starts from the weights :func:`build_recall_net` gives it, draws its
-    own minibatch order from its own generator, is clipped by its own gradient
-    norm and gets its own Adam update, so it computes what :func:`train_recall`
-    computes, up to rounding. A run that reaches ``config.stop_at`` is recorded
-    with its weights at that epoch and leaves the stack.
+    minibatch order from the same stream that drew those weights, is clipped by
+    its own gradient norm and gets its own Adam update, so it computes what
+    :func:`train_recall` computes, up to rounding. Every run trains for all
+    ``config.epochs`` epochs.
     """
     if len(contender_seeds) == 0:
         raise ValueError("contender_seeds must hold at least one (contender, seed) pair")
@@ -231,16 +251,17 @@ def train_recall_batched(
     x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
     x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
     x_train, x_test = x_train.to(dtype), x_test.to(dtype)
-    nets = [build_recall_net(c, config, seed).to(dtype) for c, seed in contender_seeds]
+    streams = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]  # one per run
+    nets = [
+        build_recall_net(c, config, seed, generator=g).to(dtype)
+        for (c, seed), g in zip(contender_seeds, streams, strict=True)
+    ]
     births = [grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0] for net in nets]
-    shuffles = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]
     stack = StackedRecall.from_nets(nets)
     opt = torch.optim.Adam(stack.parameters(), lr=config.lr)
-    active = list(range(len(nets)))  # run index of each model left in the stack
     histories: list[list[float]] = [[] for _ in nets]
-    finished: dict[int, RecallRun] = {}
-    for epoch in range(config.max_epochs):
-        orders = torch.stack([torch.randperm(config.n_train, generator=shuffles[j]) for j in active])  # (M, N)
+    for _ in range(config.epochs):
+        orders = torch.stack([torch.randperm(config.n_train, generator=g) for g in streams])  # (M, N)
         for start_row in range(0, config.n_train, config.batch_size):
             rows = orders[:, start_row : start_row + config.batch_size]  # (M, B)
             loss = stacked_loss(stack(x_train[rows]), y_train[rows])
@@ -250,29 +271,14 @@ def train_recall_batched(
             opt.step()
         with torch.no_grad():
             correct = (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)  # (M,)
-        keep = []
-        for m, j in enumerate(active):
-            histories[j].append(correct[m].item())
-            if histories[j][-1] >= config.stop_at or epoch == config.max_epochs - 1:
-                contender, seed = contender_seeds[j]
-                finished[j] = RecallRun(
-                    contender.label,
-                    seed,
-                    births[j],
-                    histories[j][-1],
-                    len(histories[j]),
-                    histories[j],
-                    stack.state_dict_of(m),
-                    time.perf_counter() - start,
-                )
-            else:
-                keep.append(m)
-        if not keep:
-            break
-        if len(keep) < len(active):
-            stack, opt = keep_models(stack, opt, keep)
-            active = [active[m] for m in keep]
-    return [finished[j] for j in range(len(nets))]
+        for m, history in enumerate(histories):
+            history.append(correct[m].item())
+    seconds = time.perf_counter() - start
+    return [
+        RecallRun(c.label, seed, births[m], histories[m][-1], len(histories[m]), histories[m],
+                  stack.state_dict_of(m), seconds)
+        for m, (c, seed) in enumerate(contender_seeds)
+    ]
 
 
 def _train_in_worker(job: tuple[Contender, int, RecallConfig]) -> RecallRun:
@@ -357,14 +363,24 @@ def restore(run: RecallRun, contender: Contender, config: RecallConfig = RecallC
 
 
 def results_markdown(runs: Sequence[RecallRun], seeds: Sequence[int] = SEEDS, solved: float = 0.9) -> str:
-    """A markdown table: one row per contender, accuracy and epochs per seed, signal at birth."""
+    """A markdown table: one row per contender, signal at birth, then per seed the final test accuracy.
+
+    A seed's cell also names the first epoch whose test accuracy reached ``solved``,
+    if any ("from ep 28"): when the run crossed the line, not a selected accuracy.
+    """
+    if not 0 < solved <= 1:
+        raise ValueError(f"solved must be in (0, 1]; got {solved}")
     labels = list(dict.fromkeys(r.label for r in runs))
     head = "| contender | signal at birth (median) | " + " | ".join(f"seed {s}" for s in seeds) + " | solved |"
     lines = [head, "|" + "---|" * (len(seeds) + 3)]
     for label in labels:
         by_seed = {r.seed: r for r in runs if r.label == label}
         births = sorted(by_seed[s].birth for s in seeds)
-        cells = [f"{by_seed[s].accuracy:.0%} ({by_seed[s].epochs} ep)" for s in seeds]
+        crossed = {s: first_epoch_at(by_seed[s].history, solved) for s in seeds}
+        cells = [
+            f"{by_seed[s].accuracy:.0%}" + ("" if crossed[s] is None else f" (≥{solved:.0%} from ep {crossed[s]})")
+            for s in seeds
+        ]
         n_solved = sum(by_seed[s].accuracy >= solved for s in seeds)
         median = births[len(births) // 2]
         lines.append(f"| {label} | {median:.1e} | " + " | ".join(cells) + f" | {n_solved}/{len(seeds)} |")

@@ -130,25 +130,6 @@ def clip_per_model(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
     return norms
 
 
-def keep_models(stack: StackedRecall, opt: torch.optim.Adam, keep: list[int]) -> tuple[StackedRecall, torch.optim.Adam]:
-    """A smaller stack holding only models ``keep``, with their Adam state carried over slice by slice."""
-    if not keep or any(not 0 <= m < stack.n_models for m in keep):
-        raise ValueError(f"keep must be a non-empty list of model indices in [0, {stack.n_models}); got {keep!r}")
-    index = torch.tensor(keep, device=stack.weight_ih.device)
-    smaller = StackedRecall(stack.cell, len(keep), stack.weight_ih.shape[2], stack.hidden_size)
-    smaller = smaller.to(stack.weight_ih.device, stack.weight_ih.dtype)
-    with torch.no_grad():
-        for new, old in zip(smaller.parameters(), stack.parameters(), strict=True):
-            new.copy_(old[index])
-    defaults = opt.defaults
-    new_opt = torch.optim.Adam(smaller.parameters(), lr=defaults["lr"], betas=defaults["betas"], eps=defaults["eps"])
-    for new, old in zip(smaller.parameters(), stack.parameters(), strict=True):
-        state = opt.state.get(old)
-        if state:
-            new_opt.state[new] = {k: (v.clone() if k == "step" else v[index].clone()) for k, v in state.items()}
-    return smaller, new_opt
-
-
 class _Recurrence(torch.autograd.Function):
     """The loop over time with a hand-written backward.
 

@@ -191,3 +191,43 @@ def test_direct_path_is_exact_for_one_step_and_only_part_of_the_jacobian_later()
     assert (products[1:] - diagonals[1:]).abs().max() > 1e-6  # later steps add paths through h
     with pytest.raises(ValueError, match=r"x must have shape \(time, 3\)"):
         direct_path_and_full_jacobian(cell, torch.randn(2, 5, 3), torch.zeros(4))
+
+
+def test_keep_dial_blends_on_the_segment_and_matches_the_gru_update() -> None:
+    from chapter_code.gates import keep_dial, plot_keep_dial
+
+    kept, written, new = keep_dial(0.80, 0.30, 0.5)
+    assert abs(kept - 0.40) < 1e-12
+    assert abs(written - 0.15) < 1e-12
+    assert abs(new - 0.55) < 1e-12
+    assert keep_dial(0.80, 0.30, 1.0)[2] == 0.80  # full keep: the old state
+    assert keep_dial(0.80, 0.30, 0.0)[2] == 0.30  # keep nothing: overwritten by the candidate
+    for u in [0.1, 0.37, 0.9]:
+        assert 0.30 <= keep_dial(0.80, 0.30, u)[2] <= 0.80
+        # the same blend as the last line of the GRU step, u * h + (1 - u) * n
+        h, n = torch.tensor([0.80]), torch.tensor([0.30])
+        assert abs((u * h + (1 - u) * n).item() - keep_dial(0.80, 0.30, u)[2]) < 1e-6
+    with pytest.raises(ValueError, match=r"keep must be in \[0, 1\]"):
+        keep_dial(0.8, 0.3, 1.5)
+    fig = plot_keep_dial(0.80, 0.30, 0.5, n=11)
+    assert fig.axes[0].get_xlabel().startswith("keep value")
+    with pytest.raises(ValueError, match="n must be >= 2"):
+        plot_keep_dial(0.80, 0.30, 0.5, n=1)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_cell_diagrams_draw_their_gates(cell: str) -> None:
+    from chapter_code.gates import draw_cell_diagram
+
+    fig = draw_cell_diagram(cell)
+    texts = " ".join(t.get_text() for t in fig.axes[0].texts)
+    for symbol in (["$f_t$", "$i_t$", "$g_t$", "$o_t$", "$c_t$"] if cell == "lstm" else ["$r_t$", "$u_t$", "$h_t$"]):
+        assert symbol in texts, (symbol, texts)
+    assert len(fig.axes[0].patches) >= (8 if cell == "lstm" else 7)  # boxes and pointwise operations
+
+
+def test_cell_diagram_rejects_unknown_cells() -> None:
+    from chapter_code.gates import draw_cell_diagram
+
+    with pytest.raises(ValueError, match=r"cell must be one of \['gru', 'lstm'\]"):
+        draw_cell_diagram("rnn")

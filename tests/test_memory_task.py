@@ -12,7 +12,9 @@ from chapter_code.memory_task import (
     CONTENDERS,
     Contender,
     RecallConfig,
+    RecallNet,
     build_recall_net,
+    first_epoch_at,
     forget_gate_trace,
     make_recall,
     restore,
@@ -22,7 +24,7 @@ from chapter_code.memory_task import (
     train_recall_batched,
 )
 
-TINY = RecallConfig(lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, max_epochs=2, stop_at=1.0)
+TINY = RecallConfig(lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, epochs=2)
 
 
 @pytest.fixture(autouse=True)
@@ -46,8 +48,8 @@ def test_contender_and_config_validation() -> None:
         Contender("x", "transformer")
     with pytest.raises(ValueError, match="keep_bias needs a gated cell"):
         Contender("x", "rnn", 1.0)
-    with pytest.raises(ValueError, match=r"stop_at must be in \(0, 1\]"):
-        RecallConfig(stop_at=1.5)
+    with pytest.raises(ValueError, match=r"solved_at must be in \(0, 1\]"):
+        RecallConfig(solved_at=1.5)
     with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
         RecallConfig(hidden_size=0)
 
@@ -70,7 +72,7 @@ def test_training_is_reproducible_and_the_grid_matches_runs_alone() -> None:
     in_workers = run_grid(contenders, (0, 1), TINY, workers=2)
     for a, b, w in zip(alone, in_process, in_workers, strict=True):
         assert (a.label, a.seed) == (b.label, b.seed) == (w.label, w.seed)
-        assert a.epochs == b.epochs == w.epochs == TINY.max_epochs
+        assert a.epochs == b.epochs == w.epochs == TINY.epochs
         assert a.history == b.history
         assert abs(a.birth - w.birth) < 1e-6 * max(1.0, a.birth)
         for name, tensor in a.state.items():
@@ -78,14 +80,47 @@ def test_training_is_reproducible_and_the_grid_matches_runs_alone() -> None:
             torch.testing.assert_close(w.state[name], tensor, rtol=1e-4, atol=1e-5)  # one thread vs two: rounding
 
 
-def test_early_stop_and_results_table() -> None:
-    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, max_epochs=5, stop_at=0.01)
-    run, _ = train_recall(CONTENDERS[1], 0, easy)
-    assert run.epochs == 1
-    assert run.accuracy >= 0.01
-    table = results_markdown([run], seeds=(0,))
+@pytest.mark.parametrize("contender", CONTENDERS, ids=lambda c: c.label)
+def test_one_stream_reproduces_the_sources_global_seed(contender: Contender) -> None:
+    """The sources call torch.manual_seed(seed), build the network with PyTorch's own
+    constructors, set the keep bias, then draw each epoch's order with torch.randperm.
+    One generator, drawing the weights and then the orders, must give the same numbers."""
+    config = RecallConfig(hidden_size=8)
+    torch.manual_seed(6050)
+    reference = RecallNet(contender.cell, config.vocab, config.hidden_size)  # the global stream
+    if contender.keep_bias is not None:
+        from chapter_code.gates import set_gate_bias
+
+        set_gate_bias(reference.rec, contender.cell, "f" if contender.cell == "lstm" else "z", contender.keep_bias)
+    reference_orders = [torch.randperm(config.n_train) for _ in range(2)]
+    stream = torch.Generator().manual_seed(6050)
+    net = build_recall_net(contender, config, 6050, generator=stream)
+    orders = [torch.randperm(config.n_train, generator=stream) for _ in range(2)]
+    for (name, p), q in zip(net.named_parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0, msg=name)
+    for a, b in zip(orders, reference_orders, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_every_run_trains_all_epochs_and_the_table_reports_the_last() -> None:
+    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, epochs=5)
+    run, net = train_recall(CONTENDERS[1], 0, easy)
+    assert run.epochs == len(run.history) == 5  # no early stop, whatever the accuracy
+    x_test, y_test = make_recall(easy.n_test, easy.lag, easy.vocab, easy.test_seed)
+    assert run.accuracy == run.history[-1] == (net(x_test).argmax(1) == y_test).float().mean().item()
+    table = results_markdown([run], seeds=(0,), solved=0.01)
     assert "| LSTM, default |" in table
-    assert "(1 ep)" in table
+    assert f"| {run.accuracy:.0%} (≥1% from ep 1) |" in table
+    assert table.endswith("| 1/1 |")
+    with pytest.raises(ValueError, match=r"solved must be in \(0, 1\]"):
+        results_markdown([run], seeds=(0,), solved=0)
+
+
+def test_first_epoch_at() -> None:
+    assert first_epoch_at([0.2, 0.5, 0.95, 0.8, 0.99], 0.9) == 3
+    assert first_epoch_at([0.2, 0.5], 0.9) is None
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\]"):
+        first_epoch_at([0.5], 1.5)
 
 
 def test_forget_gate_trace_replays_the_module() -> None:
@@ -124,10 +159,10 @@ def test_batched_training_equals_training_each_run_alone() -> None:
         restore(b, contender, TINY)  # the saved weights load into a single network
 
 
-def test_batched_early_stop_and_bad_jobs() -> None:
-    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, max_epochs=3, stop_at=0.01)
+def test_batched_runs_train_all_epochs_and_bad_jobs() -> None:
+    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, epochs=3)
     (run,) = train_recall_batched([(CONTENDERS[1], 0)], easy)
-    assert run.epochs == 1
+    assert run.epochs == len(run.history) == 3
     with pytest.raises(ValueError, match="contender_seeds must all use one cell type"):
         train_recall_batched([(CONTENDERS[0], 0), (CONTENDERS[1], 0)], TINY)
     with pytest.raises(ValueError, match="contender_seeds must hold at least one"):

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from chapter_code.memory_task import CONTENDERS, RecallConfig, build_recall_net, make_recall
-from chapter_code.model_batch import StackedRecall, clip_per_model, keep_models, stacked_loss
+from chapter_code.model_batch import StackedRecall, clip_per_model, stacked_loss
 
 SMALL = RecallConfig(lag=7, vocab=3, hidden_size=5)
 BY_CELL = {"rnn": [CONTENDERS[0]] * 3, "lstm": [CONTENDERS[1], CONTENDERS[2]], "gru": list(CONTENDERS[3:])}
@@ -67,20 +67,6 @@ def test_one_clipped_adam_step_equals_each_model_alone() -> None:
             torch.testing.assert_close(mine[m], theirs, rtol=1e-10, atol=1e-12)
 
 
-def test_keep_models_carries_weights_and_adam_state() -> None:
-    stack = StackedRecall.from_nets(_nets("lstm"))
-    opt = torch.optim.Adam(stack.parameters(), lr=0.01)
-    x, y = make_recall(8, SMALL.lag, SMALL.vocab, seed=6)
-    stacked_loss(stack(x.double()), y.expand(2, -1)).backward()
-    opt.step()
-    smaller, new_opt = keep_models(stack, opt, [1])
-    assert smaller.n_models == 1
-    for new, old in zip(smaller.parameters(), stack.parameters(), strict=True):
-        torch.testing.assert_close(new[0], old[1])
-        torch.testing.assert_close(new_opt.state[new]["exp_avg"][0], opt.state[old]["exp_avg"][1])
-    assert set(smaller.state_dict_of(0)) == set(build_recall_net(CONTENDERS[1], SMALL, 0).state_dict())
-
-
 def test_bad_arguments_are_named() -> None:
     with pytest.raises(ValueError, match="cell must be one of"):
         StackedRecall("transformer", 2, 3, 4)
@@ -93,7 +79,5 @@ def test_bad_arguments_are_named() -> None:
         stack(torch.zeros(3, 5, 2, 3))
     with pytest.raises(ValueError, match="max_norm must be > 0"):
         clip_per_model(list(stack.parameters()), 0.0)
-    with pytest.raises(ValueError, match="keep must be a non-empty list"):
-        keep_models(stack, torch.optim.Adam(stack.parameters()), [2])
     with pytest.raises(ValueError, match="logits must be"):
         stacked_loss(torch.zeros(2, 3), torch.zeros(2, dtype=torch.long))

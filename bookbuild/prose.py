@@ -1,0 +1,180 @@
+"""The prose-number check: no number typed by hand into a page's prose.
+
+A number in a sentence must come from the computation (a ``{glue:text}`` role,
+or ``{glue}`` / ``{glue:}`` and the glue directives) or be marked on purpose as
+a literal with the ``{lit}`` role (:mod:`bookbuild.sphinx_lit`): an
+illustrative number ("position {lit}`17`"), a fact of the method, or a number
+quoted from a cited source, which the sentence must then cite. Everything else
+is reported, one message per number, with the page, the line and what to do.
+
+What is *not* prose, and so never checked: the front matter; fenced blocks
+(code cells, ``{math}``, ``{literalinclude}``, any fence whose directive is in
+:data:`OPAQUE_DIRECTIVES`); option lines of a directive (``:label: ...``);
+display math (``$$ ... $$``) and inline math (``$...$``); inline code; the
+content of every role (``{eq}``, ``{ref}``, ``{numref}``, ``{cite:t}``,
+``{term}``, ``{glue:text}``, ``{lit}`` ...); target labels (``(name)=``); link
+targets; HTML comments and MyST comment lines (``% ...``); the section number at the start of a heading and the
+item number of an ordered list.
+
+Checked: every other line, including the prose inside ``{exercise}``,
+``{admonition}``, ``{glossary}`` and other prose directives and their titles,
+and markdown tables. A number is a run of digits not glued to a letter or an
+underscore (``float64`` and ``W_2`` are names, ``80th`` and ``3x`` are numbers),
+or one of :data:`NUMBER_WORDS` ("eighteen", "a fifth").
+
+``python -m bookbuild.prose [ROOT]`` prints the problems and exits 1 if any.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+#: fenced directives whose whole body is code, math or data, never prose
+OPAQUE_DIRECTIVES = frozenset(
+    {"code-cell", "code", "code-block", "math", "literalinclude", "glue:figure", "glue:math", "raw", "bibliography"}
+)
+#: pages that the build generates; they print measured values by construction
+GENERATED = frozenset({"build-report.md"})
+
+#: spelled-out numbers that read as measurements or recipe values; "one", "two",
+#: "three", "half", "first", "second" and "third" stay ordinary words
+NUMBER_WORDS = (
+    r"four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|"
+    r"eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundreds?|thousands?|"
+    r"millions?|billions?|quarters?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?|"
+    r"twofold|threefold|fourfold|fivefold|tenfold|hundredfold|a\s+third|two\s+thirds"
+)
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{([^}]+)\})?")
+_OPTION = re.compile(r"^\s*:[\w-]+:")
+_LABEL = re.compile(r"^\s*\([\w.:-]+\)=\s*$")
+_HEADING = re.compile(r"^(#{1,6}\s+)(\d+(\.\d+)*\.?\s+)?")
+_LIST_NUMBER = re.compile(r"^(\s*)\d+[.)]\s")
+_ROLE = re.compile(r"\{[\w:.-]+\}(`+)(.*?)\1")
+_CODE = re.compile(r"(`+)(.*?)\1")
+_INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
+_COMMENT = re.compile(r"<!--.*?-->")
+_SUBSTITUTION = re.compile(r"\{\{.*?\}\}")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+−]?\d+(?:\.\d+)?[eE][-+−]?\d+(?!\w)"  # 1e-30
+    r"|(?<![\w.])[-+−]?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)%?"  # 5, 0.38, 23,000, 25%, -1
+    r"|(?<![\w.])\d+(st|nd|rd|th|x)\b"  # 80th, 3x
+    r"|\b(" + NUMBER_WORDS + r")\b",
+    re.IGNORECASE,
+)
+
+ADVICE = (
+    "glue it from the computation ({glue:text}`name`, recipe values from the config object the code uses), "
+    "or mark a deliberate literal as {lit}`...` "
+    "(with a {cite} role in the sentence if the number is quoted from a source)"
+)
+
+
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """The (line number, text) pairs of a MyST page that are prose, with non-prose spans blanked."""
+    lines = text.splitlines()
+    out: list[tuple[int, str]] = []
+    i = 0
+    if lines and lines[0].strip() == "---":  # front matter
+        i = next((j for j in range(1, len(lines)) if lines[j].strip() == "---"), len(lines) - 1) + 1
+    fences: list[tuple[str, bool]] = []  # open fences: (marker, opaque?)
+    in_display_math = False
+    in_inline_math = False  # a $...$ span that began on an earlier line of the paragraph
+    for n in range(i, len(lines)):
+        line = lines[n]
+        fence = _FENCE.match(line)
+        if fence:
+            marker = fence.group(1)
+            bare, opened = line.strip(), fences[-1][0] if fences else ""
+            if opened and bare == opened[0] * len(bare) and len(bare) >= len(opened):
+                fences.pop()  # a closing fence
+                continue
+            opaque = any(f[1] for f in fences) or fence.group(2) is None and marker[0] != ":"
+            name = (fence.group(3) or "").strip()
+            opaque = opaque or name in OPAQUE_DIRECTIVES
+            fences.append((marker, opaque))
+            if not opaque:  # the title of a prose directive is prose
+                title = line[fence.end() :]
+                out.append((n + 1, _strip_inline(title)))
+            continue
+        if fences and fences[-1][1]:
+            continue
+        if line.strip().startswith("$$"):
+            if line.strip() != "$$" and line.strip().endswith("$$") and len(line.strip()) > 2:
+                continue  # $$ ... $$ on one line
+            in_display_math = not in_display_math
+            continue
+        if in_display_math:
+            continue
+        if _LABEL.match(line) or (fences and _OPTION.match(line)) or line.startswith("%"):
+            continue  # a target label, a directive option, a MyST comment
+        if not line.strip():
+            in_inline_math = False  # inline math never spans paragraphs
+        if in_inline_math:  # blank up to the closing $ of a span opened on an earlier line
+            close = line.find("$")
+            if close < 0:
+                continue
+            line = " " * (close + 1) + line[close + 1 :]
+            in_inline_math = False
+        for structure in (_HEADING, _LIST_NUMBER):  # a heading's section number, an ordered list's item number
+            found = structure.match(line)
+            if found:
+                line = " " * found.end() + line[found.end() :]
+        line = _strip_inline(line)
+        if "$" in line:  # an inline math span that continues on the next line
+            line, in_inline_math = line[: line.index("$")], True
+        out.append((n + 1, line))
+    return out
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
+
+
+def _strip_inline(line: str) -> str:
+    """Blank roles, inline code, inline math, link targets, comments and substitutions, keeping columns."""
+    for pattern in (_COMMENT, _ROLE, _CODE, _INLINE_MATH, _LINK_TARGET, _SUBSTITUTION):
+        line = pattern.sub(_blank, line)
+    return line
+
+
+def check_text(text: str, page: str = "<text>") -> list[str]:
+    """One message per number typed into the prose of one page's MyST source."""
+    problems = []
+    for lineno, line in prose_lines(text):
+        for match in _NUMBER.finditer(line):
+            problems.append(f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed into the prose; {ADVICE}")
+    return problems
+
+
+def check_pages(root: Path) -> list[str]:
+    """Check every page under ``root/book`` (generated pages excepted); return one message per problem."""
+    book = Path(root) / "book"
+    if not book.is_dir():
+        raise FileNotFoundError(f"root must hold the book's pages in root/book; {book} is not a directory")
+    problems: list[str] = []
+    for page in sorted(book.glob("*.md")):
+        if page.name not in GENERATED:
+            problems += check_text(page.read_text(encoding="utf-8"), str(page.relative_to(root)))
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bookbuild.prose [ROOT]``: print every problem; exit 1 if there is any."""
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(args[0]) if args else Path(__file__).resolve().parent.parent
+    problems = check_pages(root)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} number(s) typed into prose; see the messages above.", file=sys.stderr)
+        return 1
+    print("prose numbers: every number in the prose is glued or marked {lit}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Tests for bookbuild.prose: numbers typed into prose are caught; glue, {lit}, math, code and structure are not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bookbuild.prose import check_pages, check_text, main
+
+FRONT = "---\njupytext:\n  format_version: 0.13\n---\n"
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers reported for a page body, in order."""
+    return [m.split("the number ")[1].split(" is typed")[0].strip("'") for m in check_text(FRONT + text)]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("The loss fell to 5.2 after training.", ["5.2"]),
+        ("It reached 25% of the runs.", ["25%"]),
+        ("About 23,000 optimiser steps.", ["23,000"]),
+        ("We use 64 hidden units and a learning rate of 2.0.", ["64", "2.0"]),
+        ("The forget bias +1 and the bias -2 help.", ["+1", "-2"]),
+        ("Raised to the 80th power.", ["80th"]),
+        ("About a fifth wider, eighteen runs, a hundred steps.", ["fifth", "eighteen", "hundred"]),
+        ("Cut at 1e-30 and 2.5e4.", ["1e-30", "2.5e4"]),
+    ],
+)
+def test_typed_numbers_are_caught(sentence: str, expected: list[str]) -> None:
+    assert numbers(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The gap is {glue:text}`m_gap` after {glue:text}`m_steps` steps.",
+        "Shown in {glue:}`fig_value` and {glue}`raw_value`.",
+        "Position {lit}`17` uses the same weights as position {lit}`18`.",
+        "The product $0.9^{80} \\approx 2 \\times 10^{-4}$ is small.",
+        "Call `clip(x, 1.0)` with `float64` tensors.",
+        "As {cite:t}`gers2000` showed; see {eq}`eq-2` and {numref}`fig-3` and {ref}`sec-1`.",
+        "A {term}`forget gate <forget gate 2>` and a [link](https://example.org/page2).",
+        "Names like float64, W_2, x1 and H200 are not numbers.",
+        "One, two and three, a half, the first and the second are ordinary words.",
+        "Figures drawn <!-- 12 hidden --> here.",
+    ],
+)
+def test_allowed_forms_pass(sentence: str) -> None:
+    assert numbers(sentence) == []
+
+
+def test_structure_is_not_prose() -> None:
+    page = (
+        "(sec-12)=\n"
+        "% a comment for authors: 0.9 and 4 are fine here\n"
+        "## 3.1 A numbered heading\n\n"
+        "1. **First item.** No numbers here.\n"
+        "2. `[2]` The second marker.\n\n"
+        "$$\nx = 42\n$$\n\n"
+        "```{code-cell} ipython3\n:label: cell-7\nprint(3.14)\n```\n\n"
+        "```{math}\n:label: eq-9\nh = 2 x\n```\n\n"
+        "```python\nn = 99\n```\n"
+        "Taking norms, $\\lVert g_{t-1} \\rVert \\le\n\\lVert W \\rVert^{T-1}$ across two lines.\n"
+    )
+    assert numbers(page) == []
+
+
+def test_math_spanning_lines_ends_at_the_paragraph() -> None:
+    assert numbers("An open $x_1 +\ny_2$ span, then 7.\n\nA stray $ sign\n\nand 8 after it.") == ["7", "8"]
+
+
+def test_prose_inside_prose_directives_and_titles_is_checked() -> None:
+    page = (
+        "````{exercise} Train for 30 epochs\n:label: ex-1\n\nUse 12 units.\n````\n\n"
+        ":::{admonition} Note\n:class: note\nIt took 7 seconds.\n:::\n"
+        "| a | b |\n|---|---|\n| 3 | four |\n"
+    )
+    assert numbers(page) == ["30", "12", "7", "3", "four"]
+
+
+def test_messages_name_page_line_number_and_remedy() -> None:
+    (message,) = check_text(FRONT + "\nThe accuracy was 0.38.\n", "book/x.md")
+    assert message.startswith("book/x.md:6: the number '0.38'")
+    assert "{glue:text}" in message
+    assert "{lit}" in message
+
+
+def test_check_pages_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "good.md").write_text(FRONT + "Glued: {glue:text}`a`.\n", encoding="utf-8")
+    (tmp_path / "book" / "build-report.md").write_text("Took 12 s.\n", encoding="utf-8")  # generated: skipped
+    assert check_pages(tmp_path) == []
+    assert main([str(tmp_path)]) == 0
+    (tmp_path / "book" / "bad.md").write_text(FRONT + "Typed: 138.\n", encoding="utf-8")
+    assert check_pages(tmp_path) == [
+        "book/bad.md:5: the number '138' is typed into the prose; " + check_text("x 1")[0].split("; ", 1)[1]
+    ]
+    assert main([str(tmp_path)]) == 1
+    assert "138" in capsys.readouterr().out
+
+
+def test_missing_book_folder_is_a_named_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="root must hold the book's pages"):
+        check_pages(tmp_path)
+
+
+def test_lit_role_renders_plain_text() -> None:
+    from docutils import nodes
+
+    from bookbuild.sphinx_lit import lit_role
+
+    (node,), messages = lit_role("lit", "{lit}`17`", "17", 1, None)
+    assert messages == []
+    assert isinstance(node, nodes.inline)
+    assert node.astext() == "17"
+    assert node["classes"] == ["lit"]
