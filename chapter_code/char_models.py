@@ -14,6 +14,13 @@ steps for the RNN and 2,000 for the LSTM), kept for an experiment sweep on
 larger machines; :data:`CPU` is the same shape scaled to fit the book's
 CPU build.
 
+The chapter's models, and the calls that read them back without training
+(the arguments must be exactly these for the stored run to be found)::
+
+    runtime.run_once(train_char_lm, data=[corpus_file("book-prose")], corpus="book-prose", recipe=PROSE_LSTM)
+    runtime.run_once(train_char_lm, data=[corpus_file("shakespeare")], corpus="shakespeare", recipe=CPU["rnn"])
+    runtime.run_once(train_char_lm, data=[corpus_file("shakespeare")], corpus="shakespeare", recipe=CPU["lstm"])
+
 Pages: "Recurrent language models", "Generating text".
 """
 
@@ -81,6 +88,8 @@ WORKSHOP = {"rnn": _recipe("rnn", 256, 64, 1000), "lstm": _recipe("lstm", 256, 6
 #: the same shape scaled for the book's CPU build: half the width, half the batch, the same windows and steps
 CPU = {name: dataclasses.replace(r, hidden_size=128, train=dataclasses.replace(r.train, batch_size=32))
        for name, r in WORKSHOP.items()}
+#: the book-reads-itself model: the CPU LSTM with 1,000 steps on the (much smaller) prose snapshot
+PROSE_LSTM = dataclasses.replace(CPU["lstm"], train=dataclasses.replace(CPU["lstm"].train, steps=1000))
 
 
 def train_char_lm(corpus: str, recipe: LMRecipe) -> dict:

@@ -46,3 +46,9 @@ def test_training_is_reproducible_and_the_result_reloads_to_the_same_model() -> 
     again, _ = char_models.load_char_lm(second)
     torch.testing.assert_close(model(x)[0], again(x)[0], rtol=0, atol=0)
     assert char_models.count_parameters(model) == sum(v.numel() for v in first["state_dict"].values())
+
+
+def test_the_prose_recipe_is_the_cpu_lstm_with_its_own_step_count() -> None:
+    prose = char_models.PROSE_LSTM
+    assert dataclasses.replace(prose, train=char_models.CPU["lstm"].train) == char_models.CPU["lstm"]
+    assert prose.train.steps == 1000
