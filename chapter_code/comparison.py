@@ -87,3 +87,20 @@ def word_perplexity(char_nats: float, n_chars: int, n_words: int) -> float:
 def share_saturated(states: torch.Tensor, threshold: float = 0.9) -> float:
     """The share of hidden-unit values whose magnitude is above ``threshold``."""
     return (states.abs() > threshold).float().mean().item()
+
+
+@torch.no_grad()
+def loss_by_position(model: CharLM, ids: torch.Tensor, window: int) -> torch.Tensor:
+    """Mean nats at each position ``0 .. window - 1`` of consecutive fresh-state windows of ``ids``: ``(window,)``.
+
+    The windows are those of :func:`chapter_code.language_model.fixed_window_loss`,
+    so the mean of the result is that function's loss.
+    """
+    if ids.dim() != 1 or ids.numel() < window + 1:
+        raise ValueError(f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}")
+    model.eval()
+    n = (ids.numel() - 1) // window
+    x = ids[: n * window].reshape(n, window)  # (N, W)
+    y = ids[1 : n * window + 1].reshape(n, window)  # (N, W)
+    log_probs = torch.log_softmax(model(x)[0], dim=-1)  # (N, W, V)
+    return -log_probs.gather(-1, y[..., None])[..., 0].mean(dim=0)  # (W,)

@@ -53,3 +53,20 @@ def plot_gradient_reach(reach: Mapping[str, tuple[Sequence[float], str]]) -> Fig
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def plot_loss_by_position(losses: Sequence[float], color: str, streaming: float | None = None) -> Figure:
+    """Mean loss at each position of a fresh-state window; ``streaming`` draws the carried-state loss as a line."""
+    if len(losses) == 0:
+        raise ValueError("losses must hold at least one position")
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(range(1, len(losses) + 1), losses, color=color, label="fixed windows, by position")
+    if streaming is not None:
+        ax.axhline(streaming, color=color, linestyle=":", label="state carried (streaming), mean")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("position in the window (characters read from a fresh state)")
+    ax.set_ylabel("loss (nats per character)")
+    ax.legend()
+    fig.tight_layout()
+    return fig

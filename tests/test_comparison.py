@@ -52,3 +52,20 @@ def test_word_perplexity_and_saturation() -> None:
     with pytest.raises(ValueError, match="n_words"):
         word_perplexity(1.0, 10, 0)
     assert share_saturated(torch.tensor([0.0, 0.95, -0.99, 0.5])) == pytest.approx(0.5)
+
+
+def test_loss_by_position_averages_to_the_fixed_window_loss() -> None:
+    from chapter_code.comparison import loss_by_position
+
+    torch.manual_seed(1)
+    model = CharLM(5, "rnn", 4, 6)
+    ids = torch.randint(0, 5, (3 * 8 + 2,))
+    by_pos = loss_by_position(model, ids, 8)
+    assert by_pos.shape == (8,)
+    assert by_pos.mean().item() == pytest.approx(fixed_window_loss(model, ids, 8), rel=1e-6)
+    with torch.no_grad():  # position 0 by hand: each window alone, from a zero state
+        nll0 = [-torch.log_softmax(model(ids[w * 8 : w * 8 + 8][None])[0][0, 0], dim=-1)[ids[w * 8 + 1]]
+                for w in range(3)]
+    assert by_pos[0].item() == pytest.approx(sum(nll0).item() / 3, rel=1e-6)
+    with pytest.raises(ValueError, match="longer than window"):
+        loss_by_position(model, ids[:5], 8)

@@ -32,3 +32,14 @@ def test_gradient_reach_is_on_a_log_axis_without_the_zeros() -> None:
     assert list(ax.lines[0].get_xdata()) == [0, 1]
     assert len(ax.lines[1].get_xdata()) == 4
     plt.close(fig)
+
+
+def test_loss_by_position_uses_a_log_position_axis_and_the_streaming_line() -> None:
+    from chapter_code.lm_figures import plot_loss_by_position
+
+    fig = plot_loss_by_position([3.0, 2.0, 1.5, 1.4], "#0072B2", streaming=1.3)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    assert list(ax.lines[0].get_xdata()) == [1, 2, 3, 4]
+    assert list(ax.lines[1].get_ydata()) == [1.3, 1.3]
+    plt.close(fig)
