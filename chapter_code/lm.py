@@ -25,7 +25,7 @@ def lm_loss_and_ppl(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.
     ``logits``: float ``(B, T, V)`` (or ``(N, V)``); ``targets``: int64 ``(B, T)`` (or ``(N,)``) with
     values in ``[0, V)``. The loss keeps its graph, so it can be the training loss.
     """
-    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():  # [1]
         raise TypeError(f"logits must be a floating-point tensor; got {getattr(logits, 'dtype', type(logits))}")
     if not isinstance(targets, torch.Tensor) or targets.dtype != torch.long:
         raise TypeError(f"targets must be an int64 (torch.long) tensor; got {getattr(targets, 'dtype', type(targets))}")
@@ -38,10 +38,10 @@ def lm_loss_and_ppl(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.
     if targets.min() < 0 or targets.max() >= vocab:
         raise ValueError(f"targets must lie in [0, {vocab}); got values from {targets.min().item()} "
                          f"to {targets.max().item()}")
-    log_probs = torch.log_softmax(logits.reshape(-1, vocab), dim=-1)  # (B*T, V)
-    loss = -log_probs.gather(1, targets.reshape(-1, 1)).mean()
+    log_probs = torch.log_softmax(logits.reshape(-1, vocab), dim=-1)  # [2] (B*T, V)
+    loss = -log_probs.gather(1, targets.reshape(-1, 1)).mean()  # [3] the target's -ln p, averaged
     nats = loss.item()
-    return loss, math.exp(nats), nats / math.log(2)
+    return loss, math.exp(nats), nats / math.log(2)  # [4]
 
 
 def cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,9 @@ Pages: "Recurrent language models" (the fair comparison); the labs.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
+
+import torch
 
 
 class CharNGram:
@@ -41,6 +43,7 @@ class CharNGram:
         self._index: dict[str, int] = {}
         self._joint: Counter[str] = Counter()  # history + next character -> count
         self._history: Counter[str] = Counter()  # history -> count
+        self._next: dict[str, tuple[list[int], list[int]]] = {}  # history -> (next characters' ids, counts)
 
     def fit(self, text: str) -> CharNGram:
         """Count every ``order``-gram of ``text`` (histories shorter than ``order - 1`` at its start are skipped)."""
@@ -51,7 +54,18 @@ class CharNGram:
         n = self.order
         self._joint = Counter(text[i - n + 1 : i + 1] for i in range(n - 1, len(text)))
         self._history = Counter(text[i - n + 1 : i] for i in range(n - 1, len(text)))
+        following: defaultdict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        for gram, count in self._joint.items():
+            ids, counts = following[gram[:-1]]
+            ids.append(self._index[gram[-1]])
+            counts.append(count)
+        self._next = dict(following)
         return self
+
+    @property
+    def stored_counts(self) -> int:
+        """How many distinct ``order``-grams the model counted: the size of its table."""
+        return len(self._joint)
 
     def log_prob(self, history: str, char: str) -> float:
         """ln p(``char`` | the last ``order - 1`` characters of ``history``)."""
@@ -80,3 +94,36 @@ class CharNGram:
             start = max(0, offset + i - (self.order - 1))
             total -= self.log_prob(context[start : offset + i], char) if self.order > 1 else self.log_prob("", char)
         return total / len(text)
+
+    def log_prob_matrix(self, text: str, history: str = "") -> torch.Tensor:
+        """ln p(c | history) for every character ``c`` of the vocabulary at every position of ``text``: ``(N, V)``.
+
+        Row ``i`` is the model's whole distribution for ``text[i]``, with the
+        same histories as :meth:`nats_per_char`; log-probabilities are valid
+        logits, so ``lm_loss_and_ppl(matrix, targets)`` scores the counts with
+        the networks' arithmetic. float64.
+        """
+        if not self.vocab:
+            raise RuntimeError("call fit(text) before scoring")
+        if not text:
+            raise ValueError("text must hold at least one character to score")
+        for char in set(text):
+            if char not in self._index:
+                raise ValueError(f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}")
+        context = history + text
+        offset = len(history)
+        rows: list[int] = []
+        cols: list[int] = []
+        seen: list[int] = []
+        totals = []
+        for i in range(len(text)):
+            h = context[max(0, offset + i - (self.order - 1)) : offset + i] if self.order > 1 else ""
+            ids, counts = self._next.get(h, ((), ()))
+            rows.extend([i] * len(ids))
+            cols.extend(ids)
+            seen.extend(counts)
+            totals.append(self._history[h] + self.k * len(self.vocab))
+        matrix = torch.full((len(text), len(self.vocab)), self.k, dtype=torch.float64)  # (N, V): k everywhere
+        matrix.index_put_((torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)),
+                          torch.tensor(seen, dtype=torch.float64), accumulate=True)  # plus the counts
+        return matrix.log() - torch.tensor(totals, dtype=torch.float64).log()[:, None]

@@ -49,7 +49,8 @@ def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch
     vocab = logits.shape[-1]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= vocab:
         raise ValueError(f"k must be an int in [1, {vocab}] (the vocabulary size); got {k!r}")
-    kept = torch.zeros_like(probs).scatter(-1, probs.topk(k, dim=-1).indices, 1.0)  # 1 where kept
+    # ranked by the logits, not the probabilities: two logits can round to one probability
+    kept = torch.zeros_like(probs).scatter(-1, logits.topk(k, dim=-1).indices, 1.0)  # 1 where kept
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
 
@@ -59,7 +60,8 @@ def nucleus_probs(logits: torch.Tensor, p: float, temperature: float = 1.0) -> t
     probs = temperature_probs(logits, temperature)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
-    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    order = logits.argsort(dim=-1, descending=True, stable=True)  # ranked by the logits, as in top_k_probs
+    sorted_probs = probs.gather(-1, order)
     before = sorted_probs.cumsum(dim=-1) - sorted_probs  # mass of the tokens ranked above each one
     keep_sorted = (before < p).to(probs.dtype)  # the first token is always kept (before = 0 < p)
     kept = torch.zeros_like(probs).scatter(-1, order, keep_sorted)

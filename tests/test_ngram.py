@@ -71,3 +71,34 @@ def test_scoring_before_fitting_or_nothing_is_an_error() -> None:
         CharNGram(2, 0.1).nats_per_char("ab")
     with pytest.raises(ValueError, match="at least one character"):
         CharNGram(2, 0.1).fit(TEXT).nats_per_char("")
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 5])
+def test_log_prob_matrix_rows_are_the_models_distributions_and_score_like_nats_per_char(order: int) -> None:
+    import torch
+
+    from chapter_code.lm import lm_loss_and_ppl
+
+    model = CharNGram(order, 0.1).fit(TEXT)
+    held_out, history = "the hat sat on", "mat; "
+    matrix = model.log_prob_matrix(held_out, history=history)  # (N, V)
+    assert matrix.shape == (len(held_out), len(model.vocab))
+    assert matrix.dtype == torch.float64
+    context = history + held_out
+    for i in (0, 3, len(held_out) - 1):
+        h = context[: len(history) + i]
+        for j, c in enumerate(model.vocab):
+            assert matrix[i, j].item() == pytest.approx(model.log_prob(h, c))
+    torch.testing.assert_close(matrix.exp().sum(dim=1), torch.ones(len(held_out), dtype=torch.float64))
+    targets = torch.tensor([model.vocab.index(c) for c in held_out])
+    scored = lm_loss_and_ppl(matrix, targets)[0].item()
+    assert scored == pytest.approx(model.nats_per_char(held_out, history), abs=1e-12)
+
+
+def test_log_prob_matrix_names_an_unknown_character_and_stored_counts_count_distinct_grams() -> None:
+    model = CharNGram(2, 0.1).fit("abab")
+    assert model.stored_counts == 2  # "ab", "ba"
+    with pytest.raises(ValueError, match=r"character 'z' is not in"):
+        model.log_prob_matrix("az")
+    with pytest.raises(RuntimeError, match="call fit"):
+        CharNGram(2, 0.1).log_prob_matrix("ab")
