@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chapter_code.char_lm_metrics import char_lm_metrics
+from chapter_code.char_models import WORKSHOP
 from chapter_code.memory_robustness import recall_metrics
 from chapter_code.memory_task import CONTENDERS, RecallConfig
 
@@ -88,5 +90,27 @@ MEMORY_ROBUSTNESS = Sweep(
     },
 )
 
+def _smoke_recipe(name: str) -> dict[str, Any]:
+    recipe = WORKSHOP[name]
+    tiny = dataclasses.replace(recipe, hidden_size=16, embedding_size=8,
+                               train=dataclasses.replace(recipe.train, steps=5, batch_size=4, window=16))
+    return dataclasses.asdict(tiny)
+
+
+CHAR_LM_WORKSHOP = Sweep(
+    name="char-lm-workshop",
+    job=char_lm_metrics,
+    description="Chapter 4's character RNN and LSTM at the workshop's full size (embedding 64, hidden 256, "
+    "64 windows of 128 characters, 1,000 and 2,000 steps) on the Shakespeare corpus, over seeds: too large "
+    "for the book's CPU build, which trains the same shape at half width and half batch.",
+    data=("data/shakespeare.txt",),
+    configs={
+        "cluster": Grid({name: {"corpus": "shakespeare", "recipe": dataclasses.asdict(WORKSHOP[name])}
+                         for name in WORKSHOP}, seeds=(0, 1, 2), resources=Resources(minutes=60)),
+        "smoke": Grid({name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)} for name in WORKSHOP},
+                      seeds=(0,), resources=Resources(minutes=5)),
+    },
+)
+
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
-SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS]}
+SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP]}

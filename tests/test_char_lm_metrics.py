@@ -30,3 +30,16 @@ def test_a_tiny_job_returns_json_ready_metrics_in_consistent_units() -> None:
     assert len(metrics["train_curve"]) == 2
     again = char_lm_metrics(seed=1, corpus="book-prose", recipe=dataclasses.asdict(tiny))
     assert again == metrics
+
+
+def test_the_workshop_sweep_defines_the_full_recipe_and_a_tiny_smoke_run() -> None:
+    from chapter_code.char_lm_metrics import recipe_from_dict
+    from chapter_code.char_models import WORKSHOP
+    from chapter_code.sweeps import SWEEPS
+
+    sweep = SWEEPS["char-lm-workshop"]
+    full = sweep.configs["cluster"]
+    assert {name: recipe_from_dict(job["recipe"]) for name, job in full.jobs.items()} == WORKSHOP
+    smoke = {name: recipe_from_dict(job["recipe"]) for name, job in sweep.configs["smoke"].jobs.items()}
+    assert all(r.train.steps <= 5 and r.hidden_size <= 16 for r in smoke.values())
+    assert sweep.data == ("data/shakespeare.txt",)
