@@ -243,6 +243,7 @@ def down(folder: Path = DEFAULT_DIR) -> list[str]:
     pid_file = folder / "pids.json"
     pids: dict[str, int] = json.loads(pid_file.read_text()) if pid_file.exists() else {}
     _drain(folder, pids)
+    leftovers = _descendants([pid for pid in pids.values() if _alive(pid)])
     stopped = []
     for name in reversed(DAEMONS):  # slurmd, slurmctld, then munged
         pid = pids.get(name)
@@ -259,8 +260,22 @@ def down(folder: Path = DEFAULT_DIR) -> list[str]:
             while _alive(pid):
                 time.sleep(0.05)
         stopped.append(name)
+    for process in leftovers:  # job steps (srun and the like) orphaned by the daemons' exit
+        with contextlib.suppress(Exception):
+            process.kill()
     shutil.rmtree(folder, ignore_errors=True)
     return stopped
+
+
+def _descendants(pids: list[int]) -> list:
+    """Every process below ``pids`` (psutil handles), collected while their parents still run."""
+    import psutil
+
+    found = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            found += psutil.Process(pid).children(recursive=True)
+    return found
 
 
 def _alive(pid: int) -> bool:

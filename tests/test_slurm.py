@@ -39,6 +39,11 @@ def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(repo: Path, monke
     assert set(pids) == {"munged", "slurmctld", "slurmd"}
     assert not any(slurm_cluster._alive(pid) for pid in pids.values())  # nothing left running:
     assert not slurm_cluster._steps(folder)  # no daemon, no job step
+    import psutil
+
+    orphans = [p.info["cmdline"] for p in psutil.process_iter(["cmdline", "status"])
+               if p.info["status"] != psutil.STATUS_ZOMBIE and str(repo) in " ".join(p.info["cmdline"] or [])]
+    assert orphans == []  # no srun or job process of this test outlives the cluster
     loaded = sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
     assert loaded.complete
     assert [r["metrics"]["value"] for r in loaded.records] == [4, 5, 9, 10]
