@@ -26,12 +26,9 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.figure import Figure
 from torch import nn
 
-from chapter_code.figures import COLORS, use_book_style
 from chapter_code.gates import lstm_gates, lstm_update, set_gate_bias
 from chapter_code.gradients import grad_at_first_input
 from chapter_code.model_batch import StackedRecall, clip_per_model, stacked_loss
@@ -406,18 +403,3 @@ def forget_gate_trace(lstm: nn.LSTM, x: torch.Tensor) -> tuple[list[float], torc
         means.append(f.mean().item())
         states.append(h)
     return means, torch.stack(states, dim=1)
-
-
-def plot_forget_traces(traces: dict[str, tuple[list[float], str]]) -> Figure:
-    """Mean forget gate per step for each trained LSTM; ``traces`` maps label -> (means, colour)."""
-    use_book_style()
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    for label, (means, color) in traces.items():
-        ax.plot(range(1, len(means) + 1), means, color=color, lw=2, label=label)
-    ax.axhline(0.5, ls=":", color=COLORS["bound"], label=r"$\sigma(0) = 1/2$")
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("step $t$ of the probe sequence")
-    ax.set_ylabel("mean forget gate $f_t$")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig

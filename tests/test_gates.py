@@ -194,7 +194,8 @@ def test_direct_path_is_exact_for_one_step_and_only_part_of_the_jacobian_later()
 
 
 def test_keep_dial_blends_on_the_segment_and_matches_the_gru_update() -> None:
-    from chapter_code.gates import keep_dial, plot_keep_dial
+    from chapter_code.gate_figures import plot_keep_dial
+    from chapter_code.gates import keep_dial
 
     kept, written, new = keep_dial(0.80, 0.30, 0.5)
     assert abs(kept - 0.40) < 1e-12
@@ -217,7 +218,7 @@ def test_keep_dial_blends_on_the_segment_and_matches_the_gru_update() -> None:
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 def test_cell_diagrams_draw_their_gates(cell: str) -> None:
-    from chapter_code.gates import draw_cell_diagram
+    from chapter_code.gate_figures import draw_cell_diagram
 
     fig = draw_cell_diagram(cell)
     texts = " ".join(t.get_text() for t in fig.axes[0].texts)
@@ -227,7 +228,7 @@ def test_cell_diagrams_draw_their_gates(cell: str) -> None:
 
 
 def test_cell_diagram_rejects_unknown_cells() -> None:
-    from chapter_code.gates import draw_cell_diagram
+    from chapter_code.gate_figures import draw_cell_diagram
 
     with pytest.raises(ValueError, match=r"cell must be one of \['gru', 'lstm'\]"):
         draw_cell_diagram("rnn")

@@ -39,13 +39,12 @@ def test_grad_at_first_input_rejects_bad_lags(lags: list[int]) -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from chapter_code.gradient_figures import plot_lag_curves, plot_one_unit  # noqa: E402
 from chapter_code.gradients import (  # noqa: E402
     bptt_vanilla,
     grad_norm_by_distance,
     jacobian_product_norms,
     one_unit_gradient,
-    plot_lag_curves,
-    plot_one_unit,
     spectral_norm,
 )
 from chapter_code.recurrence import rnn_loop  # noqa: E402
