@@ -521,6 +521,14 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
     waiting = list(todo)
     active: list[tuple[Job, Any, list[int]]] = []  # (job, submitit job, GPUs it holds)
     free_gpus = list(gpus)
+
+    def stop(signum: int, frame: Any) -> None:  # a kill (SIGTERM) cancels the jobs, as Ctrl-C does
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    import signal
+    import threading
+
+    previous = signal.signal(signal.SIGTERM, stop) if threading.current_thread() is threading.main_thread() else None
     try:
         while waiting or active:
             while waiting and (cluster == "slurm" or len(active) < slots):
@@ -552,6 +560,9 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
             except Exception:  # noqa: BLE001, S110 - cancel what can be cancelled, then re-raise
                 pass
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # ---------------------------------------------------------------- reproducibility
