@@ -108,11 +108,12 @@ def summarise_figure(fig: Any) -> dict[str, Any]:
         for loc in ("left", "center", "right"):
             if ax.get_title(loc):
                 text.append(f"{where} title: {ax.get_title(loc)}")
-        text.append(f"{where} x label: {ax.get_xlabel()}")
-        text.append(f"{where} y label: {ax.get_ylabel()}")
-        text.append(f"{where} scales: {ax.get_xscale()}, {ax.get_yscale()}")
-        text.append(f"{where} x ticks: " + " | ".join(_texts(ax.get_xticklabels())))
-        text.append(f"{where} y ticks: " + " | ".join(_texts(ax.get_yticklabels())))
+        if ax.axison:  # an axes switched off (a diagram) draws no labels or ticks
+            text.append(f"{where} x label: {ax.get_xlabel()}")
+            text.append(f"{where} y label: {ax.get_ylabel()}")
+            text.append(f"{where} scales: {ax.get_xscale()}, {ax.get_yscale()}")
+            text.append(f"{where} x ticks: " + " | ".join(_texts(ax.get_xticklabels())))
+            text.append(f"{where} y ticks: " + " | ".join(_texts(ax.get_yticklabels())))
         legend = ax.get_legend()
         if legend is not None:
             text.append(f"{where} legend: " + " | ".join(_texts(legend.get_texts())))

@@ -243,3 +243,15 @@ def test_a_figure_no_longer_drawn_is_removed_from_the_baseline(tmp_path: Path) -
     changed = records.write_baseline(tmp_path, "book/ch", recs, images)
     assert tmp_path / "ch" / "figure-1.png" in changed
     assert not (tmp_path / "ch" / "figure-1.png").exists()
+
+
+def test_a_diagram_drawn_without_axes_reports_only_the_text_it_shows() -> None:
+    from bookbuild.kernel_hooks import summarise_figure
+
+    with plt.style.context("default"):
+        fig, ax = plt.subplots()
+        ax.text(0.5, 0.5, "$c_{t-1}$")
+        ax.set_axis_off()
+        summary = summarise_figure(fig)
+        plt.close(fig)
+    assert summary["text"] == ["axes 1 text: $c_{t-1}$"]
