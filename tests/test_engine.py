@@ -322,8 +322,11 @@ def test_long_cells_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def _engine_process(root: Path) -> subprocess.Popen:
     code = "import sys; from pathlib import Path; from bookbuild import engine; engine.run(Path(sys.argv[1]))"
+    # As from a terminal: SIGINT at its default (a shell starting this test in the background ignores it, and
+    # Python then never turns Ctrl-C into KeyboardInterrupt).
     return subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for(path: Path, seconds: float = 60) -> int:
