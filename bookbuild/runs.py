@@ -96,6 +96,17 @@ def source_closure(module: str, root: Path | None = None) -> dict[str, str]:
     return dict(sorted(seen.items()))
 
 
+def data_hashes(paths: tuple[str, ...] | list[str], root: Path, what: str) -> dict[str, str]:
+    """SHA-256 of each declared data file (paths relative to ``root``); a missing one is an error naming it."""
+    out = {}
+    for rel in paths:
+        path = root / rel
+        if not path.is_file():
+            raise FileNotFoundError(f"{what} {rel} does not exist under {root}")
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
 def canonical(value: Any, where: str = "argument") -> Any:
     """A JSON-ready form of a run's argument; anything whose value JSON cannot pin down is an error."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -138,17 +149,12 @@ def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tu
     module = inspect.getmodule(fn)
     if module is None or not getattr(module, "__file__", None):
         raise TypeError(f"run_once needs a function defined in a module, not {fn!r}")
-    data_hashes = {}
-    for rel in data:
-        path = root / rel
-        if not path.is_file():
-            raise FileNotFoundError(f"run_once: declared data file {rel} does not exist under {root}")
-        data_hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    hashes = data_hashes(data, root, "run_once: declared data file")
     what = {
         "function": f"{module.__name__}.{fn.__qualname__}",
         "sources": source_closure(module.__name__, root),
         "arguments": canonical(kwargs),
-        "data": data_hashes,
+        "data": hashes,
         "environment": environment(),
     }
     blob = json.dumps(what, sort_keys=True).encode()

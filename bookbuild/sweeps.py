@@ -156,14 +156,7 @@ def params_hash(params: dict[str, Any], seed: int) -> str:
 
 
 def data_hashes(paths: tuple[str, ...] | list[str], root: Path | None = None) -> dict[str, str]:
-    root = root or ROOT
-    out = {}
-    for rel in paths:
-        path = root / rel
-        if not path.is_file():
-            raise FileNotFoundError(f"sweep data file {rel} does not exist under {root}")
-        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
+    return runs.data_hashes(paths, root or ROOT, "sweep data file")
 
 
 def records_dir(name: str, config: str, root: Path | None = None) -> Path:
