@@ -63,7 +63,7 @@ def plot_solve_rates(summaries: dict[str, dict[str, Any]], colors: dict[str, str
     """One row per contender: its solve rate (dot) and 95 % Wilson interval (bar), from :func:`solve_rate`."""
     use_book_style()
     labels = list(summaries)
-    fig, ax = plt.subplots(figsize=(5.0, 0.5 * len(labels) + 1.1))  # narrow: legible on a phone
+    fig, ax = plt.subplots(figsize=(4.2, 0.5 * len(labels) + 1.1))  # narrow: legible on a phone
     for row, label in enumerate(labels):
         s = summaries[label]
         y = len(labels) - 1 - row  # first contender at the top
