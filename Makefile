@@ -19,8 +19,21 @@ env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book
 book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build/html
 	$(PY) -m bookbuild build
 
-pdf: $(ENV_STAMP)  ## build a PDF through LaTeX (needs a TeX installation)
+TEX_PACKAGES := texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra texlive-xetex latexmk tex-gyre fonts-freefont-otf poppler-utils
+
+pdf: $(ENV_STAMP) tex  ## build the PDF edition into _build/latex/book.pdf (installs TeX Live with apt where it can)
 	$(PY) -m bookbuild build --builder pdflatex
+
+.PHONY: tex
+tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); elsewhere say what to install
+	@if command -v xelatex >/dev/null && command -v latexmk >/dev/null && command -v pdftotext >/dev/null \
+	    && kpsewhich tgtermes.sty >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing TeX Live for the PDF (apt-get, about 85 MB)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
+	else echo "make pdf needs xelatex, latexmk, pdftotext and the TeX Gyre fonts. On Debian or Ubuntu, as root:" >&2; \
+	  echo "  apt-get install --no-install-recommends $(TEX_PACKAGES)" >&2; \
+	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, and poppler's pdftotext." >&2; exit 2; fi
 
 test: $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; then the test suite
 	$(PY) -m ruff check chapter_code bookbuild tests
