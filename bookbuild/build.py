@@ -107,7 +107,11 @@ def build(builder: str = "html", check: bool = False) -> int:
         if diffs:
             print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
                   "`make check` fails until they are reviewed and accepted with `make accept`.")
-    print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
+    if builder == "html":
+        print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
+    else:
+        print(f"\nBuild succeeded in {elapsed:.0f} s. The {builder} output is in {BUILD_DIR / 'latex'}"
+              + (f" (the PDF: {BUILD_DIR / 'latex' / 'book.pdf'})" if builder == "pdflatex" else ""))
     return 0
 
 

@@ -12,6 +12,12 @@ site (``make pdf``, LaTeX through xelatex). Three things differ, all here:
   drops its solution, and says so where the exercises begin
   (:data:`SOLUTIONS_NOTE`). The solutions are still executed, and checked, by
   the build.
+- **Chapters are chapters.** Sphinx inlines each chapter where the root
+  page's table of contents stands, which is inside the root page's last
+  section, so the chapters would print as its subsections. Here the root
+  page's own sections become unnumbered headings of a preface, the chapters
+  become the numbered chapters (in the site's order and numbers), and the
+  reference pages (glossary, bibliography, build report) become appendices.
 - **Interactive panels are replaced by their static figures** by the pages
   themselves (``{only}`` blocks); nothing is needed here.
 """
@@ -41,10 +47,46 @@ def _solution_nodes(doctree: nodes.document) -> list[nodes.Element]:
     return list(doctree.findall(solution_node))
 
 
+#: the first page that prints as an appendix rather than a chapter
+FIRST_APPENDIX = "book/glossary"
+
+
+def chapters_as_chapters(doctree: nodes.document) -> None:
+    """Lift the inlined chapters out of the root page's last section; the root's sections become a preface."""
+    from sphinx import addnodes
+
+    root = next(iter(doctree.findall(nodes.section)), None)
+    if root is None:
+        return
+    included = [n for n in doctree.findall(addnodes.start_of_file)
+                if not any(isinstance(a, addnodes.start_of_file) for a in _ancestors(n))]
+    for chapter in included:
+        chapter.parent.remove(chapter)
+    for child in [c for c in root.children if isinstance(c, nodes.section)]:
+        title = child.next_node(nodes.title)
+        heading = nodes.rubric("", "", *title.children) if title is not None else None
+        body = [c for c in child.children if c is not title]
+        child.replace_self(([heading] if heading is not None else []) + body)
+    for chapter in included:
+        if chapter.get("docname") == FIRST_APPENDIX:
+            root.append(nodes.raw("", "\\appendix\n", format="latex"))
+        root.append(chapter)
+
+
+def _ancestors(node: nodes.Node) -> list[nodes.Node]:
+    found = []
+    while node.parent is not None:
+        node = node.parent
+        found.append(node)
+    return found
+
+
 def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
-    """Number the listings and drop the solutions when the builder writes LaTeX."""
+    """Number the listings, drop the solutions and make chapters chapters when the builder writes LaTeX."""
     if app.builder.format != "latex":
         return
+    if docname == app.config.root_doc:  # the whole book, assembled into one tree
+        chapters_as_chapters(doctree)
     for block in doctree.findall(nodes.literal_block):
         if _is_listing(block):
             block["linenos"] = True
