@@ -2,8 +2,8 @@
  *
  * A panel is an element `.book-panel` holding its data as JSON
  * (`script.book-panel-data`, written at build time by chapter_code/panel_data.py)
- * and a static figure for readers without JavaScript. The player replaces the
- * static figure with an SVG stage, draws the final beat on load (paused), and
+ * and a static figure for readers without JavaScript (in <noscript>). The
+ * player puts an SVG stage in its place, draws the final beat on load (paused), and
  * adds the controls: play/pause, a scrubber over the beats, a speed menu, and
  * the panel's own parameter sliders. Keyboard, when the stage has focus:
  * Space or K plays/pauses, arrows step between beats, Home/End jump to the
@@ -98,7 +98,7 @@
     build() {
       const d = this.data;
       const id = this.root.id || `panel-${d.name}`;
-      const fallback = this.root.querySelector(".book-panel-static");
+      const fallback = this.root.querySelector("noscript, .book-panel-static");
       this.stage = htmlEl("div", {
         class: "book-panel-stage", tabindex: "0", role: "group", "aria-roledescription": "animation",
         "aria-label": `${d.title}. Space or K plays or pauses; arrow keys step between beats; Home and End jump.`,
@@ -107,7 +107,7 @@
       this.stage.appendChild(this.svg);
       this.now = htmlEl("p", { class: "book-panel-now", id: `${id}-now`, "aria-live": "polite" });
       if (fallback) {
-        fallback.replaceWith(this.stage);
+        fallback.replaceWith(this.stage); // the static figure, for readers without JavaScript
       } else {
         this.root.prepend(this.stage);
       }

@@ -13,8 +13,9 @@ builder gets the title, the figure, what is measured and what is
 illustrative, and the transcript as a numbered list (so the PDF prints the
 same computation); HTML readers also get the player from ``panels/`` at the
 repository root (copied into ``_static/panels/`` and linked only from pages
-that hold a panel), which replaces the static figure with the live drawing
-and adds the controls. Without JavaScript the static figure stays.
+that hold a panel), which draws the live figure where the static one would
+stand and adds the controls. In HTML the static figure sits in ``<noscript>``:
+only a reader without JavaScript sees (and downloads) it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class BookPanel(SphinxDirective):
         png = write_static_figure(name, srcdir / "_build" / "panels" / f"{name}.png")
         for module in DEPENDS:
             self.env.note_dependency(str(ROOT / "chapter_code" / module))
+        self.env.note_dependency(__file__)
         self.env.book_panels = getattr(self.env, "book_panels", {})  # type: ignore[attr-defined]
         self.env.book_panels.setdefault(self.env.docname, set()).add(name)  # type: ignore[attr-defined]
 
@@ -65,7 +67,9 @@ class BookPanel(SphinxDirective):
         figure = nodes.figure()
         figure += nodes.image(uri="/" + png.relative_to(srcdir).as_posix(), alt=data["summary"])
         static += figure
-        box += static
+        # In HTML the static figure is for readers without JavaScript only: the player draws in its place,
+        # and a browser running scripts does not download an image inside <noscript>.
+        box += [_raw("<noscript>"), static, _raw("</noscript>")]
         box += nodes.paragraph("", data["summary"], classes=["book-panel-summary"])
         note = nodes.paragraph("", "", classes=["book-panel-note"])
         note += nodes.strong("", "Measured or illustrative. ")

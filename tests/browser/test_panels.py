@@ -82,7 +82,9 @@ def test_panel_loads_paused_on_its_final_state(opened) -> None:  # type: ignore[
     data = embedded(page, name)
     assert attr(page, name, "playing") == "false"
     assert attr(page, name, "beat") == str(len(data["beats"]) - 1)  # the final state is drawn on load
-    assert panel.locator(".book-panel-static").count() == 0  # the static figure gave way to the live one
+    assert panel.locator("noscript, .book-panel-static").count() == 0  # the static figure gave way to the live one
+    assert page.evaluate(f"() => performance.getEntriesByType('resource').filter(r => r.name.includes('{name}.png'))"
+                         ".length") == 0  # and was not downloaded
     assert panel.locator("svg *").count() > 5  # something drawn
     assert data["beats"][-1]["text"] in panel.locator(".book-panel-now").text_content()
 
@@ -224,5 +226,23 @@ def test_javascript_numbers_match_python(browser, site_dir: Path, name: str) -> 
                         assert a == pytest.approx(b, rel=JS_REL_TOL, abs=1e-300), (name, p, key)
                 else:
                     assert got_v == pytest.approx(value, rel=JS_REL_TOL, abs=1e-15), (name, p, key)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_without_javascript_the_static_figure_and_transcript_stand(browser, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto((site_dir / PAGE_OF[name]).as_uri())
+        img = page.locator(f"#panel-{name} .book-panel-static img")
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("(i) => i.complete && i.naturalWidth > 0", arg=img.element_handle(), timeout=10000)
+        assert img.is_visible()
+        assert img.get_attribute("alt")
+        beats = len(panel_data.panel(name)["beats"])
+        assert page.locator(f"#panel-{name} details.book-panel-transcript li").count() == beats
+        assert page.locator(f"#panel-{name} .book-panel-stage").count() == 0
     finally:
         context.close()
