@@ -116,7 +116,8 @@ def build(builder: str = "html", check: bool = False) -> int:
 
 
 ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/build-report"]  # reference pages, if in the toc
-COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "baselines", "pyproject.toml", "requirements"]
+COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "panels", "data", "baselines", "pyproject.toml",
+          "requirements"]
 _TARGET = re.compile(r"^\((?P<a>[^()\s]+)\)=\s*$|^:(?:label|name):\s*(?P<b>\S+)\s*$", re.MULTILINE)
 _REFERENCE = re.compile(r"\{(?:ref|numref|eq|prf:ref)\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
 _DOC_REFERENCE = re.compile(r"\{doc\}`(?:[^`<]*<)?/?(?P<doc>[^`>]+)>?`")

@@ -165,6 +165,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     _register_bibliography_style()
     app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
     switch_off_thebe(app)
+    app.setup_extension("bookbuild.site.panels")  # the interactive panels' directive and player (panels.py)
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", unique_exercise_ids)
