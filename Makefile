@@ -41,7 +41,7 @@ tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); e
 	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, and poppler's pdftotext." >&2; exit 2; fi
 
 test: $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
-	$(PY) -m ruff check chapter_code bookbuild tests
+	$(PY) -m ruff check chapter_code bookbuild tests labs
 	$(PY) -m bookbuild build --check
 	@if $(HAVE_TEX); then $(PY) -m bookbuild build --builder pdflatex >_build/pdf.log 2>&1 \
 	  || { tail -40 _build/pdf.log; echo "make test: the PDF did not build (log: _build/pdf.log)" >&2; exit 1; }; \
@@ -79,7 +79,7 @@ bench-show:  ## print the stored build measurements (benchmarks/results.json)
 	@$(PY) -m bookbuild bench --show
 
 lint: $(ENV_STAMP)  ## ruff over the Python sources
-	$(PY) -m ruff check chapter_code bookbuild tests
+	$(PY) -m ruff check chapter_code bookbuild tests labs
 
 serve: $(ENV_STAMP)  ## serve the built book at http://127.0.0.1:$(PORT)/
 	$(PY) -m bookbuild serve --port $(PORT)

@@ -200,7 +200,7 @@ def snapshot(root: Path) -> dict[str, str]:
         out[prefix or "./"] = sha256_bytes("\n".join(sorted(dirs + names)).encode())
         for name in names:
             try:
-                out[prefix + name] = sha256_bytes((Path(folder) / name).read_bytes())
+                out[prefix + name] = sha256_bytes(files.code_bytes(Path(folder) / name))
             except OSError:
                 out[prefix + name] = "unreadable"
     return out
@@ -218,7 +218,7 @@ def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
             else:
                 out[rel] = "missing"
         else:
-            out[rel] = sha256_bytes(path.read_bytes()) if path.is_file() else "missing"
+            out[rel] = sha256_bytes(files.code_bytes(path)) if path.is_file() else "missing"
     return out
 
 

@@ -91,7 +91,7 @@ def source_closure(module: str, root: Path | None = None) -> dict[str, str]:
         path = _module_file(name, root)
         if path is None or name in seen:
             continue
-        seen[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        seen[name] = hashlib.sha256(files.code_bytes(path)).hexdigest()  # lab markers are not code
         queue += sorted(_imported_modules(path, package) - set(seen))
     return dict(sorted(seen.items()))
 
