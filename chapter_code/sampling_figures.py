@@ -72,3 +72,20 @@ def plot_explorer(data: dict[str, Any], temperature_index: int = 1) -> Figure:
     axes[-1].set_xlabel("token and its logit")
     fig.tight_layout()
     return fig
+
+
+def plot_kept_counts(kept: Sequence[int], k: int, p: float) -> Figure:
+    """Histogram of how many tokens the nucleus keeps at each position, with top-``k``'s constant count marked."""
+    if len(kept) == 0:
+        raise ValueError("kept must hold at least one position")
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    top = max(max(kept), k)
+    shares = [sum(1 for n in kept if n == size) / len(kept) for size in range(1, top + 1)]
+    ax.bar(range(1, top + 1), shares, width=0.8, color=SHADES[1], label=f"nucleus, p = {p:g}")
+    ax.axvline(k, color="#D55E00", linestyle="--", label=f"top-k, k = {k} (every position)")
+    ax.set_xlabel("tokens kept at a position")
+    ax.set_ylabel("share of positions")
+    ax.legend()
+    fig.tight_layout()
+    return fig

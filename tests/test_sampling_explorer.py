@@ -50,3 +50,16 @@ def test_figures_have_labelled_axes_and_one_bar_per_token_and_setting() -> None:
     plt.close(fig)
     with pytest.raises(ValueError, match="temperature_index"):
         plot_explorer(data, temperature_index=5)
+
+
+def test_kept_counts_histogram_shares_add_to_one() -> None:
+    from chapter_code.sampling_figures import plot_kept_counts
+
+    fig = plot_kept_counts([1, 1, 2, 4], k=3, p=0.9)
+    ax = fig.axes[0]
+    assert [p.get_height() for p in ax.patches] == pytest.approx([0.5, 0.25, 0.0, 0.25])
+    assert list(ax.lines[0].get_xdata()) == [3, 3]
+    assert ax.get_xlabel() and ax.get_ylabel()
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at least one"):
+        plot_kept_counts([], 3, 0.9)
