@@ -59,7 +59,8 @@ def test_kept_counts_histogram_shares_add_to_one() -> None:
     ax = fig.axes[0]
     assert [p.get_height() for p in ax.patches] == pytest.approx([0.5, 0.25, 0.0, 0.25])
     assert list(ax.lines[0].get_xdata()) == [3, 3]
-    assert ax.get_xlabel() and ax.get_ylabel()
+    assert ax.get_xlabel()
+    assert ax.get_ylabel()
     plt.close(fig)
     with pytest.raises(ValueError, match="at least one"):
         plot_kept_counts([], 3, 0.9)
