@@ -117,7 +117,7 @@ def build(builder: str = "html", check: bool = False) -> int:
 
 ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/build-report"]  # reference pages, if in the toc
 COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "panels", "data", "baselines", "pyproject.toml",
-          "requirements"]
+          "requirements", "labs", "records"]
 _TARGET = re.compile(r"^\((?P<a>[^()\s]+)\)=\s*$|^:(?:label|name):\s*(?P<b>\S+)\s*$", re.MULTILINE)
 _REFERENCE = re.compile(r"\{(?:ref|numref|eq|prf:ref)\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
 _DOC_REFERENCE = re.compile(r"\{doc\}`(?:[^`<]*<)?/?(?P<doc>[^`>]+)>?`")
@@ -178,7 +178,7 @@ def build_only(pages: list[str], dest: Path | None = None) -> int:
     work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work, with_toc=False)
-    for state in ("engine", ".jupyter_cache"):
+    for state in ("engine", ".jupyter_cache", "runs"):  # memoized runs too: a page build must not retrain
         if (BUILD_DIR / state).is_dir() and not (work / "_build" / state).exists():
             shutil.copytree(BUILD_DIR / state, work / "_build" / state, ignore=shutil.ignore_patterns("*.lock*"))
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
