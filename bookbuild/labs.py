@@ -152,7 +152,7 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     for number, exercise in enumerate(lab.exercises, start=1):
         name = exercise.target.partition(":")[2]
         cells.append(md(f"## Exercise {number}: `{name}`\n\n{exercise.task.strip()}"))
-        parts = [_object_source(ref)[0].rstrip("\n") for ref in exercise.context]
+        parts = [hide_markers(_object_source(ref)[0]).rstrip("\n") for ref in exercise.context]
         if edition == "solution":
             parts.append(solution_source(exercise.target).rstrip("\n"))
         else:

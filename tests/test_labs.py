@@ -13,7 +13,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from bookbuild import files, labs
-from labs import lab1_recurrence, lab2_gradients, lab3_gated, lab4_language_models
+from labs import lab1_recurrence, lab2_gradients, lab3_gated, lab4_language_models, lab5_generating
 
 LABS = labs.load_labs()
 
@@ -165,6 +165,30 @@ def lm_base_two_perplexity(logits, targets):
     return loss, 2 ** loss.item(), loss.item() / math.log(2)
 
 
+def softmax_without_temperature(logits, temperature):
+    return torch.softmax(logits, dim=-1)
+
+
+def temperature_multiplied(logits, temperature):
+    return torch.softmax(logits * temperature, dim=-1)
+
+
+def top_k_not_renormalised(logits, k, temperature=1.0):
+    probs = torch.softmax(logits / temperature, dim=-1)
+    kept = torch.zeros_like(probs).scatter(-1, logits.topk(k, dim=-1).indices, 1.0)
+    return probs * kept
+
+
+def nucleus_drops_the_crossing_token(logits, p, temperature=1.0):
+    probs = torch.softmax(logits / temperature, dim=-1)
+    order = logits.argsort(dim=-1, descending=True)
+    sorted_probs = probs.gather(-1, order)
+    keep = (sorted_probs.cumsum(dim=-1) < p).to(probs.dtype)  # stops one token early
+    keep[..., 0] = 1.0
+    kept = torch.zeros_like(probs).scatter(-1, order, keep)
+    return probs * kept / (probs * kept).sum(dim=-1, keepdim=True)
+
+
 MISTAKES = [
     (lab1_recurrence.checkpoint_rnn_step, rnn_no_tanh, "because of the tanh"),
     (lab1_recurrence.checkpoint_rnn_step, rnn_no_transpose, "x_t @ weight_ih.T"),
@@ -178,6 +202,10 @@ MISTAKES = [
     (lab4_language_models.checkpoint_lm_loss_and_ppl, lm_bits_in_nats, "divided by ln 2"),
     (lab4_language_models.checkpoint_lm_loss_and_ppl, lm_detached, "should be a tensor"),
     (lab4_language_models.checkpoint_lm_loss_and_ppl, lm_base_two_perplexity, "perplexity of equal logits"),
+    (lab5_generating.checkpoint_temperature_probs, softmax_without_temperature, "divide the logits by the temperature"),
+    (lab5_generating.checkpoint_temperature_probs, temperature_multiplied, "at temperature 0.5"),
+    (lab5_generating.checkpoint_top_k_probs, top_k_not_renormalised, "should sum to 1 (renormalise)"),
+    (lab5_generating.checkpoint_nucleus_probs, nucleus_drops_the_crossing_token, "your function kept 1"),
 ]
 
 
@@ -203,10 +231,14 @@ def test_the_book_s_own_functions_pass_their_checkpoints(capsys: pytest.CaptureF
     from chapter_code.gates import lstm_cell_step
     from chapter_code.lm import lm_loss_and_ppl
     from chapter_code.recurrence import rnn_step
+    from chapter_code.sampling import nucleus_probs, temperature_probs, top_k_probs
 
     for checkpoint, fn in [(lab1_recurrence.checkpoint_rnn_step, rnn_step),
                            (lab2_gradients.checkpoint_clip_gradients, clip_gradients),
                            (lab3_gated.checkpoint_lstm_cell_step, lstm_cell_step),
-                           (lab4_language_models.checkpoint_lm_loss_and_ppl, lm_loss_and_ppl)]:
+                           (lab4_language_models.checkpoint_lm_loss_and_ppl, lm_loss_and_ppl),
+                           (lab5_generating.checkpoint_temperature_probs, temperature_probs),
+                           (lab5_generating.checkpoint_top_k_probs, top_k_probs),
+                           (lab5_generating.checkpoint_nucleus_probs, nucleus_probs)]:
         checkpoint(fn)
-    assert capsys.readouterr().out.count("Checkpoint passed") == 4
+    assert capsys.readouterr().out.count("Checkpoint passed") == 7
