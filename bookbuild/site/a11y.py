@@ -137,10 +137,13 @@ def redirect_page(name: str, text: str) -> str:
     )
 
 
-def empty_corner_cells(name: str, text: str) -> str:
-    """A printed table whose first column holds row names has an empty header cell over it: an empty
-    ``<th>`` names nothing to a screen reader, so it becomes an ordinary empty cell."""
-    return text.replace('<th class="head"><p></p></th>', '<td class="head"></td>')
+def empty_header_cells(name: str, text: str) -> str:
+    """Printed tables (Markdown from cells) with empty header cells: an empty ``<th>`` names nothing to a screen
+    reader. A header row with no text at all (a name/value table) goes; an empty corner over a column of row
+    names becomes an ordinary empty cell."""
+    empty = r'<th class="head"><p></p></th>'
+    text = re.sub(rf"<thead>\s*<tr[^>]*>(?:\s*{empty})+\s*</tr>\s*</thead>\s*", "", text)
+    return text.replace(empty, '<td class="head"></td>')
 
 
 TITLE_PLACEHOLDER = "\x00title\x00"
@@ -153,7 +156,7 @@ REPAIRS: list[Repair] = [
     search_scripts_deferred,
     no_fontawesome_script,
     redirect_page,
-    empty_corner_cells,
+    empty_header_cells,
 ]
 
 
