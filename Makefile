@@ -64,6 +64,15 @@ $(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
 	  cd $(NODE_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.book-installed; \
 	else echo "NOTE: no npm here; the browser tests' audit (axe-core, Nu validator) will be skipped"; fi
 
+LIGHTHOUSE_STAMP := tests/browser/lighthouse/node_modules/.book-installed
+$(LIGHTHOUSE_STAMP): tests/browser/lighthouse/package.json tests/browser/lighthouse/package-lock.json $(NODE_STAMP)
+	cd tests/browser/lighthouse && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.book-installed
+
+.PHONY: audit
+audit: $(ENV_STAMP) browser $(LIGHTHOUSE_STAMP)  ## Lighthouse (mobile, median of 3) on the chapters, served compressed; scores in _build/lighthouse/
+	$(PY) -m bookbuild build
+	BOOK_HTML_DIR=_build/html $(PY) -m pytest tests/browser/test_lighthouse.py -m audit -n 1 -s
+
 check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differs from baselines/<profile>/
 	$(PY) -m bookbuild check
 

@@ -52,7 +52,7 @@ def tool(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ALL_PAGES)
+@pytest.mark.parametrize("name", PAGES)  # index.html only redirects to the first page (validated below)
 def test_axe_finds_no_serious_violation(page, site_dir: Path, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     axe = tool(AXE_JS).read_text(encoding="utf-8")
     open_page(page, site_dir, name)
