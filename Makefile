@@ -66,6 +66,35 @@ browser:  ## install Debian's chromium for the browser tests (they are skipped, 
 	    || echo "NOTE: installing chromium failed; the browser tests will be skipped"; \
 	else echo "NOTE: no chromium and no apt-get as root here; the browser tests will be skipped"; fi
 
+# axe-core and the Nu HTML validator for the browser tests' audit (tests/browser/test_audit.py), pinned by
+# tests/browser/node/package-lock.json and installed with npm; never part of the site. The validator runs on Java.
+NODE_TOOLS := tests/browser/node
+NODE_STAMP := $(NODE_TOOLS)/node_modules/.book-installed
+.PHONY: browser-tools
+test: browser-tools
+
+browser-tools: $(NODE_STAMP)  ## install the pinned npm tools of the browser tests (axe-core, vnu-jar)
+
+$(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing Debian's npm and Java for the browser tests' audit (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm default-jre-headless >/dev/null; \
+	  fi; \
+	fi
+	@if command -v npm >/dev/null 2>&1; then \
+	  cd $(NODE_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.book-installed; \
+	else echo "NOTE: no npm here; the browser tests' audit (axe-core, Nu validator) will be skipped"; fi
+
+LIGHTHOUSE_STAMP := tests/browser/lighthouse/node_modules/.book-installed
+$(LIGHTHOUSE_STAMP): tests/browser/lighthouse/package.json tests/browser/lighthouse/package-lock.json $(NODE_STAMP)
+	cd tests/browser/lighthouse && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.book-installed
+
+.PHONY: audit
+audit: $(ENV_STAMP) browser $(LIGHTHOUSE_STAMP)  ## Lighthouse (mobile, median of 3) on the chapters, served compressed; scores in _build/lighthouse/
+	$(PY) -m bookbuild build
+	BOOK_HTML_DIR=_build/html $(PY) -m pytest tests/browser/test_lighthouse.py -m audit -n 1 -s
+
 check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differs from baselines/<profile>/
 	$(PY) -m bookbuild check
 

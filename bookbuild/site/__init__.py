@@ -12,7 +12,10 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
    column, readable figures on a phone, the sidebar buttons of the theme
    repaired, solution headers that open instead of jumping away);
 5. registers an author-year label style for the bibliography, so the list at
-   the end uses the same "Author, year" labels as the citations in the text.
+   the end uses the same "Author, year" labels as the citations in the text;
+6. repairs the markup that keeps the pages from passing axe-core and the Nu
+   validator, and what slows their first paint (``a11y.py``: page
+   descriptions, favicon, a post-build pass over the HTML).
 
 The assets live here, never under the book's ``_static/``, because Jupyter Book
 1 adds a script tag for every ``.js`` file it finds there to every page.
@@ -28,6 +31,8 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
+
+from bookbuild.site import a11y
 
 ASSETS = Path(__file__).with_name("assets")
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
@@ -172,4 +177,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("build-finished", _on_build_finished)
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
+    a11y.connect(app)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
