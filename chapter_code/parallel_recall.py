@@ -34,7 +34,7 @@ class InputGatedRecallNet(nn.Module):
         return self.readout(self.rec(x)[:, -1])  # (B, V)
 
 
-def train_input_gated_recall(seed: int, config: RecallConfig = RecallConfig(), forget_bias: float = 1.0) -> dict:
+def train_input_gated_recall(seed: int, config: RecallConfig, forget_bias: float = 1.0) -> dict:
     """Train one input-gated run with the memory test's recipe; test accuracy after each epoch, and wall time."""
     start = time.perf_counter()
     x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
