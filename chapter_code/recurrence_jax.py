@@ -63,17 +63,17 @@ def check_loop_inputs(x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, 
 def rnn_loop(x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, bias: jax.Array,
              h0: jax.Array | None = None, mask: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
     """Scan :func:`rnn_step` over x (B, T, F); return every state (B, T, H) and the last (B, H)."""
-    h0, m = check_loop_inputs(x, weight_ih, weight_hh, h0, mask)  # [1]
+    h0, m = check_loop_inputs(x, weight_ih, weight_hh, h0, mask)
     keep = jnp.ones(x.shape[:2], x.dtype) if m is None else m  # (B, T)
 
-    def step(h, inputs):  # (carry, x_t) -> (new carry, output): scan's contract  # [2]
+    def step(h, inputs):  # (carry, x_t) -> (new carry, output): scan's contract
         x_t, keep_t = inputs  # (B, F), (B,)
         h_new = rnn_step(x_t, h, weight_ih, weight_hh, bias)
-        h_new = keep_t[:, None] * h_new + (1.0 - keep_t[:, None]) * h  # padded step: keep h  # [3]
+        h_new = keep_t[:, None] * h_new + (1.0 - keep_t[:, None]) * h  # padded step: keep h
         return h_new, h_new
 
     time_major = (jnp.swapaxes(x, 0, 1), keep.T)  # scan walks the leading axis: (T, B, F), (T, B)
-    last, states = jax.lax.scan(step, h0, time_major)  # [4]
+    last, states = jax.lax.scan(step, h0, time_major)
     return jnp.swapaxes(states, 0, 1), last  # (B, T, H), (B, H)
 
 
