@@ -11,7 +11,7 @@ PORT ?= 8000
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
-$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt bookbuild/venv.py
+$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt requirements/jax.txt bookbuild/venv.py
 	$(PYTHON) bookbuild/venv.py $(VENV)
 
 env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book and test)
@@ -117,8 +117,9 @@ clean:  ## remove build outputs and the execution cache (keeps .venv)
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
 
-lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv (review the diff)
-	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)=='; } > requirements/lock.new
+lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv, leaving out torch and jax.txt's stack
+	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)==' \
+	  | grep -v -i -E "^($$(grep -v '^#' requirements/jax.txt | cut -d= -f1 | paste -sd'|'))=="; } > requirements/lock.new
 	mv requirements/lock.new requirements/lock.txt
 
 SWEEP ?=
