@@ -15,7 +15,7 @@
  * tag into `<script data-book-mathjax="SRC">`; here the script is added once the
  * page has loaded and painted, so a phone shows the text without waiting for
  * MathJax. Its lazy-typesetting extension (ui/lazy, _config.yml) typesets the
- * math on screen first; the rest is typeset here in small batches when the
+ * math on screen first (at once, marked `book-math-now`); the rest is typeset here in small batches when the
  * browser is idle, so that every formula is rendered soon (for screen readers,
  * find in page and print) without one long task. When no formula is left, the
  * page's root element gets `data-book-math="typeset"`.
@@ -81,6 +81,17 @@
     if (!marker) {
       return;
     }
+    // The formulas on (or near) the screen are typeset at once: lazily, each would first shrink to an empty
+    // placeholder and grow back a moment later, shifting the text being read.
+    const margin = 200;
+    document.querySelectorAll(".math").forEach((math) => {
+      const box = math.getBoundingClientRect();
+      if (box.bottom > -margin && box.top < window.innerHeight + margin) {
+        math.classList.add("book-math-now");
+      }
+    });
+    const config = window.MathJax || (window.MathJax = {});
+    config.options = Object.assign({}, config.options, { lazyAlwaysTypeset: ".book-math-now" });
     const script = document.createElement("script");
     script.src = marker.dataset.bookMathjax;
     script.addEventListener("load", () => {
