@@ -83,15 +83,20 @@
     }
     // The formulas on (or near) the screen are typeset at once: lazily, each would first shrink to an empty
     // placeholder and grow back a moment later, shifting the text being read.
+    // (MathJax 3.2.2's extension fails when the option names no element, so it is set only when one is near.)
     const margin = 200;
+    let near = 0;
     document.querySelectorAll(".math").forEach((math) => {
       const box = math.getBoundingClientRect();
       if (box.bottom > -margin && box.top < window.innerHeight + margin) {
         math.classList.add("book-math-now");
+        near += 1;
       }
     });
     const config = window.MathJax || (window.MathJax = {});
-    config.options = Object.assign({}, config.options, { lazyAlwaysTypeset: ".book-math-now" });
+    if (near > 0) {
+      config.options = Object.assign({}, config.options, { lazyAlwaysTypeset: ".book-math-now" });
+    }
     const script = document.createElement("script");
     script.src = marker.dataset.bookMathjax;
     script.addEventListener("load", () => {
