@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf
+.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -81,3 +81,7 @@ experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experime
 experiments-status: $(ENV_STAMP)  ## which records of a sweep are fresh, stale or missing: make experiments-status SWEEP=NAME
 	@test -n "$(SWEEP)" || { echo "make experiments-status: name the sweep, e.g. SWEEP=memory-robustness" >&2; exit 2; }
 	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG)
+
+MODULE ?=
+mutation: $(ENV_STAMP)  ## mutation testing (mutmut, one worker; not part of `make test`): make mutation [MODULE=recurrence] -> _build/mutation/
+	$(PY) mutation/run.py $(MODULE)
