@@ -176,3 +176,10 @@ def test_plot_clipping_runs_draws_each_run_and_the_uniform_guess() -> None:
     assert legend_facts(fig) == {"labels": ["plain", "clipped", "uniform guess"], "ncols": 3,
                                  "handlelength": 2.0, "loc": 9, "outside": "upper"}
     plt.close(fig)
+
+
+def test_plot_clipping_runs_draws_only_the_first_two_runs() -> None:
+    runs = {name: SGDRun([1.0, 2.0], [1.0, 0.5]) for name in ("a", "b", "c")}
+    fig = plot_clipping_runs(runs, uniform_loss=1.0)
+    assert [ln["label"] for ln in line_facts(fig.axes[0])] == ["a", "b"]
+    plt.close(fig)
