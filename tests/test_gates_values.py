@@ -275,3 +275,22 @@ def test_keep_dial_parts_and_boundaries() -> None:
     for bad in (-0.01, 1.01):
         with pytest.raises(ValueError, match=r"^keep must be in \[0, 1\]"):
             keep_dial(0.0, 0.0, bad)
+
+
+def test_forget_power_is_computed_in_float64() -> None:
+    powers = forget_power([2.0, -0.5], steps=3)
+    assert powers.dtype == torch.float64
+    f = torch.sigmoid(torch.tensor([2.0, -0.5], dtype=torch.float64))
+    torch.testing.assert_close(powers, torch.stack([f, f**2, f**3], dim=1), rtol=1e-15, atol=0)  # float32 errs ~1e-8
+
+
+def test_lstm_scratch_size_boundaries() -> None:
+    assert LSTMScratch(1, 1).weight_hh.shape == (4, 1)
+    with pytest.raises(ValueError, match=r"^input_size must be a positive int; got True$"):
+        LSTMScratch(True, 3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kwargs", [{"bias": False}, {"bidirectional": True}, {"num_layers": 2}, {"proj_size": 2}])
+def test_lstm_scratch_from_torch_rejects_each_unsupported_option(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="^lstm must be a one-layer, unidirectional nn.LSTM"):
+        LSTMScratch.from_torch(nn.LSTM(2, 3, **kwargs))

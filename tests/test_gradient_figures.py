@@ -93,3 +93,11 @@ def test_plot_one_unit_ticks_every_twenty_decades_inside_the_range() -> None:
 def test_plot_one_unit_needs_one_colour_per_trace() -> None:
     with pytest.raises(ValueError, match=r"^need one colour per trace; got 1 traces and 2 colours$"):
         plot_one_unit([one_unit_gradient(0.9, 0.0, 3)], ["#000000", "#111111"])
+
+
+def test_plot_one_unit_leaves_zeros_out_of_the_axis_range() -> None:
+    traces = [one_unit_gradient(0.0, 0.5, 3), one_unit_gradient(0.5, 0.0, 3)]  # w = 0: products and bounds hit 0
+    fig = plot_one_unit(traces, ["#000000", "#111111"])
+    positive = [v for t in traces for v in (*t.products, *t.bounds) if v > 0]
+    assert fig.axes[0].get_ylim() == pytest.approx((min(positive) / 30, max(positive) * 30))
+    plt.close(fig)
