@@ -5,6 +5,7 @@ Usage (from the repository root; `make mutation [MODULE=name]` calls this)::
     .venv/bin/python mutation/run.py recurrence gates   # these modules
     .venv/bin/python mutation/run.py                    # every chapter_code module
     .venv/bin/python mutation/run.py --table            # the stored scores as a Markdown table
+    .venv/bin/python mutation/run.py --rescore gates    # score the last run again after editing the config
 
 For each module it builds a scratch copy of the repository under
 ``_build/mutation/work/<module>/`` whose ``pyproject.toml`` tells mutmut to
@@ -121,8 +122,13 @@ def _toml_value(v) -> str:
     return json.dumps(v)  # a JSON string is a valid TOML basic string
 
 
-def run_module(module: str, cfg: dict) -> dict:
+def run_module(module: str, cfg: dict, rescore: bool = False) -> dict:
     work = OUT / "work" / module
+    table, notes = scratch_config(module, cfg)
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", BOOK_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    if rescore:  # score the last run again, with the equivalent mutants listed now; keep its time
+        seconds = json.loads((OUT / "summary.json").read_text())[module]["seconds"]
+        return _report(module, cfg, work, table, notes, env, seconds)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -132,12 +138,10 @@ def run_module(module: str, cfg: dict) -> dict:
     for name in LINKED:
         if (ROOT / name).exists():
             (work / "mutants" / name).symlink_to(ROOT / name)
-    table, notes = scratch_config(module, cfg)
     pyproject = (ROOT / "pyproject.toml").read_text()
     pyproject += "\n[tool.mutmut]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in table.items())
     (work / "pyproject.toml").write_text(pyproject)
 
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", BOOK_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     max_children = str(cfg["run"].get("max_children", 1))
     print(f"== {module}: tests {' '.join(table['pytest_add_cli_args_test_selection'])}", flush=True)
     start = time.monotonic()
@@ -149,7 +153,11 @@ def run_module(module: str, cfg: dict) -> dict:
     seconds = time.monotonic() - start
     if proc.returncode != 0:
         raise SystemExit(f"mutation: mutmut failed on {module} (exit {proc.returncode}); see {OUT / (module + '.log')}")
+    return _report(module, cfg, work, table, notes, env, seconds)
 
+
+def _report(module: str, cfg: dict, work: Path, table: dict, notes: list[str], env: dict, seconds: float) -> dict:
+    """Score the mutants of the run in ``work`` and write the module's report and summary entry."""
     meta = json.loads((work / "mutants" / "chapter_code" / f"{module}.py.meta").read_text())
     sys.path.insert(0, str(work))
     from mutmut.stats import status_by_exit_code  # noqa: E402  (after the scratch path is set)
@@ -240,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="chapter_code module names (default: all)")
     parser.add_argument("--table", action="store_true", help="print the stored scores as a Markdown table")
+    parser.add_argument("--rescore", action="store_true",
+                        help="re-score the last run of each module with the current config (no mutmut run)")
     args = parser.parse_args(argv)
     if args.table:
         print(table())
@@ -250,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown module(s) {', '.join(unknown)}; choose from: {', '.join(modules())}")
     cfg = tomllib.loads(CONFIG.read_text())
     OUT.mkdir(parents=True, exist_ok=True)
-    results = [run_module(m, cfg) for m in names]
+    results = [run_module(m, cfg, rescore=args.rescore) for m in names]
     below = [r["module"] for r in results if r["score"] < BAR]
     if below:
         print(f"below {BAR:.0%}: {', '.join(below)}")
