@@ -100,6 +100,8 @@ def test_plot_solve_rates_draws_every_row() -> None:
     assert ax.get_xlim() == pytest.approx((-0.03, 1.03))
     assert ax.get_ylim() == pytest.approx((-0.6, 2.6))
     assert ax.get_xlabel() == "share of seeds solved (bar: 95% interval)"
+    fig.canvas.draw()  # grid lines take their visibility from the ticks when drawn
     assert not any(line.get_visible() for line in ax.yaxis.get_gridlines())
+    assert all(line.get_visible() for line in ax.xaxis.get_gridlines())  # the style's x grid stays
     assert tuple(fig.get_size_inches()) == pytest.approx((4.2, 0.5 * 3 + 1.1))
     plt.close(fig)
