@@ -260,11 +260,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown module(s) {', '.join(unknown)}; choose from: {', '.join(modules())}")
     cfg = tomllib.loads(CONFIG.read_text())
     OUT.mkdir(parents=True, exist_ok=True)
-    results = [run_module(m, cfg, rescore=args.rescore) for m in names]
+    results, failed = [], []
+    for m in names:
+        try:
+            results.append(run_module(m, cfg, rescore=args.rescore))
+        except SystemExit as e:  # one module's failure does not stop the others
+            print(e, flush=True)
+            failed.append(m)
     below = [r["module"] for r in results if r["score"] < BAR]
     if below:
         print(f"below {BAR:.0%}: {', '.join(below)}")
-    return 1 if below else 0
+    if failed:
+        print(f"not measured (mutmut failed): {', '.join(failed)}")
+    return 1 if below or failed else 0
 
 
 if __name__ == "__main__":
