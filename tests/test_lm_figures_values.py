@@ -27,14 +27,15 @@ def _legend(ax) -> list[str]:
 
 
 def test_training_curves_every_line_and_label() -> None:
-    curves = {"RNN": ([(10, 3.0), (20, 2.5)], "#E69F00"), "LSTM": ([(10, 2.9), (20, 2.0)], "#0072B2")}
+    # colours outside the style's cycle, so a line that forgot its colour would show
+    curves = {"RNN": ([(10, 3.0), (20, 2.5)], "#123456"), "LSTM": ([(10, 2.9), (20, 2.0)], "#654321")}
     fig = plot_training_curves(curves, held_out={"LSTM": 2.2, "GRU": 9.0})
     (ax,) = fig.axes
     lines = line_facts(ax)
     assert [(ln["x"], ln["y"], ln["color"], ln["ls"]) for ln in lines] == [
-        ([10.0, 20.0], [3.0, 2.5], "#E69F00", "-"),
-        ([10.0, 20.0], [2.9, 2.0], "#0072B2", "-"),
-        ([0.0, 1.0], [2.2, 2.2], "#0072B2", ":"),
+        ([10.0, 20.0], [3.0, 2.5], "#123456", "-"),
+        ([10.0, 20.0], [2.9, 2.0], "#654321", "-"),
+        ([0.0, 1.0], [2.2, 2.2], "#654321", ":"),
     ]
     assert _legend(ax) == ["RNN, training windows", "LSTM, training windows", "LSTM, held-out text"]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("training step", "loss (nats per character)")
