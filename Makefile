@@ -11,7 +11,7 @@ PORT ?= 8000
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
-$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt bookbuild/venv.py
+$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt requirements/jax.txt bookbuild/venv.py
 	$(PYTHON) bookbuild/venv.py $(VENV)
 
 env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book and test)
@@ -19,13 +19,35 @@ env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book
 book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build/html
 	$(PY) -m bookbuild build
 
-pdf: $(ENV_STAMP)  ## build a PDF through LaTeX (needs a TeX installation)
+HAVE_TEX = { command -v xelatex && command -v latexmk && command -v pdftotext && kpsewhich tgtermes.sty; } >/dev/null 2>&1
+TEX_PACKAGES := texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra texlive-xetex latexmk tex-gyre fonts-freefont-otf poppler-utils
+
+pdf: $(ENV_STAMP) tex  ## build the PDF edition into _build/latex/book.pdf (installs TeX Live with apt where it can)
 	$(PY) -m bookbuild build --builder pdflatex
 
-test: $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; then the test suite
-	$(PY) -m ruff check chapter_code bookbuild tests
+.PHONY: tex tex-if-possible
+tex-if-possible:  # what `make test` installs for the PDF tests, where apt-get runs as root; else a note
+	@if $(HAVE_TEX); then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory tex \
+	  || echo "NOTE: installing TeX Live failed; the PDF tests will be skipped"; \
+	else echo "NOTE: no TeX Live and no apt-get as root here; the PDF tests will be skipped"; fi
+tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); elsewhere say what to install
+	@if $(HAVE_TEX); then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing TeX Live for the PDF (apt-get, about 85 MB)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
+	else echo "make pdf needs xelatex, latexmk, pdftotext and the TeX Gyre fonts. On Debian or Ubuntu, as root:" >&2; \
+	  echo "  apt-get install --no-install-recommends $(TEX_PACKAGES)" >&2; \
+	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, and poppler's pdftotext." >&2; exit 2; fi
+
+test: $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
+	$(PY) -m ruff check chapter_code bookbuild tests labs
 	$(PY) -m bookbuild build --check
-	BOOK_HTML_DIR=_build/html $(PY) -m pytest -n auto
+	@if $(HAVE_TEX); then $(PY) -m bookbuild build --builder pdflatex >_build/pdf.log 2>&1 \
+	  || { tail -40 _build/pdf.log; echo "make test: the PDF did not build (log: _build/pdf.log)" >&2; exit 1; }; \
+	  echo "PDF built: _build/latex/book.pdf"; \
+	else echo "NOTE: no TeX Live here; the PDF tests will be skipped (see make tex)"; fi
+	BOOK_HTML_DIR=_build/html BOOK_PDF=$$($(HAVE_TEX) && echo _build/latex/book.pdf) $(PY) -m pytest -n auto
 
 test-clean: $(ENV_STAMP)  ## the slow tests too: a clean build of the whole book in a temporary copy
 	$(PY) -m pytest -n auto -m book
@@ -34,7 +56,7 @@ test-clean: $(ENV_STAMP)  ## the slow tests too: a clean build of the whole book
 # `make test` installs it first where apt-get is available (as root).
 CHROMIUM := /usr/lib/chromium/chromium
 .PHONY: browser
-test: browser
+test: browser tex-if-possible
 
 browser:  ## install Debian's chromium for the browser tests (they are skipped, with the reason, without it)
 	@if [ -x $(CHROMIUM) ] || [ -n "$$BOOK_CHROMIUM" ]; then :; \
@@ -43,6 +65,35 @@ browser:  ## install Debian's chromium for the browser tests (they are skipped, 
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
 	    || echo "NOTE: installing chromium failed; the browser tests will be skipped"; \
 	else echo "NOTE: no chromium and no apt-get as root here; the browser tests will be skipped"; fi
+
+# axe-core and the Nu HTML validator for the browser tests' audit (tests/browser/test_audit.py), pinned by
+# tests/browser/node/package-lock.json and installed with npm; never part of the site. The validator runs on Java.
+NODE_TOOLS := tests/browser/node
+NODE_STAMP := $(NODE_TOOLS)/node_modules/.book-installed
+.PHONY: browser-tools
+test: browser-tools
+
+browser-tools: $(NODE_STAMP)  ## install the pinned npm tools of the browser tests (axe-core, vnu-jar)
+
+$(NODE_STAMP): $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
+	@if ! command -v npm >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing Debian's npm and Java for the browser tests' audit (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm default-jre-headless >/dev/null; \
+	  fi; \
+	fi
+	@if command -v npm >/dev/null 2>&1; then \
+	  cd $(NODE_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.book-installed; \
+	else echo "NOTE: no npm here; the browser tests' audit (axe-core, Nu validator) will be skipped"; fi
+
+LIGHTHOUSE_STAMP := tests/browser/lighthouse/node_modules/.book-installed
+$(LIGHTHOUSE_STAMP): tests/browser/lighthouse/package.json tests/browser/lighthouse/package-lock.json $(NODE_STAMP)
+	cd tests/browser/lighthouse && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.book-installed
+
+.PHONY: audit
+audit: $(ENV_STAMP) browser $(LIGHTHOUSE_STAMP)  ## Lighthouse (mobile, median of 3) on the chapters, served compressed; scores in _build/lighthouse/
+	$(PY) -m bookbuild build
+	BOOK_HTML_DIR=_build/html $(PY) -m pytest tests/browser/test_lighthouse.py -m audit -n 1 -s
 
 check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differs from baselines/<profile>/
 	$(PY) -m bookbuild check
@@ -57,7 +108,7 @@ bench-show:  ## print the stored build measurements (benchmarks/results.json)
 	@$(PY) -m bookbuild bench --show
 
 lint: $(ENV_STAMP)  ## ruff over the Python sources
-	$(PY) -m ruff check chapter_code bookbuild tests
+	$(PY) -m ruff check chapter_code bookbuild tests labs
 
 serve: $(ENV_STAMP)  ## serve the built book at http://127.0.0.1:$(PORT)/
 	$(PY) -m bookbuild serve --port $(PORT)
@@ -66,8 +117,9 @@ clean:  ## remove build outputs and the execution cache (keeps .venv)
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
 
-lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv (review the diff)
-	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)=='; } > requirements/lock.new
+lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv, leaving out torch and jax.txt's stack
+	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)==' \
+	  | grep -v -i -E "^($$(grep -v '^#' requirements/jax.txt | cut -d= -f1 | paste -sd'|'))=="; } > requirements/lock.new
 	mv requirements/lock.new requirements/lock.txt
 
 SWEEP ?=

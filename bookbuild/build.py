@@ -107,12 +107,17 @@ def build(builder: str = "html", check: bool = False) -> int:
         if diffs:
             print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
                   "`make check` fails until they are reviewed and accepted with `make accept`.")
-    print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
+    if builder == "html":
+        print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
+    else:
+        print(f"\nBuild succeeded in {elapsed:.0f} s. The {builder} output is in {BUILD_DIR / 'latex'}"
+              + (f" (the PDF: {BUILD_DIR / 'latex' / 'book.pdf'})" if builder == "pdflatex" else ""))
     return 0
 
 
 ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/build-report"]  # reference pages, if in the toc
-COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "data", "baselines", "pyproject.toml", "requirements"]
+COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "panels", "data", "baselines", "pyproject.toml",
+          "requirements", "labs", "records"]
 _TARGET = re.compile(r"^\((?P<a>[^()\s]+)\)=\s*$|^:(?:label|name):\s*(?P<b>\S+)\s*$", re.MULTILINE)
 _REFERENCE = re.compile(r"\{(?:ref|numref|eq|prf:ref)\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
 _DOC_REFERENCE = re.compile(r"\{doc\}`(?:[^`<]*<)?/?(?P<doc>[^`>]+)>?`")
@@ -173,7 +178,7 @@ def build_only(pages: list[str], dest: Path | None = None) -> int:
     work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work, with_toc=False)
-    for state in ("engine", ".jupyter_cache"):
+    for state in ("engine", ".jupyter_cache", "runs"):  # memoized runs too: a page build must not retrain
         if (BUILD_DIR / state).is_dir() and not (work / "_build" / state).exists():
             shutil.copytree(BUILD_DIR / state, work / "_build" / state, ignore=shutil.ignore_patterns("*.lock*"))
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())

@@ -52,7 +52,7 @@ from bookbuild import files
 from bookbuild.files import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt"]
+LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
 DEFAULT_CELL_TIMEOUT = 1800  # seconds; the longest cell (Chapter 3's memory test) takes about 7 minutes on 2 cores
 PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -200,7 +200,7 @@ def snapshot(root: Path) -> dict[str, str]:
         out[prefix or "./"] = sha256_bytes("\n".join(sorted(dirs + names)).encode())
         for name in names:
             try:
-                out[prefix + name] = sha256_bytes((Path(folder) / name).read_bytes())
+                out[prefix + name] = sha256_bytes(files.code_bytes(Path(folder) / name))
             except OSError:
                 out[prefix + name] = "unreadable"
     return out
@@ -218,7 +218,7 @@ def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
             else:
                 out[rel] = "missing"
         else:
-            out[rel] = sha256_bytes(path.read_bytes()) if path.is_file() else "missing"
+            out[rel] = sha256_bytes(files.code_bytes(path)) if path.is_file() else "missing"
     return out
 
 

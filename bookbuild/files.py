@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -22,6 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+
+#: a lab marker line in a listing (nbgrader's convention): it marks where a lab's stub goes, and is not code
+LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
+
+
+def code_bytes(path: Path) -> bytes:
+    """A file's bytes as the build keys them: a Python source without its lab marker lines.
+
+    A marker is a comment that the labs (:mod:`bookbuild.labs`) read and the
+    listings hide; adding or moving one changes no computation, so it must not
+    re-execute a chapter, retrain a memoized run or stale a sweep's records. A
+    file without markers keys exactly as its raw bytes.
+    """
+    data = path.read_bytes()
+    return LAB_MARKER.sub(b"", data) if path.suffix == ".py" else data
 
 
 class UserError(Exception):

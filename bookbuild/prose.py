@@ -16,9 +16,11 @@ content of every role (``{eq}``, ``{ref}``, ``{numref}``, ``{cite:t}``,
 targets; HTML comments and MyST comment lines (``% ...``); the section number at the start of a heading and the
 item number of an ordered list.
 
-Checked: every other line, including the prose inside ``{exercise}``,
-``{admonition}``, ``{glossary}`` and other prose directives and their titles,
-and markdown tables. A number is a run of digits not glued to a letter or an
+Checked: every other line, including the figure captions of code cells (the
+``caption:`` option, which myst-nb renders as MyST, so roles work there), the
+prose inside ``{exercise}``, ``{admonition}``, ``{glossary}`` and other prose
+directives and their titles, and markdown tables. Alt texts are checked by
+:mod:`bookbuild.alttext`. A number is a run of digits not glued to a letter or an
 underscore (``float64`` and ``W_2`` are names, ``80th`` and ``3x`` are numbers),
 or one of :data:`NUMBER_WORDS` ("eighteen", "a fifth").
 
@@ -58,6 +60,7 @@ _INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
 _COMMENT = re.compile(r"<!--.*?-->")
 _SUBSTITUTION = re.compile(r"\{\{.*?\}\}")
+_CAPTION = re.compile(r"^:\s+caption:\s*(.*)$")  # mystnb figure caption, an option line of a code cell
 _NUMBER = re.compile(
     r"(?<![\w.])[-+−]?\d+(?:\.\d+)?[eE][-+−]?\d+(?!\w)"  # 1e-30
     r"|(?<![\w.])[-+−]?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)%?"  # 5, 0.38, 23,000, 25%, -1
@@ -80,7 +83,7 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
     i = 0
     if lines and lines[0].strip() == "---":  # front matter
         i = next((j for j in range(1, len(lines)) if lines[j].strip() == "---"), len(lines) - 1) + 1
-    fences: list[tuple[str, bool]] = []  # open fences: (marker, opaque?)
+    fences: list[tuple[str, bool, str]] = []  # open fences: (marker, opaque?, directive name)
     in_display_math = False
     in_inline_math = False  # a $...$ span that began on an earlier line of the paragraph
     for n in range(i, len(lines)):
@@ -95,12 +98,15 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             opaque = any(f[1] for f in fences) or fence.group(2) is None and marker[0] != ":"
             name = (fence.group(3) or "").strip()
             opaque = opaque or name in OPAQUE_DIRECTIVES
-            fences.append((marker, opaque))
+            fences.append((marker, opaque, name))
             if not opaque:  # the title of a prose directive is prose
                 title = line[fence.end() :]
                 out.append((n + 1, _strip_inline(title)))
             continue
         if fences and fences[-1][1]:
+            caption = _CAPTION.match(line) if fences[-1][2] == "code-cell" else None
+            if caption:  # a figure caption in a code cell's options is prose, rendered like any sentence
+                out.append((n + 1, _strip_inline(_yaml_scalar(caption.group(1)))))
             continue
         if line.strip().startswith("$$"):
             if line.strip() != "$$" and line.strip().endswith("$$") and len(line.strip()) > 2:
@@ -130,6 +136,17 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _yaml_scalar(raw: str) -> str:
+    """The text of a one-line YAML scalar (a quoted caption keeps its escapes as YAML reads them)."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+    return value if isinstance(value, str) else raw
+
+
 def _blank(match: re.Match[str]) -> str:
     return " " * len(match.group(0))
 
@@ -151,7 +168,13 @@ def check_text(text: str, page: str = "<text>") -> list[str]:
 
 
 def check_pages(root: Path) -> list[str]:
-    """Check every page under ``root/book`` (generated pages excepted); return one message per problem."""
+    """Check every page under ``root/book`` (generated pages excepted); return one message per problem.
+
+    The prose and captions are checked here; alt texts, which cannot hold a
+    glue role, by :mod:`bookbuild.alttext` against the recorded figures.
+    """
+    from bookbuild import alttext
+
     book = Path(root) / "book"
     if not book.is_dir():
         raise FileNotFoundError(f"root must hold the book's pages in root/book; {book} is not a directory")
@@ -159,6 +182,7 @@ def check_pages(root: Path) -> list[str]:
     for page in sorted(book.glob("*.md")):
         if page.name not in GENERATED:
             problems += check_text(page.read_text(encoding="utf-8"), str(page.relative_to(root)))
+            problems += alttext.check_page(Path(root), page)
     return problems
 
 
@@ -170,9 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} number(s) typed into prose; see the messages above.", file=sys.stderr)
+        print(f"{len(problems)} number(s) typed into prose or unsupported by a figure; see the messages above.",
+              file=sys.stderr)
         return 1
-    print("prose numbers: every number in the prose is glued or marked {lit}")
+    print("prose numbers: every number in the prose is glued or marked {lit}; alt texts state what their figures show")
     return 0
 
 

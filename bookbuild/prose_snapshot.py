@@ -25,13 +25,12 @@ import re
 import sys
 from pathlib import Path
 
+from bookbuild.prose import _FENCE, _LABEL, _OPTION  # one reading of MyST's structure for both tools
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("book/recurrence.md", "book/gradients.md", "book/gated.md")
 SNAPSHOT = ROOT / "data" / "book_prose.txt"
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{([^}]+)\})?(.*)$")
-_OPTION = re.compile(r"^\s*:[\w-]+:")
-_LABEL = re.compile(r"^\s*\([\w.:-]+\)=\s*$")
 _GLUE = re.compile(r"\{glue(:text)?\}`[^`]*`")
 _ROLE = re.compile(r"\{[\w:.-]+\}`([^`]*)`")
 _REF_TEXT = re.compile(r"^(.*?)\s*<[^>]*>$")
@@ -63,15 +62,16 @@ def page_prose(markdown: str) -> str:
             continue
         fence = _FENCE.match(line)
         if fence:
-            marker, _, name, _ = fence.groups()
-            if name is None and not fence.group(4).strip():  # a bare closing fence
+            marker, _, name = fence.groups()
+            rest = line[fence.end() :]
+            if name is None and not rest.strip():  # a bare closing fence
                 in_directive_head = False
                 continue
             if name is None or name.strip() in CODE_BLOCKS:
                 skip_until = marker
                 continue
             in_directive_head = True  # a prose directive: drop its fence and options, keep its body
-            title = fence.group(4).strip()
+            title = rest.strip()
             if title and name.strip() not in LABEL_ARGUMENT:
                 kept.append(title)
             continue

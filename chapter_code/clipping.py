@@ -36,12 +36,14 @@ def clip_gradients(params: Iterable[nn.Parameter], kappa: float) -> float:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
+    ### BEGIN SOLUTION
     total = torch.sqrt(sum(g.detach().double().pow(2).sum() for g in grads)).item()  # [1]
     scale = min(1.0, kappa / (total + 1e-6))  # [2]
     if scale < 1.0:
         for g in grads:
             g.mul_(scale)  # one factor for every coordinate: the direction is kept  # [3]
     return total
+    ### END SOLUTION
 
 
 FIRST_SUCCESSOR_P = 0.8  # in markov_stream, the chance that a token is followed by its first successor

@@ -109,9 +109,11 @@ def lstm_cell_step(
     Returns ``(h_t, c_t)``, as ``nn.LSTMCell`` does.
     """
     i, f, g, o = lstm_gates(x_t, h_prev, weight_ih, weight_hh, bias)  # [1]
+    ### BEGIN SOLUTION
     c = f * c_prev + i * g  # [2]
     h = o * torch.tanh(c)  # [3]
     return h, c
+    ### END SOLUTION
 
 
 class LSTMScratch(nn.Module):

@@ -38,10 +38,12 @@ def lm_loss_and_ppl(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.
     if targets.min() < 0 or targets.max() >= vocab:
         raise ValueError(f"targets must lie in [0, {vocab}); got values from {targets.min().item()} "
                          f"to {targets.max().item()}")
+    ### BEGIN SOLUTION
     log_probs = torch.log_softmax(logits.reshape(-1, vocab), dim=-1)  # [2] (B*T, V)
     loss = -log_probs.gather(1, targets.reshape(-1, 1)).mean()  # [3] the target's -ln p, averaged
     nats = loss.item()
     return loss, math.exp(nats), nats / math.log(2)  # [4]
+    ### END SOLUTION
 
 
 def cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -40,7 +40,9 @@ def temperature_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0 \
             or math.isinf(temperature):
         raise ValueError(f"temperature must be a finite number > 0; got {temperature!r} (use greedy for the limit 0)")
+    ### BEGIN SOLUTION
     return torch.softmax(logits / temperature, dim=-1)
+    ### END SOLUTION
 
 
 def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch.Tensor:
@@ -49,10 +51,12 @@ def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch
     vocab = logits.shape[-1]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= vocab:
         raise ValueError(f"k must be an int in [1, {vocab}] (the vocabulary size); got {k!r}")
+    ### BEGIN SOLUTION
     # ranked by the logits, not the probabilities: two logits can round to one probability
     kept = torch.zeros_like(probs).scatter(-1, logits.topk(k, dim=-1).indices, 1.0)  # 1 where kept
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
+    ### END SOLUTION
 
 
 def nucleus_probs(logits: torch.Tensor, p: float, temperature: float = 1.0) -> torch.Tensor:
@@ -60,6 +64,7 @@ def nucleus_probs(logits: torch.Tensor, p: float, temperature: float = 1.0) -> t
     probs = temperature_probs(logits, temperature)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
+    ### BEGIN SOLUTION
     order = logits.argsort(dim=-1, descending=True, stable=True)  # ranked by the logits, as in top_k_probs
     sorted_probs = probs.gather(-1, order)
     before = sorted_probs.cumsum(dim=-1) - sorted_probs  # mass of the tokens ranked above each one
@@ -67,6 +72,7 @@ def nucleus_probs(logits: torch.Tensor, p: float, temperature: float = 1.0) -> t
     kept = torch.zeros_like(probs).scatter(-1, order, keep_sorted)
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
+    ### END SOLUTION
 
 
 def greedy(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:

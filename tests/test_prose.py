@@ -117,3 +117,14 @@ def test_lit_role_renders_plain_text() -> None:
     assert isinstance(node, nodes.inline)
     assert node.astext() == "17"
     assert node["classes"] == ["lit"]
+
+
+def test_figure_captions_in_code_cell_options_are_prose() -> None:
+    page = (
+        "```{code-cell} ipython3\n:label: fig-a\n:mystnb:\n:  figure:\n"
+        ':    caption: "Trained for 150 steps at rate {glue:text}`lr`; cut at $10^{-30}$, gate from {lit}`0`."\n'
+        ":    name: fig-a\n:  image:\n"
+        ':    alt: "A line from 0 to 60."\n'  # alt text: bookbuild.alttext's business, not prose
+        "x = 3\n```\n"
+    )
+    assert numbers(page) == ["150"]

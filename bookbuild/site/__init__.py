@@ -12,7 +12,13 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
    column, readable figures on a phone, the sidebar buttons of the theme
    repaired, solution headers that open instead of jumping away);
 5. registers an author-year label style for the bibliography, so the list at
-   the end uses the same "Author, year" labels as the citations in the text.
+   the end uses the same "Author, year" labels as the citations in the text;
+6. repairs the markup that keeps the pages from passing axe-core and the Nu
+   validator, and what slows their first paint (``a11y.py``: page
+   descriptions, favicon, a post-build pass over the HTML);
+7. makes the pages quicker to show on a phone (``speed.py``: figures loaded
+   lazily with their size stated, MathJax loaded after the first paint and
+   typesetting lazily).
 
 The assets live here, never under the book's ``_static/``, because Jupyter Book
 1 adds a script tag for every ``.js`` file it finds there to every page.
@@ -28,6 +34,8 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
+
+from bookbuild.site import a11y, speed
 
 ASSETS = Path(__file__).with_name("assets")
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
@@ -165,10 +173,13 @@ def setup(app: Sphinx) -> dict[str, object]:
     _register_bibliography_style()
     app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
     switch_off_thebe(app)
+    app.setup_extension("bookbuild.site.panels")  # the interactive panels' directive and player (panels.py)
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", unique_exercise_ids)
     app.connect("build-finished", _on_build_finished)
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
+    a11y.connect(app)
+    speed.connect(app)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
