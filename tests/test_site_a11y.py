@@ -140,3 +140,14 @@ def test_description_is_the_first_paragraph_of_prose_cut_at_a_word() -> None:
 def test_every_repair_leaves_unrelated_markup_alone(repair) -> None:  # type: ignore[no-untyped-def]
     page = '<p>Plain <a href="x.html">text</a> with <code>&lt;summary&gt;</code>.</p>\n'
     assert repair("book/x.html", page) == page
+
+
+def test_tab_labels_lose_aria_controls_but_keep_their_for() -> None:
+    from bookbuild.site.a11y import tab_label_controls
+
+    tab = ('<label aria-controls="sd-tab-item-0-content" class="sd-tab-label" data-sync-group="framework" '
+           'for="sd-tab-item-0">')
+    fixed = tab_label_controls("book/x.html", tab)
+    assert "aria-controls" not in fixed
+    assert 'for="sd-tab-item-0"' in fixed
+    assert tab_label_controls("x.html", fixed) == fixed  # idempotent

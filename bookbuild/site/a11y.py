@@ -146,6 +146,13 @@ def empty_header_cells(name: str, text: str) -> str:
     return text.replace(empty, '<td class="head"></td>')
 
 
+def tab_label_controls(name: str, text: str) -> str:
+    """sphinx-design's tab labels (the PyTorch/JAX tabs) carry ``aria-controls`` on a ``<label for=...>``,
+    which HTML forbids on a label tied to a form control: the radio input it labels is what a screen reader
+    announces. The attribute goes; the label and its ``for`` stay."""
+    return re.sub(r'(<label) aria-controls="[^"]*"( class="sd-tab-label")', r"\1\2", text)
+
+
 TITLE_PLACEHOLDER = "\x00title\x00"
 
 REPAIRS: list[Repair] = [
@@ -157,6 +164,7 @@ REPAIRS: list[Repair] = [
     no_fontawesome_script,
     redirect_page,
     empty_header_cells,
+    tab_label_controls,
 ]
 
 
