@@ -19,7 +19,8 @@ The job functions live in their own modules (:mod:`chapter_code.memory_robustnes
 a record is tied to the source of its job's module and of what that imports,
 not to this file, so adding a sweep here leaves every record fresh.
 
-Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
+"Depth, direction and scale" (the scoreboard).
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ from typing import Any
 
 from chapter_code.char_lm_metrics import char_lm_metrics
 from chapter_code.char_models import WORKSHOP
+from chapter_code.language_model import TrainConfig
 from chapter_code.memory_robustness import recall_metrics
 from chapter_code.memory_task import CONTENDERS, RecallConfig
+from chapter_code.scoreboard import CONTENDERS as SCORE_CONTENDERS
+from chapter_code.scoreboard import ScoreRecipe, recipe_dict, score_run
 
 
 @dataclass(frozen=True)
@@ -112,5 +116,23 @@ CHAR_LM_WORKSHOP = Sweep(
     },
 )
 
+_TINY_SCORE = ScoreRecipe(train_chars=5_000, valid_chars=1_000, embedding_size=8, hidden_size=16,
+                          train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0))
+
+SCOREBOARD = Sweep(
+    name="scoreboard",
+    job=score_run,
+    description="Chapter 6's scoreboard: seven recurrent cores (vanilla RNN, LSTM from scratch with two "
+    "initialisations, nn.LSTM, LSTM with forget bias +1, GRU, 2-layer LSTM) under one fixed recipe on a "
+    "200,000-character slice of the Shakespeare corpus, validation perplexity and time per step, over seeds.",
+    data=("data/shakespeare.txt",),
+    configs={
+        "cpu": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS}, seeds=(0, 1, 2),
+                    resources=Resources(minutes=15)),
+        "smoke": Grid({c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)} for c in ("rnn", "lstm-scratch")},
+                      seeds=(0,), resources=Resources(minutes=5)),
+    },
+)
+
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
-SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP]}
+SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD]}
