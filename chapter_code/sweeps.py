@@ -20,7 +20,8 @@ a record is tied to the source of its job's module and of what that imports,
 not to this file, so adding a sweep here leaves every record fresh.
 
 Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
-"Depth, direction and scale" (the scoreboard).
+"Depth, direction and scale" (the scoreboard; the word-level scale study, defined, its
+records not yet made).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from chapter_code.memory_robustness import recall_metrics
 from chapter_code.memory_task import CONTENDERS, RecallConfig
 from chapter_code.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.scoreboard import ScoreRecipe, recipe_dict, score_run
+from chapter_code.wordlm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
 
 
 @dataclass(frozen=True)
@@ -134,5 +136,29 @@ SCOREBOARD = Sweep(
     },
 )
 
+def _word_jobs(sizes: dict[str, tuple[int, int]], recipe: WordRecipe) -> dict[str, dict[str, Any]]:
+    return {name: {"hidden_size": h, "num_layers": layers, "recipe": dataclasses.asdict(recipe)}
+            for name, (h, layers) in sizes.items()}
+
+
+_WORD_CLUSTER = WordRecipe(vocab_size=20_000, eval_every=1000,
+                           train=TrainConfig(window=70, batch_size=64, steps=20_000, lr=1e-3, clip=0.5, log_every=500))
+
+WORD_LM_SCALE = Sweep(
+    name="word-lm-scale",
+    job=word_lm_metrics,
+    description="Chapter 6's scale study: word-level LSTM language models of three sizes on the Shakespeare "
+    "corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
+    data=("data/shakespeare.txt",),
+    configs={
+        "cpu": Grid(_word_jobs(SIZES, WordRecipe()), seeds=(0, 1, 2), resources=Resources(minutes=45)),
+        "cluster": Grid(_word_jobs(CLUSTER_SIZES, _WORD_CLUSTER), seeds=(0, 1, 2),
+                        resources=Resources(minutes=120, gpus=1)),
+        "smoke": Grid(_word_jobs({"small": (8, 1)}, WordRecipe(
+            vocab_size=200, eval_every=2, train=TrainConfig(window=8, batch_size=4, steps=4, log_every=2))),
+            seeds=(0,), resources=Resources(minutes=5)),
+    },
+)
+
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
-SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD]}
+SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]}
