@@ -125,8 +125,9 @@ SCOREBOARD = Sweep(
     name="scoreboard",
     job=score_run,
     description="Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch (cpu: PyTorch's "
-    "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias +1, GRU, 2-layer LSTM) under one fixed recipe on a "
-    "200,000-character slice of the Shakespeare corpus, validation perplexity and time per step, over seeds.",
+    "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias +1, GRU, 2-layer LSTM) "
+    "under one fixed recipe on a 200,000-character slice of the Shakespeare corpus: validation perplexity "
+    "and time per step, over seeds.",
     data=("data/shakespeare.txt",),
     configs={
         # The small-initialisation scratch LSTM is left out of the cpu grid: at about 0.3 s per step on the
