@@ -62,9 +62,9 @@ class WordVocab:
 class WordRecipe:
     """The scale study's recipe: vocabulary, training schedule and checkpoint selection."""
 
-    vocab_size: int = 10_000
-    train: TrainConfig = TrainConfig(window=35, batch_size=32, steps=3000, lr=2e-3, clip=1.0, log_every=100)
-    eval_every: int = 500
+    vocab_size: int = 5_000
+    train: TrainConfig = TrainConfig(window=35, batch_size=32, steps=600, lr=3e-3, clip=1.0, log_every=100)
+    eval_every: int = 100
     dropout: float = 0.2
 
 
@@ -132,6 +132,6 @@ def word_lm_metrics(seed: int, hidden_size: int, num_layers: int, recipe: dict[s
 
 
 #: the three sizes of the study: (hidden size, layers)
-SIZES: dict[str, tuple[int, int]] = {"small": (64, 1), "medium": (128, 1), "large": (256, 2)}
-#: the cluster's sizes: the same shape, four times wider
+SIZES: dict[str, tuple[int, int]] = {"small": (64, 1), "medium": (128, 1), "large": (256, 1)}
+#: the cluster's sizes: wider, and a two-layer large model
 CLUSTER_SIZES: dict[str, tuple[int, int]] = {"small": (256, 1), "medium": (512, 2), "large": (1024, 2)}
