@@ -57,3 +57,25 @@ def plot_scoreboard(values: Mapping[str, Sequence[float]], colors: Mapping[str, 
     ax.set_xlabel(xlabel)
     fig.tight_layout()
     return fig
+
+
+def plot_scale(sizes: Mapping[str, tuple[int, Sequence[float]]], color: str) -> Figure:
+    """Test perplexity against parameters (log axis): each seed a dot, the mean with one standard deviation.
+
+    ``sizes`` maps a size's label to (parameters, one value per seed).
+    """
+    if not sizes:
+        raise ValueError("sizes must hold at least one model size")
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for label, (params, values) in sizes.items():
+        mean = statistics.fmean(values)
+        spread = statistics.stdev(values) if len(values) > 1 else 0.0
+        ax.plot([params] * len(values), values, "o", color=color, alpha=0.6, markersize=5)
+        ax.errorbar([params], [mean], yerr=[spread], fmt="_", markersize=16, color="black", capsize=5)
+        ax.annotate(label, (params, mean), textcoords="offset points", xytext=(10, 0), va="center")
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters")
+    ax.set_ylabel("test perplexity (words)")
+    fig.tight_layout()
+    return fig

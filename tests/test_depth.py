@@ -107,3 +107,13 @@ def test_long_word_tags() -> None:
 def test_tagger_shapes() -> None:
     torch.manual_seed(0)
     assert Tagger(9, 4, 5, bidirectional=True)(torch.randint(0, 9, (2, 7))).shape == (2, 7, 2)
+
+
+def test_scale_figure_draws_every_seed() -> None:
+    from chapter_code.depth_figures import plot_scale
+
+    fig = plot_scale({"small": (1000, [3.0, 3.2, 3.1]), "large": (4000, [2.0, 2.1, 2.2])}, "#0072B2")
+    dots = [line for line in fig.axes[0].lines if line.get_linestyle() == "None" and len(line.get_xdata()) == 3]
+    assert len(dots) == 2
+    with pytest.raises(ValueError, match="sizes"):
+        plot_scale({}, "#000000")
