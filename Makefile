@@ -6,12 +6,12 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf
+.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
-$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt bookbuild/venv.py
+$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt requirements/jax.txt bookbuild/venv.py
 	$(PYTHON) bookbuild/venv.py $(VENV)
 
 env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book and test)
@@ -117,8 +117,9 @@ clean:  ## remove build outputs and the execution cache (keeps .venv)
 	rm -rf _build .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +
 
-lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv (review the diff)
-	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)=='; } > requirements/lock.new
+lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv, leaving out torch, jax.txt's and mutation.txt's stacks
+	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)==' \
+	  | grep -v -i -E "^($$(cat requirements/jax.txt requirements/mutation.txt | grep -v '^#' | cut -d= -f1 | paste -sd'|'))=="; } > requirements/lock.new
 	mv requirements/lock.new requirements/lock.txt
 
 SWEEP ?=
@@ -132,3 +133,9 @@ experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experime
 experiments-status: $(ENV_STAMP)  ## which records of a sweep are fresh, stale or missing: make experiments-status SWEEP=NAME
 	@test -n "$(SWEEP)" || { echo "make experiments-status: name the sweep, e.g. SWEEP=memory-robustness" >&2; exit 2; }
 	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG)
+
+MODULE ?=
+mutation: $(ENV_STAMP)  ## mutation testing (mutmut, one worker; not part of `make test`): make mutation [MODULE=recurrence] -> _build/mutation/
+	@$(PY) -c "import mutmut" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check \
+	  -r requirements/mutation.txt -c requirements/lock.txt
+	$(PY) mutation/run.py $(MODULE)

@@ -52,7 +52,7 @@ from bookbuild import files
 from bookbuild.files import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt"]
+LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
 DEFAULT_CELL_TIMEOUT = 1800  # seconds; the longest cell (Chapter 3's memory test) takes about 7 minutes on 2 cores
 PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")

@@ -10,6 +10,7 @@ per chapter, where and how it ran and whether its outputs match the baseline.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,25 @@ def write_report(root: Path, checks: list[ChapterCheck], profile: str) -> Path:
     return page
 
 
+def prepare_data(root: Path) -> None:
+    """Build the corpora the chapters read, once and in order, before any chapter runs.
+
+    Chapters execute in parallel, and two of them (Chapters 4 and 5) read the
+    Shakespeare corpus, which is built on first use; building it here first
+    means no two kernels ever race to write it. Does nothing in a book without
+    ``chapter_code/corpora.py`` (the engine's own tests), and nothing but a
+    hash check once the file exists.
+    """
+    if not (root / "chapter_code" / "corpora.py").is_file():
+        return
+    probe = "from chapter_code.corpora import shakespeare_text; shakespeare_text()"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise files.UserError(f"could not prepare data/ for the chapters:\n{done.stderr.strip()[-2000:]}")
+
+
 def run_and_check(root: Path, only: list[str] | None = None) -> tuple[list[ChapterCheck], str]:
+    prepare_data(root)
     results = engine.run(root, only=only)
     profile = engine.device_profile()
     return check_chapters(root, results, profile), profile

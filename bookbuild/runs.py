@@ -34,6 +34,7 @@ import inspect
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -124,13 +125,32 @@ def canonical(value: Any, where: str = "argument") -> Any:
                     f"{type(value).__name__} (pass what builds it instead)")
 
 
-def environment() -> dict[str, Any]:
-    """Everything outside the repository's sources that changes a run's result."""
+#: locks of optional stacks: part of a run's key only when the run's sources import the package
+OPTIONAL_LOCKS = {"jax": "requirements/jax.txt"}
+
+
+def _imports(package: str, modules: list[str], root: Path) -> bool:
+    pattern = re.compile(rf"^\s*(import|from)\s+{package}\b", re.MULTILINE)
+    return any(path is not None and pattern.search(path.read_text(encoding="utf-8"))
+               for path in (_module_file(name, root) for name in modules))
+
+
+def environment(modules: list[str] | None = None, root: Path | None = None) -> dict[str, Any]:
+    """Everything outside the repository's sources that changes a run's result.
+
+    The book's lock files always count; an optional stack's lock
+    (:data:`OPTIONAL_LOCKS`, the JAX edition's) counts only for a run whose
+    ``modules`` import that package, so adding JAX to the book retrains no
+    PyTorch run and stales no PyTorch sweep.
+    """
     from chapter_code import runtime
 
+    root = root or ROOT
     locks = hashlib.sha256()
-    for name in ("requirements/lock.txt", "requirements/torch.txt"):
-        path = ROOT / name
+    names = ["requirements/lock.txt", "requirements/torch.txt"]
+    names += [lock for package, lock in OPTIONAL_LOCKS.items() if modules and _imports(package, modules, root)]
+    for name in names:
+        path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
     settings = {k: os.environ.get(k, "") for k in ("BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE", *runtime.CPU_PINS)}
     return {
@@ -152,10 +172,10 @@ def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tu
     hashes = data_hashes(data, root, "run_once: declared data file")
     what = {
         "function": f"{module.__name__}.{fn.__qualname__}",
-        "sources": source_closure(module.__name__, root),
+        "sources": (sources := source_closure(module.__name__, root)),
         "arguments": canonical(kwargs),
         "data": hashes,
-        "environment": environment(),
+        "environment": environment(list(sources), root),
     }
     blob = json.dumps(what, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:20], what

@@ -7,7 +7,11 @@ Run by ``make`` with the system Python before anything else exists:
    build of torch (a GPU image), the environment sees that torch through
    ``--system-site-packages`` and no second torch is installed;
 2. installs the project (editable) with its ``book`` extras, constrained by
-   ``requirements/lock.txt`` (and ``requirements/torch.txt`` on CPU images);
+   ``requirements/lock.txt`` (and ``requirements/torch.txt`` on CPU images),
+   then the JAX edition's stack named in ``requirements/jax.txt`` (``pip install
+   -r``, under the same constraints, so no package of ``lock.txt`` moves). JAX is
+   a separate file, not part of ``lock.txt``, because ``lock.txt`` is hashed into
+   every memoized run's key; ``jax.txt`` counts only for runs that import jax;
 3. writes a stamp holding the hash of the lock files, so a later ``make``
    reinstalls only when they change.
 """
@@ -21,7 +25,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCK_FILES = [ROOT / "pyproject.toml", ROOT / "requirements" / "lock.txt", ROOT / "requirements" / "torch.txt"]
+LOCK_FILES = [ROOT / "pyproject.toml", ROOT / "requirements" / "lock.txt", ROOT / "requirements" / "torch.txt",
+              ROOT / "requirements" / "jax.txt"]
+JAX_LOCK = ROOT / "requirements" / "jax.txt"
 
 
 def host_has_cuda_torch(python: str) -> bool:
@@ -85,6 +91,8 @@ def main(venv_dir: str = ".venv") -> int:
         [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-build-isolation",
          *constraints, "-e", f"{ROOT}[book]"]
     )
+    # the JAX edition: jax, jaxlib and their new dependencies, exact versions; lock.txt still constrains
+    run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *constraints, "-r", str(JAX_LOCK)])
     stamp.write_text(wanted + "\n")
     print(f"Environment ready: {venv}")
     return 0

@@ -163,3 +163,18 @@ def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
     runtime.run_once(train.train, steps=2)
     runtime.run_once(train.train, steps=2)
     assert train.CALLS == [2]
+
+
+def test_an_optional_stack_s_lock_keys_only_the_runs_that_import_it(tmp_path: Path) -> None:
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "lock.txt").write_text("torch-stack==1\n")
+    pkg = tmp_path / "jaxpkg"
+    pkg.mkdir()
+    (pkg / "uses.py").write_text("import jax.numpy as jnp\n")
+    (pkg / "plain.py").write_text("import torch\n")
+    plain = runs.environment(["jaxpkg.plain"], tmp_path)["locks"]
+    uses = runs.environment(["jaxpkg.uses"], tmp_path)["locks"]
+    assert plain == uses  # no JAX lock yet: nothing to add
+    (tmp_path / "requirements" / "jax.txt").write_text("jax==0.10.2\n")
+    assert runs.environment(["jaxpkg.plain"], tmp_path)["locks"] == plain
+    assert runs.environment(["jaxpkg.uses"], tmp_path)["locks"] != plain

@@ -22,3 +22,16 @@ def test_an_environment_whose_python_is_gone_or_different_reads_as_none(tmp_path
     (broken / "python").write_text("#!/bin/sh\nexit 1\n")
     (broken / "python").chmod(0o755)
     assert book_venv.venv_python_version(tmp_path / "broken") is None
+
+
+def test_the_jax_lock_is_hashed_into_the_stamp_and_moves_nothing_in_lock_txt() -> None:
+    assert book_venv.JAX_LOCK in book_venv.LOCK_FILES
+
+    def pins(path: Path) -> dict[str, str]:
+        lines = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+        return {ln.split("==")[0].lower().replace("_", "-"): ln.split("==")[1] for ln in lines}
+
+    jax_pins = pins(book_venv.JAX_LOCK)
+    assert {"jax", "jaxlib"} <= set(jax_pins)
+    assert jax_pins["jax"] == jax_pins["jaxlib"]
+    assert not set(jax_pins) & set(pins(book_venv.ROOT / "requirements" / "lock.txt"))

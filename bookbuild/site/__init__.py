@@ -15,7 +15,10 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
    the end uses the same "Author, year" labels as the citations in the text;
 6. repairs the markup that keeps the pages from passing axe-core and the Nu
    validator, and what slows their first paint (``a11y.py``: page
-   descriptions, favicon, a post-build pass over the HTML).
+   descriptions, favicon, a post-build pass over the HTML);
+7. makes the pages quicker to show on a phone (``speed.py``: figures loaded
+   lazily with their size stated, MathJax loaded after the first paint and
+   typesetting lazily).
 
 The assets live here, never under the book's ``_static/``, because Jupyter Book
 1 adds a script tag for every ``.js`` file it finds there to every page.
@@ -32,7 +35,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y
+from bookbuild.site import a11y, speed
 
 ASSETS = Path(__file__).with_name("assets")
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
@@ -178,4 +181,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)
+    speed.connect(app)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

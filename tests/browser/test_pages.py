@@ -72,10 +72,10 @@ def page(browser, viewport: str) -> Iterator[object]:  # type: ignore[no-untyped
 def open_page(page, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
     page.goto((site_dir / name).as_uri())
     page.wait_for_load_state("load")
-    # Math: wait until MathJax has typeset the page (it is loaded on pages with math only).
+    # Math: MathJax is loaded after the first paint and typesets lazily, the formulas on screen first and the
+    # rest in idle-time batches (book-site.js); wait until it says every formula is typeset, without scrolling.
     if page.evaluate("() => !!document.querySelector('.math')"):
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
-        page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        page.wait_for_function("() => document.documentElement.dataset.bookMath === 'typeset'", timeout=60000)
     # Images: load lazy ones too, then wait for every one to decode (or fail).
     page.evaluate(
         "() => Promise.all(Array.from(document.images).map(i => {"
@@ -98,7 +98,8 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
 
     unrendered = page.evaluate(
         "() => Array.from(document.querySelectorAll('.math'))"
-        ".filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80))"
+        ".filter(e => !e.querySelector('mjx-container mjx-math') || e.querySelector('mjx-lazy'))"
+        ".map(e => e.textContent.slice(0, 80))"
     )
     assert unrendered == [], f"{name}: math not rendered by MathJax: {unrendered[:5]}"
     prose = page.evaluate(
@@ -129,12 +130,15 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
         " alt: (i.getAttribute('alt') || '').trim(), natural: i.naturalWidth, shown: i.getBoundingClientRect().width,"
         " aspect: i.naturalHeight / i.naturalWidth,"
         " shownAspect: i.getBoundingClientRect().height / i.getBoundingClientRect().width,"
-        " figure: !!i.closest('.cell_output, figure')}))"
+        " figure: !!i.closest('.cell_output, figure'),"
+        " declared: (+i.getAttribute('height') || NaN) / (+i.getAttribute('width') || NaN)}))"
     )
     for img in images:
         assert img["natural"] > 0, f"{name}: image did not load: {img['src']}"
         assert img["alt"], f"{name}: image without alt text: {img['src']}"
         assert img["shownAspect"] == pytest.approx(img["aspect"], rel=0.02), f"{name}: {img['src']} is distorted"
+        # Its width and height attributes (bookbuild/site/speed.py) reserve its shape before it loads.
+        assert img["declared"] == pytest.approx(img["aspect"], rel=0.01), f"{name}: {img['src']} has no or wrong size"
         if img["figure"] and img["src"].endswith(".png"):
             png = Path(unquote(urlparse(img["src"]).path))
             text_px = smallest_text_px(png)

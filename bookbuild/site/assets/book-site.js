@@ -10,6 +10,15 @@
  * Solution headers. sphinx-exercise puts a link to the exercise inside the
  * title of a folded solution; a click on it left the page instead of opening
  * the solution. The link now opens the solution, like the rest of the title.
+ *
+ * MathJax after the first paint. bookbuild/site/speed.py turns MathJax's script
+ * tag into `<script data-book-mathjax="SRC">`; here the script is added once the
+ * page has loaded and painted, so a phone shows the text without waiting for
+ * MathJax. Its lazy-typesetting extension (ui/lazy, _config.yml) typesets the
+ * math on screen first (at once, marked `book-math-now`); the rest is typeset here in small batches when the
+ * browser is idle, so that every formula is rendered soon (for screen readers,
+ * find in page and print) without one long task. When no formula is left, the
+ * page's root element gets `data-book-math="typeset"`.
  */
 (function () {
   "use strict";
@@ -40,10 +49,82 @@
     });
   }
 
+  const MATH_BATCH = 4; // formulas per idle-time batch: a batch stays a short task on a slow phone
+  const idle = window.requestIdleCallback || ((callback) => setTimeout(callback, 50));
+
+  function typesetTheRest() {
+    const doc = window.MathJax.startup.document;
+    let stalled = 0;
+    let left = Infinity;
+    function step() {
+      if (!doc.lazyIdle) { // the extension's previous batch is done
+        const markers = Array.from(document.querySelectorAll("mjx-lazy"));
+        if (markers.length === 0) {
+          document.documentElement.dataset.bookMath = "typeset";
+          return;
+        }
+        stalled = markers.length < left ? 0 : stalled + 1;
+        left = markers.length;
+        if (stalled > 50) {
+          console.warn("book-site.js: " + left + " formulas left untypeset");
+          return;
+        }
+        doc.lazyObserve(markers.slice(0, MATH_BATCH).map((target) => ({ isIntersecting: true, target: target })));
+      }
+      idle(step);
+    }
+    idle(step);
+  }
+
+  function loadMathJax() {
+    const marker = document.querySelector("script[data-book-mathjax]");
+    if (!marker) {
+      return;
+    }
+    // The formulas on (or near) the screen are typeset at once: lazily, each would first shrink to an empty
+    // placeholder and grow back a moment later, shifting the text being read.
+    // (MathJax 3.2.2's extension fails when the option names no element, so it is set only when one is near.)
+    const margin = 200;
+    let near = 0;
+    document.querySelectorAll(".math").forEach((math) => {
+      const box = math.getBoundingClientRect();
+      if (box.bottom > -margin && box.top < window.innerHeight + margin) {
+        math.classList.add("book-math-now");
+        near += 1;
+      }
+    });
+    const config = window.MathJax || (window.MathJax = {});
+    if (near > 0) {
+      config.options = Object.assign({}, config.options, { lazyAlwaysTypeset: ".book-math-now" });
+    }
+    const script = document.createElement("script");
+    script.src = marker.dataset.bookMathjax;
+    script.addEventListener("load", () => {
+      window.MathJax.startup.promise.then(() => {
+        if (window.MathJax.startup.document.lazyObserve) {
+          typesetTheRest();
+        } else {
+          document.documentElement.dataset.bookMath = "typeset";
+        }
+      });
+    });
+    document.head.appendChild(script);
+  }
+
+  function afterFirstPaint(callback) {
+    const go = () => requestAnimationFrame(() => setTimeout(callback, 0));
+    if (document.readyState === "complete") {
+      go();
+    } else {
+      window.addEventListener("load", go);
+    }
+  }
+
   function ready() {
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();
+    afterFirstPaint(loadMathJax);
   }
 
   if (document.readyState === "loading") {

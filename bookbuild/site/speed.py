@@ -1,0 +1,147 @@
+"""Speed of the built pages on a phone: a post-build pass over the HTML (issue 19, Lighthouse performance).
+
+Part of :mod:`bookbuild.site` (which calls :func:`connect`). Measured with
+Lighthouse's mobile profile (``make audit``), the chapters' first paint waited
+for every byte requested before it (about 1.1 MB on the gradients chapter: the
+figures, MathJax) and the main thread was blocked by MathJax typesetting all of
+a chapter's math in one task. The repairs, each idempotent like those of
+:mod:`bookbuild.site.a11y`:
+
+* :func:`figures_load_lazily`: figures load when they come near the screen
+  (``loading="lazy"``, decoded off the main thread), and carry their pixel size
+  as ``width``/``height`` so the browser reserves their space before they load
+  (no layout shift; book-site.css keeps the displayed width);
+* :func:`head_scripts_deferred`: the themes' and extensions' scripts in the
+  page's head (Sphinx's doctools, copy buttons, toggles, tabs) run after the
+  page is parsed instead of holding up its first paint; they keep their order,
+  and the inline settings they read are set before they run. Only
+  ``documentation_options.js`` stays, since inline scripts use it at once;
+* :func:`mathjax_after_first_paint`: MathJax's script tag becomes a marker that
+  ``book-site.js`` reads after the page's ``load`` event and first paint; the
+  script is then fetched and run. With MathJax's lazy-typesetting extension
+  (``ui/lazy``, configured in ``_config.yml``) the math on screen is typeset
+  first and ``book-site.js`` typesets the rest in small idle-time batches, so
+  every formula is rendered (for screen readers, find in page and print) a
+  moment later without a long task.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+Repair = Callable[[Path, str, str], str]  # (output folder, page's path under it, its HTML) -> repaired HTML
+
+MATHJAX_TAG = re.compile(r'<script defer="defer" src="((?:\.\./)*_static/mathjax/tex-chtml\.js[^"]*)"></script>')
+IMG_TAG = re.compile(r"<img (?P<attrs>[^>]*?)\s*/?>")
+
+
+@lru_cache(maxsize=4096)
+def _pixel_size(path: str, mtime_ns: int) -> tuple[int, int] | None:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except OSError:
+        return None
+
+
+def image_size(path: Path) -> tuple[int, int] | None:
+    """An image file's (width, height) in pixels; None when the file is missing or not a raster image."""
+    if not path.is_file() or path.suffix.lower() not in {".png", ".jpg", ".jpeg", ".gif", ".webp"}:
+        return None
+    return _pixel_size(str(path), path.stat().st_mtime_ns)
+
+
+def figures_load_lazily(outdir: Path, name: str, text: str) -> str:
+    """Every ``<img>`` of the page loads lazily, decodes asynchronously and states its width and height.
+
+    The ``width``/``height`` attributes give the image's aspect ratio before it
+    loads; an inline ``style`` width (myst-nb's display size) still decides the
+    shown size, and book-site.css scales both to the column.
+    """
+    page_dir = (outdir / name).parent
+
+    def fix(match: re.Match[str]) -> str:
+        attrs = match.group("attrs")
+        added = []
+        if " loading=" not in f" {attrs}":
+            added.append('loading="lazy"')
+        if " decoding=" not in f" {attrs}":
+            added.append('decoding="async"')
+        src = re.search(r'\bsrc="([^"]+)"', attrs)
+        if src and " width=" not in f" {attrs}" and " height=" not in f" {attrs}":
+            target = src.group(1).split("?")[0].split("#")[0]
+            size = None if ":" in target else image_size(Path(os.path.normpath(page_dir / html.unescape(target))))
+            if size is not None:
+                added.append(f'width="{size[0]}" height="{size[1]}"')
+        if not added:
+            return match.group(0)
+        return f"<img {attrs} {' '.join(added)} />"
+
+    return IMG_TAG.sub(fix, text)
+
+
+HEAD_SCRIPT = re.compile(r'<script (data-[a-z-]+="[^"]*" )?src="((?:\.\./)*_static/[^"]+\.js(?:\?[^"]*)?)"></script>')
+
+
+def head_scripts_deferred(outdir: Path, name: str, text: str) -> str:
+    """Every blocking ``<script src="…_static/….js">`` gets ``defer``, except ``documentation_options.js``."""
+
+    def fix(match: re.Match[str]) -> str:
+        if "/documentation_options.js" in f"/{match.group(2)}":
+            return match.group(0)
+        return f'<script {match.group(1) or ""}defer src="{match.group(2)}"></script>'
+
+    return HEAD_SCRIPT.sub(fix, text)
+
+
+def mathjax_after_first_paint(outdir: Path, name: str, text: str) -> str:
+    """MathJax's deferred script tag becomes ``<script data-book-mathjax="…">``, loaded by book-site.js.
+
+    A deferred script is fetched while the page is parsed and run before the
+    first paint on a slow phone; the marker keeps both until the page is shown.
+    """
+    return MATHJAX_TAG.sub(r'<script data-book-mathjax="\1"></script>', text)
+
+
+REPAIRS: list[Repair] = [figures_load_lazily, head_scripts_deferred, mathjax_after_first_paint]
+
+
+def speed_page(outdir: Path, name: str, text: str) -> str:
+    """``text`` (the page at ``name``, relative to ``outdir``) with every repair applied."""
+    for repair in REPAIRS:
+        text = repair(outdir, name, text)
+    return text
+
+
+def speed_site(outdir: Path) -> int:
+    """Apply :func:`speed_page` to every HTML page under ``outdir``; return how many files changed."""
+    changed = 0
+    for path in sorted(outdir.rglob("*.html")):
+        name = path.relative_to(outdir).as_posix()
+        if name.startswith("_"):
+            continue
+        before = path.read_text(encoding="utf-8")
+        after = speed_page(outdir, name, before)
+        if after != before:
+            path.write_text(after, encoding="utf-8")
+            changed += 1
+    return changed
+
+
+def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
+    if exc is None and app.builder.format == "html":
+        speed_site(Path(app.outdir))
+
+
+def connect(app: Sphinx) -> None:
+    """Register the pass (called from :func:`bookbuild.site.setup`)."""
+    app.connect("build-finished", _on_build_finished, priority=910)  # after the accessibility repairs

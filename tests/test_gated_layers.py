@@ -1,0 +1,47 @@
+"""Tests for chapter_code.gated_layers: GLU against torch's glu, SwiGLU by its formula, the highway's two limits."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from chapter_code import runtime
+from chapter_code.gated_layers import GLU, Highway, SwiGLU
+
+
+@pytest.fixture(autouse=True)
+def _seeded() -> None:
+    runtime.seed_everything(77)
+
+
+def test_glu_matches_torch_glu() -> None:
+    layer = GLU(5, 3).double()
+    x = torch.randn(4, 7, 5, dtype=torch.float64)
+    torch.testing.assert_close(layer(x), nn.functional.glu(layer.both(x), dim=-1))
+
+
+def test_swiglu_formula() -> None:
+    block = SwiGLU(6, 10).double()
+    x = torch.randn(3, 6, dtype=torch.float64)
+    a, v = x @ block.gate.weight.T, x @ block.value.weight.T
+    expected = (a * torch.sigmoid(a) * v) @ block.out.weight.T
+    torch.testing.assert_close(block(x), expected)
+
+
+def test_highway_limits() -> None:
+    layer = Highway(4).double()
+    x = torch.randn(5, 4, dtype=torch.float64)
+    with torch.no_grad():
+        layer.gate.weight.zero_()
+        layer.gate.bias.fill_(-50.0)  # gate shut: the input passes unchanged
+    torch.testing.assert_close(layer(x), x)
+    with torch.no_grad():
+        layer.gate.bias.fill_(50.0)  # gate open: the plain transform
+    torch.testing.assert_close(layer(x), torch.relu(layer.transform(x)))
+
+
+@pytest.mark.parametrize("make", [lambda: GLU(0, 3), lambda: SwiGLU(4, -1), lambda: Highway(0)])
+def test_bad_sizes(make) -> None:  # noqa: ANN001
+    with pytest.raises(ValueError, match="must be an int >= 1"):
+        make()

@@ -1,0 +1,95 @@
+"""Tests for bookbuild.site.speed: the post-build pass that makes the pages quicker to show on a phone.
+
+Lighthouse itself runs in ``make audit`` (tests/browser/test_lighthouse.py); the browser tests check that
+every formula is still typeset and every figure keeps its shape. These check each repair on the markup the
+themes write, quickly, and that a second pass changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from bookbuild.site import speed
+
+HEAD = """<head>
+    <script src="../_static/documentation_options.js?v=22f3372e"></script>
+    <script src="../_static/doctools.js?v=9a2dae69"></script>
+    <script defer="defer" src="../_static/book-site.js?v=4cff5a53"></script>
+    <script>let toggleHintShow = 'Click to show';</script>
+    <script data-sd-tabs-storage-prefix="sphinx-design-tab-id-" src="../_static/design-tabs.js?v=fcb327ea"></script>
+    <script>window.MathJax = {"loader": {"load": ["ui/lazy"]}}</script>
+    <script defer="defer" src="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>
+    <script>DOCUMENTATION_OPTIONS.pagename = 'book/x';</script>
+</head>"""
+
+
+def repaired(outdir: Path, text: str, name: str = "book/x.html") -> str:
+    once = speed.speed_page(outdir, name, text)
+    assert speed.speed_page(outdir, name, once) == once, "a second pass changed the page"
+    return once
+
+
+def test_head_scripts_run_after_parsing_except_the_options_inline_scripts_use(tmp_path: Path) -> None:
+    out = repaired(tmp_path, HEAD)
+    assert '<script src="../_static/documentation_options.js?v=22f3372e"></script>' in out
+    assert '<script defer src="../_static/doctools.js?v=9a2dae69"></script>' in out
+    assert '<script data-sd-tabs-storage-prefix="sphinx-design-tab-id-" defer src="../_static/design-tabs.js' in out
+    assert '<script defer="defer" src="../_static/book-site.js?v=4cff5a53"></script>' in out  # already deferred
+    assert "<script>let toggleHintShow = 'Click to show';</script>" in out  # inline: untouched
+    # No script left that blocks parsing, apart from the options.
+    blocking = [line for line in out.splitlines() if "<script src=" in line]
+    assert blocking == ['    <script src="../_static/documentation_options.js?v=22f3372e"></script>']
+
+
+def test_mathjax_becomes_a_marker_that_book_site_js_loads_after_the_first_paint(tmp_path: Path) -> None:
+    out = repaired(tmp_path, HEAD)
+    assert "tex-chtml.js?v=20daa33d\"></script>" in out
+    assert '<script data-book-mathjax="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>' in out
+    assert 'src="../_static/mathjax/' not in out
+    script = (Path(speed.__file__).with_name("assets") / "book-site.js").read_text()
+    assert "script[data-book-mathjax]" in script
+    assert "lazyObserve" in script
+
+
+def test_images_load_lazily_with_their_pixel_size(tmp_path: Path) -> None:
+    (tmp_path / "_images").mkdir()
+    Image.new("RGB", (1240, 622)).save(tmp_path / "_images" / "fig.png")
+    page = (
+        '<p><img alt="A plot." src="../_images/fig.png" style="width: 620px; height: 311px;" /></p>\n'
+        '<img alt="gone" src="../_images/missing.png" />\n'
+        '<img alt="remote" src="https://example.invalid/a.png" loading="eager" />'
+    )
+    out = repaired(tmp_path, page)
+    first, missing, remote = out.splitlines()
+    assert first == (
+        '<p><img alt="A plot." src="../_images/fig.png" style="width: 620px; height: 311px;" loading="lazy" '
+        'decoding="async" width="1240" height="622" /></p>'
+    )
+    assert 'loading="lazy"' in missing
+    assert "width=" not in missing
+    assert 'loading="eager"' in remote
+    assert 'loading="lazy"' not in remote
+    assert "width=" not in remote
+
+
+def test_speed_site_rewrites_each_page_once_and_leaves_static_files(tmp_path: Path) -> None:
+    (tmp_path / "book").mkdir()
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "book" / "x.html").write_text(HEAD)
+    (tmp_path / "_static" / "y.html").write_text(HEAD)
+    assert speed.speed_site(tmp_path) == 1
+    assert speed.speed_site(tmp_path) == 0
+    assert (tmp_path / "_static" / "y.html").read_text() == HEAD
+
+
+def test_the_lazy_typesetting_extension_is_configured_and_vendored() -> None:
+    import yaml
+
+    from bookbuild.build import ROOT
+    from bookbuild.site import MATHJAX_PARTS
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["mathjax3_config"]
+    assert "ui/lazy" in config["loader"]["load"]
+    assert "ui" in MATHJAX_PARTS  # copied with MathJax into _static/mathjax/ui/lazy.js
