@@ -585,15 +585,25 @@ def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 9
         return json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())
 
 
+def is_timing(key: str) -> bool:
+    """Whether a metric is a measured time (``seconds_*`` or ``*_seconds``), which no re-run reproduces exactly."""
+    return key.startswith("seconds_") or key.endswith("_seconds")
+
+
 def compare(stored: dict[str, Any], again: dict[str, Any]) -> tuple[bool, str]:
-    """Whether a re-run reproduced a stored record: same code, metrics equal exactly; (equal, explanation)."""
+    """Whether a re-run reproduced a stored record: same code, metrics equal exactly; (equal, explanation).
+
+    Measured times among the metrics (:func:`is_timing`) must be present in both
+    but are not compared: they depend on the machine's load, not on the code.
+    """
     name = f"{stored['job']}.seed{stored['seed']}"
     if again["code_hash"] != stored["code_hash"]:
         return False, f"{name}: the record is stale: its code changed since it ran"
-    if again["metrics"] != stored["metrics"]:
-        diffs = [f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}"
-                 for k in sorted(set(stored["metrics"]) | set(again["metrics"]))
-                 if stored["metrics"].get(k) != again["metrics"].get(k)]
+    keys = sorted(set(stored["metrics"]) | set(again["metrics"]))
+    diffs = [f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}" for k in keys
+             if (k not in stored["metrics"] or k not in again["metrics"])
+             or (not is_timing(k) and stored["metrics"][k] != again["metrics"][k])]
+    if diffs:
         return False, f"{name}: metrics differ:\n  " + "\n  ".join(d[:300] for d in diffs)
     return True, f"{name}: metrics equal ({again['wall_s']:.1f} s to re-run)"
 

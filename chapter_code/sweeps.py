@@ -19,7 +19,9 @@ The job functions live in their own modules (:mod:`chapter_code.memory_robustnes
 a record is tied to the source of its job's module and of what that imports,
 not to this file, so adding a sweep here leaves every record fresh.
 
-Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
+"Depth, direction and scale" (the scoreboard; the word-level scale study, defined, its
+records not yet made).
 """
 
 from __future__ import annotations
@@ -31,8 +33,12 @@ from typing import Any
 
 from chapter_code.char_lm_metrics import char_lm_metrics
 from chapter_code.char_models import WORKSHOP
+from chapter_code.language_model import TrainConfig
 from chapter_code.memory_robustness import recall_metrics
 from chapter_code.memory_task import CONTENDERS, RecallConfig
+from chapter_code.scoreboard import CONTENDERS as SCORE_CONTENDERS
+from chapter_code.scoreboard import ScoreRecipe, recipe_dict, score_run
+from chapter_code.wordlm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
 
 
 @dataclass(frozen=True)
@@ -112,5 +118,53 @@ CHAR_LM_WORKSHOP = Sweep(
     },
 )
 
+_TINY_SCORE = ScoreRecipe(train_chars=5_000, valid_chars=1_000, embedding_size=8, hidden_size=16,
+                          train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0))
+
+SCOREBOARD = Sweep(
+    name="scoreboard",
+    job=score_run,
+    description="Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch (cpu: PyTorch's "
+    "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias +1, GRU, 2-layer LSTM) "
+    "under one fixed recipe on a 200,000-character slice of the Shakespeare corpus: validation perplexity "
+    "and time per step, over seeds.",
+    data=("data/shakespeare.txt",),
+    configs={
+        # The small-initialisation scratch LSTM is left out of the cpu grid: at about 0.3 s per step on the
+        # loaded 2-core machine its three runs would add ten minutes; the cluster grid has it.
+        "cpu": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS
+                     if c != "lstm-scratch-small"}, seeds=(0, 1, 2), resources=Resources(minutes=15)),
+        "cluster": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS},
+                        seeds=tuple(range(10)), resources=Resources(minutes=30)),
+        "smoke": Grid({c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)} for c in ("rnn", "lstm-scratch")},
+                      seeds=(0,), resources=Resources(minutes=5)),
+    },
+)
+
+def _word_jobs(sizes: dict[str, tuple[int, int]], recipe: WordRecipe) -> dict[str, dict[str, Any]]:
+    return {name: {"hidden_size": h, "num_layers": layers, "recipe": dataclasses.asdict(recipe)}
+            for name, (h, layers) in sizes.items()}
+
+
+_WORD_CLUSTER = WordRecipe(vocab_size=20_000, eval_every=1000,
+                           train=TrainConfig(window=70, batch_size=64, steps=20_000, lr=1e-3, clip=0.5, log_every=500))
+
+WORD_LM_SCALE = Sweep(
+    name="word-lm-scale",
+    job=word_lm_metrics,
+    description="Chapter 6's scale study: word-level LSTM language models of three sizes on the Shakespeare "
+    "corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
+    data=("data/shakespeare.txt",),
+    configs={
+        # Sized for the loaded 2-core machine, one job at a time: about 20-25 minutes for all nine runs.
+        "cpu": Grid(_word_jobs(SIZES, WordRecipe()), seeds=(0, 1, 2), resources=Resources(minutes=20)),
+        "cluster": Grid(_word_jobs(CLUSTER_SIZES, _WORD_CLUSTER), seeds=(0, 1, 2),
+                        resources=Resources(minutes=120, gpus=1)),
+        "smoke": Grid(_word_jobs({"small": (8, 1)}, WordRecipe(
+            vocab_size=200, eval_every=2, train=TrainConfig(window=8, batch_size=4, steps=4, log_every=2))),
+            seeds=(0,), resources=Resources(minutes=5)),
+    },
+)
+
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
-SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP]}
+SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]}

@@ -221,3 +221,15 @@ def test_the_books_sweeps_are_valid_and_their_job_names_are_stable() -> None:
         "vanilla-rnn", "lstm-default", "lstm-forget-bias-1", "gru-default", "gru-keep-bias-1", "gru-keep-bias-2"]
     assert len(sweep.configs["cpu"].seeds) >= 16
     assert len(sweep.configs["cluster"].seeds) > len(sweep.configs["cpu"].seeds)
+
+
+def test_compare_skips_measured_times_but_not_their_absence() -> None:
+    stored = {"job": "a", "seed": 0, "code_hash": "h", "metrics": {"loss": 1.0, "seconds_per_step": 0.2}}
+    slower = {**stored, "wall_s": 3.0, "metrics": {"loss": 1.0, "seconds_per_step": 0.5}}
+    assert sweeps.compare(stored, slower)[0]
+    assert not sweeps.compare(stored, {**slower, "metrics": {"loss": 1.5, "seconds_per_step": 0.2}})[0]
+    ok, text = sweeps.compare(stored, {**slower, "metrics": {"loss": 1.0}})
+    assert not ok
+    assert "seconds_per_step" in text
+    assert sweeps.is_timing("train_seconds")
+    assert not sweeps.is_timing("seconds")
