@@ -257,10 +257,14 @@ class JobStatus:
 
 
 def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
-    if not path.exists():
+    try:  # an open, even a failed one, is what the build's trace sees: a record that appears later re-executes
+        text = path.read_text()  # the chapter that found it missing (a mere exists() would go unseen)
+    except FileNotFoundError:
         return None, ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"unreadable ({type(exc).__name__}: {exc})"
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(text)
         for key in ("params_hash", "code_hash", "metrics", "seed", "job", "wall_s"):
             if key not in record:
                 raise KeyError(key)

@@ -233,3 +233,17 @@ def test_compare_skips_measured_times_but_not_their_absence() -> None:
     assert "seconds_per_step" in text
     assert sweeps.is_timing("train_seconds")
     assert not sweeps.is_timing("seconds")
+
+
+def test_a_missing_record_is_looked_up_by_opening_it_so_the_build_trace_sees_it(tmp_path: Path) -> None:
+    import sys as _sys
+
+    opened: list[str] = []
+
+    def spy(event: str, args: tuple) -> None:
+        if event == "open" and args and str(args[0]).startswith(str(tmp_path)):
+            opened.append(str(args[0]))
+
+    _sys.addaudithook(spy)  # audit hooks cannot be removed; this one only records paths under tmp_path
+    assert sweeps._read_record(tmp_path / "job.seed0.json") == (None, "")
+    assert opened == [str(tmp_path / "job.seed0.json")]
