@@ -163,7 +163,8 @@
       gates.forEach(([name, v], j) => {
         const x = 30 + j * 75;
         svg.appendChild(el("rect", { x, y: 60, width: 44, height: 180, fill: "#fff", stroke: INK }));
-        svg.appendChild(el("rect", { x, y: 60 + 180 * (1 - v), width: 44, height: 180 * v, fill: BLUE }));
+        const open = Math.min(1, Math.max(0, v)); // a gate lies in [0, 1]; the bar never leaves its box
+        svg.appendChild(el("rect", { x, y: 60 + 180 * (1 - open), width: 44, height: 180 * open, fill: BLUE }));
         text(svg, x + 22, 52, fmt(v, 2), { "text-anchor": "middle" });
         text(svg, x + 22, 260, name, { "text-anchor": "middle", "font-size": 13 });
       });

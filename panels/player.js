@@ -272,7 +272,8 @@
         if (!this.playing) {
           return;
         }
-        this.progress = Math.min(1, ((now - start) * this.speed) / move);
+        // a frame's timestamp can precede the performance.now() taken when the move began: never before 0
+        this.progress = Math.max(0, Math.min(1, ((now - start) * this.speed) / move));
         if (this.progress < 1) {
           this.movingFrames += 1;
         }
