@@ -175,19 +175,25 @@ def repair_page(name: str, text: str, title: str = "") -> str:
     return text.replace(TITLE_PLACEHOLDER, html.escape(title))
 
 
-def repair_site(outdir: Path, title: str) -> int:
-    """Apply :func:`repair_page` to every HTML page under ``outdir``; return how many files changed."""
+def rewrite_pages(outdir: Path, rewrite: Callable[[str, str], str]) -> int:
+    """Apply ``rewrite(name, text)`` to every HTML page under ``outdir`` (not ``_static`` and the like);
+    write only the pages it changes and return how many."""
     changed = 0
     for path in sorted(outdir.rglob("*.html")):
         name = path.relative_to(outdir).as_posix()
         if name.startswith("_"):
             continue
         before = path.read_text(encoding="utf-8")
-        after = repair_page(name, before, title)
+        after = rewrite(name, before)
         if after != before:
             path.write_text(after, encoding="utf-8")
             changed += 1
     return changed
+
+
+def repair_site(outdir: Path, title: str) -> int:
+    """Apply :func:`repair_page` to every HTML page under ``outdir``; return how many files changed."""
+    return rewrite_pages(outdir, lambda name, text: repair_page(name, text, title))
 
 
 def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:

@@ -124,17 +124,9 @@ def speed_page(outdir: Path, name: str, text: str) -> str:
 
 def speed_site(outdir: Path) -> int:
     """Apply :func:`speed_page` to every HTML page under ``outdir``; return how many files changed."""
-    changed = 0
-    for path in sorted(outdir.rglob("*.html")):
-        name = path.relative_to(outdir).as_posix()
-        if name.startswith("_"):
-            continue
-        before = path.read_text(encoding="utf-8")
-        after = speed_page(outdir, name, before)
-        if after != before:
-            path.write_text(after, encoding="utf-8")
-            changed += 1
-    return changed
+    from bookbuild.site.a11y import rewrite_pages
+
+    return rewrite_pages(outdir, lambda name, text: speed_page(outdir, name, text))
 
 
 def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
