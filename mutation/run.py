@@ -10,7 +10,9 @@ Usage (from the repository root; `make mutation [MODULE=name]` calls this)::
 For each module it builds a scratch copy of the repository under
 ``_build/mutation/work/<module>/`` whose ``pyproject.toml`` tells mutmut to
 mutate that one module (every mutant of it: the full set) and to run the test
-files that import it (plus any named in ``mutation/config.toml``). mutmut then
+files that import it (plus any named in ``mutation/config.toml``, or only the
+files its ``only_tests`` names, with the reason, where the importing files are too
+slow for a full run). mutmut then
 runs, with one worker, only the tests that call each mutated function.
 
 It writes, per module:
@@ -78,7 +80,12 @@ def error_message_lines(source: str) -> set[int]:
 def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
     """The [tool.mutmut] table for one module and the exclusion notes for the report."""
     mod_cfg = cfg.get("modules", {}).get(module, {})
-    tests = sorted(set(tests_importing(module)) | set(mod_cfg.get("tests", [])))
+    if "only_tests" in mod_cfg:  # a focused set instead of every importing file (the reason goes in the report)
+        if not mod_cfg.get("only_tests_reason"):
+            raise SystemExit(f"mutation: [modules.{module}] only_tests needs an only_tests_reason")
+        tests = sorted(set(mod_cfg["only_tests"]) | set(mod_cfg.get("tests", [])))
+    else:
+        tests = sorted(set(tests_importing(module)) | set(mod_cfg.get("tests", [])))
     if not tests:
         raise SystemExit(f"mutation: no test file imports chapter_code.{module}")
     source = (ROOT / "chapter_code" / f"{module}.py").read_text()
@@ -90,6 +97,8 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         # mutmut takes regular expressions searched in each line: match these lines exactly.
         patterns += [rf"^{re.escape(src_lines[i - 1])}$" for i in msg_lines]
         notes.append(f"{len(msg_lines)} lines of error messages (lines {_ranges(msg_lines)})")
+    if "only_tests" in mod_cfg:
+        notes.append(f"tests limited to {', '.join(tests)}: {mod_cfg['only_tests_reason']}")
     for item in cfg["exclude"].get("lines", []) + mod_cfg.get("lines", []):
         patterns.append(item["pattern"])
         notes.append(f"lines matching `{item['pattern']}`: {item['reason']}")
