@@ -88,7 +88,9 @@ def test_a_flag_named_like_the_key_is_not_a_flag(monkeypatch: pytest.MonkeyPatch
     # the split is at the first colon only: the key "flags" itself is never read as a flag
     fake_cpuinfo(monkeypatch, "flags : avx2:fma\n")
     assert runtime.cpu_supports_pins() is False
-    fake_cpuinfo(monkeypatch, "flags : avx2 fma x:y\n")
+    fake_cpuinfo(monkeypatch, "flags : fpu x:y avx2 fma\n")
+    assert runtime.cpu_supports_pins() is True
+    fake_cpuinfo(monkeypatch, "flags:avx2 fma\n")  # no space before the colon
     assert runtime.cpu_supports_pins() is True
 
 
@@ -405,6 +407,7 @@ def test_setup_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     cpu_build(monkeypatch, CUBLAS_WORKSPACE_CONFIG=None)
     torch.set_num_threads(2)
     torch.use_deterministic_algorithms(False)
+    runtime._STATE.clear()
     assert runtime.setup() == torch.device("cpu")
     assert torch.get_num_threads() == 1
     assert torch.are_deterministic_algorithms_enabled()
