@@ -194,11 +194,14 @@ def test_gru_loop_from_a_given_state_matches_the_pytorch_listing(reset_after: bo
 ])
 def test_gated_loops_check_the_input_weights(fn: str, blocks: int, w_shape: tuple, message: str) -> None:
     x = jnp.zeros((2, 3, 5))
+    if fn == "lstm":
+        def loop():
+            return gates_jax.lstm_loop(x, jnp.zeros(w_shape), jnp.zeros((28, 7)), jnp.zeros(28))
+    else:
+        def loop():
+            return gates_jax.gru_loop(x, jnp.zeros(w_shape), jnp.zeros((18, 6)), jnp.zeros(18), jnp.zeros(18), True)
     with pytest.raises(ValueError, match=message):
-        if fn == "lstm":
-            gates_jax.lstm_loop(x, jnp.zeros(w_shape), jnp.zeros((28, 7)), jnp.zeros(28))
-        else:
-            gates_jax.gru_loop(x, jnp.zeros(w_shape), jnp.zeros((18, 6)), jnp.zeros(18), jnp.zeros(18), True)
+        loop()
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (1, 2, 3, 5)])
