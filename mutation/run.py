@@ -97,8 +97,6 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         # mutmut takes regular expressions searched in each line: match these lines exactly.
         patterns += [rf"^{re.escape(src_lines[i - 1])}$" for i in msg_lines]
         notes.append(f"{len(msg_lines)} lines of error messages (lines {_ranges(msg_lines)})")
-    if "only_tests" in mod_cfg:
-        notes.append(f"tests limited to {', '.join(tests)}: {mod_cfg['only_tests_reason']}")
     for item in cfg["exclude"].get("lines", []) + mod_cfg.get("lines", []):
         patterns.append(item["pattern"])
         notes.append(f"lines matching `{item['pattern']}`: {item['reason']}")
@@ -197,6 +195,11 @@ def _report(module: str, cfg: dict, work: Path, table: dict, notes: list[str], e
         f"- time: {seconds:.0f} s wall, one worker",
         f"- mutants made: {len(status)}; by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
         f"- tests: {', '.join(result['tests'])}",
+    ]
+    reason = cfg.get("modules", {}).get(module, {}).get("only_tests_reason")
+    if reason:
+        lines.append(f"  - only these, not every test file that imports the module: {reason}")
+    lines += [
         "- lines excluded: " + ("; ".join(notes) or "none"),
         f"- equivalent mutants left out of the score: {len(equivalent)}",
     ]
