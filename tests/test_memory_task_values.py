@@ -101,6 +101,12 @@ def test_recall_data_are_seeded_one_hot_tokens_labelled_by_the_first() -> None:
                        torch.randint(0, 5, (6, 4), generator=torch.Generator().manual_seed(10))[:, 0])
 
 
+def test_recall_data_have_the_whole_alphabet_even_when_few_tokens_are_drawn() -> None:
+    x, y = mt.make_recall(1, 2, 50, seed=0)
+    assert x.shape == (1, 2, 50)  # one-hot over the alphabet, not up to the largest token drawn
+    assert int(y.max()) < 49
+
+
 def test_recall_data_of_size_one() -> None:
     x, y = mt.make_recall(1, 1, 1, seed=0)
     assert torch.equal(x, torch.ones(1, 1, 1))
