@@ -108,6 +108,7 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         "do_not_mutate_patterns": patterns,
         "use_git_change_detection": False,
     }
+    table.update(mod_cfg.get("mutmut", {}))  # per-module mutmut settings, e.g. process_isolation (see config.toml)
     return table, notes
 
 
