@@ -394,7 +394,9 @@ def restored_torch_state():
 
 def cpu_build(monkeypatch: pytest.MonkeyPatch, **env: str | None) -> None:
     pins(monkeypatch, True, "AVX2")
-    settings = {"BOOK_DEVICE": "cpu", "BOOK_THREADS": None, "BOOK_SEED": None, **env}
+    # CUBLAS_WORKSPACE_CONFIG is set here too, so monkeypatch restores it after setup() sets it
+    settings = {"BOOK_DEVICE": "cpu", "BOOK_THREADS": None, "BOOK_SEED": None,
+                "CUBLAS_WORKSPACE_CONFIG": ":4096:8", **env}
     for var, value in settings.items():
         if value is None:
             monkeypatch.delenv(var, raising=False)
