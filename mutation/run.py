@@ -101,6 +101,12 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         "do_not_mutate_patterns": patterns,
         "use_git_change_detection": False,
     }
+    # mutmut settings for one module, each with its reason in the config (e.g. a fork server for JAX)
+    settings = mod_cfg.get("mutmut", {})
+    table.update({k: v for k, v in settings.items() if k != "reason"})
+    if settings:
+        notes.append("mutmut settings " + ", ".join(f"{k} = {v}" for k, v in settings.items() if k != "reason")
+                     + f": {settings.get('reason', '')}")
     return table, notes
 
 
