@@ -44,6 +44,9 @@ def test_find_loop_finds_a_period_of_one() -> None:
 def test_a_text_that_is_all_loop_starts_at_zero() -> None:
     assert find_loop("abcabcabc") == Loop(period=3, start=0, unit="abc")
     assert find_loop("ababab") == Loop(period=2, start=0, unit="ab")
+    # more turns than needed: the search walks back from the last three turns to the first character
+    assert find_loop("abcabcabcabc") == Loop(period=3, start=0, unit="abc")
+    assert find_loop("xabababab") == Loop(period=2, start=1, unit="ab")
 
 
 def test_no_loop_longer_than_the_text_allows() -> None:
