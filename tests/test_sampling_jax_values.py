@@ -9,7 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
 
+from chapter_code import sampling
 from chapter_code import sampling_jax as sj
 
 jax.config.update("jax_enable_x64", True)
@@ -115,3 +117,14 @@ def test_draw_rows_keys_and_reproducibility() -> None:
 def test_draw_rejects_what_is_not_a_key(key) -> None:
     with pytest.raises(TypeError, match="^key must be a jax.random key"):
         sj.draw(jnp.ones(3) / 3, key)
+
+
+def test_nucleus_ranks_many_ties_in_index_order_like_pytorch() -> None:
+    # an unstable sort keeps small arrays in order but shuffles ties from about 20 entries on
+    z = jnp.concatenate([jnp.zeros(30), jnp.full(10, -1.0)])
+    tiny = np.asarray(sj.nucleus_probs(z, 1e-9))
+    np.testing.assert_array_equal(np.nonzero(tiny)[0], [0])
+    half = np.asarray(sj.nucleus_probs(z, 0.5))
+    reference = sampling.nucleus_probs(torch.tensor(np.asarray(z)), 0.5).numpy()
+    np.testing.assert_allclose(half, reference, rtol=1e-12, atol=0)
+    assert np.nonzero(half)[0].tolist() == list(range(np.count_nonzero(reference)))
