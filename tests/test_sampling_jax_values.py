@@ -128,3 +128,10 @@ def test_nucleus_ranks_many_ties_in_index_order_like_pytorch() -> None:
     reference = sampling.nucleus_probs(torch.tensor(np.asarray(z)), 0.5).numpy()
     np.testing.assert_allclose(half, reference, rtol=1e-12, atol=0)
     assert np.nonzero(half)[0].tolist() == list(range(np.count_nonzero(reference)))
+
+
+def test_distributions_keep_the_logits_float_dtype() -> None:
+    z32 = jnp.array([0.0, 3.0, 1.0, 2.0], dtype=jnp.float32)  # float32 even with 64-bit JAX enabled
+    for probs in (sj.temperature_probs(z32, 1.0), sj.top_k_probs(z32, 2), sj.nucleus_probs(z32, 0.9)):
+        assert probs.dtype == jnp.float32
+    assert sj.top_k_probs(z32.astype(jnp.float64), 2).dtype == jnp.float64
