@@ -46,7 +46,8 @@ OUT = ROOT / "_build" / "mutation"
 BAR = 0.90
 DETECTED = {"killed", "timeout", "segfault"}
 #: Paths the tests read (as files of the repository) that are not copied by mutmut itself.
-LINKED = ["bookbuild", "book", "labs", "data", "records", "baselines", "benchmarks", "_config.yml", "_toc.yml", "requirements"]
+LINKED = ["bookbuild", "book", "labs", "data", "records", "baselines", "benchmarks", "_config.yml", "_toc.yml",
+          "requirements"]
 
 
 def modules() -> list[str]:
