@@ -129,3 +129,19 @@ def test_input_gated_lstm_is_the_lstm_with_zero_recurrent_weights() -> None:
 def test_cells_reject_bad_sizes(cls: type) -> None:
     with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
         cls(3, 0)
+
+
+@pytest.mark.parametrize("cls", [MinGRU, InputGatedLSTM])
+def test_cells_name_the_bad_size_and_accept_size_one(cls: type) -> None:
+    with pytest.raises(ValueError, match="^input_size must be an int >= 1; got 0"):
+        cls(0, 3)
+    with pytest.raises(ValueError, match="^hidden_size must be an int >= 1; got 2.0"):
+        cls(3, 2.0)
+    assert cls(1, 1)(torch.ones(2, 3, 1)).shape == (2, 3, 1)
+
+
+def test_scan_and_loop_with_one_step_and_a_start_state() -> None:
+    a, b, c0 = torch.tensor([[[0.5]]]), torch.tensor([[[2.0]]]), torch.tensor([[4.0]])
+    for fn in (loop_linear, scan_linear):
+        assert fn(a, b, c0).item() == 0.5 * 4.0 + 2.0
+        assert fn(a, b).item() == 2.0
