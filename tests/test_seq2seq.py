@@ -45,6 +45,7 @@ def test_generate_is_teacher_forcing_on_its_own_outputs() -> None:
 def test_tiny_training_learns_short_reversals() -> None:
     config = ReversalConfig(vocab=4, min_len=2, max_len=3, steps=150, hidden_size=16, n_test=50)
     result = train_reversal(True, 0, config)
+    assert "query.weight" in result["state"]  # the attention model was trained
     assert result["losses"][-1] < result["losses"][0] / 2
     assert min(result["accuracy"].values()) > 0.9
 
@@ -88,6 +89,7 @@ def test_teacher_forcing_reads_the_start_symbol_then_the_target() -> None:
     inputs = torch.tensor([[5, 3, 2]])  # start symbol, then the target shifted right
     dec, _ = net.decoder(net.embed(inputs), h)
     torch.testing.assert_close(net(source, target), net.readout(dec))
+    assert net.query is None
     with_attention = Seq2Seq(5, 3, 6, attention=True)
     assert with_attention.readout.in_features == 12
     assert with_attention.query.bias is None
@@ -106,14 +108,25 @@ def test_accuracy_keys_are_every_length_and_training_is_seeded() -> None:
     assert one["accuracy"] == two["accuracy"]
     other = train_reversal(False, 2, config)
     assert other["losses"][1:] != one["losses"][1:]
-    # the first step, written out: weights from the seed, the batch from the stream seeded seed + 1
+    # the recipe, written out: weights from the seed, batches from the stream seeded seed + 1, Adam, clipping
     torch.manual_seed(1)
     net = Seq2Seq(3, 2, 4, attention=False)
     data = torch.Generator().manual_seed(2)
-    length = int(torch.randint(2, 5, (1,), generator=data))
-    source, target = make_reversal(config.batch_size, length, 3, data)
-    loss = torch.nn.functional.cross_entropy(net(source, target).flatten(0, 1), target.flatten())
-    assert one["losses"][0] == pytest.approx(loss.item(), rel=1e-6)
+    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+    losses = []
+    for _ in range(config.steps):
+        length = int(torch.randint(2, 5, (1,), generator=data))
+        source, target = make_reversal(config.batch_size, length, 3, data)
+        loss = torch.nn.functional.cross_entropy(net(source, target).flatten(0, 1), target.flatten())
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), config.clip)
+        opt.step()
+        losses.append(loss.item())
+    assert one["losses"] == pytest.approx(losses, rel=1e-6)
+    assert set(one["state"]) == set(net.state_dict())
+    for name, value in net.state_dict().items():
+        torch.testing.assert_close(one["state"][name], value)
 
 
 def test_config_boundaries() -> None:
