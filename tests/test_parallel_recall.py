@@ -35,15 +35,13 @@ def test_readout_reads_the_last_state_and_the_default_forget_bias() -> None:
     assert not torch.allclose(net(x), net.readout(net.rec(x)[:, 0]))
 
 
-def test_training_is_the_memory_test_recipe_written_out() -> None:
-    config = RecallConfig(lag=3, vocab=3, hidden_size=4, n_train=20, n_test=16, epochs=2, batch_size=8, lr=1e-2,
-                          clip=0.05)
-    run = train_input_gated_recall(4, config, forget_bias=0.5)
+def _recipe_by_hand(config: RecallConfig, seed: int, forget_bias: float) -> list[float]:
+    """The memory test's recipe for the input-gated net, written out: test accuracy after every epoch."""
     x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
     x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
-    torch.manual_seed(4)
-    net = InputGatedRecallNet(config.vocab, config.hidden_size, 0.5)
-    stream = torch.Generator().manual_seed(4)
+    torch.manual_seed(seed)
+    net = InputGatedRecallNet(config.vocab, config.hidden_size, forget_bias)
+    stream = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     history = []
     for _ in range(config.epochs):
@@ -56,8 +54,22 @@ def test_training_is_the_memory_test_recipe_written_out() -> None:
             nn.utils.clip_grad_norm_(net.parameters(), config.clip)
             opt.step()
         history.append((net(x_test).argmax(dim=1) == y_test).float().mean().item())
+    return history
+
+
+# a test set large enough that any change to the training moves its accuracy
+RECIPE = RecallConfig(lag=3, vocab=3, hidden_size=4, n_train=20, n_test=3000, epochs=3, batch_size=8, lr=5e-2,
+                      clip=0.5)
+
+
+def test_training_is_the_memory_test_recipe_written_out() -> None:
+    run = train_input_gated_recall(4, RECIPE, forget_bias=0.5)
+    history = _recipe_by_hand(RECIPE, 4, 0.5)
     assert run["history"] == history
+    assert len(set(history)) == 3  # every epoch moved the accuracy
     assert run["accuracy"] == history[-1]
     assert 0 < run["seconds"] < 600
     runtime.seed_everything(11)  # the global seed changes nothing
-    assert train_input_gated_recall(4, config, forget_bias=0.5)["history"] == history
+    assert train_input_gated_recall(4, RECIPE, forget_bias=0.5)["history"] == history
+    assert train_input_gated_recall(4, RECIPE)["history"] == _recipe_by_hand(RECIPE, 4, 1.0)  # the default bias
+    assert _recipe_by_hand(RECIPE, 4, 1.0) != history
