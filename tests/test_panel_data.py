@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 from PIL import Image
@@ -15,6 +16,7 @@ from chapter_code.gates import keep_dial
 from chapter_code.gradients import one_unit_gradient
 from chapter_code.panel_data import PANELS, crossing, dial_parts, forget_curve, number, panel, panel_json
 from chapter_code.panel_figures import static_figure, write_static_figure
+from chapter_code.sampling import nucleus_probs, temperature_probs, top_k_probs
 
 
 @pytest.mark.parametrize("name", list(PANELS))
@@ -104,3 +106,65 @@ def test_static_figure_is_written_as_a_book_png(name: str, tmp_path) -> None:  #
     with Image.open(path) as image:
         assert image.width > 400
         assert float(image.text[SMALLEST_TEXT_KEY]) > 0
+
+
+def test_sampling_parts_are_the_decoding_rules_at_one_setting() -> None:
+    z = torch.tensor(panel_data.EXPLORER_LOGITS, dtype=torch.float64)
+    parts = panel_data.sampling_parts(0.7, 3, 0.8)
+    assert parts["temperature"] == temperature_probs(z, 0.7).tolist()
+    assert parts["topK"] == top_k_probs(z, 3, 0.7).tolist()
+    assert parts["nucleus"] == nucleus_probs(z, 0.8, 0.7).tolist()
+    assert [q > 0 for q in parts["topK"]] == [True, True, True, False, False, False]
+    with pytest.raises(ValueError, match=r"k must be an int in \[1, 6\]"):
+        panel_data.sampling_parts(1.0, 7, 0.9)
+    with pytest.raises(ValueError, match="temperature must be"):
+        panel_data.sampling_parts(0.0, 2, 0.9)
+    with pytest.raises(ValueError, match=r"p must be a number in \(0, 1\]"):
+        panel_data.sampling_parts(1.0, 2, 1.5)
+
+
+def test_sampling_panel_beats_state_what_the_rules_compute() -> None:
+    data = panel("sampling-explorer")
+    assert [(b["state"]["tau"], b["state"]["k"], b["state"]["p"]) for b in data["beats"]] == panel_data.SAMPLING_BEATS
+    assert data["logits"] == list(panel_data.EXPLORER_LOGITS)
+    assert data["tokens"] == list(panel_data.EXPLORER_TOKENS)
+    texts = [b["text"] for b in data["beats"]]
+    cold = panel_data.sampling_parts(0.5, 6, 1.0)["temperature"]
+    assert f"a rises to {number(cold[0])}" in texts[1]
+    assert "renormalised to 0.69, 0.31" in texts[3]
+    assert "the nucleus shrinks to a and b" in texts[5]
+    assert "the nucleus needs 5 tokens, a to e" in texts[6]
+    k = next(c for c in data["controls"] if c["id"] == "k")
+    assert (k["min"], k["max"], k["step"]) == (1, 6, 1)
+
+
+def test_a_false_sampling_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch) -> None:
+    beats = list(panel_data.SAMPLING_BEATS)
+    beats[6] = (0.25, 2, 0.9)  # "hotter" made colder: the nucleus no longer grows
+    monkeypatch.setattr(panel_data, "SAMPLING_BEATS", beats)
+    with pytest.raises(AssertionError, match="the nucleus grows with the temperature"):
+        panel("sampling-explorer")
+
+
+def test_sampling_tokens_read_as_runs() -> None:
+    assert panel_data._tokens(["a"]) == "a"
+    assert panel_data._tokens(["a", "b"]) == "a and b"
+    assert panel_data._tokens(["a", "b", "c", "d"]) == "a to d"
+
+
+def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
+    fig = static_figure("sampling-explorer")
+    try:
+        axes = fig.axes
+        assert len(axes) == 9  # 3 temperatures x (softmax, top-k, nucleus)
+        titles = [ax.get_title() for ax in axes]
+        assert titles[0].startswith("$\\tau$ = 0.5")
+        assert titles[6].startswith("$\\tau$ = 2")
+        assert [t.split(": ")[-1] for t in titles[2::3]] == ["2 kept", "3 kept", "5 kept"]
+        assert all(t.endswith("2 kept") for t in titles[1::3])
+        filled = [p.get_height() for p in axes[5].patches if p.get_fill()]  # tau = 1, nucleus 0.9
+        assert filled == pytest.approx(panel_data.sampling_parts(1.0, 2, 0.9)["nucleus"])
+        hollow = [p.get_height() for p in axes[5].patches if not p.get_fill()]
+        assert hollow == pytest.approx(panel_data.sampling_parts(1.0, 2, 0.9)["temperature"])
+    finally:
+        plt.close(fig)

@@ -9,7 +9,9 @@ beat, equal to the Python data; and that where the JavaScript recomputes a
 panel for a slider value, it agrees with the Python function to a relative
 tolerance of ``JS_REL_TOL`` (both compute in IEEE double precision; the
 difference is rounding in ``tanh``, ``exp`` and powers, accumulated over at
-most 80 steps).
+most 80 steps, or in a softmax's sum over six tokens). For the sampling
+explorer a token cut by top-k or the nucleus must be cut on both sides: its
+probability is an exact zero, compared with no tolerance.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ PAGE_OF = {
     "lstm-gates": "book/gated.html",
     "forget-power": "book/gated.html",
     "keep-dial": "book/gated.html",
+    "sampling-explorer": "book/generating.html",
 }
 #: Relative tolerance between a JavaScript number and the Python one (float64 both sides).
 JS_REL_TOL = 1e-12
@@ -151,8 +154,10 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     assert attr(page, name, "playing") == "true"
     for control in data["controls"]:
         before = page.inner_html(f"{root} svg")
-        page.focus(f"#panel-{name}-{control['id']}")
-        page.keyboard.press("ArrowRight")  # a parameter control pauses and recomputes the picture
+        slider = f"#panel-{name}-{control['id']}"
+        page.focus(slider)
+        at_max = page.evaluate(f"() => {{ const i = document.querySelector('{slider}'); return +i.value >= +i.max; }}")
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")  # pauses and recomputes the picture
         assert attr(page, name, "playing") == "false"
         assert page.inner_html(f"{root} svg") != before
         assert "Your setting" in page.locator(f"{root} .book-panel-now").text_content()
@@ -203,6 +208,10 @@ JS_CASES = {
     "forget-power": ([{"b": b} for b in (-3.0, -1.3, 0.0, 0.55, 1.0, 2.7, 4.95)],
                      lambda p: {"curve": panel_data.forget_curve(p["b"])}),
     "keep-dial": ([{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)], lambda p: panel_data.dial_parts(p["u"])),
+    # k = 2.4 is a value between two beats while the animation moves: the JavaScript snaps it to the count 2
+    "sampling-explorer": ([{"tau": t, "k": k, "p": p} for t in (0.1, 0.35, 1.0, 1.65, 3.95) for k in (1, 2.4, 4, 6)
+                           for p in (0.05, 0.5, 0.9, 0.97, 1.0)],
+                          lambda p: panel_data.sampling_parts(p["tau"], round(p["k"]), p["p"])),
 }
 
 
