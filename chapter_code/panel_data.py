@@ -49,7 +49,8 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u207
 def number(value: float, digits: int = 2) -> str:
     """A number as the panels print it: plain between 0.001 and 10000, else ``m × 10ⁿ`` (``digits`` significant)."""
     if value == 0 or 1e-3 <= abs(value) < 1e4:
-        return f"{value:.{digits + 1}g}" if value else "0"
+        # rounded, then printed plainly: 9999 reads 10000, as the player's JavaScript prints it, not 1e+04
+        return f"{float(f'{value:.{digits + 1}g}'):g}" if value else "0"
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
     return f"{mantissa} \u00d7 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
@@ -168,3 +170,92 @@ def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
         assert hollow == pytest.approx(panel_data.sampling_parts(1.0, 2, 0.9)["temperature"])
     finally:
         plt.close(fig)
+
+
+def _same(ours: object, stored: object, where: str) -> None:
+    """Equal structure and text; floats to a relative 1e-9 (the stored JSON is the reviewed data)."""
+    if isinstance(stored, float) and not isinstance(ours, bool):
+        assert ours == pytest.approx(stored, rel=1e-9, abs=1e-300), where
+    elif isinstance(stored, dict):
+        assert isinstance(ours, dict), where
+        assert sorted(ours) == sorted(stored), where
+        for key in stored:
+            _same(ours[key], stored[key], f"{where}.{key}")
+    elif isinstance(stored, list):
+        assert isinstance(ours, list), where
+        assert len(ours) == len(stored), where
+        for i, (a, b) in enumerate(zip(ours, stored, strict=True)):
+            _same(a, b, f"{where}[{i}]")
+    else:
+        assert ours == stored, where
+        assert type(ours) is type(stored), where
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_panel_data_matches_its_reviewed_snapshot(name: str) -> None:
+    """Every panel's data (beats, transcript, controls, notes) against tests/golden/panel_<name>.json.
+
+    The transcript is content a reader reads: after changing a panel on purpose, read its beats, then
+    rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_panel_data.py``.
+    """
+    ours = json.loads(panel_json(name))
+    path = Path(__file__).parent / "golden" / f"panel_{name}.json"
+    if os.environ.get("BOOK_UPDATE_GOLDEN") == "1":
+        path.write_text(json.dumps(ours, ensure_ascii=False, indent=1) + "\n")
+    _same(ours, json.loads(path.read_text()), name)
+
+
+def test_small_formatters_at_their_edges() -> None:
+    assert panel_data._beat({}, "it's")["text"] == "it\u2019s"
+    assert panel_data._signed(0) == "0"
+    assert panel_data._signed(2) == "+2"
+    assert panel_data._signed(-1.5) == "\u22121.5"
+    assert panel_data._tokens(["a", "b", "c"]) == "a to c"
+    assert number(1e-3) == "0.001"
+    assert number(9999.0) == "10000"  # rounded to three significant digits, printed plainly
+    assert number(0.35) == "0.35"
+    assert number(1e4) == "1.0 \u00d7 10\u2074"
+    assert number(-0.0) == "0"
+    assert number(0.123456) == "0.123"
+    with pytest.raises(ValueError, match="zip"):
+        panel_data._kept([0.5, 0.5])  # one probability per token, or nothing
+
+
+def test_crossing_accepts_its_whole_range_and_refuses_outside_it() -> None:
+    assert crossing(6, 3, 1, loss_at=6)["carry"]["value"] == [1, 2, 3, 4, 5, 6]
+    assert crossing(6, 3, 3, loss_at=3)["reset"]["gradient"] == [1, 2, 3]
+    for marked, loss_at in [(0, 6), (5, 4), (2, 7)]:
+        with pytest.raises(ValueError, match="need 1 <= marked <= loss_at <= steps"):
+            crossing(6, 3, marked, loss_at=loss_at)
+
+
+def test_lstm_gate_states_name_the_gate_out_of_range_and_accept_the_edges() -> None:
+    for j, name in enumerate("fio"):
+        gates = [0.5, 0.5, 0.5, 0.0]
+        gates[j] = -0.1
+        with pytest.raises(ValueError, match=f"gate {name} must be in"):
+            panel_data.lstm_gate_states(steps=[tuple(gates)])
+    edges = panel_data.lstm_gate_states(c0=0.0, steps=[(0.0, 1.0, 1.0, -1.0), (0.0, 1.0, 1.0, 1.0)])
+    assert [s["c"] for s in edges] == [-1.0, 1.0]
+    for g in (-1.5, 1.5):
+        with pytest.raises(ValueError, match="candidate g must be in"):
+            panel_data.lstm_gate_states(steps=[(0.5, 0.5, 0.5, g)])
+
+
+def test_panel_json_is_compact_unescaped_and_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = panel_json("sampling-explorer")
+    assert "\u03c4" in text  # UTF-8 as is, not \\u escapes
+    assert '": ' not in text
+    assert '", "' not in text
+    assert json.loads(text)["beatMs"] == panel_data.BEAT_MS
+    monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "title": "<b>", "beats": []})
+    assert "\\u003cb>" in panel_json("keep-dial")
+    monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "value": float("nan"), "beats": []})
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        panel_json("keep-dial")
+
+
+def test_one_unit_curves_name_their_two_curves() -> None:
+    curves = panel_data.one_unit_curves(0.5, 0.0, steps=3)
+    assert sorted(curves) == ["bounds", "products"]
+    assert curves["bounds"] == pytest.approx([1.0, 0.5, 0.25, 0.125])

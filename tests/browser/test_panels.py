@@ -255,3 +255,14 @@ def test_without_javascript_the_static_figure_and_transcript_stand(browser, site
         assert page.locator(f"#panel-{name} .book-panel-stage").count() == 0
     finally:
         context.close()
+
+
+def test_javascript_prints_numbers_as_python_does(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    context, page = _open(browser, site_dir, "keep-dial")
+    try:
+        values = [0.0, 0.35, 0.5334, -0.0098, 1e-3, 9.99e-4, 2.6e-4, 4.2e-18, 9999.0, 1e4, -1.15e18, 3.1e-73]
+        for digits in (1, 2, 3):
+            got = page.evaluate("([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits])
+            assert got == [panel_data.number(v, digits) for v in values], digits
+    finally:
+        context.close()
