@@ -266,3 +266,24 @@ def test_javascript_prints_numbers_as_python_does(browser, site_dir: Path) -> No
             assert got == [panel_data.number(v, digits) for v in values], digits
     finally:
         context.close()
+
+
+def test_a_count_moving_between_beats_is_drawn_and_shown_whole(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    context, page = _open(browser, site_dir, "sampling-explorer")
+    try:
+        beats = panel_data.panel("sampling-explorer")["beats"]
+        move = next(i for i in range(1, len(beats)) if beats[i]["state"]["k"] != beats[i - 1]["state"]["k"])
+        k_from, k_to = beats[move - 1]["state"]["k"], beats[move]["state"]["k"]
+        shown = page.evaluate(
+            "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
+            " P.index = i; P.progress = 0.4; P.render();"
+            " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
+            " r.querySelector('svg').textContent]; }",
+            move,
+        )
+        k = round(k_from + (k_to - k_from) * 0.4)
+        assert shown[0] == str(k)
+        assert f"top-k, k = {k}: {k} kept" in shown[1]
+        assert page.console_errors == []
+    finally:
+        context.close()
