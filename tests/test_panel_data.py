@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -259,3 +261,86 @@ def test_one_unit_curves_name_their_two_curves() -> None:
     curves = panel_data.one_unit_curves(0.5, 0.0, steps=3)
     assert sorted(curves) == ["bounds", "products"]
     assert curves["bounds"] == pytest.approx([1.0, 0.5, 0.25, 0.125])
+
+
+def _lanes_with(change: Callable[[dict, int], None]) -> Callable[..., dict]:
+    """crossing, with ``change(lanes, steps)`` applied to what it returns (a false computation to catch)."""
+    real = panel_data.crossing
+
+    def fake(steps: int, chunk: int, marked: int, loss_at: int, seed: int = 5) -> dict:
+        lanes = real(steps, chunk, marked, loss_at, seed)
+        change(lanes, steps)
+        return lanes
+
+    return fake
+
+
+def _set(lanes: dict, steps: int, when: int, lane: str, key: str, value: list[int]) -> None:
+    if steps == when:
+        lanes[lane][key] = value
+
+
+def _states_with(index: int, **changes: float) -> Callable[[], list[dict]]:
+    real = panel_data.lstm_gate_states
+    return lambda: [s | changes if i == index else s for i, s in enumerate(real())]
+
+
+def _sampling_beat(index: int, setting: tuple[float, int, float]) -> list[tuple[float, int, float]]:
+    beats = list(panel_data.SAMPLING_BEATS)
+    beats[index] = setting
+    return beats
+
+
+# (panel, what to patch, its false value, words of the claim that must stop the panel)
+FALSE_CLAIMS = [
+    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.3), (2.0, 0.0), (2.0, 0.5)], "the product equals the bound"),
+    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.0), (0.9, 0.0), (2.0, 0.5)], "growth along the bound"),
+    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "carry", "value", [2, 3])),
+     "the carried value reaches the last step"),
+    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "reset", "value", [2, 3, 4])),
+     "the reset lane's value stops at the cut"),
+    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "reset", "gradient", [3, 4, 5, 6])),
+     "the gradient stops at the cut"),
+    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 9, "carry", "gradient", [5, 6, 7, 8, 9])),
+     "the check question's answer"),
+    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 9, "carry", "value", [5, 6, 7, 8])),
+     "the early step's value reaches the last step"),
+    ("lstm-gates", "lstm_gate_states", _states_with(0, h=0.1), "a shut output gate hides a kept cell"),
+    ("lstm-gates", "lstm_gate_states", _states_with(1, c=0.5), "reopening shows the same cell"),
+    ("lstm-gates", "lstm_gate_states", _states_with(3, c=0.0), "the additive update"),
+    ("lstm-gates", "lstm_gate_states", _states_with(4, c=0.1), "f = 0, i = 1 overwrites the cell"),
+    ("forget-power", "FORGET_BEATS", [0.0, -1.0, 1.0, 2.0], "a larger bias keeps more"),
+    ("forget-power", "forget_curve", lambda b: [0.1 * (b + 2)] * 80, "even b_f = +2 keeps little"),
+    ("keep-dial", "dial_parts", lambda u: {"kept": 0.0, "written": 0.0, "new": 0.9}, "the new state on the segment"),
+    ("sampling-explorer", "sampling_parts",
+     lambda t, k, p: {"temperature": [0.1, 0.5, 0.1, 0.1, 0.1, 0.1], "topK": [], "nucleus": []},
+     "temperature never changes the order"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(1, (1.0, 6, 1.0)), "colder sharpens"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(0, (1.0, 5, 1.0)), "k = 6 and p = 1 cut nothing"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(3, (1.0, 3, 1.0)), "top-2 keeps a and b"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(4, (1.0, 2, 0.7)), "the nucleus needs c to reach p"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(5, (0.5, 2, 0.97)), "the cold nucleus is a and b"),
+]
+
+
+@pytest.mark.parametrize(("name", "attribute", "false", "claim"), FALSE_CLAIMS,
+                         ids=[f"{c[0]}: {c[3]}" for c in FALSE_CLAIMS])
+def test_every_claim_of_a_transcript_is_checked(monkeypatch: pytest.MonkeyPatch, name: str, attribute: str,
+                                                false: object, claim: str) -> None:
+    monkeypatch.setattr(panel_data, attribute, false)
+    with pytest.raises(AssertionError, match=re.escape(claim)):
+        panel(name)
+
+
+def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = panel_data.sampling_parts
+
+    def flat_tail(t: float, k: int, p: float) -> dict[str, list[float]]:
+        parts = real(t, k, p)
+        if t == 2.0:  # the hot beat keeps its favourite lower but gives f less than at tau = 1
+            parts["temperature"] = [0.45, 0.25, 0.15, 0.1, 0.049, 0.001]
+        return parts
+
+    monkeypatch.setattr(panel_data, "sampling_parts", flat_tail)
+    with pytest.raises(AssertionError, match="hotter lifts the tail"):
+        panel("sampling-explorer")
