@@ -99,7 +99,7 @@ def test_forget_curve_and_dial_parts_match_their_formulas() -> None:
 
 def test_a_false_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(panel_data, "ONE_UNIT_CASES", [(0.9, 0.0), (2.0, 0.0), (2.0, 0.0)])  # no saturation
-    with pytest.raises(AssertionError, match="vanishing under a growing bound"):
+    with pytest.raises(AssertionError, match="claims vanishing under a growing bound when saturated, but"):
         panel("one-unit")
 
 
@@ -146,7 +146,8 @@ def test_a_false_sampling_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch)
     beats = list(panel_data.SAMPLING_BEATS)
     beats[6] = (0.25, 2, 0.9)  # "hotter" made colder: the nucleus no longer grows
     monkeypatch.setattr(panel_data, "SAMPLING_BEATS", beats)
-    with pytest.raises(AssertionError, match="the nucleus grows with the temperature"):
+    with pytest.raises(AssertionError,
+                       match="claims that the nucleus grows with the temperature while top-k stays, but"):
         panel("sampling-explorer")
 
 
@@ -293,32 +294,32 @@ def _sampling_beat(index: int, setting: tuple[float, int, float]) -> list[tuple[
 
 # (panel, what to patch, its false value, words of the claim that must stop the panel)
 FALSE_CLAIMS = [
-    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.3), (2.0, 0.0), (2.0, 0.5)], "the product equals the bound"),
-    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.0), (0.9, 0.0), (2.0, 0.5)], "growth along the bound"),
+    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.3), (2.0, 0.0), (2.0, 0.5)], "that the product equals the bound"),
+    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.0), (0.9, 0.0), (2.0, 0.5)], "growth along the bound for w = 2, x = 0"),
     ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "carry", "value", [2, 3])),
-     "the carried value reaches the last step"),
+     "that the carried value reaches the last step"),
     ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "reset", "value", [2, 3, 4])),
-     "the reset lane's value stops at the cut"),
+     "that the reset lane's value stops at the cut"),
     ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "reset", "gradient", [3, 4, 5, 6])),
-     "the gradient stops at the cut"),
+     "that the gradient stops at the cut"),
     ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 9, "carry", "gradient", [5, 6, 7, 8, 9])),
      "the check question's answer"),
     ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 9, "carry", "value", [5, 6, 7, 8])),
-     "the early step's value reaches the last step"),
-    ("lstm-gates", "lstm_gate_states", _states_with(0, h=0.1), "a shut output gate hides a kept cell"),
-    ("lstm-gates", "lstm_gate_states", _states_with(1, c=0.5), "reopening shows the same cell"),
+     "that the early step's value reaches the last step"),
+    ("lstm-gates", "lstm_gate_states", _states_with(0, h=0.1), "that a shut output gate hides a kept cell"),
+    ("lstm-gates", "lstm_gate_states", _states_with(1, c=0.5), "that reopening shows the same cell"),
     ("lstm-gates", "lstm_gate_states", _states_with(3, c=0.0), "the additive update"),
-    ("lstm-gates", "lstm_gate_states", _states_with(4, c=0.1), "f = 0, i = 1 overwrites the cell"),
-    ("forget-power", "FORGET_BEATS", [0.0, -1.0, 1.0, 2.0], "a larger bias keeps more"),
-    ("forget-power", "forget_curve", lambda b: [0.1 * (b + 2)] * 80, "even b_f = +2 keeps little"),
+    ("lstm-gates", "lstm_gate_states", _states_with(4, c=0.1), "that f = 0, i = 1 overwrites the cell"),
+    ("forget-power", "FORGET_BEATS", [0.0, -1.0, 1.0, 2.0], "that a larger bias keeps more"),
+    ("forget-power", "forget_curve", lambda b: [0.1 * (b + 2)] * 80, "that even b_f = +2 keeps little after 80 steps"),
     ("keep-dial", "dial_parts", lambda u: {"kept": 0.0, "written": 0.0, "new": 0.9}, "the new state on the segment"),
     ("sampling-explorer", "sampling_parts",
      lambda t, k, p: {"temperature": [0.1, 0.5, 0.1, 0.1, 0.1, 0.1], "topK": [], "nucleus": []},
-     "temperature never changes the order"),
+     "that temperature never changes the order"),
     ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(1, (1.0, 6, 1.0)), "colder sharpens"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(0, (1.0, 5, 1.0)), "k = 6 and p = 1 cut nothing"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(3, (1.0, 3, 1.0)), "top-2 keeps a and b"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(4, (1.0, 2, 0.7)), "the nucleus needs c to reach p"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(0, (1.0, 5, 1.0)), "that k = 6 and p = 1 cut nothing"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(3, (1.0, 3, 1.0)), "that top-2 keeps a and b"),
+    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(4, (1.0, 2, 0.7)), "that the nucleus needs c to reach p"),
     ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(5, (0.5, 2, 0.97)), "the cold nucleus is a and b"),
 ]
 
@@ -328,7 +329,7 @@ FALSE_CLAIMS = [
 def test_every_claim_of_a_transcript_is_checked(monkeypatch: pytest.MonkeyPatch, name: str, attribute: str,
                                                 false: object, claim: str) -> None:
     monkeypatch.setattr(panel_data, attribute, false)
-    with pytest.raises(AssertionError, match=re.escape(claim)):
+    with pytest.raises(AssertionError, match=f"the transcript claims {re.escape(claim)}, but"):
         panel(name)
 
 
@@ -342,5 +343,5 @@ def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
         return parts
 
     monkeypatch.setattr(panel_data, "sampling_parts", flat_tail)
-    with pytest.raises(AssertionError, match="hotter lifts the tail"):
+    with pytest.raises(AssertionError, match="claims hotter lifts the tail, but"):
         panel("sampling-explorer")
