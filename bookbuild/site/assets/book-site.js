@@ -11,7 +11,8 @@
  * title of a folded solution; a click on it left the page instead of opening
  * the solution. The link now opens the solution, like the rest of the title.
  *
- * MathJax after the first paint. bookbuild/site/speed.py turns MathJax's script
+ * MathJax after the first paint, where the math was not typeset at build time
+ * (bookbuild/site/mathrender.py, which needs Node). bookbuild/site/speed.py turns MathJax's script
  * tag into `<script data-book-mathjax="SRC">`; here the script is added once the
  * page has loaded and painted, so a phone shows the text without waiting for
  * MathJax. Its lazy-typesetting extension (ui/lazy, _config.yml) typesets the
@@ -78,7 +79,8 @@
 
   function loadMathJax() {
     const marker = document.querySelector("script[data-book-mathjax]");
-    if (!marker) {
+    if (!marker) { // no MathJax to load: the math was typeset when the book was built (mathrender.py), if any
+      document.documentElement.dataset.bookMath = "typeset";
       return;
     }
     // The formulas on (or near) the screen are typeset at once: lazily, each would first shrink to an empty
