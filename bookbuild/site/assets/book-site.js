@@ -7,6 +7,9 @@
  * visible button here passes its click on to the first one, where the themes'
  * handlers collapse the sidebar (wide screens) or open it as a dialog (narrow).
  *
+ * Wide formulas. A display formula that scrolls sideways in its box on a phone
+ * gets a tab stop (keyboard scrolling; axe's scrollable-region-focusable).
+ *
  * Solution headers. sphinx-exercise puts a link to the exercise inside the
  * title of a folded solution; a click on it left the page instead of opening
  * the solution. The link now opens the solution, like the rest of the title.
@@ -113,6 +116,27 @@
     document.head.appendChild(script);
   }
 
+  // A display formula wider than a phone's column scrolls sideways in its box (the theme's `overflow: auto`);
+  // a box that scrolls gets a tab stop so that keyboard users can scroll it too, as the theme does for code
+  // blocks. (MathJax in the browser made every formula focusable; formulas typeset at build time are not.)
+  function scrollableFormulasFocusable() {
+    document.querySelectorAll("div.math > mjx-container").forEach((box) => {
+      if (box.scrollWidth > box.clientWidth + 1) {
+        box.tabIndex = 0;
+      } else if (box.getAttribute("tabindex") === "0" && !box.querySelector("mjx-math")) {
+        box.removeAttribute("tabindex");
+      }
+    });
+  }
+
+  function whenResized(callback) {
+    let timer = null;
+    window.addEventListener("resize", () => {
+      clearTimeout(timer);
+      timer = setTimeout(callback, 200);
+    });
+  }
+
   function afterFirstPaint(callback) {
     const go = () => requestAnimationFrame(() => setTimeout(callback, 0));
     if (document.readyState === "complete") {
@@ -126,6 +150,8 @@
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();
+    afterFirstPaint(scrollableFormulasFocusable); // measured once laid out: no extra layout before the first paint
+    whenResized(scrollableFormulasFocusable);
     afterFirstPaint(loadMathJax);
   }
 
