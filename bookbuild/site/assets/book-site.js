@@ -119,22 +119,23 @@
   // A display formula wider than a phone's column scrolls sideways in its box (the theme's `overflow: auto`);
   // a box that scrolls gets a tab stop so that keyboard users can scroll it too, as the theme does for code
   // blocks. (MathJax in the browser made every formula focusable; formulas typeset at build time are not.)
+  // A ResizeObserver reads the widths after the browser's own layout, on load and whenever a box changes
+  // size, so this forces no extra layout of a long page.
   function scrollableFormulasFocusable() {
-    document.querySelectorAll("div.math > mjx-container").forEach((box) => {
-      if (box.scrollWidth > box.clientWidth + 1) {
-        box.tabIndex = 0;
-      } else if (box.getAttribute("tabindex") === "0" && !box.querySelector("mjx-math")) {
-        box.removeAttribute("tabindex");
-      }
+    const boxes = document.querySelectorAll("div.math > mjx-container");
+    if (boxes.length === 0 || !window.ResizeObserver) {
+      return;
+    }
+    const observer = new ResizeObserver((entries) => {
+      entries.forEach(({ target: box }) => {
+        if (box.scrollWidth > box.clientWidth + 1) {
+          box.tabIndex = 0;
+        } else if (!box.querySelector("mjx-math")) { // not MathJax's own tab stop (formulas typeset here)
+          box.removeAttribute("tabindex");
+        }
+      });
     });
-  }
-
-  function whenResized(callback) {
-    let timer = null;
-    window.addEventListener("resize", () => {
-      clearTimeout(timer);
-      timer = setTimeout(callback, 200);
-    });
+    boxes.forEach((box) => observer.observe(box));
   }
 
   function afterFirstPaint(callback) {
@@ -150,8 +151,7 @@
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();
-    afterFirstPaint(scrollableFormulasFocusable); // measured once laid out: no extra layout before the first paint
-    whenResized(scrollableFormulasFocusable);
+    scrollableFormulasFocusable();
     afterFirstPaint(loadMathJax);
   }
 
