@@ -72,10 +72,10 @@ def page(browser, viewport: str) -> Iterator[object]:  # type: ignore[no-untyped
 def open_page(page, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
     page.goto((site_dir / name).as_uri())
     page.wait_for_load_state("load")
-    # Math: typeset when the book was built (book-site.js marks the page at once); or, without Node at build
+    # Math: typeset when the book was built (nothing to wait for); or, without Node at build
     # time, MathJax is loaded after the first paint and typesets lazily, the formulas on screen first and the
     # rest in idle-time batches (book-site.js); wait until it says every formula is typeset, without scrolling.
-    if page.evaluate("() => !!document.querySelector('.math')"):
+    if page.evaluate("() => !!document.querySelector('script[data-book-mathjax]')"):
         page.wait_for_function("() => document.documentElement.dataset.bookMath === 'typeset'", timeout=60000)
     # Images: load lazy ones too, then wait for every one to decode (or fail).
     page.evaluate(

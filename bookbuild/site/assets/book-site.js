@@ -83,7 +83,6 @@
   function loadMathJax() {
     const marker = document.querySelector("script[data-book-mathjax]");
     if (!marker) { // no MathJax to load: the math was typeset when the book was built (mathrender.py), if any
-      document.documentElement.dataset.bookMath = "typeset";
       return;
     }
     // The formulas on (or near) the screen are typeset at once: lazily, each would first shrink to an empty
@@ -127,10 +126,13 @@
       return;
     }
     const observer = new ResizeObserver((entries) => {
-      entries.forEach(({ target: box }) => {
-        if (box.scrollWidth > box.clientWidth + 1) {
+      // Every width is read before any tab stop is set: a write between two reads would make the browser
+      // lay the whole page out again for the second read.
+      const scrolls = entries.map(({ target: box }) => box.scrollWidth > box.clientWidth + 1);
+      entries.forEach(({ target: box }, i) => {
+        if (scrolls[i]) {
           box.tabIndex = 0;
-        } else if (!box.querySelector("mjx-math")) { // not MathJax's own tab stop (formulas typeset here)
+        } else if (box.hasAttribute("tabindex") && !box.querySelector("mjx-math")) { // not MathJax's own
           box.removeAttribute("tabindex");
         }
       });
