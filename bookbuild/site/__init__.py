@@ -192,4 +192,6 @@ def setup(app: Sphinx) -> dict[str, object]:
     a11y.connect(app)
     speed.connect(app)
     mathrender.connect(app)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
+    # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
+    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
