@@ -165,7 +165,20 @@ def environment_key(root: Path) -> str:
         digest.update(path.read_bytes() if path.exists() else b"")
     digest.update(metadata.version("torch").encode())
     digest.update(sys.version.encode())
+    # A host's GPU build of JAX (bookbuild/venv.py) need not be jax.txt's version: count it when it differs.
+    jax = installed_version("jax")
+    jax_lock = root / "requirements" / "jax.txt"
+    if jax is not None and jax_lock.exists() and f"jax=={jax}\n" not in jax_lock.read_text():
+        digest.update(f"jax=={jax}".encode())
     return digest.hexdigest()[:16]
+
+
+def installed_version(package: str) -> str | None:
+    """The installed version of ``package``, or ``None`` when it is not installed."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def output_settings() -> dict[str, str]:

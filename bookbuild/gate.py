@@ -160,7 +160,7 @@ def prepare_data(root: Path) -> None:
     """Build the corpora the chapters read, once and in order, before any chapter runs.
 
     Chapters execute in parallel, and two of them (Chapters 4 and 5) read the
-    Shakespeare corpus, which is built on first use; building it here first
+    Shakespeare corpus (Chapters 6 and 7 the Milton corpus too), which is built on first use; building it here first
     means no two kernels ever race to write it. Does nothing in a book without
     ``chapter_code/corpora.py`` (the engine's own tests), and nothing but a
     hash check once the file exists.
@@ -168,6 +168,8 @@ def prepare_data(root: Path) -> None:
     if not (root / "chapter_code" / "corpora.py").is_file():
         return
     probe = "from chapter_code.corpora import shakespeare_text; shakespeare_text()"
+    if (root / "chapter_code" / "milton.py").is_file():
+        probe += "; from chapter_code.milton import milton_text; milton_text()"
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise files.UserError(f"could not prepare data/ for the chapters:\n{done.stderr.strip()[-2000:]}")

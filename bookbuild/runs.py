@@ -148,7 +148,8 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
     root = root or ROOT
     locks = hashlib.sha256()
     names = ["requirements/lock.txt", "requirements/torch.txt"]
-    names += [lock for package, lock in OPTIONAL_LOCKS.items() if modules and _imports(package, modules, root)]
+    optional = [package for package in OPTIONAL_LOCKS if modules and _imports(package, modules, root)]
+    names += [OPTIONAL_LOCKS[package] for package in optional]
     for name in names:
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
@@ -159,6 +160,8 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
         "python": sys.version.split()[0],
         "profile": runtime.output_profile(runtime.pick_device()),
         "settings": settings,
+        # the installed optional stacks too (a host's GPU JAX need not be the locked one); only for their runs
+        **{package: metadata.version(package) for package in optional},
     }
 
 

@@ -11,7 +11,11 @@ Run by ``make`` with the system Python before anything else exists:
    then the JAX edition's stack named in ``requirements/jax.txt`` (``pip install
    -r``, under the same constraints, so no package of ``lock.txt`` moves). JAX is
    a separate file, not part of ``lock.txt``, because ``lock.txt`` is hashed into
-   every memoized run's key; ``jax.txt`` counts only for runs that import jax;
+   every memoized run's key; ``jax.txt`` counts only for runs that import jax.
+   As with torch, when the Python in use already has a JAX whose default
+   backend is a GPU (a GPU image with ``jax[cuda]``), the environment sees it
+   through ``--system-site-packages`` and ``jax.txt``'s CPU build is not
+   installed; the build then keys JAX's cells by the installed version;
 3. writes a stamp holding the hash of the lock files, so a later ``make``
    reinstalls only when they change.
 """
@@ -39,8 +43,19 @@ def host_has_cuda_torch(python: str) -> bool:
         return False
 
 
-def lock_hash(use_host_torch: bool) -> str:
-    digest = hashlib.sha256(f"host-torch={use_host_torch}\npython={sys.version_info[:2]}\n".encode())
+def host_has_gpu_jax(python: str) -> bool:
+    """True when ``python`` imports a JAX whose default backend is a GPU."""
+    probe = "import jax, sys; sys.exit(0 if jax.default_backend() == 'gpu' else 1)"
+    try:
+        return subprocess.run([python, "-c", probe], capture_output=True, timeout=300).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def lock_hash(use_host_torch: bool, use_host_jax: bool = False) -> str:
+    # (host-jax is written only when true, so the stamps of environments made before it existed stay valid)
+    host_jax = "host-jax=True\n" if use_host_jax else ""
+    digest = hashlib.sha256(f"host-torch={use_host_torch}\n{host_jax}python={sys.version_info[:2]}\n".encode())
     for path in LOCK_FILES:
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -67,8 +82,9 @@ def run(cmd: list[str]) -> None:
 def main(venv_dir: str = ".venv") -> int:
     venv = (ROOT / venv_dir).resolve()
     use_host_torch = host_has_cuda_torch(sys.executable)
+    use_host_jax = host_has_gpu_jax(sys.executable)
     stamp = venv / ".book-installed"
-    wanted = lock_hash(use_host_torch)
+    wanted = lock_hash(use_host_torch, use_host_jax)
     here = "{}.{}".format(*sys.version_info[:2])
     found = venv_python_version(venv)
     if venv.exists() and found != here:
@@ -78,9 +94,12 @@ def main(venv_dir: str = ".venv") -> int:
         return 0
     if not (venv / "bin" / "python").exists():
         cmd = [sys.executable, "-m", "venv", str(venv)]
-        if use_host_torch:
+        if use_host_torch or use_host_jax:
             cmd.insert(3, "--system-site-packages")
+        if use_host_torch:
             print("A CUDA build of torch is installed for this Python; the environment will use it.")
+        if use_host_jax:
+            print("A GPU build of JAX is installed for this Python; the environment will use it.")
         run(cmd)
     py = str(venv / "bin" / "python")
     constraints = ["-c", str(ROOT / "requirements" / "lock.txt")]
@@ -92,7 +111,8 @@ def main(venv_dir: str = ".venv") -> int:
          *constraints, "-e", f"{ROOT}[book]"]
     )
     # the JAX edition: jax, jaxlib and their new dependencies, exact versions; lock.txt still constrains
-    run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *constraints, "-r", str(JAX_LOCK)])
+    if not use_host_jax:
+        run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *constraints, "-r", str(JAX_LOCK)])
     stamp.write_text(wanted + "\n")
     print(f"Environment ready: {venv}")
     return 0

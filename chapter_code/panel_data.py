@@ -9,7 +9,9 @@ computed here, at build time, by the chapter's own code: the one-unit RNN by
 :func:`chapter_code.truncation.unroll` and autograd, the LSTM's gates by
 :func:`chapter_code.gates.lstm_update`, the forget-gate power by
 :func:`chapter_code.gates.forget_power`, the GRU's keep dial by
-:func:`chapter_code.gates.keep_dial`. Where a slider asks for a value between
+:func:`chapter_code.gates.keep_dial`, the sampling explorer by
+:func:`chapter_code.sampling_explorer.explorer_data` (the decoding rules of
+:mod:`chapter_code.sampling`). Where a slider asks for a value between
 beats, the panel recomputes it in JavaScript; the browser tests compare those
 numbers with the Python functions here.
 
@@ -19,7 +21,7 @@ do not show.
 
 Pages: "Gradients through time" (``one-unit``, ``truncation-lanes``) and
 "Gated memory: LSTM and GRU" (``lstm-gates``, ``forget-power``, ``keep-dial``),
-through the ``book-panel`` directive of :mod:`bookbuild.site.panels`.
+"Generating text" (``sampling-explorer``), through the ``book-panel`` directive of :mod:`bookbuild.site.panels`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import torch
 from chapter_code.gates import forget_power, keep_dial, lstm_update
 from chapter_code.gradients import one_unit_gradient
 from chapter_code.recurrence import ElmanRNN
+from chapter_code.sampling_explorer import EXPLORER_LOGITS, EXPLORER_TOKENS, explorer_data
 from chapter_code.truncation import cut_every, unroll
 
 Panel = dict[str, Any]
@@ -46,7 +49,8 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u207
 def number(value: float, digits: int = 2) -> str:
     """A number as the panels print it: plain between 0.001 and 10000, else ``m × 10ⁿ`` (``digits`` significant)."""
     if value == 0 or 1e-3 <= abs(value) < 1e4:
-        return f"{value:.{digits + 1}g}" if value else "0"
+        # rounded, then printed plainly: 9999 reads 10000, as the player's JavaScript prints it, not 1e+04
+        return f"{float(f'{value:.{digits + 1}g}'):g}" if value else "0"
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
     return f"{mantissa} \u00d7 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
@@ -381,6 +385,103 @@ def keep_dial_panel() -> Panel:
     }
 
 
+# ----------------------------------------------------------------------------- sampling explorer
+
+#: (temperature, k, p) per beat: temperature alone, then top-k, then the nucleus at three temperatures.
+SAMPLING_BEATS = [(1.0, 6, 1.0), (0.5, 6, 1.0), (2.0, 6, 1.0), (1.0, 2, 1.0), (1.0, 2, 0.9), (0.5, 2, 0.9),
+                  (2.0, 2, 0.9)]
+
+
+def sampling_parts(temperature: float, k: int, p: float) -> dict[str, list[float]]:
+    """The explorer's three distributions at one setting, from :func:`explorer_data` on the explorer's logits.
+
+    ``temperature``: softmax(z / temperature); ``topK``: the top-``k`` distribution; ``nucleus``: the nucleus
+    distribution with mass ``p``, both at the same temperature (each a list in the order of the tokens).
+    """
+    data = explorer_data(EXPLORER_LOGITS, EXPLORER_TOKENS, temperatures=[temperature], ks=[k], ps=[p])
+    return {"temperature": data["temperature"][0], "topK": data["top_k"][0][0], "nucleus": data["nucleus"][0][0]}
+
+
+def _kept(dist: list[float]) -> list[str]:
+    return [t for t, q in zip(EXPLORER_TOKENS, dist, strict=True) if q > 0]
+
+
+def _tokens(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a to e`` (a run of three or more)."""
+    if len(names) <= 2:
+        return " and ".join(names)
+    return f"{names[0]} to {names[-1]}"
+
+
+def sampling_panel() -> Panel:
+    """One logit vector under temperature, top-k and nucleus sampling; sliders for tau, k and p."""
+    parts = [sampling_parts(*setting) for setting in SAMPLING_BEATS]
+    (t1, t_cold, t_hot, k2, p_mid, p_cold, p_hot) = parts
+    tau, vocab = [s[0] for s in SAMPLING_BEATS], len(EXPLORER_TOKENS)
+    z = ", ".join(_signed(v).lstrip("+") for v in EXPLORER_LOGITS)
+
+    def ranked(q: list[float]) -> bool:
+        return all(a > b for a, b in zip(q, q[1:], strict=False))
+
+    _claim(all(ranked(q["temperature"]) for q in parts), "that temperature never changes the order")
+    _claim(t_cold["temperature"][0] > t1["temperature"][0] > t_hot["temperature"][0], "colder sharpens")
+    _claim(t_cold["temperature"][-1] < t1["temperature"][-1] < t_hot["temperature"][-1], "hotter lifts the tail")
+    _claim(t1["temperature"] == t1["topK"] == t1["nucleus"], "that k = 6 and p = 1 cut nothing")
+    _claim(_kept(k2["topK"]) == ["a", "b"], "that top-2 keeps a and b")
+    p = SAMPLING_BEATS[4][2]
+    pair, trio = sum(p_mid["temperature"][:2]), sum(p_mid["temperature"][:3])
+    _claim(pair < p <= trio and _kept(p_mid["nucleus"]) == ["a", "b", "c"],
+           "that the nucleus needs c to reach p")
+    sizes = [len(_kept(q["nucleus"])) for q in (p_cold, p_mid, p_hot)]
+    _claim(_kept(p_cold["nucleus"]) == ["a", "b"] and p_cold["temperature"][0] < p, "the cold nucleus is a and b")
+    _claim(sizes[0] < sizes[1] < sizes[2] and all(len(_kept(q["topK"])) == 2 for q in (p_cold, p_mid, p_hot)),
+           "that the nucleus grows with the temperature while top-k stays")
+
+    def probs(q: list[float], names: list[str]) -> str:
+        return ", ".join(number(q[EXPLORER_TOKENS.index(n)]) for n in names)
+
+    texts = [
+        f"Six tokens with logits {z}. At \u03c4 = {tau[0]:g}, with k = {vocab} and p = {SAMPLING_BEATS[0][2]:g}, "
+        f"nothing is cut: all three columns show softmax(z), which gives the favourite a "
+        f"{number(t1['temperature'][0])} and the last token f {number(t1['temperature'][-1])}.",
+        f"Halve the temperature, \u03c4 = {tau[1]:g}: every gap between logits doubles, a rises to "
+        f"{number(t_cold['temperature'][0])} and f falls to {number(t_cold['temperature'][-1])}. "
+        "The order of the tokens stays the same.",
+        f"Double it instead, \u03c4 = {tau[2]:g}: the gaps halve, a falls to {number(t_hot['temperature'][0])} and f "
+        f"rises to {number(t_hot['temperature'][-1])}, on the way to the uniform {number(1 / vocab)}; "
+        "still in the same order.",
+        f"Back at \u03c4 = {tau[3]:g}, top-k with k = {SAMPLING_BEATS[3][1]}: a and b are kept and renormalised "
+        f"to {probs(k2['topK'], ['a', 'b'])}; c to f get exactly zero.",
+        f"The nucleus with p = {p:g}: a and b hold only {number(pair)}, so c is kept too, which brings the sum to "
+        f"{number(trio)}; the three are renormalised to {probs(p_mid['nucleus'], ['a', 'b', 'c'])}.",
+        f"Colder, \u03c4 = {tau[5]:g}: a alone holds {number(p_cold['temperature'][0])}, and a and b together "
+        f"{number(sum(p_cold['temperature'][:2]))}, so the nucleus shrinks to {_tokens(_kept(p_cold['nucleus']))}; "
+        f"top-{SAMPLING_BEATS[5][1]} keeps two tokens, as always.",
+        f"Hotter, \u03c4 = {tau[6]:g}: the mass spreads, and the nucleus needs {sizes[2]} tokens, "
+        f"{_tokens(_kept(p_hot['nucleus']))}, to reach {p:g}, while top-{SAMPLING_BEATS[6][1]} still keeps two. "
+        "The nucleus follows how spread out the distribution is; k does not.",
+    ]
+    return {
+        "name": "sampling-explorer",
+        "title": "The sampling explorer: temperature, top-k and nucleus on one logit vector",
+        "summary": f"Six tokens, a to f, with fixed logits ({z}). Left: softmax(z / \u03c4). Middle: top-k. "
+                   "Right: the nucleus with mass p. Hollow bars: the temperature distribution before the cut; filled "
+                   "bars: the renormalised distribution a token is drawn from.",
+        "note": "Computed, on an illustrative logit vector (the one of the chapter's explorer figure): every "
+                "distribution is what temperature_probs, top_k_probs and nucleus_probs return, here at build time "
+                "(through explorer_data) and in your browser when you move a slider. No model is involved.",
+        "logits": list(EXPLORER_LOGITS),
+        "tokens": list(EXPLORER_TOKENS),
+        "controls": [
+            {"id": "tau", "label": "temperature \u03c4", "min": 0.1, "max": 4.0, "step": 0.05},
+            {"id": "k", "label": "top-k: k", "min": 1, "max": vocab, "step": 1},
+            {"id": "p", "label": "nucleus: p", "min": 0.05, "max": 1.0, "step": 0.01},
+        ],
+        "beats": [_beat({"tau": t, "k": k, "p": q}, text) for (t, k, q), text in zip(SAMPLING_BEATS, texts,
+                                                                                       strict=True)],
+    }
+
+
 # ----------------------------------------------------------------------------- all panels
 
 PANELS: dict[str, Callable[[], Panel]] = {
@@ -389,6 +490,7 @@ PANELS: dict[str, Callable[[], Panel]] = {
     "lstm-gates": lstm_gates_panel,
     "forget-power": forget_power_panel,
     "keep-dial": keep_dial_panel,
+    "sampling-explorer": sampling_panel,
 }
 
 

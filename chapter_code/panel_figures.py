@@ -3,9 +3,10 @@
 Each figure draws the same computation as its panel, from the same data
 (:mod:`chapter_code.panel_data`): the one-unit RNN's three cases, the two
 truncation lanes at their last beat, the LSTM gates' beats side by side, the
-forget-gate power at the beats' biases, and the keep dial's parts against u.
+forget-gate power at the beats' biases, the keep dial's parts against u, and
+the sampling explorer's three rules at the beats' temperatures.
 
-Pages: "Gradients through time" and "Gated memory: LSTM and GRU", through the
+Pages: "Gradients through time", "Gated memory: LSTM and GRU" and "Generating text", through the
 ``book-panel`` directive of :mod:`bookbuild.site.panels`.
 """
 
@@ -30,12 +31,14 @@ from chapter_code.panel_data import (
     ONE_UNIT_CASES,
     ONE_UNIT_STEPS,
     PANELS,
+    SAMPLING_BEATS,
     TRUNC_CUT,
     TRUNC_MARKED,
     TRUNC_STEPS,
     crossing,
     lstm_gate_states,
 )
+from chapter_code.sampling_explorer import EXPLORER_LOGITS, EXPLORER_TOKENS, explorer_data
 
 GRADIENT = "#882255"  # wine: the gradient, as in the panel
 
@@ -87,6 +90,37 @@ def lstm_gates_figure() -> Figure:
     return fig
 
 
+def sampling_figure() -> Figure:
+    """The panel's last three beats side by side: rows are temperatures, columns softmax, top-k and the nucleus.
+
+    Hollow bars: softmax(z / tau) before the cut; filled bars: the renormalised distribution that is sampled.
+    """
+    use_book_style()
+    temperatures = sorted({t for t, _, _ in SAMPLING_BEATS[-3:]})
+    (k,), (p,) = {s[1] for s in SAMPLING_BEATS[-3:]}, {s[2] for s in SAMPLING_BEATS[-3:]}
+    data = explorer_data(EXPLORER_LOGITS, EXPLORER_TOKENS, temperatures=temperatures, ks=[k], ps=[p])
+    slots = range(len(EXPLORER_TOKENS))
+    fig, axes = plt.subplots(len(temperatures), 3, figsize=(6.4, 5.6), sharex=True, sharey=True)
+    for row, tau in enumerate(temperatures):
+        before = data["temperature"][row]
+        columns = [("softmax(z / $\\tau$)", before), (f"top-k, k = {k}", data["top_k"][row][0]),
+                   (f"nucleus, p = {p:g}", data["nucleus"][row][0])]
+        for col, (title, dist) in enumerate(columns):
+            ax = axes[row][col]
+            if col:
+                ax.bar(slots, before, 0.8, fill=False, edgecolor="#595959", linestyle="--", linewidth=0.8)
+            ax.bar(slots, dist, 0.55, color=COLORS["lstm"])
+            kept = sum(q > 0 for q in dist)
+            ax.set_title(f"{title}: {kept} kept" if col else f"$\\tau$ = {tau:g}: {title}", fontsize=10)
+            ax.set_ylim(0, 1)
+        axes[row][0].set_ylabel("probability")
+    for ax in axes[-1]:
+        ax.set_xticks(list(slots), list(EXPLORER_TOKENS))
+        ax.set_xlabel("token")
+    fig.tight_layout()
+    return fig
+
+
 def static_figure(name: str) -> Figure:
     """The static figure of panel ``name``."""
     if name not in PANELS:
@@ -100,6 +134,8 @@ def static_figure(name: str) -> Figure:
         return lstm_gates_figure()
     if name == "forget-power":
         return plot_forget_power(FORGET_BEATS, forget_power(FORGET_BEATS, FORGET_STEPS))
+    if name == "sampling-explorer":
+        return sampling_figure()
     return plot_keep_dial(DIAL_OLD, DIAL_CANDIDATE, DIAL_BEATS[-1])
 
 

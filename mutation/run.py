@@ -48,7 +48,8 @@ OUT = ROOT / "_build" / "mutation"
 BAR = 0.90
 DETECTED = {"killed", "timeout", "segfault"}
 #: Paths the tests read (as files of the repository) that are not copied by mutmut itself.
-LINKED = ["bookbuild", "book", "data", "records", "baselines", "benchmarks", "_config.yml", "_toc.yml", "requirements"]
+LINKED = ["bookbuild", "book", "labs", "data", "records", "baselines", "benchmarks", "_config.yml", "_toc.yml",
+          "requirements"]
 
 
 def modules() -> list[str]:
@@ -108,7 +109,12 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         "do_not_mutate_patterns": patterns,
         "use_git_change_detection": False,
     }
-    table.update(mod_cfg.get("mutmut", {}))  # per-module mutmut settings, e.g. process_isolation (see config.toml)
+    # mutmut settings for one module, each with its reason in the config (e.g. a fork server for JAX)
+    settings = mod_cfg.get("mutmut", {})
+    table.update({k: v for k, v in settings.items() if k != "reason"})
+    if settings:
+        notes.append("mutmut settings " + ", ".join(f"{k} = {v}" for k, v in settings.items() if k != "reason")
+                     + f": {settings.get('reason', '')}")
     return table, notes
 
 

@@ -1,4 +1,4 @@
-/* The five panels' drawings, for the player in player.js.
+/* The six panels' drawings, for the player in player.js.
  *
  * Each renderer draws one state into a 640 x 300 SVG. Numbers that belong to
  * a beat come from the panel's data (chapter_code/panel_data.py); where a
@@ -282,6 +282,85 @@
       text(svg, cx + rad + 10, cy - 4, `keep all   (u = ${fmt(s.u, 3)})`, { "font-size": 12 });
       text(svg, 20, 24, `${fmt(s.u, 3)} \u00d7 ${fmt(data.old)} + ${fmt(1 - s.u, 3)} \u00d7 ${fmt(data.candidate)} = `
         + `${fmt(r.kept, 3)} + ${fmt(r.written, 3)} = ${fmt(r.new, 3)}`, { "font-size": 13 });
+    },
+  });
+
+  // ------------------------------------------------------------------ sampling explorer (explorer_data: sampling.py's rules)
+
+  /** softmax(z / tau), top-k and nucleus distributions, as temperature_probs, top_k_probs and nucleus_probs. */
+  function sampling(params, data) {
+    const z = data.logits;
+    const tau = params.tau;
+    const k = Math.min(z.length, Math.max(1, Math.round(params.k))); // a k between two beats snaps to a count
+    const scaled = z.map((v) => v / tau);
+    const top = Math.max(...scaled);
+    const e = scaled.map((v) => Math.exp(v - top));
+    const total = e.reduce((a, b) => a + b, 0);
+    const q = e.map((v) => v / total);
+    // ranked by the logits, ties to the first, as the Python rules rank them
+    const order = z.map((_, i) => i).sort((a, b) => z[b] - z[a] || a - b);
+    const keepK = z.map(() => 0);
+    const keepP = z.map(() => 0);
+    let sum = 0;
+    order.forEach((i, rank) => {
+      keepK[i] = rank < k ? 1 : 0;
+      sum += q[i];
+      keepP[i] = sum - q[i] < params.p ? 1 : 0; // the mass ranked above it is still below p
+    });
+    const renorm = (keep) => {
+      const masked = q.map((v, i) => v * keep[i]);
+      const s = masked.reduce((a, b) => a + b, 0);
+      return masked.map((v) => v / s);
+    };
+    return { temperature: q, topK: renorm(keepK), nucleus: renorm(keepP), k };
+  }
+
+  function keptNames(dist, data) {
+    const names = data.tokens.filter((_, i) => dist[i] > 0);
+    return names.length <= 2 ? names.join(" and ") : `${names[0]} to ${names[names.length - 1]}`;
+  }
+
+  P.register("sampling-explorer", {
+    compute: sampling,
+    describe(s, data) {
+      const r = sampling(s, data);
+      const n = r.nucleus.filter((v) => v > 0).length;
+      return `Your setting: \u03c4 = ${fmt(s.tau, 3)}, k = ${r.k}, p = ${fmt(s.p, 3)}. softmax(z / \u03c4) gives a `
+        + `${fmt(r.temperature[0])} and f ${fmt(r.temperature[r.temperature.length - 1])}; top-${r.k} keeps `
+        + `${keptNames(r.topK, data)}; the nucleus keeps ${n} token${n === 1 ? "" : "s"}, ${keptNames(r.nucleus, data)}.`;
+    },
+    draw(svg, s, data) {
+      const r = sampling(s, data);
+      const nKept = (dist) => dist.filter((v) => v > 0).length;
+      const columns = [
+        { x: 14, title: "softmax(z / \u03c4)", dist: r.temperature },
+        { x: 222, title: `top-k, k = ${r.k}: ${nKept(r.topK)} kept`, dist: r.topK },
+        { x: 430, title: `nucleus, p = ${fmt(s.p, 3)}: ${nKept(r.nucleus)} kept`, dist: r.nucleus },
+      ];
+      const rowY = (i) => 66 + i * 35;
+      const barLeft = 44;
+      const barMax = 112; // px for probability 1
+      text(svg, 14, 20, `\u03c4 = ${fmt(s.tau, 3)}; logits z = (${data.logits.map((v) => fmt(v)).join(", ")})`
+        .replace(/-/g, "\u2212"), { "font-size": 13 });
+      columns.forEach((col, j) => {
+        text(svg, col.x, 48, col.title, { "font-weight": "bold", "font-size": 13 });
+        data.tokens.forEach((name, i) => {
+          const y = rowY(i);
+          text(svg, col.x + 4, y + 16, name, { "font-size": 14 });
+          if (j > 0) { // what the temperature gave this token before the cut, hollow
+            svg.appendChild(el("rect", { x: col.x + barLeft, y, width: barMax * r.temperature[i], height: 22,
+              fill: "none", stroke: GREY, "stroke-dasharray": "3 2" }));
+          }
+          const v = col.dist[i];
+          if (v > 0) {
+            svg.appendChild(el("rect", { x: col.x + barLeft, y: y + 3, width: barMax * v, height: 16, fill: BLUE }));
+          }
+          text(svg, col.x + barLeft + barMax * Math.max(v, j > 0 ? r.temperature[i] : 0) + 4, y + 16,
+            v > 0 ? fmt(v) : "cut", { "font-size": 12, fill: v > 0 ? INK : WINE });
+        });
+      });
+      text(svg, 14, 292, "filled: the distribution a token is drawn from; dashed: softmax(z / \u03c4) before the cut",
+        { "font-size": 12, fill: GREY });
     },
   });
 })();

@@ -144,7 +144,7 @@
           input.addEventListener("input", () => this.setParam(c.id, Number(input.value)));
           wrap.append(label, input, shown);
           params.appendChild(wrap);
-          this.sliders[c.id] = { input, shown };
+          this.sliders[c.id] = { input, shown, whole: Number.isInteger(c.step) };
         }
         bar.after(params);
       }
@@ -192,12 +192,13 @@
       }
       this.playButton.textContent = this.playing ? "Pause" : "Play";
       this.playButton.setAttribute("aria-label", this.playing ? "Pause the animation" : "Play the animation");
-      for (const [key, { input, shown }] of Object.entries(this.sliders)) {
+      for (const [key, { input, shown, whole }] of Object.entries(this.sliders)) {
         if (key in s) {
           if (document.activeElement !== input) {
             input.value = s[key];
           }
-          shown.textContent = number(s[key], 3);
+          // a count (a slider in whole steps) moving between two beats is shown as the count drawn
+          shown.textContent = number(whole ? Math.round(s[key]) : s[key], 3);
         }
       }
       this.root.dataset.beat = String(this.index);

@@ -379,3 +379,18 @@ def test_a_figure_drawn_in_the_kernel_is_recorded_with_its_text_and_data(tmp_pat
     assert "axes 1 legend: $h_{t-1}$" in figure["text"]
     assert "axes 1 x label: step" in figure["text"]
     assert b"[[0.0,1.0],[1.0,2.0],[2.0,3.0]]" in files_["fig-1.json"]
+
+
+def test_a_host_jax_of_another_version_than_the_lock_changes_the_environment_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "requirements").mkdir()
+    pinned = engine.installed_version("jax")
+    assert pinned is not None  # the JAX edition is installed with the book
+    (tmp_path / "requirements" / "jax.txt").write_text(f"jax=={pinned}\njaxlib=={pinned}\n")
+    locked = engine.environment_key(tmp_path)
+    real = engine.installed_version
+    monkeypatch.setattr(engine, "installed_version", lambda name: "9.9.9" if name == "jax" else real(name))
+    assert engine.environment_key(tmp_path) != locked
+    monkeypatch.setattr(engine, "installed_version", lambda name: None if name == "jax" else real(name))
+    assert engine.environment_key(tmp_path) == locked  # no JAX installed: the lock alone counts
+    assert engine.installed_version("no-such-package-for-the-book") is None

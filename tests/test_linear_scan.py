@@ -129,3 +129,43 @@ def test_input_gated_lstm_is_the_lstm_with_zero_recurrent_weights() -> None:
 def test_cells_reject_bad_sizes(cls: type) -> None:
     with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
         cls(3, 0)
+
+
+@pytest.mark.parametrize("cls", [MinGRU, InputGatedLSTM])
+def test_cells_name_the_bad_size_and_accept_size_one(cls: type) -> None:
+    with pytest.raises(ValueError, match="^input_size must be an int >= 1; got 0"):
+        cls(0, 3)
+    with pytest.raises(ValueError, match="^hidden_size must be an int >= 1; got 2.0"):
+        cls(3, 2.0)
+    assert cls(1, 1)(torch.ones(2, 3, 1)).shape == (2, 3, 1)
+
+
+def test_scan_and_loop_with_one_step_and_a_start_state() -> None:
+    a, b, c0 = torch.tensor([[[0.5]]]), torch.tensor([[[2.0]]]), torch.tensor([[4.0]])
+    for fn in (loop_linear, scan_linear):
+        assert fn(a, b, c0).item() == 0.5 * 4.0 + 2.0
+        assert fn(a, b).item() == 2.0
+
+
+@pytest.mark.parametrize("cls", [MinGRU, InputGatedLSTM])
+def test_cells_scan_by_default_and_loop_on_request(cls: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code import linear_scan
+
+    calls = []
+    for name in ("scan_linear", "loop_linear"):
+        original = getattr(linear_scan, name)
+        monkeypatch.setattr(linear_scan, name,
+                            lambda *args, _f=original, _n=name: calls.append(_n) or _f(*args))
+    net = cls(2, 3)
+    x = torch.randn(1, 4, 2)
+    net(x)
+    net(x, parallel=False)
+    net(x, parallel=True)
+    assert calls == ["scan_linear", "loop_linear", "scan_linear"]
+
+
+def test_loop_checks_its_start_state_and_the_cell_keeps_its_width() -> None:
+    a = torch.rand(2, 5, 3)
+    with pytest.raises(ValueError, match=r"^c0 must be \(batch, features\) = \(2, 3\); got \(3,\)"):
+        loop_linear(a, a, torch.zeros(3))
+    assert InputGatedLSTM(4, 5).hidden_size == 5

@@ -178,3 +178,18 @@ def test_an_optional_stack_s_lock_keys_only_the_runs_that_import_it(tmp_path: Pa
     (tmp_path / "requirements" / "jax.txt").write_text("jax==0.10.2\n")
     assert runs.environment(["jaxpkg.plain"], tmp_path)["locks"] == plain
     assert runs.environment(["jaxpkg.uses"], tmp_path)["locks"] != plain
+
+
+def test_an_optional_stack_s_installed_version_keys_only_the_runs_that_import_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "jax.txt").write_text("jax==0.10.2\n")
+    pkg = tmp_path / "jaxpkg"
+    pkg.mkdir()
+    (pkg / "uses.py").write_text("from jax import lax\n")
+    (pkg / "plain.py").write_text("import torch\n")
+    assert "jax" not in runs.environment(["jaxpkg.plain"], tmp_path)
+    assert runs.environment(["jaxpkg.uses"], tmp_path)["jax"] == runs.metadata.version("jax")
+    real = runs.metadata.version
+    monkeypatch.setattr(runs.metadata, "version", lambda name: "9.9.9" if name == "jax" else real(name))
+    assert runs.environment(["jaxpkg.uses"], tmp_path)["jax"] == "9.9.9"  # a host's GPU JAX of another version

@@ -2,9 +2,12 @@
 
 Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
 
-1. vendors MathJax 3.2.2 into the HTML output (``_static/mathjax/``), taken from
-   the ``sphinx-mathjax-offline`` wheel pinned in ``requirements/lock.txt``, and
-   points ``mathjax_path`` at it, so equations render with no network;
+1. typesets the math at build time (``mathrender.py``: MathJax 3.2.2 in Node,
+   taken from the ``sphinx-mathjax-offline`` wheel pinned in
+   ``requirements/lock.txt``), so pages ship SVG formulas and load no MathJax;
+   where Node is missing, vendors that MathJax into the HTML output
+   (``_static/mathjax/``) and points ``mathjax_path`` at it, so equations
+   render in the browser with no network;
 2. switches off sphinx-thebe, which Jupyter Book 1 loads on every page (the
    book runs nothing in the reader's browser);
 3. makes the ids of exercise and solution bodies unique on a page;
@@ -17,8 +20,8 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
    validator, and what slows their first paint (``a11y.py``: page
    descriptions, favicon, a post-build pass over the HTML);
 7. makes the pages quicker to show on a phone (``speed.py``: figures loaded
-   lazily with their size stated, MathJax loaded after the first paint and
-   typesetting lazily).
+   lazily with their size stated; where the math is left to the browser,
+   MathJax loaded after the first paint and typesetting lazily).
 
 The assets live here, never under the book's ``_static/``, because Jupyter Book
 1 adds a script tag for every ``.js`` file it finds there to every page.
@@ -35,7 +38,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y, speed
+from bookbuild.site import a11y, mathrender, speed
 
 ASSETS = Path(__file__).with_name("assets")
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
@@ -107,8 +110,14 @@ def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> N
 
 
 def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
+    """MathJax goes into the output only when a page still loads it (no Node to typeset the math at build
+    time, mathrender.py); otherwise a copy left by an earlier build goes."""
     if exc is None and app.builder.format == "html":
-        copy_mathjax(Path(app.outdir))
+        outdir = Path(app.outdir)
+        if mathrender.pages_loading_mathjax(outdir):
+            copy_mathjax(outdir)
+        else:
+            shutil.rmtree(outdir / "_static" / "mathjax", ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- bibliography labels
@@ -177,9 +186,12 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", unique_exercise_ids)
-    app.connect("build-finished", _on_build_finished)
+    app.connect("build-finished", _on_build_finished, priority=930)  # after the math is typeset (mathrender.py)
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)
     speed.connect(app)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    mathrender.connect(app)
+    # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
+    # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
+    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from docutils import nodes
@@ -175,14 +175,19 @@ def repair_page(name: str, text: str, title: str = "") -> str:
     return text.replace(TITLE_PLACEHOLDER, html.escape(title))
 
 
+def html_pages(outdir: Path) -> Iterator[tuple[str, Path]]:
+    """Every HTML page under ``outdir`` (not ``_static`` and the like) as (its path under ``outdir``, path)."""
+    for path in sorted(outdir.rglob("*.html")):
+        name = path.relative_to(outdir).as_posix()
+        if not name.startswith("_"):
+            yield name, path
+
+
 def rewrite_pages(outdir: Path, rewrite: Callable[[str, str], str]) -> int:
     """Apply ``rewrite(name, text)`` to every HTML page under ``outdir`` (not ``_static`` and the like);
     write only the pages it changes and return how many."""
     changed = 0
-    for path in sorted(outdir.rglob("*.html")):
-        name = path.relative_to(outdir).as_posix()
-        if name.startswith("_"):
-            continue
+    for name, path in html_pages(outdir):
         before = path.read_text(encoding="utf-8")
         after = rewrite(name, before)
         if after != before:

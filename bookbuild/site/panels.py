@@ -34,7 +34,7 @@ SCRIPTS = ["player.js", "panels.js"]
 STYLESHEET = "panels.css"
 #: Source files whose change changes a panel: a page that holds one is read again.
 DEPENDS = ["panel_data.py", "panel_figures.py", "gates.py", "gradients.py", "truncation.py", "recurrence.py",
-           "figures.py", "gate_figures.py", "gradient_figures.py"]
+           "figures.py", "gate_figures.py", "gradient_figures.py", "sampling.py", "sampling_explorer.py"]
 
 
 def _raw(text: str) -> nodes.raw:

@@ -16,7 +16,10 @@ a chapter's math in one task. The repairs, each idempotent like those of
   page is parsed instead of holding up its first paint; they keep their order,
   and the inline settings they read are set before they run. Only
   ``documentation_options.js`` stays, since inline scripts use it at once;
-* :func:`mathjax_after_first_paint`: MathJax's script tag becomes a marker that
+* :func:`mathjax_after_first_paint` (only where the math was not typeset at
+  build time, :mod:`bookbuild.site.mathrender`, for want of Node; that pass
+  runs after this one and drops the marker from every page it typesets):
+  MathJax's script tag becomes a marker that
   ``book-site.js`` reads after the page's ``load`` event and first paint; the
   script is then fetched and run. With MathJax's lazy-typesetting extension
   (``ui/lazy``, configured in ``_config.yml``) the math on screen is typeset

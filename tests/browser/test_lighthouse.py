@@ -1,9 +1,11 @@
 """Lighthouse (mobile) on the chapter pages, served compressed by a local server: ``make audit``, not ``make test``.
 
 Each chapter is measured ``$LIGHTHOUSE_RUNS`` times (default 3) and the median
-score per category is compared with :data:`FLOORS`; MathJax loads from the site
-itself. Lighthouse is pinned in ``tests/browser/lighthouse/package.json`` (12.2.3:
-the newest that runs on Debian's Node 20) and installed by ``make audit``. The
+score per category is compared with :data:`FLOORS`. The pages carry their math
+typeset at build time (bookbuild/site/mathrender.py) and load no MathJax; a site
+built without Node loads MathJax from the site itself. Lighthouse is pinned in
+``tests/browser/lighthouse/package.json`` (12.2.3: the newest that runs on
+Debian's Node 20) and installed by ``make audit``. The
 scores depend on the machine's load: measure on an idle machine. Results are
 written to ``$LIGHTHOUSE_OUT`` (default ``_build/lighthouse/``) for BENCHMARKS.md.
 """

@@ -72,9 +72,10 @@ def page(browser, viewport: str) -> Iterator[object]:  # type: ignore[no-untyped
 def open_page(page, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
     page.goto((site_dir / name).as_uri())
     page.wait_for_load_state("load")
-    # Math: MathJax is loaded after the first paint and typesets lazily, the formulas on screen first and the
+    # Math: typeset when the book was built (nothing to wait for); or, without Node at build
+    # time, MathJax is loaded after the first paint and typesets lazily, the formulas on screen first and the
     # rest in idle-time batches (book-site.js); wait until it says every formula is typeset, without scrolling.
-    if page.evaluate("() => !!document.querySelector('.math')"):
+    if page.evaluate("() => !!document.querySelector('script[data-book-mathjax]')"):
         page.wait_for_function("() => document.documentElement.dataset.bookMath === 'typeset'", timeout=60000)
     # Images: load lazy ones too, then wait for every one to decode (or fail).
     page.evaluate(
@@ -96,12 +97,20 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
     assert page.outside_requests == [], f"{name} asked another host for: {page.outside_requests}"
     assert page.console_errors == [], f"{name}: console errors: {page.console_errors}"
 
+    # Typeset when the book was built (SVG, bookbuild/site/mathrender.py) or, without Node, by MathJax here (CHTML);
+    # either way with MathJax's assistive MathML, which screen readers read in place of the picture.
     unrendered = page.evaluate(
         "() => Array.from(document.querySelectorAll('.math'))"
-        ".filter(e => !e.querySelector('mjx-container mjx-math') || e.querySelector('mjx-lazy'))"
+        ".filter(e => !e.querySelector('mjx-container > mjx-math, mjx-container > svg') || e.querySelector('mjx-lazy'))"
         ".map(e => e.textContent.slice(0, 80))"
     )
     assert unrendered == [], f"{name}: math not rendered by MathJax: {unrendered[:5]}"
+    unread = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.math mjx-container'))"
+        ".filter(c => !(c.querySelector('mjx-assistive-mml > math') || {}).textContent)"
+        ".map(c => c.closest('.math').innerHTML.slice(0, 80))"
+    )
+    assert unread == [], f"{name}: formulas without MathML for screen readers: {unread[:3]}"
     prose = page.evaluate(
         "() => { const main = document.querySelector('main') || document.body;"
         " const c = main.cloneNode(true);"

@@ -9,7 +9,9 @@ beat, equal to the Python data; and that where the JavaScript recomputes a
 panel for a slider value, it agrees with the Python function to a relative
 tolerance of ``JS_REL_TOL`` (both compute in IEEE double precision; the
 difference is rounding in ``tanh``, ``exp`` and powers, accumulated over at
-most 80 steps).
+most 80 steps, or in a softmax's sum over six tokens). For the sampling
+explorer a token cut by top-k or the nucleus must be cut on both sides: its
+probability is an exact zero, compared with no tolerance.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ PAGE_OF = {
     "lstm-gates": "book/gated.html",
     "forget-power": "book/gated.html",
     "keep-dial": "book/gated.html",
+    "sampling-explorer": "book/generating.html",
 }
 #: Relative tolerance between a JavaScript number and the Python one (float64 both sides).
 JS_REL_TOL = 1e-12
@@ -151,8 +154,10 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     assert attr(page, name, "playing") == "true"
     for control in data["controls"]:
         before = page.inner_html(f"{root} svg")
-        page.focus(f"#panel-{name}-{control['id']}")
-        page.keyboard.press("ArrowRight")  # a parameter control pauses and recomputes the picture
+        slider = f"#panel-{name}-{control['id']}"
+        page.focus(slider)
+        at_max = page.evaluate(f"() => {{ const i = document.querySelector('{slider}'); return +i.value >= +i.max; }}")
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")  # pauses and recomputes the picture
         assert attr(page, name, "playing") == "false"
         assert page.inner_html(f"{root} svg") != before
         assert "Your setting" in page.locator(f"{root} .book-panel-now").text_content()
@@ -203,6 +208,10 @@ JS_CASES = {
     "forget-power": ([{"b": b} for b in (-3.0, -1.3, 0.0, 0.55, 1.0, 2.7, 4.95)],
                      lambda p: {"curve": panel_data.forget_curve(p["b"])}),
     "keep-dial": ([{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)], lambda p: panel_data.dial_parts(p["u"])),
+    # k = 2.4 is a value between two beats while the animation moves: the JavaScript snaps it to the count 2
+    "sampling-explorer": ([{"tau": t, "k": k, "p": p} for t in (0.1, 0.35, 1.0, 1.65, 3.95) for k in (1, 2.4, 4, 6)
+                           for p in (0.05, 0.5, 0.9, 0.97, 1.0)],
+                          lambda p: panel_data.sampling_parts(p["tau"], round(p["k"]), p["p"])),
 }
 
 
@@ -244,5 +253,37 @@ def test_without_javascript_the_static_figure_and_transcript_stand(browser, site
         beats = len(panel_data.panel(name)["beats"])
         assert page.locator(f"#panel-{name} details.book-panel-transcript li").count() == beats
         assert page.locator(f"#panel-{name} .book-panel-stage").count() == 0
+    finally:
+        context.close()
+
+
+def test_javascript_prints_numbers_as_python_does(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    context, page = _open(browser, site_dir, "keep-dial")
+    try:
+        values = [0.0, 0.35, 0.5334, -0.0098, 1e-3, 9.99e-4, 2.6e-4, 4.2e-18, 9999.0, 1e4, -1.15e18, 3.1e-73]
+        for digits in (1, 2, 3):
+            got = page.evaluate("([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits])
+            assert got == [panel_data.number(v, digits) for v in values], digits
+    finally:
+        context.close()
+
+
+def test_a_count_moving_between_beats_is_drawn_and_shown_whole(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    context, page = _open(browser, site_dir, "sampling-explorer")
+    try:
+        beats = panel_data.panel("sampling-explorer")["beats"]
+        move = next(i for i in range(1, len(beats)) if beats[i]["state"]["k"] != beats[i - 1]["state"]["k"])
+        k_from, k_to = beats[move - 1]["state"]["k"], beats[move]["state"]["k"]
+        shown = page.evaluate(
+            "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
+            " P.index = i; P.progress = 0.4; P.render();"
+            " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
+            " r.querySelector('svg').textContent]; }",
+            move,
+        )
+        k = round(k_from + (k_to - k_from) * 0.4)
+        assert shown[0] == str(k)
+        assert f"top-k, k = {k}: {k} kept" in shown[1]
+        assert page.console_errors == []
     finally:
         context.close()

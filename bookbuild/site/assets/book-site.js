@@ -7,11 +7,15 @@
  * visible button here passes its click on to the first one, where the themes'
  * handlers collapse the sidebar (wide screens) or open it as a dialog (narrow).
  *
+ * Wide formulas. A display formula that scrolls sideways in its box on a phone
+ * gets a tab stop (keyboard scrolling; axe's scrollable-region-focusable).
+ *
  * Solution headers. sphinx-exercise puts a link to the exercise inside the
  * title of a folded solution; a click on it left the page instead of opening
  * the solution. The link now opens the solution, like the rest of the title.
  *
- * MathJax after the first paint. bookbuild/site/speed.py turns MathJax's script
+ * MathJax after the first paint, where the math was not typeset at build time
+ * (bookbuild/site/mathrender.py, which needs Node). bookbuild/site/speed.py turns MathJax's script
  * tag into `<script data-book-mathjax="SRC">`; here the script is added once the
  * page has loaded and painted, so a phone shows the text without waiting for
  * MathJax. Its lazy-typesetting extension (ui/lazy, _config.yml) typesets the
@@ -78,7 +82,7 @@
 
   function loadMathJax() {
     const marker = document.querySelector("script[data-book-mathjax]");
-    if (!marker) {
+    if (!marker) { // no MathJax to load: the math was typeset when the book was built (mathrender.py), if any
       return;
     }
     // The formulas on (or near) the screen are typeset at once: lazily, each would first shrink to an empty
@@ -111,6 +115,31 @@
     document.head.appendChild(script);
   }
 
+  // A display formula wider than a phone's column scrolls sideways in its box (the theme's `overflow: auto`);
+  // a box that scrolls gets a tab stop so that keyboard users can scroll it too, as the theme does for code
+  // blocks. (MathJax in the browser made every formula focusable; formulas typeset at build time are not.)
+  // A ResizeObserver reads the widths after the browser's own layout, on load and whenever a box changes
+  // size, so this forces no extra layout of a long page.
+  function scrollableFormulasFocusable() {
+    const boxes = document.querySelectorAll("div.math > mjx-container");
+    if (boxes.length === 0 || !window.ResizeObserver) {
+      return;
+    }
+    const observer = new ResizeObserver((entries) => {
+      // Every width is read before any tab stop is set: a write between two reads would make the browser
+      // lay the whole page out again for the second read.
+      const scrolls = entries.map(({ target: box }) => box.scrollWidth > box.clientWidth + 1);
+      entries.forEach(({ target: box }, i) => {
+        if (scrolls[i]) {
+          box.tabIndex = 0;
+        } else if (box.hasAttribute("tabindex") && !box.querySelector("mjx-math")) { // not MathJax's own
+          box.removeAttribute("tabindex");
+        }
+      });
+    });
+    boxes.forEach((box) => observer.observe(box));
+  }
+
   function afterFirstPaint(callback) {
     const go = () => requestAnimationFrame(() => setTimeout(callback, 0));
     if (document.readyState === "complete") {
@@ -124,6 +153,7 @@
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();
+    scrollableFormulasFocusable();
     afterFirstPaint(loadMathJax);
   }
 
