@@ -10,7 +10,7 @@ import torch
 from chapter_code import wordlm
 from chapter_code.corpora import Splits
 from chapter_code.language_model import TrainConfig
-from chapter_code.wordlm import UNK, WordLM, WordRecipe, WordVocab, words
+from chapter_code.wordlm import UNK, WordLM, WordRecipe, WordVocab, split_at_lines, words
 
 
 def test_words() -> None:
@@ -31,12 +31,61 @@ def test_model_shapes() -> None:
     assert logits.shape == (3, 5, 11)
 
 
+def test_split_at_lines_cuts_after_line_ends() -> None:
+    text = "".join(f"line {i:02d}\n" for i in range(20))  # 20 lines of 8 characters
+    parts = split_at_lines(text, 0.5, 0.25)
+    assert parts.train + parts.valid + parts.test == text
+    assert parts.train == "".join(f"line {i:02d}\n" for i in range(11))  # 80 falls inside line 10: cut after it
+    assert parts.valid.startswith("line 11\n")
+    assert parts.test.startswith("line 16\n")
+    assert parts.test.endswith("line 19\n")
+
+
+@pytest.mark.parametrize(("train", "valid", "match"), [(0, 0.1, "train_share"), (1.0, 0.1, "train_share"),
+                                                       (0.5, True, "valid_share"), (0.5, "x", "valid_share"),
+                                                       (0.6, 0.4, "below 1")])
+def test_split_at_lines_rejects_bad_shares(train: object, valid: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        split_at_lines("a\nb\nc\nd\n", train, valid)  # type: ignore[arg-type]
+
+
+def test_split_at_lines_needs_enough_lines() -> None:
+    with pytest.raises(ValueError, match="too few lines"):
+        split_at_lines("one long line without an end", 0.5, 0.25)
+    with pytest.raises(ValueError, match="too few lines"):
+        split_at_lines("a\nb\n", 0.5, 0.25)  # the validation cut lands on the text's end
+
+
+def _two_authors(monkeypatch: pytest.MonkeyPatch) -> None:
+    bard = "the king is dead . long live the king ! " * 60
+    milton = "\n".join(["of man's first disobedience and the fruit"] * 60) + "\n"
+    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]))
+    monkeypatch.setattr(wordlm, "milton_text", lambda: milton)
+
+
+def test_word_splits_hold_both_authors(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    vocab, ids = wordlm.word_splits(30)
+    assert set(ids) == {"shakespeare", "milton"}
+    assert {"king", "disobedience"} <= set(vocab.words)  # the vocabulary is taken from both authors' training text
+    for name in ("train", "valid", "test"):
+        assert all(ids[a][name].numel() > 0 for a in ids)
+        joined = wordlm.joined(ids, name)
+        n = ids["shakespeare"][name].numel()
+        assert torch.equal(joined[:n], ids["shakespeare"][name])
+        assert torch.equal(joined[n:], ids["milton"][name])
+
+
 def test_tiny_job_chooses_on_validation(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = "the king is dead . long live the king ! " * 60
-    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: Splits(text[:1600], text[1600:2000], text[2000:]))
+    _two_authors(monkeypatch)
     recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=6, log_every=2))
     out = wordlm.word_lm_metrics(0, 8, 1, dataclasses.asdict(recipe))
     assert [s for s, _ in out["valid_curve"]] == [2, 4, 6]
     assert out["valid_nats"] == min(v for _, v in out["valid_curve"])
     assert out["best_step"] in (2, 4, 6)
     assert out["test_perplexity"] == pytest.approx(torch.tensor(out["test_nats"]).exp().item())
+    by_author = out["corpus_words_by_author"]
+    assert {n: by_author["shakespeare"][n] + by_author["milton"][n] for n in by_author["milton"]} == out["corpus_words"]
+    for author, nats in out["test_nats_by_author"].items():
+        assert out["test_perplexity_by_author"][author] == pytest.approx(torch.tensor(nats).exp().item())
+        assert 0 <= out["unk_share_test_by_author"][author] <= 1
