@@ -89,3 +89,75 @@ def test_tiny_job_chooses_on_validation(monkeypatch: pytest.MonkeyPatch) -> None
     for author, nats in out["test_nats_by_author"].items():
         assert out["test_perplexity_by_author"][author] == pytest.approx(torch.tensor(nats).exp().item())
         assert 0 <= out["unk_share_test_by_author"][author] <= 1
+
+
+@pytest.mark.parametrize("bad", [1, 0, True, 2.5, "3"])
+def test_vocab_size_checked(bad: object) -> None:
+    with pytest.raises(ValueError, match=r"^size must be an int >= 2"):
+        WordVocab(["a", "b"], size=bad)  # type: ignore[arg-type]
+
+
+def test_vocab_smallest_size_and_ties() -> None:
+    vocab = WordVocab(["b", "a", "c", "c"], size=2)  # one word besides <unk>: the most frequent
+    assert vocab.words == [UNK, "c"]
+    assert len(vocab) == 2
+    assert WordVocab(["b", "a"], size=3).words == [UNK, "a", "b"]  # equal counts: alphabetical
+    assert vocab.encode(["c", "zzz"]).dtype == torch.long
+
+
+def test_model_dropout_only_between_layers() -> None:
+    one, two = WordLM(11, 6, 1, 0.3), WordLM(11, 6, 2, 0.3)
+    assert one.rnn.dropout == 0.0
+    assert two.rnn.dropout == 0.3
+    assert one.embed.embedding_dim == 6
+    assert one.drop.p == 0.3
+    tokens = torch.randint(0, 11, (2, 5))
+    torch.manual_seed(0)
+    one.train()
+    assert not torch.equal(one(tokens)[0], one(tokens)[0])  # dropout on: two draws differ
+    one.eval()
+    assert torch.equal(one(tokens)[0], one(tokens)[0])
+    _, (h, _) = two(tokens)
+    assert h.shape == (2, 2, 6)
+
+
+def test_job_restores_the_best_checkpoint_before_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    valid_scores = iter([3.0, 1.0, 2.0])  # the second evaluation is the best
+    calls = []
+
+    def scripted(model, ids, window):
+        calls.append((ids.numel(), model.readout.weight.detach().clone()))
+        return next(valid_scores) if len(calls) <= 3 else 5.0 + 0.5 * (len(calls) - 4)
+
+    monkeypatch.setattr(wordlm, "fixed_window_loss", scripted)
+    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2))
+    out = wordlm.word_lm_metrics(0, 8, 1, dataclasses.asdict(recipe))
+    assert out["valid_curve"] == [(2, 3.0), (4, 1.0), (5, 2.0)]  # every eval_every steps, and the last step
+    assert out["best_step"] == 4
+    assert out["valid_nats"] == 1.0
+    assert len(calls) == 6  # three validations, then the joined test split and each author's
+    for _, weights in calls[3:]:
+        assert torch.equal(weights, calls[1][1])  # the test is read with the best validation's weights
+    assert not torch.equal(calls[1][1], calls[2][1])
+    words, by_author = out["corpus_words"], out["corpus_words_by_author"]
+    expected_sizes = [words["valid"]] * 3 + [words["test"]] + [by_author[a]["test"] for a in ("shakespeare", "milton")]
+    assert [n for n, _ in calls] == expected_sizes
+    assert out["test_nats"] == 5.0
+    assert out["test_nats_by_author"] == {"shakespeare": 5.5, "milton": 6.0}
+    n_words = len(wordlm.word_splits(20)[0])  # the tiny corpus has fewer distinct words than 20
+    assert out["parameters"] == sum(p.numel() for p in WordLM(n_words, 8, 1, 0.2).parameters())
+
+
+def test_unknown_share_counts_unknown_test_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    bard = "the king is dead . long live the king ! " * 60
+    rare = [" ".join("q" * (i + 1) + c for c in "xyz") for i in range(10)]  # every line's words are its own
+    milton = "\n".join(["of man's first disobedience and the fruit"] * 50 + rare) + "\n"
+    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]))
+    monkeypatch.setattr(wordlm, "milton_text", lambda: milton)
+    recipe = WordRecipe(vocab_size=50, eval_every=1, train=TrainConfig(window=4, batch_size=2, steps=1, log_every=1))
+    out = wordlm.word_lm_metrics(0, 4, 1, dataclasses.asdict(recipe))
+    assert out["unk_share_test_by_author"]["shakespeare"] == 0.0
+    assert out["unk_share_test_by_author"]["milton"] == 1.0  # Milton's test lines hold only words unseen in training
+    expected = out["corpus_words_by_author"]["milton"]["test"] / out["corpus_words"]["test"]
+    assert out["unk_share_test"] == pytest.approx(expected)
