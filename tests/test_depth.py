@@ -133,8 +133,14 @@ def test_scale_figure_draws_every_seed() -> None:
 _TEXT = "the castle stood upon the hill, and the river ran below it. " * 12 + "zq"  # 'z', 'q' only at the end
 
 
+def _splits(corpus: str) -> Splits:
+    if corpus != "shakespeare":  # the corpus asked for is the one read
+        raise ValueError(f"no corpus {corpus!r} here")
+    return Splits(_TEXT, "unused", "unused")
+
+
 def _tiny(monkeypatch: pytest.MonkeyPatch, steps: int = 3, seed: int = 0) -> TrapConfig:
-    monkeypatch.setattr(depth, "corpus_splits", lambda corpus: Splits(_TEXT, "unused", "unused"))
+    monkeypatch.setattr(depth, "corpus_splits", _splits)
     return TrapConfig(train_chars=300, embedding_size=4, hidden_size=6, seed=seed,
                       train=TrainConfig(window=8, batch_size=4, steps=steps, lr=1e-2, log_every=1))
 
@@ -144,7 +150,7 @@ def test_slice_is_the_head_of_train_with_the_whole_split_vocabulary(monkeypatch:
     seen = {}
 
     def spy(model, ids, train_config, generator):
-        seen.update(ids=ids, config=train_config)
+        seen.update(ids=ids, config=train_config, generator=generator)
         return [(1, 0.0)]
 
     monkeypatch.setattr(depth, "fit_next_token", spy)
@@ -152,6 +158,8 @@ def test_slice_is_the_head_of_train_with_the_whole_split_vocabulary(monkeypatch:
     assert result["chars"] == sorted(set(_TEXT))  # 'z' and 'q' lie beyond the slice but are in the vocabulary
     assert "".join(result["chars"][i] for i in seen["ids"]) == _TEXT[:300]
     assert seen["config"] == config.train
+    assert isinstance(seen["generator"], torch.Generator)  # the windows come from their own seeded generator
+    assert seen["generator"].initial_seed() == config.seed
     full = dataclasses.replace(config, train_chars=len(_TEXT))
     assert depth.train_directional("shakespeare", full, bidirectional=False)["chars"] == result["chars"]
     with pytest.raises(ValueError, match=f"train_chars must be at most {len(_TEXT)}"):
@@ -185,7 +193,7 @@ def test_train_tagger_uses_the_slice_tags_and_round_trips(monkeypatch: pytest.Mo
     real = depth.fit_tagger
 
     def spy(model, ids, tags, train_config, generator):
-        seen.update(ids=ids, tags=tags, config=train_config)
+        seen.update(ids=ids, tags=tags, config=train_config, generator=generator)
         return real(model, ids, tags, train_config, generator)
 
     monkeypatch.setattr(depth, "fit_tagger", spy)
@@ -193,6 +201,8 @@ def test_train_tagger_uses_the_slice_tags_and_round_trips(monkeypatch: pytest.Mo
     assert torch.equal(seen["tags"], long_word_tags(_TEXT[:300], 4))
     assert "".join(result["chars"][i] for i in seen["ids"]) == _TEXT[:300]
     assert seen["config"] == config.train
+    assert isinstance(seen["generator"], torch.Generator)
+    assert seen["generator"].initial_seed() == config.seed
     assert result["bidirectional"] is True
     assert [s for s, _ in result["history"]] == [1, 2]
     tagger, vocab = depth.load_tagger(result, config)
@@ -225,6 +235,30 @@ def test_fit_tagger_learns_logs_and_checks_its_input() -> None:
     # the shortest accepted text has one window start; every window must stay inside it
     short = TrainConfig(window=6, batch_size=4, steps=12, lr=1e-2, log_every=5)
     assert len(fit_tagger(model, ids[:7], tags[:7], short, torch.Generator().manual_seed(1))) == 3
+
+
+def test_fit_tagger_reads_whole_windows_from_its_generator() -> None:
+    ids = torch.arange(30)  # distinct tokens: a window is a run of consecutive ids
+    tags = (ids % 3 == 0).long()
+    batches = []
+
+    def record(module, inputs):
+        batches.append(inputs[0].clone())
+
+    runs = []
+    for global_seed in (0, 1):  # the global generator must not matter, only the one passed in
+        torch.manual_seed(5)
+        model = Tagger(30, 3, 4, bidirectional=False)
+        model.register_forward_pre_hook(record)
+        torch.manual_seed(global_seed)
+        config = TrainConfig(window=5, batch_size=3, steps=2, lr=1e-2, log_every=1)
+        runs.append(fit_tagger(model, ids, tags, config, torch.Generator().manual_seed(7)))
+    assert runs[0] == runs[1]
+    assert torch.equal(batches[0], batches[2])
+    for batch in batches:
+        assert batch.shape == (3, 5)
+        assert torch.equal(batch - batch[:, :1], torch.arange(5).expand(3, 5))  # consecutive, forwards
+        assert int(batch.max()) <= 29
 
 
 class _Constant(nn.Module):
