@@ -41,12 +41,21 @@ def test_split_at_lines_cuts_after_line_ends() -> None:
     assert parts.test.endswith("line 19\n")
 
 
-@pytest.mark.parametrize(("train", "valid", "match"), [(0, 0.1, "train_share"), (1.0, 0.1, "train_share"),
-                                                       (0.5, True, "valid_share"), (0.5, "x", "valid_share"),
-                                                       (0.6, 0.4, "below 1")])
+@pytest.mark.parametrize(("train", "valid", "match"), [
+    (0, 0.1, "^train_share must be"), (1.0, 0.1, "^train_share must be"), (0.5, True, "^valid_share must be"),
+    (0.5, "x", "^valid_share must be"), (0.05, 1.0, "^valid_share must be"), (0.6, 0.4, "below 1")])
 def test_split_at_lines_rejects_bad_shares(train: object, valid: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         split_at_lines("a\nb\nc\nd\n", train, valid)  # type: ignore[arg-type]
+
+
+def test_split_at_lines_edges() -> None:
+    parts = split_at_lines("\nab\ncd\nef\n", 0.05, 0.5)  # the first cut lands on a newline at position 0
+    assert (parts.train, parts.valid, parts.test) == ("\n", "ab\ncd\n", "ef\n")
+    with pytest.raises(ValueError, match="too few lines"):
+        split_at_lines("aaaaaaaaa\nb\n", 0.1, 0.1)  # both cuts after the same line: no validation text
+    with pytest.raises(ValueError, match="too few lines"):
+        split_at_lines("a\nb\nc\n", 0.3, 0.4)  # the second cut at the text's end: no test text
 
 
 def test_split_at_lines_needs_enough_lines() -> None:
@@ -98,6 +107,7 @@ def test_vocab_size_checked(bad: object) -> None:
 
 
 def test_vocab_smallest_size_and_ties() -> None:
+    assert WordVocab(["a"], size=2).encode([]).dtype == torch.long  # even for no words
     vocab = WordVocab(["b", "a", "c", "c"], size=2)  # one word besides <unk>: the most frequent
     assert vocab.words == [UNK, "c"]
     assert len(vocab) == 2
@@ -117,13 +127,18 @@ def test_model_dropout_only_between_layers() -> None:
     assert not torch.equal(one(tokens)[0], one(tokens)[0])  # dropout on: two draws differ
     one.eval()
     assert torch.equal(one(tokens)[0], one(tokens)[0])
-    _, (h, _) = two(tokens)
+    two.eval()
+    with torch.no_grad():
+        whole, _ = two(tokens)
+        _, state = two(tokens[:, :3])
+        rest, (h, _) = two(tokens[:, 3:], state)
     assert h.shape == (2, 2, 6)
+    assert torch.allclose(rest, whole[:, 3:], atol=1e-6)  # the state passed in is continued
 
 
 def test_job_restores_the_best_checkpoint_before_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
     _two_authors(monkeypatch)
-    valid_scores = iter([3.0, 1.0, 2.0])  # the second evaluation is the best
+    valid_scores = iter([3.0, 1.0, 1.0])  # the second evaluation is the best; the third only ties it
     calls = []
 
     def scripted(model, ids, window):
@@ -133,7 +148,7 @@ def test_job_restores_the_best_checkpoint_before_the_test(monkeypatch: pytest.Mo
     monkeypatch.setattr(wordlm, "fixed_window_loss", scripted)
     recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2))
     out = wordlm.word_lm_metrics(0, 8, 1, dataclasses.asdict(recipe))
-    assert out["valid_curve"] == [(2, 3.0), (4, 1.0), (5, 2.0)]  # every eval_every steps, and the last step
+    assert out["valid_curve"] == [(2, 3.0), (4, 1.0), (5, 1.0)]  # every eval_every steps, and the last step
     assert out["best_step"] == 4
     assert out["valid_nats"] == 1.0
     assert len(calls) == 6  # three validations, then the joined test split and each author's
@@ -161,3 +176,55 @@ def test_unknown_share_counts_unknown_test_words(monkeypatch: pytest.MonkeyPatch
     assert out["unk_share_test_by_author"]["milton"] == 1.0  # Milton's test lines hold only words unseen in training
     expected = out["corpus_words_by_author"]["milton"]["test"] / out["corpus_words"]["test"]
     assert out["unk_share_test"] == pytest.approx(expected)
+
+
+def test_job_reads_the_shakespeare_corpus_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    real = wordlm.corpus_splits
+    asked = []
+    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: asked.append(corpus) or real(corpus))
+    assert set(wordlm.author_splits()) == {"shakespeare", "milton"}
+    assert asked == ["shakespeare"]
+
+
+def test_job_steps_rate_and_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    draws, rates = [], []
+    real_windows, real_adam = wordlm.random_windows, torch.optim.Adam
+
+    def windows(ids, window, batch, generator):
+        draws.append(generator)
+        return real_windows(ids, window, batch, generator)
+
+    def adam(params, lr):
+        rates.append(lr)
+        return real_adam(params, lr=lr)
+
+    monkeypatch.setattr(wordlm, "random_windows", windows)
+    monkeypatch.setattr(torch.optim, "Adam", adam)
+    recipe = WordRecipe(vocab_size=20, eval_every=2,
+                        train=TrainConfig(window=6, batch_size=4, steps=5, lr=0.05, log_every=2))
+    wordlm.word_lm_metrics(3, 8, 1, dataclasses.asdict(recipe))
+    assert len(draws) == 5  # one batch per step, every step
+    assert all(isinstance(g, torch.Generator) and g is draws[0] for g in draws)
+    assert draws[0].initial_seed() == 3
+    assert rates == [0.05]
+
+
+def test_job_keeps_the_initial_weights_when_no_score_is_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    seen = []
+
+    def scripted(model, ids, window):
+        seen.append(model.readout.weight.detach().clone())
+        return float("nan") if len(seen) <= 3 else 4.0
+
+    monkeypatch.setattr(wordlm, "fixed_window_loss", scripted)
+    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2))
+    out = wordlm.word_lm_metrics(0, 8, 1, dataclasses.asdict(recipe))
+    assert out["best_step"] == 0
+    assert out["valid_nats"] == float("inf")
+    torch.manual_seed(0)
+    initial = WordLM(len(wordlm.word_splits(20)[0]), 8, 1, 0.2).readout.weight
+    assert torch.equal(seen[3], initial)  # the test reads the weights training started from
+    assert not torch.equal(seen[2], initial)
