@@ -77,3 +77,32 @@ def test_scale_seeds_means_and_axes() -> None:
     assert ax.get_ylabel() == "test perplexity (words)"
     assert tuple(fig.get_size_inches()) == (6.4, 3.6)
     plt.close(fig)
+
+
+def test_marks_are_styled_as_drawn_on_the_page() -> None:
+    board = plot_scoreboard({"GRU": [7.5, 7.7]}, {"GRU": "#009E73"}, "perplexity")
+    ax = board.axes[0]
+    dot = _dots(ax)[0]
+    assert (dot.get_alpha(), dot.get_markersize()) == (0.7, 5)
+    bar = ax.containers[0]
+    assert (bar.lines[0].get_marker(), bar.lines[0].get_markersize()) == ("|", 14)
+    assert to_hex(bar.lines[0].get_color()) == "#009e73"
+    assert bar.lines[1][0].get_markersize() == 2 * 4  # caps of half-width capsize 4
+    assert bar.lines[2][0].get_segments()[0][:, 0] == pytest.approx([7.6 - 0.1414, 7.6 + 0.1414], abs=1e-3)  # two seeds
+    plt.close(board)
+    scale = plot_scale({"small": (1000, [3.0, 3.2])}, "#0072B2")
+    ax = scale.axes[0]
+    dot = _dots(ax)[0]
+    assert (dot.get_alpha(), dot.get_markersize()) == (0.6, 5)
+    bar = ax.containers[0]
+    assert (bar.lines[0].get_marker(), bar.lines[0].get_markersize()) == ("_", 16)
+    assert bar.lines[1][0].get_markersize() == 2 * 5
+    assert bar.lines[2][0].get_segments()[0][:, 1] == pytest.approx([3.1 - 0.1414, 3.1 + 0.1414], abs=1e-3)
+    note = ax.texts[0]
+    assert note.anncoords == "offset points"
+    assert tuple(note.xyann) == (10, 0)
+    assert note.get_va() == "center"
+    plt.close(scale)
+    tags = plot_tag_accuracy({"causal": ({1: 0.6, 2: 0.8}, "#0072B2", "o")}, "2+")
+    assert tags.axes[0].get_legend()._loc == 4  # lower right
+    plt.close(tags)
