@@ -153,8 +153,8 @@ WORD_LM_SCALE = Sweep(
     name="word-lm-scale",
     job=word_lm_metrics,
     description="Chapter 6's scale study: word-level LSTM language models of three sizes on the Shakespeare "
-    "corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
-    data=("data/shakespeare.txt",),
+    "and Milton corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
+    data=("data/shakespeare.txt", "data/milton.txt"),
     configs={
         # Sized for the loaded 2-core machine, one job at a time: about 20-25 minutes for all nine runs.
         "cpu": Grid(_word_jobs(SIZES, WordRecipe()), seeds=(0, 1, 2), resources=Resources(minutes=20)),
