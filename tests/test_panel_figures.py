@@ -107,7 +107,9 @@ def test_sampling_figure_draws_the_panel_numbers() -> None:
 
 def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     target = tmp_path / "deeper" / "still" / "keep-dial.png"
+    open_before = plt.get_fignums()  # other tests in this worker may have left figures open
     assert write_static_figure("keep-dial", target) == target
+    assert plt.get_fignums() == open_before  # the figure is closed after writing
     fig = static_figure("keep-dial")
     try:
         expected, _ = figure_png(fig)
@@ -118,4 +120,3 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_p
         assert image.format == "PNG"
         assert float(image.text[SMALLEST_TEXT_KEY]) > 0
     assert sorted(p.name for p in target.parent.iterdir()) == ["keep-dial.png"]
-    assert plt.get_fignums() == []  # the figure is closed after writing
