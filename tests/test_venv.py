@@ -39,32 +39,31 @@ def test_the_jax_lock_is_hashed_into_the_stamp_and_moves_nothing_in_lock_txt() -
     assert not set(jax_pins) & set(pins(book_venv.ROOT / "requirements" / "lock.txt"))
 
 
-def test_a_host_gpu_jax_is_used_and_the_cpu_jax_not_installed(tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def install_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gpu_jax: bool) -> list[list[str]]:
+    """The commands ``main`` runs to make a new environment on a CPU-torch host, with or without a GPU JAX."""
     commands: list[list[str]] = []
     monkeypatch.setattr(book_venv, "host_has_cuda_torch", lambda python: False)
-    monkeypatch.setattr(book_venv, "host_has_gpu_jax", lambda python: True)
+    monkeypatch.setattr(book_venv, "host_has_gpu_jax", lambda python: gpu_jax)
     monkeypatch.setattr(book_venv, "venv_python_version", lambda venv: None)
     venv = tmp_path / "env"
     monkeypatch.setattr(book_venv, "run", lambda cmd: (commands.append(cmd), venv.mkdir(exist_ok=True)))
     monkeypatch.setattr(book_venv, "ROOT", tmp_path)
     assert book_venv.main(str(venv)) == 0
+    assert (venv / ".book-installed").read_text().strip() == book_venv.lock_hash(False, gpu_jax)
+    return commands
+
+
+def test_a_host_gpu_jax_is_used_and_the_cpu_jax_not_installed(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    commands = install_commands(tmp_path, monkeypatch, gpu_jax=True)
     assert "--system-site-packages" in commands[0]
     assert not any(str(book_venv.JAX_LOCK) in cmd for cmd in commands)
-    assert (venv / ".book-installed").read_text().strip() == book_venv.lock_hash(False, True)
     assert book_venv.lock_hash(False, True) != book_venv.lock_hash(False)
 
 
 def test_without_a_host_gpu_jax_the_locked_cpu_jax_is_installed(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    commands: list[list[str]] = []
-    monkeypatch.setattr(book_venv, "host_has_cuda_torch", lambda python: False)
-    monkeypatch.setattr(book_venv, "host_has_gpu_jax", lambda python: False)
-    monkeypatch.setattr(book_venv, "venv_python_version", lambda venv: None)
-    venv = tmp_path / "env"
-    monkeypatch.setattr(book_venv, "run", lambda cmd: (commands.append(cmd), venv.mkdir(exist_ok=True)))
-    monkeypatch.setattr(book_venv, "ROOT", tmp_path)
-    assert book_venv.main(str(venv)) == 0
+    commands = install_commands(tmp_path, monkeypatch, gpu_jax=False)
     assert "--system-site-packages" not in commands[0]
     assert commands[-1][-2:] == ["-r", str(book_venv.JAX_LOCK)]
 
