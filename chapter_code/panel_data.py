@@ -176,8 +176,8 @@ def truncation_panel() -> Panel:
     start = {"carryValue": 0, "resetValue": 0, "carryGrad": n + 1, "resetGrad": n + 1, "loss": 0, "verdict": 0}
     beats = [
         _beat(dict(start),
-              f"Two lanes run the same stream of {n} steps, cut after step {cut}. The upper lane carries the state "
-              f"across the cut, detached; the lower lane starts step {cut + 1} again from a zero state. Step {m}'s "
+              f"One stream of {n} steps, drawn twice and split after step {cut}. Above, the state goes over the "
+              f"split detached; below, step {cut + 1} restarts from a zero state. Step {m}'s "
               "input is marked. Predict before stepping on: does the forward value get past the cut in either lane? "
               "Does the backward gradient?"),
         _beat({**start, "carryValue": cut, "resetValue": cut},
@@ -210,12 +210,12 @@ def truncation_panel() -> Panel:
         "lanes": lanes,
         "check": {
             "question": f"Chunks of {q_chunk} steps, carried and detached, over {q_steps} steps. The state at step "
-                        f"{q_steps} depends on the inputs of steps {q_early} and {q_late}. Which of the two can its "
-                        "gradient reach?",
+                        f"{q_steps} depends on the inputs of steps {q_early} and {q_late}. Does its gradient get "
+                        f"back to step {q_early}, to step {q_late}, or to both?",
             "answer": f"Step {q_late}, not step {q_early}: the cuts fall after every {q_chunk} steps, so the gradient "
                       f"of step {q_steps} reaches only the inputs of steps "
-                      f"{', '.join(map(str, question['gradient']))} (computed with autograd). Step {q_early}'s value "
-                      f"still reaches step {q_steps} through the carried state.",
+                      f"{', '.join(map(str, question['gradient']))} (computed with autograd). The value of step "
+                      f"{q_early} is not lost, though: the carried state brings it forward to step {q_steps}.",
         },
         "controls": [],
         "beats": beats,
@@ -367,9 +367,9 @@ def keep_dial_panel() -> Panel:
         f"candidate {DIAL_CANDIDATE:g} is written; the new state stays at {full['new']:.2f}.",
         f"The dial at u = {DIAL_BEATS[1]:g}: nothing is kept and the whole candidate is written; the new state moves "
         f"the length of the segment to {none['new']:.2f}, overwritten.",
-        f"The dial at u = {DIAL_BEATS[2]:g}: {half['kept']:.2f} kept plus {half['written']:.2f} written gives "
-        f"{half['new']:.2f}. One dial does two jobs, so the new state always lands between the old state and the "
-        "candidate.",
+        f"The dial at u = {DIAL_BEATS[2]:g}: the {half['kept']:.2f} it keeps and the {half['written']:.2f} it "
+        f"writes sum to {half['new']:.2f}. A single gate sets both shares, so the new state can only fall between "
+        "the old state and the candidate.",
     ]
     return {
         "name": "keep-dial",
