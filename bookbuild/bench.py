@@ -6,7 +6,7 @@
 1. cold: no ``_build`` at all, every chapter executes;
 2. no change: nothing edited;
 3. prose-only edit: one sentence appended to Chapter 1's prose;
-4. one-listing edit: a comment added to ``chapter_code/recurrence.py``.
+4. one-listing edit: a comment added to ``chapter_code/rnn/recurrence.py``.
 
 For each it records the wall time, which chapters executed, and each chapter's
 execution time, writes ``benchmarks/results.json`` and prints the table that
@@ -52,7 +52,7 @@ def measure() -> dict:
         page = work / "book" / "recurrence.md"
         page.write_text(page.read_text().replace("## Summary\n", "## Summary\n\nOne more sentence of prose.\n", 1))
         steps["prose-only edit"] = _build(work)
-        module = work / "chapter_code" / "recurrence.py"
+        module = work / "chapter_code" / "rnn" / "recurrence.py"
         module.write_text(module.read_text() + "\n# a comment: the listing changed\n")
         steps["one-listing edit"] = _build(work)
     return {

@@ -183,7 +183,7 @@ def installed_version(package: str) -> str | None:
 
 def output_settings() -> dict[str, str]:
     """Every setting outside the repository's files that changes what a chapter prints."""
-    from chapter_code import runtime
+    from chapter_code.core import runtime
 
     settings = {name: os.environ.get(name, "") for name in OUTPUT_SETTINGS}
     settings.update({name: os.environ.get(name, "") for name in runtime.CPU_PINS})
@@ -192,7 +192,7 @@ def output_settings() -> dict[str, str]:
 
 def device_profile() -> str:
     """The output profile of this machine: ``cpu-avx2``, ``cuda``, or an unpinned CPU profile."""
-    from chapter_code import runtime
+    from chapter_code.core import runtime
 
     return runtime.output_profile(runtime.pick_device())
 
@@ -506,7 +506,7 @@ def workers(threads: int) -> int:
 
 def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -> list[ChapterResult]:
     """Bring every chapter's executed outputs up to date; return one result per chapter."""
-    from chapter_code import runtime
+    from chapter_code.core import runtime
 
     runtime.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
     threads = int_setting("BOOK_THREADS", runtime.DEFAULT_THREADS, 1)

@@ -35,7 +35,7 @@ def baseline_dir(root: Path, profile: str) -> Path:
 
 def profile_has_baselines(root: Path, profile: str) -> bool:
     """Whether outputs of ``profile`` are compared: a known profile always is (a missing baseline is a failure)."""
-    from chapter_code import runtime
+    from chapter_code.core import runtime
 
     return profile in runtime.PROFILE_DESCRIPTIONS or baseline_dir(root, profile).is_dir()
 
@@ -76,7 +76,7 @@ def _verdict(c: ChapterCheck) -> str:
 
 def report_text(checks: list[ChapterCheck], profile: str) -> str:
     """The build report page (MyST): verdicts first, then how each chapter ran, then every difference."""
-    from chapter_code import runtime
+    from chapter_code.core import runtime
 
     runtime.setup()
     fp = runtime.fingerprint()
@@ -162,14 +162,14 @@ def prepare_data(root: Path) -> None:
     Chapters execute in parallel, and two of them (Chapters 4 and 5) read the
     Shakespeare corpus (Chapters 6 and 7 the Milton corpus too), which is built on first use; building it here first
     means no two kernels ever race to write it. Does nothing in a book without
-    ``chapter_code/corpora.py`` (the engine's own tests), and nothing but a
+    ``chapter_code/corpora/texts.py`` (the engine's own tests), and nothing but a
     hash check once the file exists.
     """
-    if not (root / "chapter_code" / "corpora.py").is_file():
+    if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
-    probe = "from chapter_code.corpora import shakespeare_text; shakespeare_text()"
-    if (root / "chapter_code" / "milton.py").is_file():
-        probe += "; from chapter_code.milton import milton_text; milton_text()"
+    probe = "from chapter_code.corpora.texts import shakespeare_text; shakespeare_text()"
+    if (root / "chapter_code" / "corpora" / "milton.py").is_file():
+        probe += "; from chapter_code.corpora.milton import milton_text; milton_text()"
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise files.UserError(f"could not prepare data/ for the chapters:\n{done.stderr.strip()[-2000:]}")
@@ -189,7 +189,7 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
         print(f"\nA chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
         return 1
     if checks and not checks[0].compared:
-        from chapter_code import runtime
+        from chapter_code.core import runtime
 
         print(f"check: no baseline applies to this machine (output profile {profile!r}: "
               f"{runtime.describe_profile(profile)}); outputs were built but not compared.")
@@ -239,7 +239,7 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
         print(f"\nNothing accepted; a chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
         return 1
     if not profile_has_baselines(root, profile):
-        from chapter_code import runtime
+        from chapter_code.core import runtime
 
         print(f"accept: this machine's output profile {profile!r} is not one the book records "
               f"({runtime.describe_profile(profile)}); nothing accepted.", file=sys.stderr)

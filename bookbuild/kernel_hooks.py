@@ -179,7 +179,34 @@ def install(root: str, excluded: list[str]) -> None:
     _state.update(root=root.rstrip(os.sep) + os.sep, excluded=set(excluded))
     sys.addaudithook(_audit)
     _install_figure_formatter()
+    _install_backend()
     threading.Thread(target=_watchdog, name="bookbuild-watchdog", daemon=True).start()
+
+
+def _install_backend() -> None:
+    """Hand the build's memoizer and sweep loader to the taught code (``runtime.use_backend``).
+
+    A book without ``chapter_code.core.runtime`` (the engine's own tests) has nothing to install into.
+    """
+    try:
+        from chapter_code.core import runtime
+    except ImportError:
+        return
+    runtime.use_backend(run_once=_run_once, load_sweep=_load_sweep)
+
+
+def _run_once(fn: Any, /, **kwargs: Any) -> Any:
+    # Imported on first use, as before the entry point existed: a chapter that memoizes nothing does not
+    # read bookbuild.runs, so an edit there re-executes only the chapters that memoize.
+    from bookbuild.runs import run_once
+
+    return run_once(fn, **kwargs)
+
+
+def _load_sweep(name: str, **kwargs: Any) -> Any:
+    from bookbuild.sweeps import load
+
+    return load(name, **kwargs)
 
 
 def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float) -> None:
@@ -197,7 +224,7 @@ def finish(out: str) -> None:
         if rel is not None and rel.endswith(".py"):
             modules.add(rel)
     fingerprint = None
-    runtime = sys.modules.get("chapter_code.runtime")
+    runtime = sys.modules.get("chapter_code.core.runtime")
     if runtime is not None:
         try:
             fingerprint = runtime.fingerprint().__dict__

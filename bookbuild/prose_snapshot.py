@@ -11,7 +11,7 @@ cell and every other fenced code or data block (``literalinclude``, ``code``,
 know, becomes ``#``. Runs of blank lines become one.
 
 The snapshot is frozen: its SHA-256 is pinned in
-:data:`chapter_code.corpora.BOOK_PROSE_SHA256`, and this script refuses to
+:data:`chapter_code.corpora.texts.BOOK_PROSE_SHA256`, and this script refuses to
 overwrite a snapshot whose content has that hash unless run with ``--force``
 (after which the new hash it prints must be pinned by hand). Later edits to the
 chapters therefore never change what Chapter 4 trains on.
@@ -96,7 +96,8 @@ def write_snapshot(path: Path, text: str, pinned_sha256: str, force: bool = Fals
     """Write ``text`` to ``path`` unless ``path`` already holds the pinned snapshot; return the new SHA-256."""
     if path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == pinned_sha256 and not force:
         raise FileExistsError(f"{path} is the pinned snapshot (SHA-256 {pinned_sha256}); it is frozen on purpose. "
-                              "Run with --force to replace it, then pin the printed hash in chapter_code/corpora.py")
+                              "Run with --force to replace it, then pin the printed hash in "
+                              "chapter_code/corpora/texts.py")
     data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
@@ -106,7 +107,7 @@ def write_snapshot(path: Path, text: str, pinned_sha256: str, force: bool = Fals
 
 
 def main(argv: list[str] | None = None) -> int:
-    from chapter_code.corpora import BOOK_PROSE_SHA256
+    from chapter_code.corpora.texts import BOOK_PROSE_SHA256
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="replace a snapshot that has the pinned hash")
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"wrote {SNAPSHOT.relative_to(ROOT)} ({SNAPSHOT.stat().st_size:,} bytes), SHA-256 {digest}")
     if digest != BOOK_PROSE_SHA256:
-        print(f"pin it: set BOOK_PROSE_SHA256 = \"{digest}\" in chapter_code/corpora.py")
+        print(f"pin it: set BOOK_PROSE_SHA256 = \"{digest}\" in chapter_code/corpora/texts.py")
     return 0
 
 

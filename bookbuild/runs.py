@@ -1,7 +1,7 @@
 """Memoized runs: an expensive, deterministic computation inside a chapter is done once per content.
 
 A chapter wraps a training run or a grid of runs with
-:func:`chapter_code.runtime.run_once` (the one entry point taught code uses),
+:func:`chapter_code.core.runtime.run_once` (the one entry point taught code uses),
 which comes here. The run's **key** covers everything that can change its
 result:
 
@@ -143,7 +143,7 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
     ``modules`` import that package, so adding JAX to the book retrains no
     PyTorch run and stales no PyTorch sweep.
     """
-    from chapter_code import runtime
+    from chapter_code.core import runtime
 
     root = root or ROOT
     locks = hashlib.sha256()

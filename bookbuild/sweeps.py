@@ -1,6 +1,6 @@
 """Experiment sweeps as batch jobs, their stored records, and the loader that refuses stale ones.
 
-A sweep (defined in :mod:`chapter_code.sweeps`) is a grid of named jobs times
+A sweep (defined in :mod:`chapter_code.experiments`) is a grid of named jobs times
 seeds. ``python -m bookbuild experiments run NAME`` (``make experiments
 SWEEP=NAME``) runs the jobs whose record is missing or stale through
 **submitit**: its local executor by default (as many jobs at once as the
@@ -19,7 +19,7 @@ name and of the source closure of its module, the hashing of
 files, torch/CUDA versions, device, output profile and pinned CPU numerics,
 git commit, host, Slurm job id, start time and wall time.
 
-:func:`load` (the book's entry point is ``chapter_code.runtime.load_sweep``)
+:func:`load` (the book's entry point is ``chapter_code.core.runtime.load_sweep``)
 checks every record of a configuration against the current code and
 parameters. A stale record (code or parameters changed), a damaged one, or a
 missing one raises :class:`SweepNotReady`, naming the sweep and the command
@@ -54,7 +54,7 @@ from bookbuild import files, runs
 from bookbuild.files import UserError
 
 ROOT = runs.ROOT
-REGISTRY = "chapter_code.sweeps"
+REGISTRY = "chapter_code.experiments"
 CLUSTERS = ("local", "slurm", "debug")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -193,7 +193,7 @@ def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, An
 
 def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
              records: str, root: str) -> dict[str, Any]:
-    from chapter_code import runtime  # first: pins the CPU numerics before torch loads
+    from chapter_code.core import runtime  # first: pins the CPU numerics before torch loads
 
     runtime.setup()
     root_path = Path(root)

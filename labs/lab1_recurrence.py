@@ -43,7 +43,7 @@ LAB = Lab(
     setup="import math\n\nimport torch\nfrom torch import nn",
     exercises=[
         Exercise(
-            target="chapter_code.recurrence:rnn_step",
+            target="chapter_code.rnn.recurrence:rnn_step",
             task=(
                 "Return $h_t = \\tanh(x_t W_{ih}^\\top + h_{t-1} W_{hh}^\\top + b)$ for a batch: `x_t` is "
                 "`(B, F)`, `h_prev` is `(B, H)`, `weight_ih` is `(H, F)`, `weight_hh` is `(H, H)` and `bias` is "

@@ -60,7 +60,7 @@ LAB = Lab(
     setup="import math\nfrom collections.abc import Iterable\n\nimport torch\nfrom torch import nn",
     exercises=[
         Exercise(
-            target="chapter_code.clipping:clip_gradients",
+            target="chapter_code.bptt.clipping:clip_gradients",
             task=(
                 "The parameters' gradients are already collected in `grads`. Compute their joint norm "
                 "$\\lVert g \\rVert$ (all entries of all gradients as one vector), rescale every gradient in "

@@ -40,8 +40,8 @@ LAB = Lab(
     setup="import torch\nfrom torch import nn",
     exercises=[
         Exercise(
-            target="chapter_code.gates:lstm_cell_step",
-            context=("chapter_code.gates:lstm_gates",),
+            target="chapter_code.gated.gates:lstm_cell_step",
+            context=("chapter_code.gated.gates:lstm_gates",),
             task=(
                 "`lstm_gates` has given you the input, forget and output gates `i`, `f`, `o` and the candidate "
                 "`g`, each `(B, H)`. Compute the new cell state $c_t$ and hidden state $h_t$ and return "

@@ -47,7 +47,7 @@ LAB = Lab(
     setup="import math\n\nimport torch",
     exercises=[
         Exercise(
-            target="chapter_code.lm:lm_loss_and_ppl",
+            target="chapter_code.lm.perplexity:lm_loss_and_ppl",
             task=(
                 "The checks on the arguments are done and `vocab` is the vocabulary size. Compute the mean over "
                 "all positions of $-\\ln p(\\text{target})$ under the softmax of the logits, keep it as a tensor "

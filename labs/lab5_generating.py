@@ -72,14 +72,14 @@ LAB = Lab(
     setup="import math\n\nimport torch",
     exercises=[
         Exercise(
-            target="chapter_code.sampling:temperature_probs",
-            context=("chapter_code.sampling:_check_logits",),
+            target="chapter_code.sampling.rules:temperature_probs",
+            context=("chapter_code.sampling.rules:_check_logits",),
             task="Return $\\mathrm{softmax}(z / \\tau)$ over the last axis (the arguments are already checked).",
             hint="`torch.softmax(x, dim=-1)` works on `(V,)` and on `(B, V)` alike.",
             checkpoint=checkpoint_temperature_probs,
         ),
         Exercise(
-            target="chapter_code.sampling:top_k_probs",
+            target="chapter_code.sampling.rules:top_k_probs",
             task=("`probs` holds the temperature distribution. Keep the `k` tokens with the largest logits, "
                   "set the others to zero, and renormalise so each row sums to one."),
             hint=("`logits.topk(k, dim=-1).indices` are the kept tokens; scatter ones into a zero mask at those "
@@ -87,7 +87,7 @@ LAB = Lab(
             checkpoint=checkpoint_top_k_probs,
         ),
         Exercise(
-            target="chapter_code.sampling:nucleus_probs",
+            target="chapter_code.sampling.rules:nucleus_probs",
             task=("Keep the smallest set of most probable tokens whose probabilities add up to at least `p`, "
                   "zero the rest and renormalise. The token that makes the mass reach `p` is kept."),
             hint=("Sort by the logits (descending). For each sorted token, the mass ranked above it is the "

@@ -139,7 +139,7 @@ def _toml_value(v) -> str:
 def run_module(module: str, cfg: dict, rescore: bool = False) -> dict:
     work = OUT / "work" / module
     table, notes = scratch_config(module, cfg)
-    # one thread per process (chapter_code.runtime already defaults BOOK_THREADS to 1; tests set it themselves)
+    # one thread per process (chapter_code.core.runtime already defaults BOOK_THREADS to 1; tests set it themselves)
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     if rescore:  # score the last run again, with the equivalent mutants listed now; keep its time
         seconds = json.loads((OUT / "summary.json").read_text())[module]["seconds"]

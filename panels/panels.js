@@ -1,7 +1,7 @@
 /* The six panels' drawings, for the player in player.js.
  *
  * Each renderer draws one state into a 640 x 300 SVG. Numbers that belong to
- * a beat come from the panel's data (chapter_code/panel_data.py); where a
+ * a beat come from the panel's data (chapter_code/panels/data.py); where a
  * reader moves a slider, `compute` recomputes the same quantity as the Python
  * function named beside it, and the browser tests compare the two.
  */

@@ -1,7 +1,7 @@
 /* The book's panel player: one small script shared by every interactive panel.
  *
  * A panel is an element `.book-panel` holding its data as JSON
- * (`script.book-panel-data`, written at build time by chapter_code/panel_data.py)
+ * (`script.book-panel-data`, written at build time by chapter_code/panels/data.py)
  * and a static figure for readers without JavaScript (in <noscript>). The
  * player puts an SVG stage in its place, draws the final beat on load (paused), and
  * adds the controls: play/pause, a scrubber over the beats, a speed menu, and
@@ -57,7 +57,7 @@
     return out;
   }
 
-  /** A number as the panels print it (the same rule as chapter_code.panel_data.number). */
+  /** A number as the panels print it (the same rule as chapter_code.panels.data.number). */
   function number(value, digits) {
     const d = digits === undefined ? 2 : digits;
     if (value === 0) {

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
-from figure_facts import diagram_facts
 
-from chapter_code.figures import draw_loop_and_unrolled
-from chapter_code.gate_figures import draw_cell_diagram
+from chapter_code.gated.figures import draw_cell_diagram
+from chapter_code.rnn.diagrams import draw_loop_and_unrolled
+from tests.figure_facts import diagram_facts
 
 GOLDEN = Path(__file__).parent / "golden"
 DIAGRAMS = {

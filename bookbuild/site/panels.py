@@ -5,10 +5,10 @@ Registered by :mod:`bookbuild.site` (one line). In a page::
     ```{book-panel} forget-power
     ```
 
-places the panel of that name from :mod:`chapter_code.panel_data`. At build
+places the panel of that name from :mod:`chapter_code.panels.data`. At build
 time the directive computes the panel's data (beats, transcript, controls)
 with the book's functions, embeds it as JSON, and draws the panel's static
-figure (:mod:`chapter_code.panel_figures`) into ``_build/panels/``. Every
+figure (:mod:`chapter_code.panels.figures`) into ``_build/panels/``. Every
 builder gets the title, the figure, what is measured and what is
 illustrative, and the transcript as a numbered list (so the PDF prints the
 same computation); HTML readers also get the player from ``panels/`` at the
@@ -33,8 +33,19 @@ PLAYER = ROOT / "panels"
 SCRIPTS = ["player.js", "panels.js"]
 STYLESHEET = "panels.css"
 #: Source files whose change changes a panel: a page that holds one is read again.
-DEPENDS = ["panel_data.py", "panel_figures.py", "gates.py", "gradients.py", "truncation.py", "recurrence.py",
-           "figures.py", "gate_figures.py", "gradient_figures.py", "sampling.py", "sampling_explorer.py"]
+DEPENDS = [
+    "panels/data.py",
+    "panels/figures.py",
+    "gated/gates.py",
+    "bptt/gradients.py",
+    "bptt/truncation.py",
+    "rnn/recurrence.py",
+    "core/plotting.py",
+    "gated/figures.py",
+    "bptt/figures.py",
+    "sampling/rules.py",
+    "sampling/explorer.py",
+]
 
 
 def _raw(text: str) -> nodes.raw:
@@ -46,8 +57,8 @@ class BookPanel(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        from chapter_code.panel_data import PANELS, panel, panel_json
-        from chapter_code.panel_figures import write_static_figure
+        from chapter_code.panels.data import PANELS, panel, panel_json
+        from chapter_code.panels.figures import write_static_figure
 
         name = self.arguments[0]
         if name not in PANELS:

@@ -19,7 +19,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from test_pages import PAGES, VIEWPORTS, open_page, page, viewport  # noqa: F401  (fixtures shared with test_pages)
+
+from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, page, viewport  # noqa: F401  (fixtures shared with test_pages)
 
 NODE_TOOLS = Path(__file__).with_name("node") / "node_modules"
 AXE_JS = NODE_TOOLS / "axe-core" / "axe.min.js"

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 from compressed_server import serve
-from conftest import chromium_binary
-from test_pages import PAGES
+
+from tests.browser.conftest import chromium_binary
+from tests.browser.test_pages import PAGES
 
 LIGHTHOUSE = Path(__file__).with_name("lighthouse") / "node_modules" / ".bin" / "lighthouse"
 CHAPTERS = [p for p in PAGES if p.startswith("book/") and p not in

@@ -21,7 +21,7 @@ from bs4 import BeautifulSoup
 from PIL import Image
 
 from bookbuild.build import ROOT
-from chapter_code.figures import SMALLEST_TEXT_KEY
+from chapter_code.core.plotting import SMALLEST_TEXT_KEY
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 #: Smallest figure text a phone may show, in CSS pixels (the figure's text height in the PNG, scaled as displayed).
@@ -151,7 +151,7 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
         if img["figure"] and img["src"].endswith(".png"):
             png = Path(unquote(urlparse(img["src"]).path))
             text_px = smallest_text_px(png)
-            assert text_px is not None, f"{name}: {png.name} was not drawn through chapter_code.figures"
+            assert text_px is not None, f"{name}: {png.name} was not drawn through chapter_code.core.plotting"
             shown_px = text_px * img["shown"] / img["natural"]
             assert shown_px >= MIN_FIGURE_TEXT_PX, (
                 f"{name} at {viewport}: the smallest text of {png.name} is {shown_px:.1f} CSS px "

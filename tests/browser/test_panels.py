@@ -1,6 +1,6 @@
 """The interactive panels on the built pages, driven in Chromium: keyboard, reduced motion, transcript, numbers.
 
-Every panel of :mod:`chapter_code.panel_data` is opened on the page that holds
+Every panel of :mod:`chapter_code.panels.data` is opened on the page that holds
 it. The tests check that the player starts paused on the final beat with the
 static figure replaced; that the keyboard alone reaches every beat and every
 control; that with ``prefers-reduced-motion`` no frame is drawn between two
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from chapter_code import panel_data
-from chapter_code.panel_data import PANELS
+from chapter_code.panels import data as panel_data
+from chapter_code.panels.data import PANELS
 
 #: Where each panel lives.
 PAGE_OF = {

@@ -1,0 +1,1 @@
+"""Beyond the single carried state: sequence to sequence, gates outside recurrence, parallel scans, classification."""

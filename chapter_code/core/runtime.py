@@ -1,0 +1,357 @@
+"""The one place where a build decides its device, seeds and thread count.
+
+Every chapter calls :func:`setup` in its first code cell, and every test that
+needs a seeded generator calls :func:`seed_everything`. Nothing else in the
+book sets a seed, a thread count or a device, so two builds on the same machine
+print the same numbers, and the build report can say exactly what ran where.
+
+Environment variables (read once, by :func:`setup`):
+
+``BOOK_DEVICE``
+    ``cpu``, ``cuda`` or ``cuda:N``; unset means CUDA when available, else CPU.
+``BOOK_THREADS``
+    CPU threads for PyTorch's intra-op pool; unset means 1. The book's models
+    are small, so one thread per chapter is as fast as two, avoids threads
+    spinning against each other when several kernels share the cores, and lets
+    the engine run one chapter per core. The CPU baselines assume 1.
+``BOOK_SEED``
+    The base seed; unset means 0.
+
+CPU numerics: importing this module pins the code paths of PyTorch's CPU
+kernels before torch loads (see :data:`CPU_PINS`), for the process and every
+process it starts (chapter kernels, worker pools, tests). The same inputs then
+give bit-identical outputs on every x86-64 CPU with AVX2, whatever its vendor
+and whether or not it has AVX-512: that set of machines is the ``cpu-avx2``
+output profile. A machine that cannot honour the pins (an ARM CPU, an x86 CPU
+without AVX2) gets a profile of its own for which no baseline is recorded.
+
+Pages: every chapter (first cell), the introduction's build-information table.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+#: Environment variables that fix which instruction set PyTorch's CPU kernels use.
+#: ATen's vectorised kernels, oneDNN and MKL each pick the widest instruction set
+#: the CPU offers; AVX-512 kernels sum in a different order from AVX2 ones, so
+#: the last bits of a result (and, through training, whole numbers on a page)
+#: depend on the CPU. Capping all three at AVX2 makes every AVX2 machine compute
+#: the same bits. ``MKL_CBWR=AVX2`` is MKL's conditional numerical
+#: reproducibility mode: the same code path on Intel and AMD processors.
+CPU_PINS: dict[str, str] = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_CBWR": "AVX2",
+}
+PINNED_PROFILE = "cpu-avx2"
+PROFILE_DESCRIPTIONS: dict[str, str] = {
+    PINNED_PROFILE: "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
+    "kernels pinned to their AVX2 code paths",
+    "cuda": "NVIDIA GPUs through CUDA",
+}
+
+
+def cpu_supports_pins() -> bool:
+    """True on an x86-64 CPU with AVX2 and FMA, the instruction sets the pinned kernels need."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                return {"avx2", "fma"} <= flags
+    except OSError:
+        pass
+    return False
+
+
+def pin_cpu_numerics() -> None:
+    """Set :data:`CPU_PINS` in this process's environment (inherited by every child process).
+
+    They must be in place before torch is imported; importing this module does
+    it. A torch imported earlier without them is caught by :func:`setup`.
+    """
+    if cpu_supports_pins():
+        os.environ.update(CPU_PINS)
+
+
+pin_cpu_numerics()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+DEFAULT_SEED = 0
+T = TypeVar("T")
+DEFAULT_THREADS = 1
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a build ran on; printed by the introduction and the build report."""
+
+    device: str
+    device_name: str
+    profile: str  # "cpu-avx2", "cuda", ...: which set of recorded outputs applies
+    cpu_kernels: str  # the instruction set ATen's CPU kernels dispatch to, and the pins in force
+    torch_version: str
+    cuda_version: str
+    python_version: str
+    threads: int
+    seed: int
+    deterministic_algorithms: bool
+    git_commit: str
+
+    def as_rows(self, with_commit: bool = True) -> list[tuple[str, str]]:
+        """(label, value) pairs in display order, for a two-column table.
+
+        A page whose outputs are cached leaves out the commit: the outputs stay
+        valid across commits that change nothing they depend on, so the commit
+        they were made at would read as the commit of the build.
+        """
+        labels = {
+            "device": "device",
+            "device_name": "device name",
+            "profile": "output profile",
+            "cpu_kernels": "CPU kernels",
+            "torch_version": "PyTorch",
+            "cuda_version": "CUDA",
+            "python_version": "Python",
+            "threads": "CPU threads",
+            "seed": "base seed",
+            "deterministic_algorithms": "deterministic algorithms",
+            "git_commit": "git commit",
+        }
+        return [(labels[k], str(v)) for k, v in asdict(self).items() if with_commit or k != "git_commit"]
+
+
+def pick_device(requested: str | None = None) -> torch.device:
+    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if present, else CPU."""
+    name = requested if requested is not None else os.environ.get("BOOK_DEVICE", "")
+    name = name.strip().lower()
+    if not name:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if name == "cuda" or name.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no CUDA device; "
+                "unset BOOK_DEVICE or set it to 'cpu'"
+            )
+        return torch.device(name)
+    raise ValueError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
+
+
+def _int_from_env(var: str, default: int, minimum: int) -> int:
+    raw = os.environ.get(var, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{var} must be an integer >= {minimum}; got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{var} must be an integer >= {minimum}; got {value}")
+    return value
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and PyTorch's generators (CPU and every CUDA device)."""
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int; got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # seeds CUDA generators too
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def _cpu_name() -> str:
+    """The CPU's model name where the OS tells it (Linux), else the architecture."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "CPU"
+
+
+def output_profile(device: torch.device) -> str:
+    """Name the set of machines whose outputs agree bit for bit with this one's (see :data:`PROFILE_DESCRIPTIONS`)."""
+    if device.type == "cuda":
+        return "cuda"
+    if cpu_supports_pins():
+        return PINNED_PROFILE
+    return f"cpu-{platform.machine().lower() or 'unknown'}-unpinned"
+
+
+def describe_profile(profile: str) -> str:
+    """One line on which machines share ``profile``'s outputs."""
+    return PROFILE_DESCRIPTIONS.get(
+        profile, "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies"
+    )
+
+
+def cpu_kernels() -> str:
+    """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ...)``."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    pins = [f"{k}={os.environ[k]}" for k in CPU_PINS if k in os.environ]
+    return f"{capability} (pinned: {', '.join(pins)})" if pins else f"{capability} (not pinned)"
+
+
+def _check_pins() -> None:
+    if not cpu_supports_pins():
+        return
+    wrong = {k: os.environ.get(k) for k, v in CPU_PINS.items() if os.environ.get(k) != v}
+    capability = torch.backends.cpu.get_cpu_capability()
+    if wrong or capability != "AVX2":
+        raise RuntimeError(
+            f"CPU numerics are not pinned (ATen kernels: {capability}; variables: {wrong or 'set'}): torch ran "
+            "an operation before chapter_code.core.runtime was imported, or the pins were changed. Import "
+            "chapter_code.core.runtime before anything that imports torch (the first line of a chapter or script), "
+            "and do not override " + ", ".join(CPU_PINS) + "."
+        )
+
+
+_STATE: dict[str, object] = {}
+
+
+def setup(seed: int | None = None) -> torch.device:
+    """Fix threads, seeds and determinism for this process and return the device.
+
+    Call once at the top of a chapter. Calling it again re-seeds and returns the
+    same device, so a cell can restart a seeded experiment.
+    """
+    threads = _int_from_env("BOOK_THREADS", DEFAULT_THREADS, 1)
+    base_seed = _int_from_env("BOOK_SEED", DEFAULT_SEED, 0) if seed is None else seed
+    device = pick_device()
+    _check_pins()
+    torch.set_num_threads(threads)
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    seed_everything(base_seed)
+    _STATE.update(device=device, threads=threads, seed=base_seed)
+    return device
+
+
+def fingerprint() -> Fingerprint:
+    """Describe the current build; call :func:`setup` first."""
+    if "device" not in _STATE:
+        raise RuntimeError("call chapter_code.core.runtime.setup() before fingerprint()")
+    device = _STATE["device"]
+    assert isinstance(device, torch.device)
+    if device.type == "cuda":
+        device_name = torch.cuda.get_device_name(device)
+    else:
+        device_name = _cpu_name()
+    return Fingerprint(
+        device=str(device),
+        device_name=device_name,
+        profile=output_profile(device),
+        cpu_kernels=cpu_kernels(),
+        torch_version=torch.__version__,
+        cuda_version=torch.version.cuda or "none",
+        python_version=platform.python_version(),
+        threads=int(_STATE["threads"]),  # type: ignore[arg-type]
+        seed=int(_STATE["seed"]),  # type: ignore[arg-type]
+        deterministic_algorithms=torch.are_deterministic_algorithms_enabled(),
+        git_commit=_git_commit(),
+    )
+
+
+#: What the book's build installs when it starts a chapter's kernel (:func:`use_backend`); empty elsewhere.
+_BACKEND: dict[str, Callable[..., Any]] = {}
+
+
+def use_backend(*, run_once: Callable[..., Any] | None = None, load_sweep: Callable[..., Any] | None = None) -> None:
+    """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry point between the two.
+
+    The build (``bookbuild.kernel_hooks.install``) calls this in every chapter's
+    kernel before the first cell, with its memoizer and its checked sweep
+    loader. Taught code never imports the build: a lab, a shell or a test that
+    never calls this computes directly. ``None`` removes an entry.
+    """
+    for name, fn in (("run_once", run_once), ("load_sweep", load_sweep)):
+        if fn is None:
+            _BACKEND.pop(name, None)
+        elif not callable(fn):
+            raise TypeError(f"{name} must be callable or None; got {fn!r}")
+        else:
+            _BACKEND[name] = fn
+
+
+def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any) -> T:
+    """Return ``fn(**kwargs)``, computing it only once per content of its code, arguments and data.
+
+    Inside the book's build the result is memoized (the build's memoizer,
+    installed by :func:`use_backend`): a later call with the same function
+    source (and the sources of the ``chapter_code`` modules it imports), the
+    same arguments, the same ``data`` files, packages and device profile reads
+    the stored result back bit for bit. Outside the build (a lab, a student's
+    notebook, a shell, a test) it simply calls ``fn``.
+    """
+    memoized = _BACKEND.get("run_once")
+    if memoized is None:
+        return fn(**kwargs)
+    return memoized(fn, data=tuple(data), **kwargs)
+
+
+class SweepRecordsUnavailable(RuntimeError):
+    """:func:`load_sweep` was called outside the book's build, which alone checks records against the code."""
+
+
+def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> Any:
+    """The stored records of experiment sweep ``name`` (defined in :mod:`chapter_code.experiments`), checked.
+
+    Inside the book's build every record is checked against the current code,
+    parameters and data: a stale, damaged or missing record raises the build's
+    ``SweepNotReady``, which names the sweep and the ``make experiments``
+    command that refreshes it. ``allow_partial=True`` returns a partial sweep
+    marked as such (``.complete`` false, ``.missing`` listed, ``.describe()``
+    says PARTIAL), never silently averaged. Outside the build there is no
+    checked copy to fall back on, so this raises
+    :class:`SweepRecordsUnavailable` saying how to read them.
+    """
+    loader = _BACKEND.get("load_sweep")
+    if loader is None:
+        raise SweepRecordsUnavailable(
+            f"the records of sweep {name!r} are read and checked by the book's build; outside it, run "
+            f"`python -m bookbuild experiments status {name}` in the repository, or the sweep's job function "
+            "(chapter_code.experiments) directly"
+        )
+    return loader(name, config=config, allow_partial=allow_partial)

@@ -1,0 +1,1 @@
+"""Depth, direction and scale: stacked and bidirectional layers, the scoreboard and the scale study."""

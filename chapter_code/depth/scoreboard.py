@@ -1,0 +1,137 @@
+"""A scoreboard of recurrent character models under one fixed recipe: the job of an experiment sweep.
+
+Seven contenders share everything but the recurrent core: the same slice of
+the Shakespeare corpus, the same embedding, read-out, windows, optimiser
+(Adam), clipping, number of steps and evaluation (validation perplexity in
+fresh-state windows of the training length). The cores (:data:`CONTENDERS`):
+
+- ``rnn``: ``nn.RNN`` (tanh);
+- ``lstm-scratch``: Chapter 3's :class:`chapter_code.gated.gates.LSTMScratch`, the
+  step looped in Python; its initialisation copies ``nn.LSTM``'s;
+- ``lstm-scratch-small``: the same module started as a naive from-scratch
+  implementation often is, weights drawn from N(0, 0.01^2) and biases zero
+  (every gate starts at one half);
+- ``lstm``: ``nn.LSTM``;
+- ``lstm-forget1``: ``nn.LSTM`` with the forget gate's effective bias set to ``+1``;
+- ``gru``: ``nn.GRU``;
+- ``lstm-2layer``: a two-layer ``nn.LSTM`` (no dropout between the layers).
+
+One call of :func:`score_run` trains one contender with one seed and returns
+plain numbers, so the sweep ``scoreboard`` (``chapter_code.experiments``) stores
+one small record per run.
+
+Pages: "Depth, direction and scale" (the scoreboard).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from chapter_code.gated.gates import LSTMScratch, set_gate_bias
+from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token, fixed_window_loss
+from chapter_code.lm.char_models import corpus_splits
+
+#: the contenders, in the order the page lists them, with their display names
+CONTENDERS: dict[str, str] = {
+    "rnn": "vanilla RNN",
+    "lstm-scratch": "LSTM, from scratch",
+    "lstm-scratch-small": "LSTM, scratch, small init",
+    "lstm": "LSTM (nn.LSTM)",
+    "lstm-forget1": "LSTM, forget bias +1",
+    "gru": "GRU",
+    "lstm-2layer": "LSTM, 2 layers",
+}
+
+#: standard deviation of the weights of ``lstm-scratch-small``
+SMALL_INIT_STD = 0.01
+
+
+@dataclass(frozen=True)
+class ScoreRecipe:
+    """The one recipe every contender is trained with."""
+
+    corpus: str = "shakespeare"
+    train_chars: int = 200_000
+    valid_chars: int = 20_000
+    embedding_size: int = 32
+    hidden_size: int = 128
+    train: TrainConfig = TrainConfig(window=64, batch_size=32, steps=600, lr=3e-3, clip=1.0)
+
+
+def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
+    """The recurrent core of ``contender``: a batch-first module mapping ``(B, T, E)`` to ``((B, T, H), state)``."""
+    if contender not in CONTENDERS:
+        raise ValueError(f"contender must be one of {list(CONTENDERS)}; got {contender!r}")
+    if contender == "rnn":
+        return nn.RNN(input_size, hidden_size, batch_first=True)
+    if contender == "gru":
+        return nn.GRU(input_size, hidden_size, batch_first=True)
+    if contender == "lstm-scratch":
+        return LSTMScratch(input_size, hidden_size)  # nn.LSTM's initialisation, drawn in the same order
+    if contender == "lstm-scratch-small":
+        core = LSTMScratch(input_size, hidden_size)
+        with torch.no_grad():
+            for name, p in core.named_parameters():
+                p.normal_(0.0, SMALL_INIT_STD) if name.startswith("weight") else p.zero_()
+        return core
+    core = nn.LSTM(input_size, hidden_size, num_layers=2 if contender == "lstm-2layer" else 1, batch_first=True)
+    if contender == "lstm-forget1":
+        set_gate_bias(core, "lstm", "f", 1.0)  # bias_ih + bias_hh = +1 in the forget block
+    return core
+
+
+class ScoreLM(nn.Module):
+    """Embedding, one contender's recurrent core and a linear read-out of every position."""
+
+    def __init__(self, vocab_size: int, contender: str, embedding_size: int, hidden_size: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, embedding_size)
+        self.core = build_core(contender, embedding_size, hidden_size)
+        self.readout = nn.Linear(hidden_size, vocab_size)
+
+    def forward(self, tokens: torch.Tensor, state: object = None) -> tuple[torch.Tensor, object]:
+        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``, and the final state."""
+        states, last = self.core(self.embed(tokens), state)  # (B, T, H)
+        return self.readout(states), last
+
+
+def count(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, Any]:
+    """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and ``seed``; return its metrics.
+
+    Metrics: validation nats per character and perplexity, parameters (all,
+    and the recurrent core's), seconds per training step, the training curve.
+    """
+    config = ScoreRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
+    splits = corpus_splits(config.corpus)
+    vocab = Vocab(splits.train)
+    torch.manual_seed(seed)  # the initial weights
+    model = ScoreLM(len(vocab), contender, config.embedding_size, config.hidden_size)
+    generator = torch.Generator().manual_seed(seed)  # the windows
+    train_ids = vocab.encode(splits.train[: config.train_chars])
+    start = time.perf_counter()
+    history = fit_next_token(model, train_ids, config.train, generator)  # type: ignore[arg-type]
+    per_step = (time.perf_counter() - start) / config.train.steps
+    nats = fixed_window_loss(model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window)  # type: ignore[arg-type]
+    return {
+        "valid_nats": nats,
+        "valid_perplexity": float(torch.tensor(nats).exp()),
+        "parameters": count(model),
+        "core_parameters": count(model.core),
+        "seconds_per_step": per_step,
+        "train_curve": [loss for _, loss in history],
+    }
+
+
+def recipe_dict(recipe: ScoreRecipe | None = None) -> dict[str, Any]:
+    """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's job parameters take."""
+    return dataclasses.asdict(recipe or ScoreRecipe())

@@ -1,0 +1,1 @@
+"""The data and static figures of the book's interactive panels."""

@@ -1,0 +1,1 @@
+"""The vanilla recurrence (Chapter "Recurrence"): the Elman cell written out, its JAX twin, and its diagram."""

@@ -1,0 +1,396 @@
+"""Tests for bookbuild.engine: a chapter re-executes exactly when something it depends on changed.
+
+Each test builds a one-chapter fixture book in a temporary folder with its own
+tiny ``chapter_code`` package and data file, and runs the real engine on it
+(real kernels, so each execution costs a couple of seconds).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bookbuild import engine
+
+CHAPTER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A fixture chapter
+
+{prose}
+
+```{{code-cell}} ipython3
+:label: compute
+from pathlib import Path
+
+from chapter_code.tiny import double
+
+print(double(int(Path("../data/number.txt").read_text())))
+```
+"""
+
+
+def write_book(root: Path, prose: str = "Some prose.") -> None:
+    (root / "book").mkdir(exist_ok=True)
+    (root / "chapter_code").mkdir(exist_ok=True)
+    (root / "data").mkdir(exist_ok=True)
+    (root / "requirements").mkdir(exist_ok=True)
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/ch\n")
+    (root / "book" / "ch.md").write_text(CHAPTER.format(prose=prose))
+    (root / "chapter_code" / "__init__.py").write_text("")
+    (root / "chapter_code" / "tiny.py").write_text("def double(x):\n    return 2 * x\n")
+    (root / "data" / "number.txt").write_text("21\n")
+    (root / "requirements" / "lock.txt").write_text("somepackage==1.0\n")
+
+
+def printed(root: Path) -> str:
+    nb = engine.rendered_notebook(root, "book/ch")
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    return "".join(o.get("text", "") for o in code.outputs)
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    write_book(tmp_path)
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    assert printed(tmp_path) == "42\n"
+    return tmp_path
+
+
+def test_first_run_traces_module_and_data_dependencies(book: Path) -> None:
+    entry = engine.load_manifest(book)["book/ch"]
+    assert entry["fingerprint"] is None  # the fixture chapter never calls runtime.setup()
+    deps = entry["dependencies"]
+    assert "chapter_code/tiny.py" in deps
+    assert "data/number.txt" in deps
+
+
+def test_nothing_changed_executes_nothing(book: Path) -> None:
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+
+
+def test_prose_only_edit_executes_nothing_and_outputs_stay_available_to_myst_nb(book: Path) -> None:
+    write_book(book, prose="Rewritten prose, and a second sentence.")
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+    assert "Rewritten prose" in str(engine.rendered_notebook(book, "book/ch").cells[0].source)
+    assert printed(book) == "42\n"
+
+
+def test_code_cell_edit_reexecutes(book: Path) -> None:
+    path = book / "book" / "ch.md"
+    path.write_text(path.read_text().replace("print(double(", "print(1 + double("))
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("executed", "code cells changed")
+    assert printed(book) == "43\n"
+
+
+def test_imported_module_edit_reexecutes(book: Path) -> None:
+    (book / "chapter_code" / "tiny.py").write_text("def double(x):\n    return x + x + 1\n")
+    (again,) = engine.run(book)
+    assert again.status == "executed"
+    assert "chapter_code/tiny.py" in again.reason
+    assert printed(book) == "43\n"
+
+
+def test_data_file_edit_reexecutes(book: Path) -> None:
+    (book / "data" / "number.txt").write_text("5\n")
+    (again,) = engine.run(book)
+    assert again.status == "executed"
+    assert "data/number.txt" in again.reason
+    assert printed(book) == "10\n"
+
+
+def test_lock_file_edit_reexecutes(book: Path) -> None:
+    (book / "requirements" / "lock.txt").write_text("somepackage==1.1\n")
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("executed", "locked dependencies changed")
+
+
+def test_device_profile_change_reexecutes(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = engine.device_profile()
+    monkeypatch.setattr(engine, "device_profile", lambda: "cuda")
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("executed", f"device profile {before} -> cuda")
+
+
+def test_failing_cell_is_named_and_not_cached(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    path = tmp_path / "book" / "ch.md"
+    path.write_text(path.read_text().replace("print(double(", "print(1 / 0, double("))
+    (result,) = engine.run(tmp_path)
+    assert result.status == "failed"
+    assert "book/ch.md: cell 'compute' failed" in result.error
+    assert "ZeroDivisionError" in result.error
+    with pytest.raises(KeyError):
+        engine.rendered_notebook(tmp_path, "book/ch")
+    (again,) = engine.run(tmp_path)
+    assert (again.status, again.reason) == ("failed", "failed last time")
+
+
+def test_cell_timeout_names_chapter_and_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_book(tmp_path)
+    path = tmp_path / "book" / "ch.md"
+    slow = textwrap.dedent(
+        """
+        ```{code-cell} ipython3
+        :label: slow-cell
+        import time
+        time.sleep(30)
+        ```
+        """
+    )
+    path.write_text(path.read_text() + slow)
+    monkeypatch.setenv("BOOK_CELL_TIMEOUT", "2")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "failed"
+    assert "book/ch.md: cell 'slow-cell' ran longer than the 2 s cell timeout" in result.error
+
+
+def test_workers_are_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 16)
+    assert engine.workers(2) == 8
+    assert engine.workers(32) == 1
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+    assert engine.workers(2) == 1
+
+
+# --------------------------------------------------------------------------- the gate's trust (issue 8)
+
+
+def add_cell(root: Path, label: str, source: str, options: str = "") -> None:
+    path = root / "book" / "ch.md"
+    cell = f"\n```{{code-cell}} ipython3\n:label: {label}\n{options}{source}\n```\n"
+    path.write_text(path.read_text() + cell)
+
+
+@pytest.mark.skipif(not __import__("chapter_code.core.runtime").runtime.cpu_supports_pins(),
+                    reason="this CPU cannot run the pinned AVX2 kernels")
+def test_kernel_computes_on_the_pinned_cpu_kernels_even_if_torch_is_imported_first(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "pins", "import os, torch\nprint(torch.backends.cpu.get_cpu_capability(), "
+             "os.environ['ONEDNN_MAX_CPU_ISA'], os.environ['MKL_CBWR'])")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    outputs = [c for c in engine.rendered_notebook(tmp_path, "book/ch").cells if c.cell_type == "code"][1].outputs
+    assert outputs[0]["text"] == "AVX2 AVX2 AVX2\n"
+
+
+def test_a_file_the_chapter_writes_is_an_output_not_a_dependency(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "writes",
+             "open('../data/made.txt', 'w').write('made here')\nprint(open('../data/made.txt').read())")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    assert "data/made.txt" not in result.dependencies
+
+
+def test_a_dependency_changed_by_another_process_during_execution_is_stale(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    # A second process (standing in for the author's editor) edits the module while the chapter runs.
+    add_cell(tmp_path, "editor", "import subprocess, sys\n"
+             "subprocess.run([sys.executable, '-c', \"import pathlib; p = pathlib.Path('../chapter_code/tiny.py'); "
+             "p.write_text(p.read_text() + '# edited\\\\n')\"], check=True)")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "stale"
+    assert "chapter_code/tiny.py changed while the chapter was executing" in result.error
+    with pytest.raises(KeyError):
+        engine.rendered_notebook(tmp_path, "book/ch")
+    (again,) = engine.run(tmp_path)
+    assert again.reason == "stale last time"
+
+
+def test_seed_and_threads_are_part_of_the_key(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOOK_SEED", "3")
+    (again,) = engine.run(book)
+    assert again.status == "executed"
+    assert again.reason == "settings changed: BOOK_SEED '' -> '3'"
+    monkeypatch.setenv("BOOK_THREADS", "2")
+    (again,) = engine.run(book)
+    assert again.reason == "settings changed: BOOK_THREADS '' -> '2'"
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+
+
+def test_any_file_read_inside_the_repository_and_listed_folders_are_tracked(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    (tmp_path / "chapter_code" / "style.txt").write_text("blue\n")
+    add_cell(tmp_path, "style", "import os\nprint(open('../chapter_code/style.txt').read().strip(), "
+             "sorted(os.listdir('../data')))")
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    assert {"chapter_code/style.txt", "data/"} <= set(first.dependencies)
+    assert "chapter_code/" not in first.dependencies  # the import system's own lookups are not the chapter's
+    (tmp_path / "chapter_code" / "style.txt").write_text("red\n")
+    (again,) = engine.run(tmp_path)
+    assert again.reason == "changed: chapter_code/style.txt"
+    (tmp_path / "data" / "another.txt").write_text("x\n")
+    (again,) = engine.run(tmp_path)
+    assert again.reason == "changed: data/"
+    (tmp_path / "chapter_code" / "unrelated.py").write_text("x = 1\n")
+    (again,) = engine.run(tmp_path)
+    assert again.status == "hit"
+
+
+def test_cached_outputs_edited_or_deleted_behind_the_engine_are_recomputed(book: Path) -> None:
+    cache = engine.jupyter_cache_dir(book)
+    (cached,) = list(cache.glob("executed/*/base.ipynb"))
+    cached.write_text(cached.read_text().replace('"42\\n"', '"41\\n"'))
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("executed", "cached outputs were modified after execution")
+    assert printed(book) == "42\n"
+    for path in cache.glob("executed/*/base.ipynb"):
+        path.unlink()
+    (again,) = engine.run(book)
+    assert again.status == "executed"
+    assert printed(book) == "42\n"
+
+
+def test_corrupt_manifest_is_reported_and_everything_reexecutes(book: Path, capsys: pytest.CaptureFixture) -> None:
+    engine.manifest_path(book).write_text('{"book/ch": {"code": ')
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("executed", "never executed")
+    assert "manifest" in capsys.readouterr().err
+
+
+def test_missing_label_fails_before_any_execution(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    path = tmp_path / "book" / "ch.md"
+    path.write_text(path.read_text().replace(":label: compute\n", "") + "\nMore prose.\n")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "failed"
+    assert result.wall_s == 0.0
+    assert "book/ch.md: code cell #1 (starting `from pathlib import Path`) has no ':label:'" in result.error
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (":tolerance: 1e-3\n", "':tolerance:' must be a mapping"),
+        (":tolerance: {rtoll: 1e-3}\n", "accepts the keys rtol and atol; got 'rtoll'"),
+        (":tolerance: {rtol: -1}\n", "rtol must be a number >= 0"),
+        (":tolerence: {rtol: 1e-3}\n", "unknown option ':tolerence:'; did you mean ':tolerance:'?"),
+        (":volatile: maybe\n", "':volatile:' must be true or false"),
+    ],
+)
+def test_bad_cell_options_are_named_before_execution(tmp_path: Path, options: str, message: str) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "opts", "print(1)", options)
+    (result,) = engine.run(tmp_path)
+    assert result.status == "failed"
+    assert "cell 'opts'" in result.error
+    assert message in result.error
+
+
+def test_bad_timeout_setting_is_a_named_user_error(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bookbuild.files import UserError
+
+    monkeypatch.setenv("BOOK_CELL_TIMEOUT", "abc")
+    with pytest.raises(UserError, match=r"BOOK_CELL_TIMEOUT must be a whole number >= 1; got 'abc'"):
+        engine.run(book)
+
+
+def test_long_cells_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capfd: pytest.CaptureFixture) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "slow-cell", "import time\ntime.sleep(2.5)")
+    monkeypatch.setenv("BOOKBUILD_PROGRESS_EVERY", "1")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed"
+    out = capfd.readouterr().out
+    assert "engine: book/ch: cell 'slow-cell' running for" in out
+    assert "engine: book/ch: cell 'slow-cell' finished in" in out
+    assert "IPKernelApp" not in out
+
+
+def _engine_process(root: Path) -> subprocess.Popen:
+    code = "import sys; from pathlib import Path; from bookbuild import engine; engine.run(Path(sys.argv[1]))"
+    # As from a terminal: SIGINT at its default (a shell starting this test in the background ignores it, and
+    # Python then never turns Ctrl-C into KeyboardInterrupt).
+    return subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for(path: Path, seconds: float = 60) -> int:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text())
+        time.sleep(0.2)
+    raise AssertionError(f"{path} never appeared")
+
+
+def _gone(pid: int, seconds: float = 15) -> bool:
+    import psutil
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupt_or_kill_leaves_no_kernel_behind(tmp_path: Path, sig: signal.Signals) -> None:
+    write_book(tmp_path)
+    pid_file = tmp_path / "kernel.pid"
+    add_cell(tmp_path, "hang", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+             "time.sleep(600)")
+    proc = _engine_process(tmp_path)
+    kernel = _wait_for(pid_file)
+    started = time.monotonic()
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    assert time.monotonic() - started < 15
+    assert _gone(kernel), "the chapter's kernel outlived the engine"
+    if sig == signal.SIGINT:
+        assert "engine: interrupted; stopped book/ch" in proc.stdout.read()
+
+
+def test_a_figure_drawn_in_the_kernel_is_recorded_with_its_text_and_data(tmp_path: Path) -> None:
+    from bookbuild import records
+
+    write_book(tmp_path)
+    add_cell(tmp_path, "fig", "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+             "ax.plot([1, 2, 3], label='$h_{t-1}$')\nax.set_xlabel('step')\nax.legend()\nplt.show()")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    recs, files_, _ = records.extract(engine.rendered_notebook(tmp_path, "book/ch"), "book/ch")
+    (figure,) = recs["fig"]
+    assert "axes 1 legend: $h_{t-1}$" in figure["text"]
+    assert "axes 1 x label: step" in figure["text"]
+    assert b"[[0.0,1.0],[1.0,2.0],[2.0,3.0]]" in files_["fig-1.json"]
+
+
+def test_a_host_jax_of_another_version_than_the_lock_changes_the_environment_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "requirements").mkdir()
+    pinned = engine.installed_version("jax")
+    assert pinned is not None  # the JAX edition is installed with the book
+    (tmp_path / "requirements" / "jax.txt").write_text(f"jax=={pinned}\njaxlib=={pinned}\n")
+    locked = engine.environment_key(tmp_path)
+    real = engine.installed_version
+    monkeypatch.setattr(engine, "installed_version", lambda name: "9.9.9" if name == "jax" else real(name))
+    assert engine.environment_key(tmp_path) != locked
+    monkeypatch.setattr(engine, "installed_version", lambda name: None if name == "jax" else real(name))
+    assert engine.environment_key(tmp_path) == locked  # no JAX installed: the lock alone counts
+    assert engine.installed_version("no-such-package-for-the-book") is None

@@ -1,0 +1,40 @@
+"""Tests for bookbuild.site: the vendored MathJax and the bibliography's author-year labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pybtex.database import Entry, Person
+
+from bookbuild.site import MATHJAX_PARTS, MATHJAX_PATH, author_year_label, copy_mathjax, mathjax_source
+
+
+def entry(authors: list[str], year: str = "1997", **fields: str) -> Entry:
+    persons = {"author": [Person(a) for a in authors]}
+    return Entry("article", fields={"year": year, "title": "T", **fields}, persons=persons)
+
+
+@pytest.mark.parametrize(
+    ("authors", "label"),
+    [
+        (["Elman, Jeffrey L."], "Elman, 1997"),
+        (["Hochreiter, Sepp", "Schmidhuber, J{\\\"u}rgen"], "Hochreiter and Schmidhuber, 1997"),
+        (["Bengio, Yoshua", "Simard, Patrice", "Frasconi, Paolo"], "Bengio et al., 1997"),
+        (["van Merri{\\\"e}nboer, Bart"], "van Merriënboer, 1997"),
+    ],
+)
+def test_author_year_labels(authors: list[str], label: str) -> None:
+    assert author_year_label(entry(authors)) == label
+
+
+def test_mathjax_is_copied_into_the_output_only(tmp_path: Path) -> None:
+    source = mathjax_source()
+    assert (source / "tex-chtml.js").exists()
+    target = copy_mathjax(tmp_path)
+    assert target == tmp_path / "_static" / "mathjax"
+    assert (tmp_path / "_static" / MATHJAX_PATH).exists()
+    assert (target / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff").exists()
+    assert all((target / part).exists() for part in MATHJAX_PARTS)
+    assert not (target / "tex-svg-full.js").exists()  # only the parts the site loads
+    assert not list((Path(__file__).parents[2] / "book").glob("_static/**/*.js"))  # never the book's _static/

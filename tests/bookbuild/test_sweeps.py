@@ -1,0 +1,249 @@
+"""Tests for bookbuild.sweeps: records, the staleness-checking loader, progress, the local executor, spot checks.
+
+Each test writes a tiny package (a job function and nothing else) into a
+temporary folder used as the repository root; jobs take milliseconds, so
+what is timed is process start-up.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from bookbuild import sweeps
+from bookbuild.files import UserError
+from chapter_code.experiments import SWEEPS, Grid, Resources, Sweep
+
+JOBS = '''
+def square(seed, x, fail=False):
+    if fail:
+        raise ValueError(f"no square for x={x}")
+    return {"value": x * x + seed, "history": [x, 2 * x + seed]}
+'''
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    pkg = tmp_path / "tinysweep"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "jobs.py").write_text(JOBS)
+    (pkg / "unrelated.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # for the job processes
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path / "_build"))
+    for name in [m for m in sys.modules if m.startswith("tinysweep")]:
+        del sys.modules[name]
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("tinysweep")]:
+        del sys.modules[name]
+
+
+def tiny(xs: tuple[int, ...] = (2, 3), seeds: tuple[int, ...] = (0, 1), fail: bool = False) -> Sweep:
+    from tinysweep.jobs import square
+
+    jobs = {f"x{x}": {"x": x, **({"fail": True} if fail and i == len(xs) - 1 else {})} for i, x in enumerate(xs)}
+    return Sweep("tiny", square, {"cpu": Grid(jobs, seeds, Resources(minutes=2))})
+
+
+def run(sweep: Sweep, root: Path, cluster: str = "debug", **kw) -> tuple[int, str]:
+    out = io.StringIO()
+    code = sweeps.run(sweep, "cpu", cluster, root=root, out=out, **kw)
+    return code, out.getvalue()
+
+
+def test_record_round_trip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BOOK_DEVICE", raising=False)
+    code, _ = run(tiny(), repo)
+    assert code == 0
+    assert "BOOK_DEVICE" not in os.environ  # a job run in this process leaves its environment alone
+    loaded = sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
+    assert loaded.complete
+    assert [(r["job"], r["seed"], r["metrics"]["value"]) for r in loaded.records] == [
+        ("x2", 0, 4), ("x2", 1, 5), ("x3", 0, 9), ("x3", 1, 10)]
+    record = json.loads((repo / "records/tiny/cpu/x3.seed1.json").read_text())
+    assert record["params"] == {"x": 3}
+    assert record["metrics"]["history"] == [3, 7]
+    assert record["function"] == "tinysweep.jobs:square"
+    assert set(record["sources"]) == {"tinysweep.jobs"}
+    for key in ("code_hash", "params_hash", "git_commit", "host", "started_at", "wall_s", "slurm_job_id"):
+        assert key in record
+    assert record["environment"]["device"] == "cpu"  # no GPU asked for: CPU, even on a GPU machine
+    for key in ("torch", "cuda", "device_name", "profile", "cpu_kernels"):
+        assert record["environment"][key]
+    # a second run finds every record fresh and runs nothing
+    code, out = run(tiny(), repo)
+    assert code == 0
+    assert "4 fresh; running 0" in out
+
+
+def test_missing_records_fail_with_the_refresh_command(repo: Path) -> None:
+    with pytest.raises(sweeps.SweepNotReady, match="has no records yet") as err:
+        sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
+    assert "make experiments SWEEP=tiny CONFIG=cpu" in str(err.value)
+
+
+def test_changed_code_makes_records_stale_but_an_unrelated_module_does_not(repo: Path) -> None:
+    run(tiny(), repo)
+    (repo / "tinysweep" / "unrelated.py").write_text("X = 2\n")
+    assert sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).complete
+    with (repo / "tinysweep" / "jobs.py").open("a") as handle:
+        handle.write("# an edit\n")
+    with pytest.raises(sweeps.SweepNotReady, match="4 stale") as err:
+        sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
+    message = str(err.value)
+    assert "stale-code" in message
+    assert "tinysweep.jobs" in message
+    assert "sweep 'tiny'" in message
+    assert "make experiments SWEEP=tiny CONFIG=cpu" in message
+
+
+def test_changed_params_make_that_job_stale(repo: Path) -> None:
+    run(tiny(), repo)
+    changed = tiny()
+    changed.configs["cpu"].jobs["x3"]["x"] = 4  # same job name, other parameters
+    with pytest.raises(sweeps.SweepNotReady, match="2 stale") as err:
+        sweeps.load("tiny", "cpu", root=repo, sweep=changed)
+    assert "x3.seed0: stale-params" in str(err.value)
+    assert "x2.seed0" not in str(err.value)
+
+
+def test_partial_sweep_is_an_error_or_marked_partial_never_silently_smaller(repo: Path) -> None:
+    run(tiny(), repo)
+    (repo / "records/tiny/cpu/x2.seed1.json").unlink()
+    with pytest.raises(sweeps.SweepNotReady, match=r"is partial: 3 of 4 jobs done, missing x2.seed1"):
+        sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
+    partial = sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), allow_partial=True)
+    assert not partial.complete
+    assert partial.missing == ["x2.seed1"]
+    assert "PARTIAL" in partial.describe()
+    assert "3 of 4" in partial.describe()
+    text, ok = sweeps.status_text(tiny(), "cpu", root=repo)
+    assert not ok
+    assert "x2.seed1: missing" in text
+
+
+def test_damaged_record_is_reported(repo: Path) -> None:
+    run(tiny(), repo)
+    (repo / "records/tiny/cpu/x3.seed0.json").write_text("{not json")
+    with pytest.raises(sweeps.SweepNotReady, match="x3.seed0: damaged"):
+        sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), allow_partial=True)
+
+
+def test_failed_job_reports_its_params_and_error_and_fails_the_run(repo: Path) -> None:
+    code, out = run(tiny(fail=True), repo)
+    assert code == 1
+    assert "job x3.seed0 FAILED" in out
+    assert '"fail": true' in out
+    assert '"x": 3' in out
+    assert "ValueError: no square for x=3" in out
+    assert "2/4 done, 0 running, 2 failed" in out
+    assert not (repo / "records/tiny/cpu/x3.seed0.json").exists()
+    assert (repo / "records/tiny/cpu/x2.seed0.json").exists()
+
+
+def test_progress_estimates_the_time_left() -> None:
+    progress = sweeps.Progress("tiny", total=6, slots=2, out=io.StringIO())
+    assert "time left unknown" in progress.line(running=2, waiting=4)
+    progress.walls += [10.0, 20.0]
+    assert progress.line(running=2, waiting=2) == (
+        "experiments tiny: 2/6 done, 2 running, 0 failed, 2 waiting; about 30 s left")
+
+
+def test_local_executor_runs_a_grid_in_parallel_processes(repo: Path) -> None:
+    code, out = run(tiny(), repo, cluster="local", workers=2)
+    assert code == 0, out
+    assert "4/4 done, 0 running, 0 failed, 0 waiting" in out
+    assert sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).complete
+    assert list((repo / "_build" / "sweeps" / "tiny").iterdir())  # submitit's logs stay under _build
+
+
+def test_local_executor_reports_a_failed_job(repo: Path) -> None:
+    code, out = run(tiny(xs=(3,), seeds=(0,), fail=True), repo, cluster="local")
+    assert code == 1
+    assert "job x3.seed0 FAILED" in out
+    assert "no square for x=3" in out
+
+
+def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> None:
+    run(tiny(), repo)
+    records = sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).records
+    record = sweeps.cheapest(records)
+    assert record == sweeps.cheapest(list(reversed(records)))  # the choice does not depend on order
+    again = sweeps.rerun(record, root=repo)
+    ok, text = sweeps.compare(record, again)
+    assert ok, text
+    ok, text = sweeps.compare({**record, "metrics": {**record["metrics"], "value": -1}}, again)
+    assert not ok
+    assert "value: stored -1, now" in text
+    ok, text = sweeps.compare({**record, "code_hash": "0" * 64}, again)
+    assert not ok
+    assert "stale" in text
+
+
+def test_a_second_run_of_the_same_sweep_waits_for_none_and_says_why(repo: Path) -> None:
+    from filelock import FileLock
+
+    logs = repo / "_build" / "sweeps" / "tiny"
+    logs.mkdir(parents=True)
+    with FileLock(str(logs / "cpu.lock")), pytest.raises(UserError, match="another `experiments run tiny"):
+        run(tiny(), repo)
+
+
+def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
+    from tinysweep.jobs import square
+
+    with pytest.raises(ValueError, match="seeds must be distinct ints >= 0"):
+        sweeps.validate(Sweep("tiny", square, {"cpu": Grid({"a": {"x": 1}}, (1, 1))}))
+    with pytest.raises(ValueError, match="'seed' is given by the grid"):
+        sweeps.validate(Sweep("tiny", square, {"cpu": Grid({"a": {"x": 1, "seed": 2}}, (1,))}))
+    with pytest.raises(ValueError, match="job name must be"):
+        sweeps.validate(Sweep("tiny", square, {"cpu": Grid({"A b": {"x": 1}}, (1,))}))
+    with pytest.raises(UserError, match="--cluster must be one of"):
+        sweeps.run(tiny(), "cpu", "kubernetes", root=repo)
+    with pytest.raises(UserError, match="--limit must be an int >= 1"):
+        sweeps.run(tiny(), "cpu", "debug", root=repo, limit=0)
+    with pytest.raises(UserError, match="has no config 'huge'"):
+        sweeps.run(tiny(), "huge", "debug", root=repo)
+    with pytest.raises(UserError, match="no sweep named 'nope'"):
+        sweeps.get("nope")
+
+
+def test_the_books_sweeps_are_valid_and_their_job_names_are_stable() -> None:
+    sweep = SWEEPS["memory-robustness"]
+    sweeps.validate(sweep)
+    assert list(sweep.configs["cpu"].jobs) == [
+        "vanilla-rnn", "lstm-default", "lstm-forget-bias-1", "gru-default", "gru-keep-bias-1", "gru-keep-bias-2"]
+    assert len(sweep.configs["cpu"].seeds) >= 16
+    assert len(sweep.configs["cluster"].seeds) > len(sweep.configs["cpu"].seeds)
+
+
+def test_compare_skips_measured_times_but_not_their_absence() -> None:
+    stored = {"job": "a", "seed": 0, "code_hash": "h", "metrics": {"loss": 1.0, "seconds_per_step": 0.2}}
+    slower = {**stored, "wall_s": 3.0, "metrics": {"loss": 1.0, "seconds_per_step": 0.5}}
+    assert sweeps.compare(stored, slower)[0]
+    assert not sweeps.compare(stored, {**slower, "metrics": {"loss": 1.5, "seconds_per_step": 0.2}})[0]
+    ok, text = sweeps.compare(stored, {**slower, "metrics": {"loss": 1.0}})
+    assert not ok
+    assert "seconds_per_step" in text
+    assert sweeps.is_timing("train_seconds")
+    assert not sweeps.is_timing("seconds")
+
+
+def test_a_missing_record_is_looked_up_by_opening_it_so_the_build_trace_sees_it(tmp_path: Path) -> None:
+    import sys as _sys
+
+    opened: list[str] = []
+
+    def spy(event: str, args: tuple) -> None:
+        if event == "open" and args and str(args[0]).startswith(str(tmp_path)):
+            opened.append(str(args[0]))
+
+    _sys.addaudithook(spy)  # audit hooks cannot be removed; this one only records paths under tmp_path
+    assert sweeps._read_record(tmp_path / "job.seed0.json") == (None, "")
+    assert opened == [str(tmp_path / "job.seed0.json")]

@@ -1,0 +1,132 @@
+"""Tests for chapter_code.depth.scoreboard: every core runs, the initialisations differ as stated, a tiny job's metrics.
+
+Value tests for chapter_code.depth.scoreboard: which module each contender gets, state carried, the job's bookkeeping.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from chapter_code.corpora.texts import Splits
+from chapter_code.depth.layers import layer_parameters, scoreboard
+from chapter_code.depth.scoreboard import (
+    CONTENDERS,
+    SMALL_INIT_STD,
+    ScoreLM,
+    ScoreRecipe,
+    build_core,
+    count,
+    recipe_dict,
+    score_run,
+)
+from chapter_code.lm.char_lm import TrainConfig
+
+
+@pytest.mark.parametrize("contender", list(CONTENDERS))
+def test_every_core_maps_batch_first(contender: str) -> None:
+    torch.manual_seed(0)
+    logits, _ = ScoreLM(9, contender, 4, 6)(torch.randint(0, 9, (2, 5)))
+    assert logits.shape == (2, 5, 9)
+
+
+def test_scratch_starts_as_nn_lstm_and_small_init_does_not() -> None:
+    torch.manual_seed(3)
+    scratch = build_core("lstm-scratch", 4, 6)
+    torch.manual_seed(3)
+    lstm = build_core("lstm", 4, 6)
+    assert torch.equal(scratch.weight_hh, lstm.weight_hh_l0)
+    assert torch.equal(scratch.bias_ih, lstm.bias_ih_l0)
+    small = build_core("lstm-scratch-small", 4, 6)
+    assert small.weight_ih.std().item() == pytest.approx(SMALL_INIT_STD, rel=0.5)
+    assert small.bias_ih.abs().sum() == 0
+    assert small.bias_hh.abs().sum() == 0
+
+
+def test_forget_bias_and_core_sizes() -> None:
+    core = build_core("lstm-forget1", 4, 6)
+    assert torch.allclose((core.bias_ih_l0 + core.bias_hh_l0)[6:12], torch.ones(6))
+    two = build_core("lstm-2layer", 4, 6)
+    assert sum(p.numel() for p in two.parameters()) == layer_parameters("lstm", 4, 6) + layer_parameters("lstm", 6, 6)
+    with pytest.raises(ValueError, match="contender"):
+        build_core("transformer", 4, 6)
+
+
+def test_tiny_score_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code.corpora.texts import Splits
+    from chapter_code.depth.layers import scoreboard
+
+    text = "to be or not to be, that is the question. " * 40
+    monkeypatch.setattr(scoreboard, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))
+    recipe = recipe_dict(ScoreRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
+                                     train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1)))
+    a, b = score_run(0, "gru", recipe), score_run(0, "gru", recipe)
+    assert a["valid_nats"] == b["valid_nats"]
+    assert len(a["train_curve"]) == 3
+    assert a["valid_perplexity"] == pytest.approx(torch.tensor(a["valid_nats"]).exp().item())
+    assert a["core_parameters"] == layer_parameters("gru", 4, 8)
+    assert a["seconds_per_step"] > 0
+
+
+TEXT = "to be or not to be, that is the question. " * 40
+
+
+@pytest.mark.parametrize(("contender", "kind", "layers"), [
+    ("rnn", nn.RNN, 1), ("gru", nn.GRU, 1), ("lstm", nn.LSTM, 1), ("lstm-forget1", nn.LSTM, 1),
+    ("lstm-2layer", nn.LSTM, 2),
+])
+def test_each_library_contender_is_its_own_batch_first_module(contender: str, kind: type, layers: int) -> None:
+    core = build_core(contender, 4, 6)
+    assert type(core) is kind
+    assert core.batch_first is True
+    assert core.num_layers == layers
+    outputs, _ = core(torch.zeros(2, 5, 4))  # (B, T, E): batch 2, 5 steps
+    assert outputs.shape == (2, 5, 6)
+
+
+def test_the_small_initialisation_is_centred_on_zero() -> None:
+    torch.manual_seed(0)
+    small = build_core("lstm-scratch-small", 16, 32)
+    weights = torch.cat([small.weight_ih.flatten(), small.weight_hh.flatten()])
+    assert weights.mean().abs().item() < SMALL_INIT_STD / 5
+    assert weights.std().item() == pytest.approx(SMALL_INIT_STD, rel=0.1)
+
+
+@pytest.mark.parametrize("contender", ["rnn", "gru", "lstm", "lstm-scratch"])
+def test_a_passed_state_is_carried_on(contender: str) -> None:
+    torch.manual_seed(1)
+    model = ScoreLM(9, contender, 4, 6)
+    tokens = torch.randint(0, 9, (2, 7))
+    whole, _ = model(tokens)
+    _, state = model(tokens[:, :3])
+    rest, _ = model(tokens[:, 3:], state)
+    assert torch.allclose(rest, whole[:, 3:], atol=1e-6)
+    fresh, _ = model(tokens[:, 3:])
+    assert not torch.allclose(fresh, whole[:, 3:], atol=1e-3)
+
+
+def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    monkeypatch.setattr(scoreboard, "corpus_splits",
+                        lambda corpus: asked.append(corpus) or Splits(TEXT[:1200], TEXT[1200:1500], TEXT[1500:]))
+    real_fit = scoreboard.fit_next_token
+    seen: list[torch.Tensor] = []
+
+    def spy(model: nn.Module, ids: torch.Tensor, config: TrainConfig, generator: torch.Generator) -> object:
+        seen.append(generator.get_state())
+        return real_fit(model, ids, config, generator)
+
+    monkeypatch.setattr(scoreboard, "fit_next_token", spy)
+    clock = iter([100.0, 106.0])
+    monkeypatch.setattr(scoreboard.time, "perf_counter", lambda: next(clock))
+    recipe = recipe_dict(ScoreRecipe(corpus="prose", train_chars=1000, valid_chars=200, embedding_size=4,
+                                     hidden_size=8, train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1)))
+    result = score_run(5, "rnn", recipe)
+    assert asked == ["prose"]
+    assert torch.equal(seen[0], torch.Generator().manual_seed(5).get_state())
+    assert result["seconds_per_step"] == pytest.approx(6.0 / 3)
+    torch.manual_seed(5)
+    assert result["parameters"] == count(ScoreLM(len(set(TEXT[:1200])), "rnn", 4, 8))
+    assert set(result) == {"valid_nats", "valid_perplexity", "parameters", "core_parameters", "seconds_per_step",
+                           "train_curve"}

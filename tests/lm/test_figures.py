@@ -1,0 +1,125 @@
+"""Tests for chapter_code.lm.figures: labelled axes, one line per model, zeros left out of log plots.
+
+Tests for chapter_code.lm.figures that read back every series, colour, style, label, scale
+and legend of the language-model chapter's plots.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from chapter_code.lm.figures import plot_gradient_reach, plot_training_curves  # noqa: E402
+
+
+def test_training_curves_draw_each_model_and_its_held_out_line() -> None:
+    fig = plot_training_curves({"LSTM": ([(1, 4.0), (2, 3.0)], "#0072B2")}, held_out={"LSTM": 3.2})
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "training step"
+    assert "nats" in ax.get_ylabel()
+    assert len(ax.lines) == 2
+    assert list(ax.lines[1].get_ydata()) == [3.2, 3.2]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at least one"):
+        plot_training_curves({})
+
+
+def test_gradient_reach_is_on_a_log_axis_without_the_zeros() -> None:
+    fig = plot_gradient_reach({"RNN": ([1.0, 0.1, 0.0, 0.0], "#E69F00"), "LSTM": ([1.0, 0.5, 0.3, 0.2], "#0072B2")})
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    assert "distance" in ax.get_xlabel()
+    assert list(ax.lines[0].get_xdata()) == [0, 1]
+    assert len(ax.lines[1].get_xdata()) == 4
+    plt.close(fig)
+
+
+def test_loss_by_position_uses_a_log_position_axis_and_the_streaming_line() -> None:
+    from chapter_code.lm.figures import plot_loss_by_position
+
+    fig = plot_loss_by_position([3.0, 2.0, 1.5, 1.4], "#0072B2", streaming=1.3)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    assert list(ax.lines[0].get_xdata()) == [1, 2, 3, 4]
+    assert list(ax.lines[1].get_ydata()) == [1.3, 1.3]
+    plt.close(fig)
+
+
+matplotlib.use("Agg")
+
+from chapter_code.lm.figures import plot_loss_by_position  # noqa: E402
+from tests.figure_facts import line_facts  # noqa: E402
+
+
+def _tight(ax) -> bool:
+    """tight_layout ran: the axes no longer sit in the style's default subplot box."""
+    rc = plt.rcParams
+    left, bottom = rc["figure.subplot.left"], rc["figure.subplot.bottom"]
+    default = (left, bottom, rc["figure.subplot.right"] - left, rc["figure.subplot.top"] - bottom)
+    return max(abs(a - b) for a, b in zip(ax.get_position().bounds, default, strict=True)) > 0.01
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_training_curves_every_line_and_label() -> None:
+    # colours outside the style's cycle, so a line that forgot its colour would show
+    curves = {"RNN": ([(10, 3.0), (20, 2.5)], "#123456"), "LSTM": ([(10, 2.9), (20, 2.0)], "#654321")}
+    fig = plot_training_curves(curves, held_out={"LSTM": 2.2, "GRU": 9.0})
+    (ax,) = fig.axes
+    lines = line_facts(ax)
+    assert [(ln["x"], ln["y"], ln["color"], ln["ls"]) for ln in lines] == [
+        ([10.0, 20.0], [3.0, 2.5], "#123456", "-"),
+        ([10.0, 20.0], [2.9, 2.0], "#654321", "-"),
+        ([0.0, 1.0], [2.2, 2.2], "#654321", ":"),
+    ]
+    assert _legend(ax) == ["RNN, training windows", "LSTM, training windows", "LSTM, held-out text"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("training step", "loss (nats per character)")
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
+    assert _tight(ax)
+    plt.close(fig)
+    fig = plot_training_curves({"RNN": ([(1, 3.0)], "#E69F00")})
+    assert len(fig.axes[0].get_lines()) == 1
+    plt.close(fig)
+
+
+def test_gradient_reach_every_line_and_label() -> None:
+    fig = plot_gradient_reach({"RNN": ([1.0, 0.0, 0.1], "#E69F00"), "GRU": ([0.5, 0.25], "#009E73")})
+    (ax,) = fig.axes
+    lines = line_facts(ax)
+    assert [(ln["x"], ln["y"], ln["color"], ln["label"]) for ln in lines] == [
+        ([0.0, 2.0], [1.0, 0.1], "#E69F00", "RNN"), ([0.0, 1.0], [0.5, 0.25], "#009E73", "GRU")]
+    assert _legend(ax) == ["RNN", "GRU"]
+    assert ax.get_xlabel() == "distance back from the scored character (characters)"
+    assert ax.get_ylabel() == "gradient norm at that input"
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
+    assert _tight(ax)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="^reach must hold at least one model$"):
+        plot_gradient_reach({})
+
+
+def test_loss_by_position_every_line_label_and_the_base_two_axis() -> None:
+    fig = plot_loss_by_position([3.0, 2.0, 1.5], "#0072B2", streaming=1.3)
+    (ax,) = fig.axes
+    lines = line_facts(ax)
+    assert [(ln["y"], ln["color"], ln["ls"]) for ln in lines] == [
+        ([3.0, 2.0, 1.5], "#0072B2", "-"), ([1.3, 1.3], "#0072B2", ":")]
+    assert lines[0]["x"] == [1.0, 2.0, 3.0]
+    assert _legend(ax) == ["fixed windows, by position", "state carried (streaming), mean"]
+    assert ax.xaxis.get_transform().base == 2
+    assert ax.get_xlabel() == "position in the window (characters read from a fresh state)"
+    assert ax.get_ylabel() == "loss (nats per character)"
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
+    assert _tight(ax)
+    plt.close(fig)
+    fig = plot_loss_by_position([3.0], "#0072B2")
+    assert len(fig.axes[0].get_lines()) == 1
+    plt.close(fig)
+    with pytest.raises(ValueError, match="^losses must hold at least one position$"):
+        plot_loss_by_position([], "#0072B2")
