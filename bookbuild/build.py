@@ -66,6 +66,10 @@ def build(builder: str = "html", check: bool = False) -> int:
         print(f"\nA chapter did not produce usable outputs; nothing was published.\n{failed}", file=sys.stderr)
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s", file=sys.stderr)
         return 1
+    if gate.claims_verdict(gate.claim_pages(ROOT, checks)):
+        print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim names a check its page "
+              "declares, and every check is claimed (see bookbuild/claims.py)", file=sys.stderr)
+        return 1
     env = dict(os.environ)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silences a debugger notice in kernels
     with LOG_FILE.open("w") as log:
@@ -115,7 +119,8 @@ def build(builder: str = "html", check: bool = False) -> int:
     return 0
 
 
-ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/build-report"]  # reference pages, if in the toc
+#: reference pages, if in the toc
+ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/checked", "book/build-report"]
 COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "panels", "data", "baselines", "pyproject.toml",
           "requirements", "labs", "records"]
 _TARGET = re.compile(r"^\((?P<a>[^()\s]+)\)=\s*$|^:(?:label|name):\s*(?P<b>\S+)\s*$", re.MULTILINE)
@@ -132,7 +137,8 @@ def copy_sources(work: Path, with_toc: bool = True) -> None:
         elif target.exists():
             target.unlink()
         if src.is_dir():
-            shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__", "_build", "build-report.md"))
+            generated = ("build-report.md", "checked.md")
+            shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__", "_build", *generated))
         elif src.exists():
             shutil.copy2(src, target)
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bookbuild import engine, files, records
 
@@ -147,10 +148,60 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _titles(root: Path, chapters: list[str]) -> dict[str, str]:
+    out = {}
+    for chapter in chapters:
+        heading = next((line[2:].strip() for line in (root / f"{chapter}.md").read_text().splitlines()
+                        if line.startswith("# ")), chapter)
+        out[chapter] = heading
+    return out
+
+
+def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
+    """Claims and checks of every chapter that produced usable outputs (:mod:`bookbuild.claims`)."""
+    from bookbuild import claims
+
+    usable = [c.result.chapter for c in checks if c.result.status in ("hit", "executed")]
+    return claims.collect(root, usable)
+
+
+def claims_verdict(pages: list[Any]) -> int:
+    """1, with one line per claim without its check or check without its claim (page and label), or 0."""
+    from bookbuild import claims
+
+    problems = claims.problems(pages)
+    if problems:
+        print(f"\n{len(problems)} claim(s) and check(s) do not pair up:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def claims_table(pages: list[Any]) -> list[str]:
+    """The build report's rows: claims and checks per chapter."""
+    lines = ["", "## Claims and checks", "",
+             "Result sentences marked as claims, and the checks their cells declared "
+             "({ref}`checked` lists each one).", "",
+             "| chapter | claims | checks | held | result sentences without a claim |",
+             "|---|---:|---:|---:|---:|"]
+    for page in pages:
+        lines.append(f"| {{doc}}`/{page.chapter}` | {len(page.claims)} | {len(page.checks)} | {page.held} "
+                     f"| {len(page.unclaimed)} |")
+    return lines
+
+
 def write_report(root: Path, checks: list[ChapterCheck], profile: str) -> Path:
-    """Write the build-report page from this run's results (never from a failed chapter's outputs)."""
+    """Write the build-report page and the claims appendix from this run's results.
+
+    Never from a failed chapter's outputs.
+    """
+    from bookbuild import claims
+
+    pages = claim_pages(root, checks)
+    claims.write_appendix(root, pages, _titles(root, [p.chapter for p in pages]))
     page = root / REPORT_PAGE
-    text = report_text(checks, profile)
+    text = report_text(checks, profile) + "\n".join(claims_table(pages)) + "\n"
     if not page.exists() or page.read_text() != text:
         files.write_text(page, text)
     return page
@@ -226,7 +277,8 @@ def check(root: Path = engine.ROOT) -> int:
     """Check the prose, execute what is stale and compare; writes nothing outside the build folder."""
     prose = prose_verdict(root)
     checks, profile = run_and_check(root)
-    return verdict(checks, profile) or prose
+    paired = claims_verdict(claim_pages(root, checks))
+    return verdict(checks, profile) or prose or paired
 
 
 def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ OPAQUE_DIRECTIVES = frozenset(
     {"code-cell", "code", "code-block", "math", "literalinclude", "glue:figure", "glue:math", "raw", "bibliography"}
 )
 #: pages that the build generates; they print measured values by construction
-GENERATED = frozenset({"build-report.md"})
+GENERATED = frozenset({"build-report.md", "checked.md"})
 
 #: spelled-out numbers that read as measurements or recipe values; "one", "two",
 #: "three", "half", "first", "second" and "third" stay ordinary words
@@ -55,6 +55,8 @@ _LABEL = re.compile(r"^\s*\([\w.:-]+\)=\s*$")
 _HEADING = re.compile(r"^(#{1,6}\s+)(\d+(\.\d+)*\.?\s+)?")
 _LIST_NUMBER = re.compile(r"^(\s*)\d+[.)]\s")
 _ROLE = re.compile(r"\{[\w:.-]+\}(`+)(.*?)\1")
+_CLAIM = re.compile(r"\{claim\}(`+)(.*?)\1")  # a claim's sentence is prose: only its markup and target are blanked
+_CLAIM_TARGET = re.compile(r"<[a-z0-9-]+>\s*$")
 _CODE = re.compile(r"(`+)(.*?)\1")
 _INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
@@ -153,9 +155,18 @@ def _blank(match: re.Match[str]) -> str:
 
 def _strip_inline(line: str) -> str:
     """Blank roles, inline code, inline math, link targets, comments and substitutions, keeping columns."""
-    for pattern in (_COMMENT, _ROLE, _CODE, _INLINE_MATH, _LINK_TARGET, _SUBSTITUTION):
+    line = _COMMENT.sub(_blank, line)
+    line = _CLAIM.sub(_unwrap_claim, line)
+    for pattern in (_ROLE, _CODE, _INLINE_MATH, _LINK_TARGET, _SUBSTITUTION):
         line = pattern.sub(_blank, line)
     return line
+
+
+def _unwrap_claim(match: re.Match[str]) -> str:
+    """``{claim}`text <name>``` -> its text, same columns: the sentence stays prose, to be checked as such."""
+    ticks, body = match.group(1), match.group(2)
+    body = _CLAIM_TARGET.sub(_blank, body)
+    return " " * (len("{claim}") + len(ticks)) + body + " " * len(ticks)
 
 
 def check_text(text: str, page: str = "<text>") -> list[str]:

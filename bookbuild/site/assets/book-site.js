@@ -149,7 +149,23 @@
     }
   }
 
+  // A claim's preview (bookbuild/claims.py) opens on hover and focus; Escape closes it (WCAG 1.4.13).
+  function claimPreviewsDismissible() {
+    document.addEventListener("keydown", function (event) {
+      var active = document.activeElement;
+      if (event.key === "Escape" && active && active.classList && active.classList.contains("claim-mark")) {
+        active.setAttribute("data-closed", "");  // keeps the focus where it is
+      }
+    });
+    document.addEventListener("focusout", function (event) {
+      if (event.target.classList && event.target.classList.contains("claim-mark")) {
+        event.target.removeAttribute("data-closed");
+      }
+    });
+  }
+
   function ready() {
+    claimPreviewsDismissible();
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();

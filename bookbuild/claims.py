@@ -1,0 +1,348 @@
+"""Claims: result sentences tied to the checks that hold them, on the page, in the PDF and in an appendix.
+
+An author marks a result sentence with one role and names a check::
+
+    The padded sequence {claim}`ends in the state it reaches alone <c-pad-state>`.
+
+(use double backticks, ``{claim}``text with {glue:text}`x` <name>``, when the
+sentence holds roles of its own) and declares the check in a hidden cell of
+the same page with :func:`chapter_code.core.claims.check`. This module
+
+- **renders the role** (Sphinx): the sentence as normal text followed by a
+  small mark; in HTML the mark is a button whose hover or focus (keyboard,
+  touch) shows the condition's source, the values this build saw and whether
+  it held; in the PDF it is a superscript reference to the appendix entry;
+- **checks the pairing** before Sphinx runs (:func:`problems`): a claim that
+  names a check no cell declared, a check no sentence claims, or a name used
+  on two pages each fails the build with one line naming page and label (a
+  failing check already failed its cell);
+- **writes the appendix** ``book/checked.md``, "What this build checked":
+  per chapter every claim, its check's condition, values and status.
+
+The checks travel as glued values (``check:<name>``), so the regression gate
+compares them with the baseline like any other output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+
+GLUE_PREFIX = "check:"
+APPENDIX_PAGE = Path("book") / "checked.md"
+#: ``{claim}`text <name>``` or with double backticks; the text may not hold the closing delimiter.
+CLAIM = re.compile(r"\{claim\}(?P<ticks>`+)(?P<body>.+?)(?P=ticks)", re.S)
+TARGET = re.compile(r"^(?P<text>.*?)\s*<(?P<name>[a-z0-9]+(?:-[a-z0-9]+)*)>\s*$", re.S)
+
+
+@dataclass
+class PageClaims:
+    """The claims written in one page's prose and the checks its cells declared."""
+
+    chapter: str
+    claims: list[tuple[str, str, int]] = field(default_factory=list)  # (name, sentence, line)
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> the check's record
+    unclaimed: list[tuple[int, str]] = field(default_factory=list)  # result sentences without a claim
+
+    @property
+    def held(self) -> int:
+        return sum(1 for c in self.checks.values() if c.get("held"))
+
+
+def split_target(body: str) -> tuple[str, str] | None:
+    """``"text <name>"`` -> ``("text", "name")``; ``None`` when the role names no check."""
+    match = TARGET.match(body)
+    return (match["text"], match["name"]) if match else None
+
+
+def claims_in(source: str) -> list[tuple[str, str, int]]:
+    """Every ``{claim}`` role of a MyST page's prose: (name, sentence, line), code cells left out."""
+    out = []
+    in_fence = False
+    offset = 0
+    prose = []
+    for line in source.splitlines(keepends=True):
+        if line.lstrip().startswith("```"):
+            fence_open = line.lstrip().startswith("```{code-cell")
+            if in_fence:
+                in_fence = False
+            elif fence_open:
+                in_fence = True
+        prose.append(" " * len(line) if in_fence else line)
+        offset += len(line)
+    text = "".join(prose)
+    for match in CLAIM.finditer(text):
+        target = split_target(match["body"])
+        line = text.count("\n", 0, match.start()) + 1
+        if target is None:
+            out.append(("", match["body"], line))
+        else:
+            out.append((target[1], " ".join(target[0].split()), line))
+    return out
+
+
+def checks_in(nb: Any) -> dict[str, dict[str, Any]]:
+    """The check records glued by an executed notebook's cells, by name."""
+    found: dict[str, dict[str, Any]] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            if name.startswith(GLUE_PREFIX):
+                plain = output.get("data", {}).get("text/plain", "")
+                record = json.loads("".join(plain) if isinstance(plain, list) else plain)
+                record["cell"] = cell.metadata.get("label", "?")
+                found[record["name"]] = record
+    return found
+
+
+def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
+    """Claims and checks of every page (its cached outputs as myst-nb renders them)."""
+    from bookbuild import engine
+
+    pages = []
+    for chapter in chapters:
+        source = (root / f"{chapter}.md").read_text()
+        page = PageClaims(chapter, claims_in(source), unclaimed=unclaimed_results(source))
+        try:
+            page.checks = checks_in(engine.rendered_notebook(root, chapter))
+        except KeyError:  # no executed outputs (a page without code cells)
+            page.checks = {}
+        pages.append(page)
+    return pages
+
+
+def problems(pages: list[PageClaims]) -> list[str]:
+    """One line per broken pairing of claims and checks, naming page and label."""
+    out = []
+    first_page: dict[str, str] = {}
+    for page in pages:
+        where = f"{page.chapter}.md"
+        claimed = {}
+        for name, _sentence, line in page.claims:
+            if not name:
+                out.append(f"{where}:{line}: a claim names no check: write {{claim}}`sentence <check-name>`")
+                continue
+            claimed.setdefault(name, line)  # a summary may claim a check again
+            if name not in page.checks:
+                out.append(f"{where}:{line}: the claim names check {name!r}, which no cell of this page declared")
+        for name, record in page.checks.items():
+            if name not in claimed:
+                out.append(f"{where}: check {name!r} (cell {record.get('cell', '?')!r}) is declared but no "
+                           "sentence claims it")
+            if name in first_page and first_page[name] != page.chapter:
+                out.append(f"{where}: check {name!r} is also declared by {first_page[name]}.md; names are "
+                           "unique in the book")
+            first_page.setdefault(name, page.chapter)
+            if not record.get("held"):
+                out.append(f"{where}: check {name!r} did not hold")
+        if page.chapter in COMPLETE:
+            for line, sentence in page.unclaimed:
+                shown = sentence if len(sentence) < 90 else sentence[:87] + "..."
+                out.append(f"{where}:{line}: a result sentence without a claim: {shown!r}; claim it "
+                           "({claim}`... <check-name>`) or mark it {nonresult}`...` if it states no result")
+    return out
+
+
+def _escape_md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
+    """The appendix page: per chapter, each claim with its check's condition, values and status."""
+    total_claims = sum(len(p.claims) for p in pages)
+    total_checks = sum(len(p.checks) for p in pages)
+    lines = [
+        "(checked)=",
+        "# What this build checked",
+        "",
+        "Generated by the build that produced these pages. A sentence marked with a small check mark is a",
+        "*claim*: a cell of its page computed a condition that makes the sentence true, and the build fails",
+        "when the condition is false. Below, for every claim, is the condition as written in the cell, the",
+        "values it compared in this build, and whether it held.",
+        "",
+        f"This build checked {{lit}}`{total_checks}` conditions behind {{lit}}`{total_claims}` claims.",
+        "",
+    ]
+    for page in pages:
+        if not page.claims and not page.checks:
+            continue
+        lines += [f"## {titles.get(page.chapter, page.chapter)}", "",
+                  f"{{doc}}`/{page.chapter}`: {{lit}}`{len(page.claims)}` claims, {{lit}}`{page.held}` of "
+                  f"{{lit}}`{len(page.checks)}` checks held.", ""]
+        labelled: set[str] = set()
+        for name, sentence, _line in page.claims:
+            record = page.checks.get(name, {})
+            if name in labelled:
+                lines += [f"**{name}**, again: *{_literal_numbers(sentence)}*", ""]
+                continue
+            labelled.add(name)
+            status = "held" if record.get("held") else "NOT HELD"
+            values = "; ".join(f"{k} = {v}" for k, v in record.get("values", {}).items()) or "none named"
+            lines += [
+                f"(check-{name})=",
+                f"**{name}**: *{_literal_numbers(sentence)}*",
+                "",
+                f"- because: {_literal_numbers(record.get('because', '-'))}",
+                f"- condition: `{record.get('condition', '-')}`",
+                f"- values: {_literal_numbers(values)}",
+                f"- status: {status}",
+                "",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+_NUMBER = re.compile(r"(?<![\w`.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w`])")
+_ROLE = re.compile(r"\{[a-z:]+\}`[^`]*`")
+
+
+def _literal_numbers(text: str) -> str:
+    """Numbers in generated prose marked as ``{lit}`` (they are copied from a check, not typed by hand)."""
+    parts = []
+    last = 0
+    for role in _ROLE.finditer(text):
+        parts.append(_NUMBER.sub(lambda m: f"{{lit}}`{m[0]}`", text[last:role.start()]))
+        parts.append(role[0])
+        last = role.end()
+    parts.append(_NUMBER.sub(lambda m: f"{{lit}}`{m[0]}`", text[last:]))
+    return "".join(parts)
+
+
+def write_appendix(root: Path, pages: list[PageClaims], titles: dict[str, str]) -> Path:
+    from bookbuild import files
+
+    page = root / APPENDIX_PAGE
+    text = appendix_text(pages, titles)
+    if not page.exists() or page.read_text() != text:
+        files.write_text(page, text)
+    return page
+
+
+# --------------------------------------------------------------------------- result sentences without a claim
+
+#: Words that state a measured result; a sentence with one is claimed, or marked ``{nonresult}`` (a
+#: definition, a property of the method, a question) to say it states none.
+#: "every" that only describes the recurrence's structure ("at every step", "every layer") states no result.
+RESULT_WORDS = re.compile(
+    r"\b(solves?|solved|beats?|faster|slower|lower|higher|never|always|none|narrows?|narrowed|grows?|"
+    r"grew|matches|matched|agrees?|agreed|every(?! (?:time )?(?:steps?|layers?|listing|build|batch|position|page|"
+    r"chapter|cell|token|entry|element|later|padded|new|other|one|so often)\b))\b", re.IGNORECASE)
+NONRESULT = re.compile(r"\{nonresult\}(?P<ticks>`+)(?P<body>.+?)(?P=ticks)", re.S)
+#: Pages whose every result sentence is claimed or marked: the build fails on a new unclaimed one there.
+#: A page joins when its sentences have been gone through; the build report counts the rest.
+COMPLETE = frozenset({"book/recurrence"})
+
+
+def _blank_keep_lines(match: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def unclaimed_results(source: str) -> list[tuple[int, str]]:
+    """(line, sentence) of every prose sentence with a result word outside any claim or ``{nonresult}``."""
+    from bookbuild.prose import prose_lines
+
+    masked = NONRESULT.sub(_blank_keep_lines, CLAIM.sub(_blank_keep_lines, source))
+    paragraphs: list[tuple[int, str]] = []
+    current: list[str] = []
+    start = 0
+    for lineno, line in prose_lines(masked):
+        if not line.strip() or (current and lineno != start + len(current)):
+            if current:
+                paragraphs.append((start, " ".join(current)))
+            current = []
+        if line.strip():
+            if not current:
+                start = lineno
+            current.append(line.strip())
+    if current:
+        paragraphs.append((start, " ".join(current)))
+    found = []
+    for lineno, paragraph in paragraphs:
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", " ".join(paragraph.split())):
+            if RESULT_WORDS.search(sentence):
+                found.append((lineno, sentence))
+    return found
+
+
+def nonresult_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None,
+                   content: Any = None) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """``{nonresult}`text```: text that uses a result word but states no measured result; rendered as is."""
+    span = nodes.inline(rawtext, "", classes=["nonresult"])
+    parsed, messages = inliner.parse(text, lineno, None, span)
+    span += parsed
+    return [span], messages
+
+
+# --------------------------------------------------------------------------- the Sphinx role
+
+
+def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
+    import html
+
+    values = "".join(f'<span class="claim-tip-value">{html.escape(k)} = {html.escape(v)}</span>'
+                     for k, v in record.get("values", {}).items())
+    status = "held in this build" if record.get("held") else "did NOT hold"
+    return (
+        '<span class="claim-anchor">'
+        f'<button type="button" class="claim-mark" aria-describedby="claim-tip-{uid}" '
+        f'aria-label="what this build checked">&#10003;</button>'
+        f'<span class="claim-tip" role="tooltip" id="claim-tip-{uid}">'
+        f'<span class="claim-tip-head">Checked: {html.escape(record.get("because", ""))} ({status})</span>'
+        f'<code class="claim-tip-condition">{html.escape(record.get("condition", ""))}</code>'
+        + (f'<span class="claim-tip-values">Values in this build: {values}</span>' if values else "")
+        + f'<a class="claim-tip-link" href="checked.html#check-{name}">every check of this build</a></span></span>'
+    )
+
+
+def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None,
+               content: Any = None) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """``{claim}`sentence <check-name>```: the sentence, then the mark that shows what was checked."""
+    from sphinx import addnodes
+
+    target = split_target(text)
+    if target is None:
+        msg = inliner.reporter.error(f"a claim names no check: write {{claim}}`sentence <check-name>`; got {text!r}",
+                                     line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    sentence, check = target
+    try:
+        from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
+
+        data = retrieve_glue_data(inliner.document, GLUE_PREFIX + check).data
+        plain = data.get("text/plain", "")
+        record = json.loads("".join(plain) if isinstance(plain, list) else plain)
+    except (RetrievalError, ValueError, KeyError):
+        msg = inliner.reporter.error(f"the claim names check {check!r}, which no cell of this page declared",
+                                     line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    seen = inliner.document.settings.env.temp_data.setdefault("claims_seen", {})
+    seen[check] = seen.get(check, 0) + 1
+    uid = check if seen[check] == 1 else f"{check}-{seen[check]}"
+    span = nodes.inline(rawtext, "", classes=["claim"], ids=[f"claim-{uid}"])
+    parsed, messages = inliner.parse(sentence, lineno, None, span)
+    span += parsed
+    html_only = addnodes.only(expr="html")
+    html_only += nodes.raw("", _tip_html(check, record, uid), format="html")
+    span += html_only
+    latex_only = addnodes.only(expr="latex")
+    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=f"check-{check}", refexplicit=True,
+                                refwarn=True)
+    ref += nodes.inline("", "\u2020")  # a dagger: in every text font of the PDF
+    mark = nodes.superscript("", "", classes=["claim-mark"])
+    mark += ref
+    latex_only += mark
+    span += latex_only
+    return [span], messages
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Register the ``claim`` role."""
+    app.add_role("claim", claim_role)
+    app.add_role("nonresult", nonresult_role)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,99 @@
+"""Tests for bookbuild.claims: claims read from the prose, paired with checks, and the appendix."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from bookbuild import claims
+from bookbuild.prose import check_text
+
+PAGE = """# A page
+
+The loop {claim}`matches the module <c-match>`, and
+{claim}``the state ends within {glue:text}`gap` of the
+one it reaches alone <c-pad>``.
+
+```{code-cell} ipython3
+:label: x
+# {claim}`not prose <c-in-code>`
+```
+"""
+
+
+def record(name: str, held: bool = True) -> dict:
+    return {"name": name, "held": held, "because": "b", "condition": "a < b", "values": {"a": "1"}}
+
+
+def page(claimed: list[str], declared: list[str], chapter: str = "book/p") -> claims.PageClaims:
+    return claims.PageClaims(chapter, [(n, "s", i + 1) for i, n in enumerate(claimed)],
+                             {n: record(n) | {"cell": "cell-1"} for n in declared})
+
+
+def test_claims_are_read_from_prose_only_across_lines() -> None:
+    assert claims.claims_in(PAGE) == [
+        ("c-match", "matches the module", 3),
+        ("c-pad", "the state ends within {glue:text}`gap` of the one it reaches alone", 4),
+    ]
+
+
+def test_a_paired_book_has_no_problems() -> None:
+    assert claims.problems([page(["a", "b"], ["a", "b"]), page(["c"], ["c"], "book/q")]) == []
+
+
+def test_every_failure_mode_is_one_line_naming_page_and_label() -> None:
+    problems = claims.problems([
+        page(["undeclared", "twice", "twice"], ["twice", "unclaimed", "shared"]),
+        page(["shared"], ["shared"], "book/q"),
+        claims.PageClaims("book/r", [("", "text without a name", 7)], {}),
+        claims.PageClaims("book/s", [("bad", "s", 1)], {"bad": record("bad", held=False)}),
+    ])
+    assert problems == [
+        "book/p.md:1: the claim names check 'undeclared', which no cell of this page declared",
+        "book/p.md: check 'unclaimed' (cell 'cell-1') is declared but no sentence claims it",
+        "book/p.md: check 'shared' (cell 'cell-1') is declared but no sentence claims it",
+        "book/q.md: check 'shared' is also declared by book/p.md; names are unique in the book",
+        "book/r.md:7: a claim names no check: write {claim}`sentence <check-name>`",
+        "book/s.md: check 'bad' did not hold",
+    ]
+
+
+def test_checks_are_read_from_the_glued_outputs() -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("...", metadata={"label": "pad-check"})
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/plain": '{"name": "c-pad", "held": true}'},
+                               metadata={"scrapbook": {"name": "check:c-pad"}}),
+        nbformat.v4.new_output("display_data", data={"text/plain": "'0.5'"}, metadata={"scrapbook": {"name": "gap"}}),
+    ]
+    nb.cells = [nbformat.v4.new_markdown_cell("x"), cell]
+    assert claims.checks_in(nb) == {"c-pad": {"name": "c-pad", "held": True, "cell": "pad-check"}}
+
+
+def test_the_appendix_lists_each_claim_with_its_check_and_passes_the_prose_check() -> None:
+    pages = [claims.PageClaims("book/p", [("c-a", "loss falls to 1.5 nats", 3)],
+                               {"c-a": record("c-a") | {"values": {"loss": "1.49"}}}),
+             claims.PageClaims("book/empty")]
+    text = claims.appendix_text(pages, {"book/p": "Chapter P"})
+    assert "## Chapter P" in text
+    assert "book/empty" not in text
+    assert "(check-c-a)=" in text
+    assert "- condition: `a < b`" in text
+    assert "- status: held" in text
+    assert "loss = {lit}`1.49`" in text
+    assert check_text(text, "checked.md") == []
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("text <c-a>", ("text", "c-a")),
+    ("a $x < y$ b <c-2layer>", ("a $x < y$ b", "c-2layer")),
+    ("no name", None),
+    ("bad <C-A>", None),
+])
+def test_a_claim_names_its_check_in_angle_brackets(body: str, expected: tuple | None) -> None:
+    assert claims.split_target(body) == expected
+
+
+def test_numbers_inside_a_claim_are_prose() -> None:
+    assert check_text("A {claim}``takes 12 steps, {glue:text}`n` in all <c-a>``.\n")
+    assert check_text("A {claim}``takes {glue:text}`n` steps <c-2layer>``.\n") == []
