@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bookbuild import prose_snapshot
-from chapter_code.corpora.texts import texts as corpora
+from chapter_code.corpora import texts as corpora
 
 PAGE = """---
 jupytext:

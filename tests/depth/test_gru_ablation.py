@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from chapter_code.corpora.texts import Splits
+from chapter_code.depth import gru_ablation
 from chapter_code.depth.gru_ablation import ablation_run, remove_gate
-from chapter_code.depth.layers import gru_ablation
 from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
 from chapter_code.gated.gates import gru_loop
 from chapter_code.lm.char_lm import TrainConfig

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from chapter_code.corpora.texts import Splits
+from chapter_code.depth import layers as depth
 from chapter_code.depth.layers import (
     DirectionalLM,
     Tagger,
@@ -24,7 +25,6 @@ from chapter_code.depth.layers import (
     stack_parameters,
     tag_accuracy_by_letter,
 )
-from chapter_code.depth.layers import layers as depth
 from chapter_code.lm.char_lm import TrainConfig, Vocab
 from chapter_code.sampling.rules import greedy
 

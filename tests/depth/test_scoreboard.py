@@ -10,7 +10,8 @@ import torch
 from torch import nn
 
 from chapter_code.corpora.texts import Splits
-from chapter_code.depth.layers import layer_parameters, scoreboard
+from chapter_code.depth import scoreboard
+from chapter_code.depth.layers import layer_parameters
 from chapter_code.depth.scoreboard import (
     CONTENDERS,
     SMALL_INIT_STD,
@@ -55,7 +56,7 @@ def test_forget_bias_and_core_sizes() -> None:
 
 def test_tiny_score_run(monkeypatch: pytest.MonkeyPatch) -> None:
     from chapter_code.corpora.texts import Splits
-    from chapter_code.depth.layers import scoreboard
+    from chapter_code.depth import scoreboard
 
     text = "to be or not to be, that is the question. " * 40
     monkeypatch.setattr(scoreboard, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))

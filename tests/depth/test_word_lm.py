@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from chapter_code.corpora.texts import Splits
-from chapter_code.depth.layers import word_lm as wordlm
+from chapter_code.depth import word_lm as wordlm
 from chapter_code.depth.word_lm import UNK, WordLM, WordRecipe, WordVocab, split_at_lines, words
 from chapter_code.lm.char_lm import TrainConfig
 

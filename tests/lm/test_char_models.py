@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from chapter_code.corpora.texts import book_prose_text, split_text
+from chapter_code.lm import char_models
 from chapter_code.lm.char_lm import CharLM, TrainConfig, Vocab, fit_next_token
 from chapter_code.lm.char_models import LMRecipe, _recipe, corpus_splits, train_char_lm
-from chapter_code.lm.perplexity import char_models
 
 
 def test_corpus_names_files_and_splits() -> None:

@@ -11,6 +11,7 @@ import math
 import pytest
 import torch
 
+from chapter_code.sampling import goodness_of_fit as gof
 from chapter_code.sampling.goodness_of_fit import (
     CountingCheck,
     chi_square_quantile,
@@ -19,7 +20,6 @@ from chapter_code.sampling.goodness_of_fit import (
     draw_counts,
     regularized_gamma,
 )
-from chapter_code.sampling.rules import goodness_of_fit as gof
 from chapter_code.sampling.rules import greedy, temperature_probs, temperature_rule, top_k_probs, top_k_rule
 
 Z = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64)

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from chapter_code.sampling.rules import rules as sampling
-from chapter_code.sampling.rules import rules_jax as sampling_jax
-from chapter_code.sampling.rules import rules_jax as sj
+from chapter_code.sampling import rules as sampling
+from chapter_code.sampling import rules_jax as sampling_jax
+from chapter_code.sampling import rules_jax as sj
 
 jax.config.update("jax_enable_x64", True)
 
