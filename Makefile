@@ -37,11 +37,14 @@ tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); e
 	  echo "  apt-get install --no-install-recommends $(TEX_PACKAGES)" >&2; \
 	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, and poppler's pdftotext." >&2; exit 2; fi
 
-# What `make test` installs where apt-get runs as root (chromium, TeX Live, npm and Java, then the pinned npm
-# tools) goes on in the background while the book executes: `.ci/setup-system start` begins one sequential job
+# What `make test` installs where apt-get runs as root (chromium, TeX Live, Slurm, npm and Java, then the pinned
+# npm tools) goes on in the background while the book executes: `.ci/setup-system start` begins one sequential job
 # (one apt-get at a time), logged to _build/setup.log, and `make test` waits for it just before the PDF. Without
 # apt-get as root, it prints what will be skipped. BOOK_SETUP_STRICT=1 (.ci/run) makes a failed install fail.
-SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" CHROMIUM=$(CHROMIUM) NODE_TOOLS=$(NODE_TOOLS) bash .ci/setup-system
+# bookbuild/slurm_cluster.py's PACKAGES (tests/test_setup_system.py checks they agree), for the Slurm round trip
+SLURM_PACKAGES := slurm-wlm munge
+SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)" CHROMIUM=$(CHROMIUM) \
+  NODE_TOOLS=$(NODE_TOOLS) bash .ci/setup-system
 # One line per phase of `make test`, read by benchmarks/ci_time.sh: "make test: [<epoch s> <UTC time>] <phase>"
 phase = echo "make test: [$$(date +%s) $$(date -u +%H:%M:%S)] $(1)"
 

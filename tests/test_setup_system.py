@@ -10,6 +10,7 @@ once (apt's lock) and logs each call.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -54,6 +55,7 @@ def setup_folder(tmp_path: Path, uid: int = 0) -> tuple[Path, dict[str, str]]:
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     env = {"PATH": str(bin_dir), "FAKE": str(fake), "HOME": str(tmp_path), "TEX_PACKAGES": TEX,
+           "SLURM_PACKAGES": "slurm-wlm munge", "SLURM_DIRS": str(tmp_path / "no-sbin"),
            "CHROMIUM": str(tmp_path / "no-chromium")}
     return work, env
 
@@ -74,7 +76,7 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(tmp_pa
     started = setup(work, env, "start", FAKE_APT_SECONDS="1")
     assert time.monotonic() - began < 0.9, "start must not wait for apt-get"
     assert started.returncode == 0, started.stderr
-    assert ("installing chromium, TeX Live, npm and Java, the browser tests' npm tools in the background"
+    assert ("installing chromium, TeX Live, Slurm, npm and Java, the browser tests' npm tools in the background"
             in started.stdout)
     again = setup(work, env, "start")  # make test run a second time meanwhile: no second apt-get
     assert "still running" in again.stdout
@@ -85,7 +87,7 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(tmp_pa
     assert calls(env) == [
         "apt-get update -qq",
         "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 chromium texlive-xetex latexmk "
-        "npm default-jre-headless",
+        "slurm-wlm munge npm default-jre-headless",
         "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error in node",
     ]
     assert (work / "tests" / "browser" / "node" / "node_modules" / ".book-installed").exists()
@@ -135,3 +137,24 @@ def test_a_job_that_died_without_a_result_fails_the_wait_clearly(tmp_path: Path)
     assert "ended without an exit status" in waited.stderr
     nothing = setup_folder(tmp_path / "other")
     assert "no set-up was started" in setup(*nothing, "wait", BOOK_SETUP_STRICT="1").stderr
+
+
+def test_what_is_already_installed_is_not_installed_again(tmp_path: Path) -> None:
+    work, env = setup_folder(tmp_path)
+    bin_dir = Path(env["FAKE"]) / "bin"
+    for name in ("munged", "slurmctld", "slurmd", "sbatch", "java", "xelatex", "latexmk", "pdftotext", "kpsewhich"):
+        (bin_dir / name).write_text("#!/bin/bash\nexit 0\n")
+        (bin_dir / name).chmod(0o755)
+    started = setup(work, env, "start")
+    assert "installing chromium, the browser tests' npm tools in the background" in started.stdout
+    assert setup(work, env, "wait").returncode == 0
+    assert calls(env)[:2] == ["apt-get update -qq",
+                              "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 chromium"]
+
+
+def test_the_makefile_installs_the_slurm_packages_that_the_slurm_cluster_would() -> None:
+    from bookbuild import slurm_cluster
+
+    found = re.search(r"^SLURM_PACKAGES := (.*)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    assert found, "the Makefile defines SLURM_PACKAGES"
+    assert found.group(1).split() == slurm_cluster.PACKAGES
