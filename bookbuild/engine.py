@@ -22,7 +22,7 @@ did not produce them.
 A chapter whose key is unchanged is a cache hit and does not run. A chapter
 that runs is executed with nbclient in its own kernel; chapters run in
 parallel, as many at a time as the cores allow at the configured thread count, the
-longest (by its last execution here, else :data:`COLD_SECONDS`) first.
+longest (by its last execution here and :data:`COLD_SECONDS`) first.
 The executed notebook goes into the jupyter-cache database that myst-nb reads,
 so Sphinx renders exactly these outputs, and the gate reads them back from the
 same place (:func:`rendered_notebook`), with a digest that catches a cached
@@ -62,10 +62,11 @@ UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_c
              "benchmarks", "tests", ".ci"]
 #: Environment variables whose values change what a chapter prints.
 OUTPUT_SETTINGS = ["BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE"]
-#: Cold execution times (s) of the chapters, for the order in which they start where this checkout has no
-#: history of its own (a fresh clone: CI). From the fresh-clone CI run of 2026-11-30 after issues 13-20, two
-#: chapters at a time on 2 cores (BENCHMARKS.md); intro from a cold build of 2026-12-01. Only their order
-#: matters: a chapter missing here counts as 0 s, and a stale number only costs some idle time at the end.
+#: Cold execution times (s) of the chapters (every training computed), for the order in which they start
+#: (:func:`execution_order`), in a fresh clone (CI) above all, where there is no history. From the fresh-clone
+#: CI run of 2026-11-30 after issues 13-20, two chapters at a time on 2 cores (BENCHMARKS.md); intro from a
+#: cold build of 2026-12-01. Only their order matters: a chapter missing here counts as 0 s, and a stale
+#: number only costs some idle time at the end.
 COLD_SECONDS = {
     "book/gated": 445,
     "book/language-models": 189,
@@ -518,23 +519,27 @@ def execution_order(names: list[str], manifest: dict[str, Any],
                     cold: dict[str, float] | None = None) -> list[str]:
     """``names`` in the order they should start: the longest expected execution first.
 
-    A chapter's expected time is its wall time at its last execution in this
-    checkout (the manifest's ``wall_s``), else its entry in ``cold``
-    (:data:`COLD_SECONDS`, for a fresh clone), else 0; ties keep the order of
-    ``names`` (the table of contents). Starting the longest first keeps the
-    other workers busy with the short chapters while it runs, instead of
-    starting it last and waiting on it alone. A chapter that reuses another's
-    memoized trainings (Chapter 5 reads Chapter 4's models) may start first
-    without losing work: ``run_once`` computes each training once and the
-    other chapter waits on its lock.
+    A chapter's expected time is the larger of its wall time at its last
+    execution in this checkout (the manifest's ``wall_s``) and its entry in
+    ``cold`` (:data:`COLD_SECONDS`, its time when it computes every training),
+    0 for either where there is none; ties keep the order of ``names`` (the
+    table of contents). The larger, because a chapter that last ran with its
+    trainings reused (Chapter 3 in 10 s) runs for minutes once an edit to its
+    training code makes it retrain, and its history alone would then start it
+    last; and a chapter that grew slower than its table entry is still placed
+    by its history. Starting the longest first keeps the other workers busy
+    with the short chapters while it runs, instead of starting it late and
+    waiting on it alone. A chapter that reuses another's memoized trainings
+    (Chapter 5 reads Chapter 4's models) may start first without losing work:
+    ``run_once`` computes each training once and the other chapter waits on
+    its lock.
     """
     cold = COLD_SECONDS if cold is None else cold
 
     def expected(chapter: str) -> float:
         wall = (manifest.get(chapter) or {}).get("wall_s")
-        if isinstance(wall, int | float) and not isinstance(wall, bool) and wall >= 0:
-            return float(wall)
-        return float(cold.get(chapter, 0.0))
+        known = float(wall) if isinstance(wall, int | float) and not isinstance(wall, bool) and wall >= 0 else 0.0
+        return max(known, float(cold.get(chapter, 0.0)))
 
     position = {c: i for i, c in enumerate(names)}
     return sorted(names, key=lambda c: (-expected(c), position[c]))

@@ -172,11 +172,14 @@ def test_workers_are_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     assert engine.workers(2) == 1
 
 
-def test_chapters_start_longest_first_by_their_last_execution_else_the_cold_table() -> None:
-    names = ["book/a", "book/b", "book/c", "book/d", "book/e"]
-    manifest = {"book/b": {"wall_s": 12.5}, "book/d": {"wall_s": 300.0}, "book/e": {"status": "failed"}}
-    cold = {"book/a": 50, "book/b": 999, "book/c": 100}  # b's own history (12.5 s) wins over the table
-    assert engine.execution_order(names, manifest, cold) == ["book/d", "book/c", "book/a", "book/b", "book/e"]
+def test_chapters_start_longest_first_by_the_larger_of_their_last_execution_and_the_cold_table() -> None:
+    names = ["book/a", "book/b", "book/c", "book/d", "book/e", "book/f"]
+    manifest = {"book/b": {"wall_s": 12.5}, "book/d": {"wall_s": 300.0}, "book/e": {"status": "failed"},
+                "book/f": {"wall_s": 75.0}}
+    # b last ran in 12.5 s with its trainings reused, but retrains in 999: the table places it; f outgrew its entry
+    cold = {"book/a": 50, "book/b": 999, "book/c": 100, "book/f": 20}
+    order = engine.execution_order(names, manifest, cold)
+    assert order == ["book/b", "book/d", "book/c", "book/f", "book/a", "book/e"]
 
 
 def test_with_no_history_the_cold_table_orders_and_ties_keep_the_toc_order() -> None:
