@@ -85,7 +85,7 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(tmp_pa
     assert "set-up: waiting for the background install" in waited.stdout
     assert "set-up: ready" in waited.stdout
     assert calls(env) == [
-        "apt-get update -qq",
+        "apt-get update -qq -o DPkg::Lock::Timeout=300",
         "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 chromium texlive-xetex latexmk "
         "slurm-wlm munge npm default-jre-headless",
         "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error in node",
@@ -148,7 +148,7 @@ def test_what_is_already_installed_is_not_installed_again(tmp_path: Path) -> Non
     started = setup(work, env, "start")
     assert "installing chromium, the browser tests' npm tools in the background" in started.stdout
     assert setup(work, env, "wait").returncode == 0
-    assert calls(env)[:2] == ["apt-get update -qq",
+    assert calls(env)[:2] == ["apt-get update -qq -o DPkg::Lock::Timeout=300",
                               "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 chromium"]
 
 
