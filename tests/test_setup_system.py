@@ -25,12 +25,14 @@ TOOLS = ["bash", "cat", "date", "grep", "mkdir", "mv", "nice", "nohup", "rm", "r
 TEX = "texlive-xetex latexmk"
 
 APT_GET = """#!/bin/bash
-# a stand-in apt-get: one at a time, each call logged, optionally failing at install
+# a stand-in apt-get: one at a time, each call logged; an install that names $FAKE_APT_FAIL fails
 if ! mkdir "$FAKE/apt.lock" 2>/dev/null; then echo "two apt-get at once" >>"$FAKE/calls"; exit 99; fi
 echo "apt-get $*" >>"$FAKE/calls"
 sleep "${FAKE_APT_SECONDS:-0.3}"
 rmdir "$FAKE/apt.lock"
-if [ "$1" != update ] && [ -n "${FAKE_APT_FAIL:-}" ]; then echo "E: Unable to locate package" >&2; exit 100; fi
+if [ "$1" != update ] && [ -n "${FAKE_APT_FAIL:-}" ] && [[ " $* " == *" $FAKE_APT_FAIL "* ]]; then
+  echo "E: Unable to locate package $FAKE_APT_FAIL" >&2; exit 100
+fi
 exit 0
 """
 NPM = """#!/bin/bash
@@ -99,13 +101,17 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(tmp_pa
 
 def test_a_failed_install_fails_the_wait_under_ci_and_is_a_note_elsewhere(tmp_path: Path) -> None:
     work, env = setup_folder(tmp_path)
-    assert setup(work, env, "start", FAKE_APT_FAIL="1").returncode == 0
+    (Path(env["FAKE"]) / "bin" / "npm").unlink()  # the npm that apt-get fails to install
+    assert setup(work, env, "start", FAKE_APT_FAIL="default-jre-headless").returncode == 0
     strict = setup(work, env, "wait", BOOK_SETUP_STRICT="1")
     assert strict.returncode == 1
     assert "the background set-up FAILED (exit 100)" in strict.stderr
-    assert "E: Unable to locate package" in strict.stderr  # the end of the log, shown where it failed
-    assert "apt-get FAILED (exit 100)" in strict.stderr
-    assert not any(c.startswith("npm") for c in calls(env)), "nothing runs after a failed step"
+    assert "E: Unable to locate package default-jre-headless" in strict.stderr  # the end of the log
+    assert "apt-get install FAILED (exit 100) for: npm default-jre-headless" in strict.stderr
+    assert "npm ci skipped: npm was not installed" in strict.stderr
+    installs = [c.split("Timeout=300 ")[1] for c in calls(env) if c.startswith("apt-get install")]
+    assert installs == ["chromium texlive-xetex latexmk slurm-wlm munge npm default-jre-headless",  # all at once,
+                        "chromium", "texlive-xetex latexmk", "slurm-wlm munge", "npm default-jre-headless"]  # then each
     lenient = setup(work, env, "wait")
     assert lenient.returncode == 0
     assert "NOTE: the tests that need what was not installed (PDF, browser, audit) will be skipped" in lenient.stdout
