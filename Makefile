@@ -19,18 +19,15 @@ env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book
 book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build/html
 	$(PY) -m bookbuild build
 
+CHROMIUM := /usr/lib/chromium/chromium
+NODE_TOOLS := tests/browser/node
 HAVE_TEX = { command -v xelatex && command -v latexmk && command -v pdftotext && kpsewhich tgtermes.sty; } >/dev/null 2>&1
 TEX_PACKAGES := texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra texlive-xetex latexmk tex-gyre fonts-freefont-otf poppler-utils
 
 pdf: $(ENV_STAMP) tex  ## build the PDF edition into _build/latex/book.pdf (installs TeX Live with apt where it can)
 	$(PY) -m bookbuild build --builder pdflatex
 
-.PHONY: tex tex-if-possible
-tex-if-possible:  # what `make test` installs for the PDF tests, where apt-get runs as root; else a note
-	@if $(HAVE_TEX); then :; \
-	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory tex \
-	  || echo "NOTE: installing TeX Live failed; the PDF tests will be skipped"; \
-	else echo "NOTE: no TeX Live and no apt-get as root here; the PDF tests will be skipped"; fi
+.PHONY: tex
 tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); elsewhere say what to install
 	@if $(HAVE_TEX); then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
@@ -40,23 +37,44 @@ tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); e
 	  echo "  apt-get install --no-install-recommends $(TEX_PACKAGES)" >&2; \
 	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, and poppler's pdftotext." >&2; exit 2; fi
 
-test: $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
+# What `make test` installs where apt-get runs as root (chromium, TeX Live, Slurm, npm and Java, then the pinned
+# npm tools) goes on in the background while the book executes: `.ci/setup-system start` begins one sequential job
+# (one apt-get at a time), logged to _build/setup.log, and `make test` waits for it just before the PDF. Without
+# apt-get as root, it prints what will be skipped. BOOK_SETUP_STRICT=1 (.ci/run) makes a failed install fail.
+# bookbuild/slurm_cluster.py's PACKAGES (tests/test_setup_system.py checks they agree), for the Slurm round trip
+SLURM_PACKAGES := slurm-wlm munge
+SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)" CHROMIUM=$(CHROMIUM) \
+  NODE_TOOLS=$(NODE_TOOLS) bash .ci/setup-system
+# One line per phase of `make test`, read by benchmarks/ci_time.sh: "make test: [<epoch s> <UTC time>] <phase>"
+phase = echo "make test: [$$(date +%s) $$(date -u +%H:%M:%S)] $(1)"
+
+.PHONY: setup-start
+setup-start:  # start the background set-up of `make test` (first, so it overlaps creating .venv too)
+	@$(call phase,set-up started)
+	@$(SETUP_SYSTEM) start
+
+test: setup-start $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
+	@$(call phase,environment ready; lint)
 	$(PY) -m ruff check chapter_code bookbuild tests labs
+	@$(call phase,build)
 	$(PY) -m bookbuild build --check
+	@$(call phase,waiting for the set-up)
+	@$(SETUP_SYSTEM) wait
+	@$(call phase,PDF)
 	@if $(HAVE_TEX); then $(PY) -m bookbuild build --builder pdflatex >_build/pdf.log 2>&1 \
 	  || { tail -40 _build/pdf.log; echo "make test: the PDF did not build (log: _build/pdf.log)" >&2; exit 1; }; \
 	  echo "PDF built: _build/latex/book.pdf"; \
 	else echo "NOTE: no TeX Live here; the PDF tests will be skipped (see make tex)"; fi
+	@$(call phase,tests)
 	BOOK_HTML_DIR=_build/html BOOK_PDF=$$($(HAVE_TEX) && echo _build/latex/book.pdf) $(PY) -m pytest -n auto
+	@$(call phase,done)
 
-test-clean: $(ENV_STAMP)  ## the slow tests too: a clean build of the whole book in a temporary copy
+test-clean: $(ENV_STAMP)  ## the slow tests: a clean build of the whole book in a temporary copy; one record of each sweep retrained
 	$(PY) -m pytest -n auto -m book
 
 # The browser tests (tests/browser) drive Debian's chromium through Playwright;
-# `make test` installs it first where apt-get is available (as root).
-CHROMIUM := /usr/lib/chromium/chromium
+# `make test` installs it (in the background, see setup-start) where apt-get is available (as root).
 .PHONY: browser
-test: browser tex-if-possible
 
 browser:  ## install Debian's chromium for the browser tests (they are skipped, with the reason, without it)
 	@if [ -x $(CHROMIUM) ] || [ -n "$$BOOK_CHROMIUM" ]; then :; \
@@ -68,10 +86,8 @@ browser:  ## install Debian's chromium for the browser tests (they are skipped, 
 
 # axe-core and the Nu HTML validator for the browser tests' audit (tests/browser/test_audit.py), pinned by
 # tests/browser/node/package-lock.json and installed with npm; never part of the site. The validator runs on Java.
-NODE_TOOLS := tests/browser/node
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.book-installed
 .PHONY: browser-tools
-test: browser-tools
 
 browser-tools: $(NODE_STAMP)  ## install the pinned npm tools of the browser tests (axe-core, vnu-jar)
 

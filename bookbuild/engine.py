@@ -21,7 +21,8 @@ did not produce them.
 
 A chapter whose key is unchanged is a cache hit and does not run. A chapter
 that runs is executed with nbclient in its own kernel; chapters run in
-parallel, as many at a time as the cores allow at the configured thread count.
+parallel, as many at a time as the cores allow at the configured thread count, the
+longest (by its last execution here and :data:`COLD_SECONDS`) first.
 The executed notebook goes into the jupyter-cache database that myst-nb reads,
 so Sphinx renders exactly these outputs, and the gate reads them back from the
 same place (:func:`rendered_notebook`), with a digest that catches a cached
@@ -61,6 +62,21 @@ UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_c
              "benchmarks", "tests", ".ci"]
 #: Environment variables whose values change what a chapter prints.
 OUTPUT_SETTINGS = ["BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE"]
+#: Cold execution times (s) of the chapters (every training computed), for the order in which they start
+#: (:func:`execution_order`), in a fresh clone (CI) above all, where there is no history. From the fresh-clone
+#: CI run of 2026-11-30 after issues 13-20, two chapters at a time on 2 cores (BENCHMARKS.md); intro from a
+#: cold build of 2026-12-01. Only their order matters: a chapter missing here counts as 0 s, and a stale
+#: number only costs some idle time at the end.
+COLD_SECONDS = {
+    "book/gated": 445,
+    "book/language-models": 189,
+    "book/depth": 152,
+    "book/beyond": 131,
+    "book/gradients": 24,
+    "book/generating": 19,
+    "book/recurrence": 14,
+    "book/intro": 7,
+}
 
 
 @dataclass
@@ -499,6 +515,36 @@ def _validate(root: Path, chapter: str, nb: nbformat.NotebookNode) -> str:
     return ""
 
 
+def execution_order(names: list[str], manifest: dict[str, Any],
+                    cold: dict[str, float] | None = None) -> list[str]:
+    """``names`` in the order they should start: the longest expected execution first.
+
+    A chapter's expected time is the larger of its wall time at its last
+    execution in this checkout (the manifest's ``wall_s``) and its entry in
+    ``cold`` (:data:`COLD_SECONDS`, its time when it computes every training),
+    0 for either where there is none; ties keep the order of ``names`` (the
+    table of contents). The larger, because a chapter that last ran with its
+    trainings reused (Chapter 3 in 10 s) runs for minutes once an edit to its
+    training code makes it retrain, and its history alone would then start it
+    last; and a chapter that grew slower than its table entry is still placed
+    by its history. Starting the longest first keeps the other workers busy
+    with the short chapters while it runs, instead of starting it late and
+    waiting on it alone. A chapter that reuses another's memoized trainings
+    (Chapter 5 reads Chapter 4's models) may start first without losing work:
+    ``run_once`` computes each training once and the other chapter waits on
+    its lock.
+    """
+    cold = COLD_SECONDS if cold is None else cold
+
+    def expected(chapter: str) -> float:
+        wall = (manifest.get(chapter) or {}).get("wall_s")
+        known = float(wall) if isinstance(wall, int | float) and not isinstance(wall, bool) and wall >= 0 else 0.0
+        return max(known, float(cold.get(chapter, 0.0)))
+
+    position = {c: i for i, c in enumerate(names)}
+    return sorted(names, key=lambda c: (-expected(c), position[c]))
+
+
 def workers(threads: int) -> int:
     """Chapters run side by side: as many as the cores allow at ``threads`` threads each."""
     return max(1, (os.cpu_count() or 1) // max(1, threads))
@@ -544,6 +590,8 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             results[chapter] = ChapterResult(chapter, "hit", "unchanged", old.get("wall_s", 0.0), key, deps, "",
                                              old.get("executed_at", ""), old.get("fingerprint"), old.get("runs", []))
     if to_run:
+        order = execution_order([c for c, _, _ in to_run], manifest)
+        to_run.sort(key=lambda job: order.index(job[0]))
         _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
     save_manifest(root, manifest)
     return [results[c] for c in names]
@@ -553,8 +601,8 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
                  before: dict[str, str], env: str, profile: str, settings: dict[str, str],
                  manifest: dict[str, Any], results: dict[str, ChapterResult]) -> None:
     n = min(workers(threads), len(to_run))
-    print(f"engine: executing {len(to_run)} chapter(s), {n} at a time: " + ", ".join(c for c, _, _ in to_run),
-          flush=True)
+    print(f"engine: executing {len(to_run)} chapter(s), {n} at a time, the longest first: "
+          + ", ".join(c for c, _, _ in to_run), flush=True)
     pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init)
     pending: dict[Future, tuple[str, str, str]] = {}
     try:

@@ -53,16 +53,27 @@ LINKED = ["bookbuild", "book", "labs", "data", "records", "baselines", "benchmar
 
 
 def modules() -> list[str]:
-    return sorted(p.stem for p in (ROOT / "chapter_code").glob("*.py") if p.stem != "__init__")
+    """Every module of chapter_code, named with dots relative to it (``gated.gates``); no ``__init__``."""
+    base = ROOT / "chapter_code"
+    return sorted(".".join(p.relative_to(base).with_suffix("").parts) for p in base.rglob("*.py")
+                  if p.stem != "__init__")
+
+
+def module_path(module: str) -> str:
+    """``gated.gates`` -> ``chapter_code/gated/gates.py``."""
+    return "chapter_code/" + module.replace(".", "/") + ".py"
 
 
 def tests_importing(module: str) -> list[str]:
     """The test files that import ``chapter_code.<module>``."""
+    package, _, name = module.rpartition(".")
+    dotted = re.escape(f"chapter_code.{module}")
+    from_package = re.escape(f"chapter_code.{package}" if package else "chapter_code")
     pattern = re.compile(
-        rf"(chapter_code\.{module}\b)|(from chapter_code import [^\n]*\b{module}\b)", re.MULTILINE
+        rf"({dotted}\b)|(from {from_package} import [^\n]*\b{name}\b)", re.MULTILINE
     )
     return sorted(
-        f"tests/{p.name}" for p in (ROOT / "tests").glob("test_*.py") if pattern.search(p.read_text())
+        str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py") if pattern.search(p.read_text())
     )
 
 
@@ -89,7 +100,7 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         tests = sorted(set(tests_importing(module)) | set(mod_cfg.get("tests", [])))
     if not tests:
         raise SystemExit(f"mutation: no test file imports chapter_code.{module}")
-    source = (ROOT / "chapter_code" / f"{module}.py").read_text()
+    source = (ROOT / module_path(module)).read_text()
     src_lines = source.splitlines()
     patterns: list[str] = []
     notes: list[str] = []
@@ -103,7 +114,7 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         notes.append(f"lines matching `{item['pattern']}`: {item['reason']}")
     table = {
         "source_paths": ["chapter_code"],
-        "only_mutate": [f"chapter_code/{module}.py"],
+        "only_mutate": [module_path(module)],
         "pytest_add_cli_args_test_selection": tests,
         "pytest_add_cli_args": ["-p", "no:xdist", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
         "do_not_mutate_patterns": patterns,
@@ -173,7 +184,7 @@ def run_module(module: str, cfg: dict, rescore: bool = False) -> dict:
 
 def _report(module: str, cfg: dict, work: Path, table: dict, notes: list[str], env: dict, seconds: float) -> dict:
     """Score the mutants of the run in ``work`` and write the module's report and summary entry."""
-    meta = json.loads((work / "mutants" / "chapter_code" / f"{module}.py.meta").read_text())
+    meta = json.loads((work / "mutants" / (module_path(module) + ".meta")).read_text())
     sys.path.insert(0, str(work))
     from mutmut.stats import status_by_exit_code  # noqa: E402  (after the scratch path is set)
 
@@ -197,7 +208,7 @@ def _report(module: str, cfg: dict, work: Path, table: dict, notes: list[str], e
         "tests": table["pytest_add_cli_args_test_selection"],
     }
     lines = [
-        f"# Mutation testing: chapter_code/{module}.py", "",
+        f"# Mutation testing: {module_path(module)}", "",
         f"- score: **{score:.1%}** ({detected} of {len(scored)} scored mutants detected; bar {BAR:.0%})",
         f"- time: {seconds:.0f} s wall, one worker",
         f"- mutants made: {len(status)}; by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),

@@ -172,6 +172,52 @@ def test_workers_are_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     assert engine.workers(2) == 1
 
 
+def test_chapters_start_longest_first_by_the_larger_of_their_last_execution_and_the_cold_table() -> None:
+    names = ["book/a", "book/b", "book/c", "book/d", "book/e", "book/f"]
+    manifest = {"book/b": {"wall_s": 12.5}, "book/d": {"wall_s": 300.0}, "book/e": {"status": "failed"},
+                "book/f": {"wall_s": 75.0}}
+    # b last ran in 12.5 s with its trainings reused, but retrains in 999: the table places it; f outgrew its entry
+    cold = {"book/a": 50, "book/b": 999, "book/c": 100, "book/f": 20}
+    order = engine.execution_order(names, manifest, cold)
+    assert order == ["book/b", "book/d", "book/c", "book/f", "book/a", "book/e"]
+
+
+def test_with_no_history_the_cold_table_orders_and_ties_keep_the_toc_order() -> None:
+    names = ["book/intro", "book/x", "book/y", "book/gated", "book/z"]
+    order = engine.execution_order(names, {}, {"book/gated": 445, "book/intro": 7})
+    assert order == ["book/gated", "book/intro", "book/x", "book/y", "book/z"]
+    assert engine.execution_order([], {}, {}) == []
+    assert engine.execution_order(["book/q"], {"book/q": {"wall_s": "n/a"}}, {"book/q": 3}) == ["book/q"]
+
+
+def test_a_fresh_clone_starts_chapter_3_first_and_the_cold_table_covers_every_chapter() -> None:
+    names = engine.chapters(engine.ROOT)
+    assert set(names) <= set(engine.COLD_SECONDS), "give a new chapter its cold time in engine.COLD_SECONDS"
+    order = engine.execution_order(names, {})
+    assert order[0] == "book/gated"
+    assert sorted(order) == sorted(names)
+
+
+def test_run_submits_the_stale_chapters_longest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_book(tmp_path)
+    source = (tmp_path / "book" / "ch.md").read_text()
+    for name in ("short", "long"):
+        (tmp_path / "book" / f"{name}.md").write_text(source)
+    toc = "format: jb-book\nroot: book/ch\nparts:\n  - chapters:\n      - file: book/short\n      - file: book/long\n"
+    (tmp_path / "_toc.yml").write_text(toc)
+    submitted: list[str] = []
+
+    def record(root, to_run, *args):  # noqa: ANN001, ANN202 - stands in for _execute_all: no kernels
+        submitted.extend(c for c, _, _ in to_run)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "_execute_all", record)
+    monkeypatch.setattr(engine, "COLD_SECONDS", {"book/long": 60, "book/short": 1, "book/ch": 5})
+    with pytest.raises(KeyboardInterrupt):
+        engine.run(tmp_path)
+    assert submitted == ["book/long", "book/ch", "book/short"]
+
+
 # --------------------------------------------------------------------------- the gate's trust (issue 8)
 
 
@@ -181,7 +227,7 @@ def add_cell(root: Path, label: str, source: str, options: str = "") -> None:
     path.write_text(path.read_text() + cell)
 
 
-@pytest.mark.skipif(not __import__("chapter_code.core.runtime").runtime.cpu_supports_pins(),
+@pytest.mark.skipif(not __import__("chapter_code.core.runtime").core.runtime.cpu_supports_pins(),
                     reason="this CPU cannot run the pinned AVX2 kernels")
 def test_kernel_computes_on_the_pinned_cpu_kernels_even_if_torch_is_imported_first(tmp_path: Path) -> None:
     write_book(tmp_path)

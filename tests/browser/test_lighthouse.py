@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from compressed_server import serve
+from tests.browser.compressed_server import serve
 
 from tests.browser.conftest import chromium_binary
 from tests.browser.test_pages import PAGES

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Time CI (.ci/run) in a fresh clone of this checkout's HEAD, phase by phase (issue 31: at most 15 minutes on a
+# fresh 2-core machine).
+#
+#   benchmarks/ci_time.sh                 clone HEAD into a temporary folder, run .ci/run there, print the breakdown
+#   benchmarks/ci_time.sh --keep          the same, keeping the clone (its path is printed)
+#   benchmarks/ci_time.sh --parse LOG [SETUP_LOG]
+#                                         only print the breakdown of an earlier run's output (LOG) and, if given,
+#                                         its _build/setup.log
+#
+# The breakdown comes from the timestamps that `make test` prints ("make test: [<epoch s> <UTC>] <phase>") and
+# from the background set-up's log: before make test (installing make), the environment (.venv, in parallel with
+# the set-up), lint, the book build (every chapter executed, with the output check), the wait for the set-up,
+# the PDF, the test suite; and, beside them, how long the background install itself took. A machine that
+# already has chromium, TeX Live, npm and Java installs nothing, so only a fresh machine measures the set-up.
+# The run's output is kept in the clone's _build/ci-run.log (and printed as it goes).
+set -uo pipefail
+
+breakdown() {  # $1: the output of a .ci/run; $2 (optional): its _build/setup.log; $3 (optional): start epoch
+  local log=$1 setup_log=${2:-} begun=${3:-}
+  awk -v begun="$begun" '
+    /^make test: \[[0-9]+ [0-9:]+\] / {
+      t = substr($3, 2) + 0; phase = $0; sub(/^make test: \[[0-9]+ [0-9:]+\] /, "", phase)
+      n++; at[n] = t; name[n] = phase
+    }
+    /^CI finished in [0-9]+ s/ { ci = $4 }
+    END {
+      if (n == 0) { print "no \"make test: [...]\" timestamps in the log (did make test start?)"; exit 1 }
+      label["set-up started"] = "environment (.venv; the set-up starts in the background)"
+      label["environment ready; lint"] = "lint (ruff)"
+      label["build"] = "book build (chapters executed, output check, HTML)"
+      label["waiting for the set-up"] = "waiting for the background set-up"
+      label["PDF"] = "PDF"
+      label["tests"] = "test suite (pytest -n auto)"
+      if (begun != "") printf "  %-58s %5d s\n", "before make test (make itself, if absent)", at[1] - begun
+      for (i = 1; i < n; i++) {
+        l = (name[i] in label) ? label[name[i]] : name[i]
+        printf "  %-58s %5d s\n", l, at[i + 1] - at[i]
+      }
+      if (name[n] != "done") printf "  %-58s   (make test stopped after \"%s\")\n", "", name[n]
+      printf "  %-58s %5d s (%d min %02d s)\n", "make test in all", at[n] - at[1], (at[n] - at[1]) / 60, (at[n] - at[1]) % 60
+      if (ci != "") printf "  %-58s %5d s (%d min %02d s)\n", "CI in all (.ci/run)", ci, ci / 60, ci % 60
+    }' "$log" || return 1
+  if [ -n "$setup_log" ] && [ -f "$setup_log" ]; then
+    awk '
+      /^set-up: \[[0-9]+ [0-9:]+\] / { t = substr($2, 2) + 0; if (!first) first = t; last = t; line = $0 }
+      /^set-up: nothing to install/ { print "  background set-up: nothing to install (everything was already here)"; done = 1 }
+      END {
+        if (done) exit 0
+        if (!first) { print "  background set-up: no timestamps in its log"; exit 0 }
+        sub(/^set-up: \[[0-9]+ [0-9:]+\] /, "", line)
+        printf "  %-58s %5d s (%s)\n", "background set-up (apt-get, npm ci; beside the above)", last - first, line
+      }' "$setup_log"
+    awk '/^set-up: \[[0-9]+ [0-9:]+\] (apt-get|npm|finished)/ {
+        t = substr($2, 2) + 0; step = $0; sub(/^set-up: \[[0-9]+ [0-9:]+\] /, "", step)
+        if (prev != "") printf "    %-56s %5d s\n", prev, t - pt
+        prev = (step ~ /^finished/) ? "" : step; pt = t }' "$setup_log"
+  fi
+}
+
+if [ "${1:-}" = "--parse" ]; then
+  [ -n "${2:-}" ] || { echo "usage: $0 --parse LOG [SETUP_LOG]" >&2; exit 2; }
+  breakdown "$2" "${3:-}"
+  exit $?
+fi
+
+keep=0
+[ "${1:-}" = "--keep" ] && keep=1
+source_repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/ci-time-XXXXXX")
+clone=$work/book
+git clone --quiet "$source_repo" "$clone" || { echo "ci_time: git clone of $source_repo failed" >&2; exit 1; }
+echo "ci_time: $(git -C "$clone" log -1 --format='%h %s' | cut -c1-100)"
+echo "ci_time: running .ci/run in $clone ($(nproc 2>/dev/null || echo '?') cores)"
+mkdir -p "$clone/_build"
+begun=$(date +%s)
+(cd "$clone" && bash .ci/run) 2>&1 | tee "$work/ci-run.log"
+rc=${PIPESTATUS[0]}
+cp "$work/ci-run.log" "$clone/_build/ci-run.log"
+echo
+echo "ci_time: .ci/run exited $rc after $(( $(date +%s) - begun )) s; breakdown:"
+breakdown "$work/ci-run.log" "$clone/_build/setup.log" "$begun"
+if [ "$keep" = 1 ]; then
+  echo "ci_time: the clone is kept in $clone (the run's output: $clone/_build/ci-run.log)"
+else
+  rm -rf "$work"
+fi
+exit "$rc"
