@@ -86,6 +86,12 @@ def claims_in(source: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def _plain(data: dict[str, Any]) -> str:
+    """The plain-text form of a glued value (stored as ``application/papermill.record/text/plain``)."""
+    plain = next((v for k, v in data.items() if k.endswith("text/plain")), "")
+    return "".join(plain) if isinstance(plain, list) else plain
+
+
 def checks_in(nb: Any) -> dict[str, dict[str, Any]]:
     """The check records glued by an executed notebook's cells, by name."""
     found: dict[str, dict[str, Any]] = {}
@@ -95,8 +101,7 @@ def checks_in(nb: Any) -> dict[str, dict[str, Any]]:
         for output in cell.get("outputs", []):
             name = output.get("metadata", {}).get("scrapbook", {}).get("name", "")
             if name.startswith(GLUE_PREFIX):
-                plain = output.get("data", {}).get("text/plain", "")
-                record = json.loads("".join(plain) if isinstance(plain, list) else plain)
+                record = json.loads(_plain(output.get("data", {})))
                 record["cell"] = cell.metadata.get("label", "?")
                 found[record["name"]] = record
     return found
@@ -154,6 +159,23 @@ def _escape_md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+_GLUE = re.compile(r"\{glue(?P<kind>:[a-z]+)?\}`(?P<key>[^`]+)`")
+
+
+def _from_page(sentence: str, chapter: str) -> str:
+    """A sentence's glued values, read from its own page (``recurrence.md::key``) when quoted elsewhere."""
+    page = Path(chapter).name + ".md"
+    def quoted(m: re.Match[str]) -> str:
+        key = m["key"]
+        if "::" in key:
+            return m[0]
+        if m["kind"] == ":text" and ":" not in key:
+            key += ":s"  # myst-nb reads the last ':' of page::key as the start of a format spec
+        return f"{{glue{m['kind'] or ''}}}`{page}::{key}`"
+
+    return _GLUE.sub(quoted, sentence)
+
+
 def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
     """The appendix page: per chapter, each claim with its check's condition, values and status."""
     total_claims = sum(len(p.claims) for p in pages)
@@ -179,6 +201,7 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
         labelled: set[str] = set()
         for name, sentence, _line in page.claims:
             record = page.checks.get(name, {})
+            sentence = _from_page(sentence, page.chapter)
             if name in labelled:
                 lines += [f"**{name}**, again: *{_literal_numbers(sentence)}*", ""]
                 continue
@@ -315,8 +338,7 @@ def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, op
         from myst_nb.ext.glue.utils import RetrievalError, retrieve_glue_data
 
         data = retrieve_glue_data(inliner.document, GLUE_PREFIX + check).data
-        plain = data.get("text/plain", "")
-        record = json.loads("".join(plain) if isinstance(plain, list) else plain)
+        record = json.loads(_plain(data))
     except (RetrievalError, ValueError, KeyError):
         msg = inliner.reporter.error(f"the claim names check {check!r}, which no cell of this page declared",
                                      line=lineno)

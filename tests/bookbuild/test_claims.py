@@ -62,7 +62,8 @@ def test_checks_are_read_from_the_glued_outputs() -> None:
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("...", metadata={"label": "pad-check"})
     cell.outputs = [
-        nbformat.v4.new_output("display_data", data={"text/plain": '{"name": "c-pad", "held": true}'},
+        nbformat.v4.new_output("display_data",
+                               data={"application/papermill.record/text/plain": '{"name": "c-pad", "held": true}'},
                                metadata={"scrapbook": {"name": "check:c-pad"}}),
         nbformat.v4.new_output("display_data", data={"text/plain": "'0.5'"}, metadata={"scrapbook": {"name": "gap"}}),
     ]

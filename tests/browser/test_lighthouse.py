@@ -19,8 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.browser.compressed_server import serve
 
+from tests.browser.compressed_server import serve
 from tests.browser.conftest import chromium_binary
 from tests.browser.test_pages import PAGES
 

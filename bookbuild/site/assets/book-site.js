@@ -157,6 +157,18 @@
         active.setAttribute("data-closed", "");  // keeps the focus where it is
       }
     });
+    // Keep an open preview inside the window: shift it left by what would overflow the right edge.
+    function place(event) {
+      var mark = event.target;
+      if (!mark.classList || !mark.classList.contains("claim-mark")) return;
+      var tip = mark.nextElementSibling;
+      if (!tip || window.innerWidth <= 600) return;  // on a phone the stylesheet docks it at the bottom
+      tip.style.left = "";
+      var overflow = tip.getBoundingClientRect().right - (document.documentElement.clientWidth - 8);
+      if (overflow > 0) tip.style.left = "calc(-1rem - " + Math.ceil(overflow) + "px)";
+    }
+    document.addEventListener("focusin", place);
+    document.addEventListener("mouseover", place);
     document.addEventListener("focusout", function (event) {
       if (event.target.classList && event.target.classList.contains("claim-mark")) {
         event.target.removeAttribute("data-closed");

@@ -1,0 +1,90 @@
+"""Claims on the built pages, in Chromium: the mark opens what was checked from the keyboard, on hover and on
+touch, inside the window, without moving the text, and Escape closes it; the appendix lists every claim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
+
+CLAIMED_PAGE = "book/recurrence.html"
+
+
+def _tip_state(tab) -> dict:  # type: ignore[no-untyped-def]
+    return tab.evaluate("""() => {
+      const mark = document.activeElement;
+      const tip = mark && mark.nextElementSibling;
+      if (!tip || !mark.classList.contains('claim-mark')) return {focused: false};
+      const r = tip.getBoundingClientRect();
+      return {focused: true, shown: getComputedStyle(tip).display !== 'none', left: r.left, right: r.right,
+              top: r.top, bottom: r.bottom, width: document.documentElement.clientWidth,
+              height: window.innerHeight, text: tip.innerText,
+              described: mark.getAttribute('aria-describedby') === tip.id};
+    }""")
+
+
+def test_the_keyboard_reaches_every_claim_and_its_preview_fits_the_window(page, site_dir, viewport):  # noqa: F811
+    open_page(page, site_dir, CLAIMED_PAGE)
+    marks = page.locator("button.claim-mark")
+    count = marks.count()
+    assert count >= 10
+    height_before = page.evaluate("document.documentElement.scrollHeight")
+    for i in range(count):
+        marks.nth(i).focus()
+        state = _tip_state(page)
+        assert state["focused"], i
+        assert state["shown"], i
+        assert state["described"], i
+        assert state["text"].startswith("Checked: "), state["text"]
+        assert "held in this build" in state["text"]
+        assert state["left"] >= 0, (i, state)
+        assert state["right"] <= state["width"], (i, state)
+        if viewport == "phone":  # docked at the bottom of the screen
+            assert state["bottom"] <= state["height"], (i, state)
+    assert page.evaluate("document.documentElement.scrollHeight") == height_before  # no layout shift
+
+
+def test_escape_closes_a_preview_and_keeps_the_focus(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, CLAIMED_PAGE)
+    mark = page.locator("button.claim-mark").first
+    mark.focus()
+    assert _tip_state(page)["shown"]
+    page.keyboard.press("Escape")
+    state = _tip_state(page)
+    assert state["focused"]
+    assert not state["shown"]
+    page.keyboard.press("Tab")
+    page.keyboard.press("Shift+Tab")
+    assert _tip_state(page)["shown"]  # open again once the focus comes back
+
+
+def test_hover_opens_the_preview(page, site_dir: Path, viewport: str) -> None:  # noqa: F811
+    if viewport == "phone":
+        pytest.skip("no hover on a phone; the focus a tap gives is tested above")
+    open_page(page, site_dir, CLAIMED_PAGE)
+    mark = page.locator("button.claim-mark").nth(2)
+    mark.scroll_into_view_if_needed()
+    mark.hover()
+    assert page.evaluate("getComputedStyle(document.querySelectorAll('button.claim-mark')[2]"
+                         ".nextElementSibling).display") == "block"
+
+
+def test_a_claim_reads_as_its_sentence(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, CLAIMED_PAGE)
+    claim = page.locator("#claim-c-pad-state")
+    text = claim.evaluate("el => { const c = el.cloneNode(true); c.querySelectorAll('.claim-anchor')"
+                          ".forEach(a => a.remove()); return c.innerText; }")
+    assert text.startswith("With the mask, every sequence ends within")
+    weight = claim.evaluate("el => getComputedStyle(el).fontWeight")
+    body = page.evaluate("getComputedStyle(document.querySelector('article p')).fontWeight")
+    assert weight == body
+
+
+def test_the_appendix_lists_each_claim_with_its_condition(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, "book/checked.html")
+    assert page.locator("#check-c-pad-state").count() == 1
+    entry = page.locator("#check-c-pad-state").evaluate("el => el.parentElement.innerText")
+    assert "gap_masked < 1e-6" in entry
+    assert "held" in entry
