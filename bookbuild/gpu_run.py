@@ -396,8 +396,10 @@ def _executed_chapters(root: Path) -> list[str]:
 def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> None:
     """Copy what must come back into OUT and write the timing table."""
     device = _read_json(out / "device.json") or {}
-    profile = device.get("profile")
-    runner.facts["profile"] = profile or "unknown (the probe did not report)"
+    manifest = _read_json(root / "_build" / "engine" / "manifest.json") or {}
+    profiles = {e.get("profile") for e in manifest.values() if isinstance(e, dict) and e.get("profile")}
+    profile = device.get("profile") or (profiles.pop() if len(profiles) == 1 else None)  # the engine's, if no probe
+    runner.facts["profile"] = profile or "unknown (neither the probe nor the engine reported one)"
     if profile and (root / "baselines" / profile).is_dir():
         _copy_tree(root / "baselines" / profile, out / "baselines" / profile)
     records = root / "records" / sweep / config
