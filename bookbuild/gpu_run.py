@@ -169,7 +169,7 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs), then kill what is left."""
     family = _descendants(proc.pid)
     try:
@@ -177,7 +177,7 @@ def _stop(proc: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     try:
-        proc.wait(timeout=GRACE_S)
+        proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         pass
     for pid in [proc.pid, *family, *_descendants(proc.pid)]:
@@ -186,7 +186,7 @@ def _stop(proc: subprocess.Popen) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     try:
-        proc.wait(timeout=GRACE_S)
+        proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         pass
 
@@ -231,6 +231,19 @@ class Runner:
             live.append((step, proc, time.monotonic(), log))
             print(f"gpu-run: {step.name}: started (timeout {limit:.0f} s)", flush=True)
         self.write_summary()
+        try:
+            self._wait(live)
+        except BaseException:  # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
+            for step, proc, began, log in live:
+                _stop(proc, grace_s=2.0)  # an outer timeout leaves little time: collect comes first
+                step.status, step.rc = "interrupted", proc.returncode
+                step.wall_s = round(time.monotonic() - began, 1)
+                step.note = "the run itself was interrupted"
+                log.close()
+            self.write_summary()
+            raise
+
+    def _wait(self, live: list[tuple[Step, subprocess.Popen, float, Any]]) -> None:
         while live:
             time.sleep(0.2)
             for entry in list(live):
@@ -343,6 +356,11 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
     sweep = sweep or SWEEP
     config = "smoke" if dry_run else SWEEP_CONFIG
     runner.facts.update(device=device, sweep=f"{sweep} --config {config}", root=str(root))
+
+    def terminated(signum: int, frame: Any) -> None:  # an outer timeout's SIGTERM: collect what there is
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     base_env = {"PYTHONPATH": str(root), "BOOK_DEVICE": device, "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
                 "PYTHONUNBUFFERED": "1", "BOOKBUILD_PROGRESS_EVERY": "30"}
     try:
@@ -367,6 +385,9 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
                             note=f"{len(finished)} chapter(s)"))
         else:
             runner.skip("baselines", "no chapter executed")
+    except KeyboardInterrupt as exc:
+        runner.facts["interrupted"] = f"the run was interrupted ({exc or 'Ctrl-C'}); what finished was collected"
+        print(f"gpu-run: interrupted ({exc or 'Ctrl-C'}); collecting what finished", file=sys.stderr, flush=True)
     finally:
         problems: list[str] = []
         try:
@@ -381,9 +402,12 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
                     print(f"gpu-run --dry-run: {problem}", file=sys.stderr)
             if tmp is not None:
                 tmp.cleanup()
+            signal.signal(signal.SIGTERM, previous)
     failed = [s.name for s in runner.steps if s.status != "ok"]
     print(f"gpu-run: {'all steps ok' if not failed else 'not ok: ' + ', '.join(failed)}; "
           f"{time.monotonic() - runner.started:.0f} s; everything is in {out} (summary.md)", flush=True)
+    if "interrupted" in runner.facts:
+        return 130
     return 0 if not failed and not problems else 1
 
 

@@ -157,3 +157,29 @@ def test_budget_must_leave_room_for_the_steps(capsys: pytest.CaptureFixture) -> 
     with pytest.raises(SystemExit):
         gpu_run.main(["out", "--budget", "10"])
     assert "--budget must be at least 60 seconds; got 10" in capsys.readouterr().err
+
+
+def test_an_outer_timeout_still_leaves_a_summary(tmp_path: Path) -> None:
+    """SIGTERM (what a machine's time limit sends first) stops the steps and collects what finished."""
+    if not all((ROOT / rel).is_file() for rel in gpu_run.CORPORA):
+        pytest.skip(f"the dry run needs {', '.join(gpu_run.CORPORA)}")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bookbuild" / "gpu_run.py"), str(out), "--dry-run"],
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the side-by-side steps have started
+        summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+        if any(s["name"] == "chapters" for s in summary.get("steps", [])):
+            break
+        time.sleep(0.2)
+    proc.terminate()
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 130, output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["finished"] is True
+    assert summary["interrupted"].startswith("the run was interrupted (signal 15)")
+    statuses = {s["name"]: s["status"] for s in summary["steps"]}
+    assert statuses["env"] == "ok"
+    assert statuses["chapters"] == "interrupted"
+    assert (out / "timing.md").is_file()
