@@ -150,9 +150,9 @@ class Step:
 # --------------------------------------------------------------------------- running steps
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (Linux ``/proc``; kernels start in sessions of their own)."""
-    children: dict[int, list[int]] = {}
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    """Every live descendant of ``pid`` and its start time (``/proc``; kernels start in sessions of their own)."""
+    children: dict[int, list[tuple[int, str]]] = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
         if not entry.name.isdigit():
             continue
@@ -160,17 +160,30 @@ def _descendants(pid: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))  # ppid; starttime
     out, queue = [], [pid]
     while queue:
         for child in children.get(queue.pop(), []):
             out.append(child)
-            queue.append(child)
+            queue.append(child[0])
     return out
 
 
+def _kill(pid: int, started: str) -> None:
+    """SIGKILL ``pid`` if it is still the process that started at ``started`` (never a reused pid)."""
+    try:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19] == started:
+            os.kill(pid, signal.SIGKILL)
+    except (OSError, IndexError):
+        pass
+
+
 def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
-    """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs), then kill what is left."""
+    """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs), then kill what is left.
+
+    Only the step's own processes are signalled: its process group, and the
+    descendants found under it (each checked by its start time before the kill).
+    """
     family = _descendants(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGINT)
@@ -179,12 +192,9 @@ def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     try:
         proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
-        pass
-    for pid in [proc.pid, *family, *_descendants(proc.pid)]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        proc.kill()
+    for pid, started in {*family, *_descendants(proc.pid)}:
+        _kill(pid, started)
     try:
         proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
