@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -324,20 +325,14 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
         return 1
     from chapter_code.core import runtime
 
-    if not profile_is_recorded(profile):
+    if not (profile_is_recorded(profile) or baseline_dir(root, profile).is_dir()):
         print(f"accept: this machine's output profile {profile!r} is not one the book records "
               f"({runtime.describe_profile(profile)}); nothing accepted.", file=sys.stderr)
         return 1
     changed, written = 0, []
     if runtime.is_gpu_profile(profile):
-        software = runtime.gpu_software(runtime.pick_device())
-        reason = not_compared_reason(root, profile, software)
-        if reason:
-            print(f"accept: {reason}; recording the baselines of {profile!r} for {_software_text(software)}")
-        stamp = baseline_dir(root, profile) / SOFTWARE_FILE
-        if recorded_software(root, profile) != software:
-            files.write_json(stamp, software)
-            written.append(stamp)
+        written += _restamp_gpu_baselines(root, profile, runtime.gpu_software(runtime.pick_device()),
+                                          {c.result.chapter for c in checks})
     for c in checks:
         assert c.recorded is not None
         recs, images, _ = c.recorded
@@ -352,6 +347,34 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     print(f"accept: {changed} change(s), {len(written)} file(s) written in baselines/{profile}/; "
           "review with `git diff baselines/` and commit")
     return 0
+
+
+def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], chapters: set[str]) -> list[Path]:
+    """Before a GPU kind's baselines are written for ``software``: its stamp, and no baseline of other software left.
+
+    Baselines of other GPU software (or of none recorded) for chapters this
+    accept does not write are removed, so every baseline in the folder holds
+    for the software its ``software.json`` names. Returns the files changed.
+    """
+    reason = not_compared_reason(root, profile, software)
+    if not reason:
+        return []
+    folder = baseline_dir(root, profile)
+    print(f"accept: {reason}; recording the baselines of {profile!r} for {_software_text(software)}")
+    changed = []
+    names = {Path(c).name for c in chapters}
+    for old in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if old.name != SOFTWARE_FILE and old.stem not in names:
+            print(f"accept: removing {old.relative_to(root)}: recorded with other GPU software, not re-recorded now")
+            old.unlink()
+            changed.append(old)
+            figures = folder / old.stem
+            if figures.is_dir():
+                changed += sorted(figures.iterdir())
+                shutil.rmtree(figures)
+    stamp = folder / SOFTWARE_FILE
+    files.write_json(stamp, software)
+    return [*changed, stamp]
 
 
 def ci_environment() -> bool:

@@ -172,3 +172,34 @@ def test_report_shows_the_gpu_kind_and_its_settings(tmp_path: Path) -> None:
     assert "Output profile `cuda-sm90`: NVIDIA GPUs of compute capability 9.0" in page
     assert "not compared (no baseline for this machine's profile and software)" in page
     assert "Nothing was compared with a baseline:" in page
+
+
+def test_accept_for_new_gpu_software_keeps_no_baseline_of_the_old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    import torch
+
+    from chapter_code.core import runtime
+
+    folder = tmp_path / "baselines" / "cuda-sm90"
+    (folder / "b").mkdir(parents=True)
+    (folder / gate.SOFTWARE_FILE).write_text(json.dumps({**H200_SOFTWARE, "cudnn": "90100"}))
+    (folder / "a.json").write_text("{}")
+    (folder / "b.json").write_text("{}")
+    (folder / "b" / "fig.png").write_bytes(b"png")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(runtime, "pick_device", lambda requested=None: torch.device("cuda"))
+    monkeypatch.setattr(runtime, "gpu_software", lambda device: dict(H200_SOFTWARE))
+    result = engine.ChapterResult("book/a", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    recs = {"cell-1": [{"kind": "stream", "text": "loss = 1"}]}
+    monkeypatch.setattr(gate, "run_and_check", lambda root, only=None: (
+        [gate.ChapterCheck(result, [], (recs, {}, {}), gate.profile_has_baselines(root, "cuda-sm90"))], "cuda-sm90"))
+    assert gate.accept(tmp_path, only=["book/a"]) == 0
+    out = capsys.readouterr().out
+    assert "were recorded with cuda 12.8, cudnn 90100" in out
+    assert "removing baselines/cuda-sm90/b.json: recorded with other GPU software" in out
+    assert not (folder / "b.json").exists()
+    assert not (folder / "b").exists()
+    assert json.loads((folder / "a.json").read_text()) == recs
+    assert json.loads((folder / gate.SOFTWARE_FILE).read_text()) == H200_SOFTWARE
