@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation
+.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation gpu-run
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -149,6 +149,14 @@ experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experime
 experiments-status: $(ENV_STAMP)  ## which records of a sweep are fresh, stale or missing: make experiments-status SWEEP=NAME
 	@test -n "$(SWEEP)" || { echo "make experiments-status: name the sweep, e.g. SWEEP=memory-robustness" >&2; exit 2; }
 	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG)
+
+# The GPU build in one command (bookbuild/gpu_run.py, standard library only: it makes .venv itself, reusing the
+# host's CUDA torch). Everything that must come back lands in OUT; DRY=1 walks the same steps at toy size on the CPU
+# (with .venv's Python: the dry run checks the environment instead of making one).
+OUT ?= _build/gpu-run
+DRY ?=
+gpu-run:  ## on a GPU machine: env, every chapter on CUDA, baselines/<gpu>/, the word-lm-scale gpu sweep -> OUT (8 min)
+	$(if $(DRY),$(PY),$(PYTHON)) bookbuild/gpu_run.py $(OUT) $(if $(DRY),--dry-run)
 
 MODULE ?=
 mutation: $(ENV_STAMP)  ## mutation testing (mutmut, one worker; not part of `make test`): make mutation [MODULE=recurrence] -> _build/mutation/

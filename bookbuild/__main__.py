@@ -1,4 +1,4 @@
-"""Command line: ``python -m bookbuild {build,check,accept,bench,clean,serve,experiments}``.
+"""Command line: ``python -m bookbuild {build,check,accept,bench,clean,serve,experiments,gpu-run}``.
 
 Commands that execute chapters hold the checkout's build lock, so two of them
 started in one checkout run one after the other. A problem the user can fix
@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("clean", help="remove _build/, including the execution cache")
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
+    g = sub.add_parser("gpu-run", help="the GPU build in one command: environment, every chapter on CUDA, "
+                       "baselines, the scale study's gpu sweep; everything into OUT (bookbuild.gpu_run)")
+    g.add_argument("out", help="the folder that receives everything that must come back")
+    g.add_argument("--dry-run", action="store_true", help="the same steps at toy size on the CPU")
     _add_experiments(sub)
     args = parser.parse_args(argv)
     try:
@@ -110,6 +114,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return bench_mod.main(show=args.show)
     if args.command == "clean":
         return build.clean()
+    if args.command == "gpu-run":
+        from bookbuild import gpu_run
+
+        return gpu_run.main([args.out, *(["--dry-run"] if args.dry_run else [])])
     return build.serve(args.port)
 
 

@@ -10,7 +10,7 @@ chapter on
   ``data/`` files...), traced in the kernel (:mod:`bookbuild.kernel_hooks`);
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
   ``BOOK_DEVICE``, the pinned CPU numerics, the output profile, Python's version;
-- the locked dependency versions and the installed torch.
+- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions).
 
 The key is taken **before** a chapter executes: every repository file is
 hashed first, the chapter's dependencies are looked up in that snapshot, and
@@ -186,7 +186,18 @@ def environment_key(root: Path) -> str:
     jax_lock = root / "requirements" / "jax.txt"
     if jax is not None and jax_lock.exists() and f"jax=={jax}\n" not in jax_lock.read_text():
         digest.update(f"jax=={jax}".encode())
+    # A GPU build's outputs depend on its CUDA and cuDNN too; a CPU build's key is unchanged (nothing is added).
+    gpu = gpu_software()
+    if gpu:
+        digest.update(json.dumps(gpu, sort_keys=True).encode())
     return digest.hexdigest()[:16]
+
+
+def gpu_software() -> dict[str, str]:
+    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU (``runtime.gpu_software``); ``{}`` on a CPU."""
+    from chapter_code.core import runtime
+
+    return runtime.gpu_software(runtime.pick_device())
 
 
 def installed_version(package: str) -> str | None:
@@ -207,7 +218,7 @@ def output_settings() -> dict[str, str]:
 
 
 def device_profile() -> str:
-    """The output profile of this machine: ``cpu-avx2``, ``cuda``, or an unpinned CPU profile."""
+    """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or an unpinned CPU profile."""
     from chapter_code.core import runtime
 
     return runtime.output_profile(runtime.pick_device())

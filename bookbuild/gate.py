@@ -5,11 +5,20 @@
 prints what changed. Both first bring the executed chapters up to date with
 the engine. The build report page (``book/build-report.md``, generated) lists,
 per chapter, where and how it ran and whether its outputs match the baseline.
+
+Which baselines apply: ``baselines/<profile>/``. The pinned CPU profile is
+always compared (a missing baseline is a difference). A GPU kind
+(``cuda-sm90``) is compared only against baselines recorded with the same
+PyTorch, CUDA and cuDNN (``baselines/<profile>/software.json``, written by
+``accept``); a GPU kind with no baselines, or with baselines of other
+software, says so and compares nothing, as an unpinned CPU does.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,6 +29,8 @@ from bookbuild import engine, files, records
 
 BASELINES = Path("baselines")
 REPORT_PAGE = Path("book") / "build-report.md"
+#: In a GPU profile's baseline folder: the PyTorch, CUDA and cuDNN versions its baselines were recorded with.
+SOFTWARE_FILE = "software.json"
 
 
 @dataclass
@@ -34,16 +45,72 @@ def baseline_dir(root: Path, profile: str) -> Path:
     return root / BASELINES / profile
 
 
-def profile_has_baselines(root: Path, profile: str) -> bool:
-    """Whether outputs of ``profile`` are compared: a known profile always is (a missing baseline is a failure)."""
+def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
+    """The GPU software a GPU profile's baselines were recorded with, or ``None`` when none are recorded."""
+    path = baseline_dir(root, profile) / SOFTWARE_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # committed: report it, never delete it
+        print(f"gate: {path} is unreadable ({exc}); treating the baselines of {profile} as of unknown software",
+              file=sys.stderr)
+        return {"unreadable": str(path)}
+    return data if isinstance(data, dict) else {"unreadable": str(path)}
+
+
+def not_compared_reason(root: Path, profile: str, software: dict[str, str] | None = None) -> str:
+    """Why outputs of ``profile`` are not compared on this machine ("" when they are).
+
+    ``software`` is this machine's GPU software (``runtime.gpu_software``; read
+    from the build's device when not given).
+    """
     from chapter_code.core import runtime
 
-    return profile in runtime.PROFILE_DESCRIPTIONS or baseline_dir(root, profile).is_dir()
+    if runtime.is_gpu_profile(profile):
+        if software is None:
+            software = runtime.gpu_software(runtime.pick_device())
+        recorded = recorded_software(root, profile)
+        if recorded is None:
+            return f"no baselines are recorded for the GPU kind {profile!r}"
+        if recorded != software:
+            return (f"the baselines of {profile!r} were recorded with {_software_text(recorded)}, and this "
+                    f"build runs {_software_text(software)}")
+        return ""
+    if profile in runtime.PROFILE_DESCRIPTIONS or baseline_dir(root, profile).is_dir():
+        return ""
+    return f"no baseline applies to this machine (output profile {profile!r}: {runtime.describe_profile(profile)})"
 
 
-def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str) -> list[ChapterCheck]:
-    """Compare what each chapter's page will show (the cached outputs myst-nb renders) with its baseline."""
-    compared = profile_has_baselines(root, profile)
+def _software_text(software: dict[str, str]) -> str:
+    return ", ".join(f"{name} {software[name]}" for name in sorted(software)) or "no GPU software"
+
+
+def profile_has_baselines(root: Path, profile: str) -> bool:
+    """Whether outputs of ``profile`` are compared (see :func:`not_compared_reason`).
+
+    The pinned CPU profile always is (a missing baseline is a failure); a GPU
+    kind only against baselines of the same GPU software; an unpinned CPU never.
+    """
+    return not not_compared_reason(root, profile)
+
+
+def profile_is_recorded(profile: str) -> bool:
+    """Whether ``accept`` records baselines for ``profile``: the pinned CPU profile and every GPU kind."""
+    from chapter_code.core import runtime
+
+    return profile in runtime.PROFILE_DESCRIPTIONS or runtime.is_gpu_profile(profile)
+
+
+def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str,
+                   compared: bool | None = None) -> list[ChapterCheck]:
+    """Compare what each chapter's page will show (the cached outputs myst-nb renders) with its baseline.
+
+    ``compared`` defaults to whether ``profile``'s baselines apply here
+    (:func:`profile_has_baselines`); ``True`` compares with ``baselines/<profile>/`` whatever this machine is.
+    """
+    if compared is None:
+        compared = profile_has_baselines(root, profile)
     checks = []
     for result in results:
         if result.status in ("failed", "stale"):
@@ -69,7 +136,7 @@ def _verdict(c: ChapterCheck) -> str:
     if c.result.status == "stale":
         return "**STALE** (a source changed during execution): build fails"
     if not c.compared:
-        return "not compared (no baseline for this machine's profile)"
+        return "not compared (no baseline for this machine's profile and software)"
     if c.differences:
         return f"**{len(c.differences)} difference(s)**: `make check` fails until reviewed"
     return "matches the baseline"
@@ -96,6 +163,7 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         f"{records.DEFAULT_IMAGE_TOLERANCE:g} (or the cell's `:image_tolerance:`).",
         "",
         f"Output profile `{profile}`: {runtime.describe_profile(profile)}.",
+        *_compared_note(checks, profile),
         "",
         "| chapter | verdict | outcome | why | wall time (s) | executed at |",
         "|---|---|---|---|---:|---|",
@@ -110,15 +178,17 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         "",
         "## Where each chapter ran",
         "",
-        "What the chapter's own kernel reported when it last executed.",
+        "What the chapter's own kernel reported when it last executed: on a GPU, also its kind, CUDA and",
+        "cuDNN versions and the determinism settings in force (`runtime.setup`).",
         "",
-        "| chapter | device | CPU kernels | torch | threads | seed |",
-        "|---|---|---|---|---:|---:|",
+        "| chapter | device | CPU kernels | torch | threads | seed | GPU kind | CUDA | cuDNN | GPU numerics |",
+        "|---|---|---|---|---:|---:|---|---|---|---|",
     ]
     for c in checks:
         f = c.result.fingerprint or {}
         cells = " | ".join(str(f.get(k, "-")) for k in ("device_name", "cpu_kernels", "torch_version", "threads",
-                                                          "seed"))
+                                                          "seed", "gpu_kind", "cuda_version", "cudnn_version",
+                                                          "gpu_numerics"))
         lines.append(f"| {{doc}}`/{c.result.chapter}` | {cells} |")
     lines += ["", "## This build", "", "| setting | value |", "|---|---|",
               *[f"| {label} | `{value}` |" for label, value in fp.as_rows()]]
@@ -191,6 +261,20 @@ def claims_table(pages: list[Any]) -> list[str]:
     return lines
 
 
+def _compared_note(checks: list[ChapterCheck], profile: str) -> list[str]:
+    """A line saying why nothing was compared, when nothing was."""
+    if checks and not any(c.compared for c in checks):
+        return ["", f"Nothing was compared with a baseline: {_reason_or_default(profile)}."]
+    return []
+
+
+def _reason_or_default(profile: str) -> str:
+    try:
+        return not_compared_reason(engine.ROOT, profile) or "no baseline applies"
+    except Exception:  # noqa: BLE001 - a report must not fail over its explanation
+        return "no baseline applies"
+
+
 def write_report(root: Path, checks: list[ChapterCheck], profile: str) -> Path:
     """Write the build-report page and the claims appendix from this run's results.
 
@@ -242,8 +326,9 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
     if checks and not checks[0].compared:
         from chapter_code.core import runtime
 
-        print(f"check: no baseline applies to this machine (output profile {profile!r}: "
-              f"{runtime.describe_profile(profile)}); outputs were built but not compared.")
+        reason = _reason_or_default(profile) if runtime.is_gpu_profile(profile) else (
+            f"no baseline applies to this machine (output profile {profile!r}: {runtime.describe_profile(profile)})")
+        print(f"check: {reason}; outputs were built but not compared.")
         return 0
     diffs = [d for c in checks for d in c.differences]
     if diffs:
@@ -290,13 +375,16 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     if failed:
         print(f"\nNothing accepted; a chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
         return 1
-    if not profile_has_baselines(root, profile):
-        from chapter_code.core import runtime
+    from chapter_code.core import runtime
 
+    if not (profile_is_recorded(profile) or baseline_dir(root, profile).is_dir()):
         print(f"accept: this machine's output profile {profile!r} is not one the book records "
               f"({runtime.describe_profile(profile)}); nothing accepted.", file=sys.stderr)
         return 1
     changed, written = 0, []
+    if runtime.is_gpu_profile(profile):
+        written += _restamp_gpu_baselines(root, profile, runtime.gpu_software(runtime.pick_device()),
+                                          {c.result.chapter for c in checks})
     for c in checks:
         assert c.recorded is not None
         recs, images, _ = c.recorded
@@ -311,6 +399,34 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     print(f"accept: {changed} change(s), {len(written)} file(s) written in baselines/{profile}/; "
           "review with `git diff baselines/` and commit")
     return 0
+
+
+def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], chapters: set[str]) -> list[Path]:
+    """Before a GPU kind's baselines are written for ``software``: its stamp, and no baseline of other software left.
+
+    Baselines of other GPU software (or of none recorded) for chapters this
+    accept does not write are removed, so every baseline in the folder holds
+    for the software its ``software.json`` names. Returns the files changed.
+    """
+    reason = not_compared_reason(root, profile, software)
+    if not reason:
+        return []
+    folder = baseline_dir(root, profile)
+    print(f"accept: {reason}; recording the baselines of {profile!r} for {_software_text(software)}")
+    changed = []
+    names = {Path(c).name for c in chapters}
+    for old in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if old.name != SOFTWARE_FILE and old.stem not in names:
+            print(f"accept: removing {old.relative_to(root)}: recorded with other GPU software, not re-recorded now")
+            old.unlink()
+            changed.append(old)
+            figures = folder / old.stem
+            if figures.is_dir():
+                changed += sorted(figures.iterdir())
+                shutil.rmtree(figures)
+    stamp = folder / SOFTWARE_FILE
+    files.write_json(stamp, software)
+    return [*changed, stamp]
 
 
 def ci_environment() -> bool:

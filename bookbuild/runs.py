@@ -154,15 +154,20 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
     settings = {k: os.environ.get(k, "") for k in ("BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE", *runtime.CPU_PINS)}
-    return {
+    device = runtime.pick_device()
+    out = {
         "locks": locks.hexdigest(),
         "torch": metadata.version("torch"),
         "python": sys.version.split()[0],
-        "profile": runtime.output_profile(runtime.pick_device()),
+        "profile": runtime.output_profile(device),
         "settings": settings,
         # the installed optional stacks too (a host's GPU JAX need not be the locked one); only for their runs
         **{package: metadata.version(package) for package in optional},
     }
+    gpu = runtime.gpu_software(device)  # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
+    if gpu:
+        out["gpu_software"] = gpu
+    return out
 
 
 def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tuple[str, ...] = (),

@@ -25,6 +25,15 @@ and whether or not it has AVX-512: that set of machines is the ``cpu-avx2``
 output profile. A machine that cannot honour the pins (an ARM CPU, an x86 CPU
 without AVX2) gets a profile of its own for which no baseline is recorded.
 
+GPU numerics: importing this module also sets :data:`CUDA_PINS` (cuBLAS's
+fixed workspace, which cuBLAS reads when CUDA initialises), and :func:`setup`
+on a CUDA device turns on PyTorch's deterministic algorithms (an operation
+without a deterministic CUDA kernel raises instead of warning), turns TF32 off
+for matmuls and cuDNN, and makes cuDNN deterministic without benchmarking. A
+GPU's profile is its kind, ``cuda-sm<major><minor>`` (``cuda-sm90`` for an H100
+or H200); its baselines hold only for the PyTorch, CUDA and cuDNN they were
+recorded with (:func:`gpu_software`), which the build's keys include too.
+
 Pages: every chapter (first cell), the introduction's build-information table.
 """
 
@@ -55,8 +64,12 @@ PINNED_PROFILE = "cpu-avx2"
 PROFILE_DESCRIPTIONS: dict[str, str] = {
     PINNED_PROFILE: "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
     "kernels pinned to their AVX2 code paths",
-    "cuda": "NVIDIA GPUs through CUDA",
 }
+#: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its workspace setting when CUDA
+#: initialises, so it is set at import, with the CPU pins; a value already set (``:16:8``, also deterministic) is kept.
+CUDA_PINS: dict[str, str] = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
+#: The prefix of a GPU's output profile: ``cuda-sm90`` is compute capability 9.0 (Hopper).
+GPU_PROFILE_PREFIX = "cuda-sm"
 
 
 def cpu_supports_pins() -> bool:
@@ -83,7 +96,14 @@ def pin_cpu_numerics() -> None:
         os.environ.update(CPU_PINS)
 
 
+def pin_cuda_numerics() -> None:
+    """Set :data:`CUDA_PINS` in this process's environment unless already set; needed before CUDA initialises."""
+    for name, value in CUDA_PINS.items():
+        os.environ.setdefault(name, value)
+
+
 pin_cpu_numerics()
+pin_cuda_numerics()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -109,13 +129,17 @@ class Fingerprint:
     seed: int
     deterministic_algorithms: bool
     git_commit: str
+    gpu_kind: str = "none"  # "sm90" on an H100 or H200; "none" on a CPU build
+    cudnn_version: str = "none"
+    gpu_numerics: str = "none"  # the determinism settings in force on the GPU (:func:`gpu_numerics`)
 
     def as_rows(self, with_commit: bool = True) -> list[tuple[str, str]]:
         """(label, value) pairs in display order, for a two-column table.
 
         A page whose outputs are cached leaves out the commit: the outputs stay
         valid across commits that change nothing they depend on, so the commit
-        they were made at would read as the commit of the build.
+        they were made at would read as the commit of the build. A CPU build
+        leaves out the GPU rows (kind, cuDNN, GPU numerics).
         """
         labels = {
             "device": "device",
@@ -124,13 +148,20 @@ class Fingerprint:
             "cpu_kernels": "CPU kernels",
             "torch_version": "PyTorch",
             "cuda_version": "CUDA",
+            "gpu_kind": "GPU kind",
+            "cudnn_version": "cuDNN",
+            "gpu_numerics": "GPU numerics",
             "python_version": "Python",
             "threads": "CPU threads",
             "seed": "base seed",
             "deterministic_algorithms": "deterministic algorithms",
             "git_commit": "git commit",
         }
-        return [(labels[k], str(v)) for k, v in asdict(self).items() if with_commit or k != "git_commit"]
+        values = asdict(self)
+        hidden = {"git_commit"} if not with_commit else set()
+        if self.gpu_kind == "none":  # a CPU build: no GPU rows
+            hidden |= {"gpu_kind", "cudnn_version", "gpu_numerics"}
+        return [(label, str(values[k])) for k, label in labels.items() if k not in hidden]
 
 
 def pick_device(requested: str | None = None) -> torch.device:
@@ -207,10 +238,35 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
+def gpu_kind(device: torch.device) -> str:
+    """The GPU's compute capability as ``sm<major><minor>`` (``sm90`` for an H100 or H200); ``none`` on a CPU."""
+    if device.type != "cuda":
+        return "none"
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm{major}{minor}"
+
+
+def gpu_software(device: torch.device) -> dict[str, str]:
+    """What a GPU's outputs depend on besides its kind: PyTorch, CUDA and cuDNN versions; ``{}`` on a CPU."""
+    if device.type != "cuda":
+        return {}
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {"torch": torch.__version__, "cuda": torch.version.cuda or "none", "cudnn": str(cudnn or "none")}
+
+
+def is_gpu_profile(profile: str) -> bool:
+    """Whether ``profile`` names a GPU kind (``cuda-sm90``), whose baselines are recorded per GPU software."""
+    return profile.startswith(GPU_PROFILE_PREFIX) and profile[len(GPU_PROFILE_PREFIX):].isdigit()
+
+
 def output_profile(device: torch.device) -> str:
-    """Name the set of machines whose outputs agree bit for bit with this one's (see :data:`PROFILE_DESCRIPTIONS`)."""
+    """Name the set of machines whose outputs agree bit for bit with this one's (see :data:`PROFILE_DESCRIPTIONS`).
+
+    A GPU's profile is its kind, ``cuda-sm90``; its outputs agree only under the
+    same :func:`gpu_software`, which the gate checks against its baselines.
+    """
     if device.type == "cuda":
-        return "cuda"
+        return f"cuda-{gpu_kind(device)}"
     if cpu_supports_pins():
         return PINNED_PROFILE
     return f"cpu-{platform.machine().lower() or 'unknown'}-unpinned"
@@ -218,9 +274,28 @@ def output_profile(device: torch.device) -> str:
 
 def describe_profile(profile: str) -> str:
     """One line on which machines share ``profile``'s outputs."""
+    if is_gpu_profile(profile):
+        digits = profile[len(GPU_PROFILE_PREFIX):]
+        return (f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through CUDA, with deterministic "
+                "algorithms, TF32 off and cuDNN deterministic; their baselines hold for the PyTorch, CUDA and "
+                "cuDNN versions they were recorded with")
     return PROFILE_DESCRIPTIONS.get(
         profile, "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies"
     )
+
+
+def gpu_numerics() -> str:
+    """The GPU determinism settings in force, read back from torch, e.g. ``deterministic algorithms, TF32 off, ...``."""
+    tf32 = torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
+    parts = [
+        "deterministic algorithms" if torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled() else "deterministic algorithms: warn only",
+        "TF32 on" if tf32 else "TF32 off",
+        "cuDNN deterministic" if torch.backends.cudnn.deterministic else "cuDNN not deterministic",
+        "cuDNN benchmark on" if torch.backends.cudnn.benchmark else "cuDNN benchmark off",
+        *[f"{k}={os.environ.get(k, '(unset)')}" for k in CUDA_PINS],
+    ]
+    return ", ".join(parts)
 
 
 def cpu_kernels() -> str:
@@ -258,12 +333,17 @@ def setup(seed: int | None = None) -> torch.device:
     device = pick_device()
     _check_pins()
     torch.set_num_threads(threads)
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    pin_cuda_numerics()  # in case the environment was cleared since import; CUDA reads it when it initialises
     if device.type == "cuda":
-        torch.backends.cudnn.benchmark = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+        # On the GPU, every kernel must be deterministic: an operation without a deterministic CUDA
+        # implementation raises (naming itself) rather than printing a warning into a page.
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cuda.matmul.allow_tf32 = False  # TF32 rounds matmul inputs to 10 bits of mantissa
         torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False  # benchmarking picks kernels by timing: another run, another kernel
+    else:
+        torch.use_deterministic_algorithms(True, warn_only=True)
     seed_everything(base_seed)
     _STATE.update(device=device, threads=threads, seed=base_seed)
     return device
@@ -275,10 +355,9 @@ def fingerprint() -> Fingerprint:
         raise RuntimeError("call chapter_code.core.runtime.setup() before fingerprint()")
     device = _STATE["device"]
     assert isinstance(device, torch.device)
-    if device.type == "cuda":
-        device_name = torch.cuda.get_device_name(device)
-    else:
-        device_name = _cpu_name()
+    on_gpu = device.type == "cuda"
+    device_name = torch.cuda.get_device_name(device) if on_gpu else _cpu_name()
+    software = gpu_software(device)
     return Fingerprint(
         device=str(device),
         device_name=device_name,
@@ -291,6 +370,9 @@ def fingerprint() -> Fingerprint:
         seed=int(_STATE["seed"]),  # type: ignore[arg-type]
         deterministic_algorithms=torch.are_deterministic_algorithms_enabled(),
         git_commit=_git_commit(),
+        gpu_kind=gpu_kind(device),
+        cudnn_version=software.get("cudnn", "none"),
+        gpu_numerics=gpu_numerics() if on_gpu else "none",
     )
 
 

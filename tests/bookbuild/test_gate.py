@@ -63,7 +63,7 @@ def test_unknown_cpu_profile_is_built_but_not_compared(tmp_path: Path, capsys: p
 
 def test_check_writes_nothing_into_the_book_and_honours_book_build_dir(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_engine import write_book
+    from tests.bookbuild.test_engine import write_book
 
     write_book(tmp_path)
     state = tmp_path / "elsewhere"
@@ -81,7 +81,7 @@ def test_stale_chapter_fails_the_gate(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_check_fails_on_a_number_typed_into_the_prose(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from tests.test_engine import write_book
+    from tests.bookbuild.test_engine import write_book
 
     write_book(tmp_path, prose="The model has 64 hidden units.")
     (tmp_path / "baselines").mkdir()
@@ -89,3 +89,117 @@ def test_check_fails_on_a_number_typed_into_the_prose(tmp_path: Path, capsys: py
     err = capsys.readouterr().err
     assert "typed by hand into the prose" in err
     assert "64" in err
+
+
+# ---- GPU profiles: baselines per GPU kind and software ---------------------------------------------------
+
+H200_SOFTWARE = {"torch": "2.13.0+cu128", "cuda": "12.8", "cudnn": "91002"}
+
+
+def test_a_gpu_kind_without_baselines_is_built_but_not_compared(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    reason = gate.not_compared_reason(tmp_path, "cuda-sm90", H200_SOFTWARE)
+    assert reason == "no baselines are recorded for the GPU kind 'cuda-sm90'"
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    assert not gate.profile_has_baselines(tmp_path, "cuda-sm90") or gate.engine.gpu_software()  # CPU machine here
+    checks = [gate.ChapterCheck(ok, [], ({}, {}, {}), compared=False)]
+    assert gate.verdict(checks, "cuda-sm90") == 0
+    assert "outputs were built but not compared" in capsys.readouterr().out
+
+
+def test_a_gpu_kind_is_compared_only_with_baselines_of_its_own_software(tmp_path: Path) -> None:
+    stamp = tmp_path / "baselines" / "cuda-sm90" / gate.SOFTWARE_FILE
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text('{"torch": "2.13.0+cu128", "cuda": "12.8", "cudnn": "91002"}\n')
+    assert gate.recorded_software(tmp_path, "cuda-sm90") == H200_SOFTWARE
+    assert gate.not_compared_reason(tmp_path, "cuda-sm90", H200_SOFTWARE) == ""
+    other = {**H200_SOFTWARE, "cudnn": "90100"}
+    reason = gate.not_compared_reason(tmp_path, "cuda-sm90", other)
+    assert reason == ("the baselines of 'cuda-sm90' were recorded with cuda 12.8, cudnn 91002, torch 2.13.0+cu128, "
+                      "and this build runs cuda 12.8, cudnn 90100, torch 2.13.0+cu128")
+    assert gate.not_compared_reason(tmp_path, "cuda-sm80", H200_SOFTWARE).startswith("no baselines are recorded")
+    stamp.write_text("{broken")
+    assert gate.not_compared_reason(tmp_path, "cuda-sm90", H200_SOFTWARE).startswith("the baselines of")
+    assert stamp.exists()  # a committed file is reported, never deleted
+
+
+def test_which_profiles_accept_records(tmp_path: Path) -> None:
+    assert gate.profile_is_recorded("cpu-avx2")
+    assert gate.profile_is_recorded("cuda-sm90")
+    assert not gate.profile_is_recorded("cpu-aarch64-unpinned")
+    assert gate.profile_has_baselines(tmp_path, "cpu-avx2")  # missing CPU baselines are differences
+    assert not gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")
+
+
+def test_accept_records_a_new_gpu_kind_with_its_software(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    import torch
+
+    from chapter_code.core import runtime
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(runtime, "pick_device", lambda requested=None: torch.device("cuda"))
+    monkeypatch.setattr(runtime, "gpu_software", lambda device: dict(H200_SOFTWARE))
+    result = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    recs = {"cell-1": [{"kind": "stream", "text": "loss = 1"}]}
+
+    def run_and_check(root: Path, only: list[str] | None = None) -> tuple[list[gate.ChapterCheck], str]:
+        compared = gate.profile_has_baselines(root, "cuda-sm90")
+        return [gate.ChapterCheck(result, [], (recs, {}, {}), compared)], "cuda-sm90"
+
+    monkeypatch.setattr(gate, "run_and_check", run_and_check)
+    assert gate.accept(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "no baselines are recorded for the GPU kind 'cuda-sm90'; recording" in out
+    folder = tmp_path / "baselines" / "cuda-sm90"
+    assert json.loads((folder / gate.SOFTWARE_FILE).read_text()) == H200_SOFTWARE
+    assert json.loads((folder / "a.json").read_text()) == recs
+    assert gate.profile_has_baselines(tmp_path, "cuda-sm90")  # the next build of this GPU is compared
+    assert gate.accept(tmp_path) == 0
+    assert "0 file(s) written" in capsys.readouterr().out  # nothing changed, nothing rewritten
+
+
+def test_report_shows_the_gpu_kind_and_its_settings(tmp_path: Path) -> None:
+    fp = {"device_name": "NVIDIA H200", "cpu_kernels": "AVX2 (pinned)", "torch_version": "2.13.0+cu128",
+          "threads": 1, "seed": 0, "gpu_kind": "sm90", "cuda_version": "12.8", "cudnn_version": "91002",
+          "gpu_numerics": "deterministic algorithms, TF32 off"}
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", fp)
+    page = gate.report_text([gate.ChapterCheck(ok, [], None, compared=False)], "cuda-sm90")
+    assert ("| {doc}`/book/a` | NVIDIA H200 | AVX2 (pinned) | 2.13.0+cu128 | 1 | 0 | sm90 | 12.8 | 91002 "
+            "| deterministic algorithms, TF32 off |") in page
+    assert "Output profile `cuda-sm90`: NVIDIA GPUs of compute capability 9.0" in page
+    assert "not compared (no baseline for this machine's profile and software)" in page
+    assert "Nothing was compared with a baseline:" in page
+
+
+def test_accept_for_new_gpu_software_keeps_no_baseline_of_the_old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    import torch
+
+    from chapter_code.core import runtime
+
+    folder = tmp_path / "baselines" / "cuda-sm90"
+    (folder / "b").mkdir(parents=True)
+    (folder / gate.SOFTWARE_FILE).write_text(json.dumps({**H200_SOFTWARE, "cudnn": "90100"}))
+    (folder / "a.json").write_text("{}")
+    (folder / "b.json").write_text("{}")
+    (folder / "b" / "fig.png").write_bytes(b"png")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(runtime, "pick_device", lambda requested=None: torch.device("cuda"))
+    monkeypatch.setattr(runtime, "gpu_software", lambda device: dict(H200_SOFTWARE))
+    result = engine.ChapterResult("book/a", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    recs = {"cell-1": [{"kind": "stream", "text": "loss = 1"}]}
+    monkeypatch.setattr(gate, "run_and_check", lambda root, only=None: (
+        [gate.ChapterCheck(result, [], (recs, {}, {}), gate.profile_has_baselines(root, "cuda-sm90"))], "cuda-sm90"))
+    assert gate.accept(tmp_path, only=["book/a"]) == 0
+    out = capsys.readouterr().out
+    assert "were recorded with cuda 12.8, cudnn 90100" in out
+    assert "removing baselines/cuda-sm90/b.json: recorded with other GPU software" in out
+    assert not (folder / "b.json").exists()
+    assert not (folder / "b").exists()
+    assert json.loads((folder / "a.json").read_text()) == recs
+    assert json.loads((folder / gate.SOFTWARE_FILE).read_text()) == H200_SOFTWARE

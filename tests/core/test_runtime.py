@@ -95,8 +95,9 @@ def test_fingerprint_shows_the_profile_and_the_cpu_pins(monkeypatch: pytest.Monk
 def test_profile_of_a_machine_without_avx2_is_unpinned(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: False)
     monkeypatch.setattr(runtime.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
     assert runtime.output_profile(torch.device("cpu")) == "cpu-aarch64-unpinned"
-    assert runtime.output_profile(torch.device("cuda")) == "cuda"
+    assert runtime.output_profile(torch.device("cuda")) == "cuda-sm90"  # a GPU's profile does not depend on the CPU
 
 
 @pytest.mark.skipif(not runtime.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
@@ -403,8 +404,9 @@ def test_cpu_name_falls_back_when_cpuinfo_names_no_model(monkeypatch: pytest.Mon
 
 def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
+    monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
     assert runtime.output_profile(torch.device("cpu")) == "cpu-avx2"
-    assert runtime.output_profile(torch.device("cuda:1")) == "cuda"
+    assert runtime.output_profile(torch.device("cuda:1")) == "cuda-sm90"
     monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: False)
     monkeypatch.setattr(runtime.platform, "machine", lambda: "ARM64")
     assert runtime.output_profile(torch.device("cpu")) == "cpu-arm64-unpinned"
@@ -414,7 +416,7 @@ def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_profile_descriptions() -> None:
     assert runtime.describe_profile("cpu-avx2") == runtime.PROFILE_DESCRIPTIONS["cpu-avx2"]
-    assert runtime.describe_profile("cuda") == "NVIDIA GPUs through CUDA"
+    assert runtime.describe_profile("cuda-sm90").startswith("NVIDIA GPUs of compute capability 9.0 through CUDA")
     assert runtime.describe_profile("cpu-arm64-unpinned") == (
         "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies")
 
@@ -472,9 +474,11 @@ def test_a_cpu_that_cannot_be_pinned_is_not_checked(monkeypatch: pytest.MonkeyPa
 def restored_torch_state():
     state = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(),
              torch.is_deterministic_algorithms_warn_only_enabled(), torch.backends.cudnn.benchmark,
-             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, dict(runtime._STATE))
+             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, dict(runtime._STATE),
+             torch.backends.cudnn.deterministic)
     yield
-    threads, det, warn, bench, mm_tf32, cudnn_tf32, saved = state
+    threads, det, warn, bench, mm_tf32, cudnn_tf32, saved, cudnn_det = state
+    torch.backends.cudnn.deterministic = cudnn_det
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(det, warn_only=warn)
     torch.backends.cudnn.benchmark = bench
@@ -565,6 +569,9 @@ def test_setup_on_cuda_turns_off_tf32_and_benchmarking(monkeypatch: pytest.Monke
     assert torch.backends.cudnn.benchmark is False
     assert torch.backends.cuda.matmul.allow_tf32 is False
     assert torch.backends.cudnn.allow_tf32 is False
+    assert torch.backends.cudnn.deterministic is True
+    assert torch.are_deterministic_algorithms_enabled()
+    assert not torch.is_deterministic_algorithms_warn_only_enabled()  # on the GPU a non-deterministic op raises
 
 
 @pytest.mark.usefixtures("restored_torch_state")
@@ -605,9 +612,12 @@ def test_fingerprint_of_a_cpu_build(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_fingerprint_of_a_cuda_build(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_build(monkeypatch, "cuda:0", "12.4")
+    monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "is_available", lambda: True)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "version", lambda: 91002)
     fp = runtime.fingerprint()
-    assert (fp.device, fp.device_name, fp.profile, fp.cuda_version) == (
-        "cuda:0", "Example GPU cuda:0", "cuda", "12.4")
+    assert (fp.device, fp.device_name, fp.profile, fp.cuda_version, fp.gpu_kind, fp.cudnn_version) == (
+        "cuda:0", "Example GPU cuda:0", "cuda-sm90", "12.4", "sm90", "91002")
     assert type(fp.threads) is int
     assert type(fp.seed) is int
 
