@@ -157,12 +157,34 @@ def test_two_processes_asking_at_once_compute_once(repo: Path) -> None:
 
 
 def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
+    # The kernel hook installs the build's memoizer as runtime's backend, as in every chapter's kernel.
+    from bookbuild import kernel_hooks
     from chapter_code.core import runtime
 
-    train = load()
-    runtime.run_once(train.train, steps=2)
-    runtime.run_once(train.train, steps=2)
-    assert train.CALLS == [2]
+    saved = dict(runtime._BACKEND)
+    try:
+        kernel_hooks._install_backend()
+        train = load()
+        runtime.run_once(train.train, steps=2)
+        runtime.run_once(train.train, steps=2)
+        assert train.CALLS == [2]
+    finally:
+        runtime._BACKEND.clear()
+        runtime._BACKEND.update(saved)
+
+
+def test_without_the_build_the_entry_point_computes_every_time(repo: Path) -> None:
+    from chapter_code.core import runtime
+
+    saved = dict(runtime._BACKEND)
+    runtime._BACKEND.clear()
+    try:
+        train = load()
+        runtime.run_once(train.train, steps=2)
+        runtime.run_once(train.train, steps=2)
+        assert train.CALLS == [2, 2]
+    finally:
+        runtime._BACKEND.update(saved)
 
 
 def test_an_optional_stack_s_lock_keys_only_the_runs_that_import_it(tmp_path: Path) -> None:
