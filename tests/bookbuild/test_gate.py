@@ -63,7 +63,7 @@ def test_unknown_cpu_profile_is_built_but_not_compared(tmp_path: Path, capsys: p
 
 def test_check_writes_nothing_into_the_book_and_honours_book_build_dir(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_engine import write_book
+    from tests.bookbuild.test_engine import write_book
 
     write_book(tmp_path)
     state = tmp_path / "elsewhere"
@@ -81,7 +81,7 @@ def test_stale_chapter_fails_the_gate(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_check_fails_on_a_number_typed_into_the_prose(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from tests.test_engine import write_book
+    from tests.bookbuild.test_engine import write_book
 
     write_book(tmp_path, prose="The model has 64 hidden units.")
     (tmp_path / "baselines").mkdir()
@@ -89,3 +89,23 @@ def test_check_fails_on_a_number_typed_into_the_prose(tmp_path: Path, capsys: py
     err = capsys.readouterr().err
     assert "typed by hand into the prose" in err
     assert "64" in err
+
+
+def test_the_verdict_prints_each_differing_cell_as_a_unified_diff(capsys: pytest.CaptureFixture) -> None:
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    diff = records.Difference("book/a", "cell-1", "loss 0.5", "loss 0.6",
+                              "--- baseline\n+++ this build\n@@ -1,2 +1,2 @@\n epoch 1\n-loss 0.5\n+loss 0.6")
+    assert gate.verdict([gate.ChapterCheck(ok, [diff], ({}, {}, {}))], "cpu-avx2") == 1
+    err = capsys.readouterr().err
+    assert "  book/a [cell-1]: loss 0.5 -> loss 0.6\n" in err
+    assert "\n      -loss 0.5\n      +loss 0.6\n" in err
+
+
+def test_the_report_shows_each_differing_cell_as_a_unified_diff(tmp_path: Path) -> None:
+    (tmp_path / "book").mkdir()
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    diff = records.Difference("book/a", "cell-1", "'loss 0.5'", "'loss 0.5 '",
+                              "--- baseline\n+++ this build\n@@ -1 +1 @@\n-loss 0.5\n+loss 0.5·")
+    page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [diff], None)], "cpu-avx2").read_text()
+    assert "- `book/a` cell `cell-1`: `'loss 0.5'` → `'loss 0.5 '`\n\n  ````text\n  --- baseline\n" in page
+    assert "  -loss 0.5\n  +loss 0.5·\n  ````\n" in page
