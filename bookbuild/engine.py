@@ -136,6 +136,35 @@ def _cache(root: Path) -> Any:
     return get_cache(str(jupyter_cache_dir(root)))
 
 
+def repair_jupyter_cache(root: Path) -> None:
+    """Move a damaged execution cache aside (one message) so that the run rebuilds it; a sound one is left alone.
+
+    jupyter-cache's ``global.db`` is an SQLite file: garbage in it, or a database cut short, would otherwise
+    make every chapter re-execute and then fail to store its outputs, on every run.
+    """
+    import shutil
+    import sqlite3
+
+    folder = jupyter_cache_dir(root)
+    db = folder / "global.db"
+    if not db.exists():
+        return
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+            verdict = connection.execute("PRAGMA quick_check").fetchone()[0]
+        connection.close()
+        if verdict != "ok":
+            raise sqlite3.DatabaseError(verdict)
+        _cache(root).list_cache_records()  # the tables jupyter-cache expects are there
+    except Exception as exc:  # sqlite3's and SQLAlchemy's errors alike: the file cannot serve as the cache
+        aside = folder.with_name(folder.name + ".damaged")
+        shutil.rmtree(aside, ignore_errors=True)
+        folder.rename(aside)
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"engine: the execution cache {db} is damaged ({reason}); moved it to {aside} and rebuilding it "
+              "(every chapter executes again)", file=sys.stderr, flush=True)
+
+
 def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
     return _cache(root).create_hashed_notebook(nb)[1]
 
@@ -516,6 +545,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
     files.ensure_writable(engine_dir(root))
+    repair_jupyter_cache(root)
     env, profile, settings = environment_key(root), device_profile(), output_settings()
     manifest = load_manifest(root)
     names = only or chapters(root)

@@ -394,3 +394,23 @@ def test_a_host_jax_of_another_version_than_the_lock_changes_the_environment_key
     monkeypatch.setattr(engine, "installed_version", lambda name: None if name == "jax" else real(name))
     assert engine.environment_key(tmp_path) == locked  # no JAX installed: the lock alone counts
     assert engine.installed_version("no-such-package-for-the-book") is None
+
+
+@pytest.mark.parametrize("damage", [b"garbage " * 64, b""])
+def test_a_damaged_execution_cache_is_moved_aside_with_one_message_and_rebuilt(
+        book: Path, capsys: pytest.CaptureFixture, damage: bytes) -> None:
+    db = engine.jupyter_cache_dir(book) / "global.db"
+    db.write_bytes(damage if damage else db.read_bytes()[:1024])  # garbage, or a database cut short
+    capsys.readouterr()
+    (again,) = engine.run(book)
+    assert again.status == "executed", again.error
+    assert printed(book) == "42\n"
+    out = capsys.readouterr()
+    messages = [ln for ln in (out.out + out.err).splitlines() if "damaged" in ln]
+    assert len(messages) == 1, out
+    assert "execution cache" in messages[0]
+    assert ".jupyter_cache.damaged" in messages[0]
+    assert (engine.jupyter_cache_dir(book).parent / ".jupyter_cache.damaged").is_dir()
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+    assert "damaged" not in capsys.readouterr().out
