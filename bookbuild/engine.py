@@ -77,6 +77,7 @@ class ChapterResult:
     executed_at: str = ""
     fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
     runs: list[dict[str, Any]] = field(default_factory=list)  # memoized runs of its last execution
+    notes: list[str] = field(default_factory=list)  # the build's diagnostics from inside this execution's kernel
 
 
 # --------------------------------------------------------------------------- where state lives
@@ -514,7 +515,7 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
         entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
         os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
     result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
-                           out["trace"]["fingerprint"], out["trace"].get("runs", []))
+                           out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
     return result, entry
 
 
@@ -599,6 +600,8 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
                 results[chapter] = result
                 manifest[chapter] = entry
                 save_manifest(root, manifest)  # keep what finished, whatever happens to the rest
+                for note in result.notes:
+                    print(f"engine: {chapter}: {note}", flush=True)
                 print(f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})", flush=True)
     except KeyboardInterrupt:
         killed = 0

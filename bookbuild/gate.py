@@ -133,6 +133,11 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         for result, r in runs:
             lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r['outcome']} | {r['wall_s']:.1f} "
                          f"| {r['compute_s']:.1f} | `{r['key']}` |")
+    notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]
+    if notes:
+        lines += ["", "## Notes from the build", "",
+                  "What the build's machinery reported while a chapter executed (never part of its outputs).", ""]
+        lines += [f"- {{doc}}`/{chapter}`: `{note}`" for chapter, note in notes]
     lines += ["", "## What each chapter read", ""]
     for c in checks:
         deps = ", ".join(f"`{d}`" for d in c.result.dependencies) or "nothing traced"

@@ -188,6 +188,8 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
     """The stored result, or ``None`` when the entry is absent or damaged (reported, then removed)."""
     import torch
 
+    from bookbuild import kernel_hooks
+
     meta_file, result_file = entry / "meta.json", entry / "result.pt"
     if not meta_file.exists():
         return None
@@ -198,7 +200,8 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
             raise ValueError("its result file does not match the hash recorded when it was stored")
         return torch.load(io.BytesIO(blob), weights_only=False), meta
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, json.JSONDecodeError) as exc:
-        print(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again", file=sys.stderr)
+        # to the build log, not the cell's output (where the gate would see it as a changed output)
+        kernel_hooks.report(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again")
         shutil.rmtree(entry, ignore_errors=True)
         return None
 

@@ -414,3 +414,41 @@ def test_a_damaged_execution_cache_is_moved_aside_with_one_message_and_rebuilt(
     (again,) = engine.run(book)
     assert again.status == "hit"
     assert "damaged" not in capsys.readouterr().out
+
+
+def with_runtime(root: Path) -> None:
+    """Give the fixture book the real ``chapter_code.core.runtime`` (its ``run_once`` is the build's memoizer)."""
+    import shutil
+
+    from chapter_code.core import runtime
+
+    (root / "chapter_code" / "core").mkdir()
+    (root / "chapter_code" / "core" / "__init__.py").write_text("")
+    shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
+
+
+def cell_text(root: Path, label: str) -> str:
+    nb = engine.rendered_notebook(root, "book/ch")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("label") == label)
+    return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_a_damaged_memoized_run_is_reported_in_the_build_log_never_in_the_cell(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    write_book(tmp_path)
+    with_runtime(tmp_path)
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path / "_build"))  # the memoized runs go there too
+    add_cell(tmp_path, "memo", "from chapter_code.core import runtime\nprint(runtime.run_once(double, x=21))")
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    assert [r["outcome"] for r in first.runs] == ["computed"]
+    assert cell_text(tmp_path, "memo") == "42\n"
+    (stored,) = (tmp_path / "_build" / "runs").glob("*/result.pt")
+    stored.write_bytes(b"not a tensor")
+    capsys.readouterr()
+    (again,) = engine.run(tmp_path, force=True)
+    assert again.status == "executed", again.error
+    assert cell_text(tmp_path, "memo") == "42\n"  # what the page shows, and the gate compares, is unchanged
+    (note,) = again.notes
+    assert note.startswith(f"run_once: the stored run {stored.parent.name} is damaged")
+    assert f"engine: book/ch: {note}" in capsys.readouterr().out

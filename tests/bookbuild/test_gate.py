@@ -109,3 +109,12 @@ def test_the_report_shows_each_differing_cell_as_a_unified_diff(tmp_path: Path) 
     page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [diff], None)], "cpu-avx2").read_text()
     assert "- `book/a` cell `cell-1`: `'loss 0.5'` → `'loss 0.5 '`\n\n  ````text\n  --- baseline\n" in page
     assert "  -loss 0.5\n  +loss 0.5·\n  ````\n" in page
+
+
+def test_the_report_lists_the_build_notes_of_each_chapter(tmp_path: Path) -> None:
+    (tmp_path / "book").mkdir()
+    note = "run_once: the stored run abc is damaged (bad hash); computing it again"
+    ok = engine.ChapterResult("book/a", "executed", "forced", 1.0, "k", {}, "", "t", None, [], [note])
+    page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [], None)], "cpu-avx2").read_text()
+    assert "## Notes from the build\n\nWhat the build's machinery reported" in page
+    assert f"- {{doc}}`/book/a`: `{note}`\n" in page
