@@ -227,6 +227,16 @@ def device_profile() -> str:
     return runtime.output_profile(runtime.pick_device())
 
 
+def pin_bytecode(root: Path) -> None:
+    """Before any process imports the repository's code: no ``.pyc`` of it can be older than its source.
+
+    See :mod:`bookbuild.bytecode`; a read-only checkout's processes get their bytecode under the build folder.
+    """
+    from bookbuild import bytecode
+
+    os.environ.update(bytecode.prepare(root, build_dir(root) / "pycache", UNTRACKED))
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """Hash every file (and every folder's listing) a chapter could read, before anything runs.
 
@@ -551,6 +561,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     manifest = load_manifest(root)
     names = only or chapters(root)
     before = snapshot(root)
+    pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:

@@ -175,6 +175,7 @@ def prepare_data(root: Path) -> None:
     """
     if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
+    engine.pin_bytecode(root)
     probe = "from chapter_code.corpora.texts import shakespeare_text; shakespeare_text()"
     if (root / "chapter_code" / "corpora" / "milton.py").is_file():
         probe += "; from chapter_code.corpora.milton import milton_text; milton_text()"

@@ -452,3 +452,25 @@ def test_a_damaged_memoized_run_is_reported_in_the_build_log_never_in_the_cell(
     (note,) = again.notes
     assert note.startswith(f"run_once: the stored run {stored.parent.name} is damaged")
     assert f"engine: book/ch: {note}" in capsys.readouterr().out
+
+
+def edit_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
+    """Write a stale timestamp ``.pyc`` of ``path``, then edit it as ``cp -p`` / ``touch -r`` would leave it."""
+    import importlib.util
+    import os
+    import py_compile
+
+    assert len(old) == len(new)
+    py_compile.compile(str(path), cfile=importlib.util.cache_from_source(str(path)), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    stat = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+
+
+def test_an_edit_that_keeps_size_and_mtime_runs_the_new_code_not_the_old_bytecode(book: Path) -> None:
+    edit_keeping_size_and_mtime(book / "chapter_code" / "tiny.py", "2 * x", "3 * x")
+    (again,) = engine.run(book)
+    assert again.status == "executed", again.error
+    assert printed(book) == "63\n"
