@@ -9,7 +9,8 @@ chapter on
   listed during its last execution (``chapter_code`` modules, the style file,
   ``data/`` files...), traced in the kernel (:mod:`bookbuild.kernel_hooks`);
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
-  ``BOOK_DEVICE``, the pinned CPU numerics, the output profile, Python's version;
+  ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
+  the pinned CPU numerics, the output profile, Python's version;
 - the locked dependency versions and the installed torch.
 
 The key is taken **before** a chapter executes: every repository file is
@@ -59,8 +60,6 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 #: Top-level folders whose files are never dependencies (build outputs, tools' caches, version control).
 UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_cache", "node_modules", "baselines",
              "benchmarks", "tests", ".ci"]
-#: Environment variables whose values change what a chapter prints.
-OUTPUT_SETTINGS = ["BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE"]
 
 
 @dataclass
@@ -211,20 +210,36 @@ def installed_version(package: str) -> str | None:
         return None
 
 
-def output_settings() -> dict[str, str]:
-    """Every setting outside the repository's files that changes what a chapter prints."""
+def book_settings() -> Any:
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked (``runtime.settings``, as the chapters do).
+
+    A value this machine cannot use is a :class:`UserError` (one line naming the setting and what it
+    accepts), raised before any chapter starts.
+    """
     from chapter_code.core import runtime
 
-    settings = {name: os.environ.get(name, "") for name in OUTPUT_SETTINGS}
+    try:
+        return runtime.settings()
+    except runtime.SettingError as exc:
+        raise UserError(str(exc)) from None
+
+
+def output_settings() -> dict[str, str]:
+    """Every setting outside the repository's files that changes what a chapter prints, each in one spelling."""
+    from chapter_code.core import runtime
+
+    settings = book_settings().as_env()  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
     settings.update({name: os.environ.get(name, "") for name in runtime.CPU_PINS})
     return settings
 
 
 def device_profile() -> str:
     """The output profile of this machine: ``cpu-avx2``, ``cuda``, or an unpinned CPU profile."""
+    import torch
+
     from chapter_code.core import runtime
 
-    return runtime.output_profile(runtime.pick_device())
+    return runtime.output_profile(torch.device(book_settings().device))
 
 
 def pin_bytecode(root: Path) -> None:
@@ -548,8 +563,8 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     """Bring every chapter's executed outputs up to date; return one result per chapter."""
     from chapter_code.core import runtime
 
+    threads = book_settings().threads  # first: a bad setting stops the run before anything starts
     runtime.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
-    threads = int_setting("BOOK_THREADS", runtime.DEFAULT_THREADS, 1)
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")

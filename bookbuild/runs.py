@@ -14,7 +14,7 @@ result:
 - the content of the ``data`` files it declares;
 - the locked packages, torch's and Python's versions, the output profile, the
   pinned CPU numerics and the settings that change outputs (``BOOK_SEED``,
-  ``BOOK_THREADS``, ``BOOK_DEVICE``).
+  ``BOOK_THREADS``, ``BOOK_DEVICE``, in one spelling each: ``runtime.settings``).
 
 A hit returns the stored result bit for bit (``torch.save``/``torch.load``); a
 miss computes and stores it. Results live under ``_build/runs/<key>/`` (never
@@ -153,7 +153,8 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
     for name in names:
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
-    settings = {k: os.environ.get(k, "") for k in ("BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE", *runtime.CPU_PINS)}
+    checked = runtime.settings()  # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
+    settings = {**checked.as_env(), **{k: os.environ.get(k, "") for k in runtime.CPU_PINS}}
     return {
         "locks": locks.hexdigest(),
         "torch": metadata.version("torch"),

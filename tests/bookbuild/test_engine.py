@@ -221,12 +221,46 @@ def test_seed_and_threads_are_part_of_the_key(book: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("BOOK_SEED", "3")
     (again,) = engine.run(book)
     assert again.status == "executed"
-    assert again.reason == "settings changed: BOOK_SEED '' -> '3'"
+    assert again.reason == "settings changed: BOOK_SEED '0' -> '3'"
     monkeypatch.setenv("BOOK_THREADS", "2")
     (again,) = engine.run(book)
-    assert again.reason == "settings changed: BOOK_THREADS '' -> '2'"
+    assert again.reason == "settings changed: BOOK_THREADS '1' -> '2'"
     (again,) = engine.run(book)
     assert again.status == "hit"
+
+
+def test_harmless_spellings_of_the_settings_reuse_the_outputs(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code.core import runtime
+
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)  # a CPU machine, as the book was built
+    for name, value in [("BOOK_DEVICE", " CPU "), ("BOOK_DEVICE", "cpu"), ("BOOK_SEED", "0"), ("BOOK_THREADS", " 1")]:
+        monkeypatch.setenv(name, value)
+        (again,) = engine.run(book)
+        assert (again.status, again.reason) == ("hit", "unchanged"), f"{name}={value!r}"
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("BOOK_SEED", "abc", "BOOK_SEED must be an integer >= 0; got 'abc'"),
+    ("BOOK_THREADS", "0", "BOOK_THREADS must be an integer >= 1; got 0"),
+    ("BOOK_THREADS", "x", "BOOK_THREADS must be an integer >= 1; got 'x'"),
+    ("BOOK_DEVICE", "gpu", "BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got 'gpu'"),
+    ("BOOK_DEVICE", "cuda", "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA device; "
+                            "unset BOOK_DEVICE or set it to 'cpu'"),
+])
+def test_bad_settings_are_refused_before_any_kernel_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           name: str, value: str, message: str) -> None:
+    import re
+
+    from bookbuild.files import UserError
+    from chapter_code.core import runtime
+
+    write_book(tmp_path)
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv(name, value)
+    with pytest.raises(UserError, match="^" + re.escape(message) + "$"):
+        engine.run(tmp_path)
+    assert not (engine.engine_dir(tmp_path) / "kernels").exists()  # no kernel was started
+    assert not engine.manifest_path(tmp_path).exists()
 
 
 def test_any_file_read_inside_the_repository_and_listed_folders_are_tracked(tmp_path: Path) -> None:
