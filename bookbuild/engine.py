@@ -44,13 +44,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import yaml
 
 from bookbuild import files
 from bookbuild.files import UserError
+
+if TYPE_CHECKING:  # importing runtime imports torch: the engine does it only where it needs it
+    from chapter_code.core.runtime import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
@@ -210,7 +213,7 @@ def installed_version(package: str) -> str | None:
         return None
 
 
-def book_settings() -> Any:
+def book_settings() -> Settings:
     """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked (``runtime.settings``, as the chapters do).
 
     A value this machine cannot use is a :class:`UserError` (one line naming the setting and what it
