@@ -96,6 +96,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return sweeps.cli(args)
 
+    if args.command in ("build", "check", "accept"):
+        engine.book_settings()  # a bad BOOK_* setting: one line and exit 2, before any lock, kernel or build
     if args.command == "build":
         if args.only:
             return build.build_only(args.only)

@@ -9,7 +9,8 @@ chapter on
   listed during its last execution (``chapter_code`` modules, the style file,
   ``data/`` files...), traced in the kernel (:mod:`bookbuild.kernel_hooks`);
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
-  ``BOOK_DEVICE``, the pinned CPU numerics, the output profile, Python's version;
+  ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
+  the pinned CPU numerics, the output profile, Python's version;
 - the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions).
 
 The key is taken **before** a chapter executes: every repository file is
@@ -44,13 +45,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import yaml
 
 from bookbuild import files
 from bookbuild.files import UserError
+
+if TYPE_CHECKING:  # importing runtime imports torch: the engine does it only where it needs it
+    from chapter_code.core.runtime import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
@@ -60,8 +64,6 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 #: Top-level folders whose files are never dependencies (build outputs, tools' caches, version control).
 UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_cache", "node_modules", "baselines",
              "benchmarks", "tests", ".ci"]
-#: Environment variables whose values change what a chapter prints.
-OUTPUT_SETTINGS = ["BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE"]
 #: Cold execution times (s) of the chapters (every training computed), for the order in which they start
 #: (:func:`execution_order`), in a fresh clone (CI) above all, where there is no history. From the fresh-clone
 #: CI run of 2026-11-30 after issues 13-20, two chapters at a time on 2 cores (BENCHMARKS.md); intro from a
@@ -93,6 +95,7 @@ class ChapterResult:
     executed_at: str = ""
     fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
     runs: list[dict[str, Any]] = field(default_factory=list)  # memoized runs of its last execution
+    notes: list[str] = field(default_factory=list)  # the build's diagnostics from inside this execution's kernel
 
 
 # --------------------------------------------------------------------------- where state lives
@@ -152,6 +155,35 @@ def _cache(root: Path) -> Any:
     return get_cache(str(jupyter_cache_dir(root)))
 
 
+def repair_jupyter_cache(root: Path) -> None:
+    """Move a damaged execution cache aside (one message) so that the run rebuilds it; a sound one is left alone.
+
+    jupyter-cache's ``global.db`` is an SQLite file: garbage in it, or a database cut short, would otherwise
+    make every chapter re-execute and then fail to store its outputs, on every run.
+    """
+    import shutil
+    import sqlite3
+
+    folder = jupyter_cache_dir(root)
+    db = folder / "global.db"
+    if not db.exists():
+        return
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+            verdict = connection.execute("PRAGMA quick_check").fetchone()[0]
+        connection.close()
+        if verdict != "ok":
+            raise sqlite3.DatabaseError(verdict)
+        _cache(root).list_cache_records()  # the tables jupyter-cache expects are there
+    except Exception as exc:  # sqlite3's and SQLAlchemy's errors alike: the file cannot serve as the cache
+        aside = folder.with_name(folder.name + ".damaged")
+        shutil.rmtree(aside, ignore_errors=True)
+        folder.rename(aside)
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"engine: the execution cache {db} is damaged ({reason}); moved it to {aside} and rebuilding it "
+              "(every chapter executes again)", file=sys.stderr, flush=True)
+
+
 def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
     return _cache(root).create_hashed_notebook(nb)[1]
 
@@ -208,20 +240,46 @@ def installed_version(package: str) -> str | None:
         return None
 
 
-def output_settings() -> dict[str, str]:
-    """Every setting outside the repository's files that changes what a chapter prints."""
+def book_settings() -> Settings:
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked (``runtime.settings``, as the chapters do).
+
+    A value this machine cannot use is a :class:`UserError` (one line naming the setting and what it
+    accepts), raised before any chapter starts.
+    """
     from chapter_code.core import runtime
 
-    settings = {name: os.environ.get(name, "") for name in OUTPUT_SETTINGS}
+    try:
+        return runtime.settings()
+    except runtime.SettingError as exc:
+        raise UserError(str(exc)) from None
+
+
+def output_settings() -> dict[str, str]:
+    """Every setting outside the repository's files that changes what a chapter prints, each in one spelling."""
+    from chapter_code.core import runtime
+
+    settings = book_settings().as_env()  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
     settings.update({name: os.environ.get(name, "") for name in runtime.CPU_PINS})
     return settings
 
 
 def device_profile() -> str:
     """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or an unpinned CPU profile."""
+    import torch
+
     from chapter_code.core import runtime
 
-    return runtime.output_profile(runtime.pick_device())
+    return runtime.output_profile(torch.device(book_settings().device))
+
+
+def pin_bytecode(root: Path) -> None:
+    """Before any process imports the repository's code: no ``.pyc`` of it can be older than its source.
+
+    See :mod:`bookbuild.bytecode`; a read-only checkout's processes get their bytecode under the build folder.
+    """
+    from bookbuild import bytecode
+
+    os.environ.update(bytecode.prepare(root, build_dir(root) / "pycache", UNTRACKED))
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -512,7 +570,7 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
         entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
         os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
     result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
-                           out["trace"]["fingerprint"], out["trace"].get("runs", []))
+                           out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
     return result, entry
 
 
@@ -565,18 +623,20 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     """Bring every chapter's executed outputs up to date; return one result per chapter."""
     from chapter_code.core import runtime
 
+    threads = book_settings().threads  # first: a bad setting stops the run before anything starts
     runtime.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
-    threads = int_setting("BOOK_THREADS", runtime.DEFAULT_THREADS, 1)
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
     files.ensure_writable(engine_dir(root))
+    repair_jupyter_cache(root)
     env, profile, settings = environment_key(root), device_profile(), output_settings()
     manifest = load_manifest(root)
     names = only or chapters(root)
     before = snapshot(root)
+    pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
@@ -628,6 +688,8 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
                 results[chapter] = result
                 manifest[chapter] = entry
                 save_manifest(root, manifest)  # keep what finished, whatever happens to the rest
+                for note in result.notes:
+                    print(f"engine: {chapter}: {note}", flush=True)
                 print(f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})", flush=True)
     except KeyboardInterrupt:
         killed = 0

@@ -204,6 +204,11 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         for result, r in runs:
             lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r['outcome']} | {r['wall_s']:.1f} "
                          f"| {r['compute_s']:.1f} | `{r['key']}` |")
+    notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]
+    if notes:
+        lines += ["", "## Notes from the build", "",
+                  "What the build's machinery reported while a chapter executed (never part of its outputs).", ""]
+        lines += [f"- {{doc}}`/{chapter}`: `{note}`" for chapter, note in notes]
     lines += ["", "## What each chapter read", ""]
     for c in checks:
         deps = ", ".join(f"`{d}`" for d in c.result.dependencies) or "nothing traced"
@@ -211,7 +216,10 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     diffs = [d for c in checks for d in c.differences]
     if diffs:
         lines += ["", "## Differences from the baseline", ""]
-        lines += [f"- `{d.chapter}` cell `{d.cell}`: `{d.old}` → `{d.new}`" for d in diffs]
+        for d in diffs:
+            lines.append(f"- `{d.chapter}` cell `{d.cell}`: `{d.old}` → `{d.new}`")
+            if d.detail:  # the cell's whole text, as a unified diff
+                lines += ["", "  ````text", *[f"  {line}" for line in d.detail.splitlines()], "  ````", ""]
     failed = failures_text(checks)
     if failed:
         lines += ["", "## Failures", "", "```text", failed, "```"]
@@ -302,6 +310,7 @@ def prepare_data(root: Path) -> None:
     """
     if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
+    engine.pin_bytecode(root)
     probe = "from chapter_code.corpora.texts import shakespeare_text; shakespeare_text()"
     if (root / "chapter_code" / "corpora" / "milton.py").is_file():
         probe += "; from chapter_code.corpora.milton import milton_text; milton_text()"
@@ -336,11 +345,17 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
               file=sys.stderr)
         for d in diffs:
             print(f"  {d}", file=sys.stderr)
+            if d.detail:
+                print(_indented(d.detail), file=sys.stderr)
         print("Review them; if the change is intended, record it with `make accept` and commit the diff.",
               file=sys.stderr)
         return 1
     print(f"check: every output of {len(checks)} chapter(s) matches baselines/{profile}/")
     return 0
+
+
+def _indented(text: str) -> str:
+    return "\n".join("      " + line for line in text.splitlines())
 
 
 def prose_verdict(root: Path) -> int:
@@ -393,6 +408,8 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
             print(f"{c.result.chapter}: accepting {len(c.differences)} change(s):")
             for d in c.differences:
                 print(f"  [{d.cell}] {d.old} -> {d.new}")
+                if d.detail:
+                    print(_indented(d.detail))
         written += records.write_baseline(baseline_dir(root, profile), c.result.chapter, recs, images)
     for path in written:
         print(f"  wrote {path.relative_to(root)}")

@@ -1,6 +1,6 @@
 """What the engine installs inside a chapter's kernel before its first cell, and collects after its last.
 
-Three things, none of them visible on the page:
+Four things, none of them visible on the page:
 
 - **A trace of what the chapter read.** An audit hook sees every ``open`` and
   every directory listing (``os.listdir``, ``os.scandir``) of a path inside the
@@ -13,6 +13,11 @@ Three things, none of them visible on the page:
   gate) and what it plots (line and marker coordinates, bar extents, axis
   limits: compared within tolerance). A wrong subscript in a label then fails
   the gate even where its pixels hardly change.
+- **Diagnostics for the build log.** What the build's own machinery has to
+  say inside a kernel (a damaged memoized run, recomputed) is collected by
+  :func:`report` and handed to the engine with the trace, which prints it and
+  puts it in the build report. Printed, it would become part of a cell's output,
+  differ from the baseline and be stored by ``make accept``.
 - **A watchdog.** If the process that started the kernel disappears (the build
   was killed), the kernel exits instead of running on as an orphan.
 
@@ -33,7 +38,7 @@ from typing import Any
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": []}
+_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "notes": []}
 
 
 def _inside(path: str) -> str | None:
@@ -215,6 +220,18 @@ def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: fl
                            "compute_s": round(compute_s, 3)})
 
 
+def report(message: str) -> None:
+    """A diagnostic of the build's machinery: for the build log and report, never for the cell's output.
+
+    In a chapter's kernel (after :func:`install`) it is kept for the engine; elsewhere (a test, a script,
+    a sweep's job) it goes to stderr.
+    """
+    if "root" in _state:
+        _state["notes"].append(message)
+    else:
+        print(message, file=sys.stderr)
+
+
 def finish(out: str) -> None:
     """Write what the chapter read, listed and wrote, its modules and its runtime fingerprint to ``out``."""
     modules = set()
@@ -240,6 +257,7 @@ def finish(out: str) -> None:
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,
         "runs": _state["runs"],
+        "notes": _state["notes"],
     }
     with open(out, "w") as handle:  # outside the repository's traced folders (under _build)
         json.dump(trace, handle)

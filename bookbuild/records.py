@@ -66,9 +66,24 @@ class Difference:
     cell: str
     old: str
     new: str
+    detail: str = ""  # for printed text: a unified diff of the cell's whole text, whitespace made visible
 
     def __str__(self) -> str:
         return f"{self.chapter} [{self.cell}]: {self.old} -> {self.new}"
+
+
+def show_whitespace(line: str) -> str:
+    """``line`` with its trailing spaces as ``·`` and tabs as ``→``, so a diff in them can be seen."""
+    body = line.rstrip(" \t")
+    return body + line[len(body):].replace(" ", "·").replace("\t", "→")
+
+
+def unified_diff(old: list[str], new: list[str]) -> str:
+    """A unified diff of two texts (lists of lines), baseline first, with trailing whitespace made visible."""
+    import difflib
+
+    return "\n".join(difflib.unified_diff([show_whitespace(s) for s in old], [show_whitespace(s) for s in new],
+                                           "baseline", "this build", lineterm=""))
 
 
 def normalise(text: str) -> str:
@@ -267,17 +282,24 @@ def _numbers_close(old: str, new: str, rtol: float, atol: float) -> bool:
     return True
 
 
-def _text_difference(old: list[str], new: list[str], rtol: float, atol: float) -> tuple[str, str] | None:
+def _text_difference(old: list[str], new: list[str], rtol: float, atol: float) -> tuple[str, str, str] | None:
+    """(first differing line before, after, unified diff of the whole text), or ``None`` when they match.
+
+    Lines that differ only in whitespace are quoted (``repr``), so the summary never shows two equal strings.
+    """
     old_text, new_text = normalise("\n".join(old)), normalise("\n".join(new))
     if old_text == new_text:
         return None
     if (rtol or atol) and _numbers_close(old_text, new_text, rtol, atol):
         return None
     old_lines, new_lines = old_text.split("\n"), new_text.split("\n")
+    detail = unified_diff(old_lines, new_lines)
     for a, b in zip(old_lines, new_lines, strict=False):
         if a != b:
-            return a.strip(), b.strip()
-    return f"{len(old_lines)} lines", f"{len(new_lines)} lines"
+            if a.strip() == b.strip():
+                return repr(a), repr(b), detail
+            return a.strip(), b.strip(), detail
+    return f"{len(old_lines)} lines", f"{len(new_lines)} lines", detail
 
 
 def _image_difference(old_png: Path, new_png: bytes, tol: float) -> str | None:

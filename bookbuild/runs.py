@@ -14,7 +14,7 @@ result:
 - the content of the ``data`` files it declares;
 - the locked packages, torch's and Python's versions, the output profile, the
   pinned CPU numerics and the settings that change outputs (``BOOK_SEED``,
-  ``BOOK_THREADS``, ``BOOK_DEVICE``).
+  ``BOOK_THREADS``, ``BOOK_DEVICE``, in one spelling each: ``runtime.settings``).
 
 A hit returns the stored result bit for bit (``torch.save``/``torch.load``); a
 miss computes and stores it. Results live under ``_build/runs/<key>/`` (never
@@ -153,8 +153,9 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
     for name in names:
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
-    settings = {k: os.environ.get(k, "") for k in ("BOOK_SEED", "BOOK_THREADS", "BOOK_DEVICE", *runtime.CPU_PINS)}
-    device = runtime.pick_device()
+    checked = runtime.settings()  # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
+    settings = {**checked.as_env(), **{k: os.environ.get(k, "") for k in runtime.CPU_PINS}}
+    device = runtime.pick_device(checked.device)
     out = {
         "locks": locks.hexdigest(),
         "torch": metadata.version("torch"),
@@ -193,6 +194,8 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
     """The stored result, or ``None`` when the entry is absent or damaged (reported, then removed)."""
     import torch
 
+    from bookbuild import kernel_hooks
+
     meta_file, result_file = entry / "meta.json", entry / "result.pt"
     if not meta_file.exists():
         return None
@@ -203,7 +206,8 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
             raise ValueError("its result file does not match the hash recorded when it was stored")
         return torch.load(io.BytesIO(blob), weights_only=False), meta
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, json.JSONDecodeError) as exc:
-        print(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again", file=sys.stderr)
+        # to the build log, not the cell's output (where the gate would see it as a changed output)
+        kernel_hooks.report(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again")
         shutil.rmtree(entry, ignore_errors=True)
         return None
 

@@ -388,6 +388,14 @@ def _logs_dir(name: str, root: Path) -> Path:
     return base / "sweeps" / name / time.strftime("%Y%m%d-%H%M%S")
 
 
+def _pinned_bytecode(root: Path) -> dict[str, str]:
+    """No job process may run bytecode older than its source (:mod:`bookbuild.bytecode`); the env it needs."""
+    from bookbuild import bytecode
+    from bookbuild.engine import UNTRACKED
+
+    return bytecode.prepare(root, runs.runs_dir(root).parent / "pycache", UNTRACKED)
+
+
 def _fmt_s(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -466,6 +474,7 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
         raise UserError(f"another `experiments run {sweep.name} --config {config}` is running in this checkout; "
                         "wait for it (its progress is in its terminal), or stop it") from None
     try:
+        os.environ.update(_pinned_bytecode(root))  # for the job processes submitit starts
         return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, function, folder, root,
                            out, poll_s, give_up_s)
     finally:
@@ -583,7 +592,7 @@ def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 9
                               sorted(record.get("data", {})), tmp, str(root),
                               record["environment"]["device"].split(":")[0]])
         done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
-                              timeout=timeout_s, cwd=root)
+                              timeout=timeout_s, cwd=root, env={**os.environ, **_pinned_bytecode(root)})
         if done.returncode != 0:
             raise RuntimeError(f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}")
         return json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())

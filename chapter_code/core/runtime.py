@@ -5,7 +5,8 @@ needs a seeded generator calls :func:`seed_everything`. Nothing else in the
 book sets a seed, a thread count or a device, so two builds on the same machine
 print the same numbers, and the build report can say exactly what ran where.
 
-Environment variables (read once, by :func:`setup`):
+Environment variables (read once, by :func:`setup`, and checked by :func:`settings`, which the build
+also calls before any chapter starts; case and surrounding spaces do not matter):
 
 ``BOOK_DEVICE``
     ``cpu``, ``cuda`` or ``cuda:N``; unset means CUDA when available, else CPU.
@@ -42,8 +43,9 @@ from __future__ import annotations
 import os
 import platform
 import random
+import re
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -164,6 +166,13 @@ class Fingerprint:
         return [(label, str(values[k])) for k, label in labels.items() if k not in hidden]
 
 
+class SettingError(ValueError):
+    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming it and what it accepts."""
+
+
+_CUDA_NAME = re.compile(r"cuda(:\d+)?")
+
+
 def pick_device(requested: str | None = None) -> torch.device:
     """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if present, else CPU."""
     name = requested if requested is not None else os.environ.get("BOOK_DEVICE", "")
@@ -172,27 +181,56 @@ def pick_device(requested: str | None = None) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cpu":
         return torch.device("cpu")
-    if name == "cuda" or name.startswith("cuda:"):
+    if _CUDA_NAME.fullmatch(name):
         if not torch.cuda.is_available():
-            raise RuntimeError(
+            raise SettingError(
                 f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no CUDA device; "
                 "unset BOOK_DEVICE or set it to 'cpu'"
             )
         return torch.device(name)
-    raise ValueError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
+    raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
 
 
-def _int_from_env(var: str, default: int, minimum: int) -> int:
-    raw = os.environ.get(var, "").strip()
+def _int_from_env(var: str, default: int, minimum: int, environ: Mapping[str, str] | None = None) -> int:
+    raw = (os.environ if environ is None else environ).get(var, "").strip()
     if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{var} must be an integer >= {minimum}; got {raw!r}") from None
+        raise SettingError(f"{var} must be an integer >= {minimum}; got {raw!r}") from None
     if value < minimum:
-        raise ValueError(f"{var} must be an integer >= {minimum}; got {value}")
+        raise SettingError(f"{var} must be an integer >= {minimum}; got {value}")
     return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The build's settings, checked, each in one spelling: what the build keys outputs and runs on."""
+
+    device: str  # "cpu" or "cuda:N" ("cuda" and an unset variable on a CUDA machine are "cuda:0")
+    threads: int
+    seed: int
+
+    def as_env(self) -> dict[str, str]:
+        """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu", ...}``."""
+        return {"BOOK_DEVICE": self.device, "BOOK_THREADS": str(self.threads), "BOOK_SEED": str(self.seed)}
+
+
+def settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED`` (of ``environ``, else this process), checked.
+
+    Case and surrounding spaces are ignored, and an unset variable is its default (the device is the one
+    :func:`pick_device` picks), so every harmless spelling of one choice is one :class:`Settings`. A value
+    this machine cannot use raises :class:`SettingError`, before anything runs.
+    """
+    env = os.environ if environ is None else environ
+    device = pick_device(env.get("BOOK_DEVICE", ""))
+    return Settings(
+        device="cpu" if device.type == "cpu" else f"cuda:{device.index or 0}",
+        threads=_int_from_env("BOOK_THREADS", DEFAULT_THREADS, 1, env),
+        seed=_int_from_env("BOOK_SEED", DEFAULT_SEED, 0, env),
+    )
 
 
 def seed_everything(seed: int) -> None:
@@ -328,8 +366,9 @@ def setup(seed: int | None = None) -> torch.device:
     Call once at the top of a chapter. Calling it again re-seeds and returns the
     same device, so a cell can restart a seeded experiment.
     """
-    threads = _int_from_env("BOOK_THREADS", DEFAULT_THREADS, 1)
-    base_seed = _int_from_env("BOOK_SEED", DEFAULT_SEED, 0) if seed is None else seed
+    checked = settings()
+    threads = checked.threads
+    base_seed = checked.seed if seed is None else seed
     device = pick_device()
     _check_pins()
     torch.set_num_threads(threads)

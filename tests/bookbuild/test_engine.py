@@ -267,12 +267,46 @@ def test_seed_and_threads_are_part_of_the_key(book: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("BOOK_SEED", "3")
     (again,) = engine.run(book)
     assert again.status == "executed"
-    assert again.reason == "settings changed: BOOK_SEED '' -> '3'"
+    assert again.reason == "settings changed: BOOK_SEED '0' -> '3'"
     monkeypatch.setenv("BOOK_THREADS", "2")
     (again,) = engine.run(book)
-    assert again.reason == "settings changed: BOOK_THREADS '' -> '2'"
+    assert again.reason == "settings changed: BOOK_THREADS '1' -> '2'"
     (again,) = engine.run(book)
     assert again.status == "hit"
+
+
+def test_harmless_spellings_of_the_settings_reuse_the_outputs(book: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code.core import runtime
+
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)  # a CPU machine, as the book was built
+    for name, value in [("BOOK_DEVICE", " CPU "), ("BOOK_DEVICE", "cpu"), ("BOOK_SEED", "0"), ("BOOK_THREADS", " 1")]:
+        monkeypatch.setenv(name, value)
+        (again,) = engine.run(book)
+        assert (again.status, again.reason) == ("hit", "unchanged"), f"{name}={value!r}"
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("BOOK_SEED", "abc", "BOOK_SEED must be an integer >= 0; got 'abc'"),
+    ("BOOK_THREADS", "0", "BOOK_THREADS must be an integer >= 1; got 0"),
+    ("BOOK_THREADS", "x", "BOOK_THREADS must be an integer >= 1; got 'x'"),
+    ("BOOK_DEVICE", "gpu", "BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got 'gpu'"),
+    ("BOOK_DEVICE", "cuda", "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA device; "
+                            "unset BOOK_DEVICE or set it to 'cpu'"),
+])
+def test_bad_settings_are_refused_before_any_kernel_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           name: str, value: str, message: str) -> None:
+    import re
+
+    from bookbuild.files import UserError
+    from chapter_code.core import runtime
+
+    write_book(tmp_path)
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv(name, value)
+    with pytest.raises(UserError, match="^" + re.escape(message) + "$"):
+        engine.run(tmp_path)
+    assert not (engine.engine_dir(tmp_path) / "kernels").exists()  # no kernel was started
+    assert not engine.manifest_path(tmp_path).exists()
 
 
 def test_any_file_read_inside_the_repository_and_listed_folders_are_tracked(tmp_path: Path) -> None:
@@ -440,3 +474,83 @@ def test_a_host_jax_of_another_version_than_the_lock_changes_the_environment_key
     monkeypatch.setattr(engine, "installed_version", lambda name: None if name == "jax" else real(name))
     assert engine.environment_key(tmp_path) == locked  # no JAX installed: the lock alone counts
     assert engine.installed_version("no-such-package-for-the-book") is None
+
+
+@pytest.mark.parametrize("damage", [b"garbage " * 64, b""])
+def test_a_damaged_execution_cache_is_moved_aside_with_one_message_and_rebuilt(
+        book: Path, capsys: pytest.CaptureFixture, damage: bytes) -> None:
+    db = engine.jupyter_cache_dir(book) / "global.db"
+    db.write_bytes(damage if damage else db.read_bytes()[:1024])  # garbage, or a database cut short
+    capsys.readouterr()
+    (again,) = engine.run(book)
+    assert again.status == "executed", again.error
+    assert printed(book) == "42\n"
+    out = capsys.readouterr()
+    messages = [ln for ln in (out.out + out.err).splitlines() if "damaged" in ln]
+    assert len(messages) == 1, out
+    assert "execution cache" in messages[0]
+    assert ".jupyter_cache.damaged" in messages[0]
+    assert (engine.jupyter_cache_dir(book).parent / ".jupyter_cache.damaged").is_dir()
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+    assert "damaged" not in capsys.readouterr().out
+
+
+def with_runtime(root: Path) -> None:
+    """Give the fixture book the real ``chapter_code.core.runtime`` (its ``run_once`` is the build's memoizer)."""
+    import shutil
+
+    from chapter_code.core import runtime
+
+    (root / "chapter_code" / "core").mkdir()
+    (root / "chapter_code" / "core" / "__init__.py").write_text("")
+    shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
+
+
+def cell_text(root: Path, label: str) -> str:
+    nb = engine.rendered_notebook(root, "book/ch")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("label") == label)
+    return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_a_damaged_memoized_run_is_reported_in_the_build_log_never_in_the_cell(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    write_book(tmp_path)
+    with_runtime(tmp_path)
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path / "_build"))  # the memoized runs go there too
+    add_cell(tmp_path, "memo", "from chapter_code.core import runtime\nprint(runtime.run_once(double, x=21))")
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    assert [r["outcome"] for r in first.runs] == ["computed"]
+    assert cell_text(tmp_path, "memo") == "42\n"
+    (stored,) = (tmp_path / "_build" / "runs").glob("*/result.pt")
+    stored.write_bytes(b"not a tensor")
+    capsys.readouterr()
+    (again,) = engine.run(tmp_path, force=True)
+    assert again.status == "executed", again.error
+    assert cell_text(tmp_path, "memo") == "42\n"  # what the page shows, and the gate compares, is unchanged
+    (note,) = again.notes
+    assert note.startswith(f"run_once: the stored run {stored.parent.name} is damaged")
+    assert f"engine: book/ch: {note}" in capsys.readouterr().out
+
+
+def edit_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
+    """Write a stale timestamp ``.pyc`` of ``path``, then edit it as ``cp -p`` / ``touch -r`` would leave it."""
+    import importlib.util
+    import os
+    import py_compile
+
+    assert len(old) == len(new)
+    py_compile.compile(str(path), cfile=importlib.util.cache_from_source(str(path)), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    stat = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+
+
+def test_an_edit_that_keeps_size_and_mtime_runs_the_new_code_not_the_old_bytecode(book: Path) -> None:
+    edit_keeping_size_and_mtime(book / "chapter_code" / "tiny.py", "2 * x", "3 * x")
+    (again,) = engine.run(book)
+    assert again.status == "executed", again.error
+    assert printed(book) == "63\n"

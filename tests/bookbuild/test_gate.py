@@ -203,3 +203,32 @@ def test_accept_for_new_gpu_software_keeps_no_baseline_of_the_old(tmp_path: Path
     assert not (folder / "b").exists()
     assert json.loads((folder / "a.json").read_text()) == recs
     assert json.loads((folder / gate.SOFTWARE_FILE).read_text()) == H200_SOFTWARE
+
+
+def test_the_verdict_prints_each_differing_cell_as_a_unified_diff(capsys: pytest.CaptureFixture) -> None:
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    diff = records.Difference("book/a", "cell-1", "loss 0.5", "loss 0.6",
+                              "--- baseline\n+++ this build\n@@ -1,2 +1,2 @@\n epoch 1\n-loss 0.5\n+loss 0.6")
+    assert gate.verdict([gate.ChapterCheck(ok, [diff], ({}, {}, {}))], "cpu-avx2") == 1
+    err = capsys.readouterr().err
+    assert "  book/a [cell-1]: loss 0.5 -> loss 0.6\n" in err
+    assert "\n      -loss 0.5\n      +loss 0.6\n" in err
+
+
+def test_the_report_shows_each_differing_cell_as_a_unified_diff(tmp_path: Path) -> None:
+    (tmp_path / "book").mkdir()
+    ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
+    diff = records.Difference("book/a", "cell-1", "'loss 0.5'", "'loss 0.5 '",
+                              "--- baseline\n+++ this build\n@@ -1 +1 @@\n-loss 0.5\n+loss 0.5·")
+    page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [diff], None)], "cpu-avx2").read_text()
+    assert "- `book/a` cell `cell-1`: `'loss 0.5'` → `'loss 0.5 '`\n\n  ````text\n  --- baseline\n" in page
+    assert "  -loss 0.5\n  +loss 0.5·\n  ````\n" in page
+
+
+def test_the_report_lists_the_build_notes_of_each_chapter(tmp_path: Path) -> None:
+    (tmp_path / "book").mkdir()
+    note = "run_once: the stored run abc is damaged (bad hash); computing it again"
+    ok = engine.ChapterResult("book/a", "executed", "forced", 1.0, "k", {}, "", "t", None, [], [note])
+    page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [], None)], "cpu-avx2").read_text()
+    assert "## Notes from the build\n\nWhat the build's machinery reported" in page
+    assert f"- {{doc}}`/book/a`: `{note}`\n" in page

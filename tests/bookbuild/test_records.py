@@ -255,3 +255,20 @@ def test_a_diagram_drawn_without_axes_reports_only_the_text_it_shows() -> None:
         summary = summarise_figure(fig)
         plt.close(fig)
     assert summary["text"] == ["axes 1 text: $c_{t-1}$"]
+
+
+def test_a_difference_in_trailing_whitespace_is_shown_visibly(baseline: Path) -> None:
+    (diff,) = diffs_against(baseline, notebook("loss = 0.1234  \n", [1, 2, 3, 2]))
+    assert diff.cell == "result"
+    assert (diff.old, diff.new) == ("'loss = 0.1234'", "'loss = 0.1234  '")  # quoted, so the spaces show
+    assert "+loss = 0.1234··" in diff.detail.splitlines()  # and marked in the diff
+
+
+def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(tmp_path: Path) -> None:
+    recs, images, _ = records.extract(notebook("epoch 1\nepoch 2\nloss 0.5\n", [1, 2]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    (diff,) = diffs_against(tmp_path, notebook("epoch 1\nepoch 2\nloss 0.6\ndone\n", [1, 2]))
+    assert (diff.old, diff.new) == ("loss 0.5", "loss 0.6")  # the first differing line, as before
+    lines = diff.detail.splitlines()
+    assert lines[:2] == ["--- baseline", "+++ this build"]
+    assert [ln for ln in lines[2:] if ln[:1] in "-+ "] == [" epoch 1", " epoch 2", "-loss 0.5", "+loss 0.6", "+done"]

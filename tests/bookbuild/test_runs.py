@@ -112,6 +112,20 @@ def test_seed_setting_is_part_of_the_key(repo: Path, monkeypatch: pytest.MonkeyP
     assert train.CALLS == [3, 3]
 
 
+def test_harmless_spellings_of_the_settings_are_one_key(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code.core import runtime
+
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)
+    for name in ("BOOK_DEVICE", "BOOK_SEED", "BOOK_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    train = load()
+    runs.run_once(train.train, steps=3)
+    for name, value in [("BOOK_DEVICE", " CPU "), ("BOOK_DEVICE", "cpu"), ("BOOK_SEED", "0"), ("BOOK_THREADS", "1")]:
+        monkeypatch.setenv(name, value)
+        runs.run_once(train.train, steps=3)
+    assert train.CALLS == [3]  # computed once, read back four times
+
+
 def test_a_damaged_entry_is_reported_and_recomputed(repo: Path, capsys: pytest.CaptureFixture) -> None:
     train = load()
     first = runs.run_once(train.train, steps=3)

@@ -247,3 +247,15 @@ def test_a_missing_record_is_looked_up_by_opening_it_so_the_build_trace_sees_it(
     _sys.addaudithook(spy)  # audit hooks cannot be removed; this one only records paths under tmp_path
     assert sweeps._read_record(tmp_path / "job.seed0.json") == (None, "")
     assert opened == [str(tmp_path / "job.seed0.json")]
+
+
+def test_a_rerun_runs_the_job_s_current_source_not_bytecode_of_the_same_size_and_mtime(repo: Path) -> None:
+    from tests.bookbuild.test_engine import edit_keeping_size_and_mtime
+
+    run(tiny(), repo)
+    (record,) = [r for r in sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).records
+                 if (r["job"], r["seed"]) == ("x2", 1)]  # a seed > 0: the edit changes its value
+    edit_keeping_size_and_mtime(repo / "tinysweep" / "jobs.py", "x * x + seed", "x * x - seed")
+    again = sweeps.rerun(record, root=repo)
+    x, seed = record["params"]["x"], record["seed"]
+    assert again["metrics"]["value"] == x * x - seed

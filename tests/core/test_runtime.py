@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import sys
 import types
@@ -42,7 +43,7 @@ def test_pick_device_rejects_unknown_names(monkeypatch: pytest.MonkeyPatch) -> N
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")
 def test_asking_for_missing_cuda_fails_clearly() -> None:
-    with pytest.raises(RuntimeError, match="sees no CUDA device"):
+    with pytest.raises(runtime.SettingError, match="sees no CUDA device"):
         runtime.pick_device("cuda")
 
 
@@ -256,15 +257,66 @@ def test_a_requested_device_wins_over_the_environment(monkeypatch: pytest.Monkey
 def test_cuda_without_a_cuda_device_is_refused(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     with_cuda(monkeypatch, False)
     monkeypatch.setenv("BOOK_DEVICE", name)
-    with pytest.raises(RuntimeError, match=rf"^BOOK_DEVICE='{name.lower()}' asks for CUDA"):
+    with pytest.raises(runtime.SettingError, match=rf"^BOOK_DEVICE='{name.lower()}' asks for CUDA"):
         runtime.pick_device()
 
 
-@pytest.mark.parametrize("name", ["tpu", "gpu", "mps", "cudax", "xcuda:0"])
+@pytest.mark.parametrize("name", ["tpu", "gpu", "mps", "cudax", "xcuda:0", "cuda:x", "cuda:", "cuda:-1"])
 def test_unknown_devices_are_refused_by_name(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     with_cuda(monkeypatch, True)
     with pytest.raises(ValueError, match=rf"^BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got '{name}'$"):
         runtime.pick_device(name)
+
+
+# ---- settings: one validated spelling of BOOK_DEVICE, BOOK_THREADS and BOOK_SEED -------------------------
+
+def with_env(monkeypatch: pytest.MonkeyPatch, **values: str | None) -> None:
+    for name, value in values.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+
+
+@pytest.mark.parametrize("device", [None, "", "cpu", " CPU ", "Cpu\t"])
+@pytest.mark.parametrize(("threads", "seed"), [(None, None), ("1", "0"), (" 1 ", " 0"), ("", "")])
+def test_harmless_spellings_of_the_settings_are_one_setting_on_a_cpu_machine(
+        monkeypatch: pytest.MonkeyPatch, device: str | None, threads: str | None, seed: str | None) -> None:
+    with_cuda(monkeypatch, False)
+    with_env(monkeypatch, BOOK_DEVICE=device, BOOK_THREADS=threads, BOOK_SEED=seed)
+    assert runtime.settings() == runtime.Settings(device="cpu", threads=1, seed=0)
+    assert runtime.settings().as_env() == {"BOOK_DEVICE": "cpu", "BOOK_THREADS": "1", "BOOK_SEED": "0"}
+
+
+@pytest.mark.parametrize("device", [None, "cuda", " CUDA ", "cuda:0"])
+def test_the_first_cuda_device_has_one_spelling(monkeypatch: pytest.MonkeyPatch, device: str | None) -> None:
+    with_cuda(monkeypatch, True)
+    with_env(monkeypatch, BOOK_DEVICE=device)
+    assert runtime.settings().device == "cuda:0"
+    monkeypatch.setenv("BOOK_DEVICE", "cuda:1")
+    assert runtime.settings().device == "cuda:1"
+    monkeypatch.setenv("BOOK_DEVICE", "cpu")
+    assert runtime.settings().device == "cpu"
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("BOOK_SEED", "abc", "BOOK_SEED must be an integer >= 0; got 'abc'"),
+    ("BOOK_SEED", "-1", "BOOK_SEED must be an integer >= 0; got -1"),
+    ("BOOK_THREADS", "0", "BOOK_THREADS must be an integer >= 1; got 0"),
+    ("BOOK_THREADS", "x", "BOOK_THREADS must be an integer >= 1; got 'x'"),
+    ("BOOK_DEVICE", "gpu", "BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got 'gpu'"),
+    ("BOOK_DEVICE", "cuda", "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA device; "
+                            "unset BOOK_DEVICE or set it to 'cpu'"),
+])
+def test_bad_settings_are_refused_in_one_line_naming_the_setting_and_its_accepted_values(
+        monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str) -> None:
+    with_cuda(monkeypatch, False)
+    monkeypatch.setenv(name, value)
+    with pytest.raises(runtime.SettingError) as caught:
+        runtime.settings()
+    assert str(caught.value) == message
+    with pytest.raises(runtime.SettingError, match="^" + re.escape(message) + "$"):
+        runtime.setup()  # the chapters' own check is the same one
 
 
 # ---- _int_from_env -------------------------------------------------------------------------------------
