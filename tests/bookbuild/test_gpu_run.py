@@ -30,9 +30,22 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.
         pytest.skip(f"the dry run's sweep needs {', '.join(gpu_run.CORPORA)} (built by the first `make book`)")
     out = tmp_path_factory.mktemp("gpu-run") / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    before = _stored()
     done = subprocess.run([sys.executable, str(ROOT / "bookbuild" / "gpu_run.py"), str(out), "--dry-run"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    _BEFORE_AND_AFTER[:] = [before, _stored()]
     return out, done
+
+
+_BEFORE_AND_AFTER: list[dict[str, str]] = []
+
+
+def _stored() -> dict[str, str]:
+    """Every committed record and baseline of the checkout, by path, with its SHA-256."""
+    import hashlib
+
+    return {str(p.relative_to(ROOT)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in ("records", "baselines") for p in sorted((ROOT / folder).rglob("*")) if p.is_file()}
 
 
 def test_dry_run_succeeds_and_its_summary_names_every_step(dry_run) -> None:
@@ -90,9 +103,9 @@ def test_dry_run_writes_the_timing_table_and_the_logs(dry_run) -> None:
 
 
 def test_dry_run_leaves_the_checkout_alone(dry_run) -> None:
-    assert not (ROOT / "records" / "word-lm-scale" / "smoke").exists()
-    assert not (ROOT / "baselines" / "cpu-avx2" / "intro.json").exists() or "dry-setup" not in (
-        ROOT / "baselines" / "cpu-avx2" / "intro.json").read_text()
+    before, after = _BEFORE_AND_AFTER
+    assert after == before  # no record or baseline of the checkout written, changed or removed
+    assert "dry-setup" not in (ROOT / "baselines" / "cpu-avx2" / "intro.json").read_text()
 
 
 # ---- the runner, without the book ---------------------------------------------------------------------------
