@@ -186,10 +186,19 @@ def _rounded(value: Any) -> Any:
     raise LabError(f"a reference value must be plain numbers, strings, lists and dicts; got {type(value).__name__}")
 
 
+_EXPECTED: dict[Exercise, dict[str, Any]] = {}  # per process: a lab module is imported once, so is its reference
+
+
 def expected_values(exercise: Exercise) -> dict[str, Any] | None:
     """The reference's numbers for ``exercise`` (rounded as the notebook holds them), or None if it has none."""
     if exercise.reference is None:
         return None
+    if exercise not in _EXPECTED:
+        _EXPECTED[exercise] = _run_reference(exercise)
+    return json.loads(json.dumps(_EXPECTED[exercise]))  # a copy: a checkpoint may not change the cached numbers
+
+
+def _run_reference(exercise: Exercise) -> dict[str, Any]:
     import torch  # only a lab with a reference needs it, and then the lab's own code does
 
     threads = torch.get_num_threads()
@@ -208,7 +217,8 @@ def checkpoint_source(exercise: Exercise, expected: dict[str, Any] | None = None
     if expected is None:
         return source, f"run_checkpoint({fn.__name__}, {name})"
     literal = json.dumps(expected, separators=(", ", ": "))  # numbers, strings and lists: a Python literal too
-    return source, f"expected = {literal}  # the book's function on these inputs\n\nrun_checkpoint({fn.__name__}, {name}, expected)"
+    numbers = f"expected = {literal}  # the book's function on these inputs"
+    return source, f"{numbers}\n\nrun_checkpoint({fn.__name__}, {name}, expected)"
 
 
 def drop_numbered_markers(text: str) -> str:
@@ -217,7 +227,8 @@ def drop_numbered_markers(text: str) -> str:
 
 
 def _hint_cells(number: int, hints: tuple[str, ...]) -> str:
-    names = ["a nudge"] + ["a closer look"] * max(0, len(hints) - 2) + (["the shape of the answer"] if len(hints) > 1 else [])
+    names = ["a nudge"] + ["a closer look"] * max(0, len(hints) - 2)
+    names += ["the shape of the answer"] if len(hints) > 1 else []
     blocks = [f"<details><summary>Hint {number}.{k} ({name})</summary>\n\n{hint.strip()}\n\n</details>"
               for k, (hint, name) in enumerate(zip(hints, names, strict=True), start=1)]
     return "\n\n".join(blocks)

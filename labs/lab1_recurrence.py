@@ -20,7 +20,7 @@ def checkpoint_rnn_step(rnn_step):
         raise  # the stub itself: a NotImplementedError is a RuntimeError too
     except RuntimeError as exc:
         raise AssertionError(f"rnn_step raised {exc!r}: x_t is (B, F) = (4, 3) but weight_ih is stored as "
-                             "(H, F) = (5, 3), outputs first; think about which way round each product goes")
+                             "(H, F) = (5, 3), outputs first; think about which way round each product goes") from None
     want = cell(x_t, h_prev)
     assert tuple(got.shape) == (4, 5), f"rnn_step should return a (B, H) = (4, 5) state; got {tuple(got.shape)}"
     assert got.abs().max() < 1, ("a vanilla RNN state lies in (-1, 1), because the squashing function is applied "
@@ -39,7 +39,8 @@ def checkpoint_pad_batch(pad_batch):
 
     seqs = [torch.arange(1.0, 7.0).reshape(3, 2), torch.tensor([[7.0, 8.0]]), torch.tensor([[9.0, 10.0], [11.0, 12.0]])]
     got = pad_batch(seqs)
-    assert isinstance(got, tuple) and len(got) == 2, "pad_batch should return the pair (batch, mask)"
+    assert isinstance(got, tuple), "pad_batch should return the pair (batch, mask)"
+    assert len(got) == 2, "pad_batch should return the pair (batch, mask)"
     batch, mask = got
     assert tuple(batch.shape) == (3, 3, 2), (f"three sequences of at most 3 steps of 2 features make a (B, T_max, F) "
                                             f"= (3, 3, 2) batch; got {tuple(batch.shape)}")
@@ -52,7 +53,8 @@ def checkpoint_pad_batch(pad_batch):
         n = s.shape[0]
         assert torch.equal(batch[i, :n], s), (f"row {i} of the batch should start with sequence {i} itself, "
                                              f"{s.tolist()}; got {batch[i, :n].tolist()}")
-        assert bool((batch[i, n:] == 0).all()), f"row {i} should be zero after its {n} real steps; got {batch[i].tolist()}"
+        assert bool((batch[i, n:] == 0).all()), (f"row {i} should be zero after its {n} real steps; got "
+                                                 f"{batch[i].tolist()}")
     print("Checkpoint passed: pad_batch stacks, zero-pads and masks")
 
 
@@ -66,7 +68,8 @@ def checkpoint_rnn_loop(rnn_loop):
     w_ih, w_hh, bias = ref.weight_ih_l0, ref.weight_hh_l0, ref.bias_ih_l0 + ref.bias_hh_l0
     x, h0 = torch.randn(2, 5, 3), torch.randn(2, 4)
     got = rnn_loop(x, w_ih, w_hh, bias, h0=h0)
-    assert isinstance(got, tuple) and len(got) == 2, "rnn_loop should return the pair (states, last state)"
+    assert isinstance(got, tuple), "rnn_loop should return the pair (states, last state)"
+    assert len(got) == 2, "rnn_loop should return the pair (states, last state)"
     states, last = got
     want, want_last = ref(x, h0.unsqueeze(0))
     assert tuple(states.shape) == (2, 5, 4), (f"the states should be (B, T, H) = (2, 5, 4), one per step, stacked "
@@ -82,7 +85,8 @@ def checkpoint_rnn_loop(rnn_loop):
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
     states, last = rnn_loop(x, w_ih, w_hh, bias, h0=h0, mask=mask)
     short, short_last = ref(x[1:, :3], h0[1:].unsqueeze(0))
-    assert (states[0] - want[0]).abs().max() < 1e-5, "a row whose mask is all ones should be unchanged by the mask"
+    assert (states[0] - want[0]).abs().max() < 1e-5, ("a row whose mask is all ones changed: the mask is 1 on "
+                                                          "real steps, which take the new state")
     assert (states[1, :3] - short[0]).abs().max() < 1e-5, (
         "on the real steps of a padded row (mask 1) the states should be the ones of the unpadded sequence; "
         "check which steps the mask keeps")

@@ -36,8 +36,10 @@ def checkpoint_bptt_vanilla(bptt_vanilla):
                 "weight_ih": "each use of W_ih pairs the step's gradient with that step's input"}[name]
         assert gap < 1e-9, f"the gradient with respect to {name} differs from autograd's by up to {gap:.3g}: {hint}"
     per_use = got.weight_hh_per_use
-    assert tuple(per_use.shape) == (5, 4, 4), f"weight_hh_per_use should be (T, H, H) = (5, 4, 4); got {tuple(per_use.shape)}"
-    assert (per_use.sum(dim=0) - want["weight_hh"]).abs().max() < 1e-9, "the per-use terms should add up to the W_hh gradient"
+    shape = tuple(per_use.shape)
+    assert shape == (5, 4, 4), f"weight_hh_per_use should be (T, H, H) = (5, 4, 4); got {shape}"
+    summed = (per_use.sum(dim=0) - want["weight_hh"]).abs().max()
+    assert summed < 1e-9, "the per-use terms should add up to the W_hh gradient"
     print("Checkpoint passed: bptt_vanilla agrees with autograd on every gradient")
 
 
@@ -135,7 +137,8 @@ LAB = Lab(
         "norms of the Jacobian products that decide whether a gradient vanishes or explodes over distance; "
         "then clipping by the global norm, against PyTorch's `clip_grad_norm_`."
     ),
-    setup="import math\nfrom collections.abc import Iterable\nfrom dataclasses import dataclass\n\nimport torch\nfrom torch import nn",
+    setup=("import math\nfrom collections.abc import Iterable\nfrom dataclasses import dataclass\n\n"
+           "import torch\nfrom torch import nn"),
     exercises=[
         Exercise(
             target="chapter_code.bptt.gradients:bptt_vanilla",

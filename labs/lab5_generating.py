@@ -105,7 +105,8 @@ def checkpoint_nucleus_probs(nucleus_probs, expected):
     for key, got in (("p=0.8", nucleus_probs(wide, 0.8)), ("p=0.5 at 2", nucleus_probs(wide, 0.5, temperature=2.0))):
         want = torch.tensor(expected[key])
         assert torch.equal(got > 0, want > 0), (
-            f"on the batch at {key} each row's nucleus should be the tokens {[r.nonzero()[:, 0].tolist() for r in want]}; "
+            f"on the batch at {key} each row's nucleus should be the tokens "
+            f"{[r.nonzero()[:, 0].tolist() for r in want]}; "
             f"got {[r.nonzero()[:, 0].tolist() for r in got]}: rank within each row and put the kept flags back "
             "in the original order")
         assert torch.allclose(got, want, atol=1e-6), f"on the batch at {key} the renormalised probabilities differ"
@@ -119,7 +120,8 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
     import torch
 
     got = chi_square_statistic(torch.tensor([30, 50, 20]), torch.tensor([0.25, 0.5, 0.25]))
-    assert isinstance(got, tuple) and len(got) == 2, "chi_square_statistic should return (X^2, degrees of freedom)"
+    assert isinstance(got, tuple), "chi_square_statistic should return (X^2, degrees of freedom)"
+    assert len(got) == 2, "chi_square_statistic should return (X^2, degrees of freedom)"
     x2, dof = got
     if abs(x2 - (25 / 30 + 25 / 20)) < 1e-9:
         raise AssertionError("X^2 divides each squared difference by the expected count n q_i, not by the observed one")
@@ -128,7 +130,8 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
     assert dof == 2, f"three tokens of nonzero probability give 2 degrees of freedom; got {dof}"
     x2, dof = chi_square_statistic(torch.tensor([40, 60, 0]), torch.tensor([0.5, 0.5, 0.0]))
     assert dof == 1, f"a token of probability zero does not count: two tokens left, 1 degree of freedom; got {dof}"
-    assert abs(x2 - 4.0) < 1e-9, f"counts (40, 60, 0) against (0.5, 0.5, 0) give X^2 = 4 over the two possible tokens; got {x2}"
+    assert abs(x2 - 4.0) < 1e-9, (f"counts (40, 60, 0) against (0.5, 0.5, 0) give X^2 = 4 over the two possible "
+                                  f"tokens; got {x2}")
     x2, _ = chi_square_statistic(torch.tensor([40, 59, 1]), torch.tensor([0.5, 0.5, 0.0]))
     assert x2 == math.inf, f"drawing a token of probability zero must fail the check outright: X^2 = inf; got {x2}"
     assert isinstance(chi_square_statistic(torch.tensor([1, 1]), torch.tensor([0.5, 0.5]))[0], float), "X^2 as a float"

@@ -7,7 +7,6 @@ from bookbuild.labs import Exercise, Lab
 _IDS = [0, 1, 2, 3, 4, 4, 3, 1, 0, 2, 2, 2, 1, 3, 0, 4, 1, 1, 2, 0, 3, 3, 4, 0, 1, 2, 4, 3, 2, 1]  # V = 5
 
 
-
 def checkpoint_bidirectional_states(bidirectional_states):
     """Against nn.GRU(bidirectional=True) with the same weights, half by half, and the forward half's causality."""
     import torch
@@ -34,7 +33,8 @@ def checkpoint_bidirectional_states(bidirectional_states):
                              "x_T..x_t, so put the backward layer's states back in the order of the positions")
     if (back - bwd(x)[0]).abs().max() < 1e-5:
         raise AssertionError("the backward layer has read the sequence from its start: it should read x_T first")
-    assert (back - want[..., 4:]).abs().max() < 1e-5, "the second half (the backward layer's states) differs from nn.GRU's"
+    gap = (back - want[..., 4:]).abs().max().item()
+    assert gap < 1e-5, f"the second half (the backward layer's states) differs from nn.GRU's by up to {gap:.3g}"
     changed = x.clone()
     changed[:, -1] += 1.0
     later = bidirectional_states(changed, fwd, bwd)
@@ -92,11 +92,12 @@ def reference_prefix_only_loss() -> dict:
 
     from chapter_code.depth.layers import prefix_only_loss
 
-    return {"ids": _IDS, "repeat model, context 4, 20 positions": prefix_only_loss(_Repeat(), torch.tensor(_IDS), 4, 20)}
+    score = prefix_only_loss(_Repeat(), torch.tensor(_IDS), 4, 20)
+    return {"ids": _IDS, "repeat model, context 4, 20 positions": score}
 
 
 def checkpoint_prefix_only_loss(prefix_only_loss, expected):
-    """A model that reads ahead must gain nothing; every window is `context` long; an honest model gets the book's score."""
+    """A model that reads ahead gains nothing; every window is `context` long; an honest model scores the book's."""
     import math
 
     import torch
@@ -173,7 +174,8 @@ LAB = Lab(
         Exercise(
             target="chapter_code.depth.directions:stacked_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
-            task="Feed `x` through the layers in order, each reading the states of the one below; return the top layer's states `(B, T, H)`.",
+            task=("Feed `x` through the layers in order, each reading the states of the one below; return the top "
+                  "layer's states `(B, T, H)`."),
             hints=(
                 "Layer 2 of a stack does not see `x` at all; what does it read instead?",
                 "One variable for the current sequence, starting at `x`; in a loop over the layers replace it by "
