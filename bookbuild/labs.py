@@ -156,7 +156,7 @@ def student_source(ref: str, message: str) -> str:
 
 def stub_message(lab: Lab, number: int, exercise: Exercise) -> str:
     name = exercise.target.partition(":")[2]
-    return f"{lab.title}, exercise {number} is not written yet: write the body of {name} (the task is above it)"
+    return f"{lab.title}, exercise {number} is not written yet: write the missing part of {name} (the task is above it)"
 
 
 def run_checkpoint(checkpoint, *args):

@@ -135,6 +135,49 @@ def checkpoint_scan_linear(scan_linear, expected):
     print(f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and autograd runs through it")
 
 
+def reference_input_gated_lstm() -> dict:
+    """The book's InputGatedLSTM with three-decimal weights on a fixed input (B = 2, T = 7, F = 3, H = 2)."""
+    import torch
+
+    from chapter_code.beyond.linear_scan import InputGatedLSTM
+
+    gen = torch.Generator().manual_seed(73)
+    weight = (torch.randn(8, 3, generator=gen) * 1000).round().div(1000)
+    bias = (torch.randn(8, generator=gen) * 1000).round().div(1000)
+    x = (torch.randn(2, 7, 3, generator=gen) * 1000).round().div(1000)
+    model = InputGatedLSTM(3, 2)
+    with torch.no_grad():
+        model.blocks.weight.copy_(weight)
+        model.blocks.bias.copy_(bias)
+        h = model(x)
+    return {"weight": weight.tolist(), "bias": bias.tolist(), "x": x.tolist(), "h": h.tolist()}
+
+
+def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the class itself is the argument)
+    """The book's outputs with the same weights, the scan and the loop agreeing, and no state read by the gates."""
+    import torch
+
+    model = InputGatedLSTM(3, 2)
+    with torch.no_grad():
+        model.blocks.weight.copy_(torch.tensor(expected["weight"]))
+        model.blocks.bias.copy_(torch.tensor(expected["bias"]))
+    x = torch.tensor(expected["x"])
+    got = model(x)
+    assert isinstance(got, torch.Tensor), f"forward should return every h_t as one tensor; got {type(got).__name__}"
+    assert tuple(got.shape) == (2, 7, 2), f"forward should return (B, T, H) = (2, 7, 2); got {tuple(got.shape)}"
+    looped = model(x, parallel=False)
+    assert (got - looped).abs().max() < 1e-5, ("parallel=True and parallel=False give different outputs: both "
+                                               "should feed the same pairs (a, b), one to the scan, one to the loop")
+    want = torch.tensor(expected["h"])
+    if (got - want).abs().max() > 1e-5:
+        raise AssertionError(
+            f"the outputs differ from the book's by up to {(got - want).abs().max().item():.3g}: the pair of a step is "
+            "(forget gate, input gate times candidate), the blocks come in nn.LSTM's order i, f, g, o, and the output "
+            "gate shows a squashed copy of the cell")
+    assert bool((got.abs() < 1).all()), "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
+    print("Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and by the loop")
+
+
 LAB = Lab(
     slug="beyond",
     chapter="book/beyond",
@@ -144,9 +187,10 @@ LAB = Lab(
         "linear in the previous state, and one step is the pair $(a_t, b_t)$. Two steps compose into one "
         "pair, and because that composition is associative, all the prefixes can be computed by a doubling "
         "scan in $\\lceil \\log_2 T \\rceil$ rounds instead of $T$ sequential steps. You write the composition, "
-        "the plain loop, and the scan, and check that the scan equals the loop."
+        "the plain loop, and the scan, and check that the scan equals the loop; then you run an LSTM whose gates "
+        "read only $x_t$ through either of them."
     ),
-    setup="import math\n\nimport torch",
+    setup="import math\n\nimport torch\nfrom torch import nn",
     exercises=[
         Exercise(
             target="chapter_code.beyond.linear_scan:combine",
@@ -201,5 +245,25 @@ LAB = Lab(
             checkpoint=checkpoint_scan_linear,
             reference=reference_scan_linear,
         ),
+        Exercise(
+            target="chapter_code.beyond.linear_scan:InputGatedLSTM",
+            task=(
+                "Write `forward`: an LSTM whose gates and candidate read only $x_t$, so that its cell is the linear "
+                "recurrence of this lab. `self.blocks` maps `x` `(B, T, F)` to the four blocks at every step at once, "
+                "in `nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, b_t)$, get every $c_t$ from "
+                "`scan_linear` (or `loop_linear` when `parallel` is false), starting from $c_0 = 0$, and return "
+                "every $h_t$ `(B, T, H)`."
+            ),
+            hints=(
+                "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t \\odot c_{t-1} + b_t$: which "
+                "gate is $a_t$, and what is $b_t$? None of them needs $h_{t-1}$, so all steps are computed at once.",
+                "Split `self.blocks(x)` into four along the last axis; squash them as an LSTM does; `a` is the "
+                "forget gate, `b` the input gate times the candidate; run the scan or the loop on `(a, b)`; "
+                "return the output gate times the tanh of the cell states.",
+            ),
+            checkpoint=checkpoint_input_gated_lstm,
+            reference=reference_input_gated_lstm,
+        ),
     ],
 )
+

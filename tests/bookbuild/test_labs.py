@@ -18,7 +18,7 @@ from nbclient import NotebookClient
 from torch import nn
 
 from bookbuild import files, labs
-from chapter_code.beyond.linear_scan import _check_pairs, combine
+from chapter_code.beyond.linear_scan import InputGatedLSTM, _check_pairs, combine, loop_linear, scan_linear
 from chapter_code.lm.char_lm import CharLM, TrainConfig, random_windows  # noqa: F401 (the fit checkpoint reads CharLM and TrainConfig from the wrong fits' globals)
 from chapter_code.lm.perplexity import lm_loss_and_ppl
 
@@ -618,6 +618,30 @@ def scan_combining_in_the_wrong_order(a, b, c0=None):
     return _scan(a, b, c0, swapped=True)
 
 
+class GatesSwapped(InputGatedLSTM):
+    def forward(self, x, parallel=True):
+        i, f, g, o = self.blocks(x).chunk(4, dim=-1)
+        a, b = torch.sigmoid(i), torch.sigmoid(f) * torch.tanh(g)  # input and forget gate exchanged
+        c = scan_linear(a, b) if parallel else loop_linear(a, b)
+        return torch.sigmoid(o) * torch.tanh(c)
+
+
+class CellWithoutTanh(InputGatedLSTM):
+    def forward(self, x, parallel=True):
+        i, f, g, o = self.blocks(x).chunk(4, dim=-1)
+        a, b = torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g)
+        c = scan_linear(a, b) if parallel else loop_linear(a, b)
+        return torch.sigmoid(o) * c
+
+
+class LoopWithoutCandidate(InputGatedLSTM):
+    def forward(self, x, parallel=True):
+        i, f, g, o = self.blocks(x).chunk(4, dim=-1)
+        a, b = torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g)
+        c = scan_linear(a, b) if parallel else loop_linear(a, torch.sigmoid(i))
+        return torch.sigmoid(o) * torch.tanh(c)
+
+
 MISTAKES = [
     ("checkpoint_rnn_step", rnn_no_tanh, "because the squashing function is applied last"),
     ("checkpoint_rnn_step", rnn_no_transpose, "which way round each product goes"),
@@ -677,6 +701,9 @@ MISTAKES = [
     ("checkpoint_scan_linear", scan_that_is_a_loop, "that is a loop over time, not a scan"),
     ("checkpoint_scan_linear", scan_without_c0, "fold c0 into the first step"),
     ("checkpoint_scan_linear", scan_combining_in_the_wrong_order, "the scan differs from the loop"),
+    ("checkpoint_input_gated_lstm", GatesSwapped, "(forget gate, input gate times candidate)"),
+    ("checkpoint_input_gated_lstm", CellWithoutTanh, "differ from the book's"),
+    ("checkpoint_input_gated_lstm", LoopWithoutCandidate, "parallel=True and parallel=False give different"),
 ]
 
 
