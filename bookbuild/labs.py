@@ -20,7 +20,7 @@ nothing. From each :class:`Lab` this module writes two notebooks into
   instructors (nbgrader's ``### BEGIN SOLUTION`` convention).
 
 Each exercise is followed by graded hints, each in its own folded block (a
-first nudge, then the shape of the answer; never the code), and by its
+first nudge, then the shape of the answer; never the whole answer), and by its
 checkpoint: a function of the lab module, copied into the notebook and called
 on the reader's function, whose assertions name what is wrong ("a padded step
 changed the state: apply the mask"). A checkpoint never holds the answer. It
@@ -29,7 +29,9 @@ same weights (``nn.RNNCell``), autograd, or numbers computed once by the
 book's own function. Those numbers come from the exercise's ``reference``, a
 function of the lab module that runs the tested code on fixed inputs when the
 notebook is written; only its output (inputs and results, as plain numbers)
-goes into the notebook, never its source. The checkpoint cell runs through
+goes into the notebook, never its source (so writing the notebooks imports
+torch and the taught code; the references run on one thread in seconds,
+once per process). The checkpoint cell runs through
 :func:`run_checkpoint`, which prints a failure as one sentence instead of a
 traceback, so the student edition runs from top to bottom and every
 checkpoint says what is still missing. The notebooks import nothing from this
