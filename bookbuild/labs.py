@@ -19,13 +19,28 @@ nothing. From each :class:`Lab` this module writes two notebooks into
 - ``<slug>-solution.ipynb``: the tested code itself, markers kept, for
   instructors (nbgrader's ``### BEGIN SOLUTION`` convention).
 
-Each exercise is followed by its checkpoint: a function of the lab module
-whose assertions name what is wrong ("perplexity of equal logits should be 65,
-got 64.0"), copied into the notebook and called on the reader's function; and
-by a hint in a folded block. The notebooks import nothing from this
+Each exercise is followed by graded hints, each in its own folded block (a
+first nudge, then the shape of the answer; never the whole answer), and by its
+checkpoint: a function of the lab module, copied into the notebook and called
+on the reader's function, whose assertions name what is wrong ("a padded step
+changed the state: apply the mask"). A checkpoint never holds the answer. It
+compares with something the reader cannot copy from: a PyTorch module with the
+same weights (``nn.RNNCell``), autograd, or numbers computed once by the
+book's own function. Those numbers come from the exercise's ``reference``, a
+function of the lab module that runs the tested code on fixed inputs when the
+notebook is written; only its output (inputs and results, as plain numbers)
+goes into the notebook, never its source (so writing the notebooks imports
+torch and the taught code; the references run on one thread in seconds,
+once per process). The checkpoint cell runs through
+:func:`run_checkpoint`, which prints a failure as one sentence instead of a
+traceback, so the student edition runs from top to bottom and every
+checkpoint says what is still missing. The notebooks import nothing from this
 repository; they name their requirements (``pip install``) in their first
-cell. As a Sphinx extension this module writes the notebooks when a build
-starts, so the pages link to them with ``{download}``.
+cell. The listings' numbered markers (``# [1]``), explained under each
+listing on the pages, are dropped from the notebooks' code. As a Sphinx
+extension this module writes the notebooks, and one zip per edition
+(``labs-student.zip``, ``labs-solution.zip``), when a build starts, so the
+pages link to them with ``{download}``.
 
 ``python -m bookbuild.labs [OUT]`` writes the notebooks (default ``_build/labs``).
 """
@@ -35,9 +50,12 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
+import math
 import re
 import sys
 import textwrap
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,17 +68,32 @@ LABS = ROOT / "labs"
 OUT = ROOT / "_build" / "labs"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _MARKER_LINE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
+_NUMBERED_ALONE = re.compile(r"[ \t]*# \[\d+\][ \t]*$")  # a listing's "# [2]" at the end of a line
+_NUMBERED_LEAD = re.compile(r"# \[\d+\] ")  # "# [1] fold the initial state ..." keeps its words
 
 
 @dataclass(frozen=True)
 class Exercise:
-    """One function to write: ``target`` is ``"chapter_code.module:function"``."""
+    """One function to write: ``target`` is ``"chapter_code.module:function"``.
+
+    ``hints`` are graded: the first is a nudge, the last the shape of the
+    answer; none is the answer. ``checkpoint(fn)``, or ``checkpoint(fn,
+    expected)`` when ``reference`` is given, raises ``AssertionError`` naming
+    the mistake. ``reference()`` runs the book's function on fixed inputs and
+    returns a dict of plain numbers (lists, floats, ints, strings): it is
+    called when the notebook is written and only its value is embedded.
+    """
 
     target: str
     task: str  # what to write (Markdown), shown above the code
-    hint: str  # folded under the code (Markdown)
-    checkpoint: Callable[..., None]  # called with the reader's function; its source goes into the notebook
+    hints: tuple[str, ...]  # folded under the code, one block each (Markdown)
+    checkpoint: Callable[..., None]  # its source goes into the notebook
     context: tuple[str, ...] = ()  # other objects ("module:name") whose whole source precedes the target
+    reference: Callable[[], dict[str, Any]] | None = None  # its value, not its source, goes into the notebook
+
+    def __post_init__(self) -> None:
+        if not self.hints or isinstance(self.hints, str):
+            raise LabError(f"{self.target}: hints must be a non-empty tuple of strings, a nudge first")
 
 
 @dataclass(frozen=True)
@@ -125,14 +158,82 @@ def student_source(ref: str, message: str) -> str:
 
 def stub_message(lab: Lab, number: int, exercise: Exercise) -> str:
     name = exercise.target.partition(":")[2]
-    return f"{lab.title}, exercise {number}: write the body of {name} (the task is above this cell)"
+    return f"{lab.title}, exercise {number} is not written yet: write the missing part of {name} (the task is above it)"
 
 
-def checkpoint_source(exercise: Exercise) -> tuple[str, str]:
-    """(the checkpoint function's source, the call that runs it on the reader's function)."""
+def run_checkpoint(checkpoint, *args):
+    """Run a checkpoint on the reader's function: say that it passed, or in one sentence what is wrong."""
+    try:
+        checkpoint(*args)
+    except NotImplementedError as exc:
+        print(f"Checkpoint not passed yet. {exc}")
+    except AssertionError as exc:
+        print(f"Checkpoint failed: {exc}")
+
+
+def _rounded(value: Any) -> Any:
+    """``value`` with every float kept to 7 significant digits (the notebooks compare at 1e-4)."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise LabError(f"a reference value must be finite; got {value!r}")
+        return float(f"{value:.7g}")
+    if isinstance(value, bool) or value is None:
+        raise LabError(f"a reference value must be a number, a string or a list; got {value!r}")
+    if isinstance(value, int | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _rounded(v) for k, v in value.items()}
+    raise LabError(f"a reference value must be plain numbers, strings, lists and dicts; got {type(value).__name__}")
+
+
+_EXPECTED: dict[Exercise, dict[str, Any]] = {}  # per process: a lab module is imported once, so is its reference
+
+
+def expected_values(exercise: Exercise) -> dict[str, Any] | None:
+    """The reference's numbers for ``exercise`` (rounded as the notebook holds them), or None if it has none."""
+    if exercise.reference is None:
+        return None
+    if exercise not in _EXPECTED:
+        _EXPECTED[exercise] = _run_reference(exercise)
+    return json.loads(json.dumps(_EXPECTED[exercise]))  # a copy: a checkpoint may not change the cached numbers
+
+
+def _run_reference(exercise: Exercise) -> dict[str, Any]:
+    import torch  # only a lab with a reference needs it, and then the lab's own code does
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and a busy machine stays usable
+    try:
+        return _rounded(exercise.reference())
+    finally:
+        torch.set_num_threads(threads)
+
+
+def checkpoint_source(exercise: Exercise, expected: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(the checkpoint function's source, the code that runs it on the reader's function)."""
     fn = exercise.checkpoint
     source = textwrap.dedent(inspect.getsource(fn))
-    return source, f"{fn.__name__}({exercise.target.partition(':')[2]})"
+    name = exercise.target.partition(":")[2]
+    if expected is None:
+        return source, f"run_checkpoint({fn.__name__}, {name})"
+    literal = json.dumps(expected, separators=(", ", ": "))  # numbers, strings and lists: a Python literal too
+    numbers = f"expected = {literal}  # the book's function on these inputs"
+    return source, f"{numbers}\n\nrun_checkpoint({fn.__name__}, {name}, expected)"
+
+
+def drop_numbered_markers(text: str) -> str:
+    """Code without the listings' ``# [n]`` markers: the lists that explain them are on the pages, not here."""
+    return "\n".join(_NUMBERED_LEAD.sub("# ", _NUMBERED_ALONE.sub("", line)) for line in text.split("\n"))
+
+
+def _hint_cells(number: int, hints: tuple[str, ...]) -> str:
+    names = ["a nudge"] + ["a closer look"] * max(0, len(hints) - 2)
+    names += ["the shape of the answer"] if len(hints) > 1 else []
+    blocks = [f"<details><summary>Hint {number}.{k} ({name})</summary>\n\n{hint.strip()}\n\n</details>"
+              for k, (hint, name) in enumerate(zip(hints, names, strict=True), start=1)]
+    return "\n\n".join(blocks)
 
 
 def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
@@ -141,13 +242,17 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         raise ValueError(f"edition must be 'student' or 'solution'; got {edition!r}")
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     which = "solution edition, for instructors" if edition == "solution" else "student edition"
+    helper = textwrap.dedent(inspect.getsource(run_checkpoint)).rstrip()
     cells = [
         md(f"# {lab.title}\n\n*{which.capitalize()}; generated from the book's tested code.*\n\n{lab.intro}\n\n"
-           f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}`. "
-           "Nothing else: this notebook does not need the book's repository or a network connection.\n\n"
+           f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}` "
+           "(in Colab it is already installed). Nothing else: this notebook does not need the book's repository "
+           "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
            "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
-           "A checkpoint that fails says what is wrong."),
-        code(lab.setup.strip()),
+           "A checkpoint that fails says what is wrong; the hints under each function open one at a time, "
+           "a nudge first."),
+        code(f"{lab.setup.strip()}\n\ntorch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
+             f"\n\n\n{helper}"),
     ]
     for number, exercise in enumerate(lab.exercises, start=1):
         name = exercise.target.partition(":")[2]
@@ -157,12 +262,12 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
             parts.append(solution_source(exercise.target).rstrip("\n"))
         else:
             parts.append(student_source(exercise.target, stub_message(lab, number, exercise)).rstrip("\n"))
-        cells.append(code("\n\n\n".join(parts)))
-        cells.append(md(f"<details><summary>Hint for exercise {number}</summary>\n\n{exercise.hint.strip()}\n\n"
-                        "</details>\n\n**Checkpoint.** Run the next cell; it checks your function."))
-        check, call = checkpoint_source(exercise)
+        cells.append(code(drop_numbered_markers("\n\n\n".join(parts))))
+        cells.append(md(f"{_hint_cells(number, exercise.hints)}\n\n**Checkpoint.** Run the next cell; it checks "
+                        "your function."))
+        check, call = checkpoint_source(exercise, expected_values(exercise))
         cells.append(code(f"{check.rstrip()}\n\n\n{call}"))
-    cells.append(md("All checkpoints passed? Then every function of this lab agrees with the book's tested "
+    cells.append(md("Every checkpoint passed? Then each function of this lab agrees with the book's tested "
                     "code on the checks above."))
     nb = nbformat.v4.new_notebook(cells=cells)
     for n, cell in enumerate(nb.cells):
@@ -187,17 +292,42 @@ def load_labs(folder: Path = LABS) -> list[Lab]:
 
 
 def write_labs(out: Path = OUT, labs: list[Lab] | None = None) -> list[Path]:
-    """Write both editions of every lab into ``out``; return the paths written (unchanged files are left alone)."""
+    """Write both editions of every lab into ``out``, and one zip per edition; return the paths written.
+
+    Unchanged files are left alone; the zips hold fixed timestamps, so the same labs write the same bytes.
+    """
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    texts: dict[str, dict[str, str]] = {"student": {}, "solution": {}}
     for lab in load_labs() if labs is None else labs:
         for edition in ("student", "solution"):
             path = out / f"{lab.slug}-{edition}.ipynb"
             text = nbformat.writes(notebook(lab, edition))
-            if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                path.write_text(text, encoding="utf-8")
+            texts[edition][path.name] = text
+            _write_if_changed(path, text.encode("utf-8"))
             written.append(path)
+    for edition, members in texts.items():
+        path = out / f"labs-{edition}.zip"
+        _write_if_changed(path, _zip_bytes(members))
+        written.append(path)
     return written
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    if not path.is_file() or path.read_bytes() != data:
+        path.write_bytes(data)
+
+
+def _zip_bytes(members: dict[str, str]) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, members[name])
+    return buffer.getvalue()
 
 
 def hide_markers(text: str) -> str:

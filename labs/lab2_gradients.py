@@ -1,8 +1,87 @@
-"""Lab for "Gradients through time": clipping the gradient by its global norm."""
+"""Lab for "Gradients through time": backpropagation through time by hand, the Jacobian product, clipping."""
 
 from __future__ import annotations
 
 from bookbuild.labs import Exercise, Lab
+
+
+def checkpoint_bptt_vanilla(bptt_vanilla):
+    """Every gradient of bptt_vanilla against autograd in float64, naming the first one that is wrong."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(2)
+    rnn = nn.RNN(3, 4, batch_first=True).double()  # F = 3, H = 4
+    x = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
+    h0 = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+    states, _ = rnn(x, h0.unsqueeze(0))  # (B, T, H)
+    grad_states = torch.randn(2, 5, 4, dtype=torch.float64)  # the loss is sum(grad_states * states)
+    want = dict(zip(["weight_ih", "weight_hh", "bias", "x", "h0"], torch.autograd.grad(
+        (states * grad_states).sum(), [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, x, h0]), strict=True))
+    got = bptt_vanilla(x.detach(), states.detach(), h0.detach(), rnn.weight_ih_l0.detach(),
+                       rnn.weight_hh_l0.detach(), grad_states)
+    last = (got.x[:, -1] - want["x"][:, -1]).abs().max().item()
+    assert last < 1e-9, (f"even the gradient at the last input is off by {last:.3g}; nothing flows into it from "
+                         "later steps, so look at the step through the tanh: its derivative is written with the "
+                         "state the tanh produced")
+    gap_x = (got.x - want["x"]).abs().max().item()
+    assert gap_x < 1e-9, (f"the gradient at the last input is right but earlier ones are off by up to {gap_x:.3g}: "
+                          "check what each step hands back to the step before it (through which weight, which way "
+                          "round), and that the walk goes from the last step to the first")
+    for name in ("weight_ih", "bias", "weight_hh", "h0"):
+        gap = (getattr(got, name) - want[name]).abs().max().item()
+        hint = {"weight_hh": "each use of W_hh pairs the step's gradient with the state that step read, h_{t-1}",
+                "h0": "the gradient left over after the first step is the gradient with respect to h0",
+                "bias": "sum the steps' gradients over the batch and over time",
+                "weight_ih": "each use of W_ih pairs the step's gradient with that step's input"}[name]
+        assert gap < 1e-9, f"the gradient with respect to {name} differs from autograd's by up to {gap:.3g}: {hint}"
+    per_use = got.weight_hh_per_use
+    shape = tuple(per_use.shape)
+    assert shape == (5, 4, 4), f"weight_hh_per_use should be (T, H, H) = (5, 4, 4); got {shape}"
+    summed = (per_use.sum(dim=0) - want["weight_hh"]).abs().max()
+    assert summed < 1e-9, "the per-use terms should add up to the W_hh gradient"
+    print("Checkpoint passed: bptt_vanilla agrees with autograd on every gradient")
+
+
+def checkpoint_jacobian_product_norms(jacobian_product_norms):
+    """Norms of dh_T/dh_s from autograd (nn.RNNCell re-run from h_s), distance by distance."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(3)
+    cell = nn.RNNCell(2, 4).double()
+    steps = 5
+    x = torch.randn(steps, 2, dtype=torch.float64)
+    h = [torch.randn(4, dtype=torch.float64)]  # h_0
+    with torch.no_grad():
+        for t in range(steps):
+            h.append(cell(x[t : t + 1], h[-1].unsqueeze(0))[0])
+    states = torch.stack(h[1:])  # (T, H): h_1 .. h_T
+
+    def last_from(s):
+        def run(h_s):
+            for t in range(s, steps):
+                h_s = cell(x[t : t + 1], h_s.unsqueeze(0))[0]
+            return h_s
+        return run
+
+    want = [torch.linalg.matrix_norm(torch.autograd.functional.jacobian(last_from(s), h[s]), ord=2).item()
+            for s in range(steps, -1, -1)]  # distance d = T - s
+    got = jacobian_product_norms(states, cell.weight_hh.detach())
+    assert len(got) == steps + 1, (f"one norm per distance 0..T: {steps + 1} numbers for T = {steps}; got {len(got)}")
+    assert abs(got[0] - 1.0) < 1e-9, f"at distance 0 the Jacobian is the identity, norm 1; got {got[0]}"
+    powers = [torch.linalg.matrix_norm(torch.linalg.matrix_power(cell.weight_hh.detach(), d), ord=2).item()
+              for d in range(steps + 1)]
+    if all(abs(g - p) < 1e-9 for g, p in zip(got, powers, strict=True)):
+        raise AssertionError("your norms are those of W_hh^d: each step's Jacobian also holds the tanh's derivative "
+                             "at that step's state")
+    assert abs(got[1] - want[1]) < 1e-9, (f"at distance 1 the norm should be {want[1]:.4f}; got {got[1]:.4f}: one step "
+                                          "back is the last state's tanh derivative times W_hh")
+    bad = [d for d in range(steps + 1) if abs(got[d] - want[d]) > 1e-9 * max(1.0, want[d])]
+    assert not bad, (f"the norms at distances {bad} differ from autograd's ({[round(want[d], 4) for d in bad]}); "
+                     f"got {[round(got[d], 4) for d in bad]}: walk back one step at a time, using the state of the "
+                     "step you are crossing, and keep the order of the factors")
+    print("Checkpoint passed: jacobian_product_norms agrees with autograd's Jacobians at every distance")
 
 
 def checkpoint_clip_gradients(clip_gradients):
@@ -50,15 +129,55 @@ def checkpoint_clip_gradients(clip_gradients):
 LAB = Lab(
     slug="gradients",
     chapter="book/gradients",
-    title="Lab 2: clipping the gradient",
+    title="Lab 2: gradients through time",
     intro=(
-        "A gradient that explodes can throw a model's weights far from anything it has learned in a single "
-        "step. Clipping by the global norm shrinks the whole gradient, all parameters together, whenever its "
-        "length exceeds a threshold $\\kappa$, and leaves it alone otherwise. You write that rule and compare "
-        "it with PyTorch's `clip_grad_norm_`."
+        "Backpropagation through time is the chain rule run backwards along the unrolled recurrence: every "
+        "step hands the step before it the gradient that crosses it, and every use of a shared weight adds "
+        "one term. You write that backward walk for the vanilla RNN and check it against autograd; then the "
+        "norms of the Jacobian products that decide whether a gradient vanishes or explodes over distance; "
+        "then clipping by the global norm, against PyTorch's `clip_grad_norm_`."
     ),
-    setup="import math\nfrom collections.abc import Iterable\n\nimport torch\nfrom torch import nn",
+    setup=("import math\nfrom collections.abc import Iterable\nfrom dataclasses import dataclass\n\n"
+           "import torch\nfrom torch import nn"),
     exercises=[
+        Exercise(
+            target="chapter_code.bptt.gradients:bptt_vanilla",
+            context=("chapter_code.bptt.gradients:BPTTGrads",),
+            task=(
+                "`prev[:, t]` is $h_{t-1}$ for each step. Walk from the last step to the first: the total "
+                "gradient of $h_t$ is `grad_states[:, t]` plus what step $t+1$ handed back; take it through the "
+                "tanh, add this step's terms to the gradients of `weight_ih`, `weight_hh` (one term per step, "
+                "kept in `per_use`) and the bias, write the gradient of `x[:, t]`, and hand the rest to step "
+                "$t-1$. Return a `BPTTGrads`; its `h0` is what is handed back from the first step."
+            ),
+            hints=(
+                "Shapes first: the gradient of a state is `(B, H)`, like the state. A product of a `(B, H)` "
+                "gradient with a `(B, K)` tensor that gives a `(H, K)` weight gradient needs a transpose on "
+                "one side. The tanh's derivative can be read from its output: $1 - h_t^2$.",
+                "Keep a `carry` `(B, H)`, zero to start. For `t` in `reversed(range(steps))`: `g` = direct "
+                "gradient + carry; `da = g * (1 - states[:, t] ** 2)`; weight terms are `da.T @ (what the "
+                "weight multiplied)`; the bias term sums `da` over the batch; the input gradient and the new "
+                "carry are `da` times the matching weight, not transposed.",
+            ),
+            checkpoint=checkpoint_bptt_vanilla,
+        ),
+        Exercise(
+            target="chapter_code.bptt.gradients:jacobian_product_norms",
+            task=(
+                "`states` is `(T, H)`, the states $h_1..h_T$ of one sequence. Return the spectral norms of "
+                "$\\partial h_T / \\partial h_s$ for $s = T, T-1, \\dots, 0$: the list starts with 1 (distance 0, "
+                "the identity) and grows by one product per step back."
+            ),
+            hints=(
+                "One step back multiplies the product so far by that step's Jacobian; start from the identity "
+                "and record a norm after every multiplication.",
+                "Step $t$'s Jacobian is $\\mathrm{diag}(1 - h_t^2)\\,W_{hh}$: scaling the rows of `weight_hh` by "
+                "`(1 - states[t] ** 2).unsqueeze(1)` builds it without a diagonal matrix. Walk `t` from the "
+                "last state down, multiply the new factor on the right, and take "
+                "`torch.linalg.matrix_norm(product, ord=2)`.",
+            ),
+            checkpoint=checkpoint_jacobian_product_norms,
+        ),
         Exercise(
             target="chapter_code.bptt.clipping:clip_gradients",
             task=(
@@ -67,10 +186,12 @@ LAB = Lab(
                 "place by $\\min(1, \\kappa / \\lVert g \\rVert)$, and return the norm before clipping as a "
                 "float."
             ),
-            hint=(
-                "`sum(g.pow(2).sum() for g in grads)` is the squared joint norm. One factor multiplies every "
-                "gradient (`g.mul_(scale)`), which is what keeps the direction. A tiny constant added to the "
-                "norm avoids dividing by zero."
+            hints=(
+                "\"Joint\" is the point: the norm is computed once, over all parameters together, and the same "
+                "factor is applied to each of them.",
+                "Sum the squared entries of every gradient, take one square root, turn it into a Python float; "
+                "compute the factor (a tiny constant in the denominator avoids dividing by zero); only if it is "
+                "below 1, multiply each gradient in place (`mul_`).",
             ),
             checkpoint=checkpoint_clip_gradients,
         ),

@@ -40,8 +40,10 @@ def combine(first: tuple[torch.Tensor, torch.Tensor], second: tuple[torch.Tensor
     Applying (a1, b1) to c gives a1 c + b1; applying (a2, b2) to that gives
     a2 a1 c + a2 b1 + b2, which is one step with the pair returned here.
     """
+    ### BEGIN SOLUTION
     (a1, b1), (a2, b2) = first, second
     return a1 * a2, a2 * b1 + b2
+    ### END SOLUTION
 
 
 def _check_pairs(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None) -> None:
@@ -61,12 +63,14 @@ def loop_linear(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None
     ``c0`` (B, H) is the state before the first step; zero if not given.
     """
     _check_pairs(a, b, c0)
+    ### BEGIN SOLUTION
     c = torch.zeros_like(b[:, 0]) if c0 is None else c0  # (B, H)
     states = []
     for t in range(a.shape[1]):  # T sequential steps: the critical path
         c = a[:, t] * c + b[:, t]  # (B, H)
         states.append(c)
     return torch.stack(states, dim=1)  # (B, T, H)
+    ### END SOLUTION
 
 
 def scan_rounds(length: int) -> int:
@@ -83,6 +87,7 @@ def scan_linear(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None
     in-place updates, so autograd runs back through the rounds.
     """
     _check_pairs(a, b, c0)
+    ### BEGIN SOLUTION
     if c0 is not None:  # [1] fold the initial state into the first step: c_1 = a_1 c0 + b_1
         b = torch.cat([(a[:, 0] * c0 + b[:, 0]).unsqueeze(1), b[:, 1:]], dim=1)
     length, offset = a.shape[1], 1
@@ -93,6 +98,7 @@ def scan_linear(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None
         b = torch.cat([b[:, :offset], b_new], dim=1)
         offset *= 2
     return b  # [4] with c_0 folded in, the b of each prefix is the state itself
+    ### END SOLUTION
 
 
 class MinGRU(nn.Module):
@@ -137,7 +143,9 @@ class InputGatedLSTM(nn.Module):
 
     def forward(self, x: torch.Tensor, parallel: bool = True) -> torch.Tensor:
         """Every h_t (B, T, H) from x (B, T, F), starting from c_0 = 0."""
+        ### BEGIN SOLUTION
         i, f, g, o = self.blocks(x).chunk(4, dim=-1)  # four (B, T, H), for all steps at once
         a, b = torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g)
         c = scan_linear(a, b) if parallel else loop_linear(a, b)  # (B, T, H)
         return torch.sigmoid(o) * torch.tanh(c)
+        ### END SOLUTION

@@ -82,6 +82,7 @@ def bptt_vanilla(
         )
     batch, steps, _ = states.shape
     prev = torch.cat([h0.unsqueeze(1), states[:, :-1]], dim=1)  # (B, T, H): h_{t-1} for each t
+    ### BEGIN SOLUTION
     grad_x = torch.zeros_like(x)
     per_use = x.new_zeros(steps, *weight_hh.shape)  # (T, H, H)
     grad_w_ih = torch.zeros_like(weight_ih)
@@ -96,6 +97,7 @@ def bptt_vanilla(
         grad_x[:, t] = da @ weight_ih  # (B, F)
         carry = da @ weight_hh  # (B, H): W_hh^T D_t g_t, handed to step t-1  # [4]
     return BPTTGrads(grad_w_ih, per_use.sum(dim=0), grad_b, grad_x, carry, per_use)
+    ### END SOLUTION
 
 
 def jacobian_product_norms(states: torch.Tensor, weight_hh: torch.Tensor) -> list[float]:
@@ -106,6 +108,7 @@ def jacobian_product_norms(states: torch.Tensor, weight_hh: torch.Tensor) -> lis
     """
     if states.dim() != 2 or states.shape[1] != weight_hh.shape[0]:
         raise ValueError(f"states must be (time, {weight_hh.shape[0]}); got {tuple(states.shape)}")
+    ### BEGIN SOLUTION
     product = torch.eye(weight_hh.shape[0], dtype=states.dtype)
     norms = [1.0]
     for t in reversed(range(states.shape[0])):  # multiply on the right: one more step back
@@ -113,6 +116,7 @@ def jacobian_product_norms(states: torch.Tensor, weight_hh: torch.Tensor) -> lis
         product = product @ one_step
         norms.append(torch.linalg.matrix_norm(product, ord=2).item())
     return norms
+    ### END SOLUTION
 
 
 def spectral_norm(matrix: torch.Tensor) -> float:

@@ -174,9 +174,11 @@ def prefix_only_loss(model: nn.Module, ids: torch.Tensor, context: int, position
     if ids.dim() != 1 or ids.numel() < context + positions:
         raise ValueError(f"ids must be 1-D with at least context + positions = {context + positions} tokens")
     model.eval()
+    ### BEGIN SOLUTION
     rows = torch.arange(positions)[:, None] + torch.arange(context)  # (N, C)
     logits, _ = model(ids[rows])  # (N, C, V)
     return lm_loss_and_ppl(logits[:, -1], ids[context : context + positions])[0].item()  # (N, V) vs (N,)
+    ### END SOLUTION
 
 
 @torch.no_grad()

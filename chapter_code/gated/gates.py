@@ -91,9 +91,11 @@ def lstm_gates(
     x_t: torch.Tensor, h_prev: torch.Tensor, weight_ih: torch.Tensor, weight_hh: torch.Tensor, bias: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Gates ``i, f, o`` in (0, 1) and candidate ``g`` in (-1, 1), each (B, H), from one affine map."""
+    ### BEGIN SOLUTION
     pre = x_t @ weight_ih.T + h_prev @ weight_hh.T + bias  # (B, 4H), blocks i, f, g, o
     a_i, a_f, a_g, a_o = pre.chunk(4, dim=1)
     return torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+    ### END SOLUTION
 
 
 def lstm_cell_step(
@@ -108,8 +110,8 @@ def lstm_cell_step(
 
     Returns ``(h_t, c_t)``, as ``nn.LSTMCell`` does.
     """
-    i, f, g, o = lstm_gates(x_t, h_prev, weight_ih, weight_hh, bias)  # [1]
     ### BEGIN SOLUTION
+    i, f, g, o = lstm_gates(x_t, h_prev, weight_ih, weight_hh, bias)  # [1]
     c = f * c_prev + i * g  # [2]
     h = o * torch.tanh(c)  # [3]
     return h, c
@@ -182,6 +184,7 @@ def gru_step(
     w_r, w_z, w_n = weight_hh.chunk(3, dim=0)  # each (H, H)
     b_r, b_z, b_n = bias_hh.chunk(3)
     gx_r, gx_z, gx_n = gx.chunk(3, dim=1)
+    ### BEGIN SOLUTION
     r = torch.sigmoid(gx_r + h_prev @ w_r.T + b_r)  # reset gate
     u = torch.sigmoid(gx_z + h_prev @ w_z.T + b_z)  # update gate: PyTorch's z, the book's u  # [1]
     if reset_after:
@@ -189,6 +192,7 @@ def gru_step(
     else:
         candidate = torch.tanh(gx_n + (r * h_prev) @ w_n.T + b_n)  # [3]
     return u * h_prev + (1.0 - u) * candidate  # [4]
+    ### END SOLUTION
 
 
 def gru_loop(

@@ -109,10 +109,12 @@ def random_windows(ids: torch.Tensor, window: int, batch_size: int,
     """``batch_size`` windows at uniformly drawn starts: inputs ``(B, W)`` and targets shifted by one ``(B, W)``."""
     if ids.dim() != 1 or ids.numel() < window + 1:
         raise ValueError(f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}")
+    ### BEGIN SOLUTION
     starts = torch.randint(0, ids.numel() - window, (batch_size,), generator=generator)  # (B,)
     rows = starts[:, None] + torch.arange(window + 1)  # (B, W + 1)
     chunk = ids[rows]
     return chunk[:, :-1], chunk[:, 1:]
+    ### END SOLUTION
 
 
 def fit_next_token(model: CharLM, ids: torch.Tensor, config: TrainConfig,
@@ -123,6 +125,7 @@ def fit_next_token(model: CharLM, ids: torch.Tensor, config: TrainConfig,
     every position against the next character [3], clip the gradient's global
     norm [4], and take an Adam step.
     """
+    ### BEGIN SOLUTION
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     history = []
     model.train()
@@ -137,6 +140,7 @@ def fit_next_token(model: CharLM, ids: torch.Tensor, config: TrainConfig,
         if step % config.log_every == 0 or step == config.steps:
             history.append((step, loss.item()))
     return history
+    ### END SOLUTION
 
 
 def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:

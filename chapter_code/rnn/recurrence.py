@@ -92,6 +92,7 @@ def rnn_loop(
     Where mask (B, T) is 0, the step keeps the previous state.
     """
     h, m = check_loop_inputs(x, weight_ih, weight_hh, h0, mask)  # [1]
+    ### BEGIN SOLUTION
     states = []
     for t in range(x.shape[1]):  # over time: h_t needs h_{t-1}  # [2]
         h_new = rnn_step(x[:, t], h, weight_ih, weight_hh, bias)  # (B, H)
@@ -101,6 +102,7 @@ def rnn_loop(
         h = h_new
         states.append(h)
     return torch.stack(states, dim=1), h  # (B, T, H), (B, H)
+    ### END SOLUTION
 
 
 class ElmanRNN(nn.Module):
@@ -159,6 +161,7 @@ def pad_batch(sequences: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Te
             raise ValueError(
                 f"sequences[{i}] must have shape (time >= 1, {features}); got {tuple(s.shape)}"
             )
+    ### BEGIN SOLUTION
     longest = max(s.shape[0] for s in sequences)
     batch = sequences[0].new_zeros(len(sequences), longest, features)  # (B, T, F)
     mask = torch.zeros(len(sequences), longest, dtype=torch.bool)  # (B, T)
@@ -166,6 +169,7 @@ def pad_batch(sequences: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Te
         batch[i, : s.shape[0]] = s
         mask[i, : s.shape[0]] = True
     return batch, mask
+    ### END SOLUTION
 
 
 def window_mlp_parameters(window: int, features: int, hidden_size: int, outputs: int) -> int:

@@ -54,6 +54,7 @@ def chi_square_statistic(counts: torch.Tensor, probs: torch.Tensor) -> tuple[flo
                          f"{tuple(probs.shape)}")
     if (probs < 0).any() or abs(float(probs.sum()) - 1.0) > 1e-6:
         raise ValueError("probs must be a probability vector (entries >= 0 that sum to 1)")
+    ### BEGIN SOLUTION
     counts = counts.double()
     expected = probs.double() * counts.sum()
     support = probs > 0
@@ -61,6 +62,7 @@ def chi_square_statistic(counts: torch.Tensor, probs: torch.Tensor) -> tuple[flo
     if counts[~support].sum() > 0:
         return math.inf, dof
     return float(((counts[support] - expected[support]) ** 2 / expected[support]).sum()), dof
+    ### END SOLUTION
 
 
 def regularized_gamma(a: float, x: float) -> float:
