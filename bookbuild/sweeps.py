@@ -439,6 +439,23 @@ class Progress:
               file=self.out, flush=True)
 
 
+def uncommitted_changes(root: Path) -> list[str]:
+    """Tracked files changed since the last commit (records themselves aside); ``[]`` outside a git checkout.
+
+    A record names the commit it was made from; made from a tree with uncommitted changes, it would name
+    code that never existed, so :func:`run` refuses to start.
+    """
+    try:
+        done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:  # not a git checkout (a copy of the tree): nothing to compare with
+        return []
+    paths = [line[3:].strip() for line in done.stdout.splitlines() if line.strip()]
+    return [p for p in paths if not p.startswith("records/")]
+
+
 def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | None = None, force: bool = False,
         limit: int | None = None, workers: int | None = None, partition: str | None = None,
         out: TextIO | None = None, poll_s: float = 0.25, give_up_s: float | None = None) -> int:
@@ -455,6 +472,11 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
         raise UserError(f"--limit must be an int >= 1; got {limit!r}")
     validate(sweep)
     grid = grid_of(sweep, config)
+    dirty = uncommitted_changes(root)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise UserError(f"experiments run {sweep.name}: the checkout has uncommitted changes ({shown}); a record "
+                        "must come from a committed state, so commit or stash them first")
     statuses = survey(sweep, config, root)
     todo = [s.job for s in statuses if force or s.state != "fresh"][:limit]
     print(f"experiments {sweep.name} (config {config}, {len(statuses)} jobs): {summarize(statuses)}; "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -259,3 +260,33 @@ def test_a_rerun_runs_the_job_s_current_source_not_bytecode_of_the_same_size_and
     again = sweeps.rerun(record, root=repo)
     x, seed = record["params"]["x"], record["seed"]
     assert again["metrics"]["value"] == x * x - seed
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def test_a_sweep_refuses_to_start_on_uncommitted_changes(repo: Path) -> None:
+    _git(repo, "init", "-q")
+    _git(repo, "add", "tinysweep")
+    _git(repo, "commit", "-q", "-m", "jobs")
+    assert sweeps.uncommitted_changes(repo) == []
+    (repo / "tinysweep" / "unrelated.py").write_text("X = 2\n")
+    assert sweeps.uncommitted_changes(repo) == ["tinysweep/unrelated.py"]
+    with pytest.raises(UserError, match=r"^experiments run tiny: the checkout has uncommitted changes "
+                       r"\(tinysweep/unrelated\.py\); a record must come from a committed state"):
+        sweeps.run(tiny(), "cpu", "debug", root=repo, out=io.StringIO())
+    assert not (repo / "records").exists()  # nothing ran
+
+
+def test_records_being_written_and_a_copy_outside_git_do_not_count_as_changes(repo: Path, tmp_path: Path) -> None:
+    assert sweeps.uncommitted_changes(repo) == []  # not a git checkout: a copy of the tree
+    _git(repo, "init", "-q")
+    (repo / "records").mkdir()
+    (repo / "records" / "r.json").write_text("{}")
+    _git(repo, "add", "tinysweep", "records")
+    _git(repo, "commit", "-q", "-m", "jobs and a record")
+    (repo / "records" / "r.json").write_text('{"x": 1}')
+    assert sweeps.uncommitted_changes(repo) == []
