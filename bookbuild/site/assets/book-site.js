@@ -7,8 +7,9 @@
  * visible button here passes its click on to the first one, where the themes'
  * handlers collapse the sidebar (wide screens) or open it as a dialog (narrow).
  *
- * Wide formulas. A display formula that scrolls sideways in its box on a phone
- * gets a tab stop (keyboard scrolling; axe's scrollable-region-focusable).
+ * Wide formulas and code. A display formula or code block that scrolls sideways
+ * in its box gets a tab stop (keyboard scrolling; axe's scrollable-region-focusable),
+ * also when it comes into view later (a folded cell opened).
  *
  * Solution headers. sphinx-exercise puts a link to the exercise inside the
  * title of a folded solution; a click on it left the page instead of opening
@@ -115,13 +116,15 @@
     document.head.appendChild(script);
   }
 
-  // A display formula wider than a phone's column scrolls sideways in its box (the theme's `overflow: auto`);
-  // a box that scrolls gets a tab stop so that keyboard users can scroll it too, as the theme does for code
-  // blocks. (MathJax in the browser made every formula focusable; formulas typeset at build time are not.)
+  // A display formula wider than a phone's column scrolls sideways in its box (book-site.css); a box that
+  // scrolls gets a tab stop so that keyboard users can scroll it too. (MathJax in the browser made every formula
+  // focusable; formulas typeset at build time are not.) Code blocks too: the theme gives a scrolling <pre> its
+  // tab stop when the page loads or the window is resized, but not when a folded cell is opened (its code had
+  // no width when the theme looked), so such a block could not be scrolled from the keyboard.
   // A ResizeObserver reads the widths after the browser's own layout, on load and whenever a box changes
-  // size, so this forces no extra layout of a long page.
-  function scrollableFormulasFocusable() {
-    const boxes = document.querySelectorAll("div.math > mjx-container");
+  // size (a fold opened, the window turned), so this forces no extra layout of a long page.
+  function scrollingBoxesFocusable() {
+    const boxes = document.querySelectorAll("div.math > mjx-container, main pre");
     if (boxes.length === 0 || !window.ResizeObserver) {
       return;
     }
@@ -132,6 +135,10 @@
       entries.forEach(({ target: box }, i) => {
         if (scrolls[i]) {
           box.tabIndex = 0;
+        } else if (box.tagName === "PRE") {
+          if (box.clientWidth > 0 && box.scrollHeight <= box.clientHeight + 1) {
+            box.tabIndex = -1; // as the theme does for a block that does not scroll
+          }
         } else if (box.hasAttribute("tabindex") && !box.querySelector("mjx-math")) { // not MathJax's own
           box.removeAttribute("tabindex");
         }
@@ -181,7 +188,7 @@
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();
-    scrollableFormulasFocusable();
+    scrollingBoxesFocusable();
     afterFirstPaint(loadMathJax);
   }
 

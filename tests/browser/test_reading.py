@@ -1,0 +1,309 @@
+"""Code, formulas, glued numbers and captions as a reader sees them (issue 28, items 1, 2 and 8).
+
+Every chapter page is opened at desktop and phone widths, in the theme's light
+and dark modes, and measured once (:func:`measure`, one script in the page);
+the tests below each read their part of the measurement:
+
+* no line of a code block (listing, cell, output) wraps: its white-space is
+  ``pre`` and its content is no taller than its lines (a soft wrap restarts a
+  line at column 0 and loses the indentation); a block wider than its box
+  scrolls sideways, has a tab stop and shows a scroll cue (a gradient);
+* no display formula is cut off: it fits its box, or its box scrolls sideways,
+  has a tab stop and a scroll cue; the box stays inside the column, and the
+  equation number never overlaps the formula;
+* on a phone, code text is at least :data:`MIN_CODE_PX` CSS px;
+* numbers glued into the prose by the cells (myst-nb ``glue``) have the weight
+  of the text around them;
+* on a phone, Tab reaches a code block and a formula that scroll, and the arrow
+  keys scroll them;
+* figure captions (their text, not the permalink shown on hover) have a
+  contrast of at least 4.5:1 against what is behind them, and are not set in a
+  light face (the theme's 300 read as faint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bookbuild.build import ROOT
+from tests.browser.test_pages import PAGES, VIEWPORTS, open_page
+
+CHAPTERS = [n for n in PAGES if n.startswith("book/")]
+SCHEMES = ["light", "dark"]
+#: Smallest code text on a phone, in CSS px.
+MIN_CODE_PX = 12.0
+#: WCAG AA contrast for normal text.
+MIN_CONTRAST = 4.5
+#: Lightest caption weight: the body's (a light face, 300, reads as faint on a phone).
+MIN_TEXT_WEIGHT = 400
+#: A chapter with a wide formula and long code lines, for the keyboard test.
+KEYBOARD_CHAPTER = "book/gated.html"
+
+# One script: every number the tests below need, as plain data. Folded cells (details) and solutions (the fold
+# buttons of sphinx-togglebutton) are opened first, as a reader would, so that their code is measured too.
+MEASURE = r"""
+() => {
+  document.querySelectorAll('main details').forEach(d => { d.open = true; });
+  document.querySelectorAll('main .toggle-hidden > .admonition-title button.toggle-button').forEach(b => b.click());
+  const px = v => parseFloat(v) || 0;
+  const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const label = e => (e.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 70);
+  const scrolls = e => e.scrollWidth > e.clientWidth + 1;
+  const scrollStyle = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const focusable = e => e.tabIndex >= 0 && e.hasAttribute('tabindex');
+  const cue = e => getComputedStyle(e).backgroundImage.includes('gradient');
+  const main = document.querySelector('main');
+  const column = main.getBoundingClientRect();
+  const right = Math.min(column.right, document.documentElement.clientWidth);
+
+  const code = Array.from(main.querySelectorAll('pre')).filter(shown).map(pre => {
+    const s = getComputedStyle(pre);
+    const lines = pre.textContent.replace(/\n$/, '').split('\n').length;
+    const lineHeight = s.lineHeight === 'normal' ? 1.2 * px(s.fontSize) : px(s.lineHeight);
+    const sizes = [pre, ...pre.querySelectorAll('*')].map(e => px(getComputedStyle(e).fontSize));
+    return {
+      text: label(pre), whiteSpace: s.whiteSpace, lines, lineHeight,
+      contentHeight: pre.scrollHeight - px(s.paddingTop) - px(s.paddingBottom),
+      fontPx: Math.min(...sizes), scrolls: scrolls(pre), scrollStyle: scrollStyle(pre),
+      focusable: focusable(pre), cue: cue(pre), pastColumn: pre.getBoundingClientRect().right > right + 1,
+    };
+  });
+
+  const formulas = Array.from(main.querySelectorAll('div.math')).filter(shown).map(math => {
+    const box = math.querySelector(':scope > mjx-container');
+    if (!box) { return { text: label(math), rendered: false }; }
+    const drawing = box.querySelector(':scope > svg, :scope > mjx-math');
+    const b = box.getBoundingClientRect();
+    const m = math.getBoundingClientRect();
+    const eqno = math.querySelector(':scope > span.eqno');
+    const e = eqno && eqno.getBoundingClientRect();
+    return {
+      text: (box.querySelector('mjx-assistive-mml') || box).textContent.trim().slice(0, 70), rendered: !!drawing,
+      drawingWidth: drawing ? drawing.getBoundingClientRect().width : 0, boxWidth: box.clientWidth,
+      scrolls: scrolls(box), scrollStyle: scrollStyle(box), focusable: focusable(box), cue: cue(box),
+      outsideItsBlock: b.left < m.left - 1 || b.right > m.right + 1,
+      blockOverflows: scrolls(math) && getComputedStyle(math).overflowX !== 'visible',
+      pastColumn: m.right > right + 1 || b.right > right + 1,
+      eqnoOverlaps: !!e && e.width > 0 && e.left < b.right - 0.5 && e.right > b.left + 0.5,
+    };
+  });
+
+  const glued = Array.from(main.querySelectorAll('span.pasted-text')).filter(shown).map(g => ({
+    text: label(g), weight: getComputedStyle(g).fontWeight, around: getComputedStyle(g.parentElement).fontWeight,
+  }));
+
+  const rgba = c => { const v = c.match(/[\d.]+/g).map(Number); return v.length > 3 ? v : [...v, 1]; };
+  const behind = e => {
+    for (let n = e; n; n = n.parentElement) {
+      const c = rgba(getComputedStyle(n).backgroundColor);
+      if (c[3] > 0) { return c; }
+    }
+    return [255, 255, 255, 1];
+  };
+  const captions = [];
+  main.querySelectorAll('figcaption, figcaption *').forEach(e => {
+    const own = Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (own && shown(e) && !e.closest('.headerlink') && getComputedStyle(e).visibility === 'visible') {
+      captions.push({
+        text: label(e), color: rgba(getComputedStyle(e).color), background: behind(e),
+        weight: Number(getComputedStyle(e).fontWeight),
+      });
+    }
+  });
+  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions };
+}
+"""
+
+
+@pytest.fixture(params=list(VIEWPORTS), scope="module")
+def viewport(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(params=SCHEMES, scope="module")
+def scheme(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def measured(browser, site_dir: Path, viewport: str, scheme: str) -> Iterator[dict[str, dict]]:  # type: ignore[no-untyped-def]
+    """Page name -> its measurement at this width and colour scheme, measured on first use."""
+    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=scheme)
+    # The theme reads the reader's choice from localStorage (its light/dark button), else the system's scheme.
+    context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+
+    class Pages(dict):  # type: ignore[type-arg]
+        def __missing__(self, name: str) -> dict:  # type: ignore[type-arg]
+            p = context.new_page()
+            try:
+                open_page(p, site_dir, name)
+                p.wait_for_timeout(400)  # the theme gives scrolling blocks their tab stops 300 ms after a change
+                result = p.evaluate(MEASURE)
+                p.wait_for_timeout(400)  # ... and again once the folded cells opened above are laid out
+                result = p.evaluate(MEASURE)
+            finally:
+                p.close()
+            assert result["theme"] == scheme, f"{name}: the page did not switch to the {scheme} theme"
+            self[name] = result
+            return result
+
+    yield Pages()
+    context.close()
+
+
+def where(name: str, viewport: str, scheme: str) -> str:
+    return f"{name} at {VIEWPORTS[viewport]['width']} px, {scheme}"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_code_lines_do_not_wrap(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    code = measured[name]["code"]
+    not_pre = [c["text"] for c in code if c["whiteSpace"] != "pre"]
+    assert not_pre == [], f"{where(name, viewport, scheme)}: code blocks whose white-space is not pre: {not_pre[:3]}"
+    wrapped = [
+        f"{c['text']!r} ({c['lines']} lines, {c['contentHeight'] / c['lineHeight']:.1f} line heights)"
+        for c in code
+        if c["contentHeight"] > (c["lines"] + 0.5) * c["lineHeight"]
+    ]
+    assert wrapped == [], f"{where(name, viewport, scheme)}: code blocks with wrapped lines: {wrapped[:3]}"
+    stuck = [c["text"] for c in code if c["scrolls"] and not (c["scrollStyle"] and c["focusable"] and c["cue"])]
+    assert stuck == [], (
+        f"{where(name, viewport, scheme)}: wide code that does not scroll, or without tab stop or cue: {stuck[:3]}"
+    )
+    past = [c["text"] for c in code if c["pastColumn"]]
+    assert past == [], f"{where(name, viewport, scheme)}: code blocks running past the column: {past[:3]}"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_display_formulas_are_not_cut_off(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    formulas = measured[name]["formulas"]
+    at = where(name, viewport, scheme)
+    assert [f["text"] for f in formulas if not f["rendered"]] == [], f"{at}: display math not rendered"
+    clipped = [
+        f["text"]
+        for f in formulas
+        if (f["drawingWidth"] > f["boxWidth"] + 1 or f["scrolls"]) and not (f["scrollStyle"] and f["focusable"])
+    ]
+    assert clipped == [], f"{at}: formulas wider than their box that do not scroll or take no tab stop: {clipped[:3]}"
+    no_cue = [f["text"] for f in formulas if f["scrolls"] and not f["cue"]]
+    assert no_cue == [], f"{at}: scrolling formulas without a scroll cue: {no_cue[:3]}"
+    outside = [f["text"] for f in formulas if f["outsideItsBlock"] or f["blockOverflows"] or f["pastColumn"]]
+    assert outside == [], f"{at}: formulas cut off at their block's or the column's edge: {outside[:3]}"
+    overlapped = [f["text"] for f in formulas if f["eqnoOverlaps"]]
+    assert overlapped == [], f"{at}: equation numbers over their formulas: {overlapped[:3]}"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_code_text_is_readable_on_a_phone(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    if viewport != "phone":
+        pytest.skip("the smallest code text is asked of a phone's width")
+    small = [f"{c['text']!r} ({c['fontPx']:.1f} px)" for c in measured[name]["code"] if c["fontPx"] < MIN_CODE_PX]
+    assert small == [], f"{where(name, viewport, scheme)}: code text under {MIN_CODE_PX} px: {small[:3]}"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_glued_numbers_have_the_weight_of_the_text(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    glued = measured[name]["glued"]
+    source = (ROOT / name).with_suffix(".md")  # none for a generated page (the build report)
+    if source.exists() and "{glue" in source.read_text(encoding="utf-8"):
+        assert glued, f"{name}: its source glues numbers into the text, none found in the page"
+    heavy = [f"{g['text']!r} ({g['weight']} in {g['around']})" for g in glued if g["weight"] != g["around"]]
+    assert heavy == [], f"{where(name, viewport, scheme)}: glued numbers in another weight than their text: {heavy[:3]}"
+
+
+def luminance(rgb: list[float]) -> float:
+    def channel(c: float) -> float:
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(color: list[float], background: list[float]) -> float:
+    alpha = color[3]
+    shown = [alpha * c + (1 - alpha) * b for c, b in zip(color[:3], background[:3], strict=True)]
+    light, dark = sorted([luminance(shown), luminance(background)], reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_captions_are_not_faint(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    faint = [
+        f"{c['text']!r} ({contrast(c['color'], c['background']):.2f}:1)"
+        for c in measured[name]["captions"]
+        if contrast(c["color"], c["background"]) < MIN_CONTRAST
+    ]
+    assert faint == [], f"{where(name, viewport, scheme)}: captions under {MIN_CONTRAST}:1: {faint[:3]}"
+    light = [f"{c['text']!r} ({c['weight']:.0f})" for c in measured[name]["captions"] if c["weight"] < MIN_TEXT_WEIGHT]
+    assert light == [], f"{where(name, viewport, scheme)}: captions in a light face: {light[:3]}"
+
+
+@pytest.mark.parametrize("selector", ["main pre", "div.math > mjx-container"])
+def test_wide_code_and_formulas_scroll_from_the_keyboard(browser, site_dir: Path, selector: str) -> None:  # type: ignore[no-untyped-def]
+    """On a phone, Tab reaches a block that scrolls and the arrow keys scroll it."""
+    context = browser.new_context(viewport=VIEWPORTS["phone"])
+    try:
+        p = context.new_page()
+        open_page(p, site_dir, KEYBOARD_CHAPTER)
+        p.wait_for_timeout(400)
+        index = p.evaluate(
+            "sel => Array.from(document.querySelectorAll(sel)).findIndex(e =>"
+            " e.getBoundingClientRect().width > 0 && e.scrollWidth > e.clientWidth + 1)",
+            selector,
+        )
+        assert index >= 0, f"{KEYBOARD_CHAPTER}: nothing matching {selector} scrolls at phone width"
+        box = p.locator(selector).nth(index)
+        box.scroll_into_view_if_needed()
+        # Tab from the element just before the block: the block must be the next stop.
+        p.evaluate(
+            "([sel, i]) => { const box = document.querySelectorAll(sel)[i];"
+            " const before = document.createElement('button'); before.id = 'book-test-before';"
+            " box.parentElement.insertBefore(before, box); before.focus(); }",
+            [selector, index],
+        )
+        p.keyboard.press("Tab")
+        assert box.evaluate("e => e === document.activeElement"), f"Tab does not reach the scrolling {selector}"
+        p.keyboard.press("ArrowRight")
+        p.keyboard.press("ArrowRight")
+        p.wait_for_function(
+            "([sel, i]) => document.querySelectorAll(sel)[i].scrollLeft > 0", arg=[selector, index], timeout=3000
+        )
+    finally:
+        context.close()
+
+
+def test_code_in_a_folded_cell_gets_its_tab_stop_when_opened(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """A folded cell's code that is laid out only once opened scrolls from the keyboard when it is opened.
+
+    Chromium lays out a closed ``<details>``' content, so the theme's tab stops (set at load) reach it; browsers
+    that do not (the rule below makes Chromium do the same) left such a block without one. book-site.js sets it
+    when the block gets its size.
+    """
+    context = browser.new_context(viewport=VIEWPORTS["phone"])
+    context.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => { const s = document.createElement('style');"
+        " s.textContent = 'details:not([open]) > :not(summary) { display: none !important; }';"
+        " document.head.appendChild(s); });"
+    )
+    try:
+        p = context.new_page()
+        open_page(p, site_dir, KEYBOARD_CHAPTER)
+        p.wait_for_timeout(400)
+        assert p.evaluate("() => document.querySelectorAll('main details pre').length") > 0
+        p.evaluate("() => document.querySelectorAll('main details').forEach(d => { d.open = true; })")
+        p.wait_for_timeout(400)
+        blocks = p.evaluate(
+            "() => Array.from(document.querySelectorAll('main details pre'))"
+            ".map(e => ({text: e.textContent.slice(0, 60), scrolls: e.scrollWidth > e.clientWidth + 1,"
+            " tabindex: e.getAttribute('tabindex')}))"
+        )
+        assert any(b["scrolls"] for b in blocks), f"{KEYBOARD_CHAPTER}: no folded code scrolls at phone width"
+        stuck = [b["text"] for b in blocks if b["scrolls"] and b["tabindex"] != "0"]
+        assert stuck == [], f"{KEYBOARD_CHAPTER}: opened folded code that scrolls but takes no tab stop: {stuck[:3]}"
+    finally:
+        context.close()
