@@ -52,7 +52,7 @@ def test_the_workshop_sweep_defines_the_full_recipe_and_a_tiny_smoke_run() -> No
     from chapter_code.lm.char_models import WORKSHOP
 
     sweep = SWEEPS["char-lm-workshop"]
-    full = sweep.configs["cluster"]
+    full = sweep.configs["full-size"]
     assert {name: recipe_from_dict(job["recipe"]) for name, job in full.jobs.items()} == WORKSHOP
     smoke = {name: recipe_from_dict(job["recipe"]) for name, job in sweep.configs["smoke"].jobs.items()}
     assert all(r.train.steps <= 5 and r.hidden_size <= 16 for r in smoke.values())
