@@ -158,10 +158,10 @@ def test_cell_timeout_names_chapter_and_cell(tmp_path: Path, monkeypatch: pytest
         """
     )
     path.write_text(path.read_text() + slow)
-    monkeypatch.setenv("BOOK_CELL_TIMEOUT", "2")
+    monkeypatch.setenv("BOOK_CELL_TIMEOUT", "8")
     (result,) = engine.run(tmp_path)
     assert result.status == "failed"
-    assert "book/ch.md: cell 'slow-cell' ran longer than the 2 s cell timeout" in result.error
+    assert "book/ch.md: cell 'slow-cell' ran longer than the 8 s cell timeout" in result.error
 
 
 def test_workers_are_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
