@@ -60,13 +60,14 @@ def build(builder: str = "html", check: bool = False) -> int:
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
     checks, profile = gate.run_and_check(ROOT)
-    gate.write_report(ROOT, checks, profile)
+    pages = gate.claim_pages(ROOT, checks)  # read once: for the report, the appendix and the pairing check
+    gate.write_report(ROOT, checks, profile, pages)
     failed = gate.failures_text(checks)
     if failed:
         print(f"\nA chapter did not produce usable outputs; nothing was published.\n{failed}", file=sys.stderr)
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s", file=sys.stderr)
         return 1
-    if gate.claims_verdict(gate.claim_pages(ROOT, checks)):
+    if gate.claims_verdict(pages):
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim names a check its page "
               "declares, and every check is claimed (see bookbuild/claims.py)", file=sys.stderr)
         return 1

@@ -64,17 +64,11 @@ def claims_in(source: str) -> list[tuple[str, str, int]]:
     """Every ``{claim}`` role of a MyST page's prose: (name, sentence, line), code cells left out."""
     out = []
     in_fence = False
-    offset = 0
     prose = []
     for line in source.splitlines(keepends=True):
         if line.lstrip().startswith("```"):
-            fence_open = line.lstrip().startswith("```{code-cell")
-            if in_fence:
-                in_fence = False
-            elif fence_open:
-                in_fence = True
+            in_fence = not in_fence and line.lstrip().startswith("```{code-cell")
         prose.append(" " * len(line) if in_fence else line)
-        offset += len(line)
     text = "".join(prose)
     for match in CLAIM.finditer(text):
         target = split_target(match["body"])

@@ -283,14 +283,14 @@ def _reason_or_default(profile: str) -> str:
         return "no baseline applies"
 
 
-def write_report(root: Path, checks: list[ChapterCheck], profile: str) -> Path:
+def write_report(root: Path, checks: list[ChapterCheck], profile: str, pages: list[Any] | None = None) -> Path:
     """Write the build-report page and the claims appendix from this run's results.
 
     Never from a failed chapter's outputs.
     """
     from bookbuild import claims
 
-    pages = claim_pages(root, checks)
+    pages = claim_pages(root, checks) if pages is None else pages
     claims.write_appendix(root, pages, _titles(root, [p.chapter for p in pages]))
     page = root / REPORT_PAGE
     text = report_text(checks, profile) + "\n".join(claims_table(pages)) + "\n"
