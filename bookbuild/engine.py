@@ -564,6 +564,7 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
         "executed_at": stamp,
         "fingerprint": out["trace"]["fingerprint"],
         "runs": out["trace"].get("runs", []),
+        "sweeps": out["trace"].get("sweeps", []),
     }
     if status == "executed":
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])

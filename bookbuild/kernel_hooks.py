@@ -38,7 +38,7 @@ from typing import Any
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "notes": []}
+_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "sweeps": [], "notes": []}
 
 
 def _inside(path: str) -> str | None:
@@ -211,13 +211,27 @@ def _run_once(fn: Any, /, **kwargs: Any) -> Any:
 def _load_sweep(name: str, **kwargs: Any) -> Any:
     from bookbuild.sweeps import load
 
-    return load(name, **kwargs)
+    loaded = load(name, **kwargs)
+    commits = sorted({str(r.get("git_commit", "")) for r in loaded.records} - {""})
+    _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
+                             "total": loaded.total, "commits": commits, "cell": _cell()})
+    return loaded
+
+
+def _cell() -> int | None:
+    """The execution count of the cell running now (what the executed notebook stores as the cell's count)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
 
 
 def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float) -> None:
     """Record one memoized run (``outcome`` "reused" or "computed") for the build report."""
     _state["runs"].append({"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
-                           "compute_s": round(compute_s, 3)})
+                           "compute_s": round(compute_s, 3), "cell": _cell()})
 
 
 def report(message: str) -> None:
@@ -257,6 +271,7 @@ def finish(out: str) -> None:
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,
         "runs": _state["runs"],
+        "sweeps": _state["sweeps"],
         "notes": _state["notes"],
     }
     with open(out, "w") as handle:  # outside the repository's traced folders (under _build)

@@ -183,7 +183,128 @@
     });
   }
 
+  // Where a glued number came from (bookbuild/provenance.py): one shared preview, filled from the page's
+  // JSON, opens on hover and focus of the number; Enter pins it (its links then take the focus), Escape
+  // closes it and gives the focus back.
+  function gluePreviews() {
+    var source = document.getElementById("glue-provenance");
+    if (!source) return;
+    var data;
+    try { data = JSON.parse(source.textContent); } catch (e) { return; }
+    var tip = document.createElement("div");
+    tip.id = "glue-tip";
+    tip.className = "glue-tip";
+    tip.setAttribute("role", "tooltip");
+    tip.hidden = true;
+    document.body.appendChild(tip);
+    var owner = null, pinned = false, returning = false;
+
+    function text(tag, cls, value) {
+      var el = document.createElement(tag);
+      if (cls) el.className = cls;
+      el.textContent = value;
+      return el;
+    }
+    function fill(key) {
+      var d = data[key];
+      tip.textContent = "";
+      tip.appendChild(text("span", "glue-tip-head", "Computed in this build by cell " +
+        (d.cell ? "\u201c" + d.cell + "\u201d" : "") + " (code cell " + d.number + " of this page)"));
+      if (d.statement) tip.appendChild(text("code", "glue-tip-code", d.statement));
+      if ((d.runs || []).length || (d.sweeps || []).length) {
+        tip.appendChild(text("span", "glue-tip-note", "Its cell, and the cells it reads from, used:"));
+      }
+      (d.runs || []).forEach(function (r) {
+        var how = r.outcome === "computed" ? "computed by this build" : "reused from an earlier build";
+        tip.appendChild(text("span", "glue-tip-run", "Memoized run " + r.function + ", key " + r.key + ": " + how));
+      });
+      if (d.more_runs) tip.appendChild(text("span", "glue-tip-run", "and " + d.more_runs + " more runs"));
+      (d.sweeps || []).forEach(function (s) {
+        tip.appendChild(text("span", "glue-tip-run", "Sweep records " + s.sweep + " (" + s.config + "): " +
+          s.records + " of " + s.total + ", made at commit " + (s.commits || []).join(", ")));
+      });
+      if (!(d.runs || []).length && !(d.sweeps || []).length) {
+        tip.appendChild(text("span", "glue-tip-run", "Neither its cell nor the cells it reads from use a memoized run or a sweep record."));
+      }
+      (d.listings || []).forEach(function (l) {
+        var a = text("a", "glue-tip-link", "Listing: " + l.name);
+        a.href = "#" + l.id;
+        tip.appendChild(a);
+      });
+    }
+    function place(el) {
+      if (window.innerWidth <= 600) { tip.style.left = ""; tip.style.top = ""; return; }  // docked by CSS
+      var r = el.getBoundingClientRect();
+      var width = Math.min(tip.offsetWidth, document.documentElement.clientWidth - 16);
+      var left = Math.max(8, Math.min(r.left, document.documentElement.clientWidth - width - 8));
+      var below = r.bottom + 6;
+      var top = below + tip.offsetHeight > window.innerHeight - 8 ? r.top - tip.offsetHeight - 6 : below;
+      tip.style.left = left + "px";
+      tip.style.top = Math.max(8, top) + "px";
+    }
+    function show(el) {
+      var key = el.getAttribute("data-glue");
+      if (!data[key]) return;
+      owner = el;
+      fill(key);
+      tip.hidden = false;
+      place(el);
+    }
+    function hide(giveBack) {
+      tip.hidden = true;
+      pinned = false;
+      if (giveBack && owner) {
+        returning = true;  // the focus comes back closed, as Escape on a claim's mark leaves it
+        owner.focus();
+        returning = false;
+      }
+    }
+    document.querySelectorAll("span.glued").forEach(function (el) {
+      var key = null;
+      el.classList.forEach(function (c) { if (c.indexOf("glue-key-") === 0) key = c.slice(9); });
+      if (!key || !data[key]) return;
+      el.setAttribute("data-glue", key);
+      el.setAttribute("tabindex", "0");
+      el.setAttribute("aria-describedby", "glue-tip");
+      el.addEventListener("mouseenter", function () { if (!pinned) show(el); });
+      el.addEventListener("mouseleave", function () {
+        setTimeout(function () {
+          if (!pinned && owner === el && !tip.matches(":hover") && document.activeElement !== el) hide();
+        }, 150);
+      });
+      el.addEventListener("focus", function () { if (!pinned && !returning) show(el); });
+      el.addEventListener("blur", function () {
+        setTimeout(function () {
+          if (!pinned && owner === el && document.activeElement !== el && !tip.contains(document.activeElement)) hide();
+        }, 0);
+      });
+      el.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          show(el);
+          pinned = true;
+          var first = tip.querySelector("a");
+          tip.setAttribute("tabindex", "-1");
+          (first || tip).focus();
+        }
+      });
+      el.addEventListener("click", function () { show(el); pinned = true; });
+    });
+    tip.addEventListener("mouseleave", function () { if (!pinned && document.activeElement !== owner) hide(); });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && !tip.hidden) hide(tip.contains(document.activeElement) || pinned);
+    });
+    document.addEventListener("click", function (event) {
+      if (!tip.hidden && pinned && !tip.contains(event.target) && event.target !== owner) hide();
+    });
+    document.addEventListener("focusin", function (event) {
+      if (!tip.hidden && pinned && !tip.contains(event.target) && event.target !== owner) hide();
+    });
+    window.addEventListener("scroll", function () { if (!tip.hidden && owner) place(owner); }, { passive: true });
+  }
+
   function ready() {
+    gluePreviews();
     claimPreviewsDismissible();
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");

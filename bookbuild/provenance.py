@@ -1,0 +1,362 @@
+"""Where each glued number came from, and each figure's plotted data, for the reader of the HTML book.
+
+Two things a reader can ask of a page without opening the repository:
+
+- **A glued number's provenance.** Every ``{glue:text}`` value on a chapter page
+  is marked (class ``glued``); hovering or focusing it shows the cell that glued
+  it (its label and the glue statement), the memoized runs (function, key,
+  whether this build computed or reused it) and sweep records (sweep,
+  configuration, count, commits) its cell and the cells it reads from used, and
+  links to the listings on the page of the functions involved. The runs come
+  from the chapter's kernel (:func:`bookbuild.kernel_hooks.note_run`, with the
+  number of the cell that called them); which cells a glue reads from is found
+  from the cells' source (names each cell assigns and reads). That is an
+  over-approximation: a run reached by the names a glue statement reads is
+  listed even where only part of it fed the number.
+- **A figure's data.** The summary the gate records of every figure (its lines,
+  points, bars and images: :func:`bookbuild.kernel_hooks.summarise_figure`) is
+  written beside the page as JSON and as CSV, linked under the figure.
+
+Listings included from ``chapter_code`` (``literalinclude`` with ``:pyobject:``)
+get an anchor, ``#listing-<object>``, that both of these link to.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+
+from bookbuild.kernel_hooks import FIGURE_MIME
+
+#: the most runs (and sweeps) one number's preview lists
+MAX_LISTED = 6
+_INCLUDE = re.compile(r"^(`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?::[^\n]*\n)*)", re.M)
+_PYOBJECT = re.compile(r"^:pyobject:\s*(\S+)", re.M)
+
+
+# --------------------------------------------------------------------------- reading cells
+
+
+def _parse(source: str) -> ast.Module | None:
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """Names a piece of code reads and names it binds."""
+    loads, stores = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (stores if isinstance(node.ctx, ast.Store) else loads).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                stores.add((alias.asname or alias.name).split(".")[0])
+    return loads, stores
+
+
+def _slice(tree: ast.Module, names: set[str]) -> set[str]:
+    """``names`` and every name the cell's statements that bind them read, until nothing is added."""
+    needed = set(names)
+    statements = [_names(stmt) for stmt in tree.body]
+    grown = True
+    while grown:
+        grown = False
+        for loads, stores in statements:
+            if stores & needed and not loads <= needed:
+                needed |= loads
+                grown = True
+    return needed
+
+
+def _glue_calls(tree: ast.AST) -> list[tuple[str, ast.Call]]:
+    """``glue("name", value, ...)`` calls with a literal name."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        first = node.args[0]
+        if called == "glue" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            out.append((first.value, node))
+    return out
+
+
+def _calls(tree: ast.AST) -> set[str]:
+    """The last component of every called name (``train(...)``, ``module.train(...)``: ``train``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                out.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                out.add(func.attr)
+    return out
+
+
+def listings_in(source: str) -> list[tuple[str, str | None]]:
+    """``(file, pyobject)`` of every ``literalinclude`` of a page's MyST source, in page order."""
+    out = []
+    for match in _INCLUDE.finditer(source):
+        obj = _PYOBJECT.search(match[3])
+        out.append((match[2], obj[1] if obj else None))
+    return out
+
+
+def listing_id(pyobject: str) -> str:
+    return nodes.make_id(f"listing-{pyobject}")
+
+
+# --------------------------------------------------------------------------- provenance of glued values
+
+
+def glue_provenance(nb: Any, entry: dict[str, Any], listings: list[tuple[str, str | None]]) -> dict[str, Any]:
+    """For every glued name of an executed notebook: its cell, statement, runs, sweeps and listings.
+
+    ``entry`` is the chapter's manifest entry (``runs`` and ``sweeps`` noted by its kernel, each with the
+    ``cell`` execution count that called it); ``listings`` is :func:`listings_in` of the page's source.
+    """
+    by_cell: dict[int, list[dict[str, Any]]] = {}
+    for run in entry.get("runs", []):
+        by_cell.setdefault(run.get("cell", -1), []).append(run)
+    sweeps_by_cell: dict[int, list[dict[str, Any]]] = {}
+    for sweep in entry.get("sweeps", []):
+        sweeps_by_cell.setdefault(sweep.get("cell", -1), []).append(sweep)
+    listed = {obj.rsplit(".", 1)[-1]: obj for _, obj in listings if obj}
+
+    defined_at: dict[str, int] = {}  # name -> position (in ``cells``) of the last cell that bound it
+    reads: list[set[int]] = []  # per cell: the cells whose names it reads
+    cells: list[Any] = []
+    out: dict[str, Any] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        pos = len(cells)
+        cells.append(cell)
+        tree = _parse(cell.source)
+        loads, stores = _names(tree) if tree is not None else (set(), set())
+        reads.append({defined_at[n] for n in loads if n in defined_at})
+        glued = {o.get("metadata", {}).get("scrapbook", {}).get("name", "") for o in cell.get("outputs", [])}
+        glued.discard("")
+        statements = dict(_glue_calls(tree)) if tree is not None else {}
+        for name in sorted(n for n in glued if not n.startswith("check:")):
+            call = statements.get(name)
+            if call is not None:
+                needed = _slice(tree, _names(call)[0])
+                start = {defined_at[n] for n in needed if n in defined_at}
+                statement = ast.get_source_segment(cell.source, call) or ""
+            else:  # a name made at run time (a loop's f-string): the whole cell
+                start = reads[pos] | {pos}
+                statement = ""
+            seen, todo = {pos}, list(start - {pos})
+            while todo:
+                p = todo.pop()
+                if p not in seen:
+                    seen.add(p)
+                    todo.extend(reads[p])
+            out[name] = _describe(cells, sorted(seen), pos, statement, by_cell, sweeps_by_cell, listed)
+        for n in stores:
+            defined_at[n] = pos
+    return out
+
+
+def _describe(cells: list[Any], reached: list[int], pos: int, statement: str, by_cell: dict[int, list],
+              sweeps_by_cell: dict[int, list], listed: dict[str, str]) -> dict[str, Any]:
+    runs, sweeps, called = [], [], set()
+    for p in reached:
+        count = cells[p].get("execution_count")
+        runs += by_cell.get(count, []) if count is not None else []
+        sweeps += sweeps_by_cell.get(count, []) if count is not None else []
+        tree = _parse(cells[p].source)
+        called |= _calls(tree) if tree is not None else set()
+    unique_runs = list({(r["function"], r["key"]): r for r in runs}.values())
+    unique_sweeps = list({(s["sweep"], s["config"]): s for s in sweeps}.values())
+    for run in unique_runs:
+        called.add(run["function"].rsplit(".", 1)[-1])
+    shown = sorted({listed[c] for c in called if c in listed})
+    cell = cells[pos]
+    return {
+        "cell": cell.metadata.get("label", ""),
+        "number": pos + 1,
+        "statement": statement if len(statement) <= 160 else statement[:157] + "...",
+        "runs": [{"function": r["function"], "key": r["key"][:12], "outcome": r["outcome"],
+                  "compute_s": r.get("compute_s")} for r in unique_runs[:MAX_LISTED]],
+        "more_runs": max(0, len(unique_runs) - MAX_LISTED),
+        "sweeps": unique_sweeps[:MAX_LISTED],
+        "listings": [{"name": obj, "id": listing_id(obj)} for obj in shown[:MAX_LISTED]],
+    }
+
+
+# --------------------------------------------------------------------------- figure data
+
+
+def figure_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    """A figure summary's plotted data as rows: axes, kind, series, index, x, y, width, height, value."""
+    rows: list[list[Any]] = []
+    for item in summary.get("data", []):
+        axes = item.get("axes", "")
+        for kind in ("line", "points"):
+            if kind in item:
+                rows += [[axes, kind, item[kind], i, x, y, "", "", ""] for i, (x, y) in enumerate(item["xy"])]
+        if "bars" in item:
+            rows += [[axes, "bar", "", i, x, y, w, h, ""] for i, (x, y, w, h) in enumerate(item["bars"])]
+        if "image" in item:
+            rows += [[axes, "image", "", f"{r}.{c}", c, r, "", "", v]
+                     for r, row in enumerate(item["image"]) for c, v in enumerate(row)]
+    return rows
+
+
+def figure_csv(summary: dict[str, Any]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["axes", "kind", "series", "index", "x", "y", "width", "height", "value"])
+    writer.writerows(figure_rows(summary))
+    return buffer.getvalue()
+
+
+def figure_summaries(nb: Any) -> dict[Any, tuple[str, dict[str, Any]]]:
+    """The last figure each cell drew: (label, summary), keyed by the cell's label, else its execution count."""
+    out: dict[Any, tuple[str, dict[str, Any]]] = {}
+    for pos, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        for output in cell.get("outputs", []):
+            summary = output.get("data", {}).get(FIGURE_MIME)
+            if summary:
+                label = cell.metadata.get("label", "")
+                out[label or cell.get("execution_count")] = (label or f"cell-{pos + 1}", summary)
+    return out
+
+
+# --------------------------------------------------------------------------- Sphinx
+
+
+def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
+    """The executed notebook and manifest entry of a chapter page, or None for a page without outputs."""
+    from bookbuild import engine
+
+    root = Path(app.srcdir)
+    if not (root / f"{docname}.md").is_file():
+        return None
+    cache = app.env.temp_data.setdefault("provenance_manifest", None)
+    if cache is None:
+        try:
+            cache = engine.load_manifest(root)
+        except (OSError, ValueError):
+            cache = {}
+        app.env.temp_data["provenance_manifest"] = cache
+    if docname not in cache:
+        return None
+    try:
+        return engine.rendered_notebook(root, docname), cache[docname]
+    except Exception:  # no cached outputs for the page as it stands: nothing to describe
+        return None
+
+
+def _traced_text_role() -> Any:
+    from myst_nb.ext.glue.roles import PasteTextRole
+
+    class TracedPasteTextRole(PasteTextRole):
+        """``{glue:text}``, with the glued key on the node so the page can say where the number came from."""
+
+        def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+            result, messages = super().run()
+            key = self.text.rsplit(":", 1)[0] if self.text.count(":") and "::" not in self.text else self.text
+            key = key.split("::")[-1]
+            for node in result:
+                if isinstance(node, nodes.inline) and "pasted-text" in node["classes"]:
+                    node["classes"] += ["glued", f"glue-key-{key}"]
+            return result, messages
+
+    return TracedPasteTextRole()
+
+
+def mark_listings(app: Any, doctree: nodes.document, docname: str) -> None:
+    """Give every listing of ``chapter_code`` its anchor, and every figure drawn by a cell its data links."""
+    from bookbuild.pdf import _is_listing
+
+    path = Path(app.srcdir) / f"{docname}.md"
+    if not path.is_file():
+        return
+    listings = [obj for _, obj in listings_in(path.read_text())]
+    blocks = [b for b in doctree.findall(nodes.literal_block) if _is_listing(b)]
+    if len(blocks) == len(listings):
+        used: dict[str, int] = {}
+        for block, obj in zip(blocks, listings, strict=True):
+            if obj:
+                used[obj] = used.get(obj, 0) + 1
+                anchor = listing_id(obj) if used[obj] == 1 else f"{listing_id(obj)}-{used[obj]}"
+                block["ids"].append(anchor)
+    if app.builder.format == "html":
+        _link_figure_data(app, doctree, docname)
+
+
+def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
+    found = _chapter(app, docname)
+    if found is None:
+        return
+    summaries = figure_summaries(found[0])
+    if not summaries:
+        return
+    written = app.env.temp_data.setdefault("figure_data", {})
+    prefix = "../" * docname.count("/")
+    page = docname.rsplit("/", 1)[-1]
+    for container in doctree.findall(nodes.container):
+        if container.get("nb_element") != "cell_code":
+            continue
+        key = (container.get("cell_metadata") or {}).get("label") or container.get("exec_count")
+        if key not in summaries:
+            continue
+        label, summary = summaries[key]
+        stem = f"_static/figure-data/{page}/{nodes.make_id(label)}"
+        written[stem] = summary
+        figure = next(iter(container.findall(nodes.figure)), None)
+        where = figure if figure is not None else container
+        link = nodes.raw("", (
+            f'<p class="figure-data">Plotted data: <a href="{prefix}{stem}.csv" download>CSV</a> · '
+            f'<a href="{prefix}{stem}.json" download>JSON</a></p>'), format="html")
+        where.parent.insert(where.parent.index(where) + 1, link)
+
+
+def write_figure_data(app: Any, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for stem, summary in app.env.temp_data.get("figure_data", {}).items():
+        target = Path(app.outdir) / stem
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
+        target.with_suffix(".csv").write_text(figure_csv(summary))
+
+
+def page_provenance(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Append the page's glue provenance (JSON) for book-site.js to show on hover and focus."""
+    if doctree is None or "body" not in context:
+        return
+    found = _chapter(app, pagename)
+    if found is None:
+        return
+    nb, entry = found
+    data = glue_provenance(nb, entry, listings_in((Path(app.srcdir) / f"{pagename}.md").read_text()))
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
+    context["body"] += f'<script type="application/json" id="glue-provenance">{blob}</script>'
+
+
+def setup(app: Any) -> dict[str, Any]:
+    from myst_nb.ext.glue.domain import NbGlueDomain
+
+    NbGlueDomain.roles = {**NbGlueDomain.roles, "text": _traced_text_role()}
+    app.connect("doctree-resolved", mark_listings)
+    app.connect("html-page-context", page_provenance)
+    app.connect("build-finished", write_figure_data)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

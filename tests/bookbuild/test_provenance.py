@@ -1,0 +1,104 @@
+"""Where a glued number came from: the cells a glue reads from, the runs and sweeps those cells used, the
+listings of the functions involved; a figure's data as CSV rows (bookbuild/provenance.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import nbformat
+
+from bookbuild import kernel_hooks, provenance
+
+
+def _cell(source: str, count: int, label: str = "", glued: tuple[str, ...] = ()) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source, execution_count=count)
+    cell.metadata["label"] = label
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "1"},
+                                           metadata={"scrapbook": {"name": name}}) for name in glued]
+    return cell
+
+
+def _book() -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# A page"),
+        _cell("from myst_nb import glue\nimport torch", 1, "imports"),
+        _cell("model = runtime.run_once(train, steps=3)", 2, "train"),
+        _cell("table = runtime.load_sweep('grid')", 3, "sweep"),
+        _cell("SIZE = 4\nother = runtime.run_once(train, steps=9)", 4, "size"),
+        _cell("loss = evaluate(model)\nglue('loss', loss)\nglue('size', SIZE)", 5, "report",
+              glued=("loss", "size", "check:ignored")),
+        _cell("for k in ('a',):\n    glue(f'best_{k}', table.best)", 6, "loop", glued=("best_a",)),
+    ]
+    return nb
+
+
+ENTRY = {
+    "runs": [{"function": "chapter_code.lm.char_lm.train", "key": "k" * 20, "outcome": "reused", "cell": 2},
+             {"function": "chapter_code.lm.char_lm.train", "key": "j" * 20, "outcome": "computed", "cell": 4}],
+    "sweeps": [{"sweep": "grid", "config": "cpu", "records": 3, "total": 3, "commits": ["abc"], "cell": 3}],
+}
+LISTINGS = [("../chapter_code/lm/char_lm.py", "train"), ("../chapter_code/lm/char_lm.py", "evaluate"),
+            ("../chapter_code/lm/char_lm.py", None)]
+
+
+def test_a_glue_names_the_runs_of_the_cells_its_value_reads_from_and_only_those() -> None:
+    found = provenance.glue_provenance(_book(), ENTRY, LISTINGS)
+    assert set(found) == {"loss", "size", "best_a"}  # checks are the claims' business
+    loss = found["loss"]
+    assert loss["cell"] == "report"
+    assert loss["number"] == 5
+    assert loss["statement"] == "glue('loss', loss)"
+    assert [r["key"] for r in loss["runs"]] == ["k" * 12]  # ``model`` came from cell 2; cell 4 is not read
+    assert loss["runs"][0]["outcome"] == "reused"
+    assert loss["sweeps"] == []
+    assert [item["name"] for item in loss["listings"]] == ["evaluate", "train"]
+    assert loss["listings"][0]["id"] == "listing-evaluate"
+
+
+def test_a_constant_names_the_cell_that_set_it() -> None:
+    size = provenance.glue_provenance(_book(), ENTRY, LISTINGS)["size"]
+    # not the run behind ``model``, read elsewhere in the same cell; the cell that set SIZE also trained,
+    # and beyond the glue's own cell the search is by cell: listed
+    assert [r["key"] for r in size["runs"]] == ["j" * 12]
+
+
+def test_a_name_made_at_run_time_falls_back_to_the_whole_cell() -> None:
+    best = provenance.glue_provenance(_book(), ENTRY, LISTINGS)["best_a"]
+    assert best["statement"] == ""
+    assert best["sweeps"][0]["sweep"] == "grid"
+    assert best["runs"] == []
+
+
+def test_listings_are_found_in_page_order() -> None:
+    page = ("text\n```{literalinclude} ../chapter_code/a.py\n:language: python\n:pyobject: Model.step\n```\n"
+            "more\n```{literalinclude} ../chapter_code/b.py\n```\n")
+    assert provenance.listings_in(page) == [("../chapter_code/a.py", "Model.step"), ("../chapter_code/b.py", None)]
+    assert provenance.listing_id("Model.step") == "listing-model-step"
+
+
+def test_figure_data_as_csv_rows() -> None:
+    summary = {"text": [], "data": [{"axes": 1, "xlim": [0, 1], "ylim": [0, 1]},
+                                    {"axes": 1, "line": "loss", "xy": [[0, 2.5], [1, 1.5]]},
+                                    {"axes": 2, "bars": [[0, 0, 0.8, 3.0]]},
+                                    {"axes": 2, "image": [[1.0, 2.0]]}]}
+    rows = list(csv.reader(io.StringIO(provenance.figure_csv(summary))))
+    assert rows[0] == ["axes", "kind", "series", "index", "x", "y", "width", "height", "value"]
+    assert rows[1] == ["1", "line", "loss", "0", "0", "2.5", "", "", ""]
+    assert rows[3] == ["2", "bar", "", "0", "0", "0", "0.8", "3.0", ""]
+    assert rows[5] == ["2", "image", "", "0.1", "1", "0", "", "", "2.0"]
+    assert len(rows) == 6
+
+
+def test_figure_summaries_are_keyed_by_label() -> None:
+    nb = _book()
+    nb.cells[2].outputs = [nbformat.v4.new_output("display_data", data={kernel_hooks.FIGURE_MIME: {"data": [1]}})]
+    assert provenance.figure_summaries(nb) == {"train": ("train", {"data": [1]})}
+
+
+def test_the_kernel_notes_each_run_with_the_cell_that_called_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(kernel_hooks._state, "runs", [])
+    monkeypatch.setattr(kernel_hooks, "_cell", lambda: 7)
+    kernel_hooks.note_run("f", "key", "computed", 1.0, 1.0)
+    assert kernel_hooks._state["runs"][0]["cell"] == 7

@@ -1,0 +1,119 @@
+"""Glued numbers and figure data on the built pages, in Chromium: focus or hover on a number shows the cell,
+runs and records it came from, inside the window and without moving the text; Enter pins the preview and
+hands its links the focus, Escape gives the focus back; every figure drawn by a cell links its data."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
+
+PAGE = "book/language-models.html"
+
+
+def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
+    return tab.evaluate("""() => {
+      const tip = document.getElementById('glue-tip');
+      if (!tip) return {exists: false};
+      const r = tip.getBoundingClientRect();
+      return {exists: true, shown: !tip.hidden && getComputedStyle(tip).display !== 'none', left: r.left,
+              right: r.right, top: r.top, bottom: r.bottom, width: document.documentElement.clientWidth,
+              height: window.innerHeight, text: tip.innerText,
+              active: document.activeElement && document.activeElement.getAttribute('data-glue')};
+    }""")
+
+
+def test_every_glued_number_has_a_provenance_entry(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, PAGE)
+    keys = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+    assert len(keys) >= 50
+    assert all(keys), "a glued number without provenance"
+    data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
+    assert set(keys) <= set(data)
+    with_runs = [k for k in keys if data[k]["runs"]]
+    assert with_runs, "no number on the page names the memoized run it came from"
+    run = data[with_runs[0]]["runs"][0]
+    assert run["function"].startswith("chapter_code.")
+    assert len(run["key"]) == 12
+    assert run["outcome"] in ("computed", "reused")
+
+
+def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, viewport):  # noqa: F811
+    open_page(page, site_dir, PAGE)
+    numbers = page.locator("span.glued[data-glue]")
+    count = numbers.count()
+    height_before = page.evaluate("document.documentElement.scrollHeight")
+    for i in range(0, count, max(1, count // 12)):
+        numbers.nth(i).focus()
+        state = _tip(page)
+        assert state["shown"], i
+        assert state["text"].startswith("Computed in this build by cell"), state["text"]
+        assert "code cell" in state["text"]
+        assert state["left"] >= 0, (i, state)
+        assert state["right"] <= state["width"], (i, state)
+        assert state["top"] >= 0, (i, state)
+        assert state["bottom"] <= state["height"], (i, state)
+    assert page.evaluate("document.documentElement.scrollHeight") == height_before  # no layout shift
+
+
+def test_a_run_is_named_with_its_key_and_whether_this_build_computed_it(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, PAGE)
+    data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
+    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+    key = next(k for k in shown if data[k]["runs"])
+    page.locator(f'span.glued[data-glue="{key}"]').first.focus()
+    text = _tip(page)["text"]
+    run = data[key]["runs"][0]
+    assert f"Memoized run {run['function']}, key {run['key']}" in text
+    assert ("computed by this build" in text) or ("reused from an earlier build" in text)
+
+
+def test_enter_pins_the_preview_and_escape_gives_the_focus_back(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, PAGE)
+    data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
+    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+    key = next(k for k in shown if data[k]["listings"])
+    number = page.locator(f'span.glued[data-glue="{key}"]').first
+    number.focus()
+    page.keyboard.press("Enter")
+    assert _tip(page)["shown"]
+    focused = page.evaluate("document.activeElement.className")
+    assert focused == "glue-tip-link"
+    href = page.evaluate("document.activeElement.getAttribute('href')")
+    assert page.locator(href).count() == 1, f"the listing anchor {href} is not on the page"
+    page.keyboard.press("Escape")
+    state = _tip(page)
+    assert not state["shown"]
+    assert state["active"] == key
+
+
+def test_hover_opens_the_preview(page, site_dir: Path, viewport: str) -> None:  # noqa: F811
+    if viewport == "phone":
+        pytest.skip("no hover on a phone; a tap focuses the number, tested above")
+    open_page(page, site_dir, PAGE)
+    number = page.locator("span.glued[data-glue]").nth(3)
+    number.scroll_into_view_if_needed()
+    number.hover()
+    assert _tip(page)["shown"]
+
+
+def test_every_figure_links_its_plotted_data(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, PAGE)
+    figures = page.locator("figure").count()
+    links = page.evaluate("Array.from(document.querySelectorAll('p.figure-data a'), a => a.getAttribute('href'))")
+    assert figures >= 1
+    assert len(links) == 2 * figures
+    for href in links:
+        target = (site_dir / "book" / href).resolve()
+        assert target.is_file(), href
+        if href.endswith(".csv"):
+            rows = list(csv.reader(io.StringIO(target.read_text())))
+            assert rows[0][:3] == ["axes", "kind", "series"]
+            assert len(rows) > 1
+        else:
+            assert json.loads(target.read_text())["data"]
