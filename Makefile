@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation gpu-run
+.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation gpu-run watch
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -135,7 +135,7 @@ clean:  ## remove build outputs and the execution cache (keeps .venv)
 
 lock: $(ENV_STAMP)  ## rewrite requirements/lock.txt from the current .venv, leaving out torch, jax.txt's and mutation.txt's stacks
 	{ sed -n '1,3p' requirements/lock.txt; $(PY) -m pip freeze --exclude-editable | grep -v -E '^(torch|pip)==' \
-	  | grep -v -i -E "^($$(cat requirements/jax.txt requirements/mutation.txt | grep -v '^#' | cut -d= -f1 | paste -sd'|'))=="; } > requirements/lock.new
+	  | grep -v -i -E "^($$(cat requirements/jax.txt requirements/mutation.txt requirements/watch.txt | grep -v '^#' | cut -d= -f1 | paste -sd'|'))=="; } > requirements/lock.new
 	mv requirements/lock.new requirements/lock.txt
 
 SWEEP ?=
@@ -157,6 +157,11 @@ OUT ?= _build/gpu-run
 DRY ?=
 gpu-run:  ## on a GPU machine: env, every chapter on CUDA, baselines/<gpu>/, the word-lm-scale gpu sweep -> OUT (8 min)
 	$(if $(DRY),$(PY),$(PYTHON)) bookbuild/gpu_run.py $(OUT) $(if $(DRY),--dry-run)
+
+watch: $(ENV_STAMP)  ## serve the book on 127.0.0.1:$(PORT), rebuild on save (executing what is stale), reload the browser
+	@$(PY) -c "import sphinx_autobuild" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check \
+	  -r requirements/watch.txt -c requirements/lock.txt
+	$(PY) -m bookbuild.watch $(PORT)
 
 MODULE ?=
 mutation: $(ENV_STAMP)  ## mutation testing (mutmut, one worker; not part of `make test`): make mutation [MODULE=recurrence] -> _build/mutation/

@@ -1,0 +1,108 @@
+"""``make watch``: rebuild on save and reload the browser, for authors (sphinx-autobuild).
+
+sphinx-autobuild (installed on demand from ``requirements/watch.txt``) serves
+``_build/html`` on 127.0.0.1, watches the checkout and, on every save, runs
+this module's :func:`prepare` (the engine executes what is stale, reusing every
+memoized run; the build report and the claims appendix are written; a claim
+without its check stops there) and then Sphinx with the same configuration,
+doctrees and output folder as ``make book``, so the two share their work. The
+browser reloads once the page is rebuilt.
+
+The Sphinx configuration is jupyter-book's own, from ``_config.yml`` and
+``_toc.yml``, written to ``_build/watch/conf.py`` (never into the checkout).
+Files the build itself writes (the generated pages, ``_build/``) are not
+watched, so a rebuild does not start another.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from bookbuild.build import BUILD_DIR, HTML_DIR, ROOT
+
+CONF_DIR = BUILD_DIR / "watch"
+#: written by the build itself: watching them would rebuild forever
+GENERATED = ["book/checked.md", "book/build-report.md"]
+#: what a rebuild cannot change: tests, records of measurements, tool folders
+IGNORED = ["tests", "baselines", "benchmarks", "mutation", ".ci", "data", "*.lock", "*.partial", "*.pyc"]
+
+
+def sphinx_config(root: Path = ROOT) -> dict:
+    """The Sphinx configuration ``jupyter-book build`` uses for this book (nitpicky, the external toc)."""
+    from jupyter_book.config import get_final_config
+
+    config, _ = get_final_config(
+        user_yaml=root / "_config.yml",
+        sourcedir=root,
+        cli_config={"external_toc_path": "_toc.yml", "latex_individualpages": False, "nitpicky": True},
+    )
+    return config
+
+
+def write_conf(root: Path = ROOT, folder: Path = CONF_DIR) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["# Written by bookbuild.watch from _config.yml and _toc.yml; rewritten by every `make watch`."]
+    lines += [f"{key} = {value!r}" for key, value in sorted(sphinx_config(root).items())]
+    conf = folder / "conf.py"
+    conf.write_text("\n".join(lines) + "\n")
+    return conf
+
+
+def command(port: int = 8000, root: Path = ROOT) -> list[str]:
+    """The sphinx-autobuild command line ``make watch`` runs."""
+    python = sys.executable
+    args = [python, "-m", "sphinx_autobuild", str(root), str(HTML_DIR), "-c", str(CONF_DIR),
+            "-d", str(BUILD_DIR / ".doctrees"), "-b", "html", "-n", "--keep-going", "--port", str(port),
+            "--host", "127.0.0.1", "--pre-build", shlex.join([python, "-m", "bookbuild.watch", "prepare"])]
+    for pattern in [*(str(root / g) for g in GENERATED), *(str(root / i) for i in IGNORED), str(BUILD_DIR)]:
+        args += ["--ignore", pattern]
+    return args
+
+
+def prepare() -> int:
+    """What ``make book`` does before Sphinx: execute what is stale, write the report and the appendix."""
+    from bookbuild import engine, gate
+    from bookbuild.files import checkout_lock
+
+    started = time.perf_counter()
+    BUILD_DIR.mkdir(exist_ok=True)
+    with checkout_lock(engine.engine_dir(engine.ROOT), "make watch"):
+        checks, profile = gate.run_and_check(ROOT)
+        pages = gate.claim_pages(ROOT, checks)
+        gate.write_report(ROOT, checks, profile, pages)
+    failed = gate.failures_text(checks)
+    if failed:
+        print(f"watch: a chapter did not produce usable outputs; the page keeps its last build.\n{failed}",
+              file=sys.stderr)
+        return 1
+    if gate.claims_verdict(pages):
+        print("watch: a claim and its check do not pair (above); fix it and save again", file=sys.stderr)
+        return 1
+    diffs = sum(len(c.differences) for c in checks)
+    note = f"; {diffs} output(s) differ from baselines/{profile}/ (see the build report)" if diffs else ""
+    print(f"watch: chapters ready in {time.perf_counter() - started:.1f} s{note}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["prepare"]:
+        return prepare()
+    port = int(argv[0]) if argv else int(os.environ.get("PORT", "8000"))
+    try:
+        import sphinx_autobuild  # noqa: F401
+    except ImportError:
+        print("watch: sphinx-autobuild is not installed; run `make watch` (it installs requirements/watch.txt)",
+              file=sys.stderr)
+        return 2
+    write_conf()
+    print(f"watch: serving http://127.0.0.1:{port}/ ; save a page or a listing to rebuild; Ctrl-C stops")
+    os.execv(sys.executable, command(port))
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

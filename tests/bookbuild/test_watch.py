@@ -1,0 +1,46 @@
+"""``make watch``: the Sphinx configuration is jupyter-book's own, written outside the checkout, and the
+watcher ignores what the build itself writes (bookbuild/watch.py)."""
+
+from __future__ import annotations
+
+import runpy
+
+from bookbuild import watch
+
+
+def test_the_configuration_is_the_one_jupyter_book_builds_with(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    conf = watch.write_conf(folder=tmp_path / "watch")
+    assert conf.parent == tmp_path / "watch"
+    values = runpy.run_path(str(conf))
+    for extension in ("myst_nb", "bookbuild.claims", "bookbuild.provenance", "bookbuild.site", "sphinx_external_toc"):
+        assert extension in values["extensions"], extension
+    assert values["external_toc_path"] == "_toc.yml"
+    assert values["nitpicky"] is True
+    assert values["nb_execution_mode"] == watch.sphinx_config()["nb_execution_mode"]
+
+
+def test_the_watcher_ignores_what_a_rebuild_writes() -> None:
+    args = watch.command(port=8123)
+    ignored = {args[i + 1] for i, a in enumerate(args) if a == "--ignore"}
+    for generated in watch.GENERATED:
+        assert str(watch.ROOT / generated) in ignored
+    assert str(watch.BUILD_DIR) in ignored
+    assert args[args.index("--port") + 1] == "8123"
+    assert args[args.index("--host") + 1] == "127.0.0.1"
+    assert args[args.index("-d") + 1] == str(watch.BUILD_DIR / ".doctrees")  # shared with `make book`
+    assert args[args.index("--pre-build") + 1].endswith("-m bookbuild.watch prepare")
+
+
+def test_without_sphinx_autobuild_it_says_how_to_get_it(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import builtins
+
+    real = builtins.__import__
+
+    def no_autobuild(name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if name == "sphinx_autobuild":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_autobuild)
+    assert watch.main(["8000"]) == 2
+    assert "make watch" in capsys.readouterr().err
