@@ -85,7 +85,7 @@ def plot_seed_scores(scores: Mapping[str, Mapping[str, Sequence[float]]], colors
     if not scores or any(not protocols for protocols in scores.values()):
         raise ValueError("scores must hold at least one model with at least one protocol")
     use_book_style()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig, ax = plt.subplots(figsize=(7.4, 3.8))
     markers = ("o", "^", "s")
     protocols = list(next(iter(scores.values())))
     for col, (model, by_protocol) in enumerate(scores.items()):
@@ -102,7 +102,7 @@ def plot_seed_scores(scores: Mapping[str, Mapping[str, Sequence[float]]], colors
     ax.set_xticks(range(len(scores)), list(scores))
     ax.set_xlim(-0.6, len(scores) - 0.4)
     ax.set_ylabel("test loss (nats per character)")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # clear of the data
     fig.tight_layout()
     return fig
 
