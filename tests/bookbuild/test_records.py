@@ -142,7 +142,8 @@ def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_toler
     records.write_baseline(tmp_path, "book/ch", kept, kept_images)
     after = (tmp_path / "ch.json").read_text()
     changed = [line for line in after.splitlines() if line not in before.splitlines()]
-    assert len(changed) == 1 and '"0.8"' in changed[0]
+    assert len(changed) == 1
+    assert '"0.8"' in changed[0]
 
 
 # ---- messages: a change of output kind shows the new text (issue 30, item 11) ----------------------------
