@@ -41,6 +41,7 @@ class ChapterCheck:
     differences: list[records.Difference]
     recorded: tuple[dict, dict, dict] | None  # records, files, options
     compared: bool = True  # False where no baseline applies to this machine's profile
+    unrecorded: tuple[str, ...] = ()  # page sections its baseline predates (not compared until accepted)
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -139,7 +140,10 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
             diffs = records.compare(result.chapter, base, recs, images, options, problems)
             if base is not None and any(d.figure for d in diffs):
                 diffs = write_review(root, result.chapter, base[1], images, diffs)
-        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared))
+            unrecorded = tuple(k for k in pagecontent.PAGE_KEYS if base is not None and k not in base[0])
+        else:
+            unrecorded = ()
+        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded))
     return checks
 
 
@@ -431,6 +435,11 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
             f"no baseline applies to this machine (output profile {profile!r}: {runtime.describe_profile(profile)})")
         print(f"check: {reason}; outputs were built but not compared.")
         return 0
+    older = [Path(c.result.chapter).name for c in checks if c.unrecorded]
+    if older:
+        print(f"check: the baselines of {', '.join(older)} predate the recording of cell options, listings and "
+              "panel data, which are not compared for them; `make accept` adds them and rewrites nothing else "
+              "that matches")
     diffs = [d for c in checks for d in c.differences]
     if diffs:
         print(f"\n{len(diffs)} output(s) differ from baselines/{profile}/ (chapter [cell]: old -> new):",
@@ -556,3 +565,39 @@ def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], c
 def ci_environment() -> bool:
     """True under CI: ``CI`` set to anything but an explicit no (``CI=true``, ``CI=1``, ``CI=on``, ...)."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int:
+    """Migrate baselines written before cell options, listings and panel data were recorded: add those sections.
+
+    Executes nothing and leaves every recorded output as it is: the sections are read from the pages,
+    their cells' options and the current ``chapter_code`` sources, exactly as ``accept`` would record them.
+    1 when a listing cannot be cut (nothing is written for that page), else 0.
+    """
+    folder = baseline_dir(root, profile)
+    code = 0
+    for path in sorted(folder.glob("*.json")):
+        chapter = f"book/{path.stem}"
+        if path.name == SOFTWARE_FILE or not (root / f"{chapter}.md").exists():
+            continue
+        base = json.loads(path.read_text())
+        missing = [k for k in pagecontent.PAGE_KEYS if k not in base]
+        if not missing:
+            continue
+        options = records.validate_cells(engine.read_notebook(root / f"{chapter}.md"), chapter)
+        page, problems = page_records(root, chapter, options)
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            code = 1
+            continue
+        base.update({key: page[key] for key in missing})
+        files.write_text(path, records.dumps(base))
+        print(f"  {path.relative_to(root)}: added " + ", ".join(f"{key} ({len(page[key])})" for key in missing))
+    print(f"review with `git diff {folder.relative_to(root)}/` and commit")
+    return code
+
+
+if __name__ == "__main__":  # python -m bookbuild.gate add-page-records [PROFILE]
+    if sys.argv[1:2] != ["add-page-records"]:
+        sys.exit("usage: python -m bookbuild.gate add-page-records [PROFILE]")
+    sys.exit(add_page_records(engine.ROOT, *sys.argv[2:3]))
