@@ -356,7 +356,9 @@ def _figure_differences(chapter: str, label: str, old: dict, new: dict, figures:
         old_text, new_text = old.get("text", []), new.get("text", [])
         for a, b in zip(old_text, new_text, strict=False):
             if a != b:
-                diffs.append(Difference(chapter, label, f"figure text '{a}'", f"'{b}'", figure=old["file"]))
+                shown = (repr, repr) if a.strip() == b.strip() else (lambda t: f"'{t}'", lambda t: f"'{t}'")
+                diffs.append(Difference(chapter, label, f"figure text {shown[0](a)}", shown[1](b),
+                                        unified_diff(old_text, new_text), figure=old["file"]))
                 break
         else:
             if len(old_text) != len(new_text):

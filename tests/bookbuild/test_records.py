@@ -348,3 +348,11 @@ def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(tmp_path:
     lines = diff.detail.splitlines()
     assert lines[:2] == ["--- baseline", "+++ this build"]
     assert [ln for ln in lines[2:] if ln[:1] in "-+ "] == [" epoch 1", " epoch 2", "-loss 0.5", "+loss 0.6", "+done"]
+
+
+def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) -> None:
+    recs, images, _ = records.extract(with_figure("step", [1, 2, 3]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    diff = diffs_against(tmp_path, with_figure("step ", [1, 2, 3]))[0]  # (its pixels may move too)
+    assert (diff.old, diff.new) == ("figure text 'axes 1 x label: step'", "'axes 1 x label: step '")
+    assert "+axes 1 x label: step·" in diff.detail.splitlines()
