@@ -140,6 +140,8 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
             diffs = records.compare(result.chapter, base, recs, images, options, problems)
             if base is not None and any(d.figure for d in diffs):
                 diffs = write_review(root, result.chapter, base[1], images, diffs)
+            elif review_dir(root, result.chapter).is_dir():  # nothing to review now: no stale images left
+                shutil.rmtree(review_dir(root, result.chapter))
             unrecorded = tuple(k for k in pagecontent.PAGE_KEYS if base is not None and k not in base[0])
         else:
             unrecorded = ()

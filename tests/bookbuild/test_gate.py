@@ -356,6 +356,8 @@ def test_a_differing_figure_is_written_for_review_and_shown_in_the_report(
     assert ("| ![baseline](/_build/review/ch/fig-g-lag-1-baseline.png) | ![this build](/_build/review/ch/"
             "fig-g-lag-1-new.png) | ![difference](/_build/review/ch/fig-g-lag-1-diff.png) |") in page
     assert "- cell `fig-g-lag`: `fig-g-lag-1.png` → `figure differs (RMS" in page
+    assert one_page(tmp_path, monkeypatch, nb=figure_notebook([1, 2, 3, 2]))[0].differences == []
+    assert not review.exists()  # nothing left to review, no stale images
 
 
 # ---- messages (issue 30, item 11) --------------------------------------------------------------------------
