@@ -421,8 +421,14 @@ def _kill_children(pid: int) -> int:
 
 
 def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
+    """A cell as progress names it: its label; the build's own first and last cells by what they do."""
+    if index == 0:
+        return "(build: starting the kernel's hooks)"
+    if index == len(nb.cells) - 1:
+        return "(build: recording what the chapter read)"
     cell = nb.cells[index]
-    return str(cell.metadata.get("label", f"cell #{index + 1}"))
+    first = next((ln.strip() for ln in str(cell.source).splitlines() if ln.strip()), "(empty)")
+    return str(cell.metadata.get("label", f"unlabelled cell starting {first[:40]!r}"))
 
 
 def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:

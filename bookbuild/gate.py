@@ -21,14 +21,16 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bookbuild import engine, files, records
+from bookbuild import engine, files, pagecontent, records
 
 BASELINES = Path("baselines")
 REPORT_PAGE = Path("book") / "build-report.md"
+#: Under the build folder: for every figure that differs, its baseline, its new image and their difference.
+REVIEW = "review"
 #: In a GPU profile's baseline folder: the PyTorch, CUDA and cuDNN versions its baselines were recorded with.
 SOFTWARE_FILE = "software.json"
 
@@ -39,6 +41,7 @@ class ChapterCheck:
     differences: list[records.Difference]
     recorded: tuple[dict, dict, dict] | None  # records, files, options
     compared: bool = True  # False where no baseline applies to this machine's profile
+    unrecorded: tuple[str, ...] = ()  # page sections its baseline predates (not compared until accepted)
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -102,12 +105,22 @@ def profile_is_recorded(profile: str) -> bool:
     return profile in runtime.PROFILE_DESCRIPTIONS or runtime.is_gpu_profile(profile)
 
 
+def page_records(root: Path, chapter: str, options: dict[str, dict]) -> tuple[dict[str, list], list[str]]:
+    """The page's own baseline sections (cell options, listings, panel data) and the listings that cannot be cut."""
+    listed, problems = pagecontent.listings(root, chapter)
+    opts = [{"cell": label, **opts} for label, opts in options.items() if opts]
+    return {pagecontent.OPTIONS: opts, pagecontent.LISTINGS: listed,
+            pagecontent.PANELS: pagecontent.panels(root, chapter)}, problems
+
+
 def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str,
                    compared: bool | None = None) -> list[ChapterCheck]:
     """Compare what each chapter's page will show (the cached outputs myst-nb renders) with its baseline.
 
+    What it shows is its cells' outputs, its listings and its panels' data (:func:`page_records`).
     ``compared`` defaults to whether ``profile``'s baselines apply here
     (:func:`profile_has_baselines`); ``True`` compares with ``baselines/<profile>/`` whatever this machine is.
+    A figure that differs is written out for review (:func:`write_review`).
     """
     if compared is None:
         compared = profile_has_baselines(root, profile)
@@ -118,12 +131,68 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
             continue
         nb = engine.rendered_notebook(root, result.chapter)
         recs, images, options = records.extract(nb, result.chapter)
-        diffs: list[records.Difference] = []
+        page, problems = page_records(root, result.chapter, options)
+        recs = {**recs, **page}
+        diffs: list[records.Difference] = [records.Difference(result.chapter, "listing", "shown", p)
+                                           for p in problems]
         if compared:
             base = records.read_baseline(baseline_dir(root, profile), result.chapter)
-            diffs = records.compare(result.chapter, base, recs, images, options)
-        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared))
+            diffs = records.compare(result.chapter, base, recs, images, options, problems)
+            if base is not None and any(d.figure for d in diffs):
+                diffs = write_review(root, result.chapter, base[1], images, diffs)
+            elif review_dir(root, result.chapter).is_dir():  # nothing to review now: no stale images left
+                shutil.rmtree(review_dir(root, result.chapter))
+            unrecorded = tuple(k for k in pagecontent.PAGE_KEYS if base is not None and k not in base[0])
+        else:
+            unrecorded = ()
+        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded))
     return checks
+
+
+def review_dir(root: Path, chapter: str) -> Path:
+    return engine.build_dir(root) / REVIEW / Path(chapter).name
+
+
+def write_review(root: Path, chapter: str, figures: Path, images: dict[str, bytes],
+                 diffs: list[records.Difference]) -> list[records.Difference]:
+    """For each differing figure: ``<stem>-baseline.png``, ``<stem>-new.png`` and ``<stem>-diff.png``.
+
+    Written under ``_build/review/<page>/`` (the page's folder is emptied first); returns ``diffs``
+    with each figure's paths (relative to ``root`` where they lie inside it) in ``review``.
+    """
+    from matplotlib.testing.compare import save_diff_image
+
+    folder = review_dir(root, chapter)
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    paths: dict[str, tuple[str, ...]] = {}
+    for name in dict.fromkeys(d.figure for d in diffs if d.figure):
+        stem = name.removesuffix(".png")
+        old, new, diff = (folder / f"{stem}-{part}.png" for part in ("baseline", "new", "diff"))
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        if (figures / name).exists():
+            shutil.copyfile(figures / name, old)
+            written.append(old)
+        if name in images:
+            new.write_bytes(images[name])
+            written.append(new)
+        if len(written) == 2:
+            try:
+                save_diff_image(str(old), str(new), str(diff))
+                written.append(diff)
+            except Exception as exc:  # noqa: BLE001 - sizes differ: the two images still show it
+                print(f"gate: no difference image for {chapter} {name}: {str(exc).splitlines()[0]}",
+                      file=sys.stderr)
+        paths[name] = tuple(_shown(root, path) for path in written)
+    return [replace(d, review=paths[d.figure]) if d.figure in paths else d for d in diffs]
+
+
+def _shown(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def failures_text(checks: list[ChapterCheck]) -> str:
@@ -220,10 +289,39 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
             lines.append(f"- `{d.chapter}` cell `{d.cell}`: `{d.old}` → `{d.new}`")
             if d.detail:  # the cell's whole text, as a unified diff
                 lines += ["", "  ````text", *[f"  {line}" for line in d.detail.splitlines()], "  ````", ""]
+    lines += review_section(diffs)
     failed = failures_text(checks)
     if failed:
         lines += ["", "## Failures", "", "```text", failed, "```"]
     return "\n".join(lines) + "\n"
+
+
+def review_section(diffs: list[records.Difference]) -> list[str]:
+    """The report's figures to review: baseline, this build and their difference side by side, with what differs."""
+    figures: dict[tuple[str, str], list[records.Difference]] = {}
+    for d in diffs:
+        if d.figure:
+            figures.setdefault((d.chapter, d.figure), []).append(d)
+    if not figures:
+        return []
+    lines = ["", "## Figures to review", "",
+             "Each differing figure as accepted (baseline), as this build drew it, and their difference "
+             "(bright where pixels moved), with its differences in text and plotted data.", ""]
+    for (chapter, name), found in figures.items():
+        lines += [f"### `{chapter}`: `{name}`", ""]
+        review = found[0].review
+        if review and all(not Path(path).is_absolute() for path in review):
+            heads = [Path(path).stem.rsplit("-", 1)[-1] for path in review]
+            names = {"baseline": "baseline", "new": "this build", "diff": "difference"}
+            lines += ["| " + " | ".join(names.get(h, h) for h in heads) + " |",
+                      "|" + "---|" * len(review),
+                      "| " + " | ".join(f"![{names.get(h, h)}](/{path})" for h, path in zip(heads, review,
+                                                                                            strict=True)) + " |", ""]
+        elif review:
+            lines += [f"- `{path}`" for path in review] + [""]
+        lines += [f"- cell `{d.cell}`: `{d.old}` → `{d.new}`" for d in found]
+        lines.append("")
+    return lines
 
 
 def _titles(root: Path, chapters: list[str]) -> dict[str, str]:
@@ -339,6 +437,11 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
             f"no baseline applies to this machine (output profile {profile!r}: {runtime.describe_profile(profile)})")
         print(f"check: {reason}; outputs were built but not compared.")
         return 0
+    older = [Path(c.result.chapter).name for c in checks if c.unrecorded]
+    if older:
+        print(f"check: the baselines of {', '.join(older)} predate the recording of cell options, listings and "
+              "panel data, which are not compared for them; `make accept` adds them and rewrites nothing else "
+              "that matches")
     diffs = [d for c in checks for d in c.differences]
     if diffs:
         print(f"\n{len(diffs)} output(s) differ from baselines/{profile}/ (chapter [cell]: old -> new):",
@@ -347,6 +450,12 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
             print(f"  {d}", file=sys.stderr)
             if d.detail:
                 print(_indented(d.detail), file=sys.stderr)
+        reviewed = dict.fromkeys((d.chapter, d.figure, d.review) for d in diffs if d.review)
+        if reviewed:
+            print("Figures to review (baseline, this build, difference):", file=sys.stderr)
+            for chapter, figure, paths in reviewed:
+                print(f"  {chapter} {figure}:", file=sys.stderr)
+                print("\n".join(f"      {path}" for path in paths), file=sys.stderr)
         print("Review them; if the change is intended, record it with `make accept` and commit the diff.",
               file=sys.stderr)
         return 1
@@ -378,7 +487,13 @@ def check(root: Path = engine.ROOT) -> int:
     prose = prose_verdict(root)
     checks, profile = run_and_check(root)
     paired = claims_verdict(claim_pages(root, checks))
-    return verdict(checks, profile) or prose or paired
+    outputs = verdict(checks, profile)
+    failed = [what for what, code in (("outputs differ from the baselines", outputs),
+                                      ("numbers are typed into the prose (listed above)", prose),
+                                      ("claims and checks do not pair up (listed above)", paired)) if code]
+    if failed:
+        print(f"check FAILED: {'; '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
@@ -402,7 +517,10 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
                                           {c.result.chapter for c in checks})
     for c in checks:
         assert c.recorded is not None
-        recs, images, _ = c.recorded
+        recs, images, options = c.recorded
+        # outputs that compare equal keep the baseline's text and figures: only what differs is rewritten
+        recs, images = records.settle(records.read_baseline(baseline_dir(root, profile), c.result.chapter),
+                                      recs, images, options)
         if c.differences:
             changed += len(c.differences)
             print(f"{c.result.chapter}: accepting {len(c.differences)} change(s):")
@@ -449,3 +567,39 @@ def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], c
 def ci_environment() -> bool:
     """True under CI: ``CI`` set to anything but an explicit no (``CI=true``, ``CI=1``, ``CI=on``, ...)."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int:
+    """Migrate baselines written before cell options, listings and panel data were recorded: add those sections.
+
+    Executes nothing and leaves every recorded output as it is: the sections are read from the pages,
+    their cells' options and the current ``chapter_code`` sources, exactly as ``accept`` would record them.
+    1 when a listing cannot be cut (nothing is written for that page), else 0.
+    """
+    folder = baseline_dir(root, profile)
+    code = 0
+    for path in sorted(folder.glob("*.json")):
+        chapter = f"book/{path.stem}"
+        if path.name == SOFTWARE_FILE or not (root / f"{chapter}.md").exists():
+            continue
+        base = json.loads(path.read_text())
+        missing = [k for k in pagecontent.PAGE_KEYS if k not in base]
+        if not missing:
+            continue
+        options = records.validate_cells(engine.read_notebook(root / f"{chapter}.md"), chapter)
+        page, problems = page_records(root, chapter, options)
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            code = 1
+            continue
+        base.update({key: page[key] for key in missing})
+        files.write_text(path, records.dumps(base))
+        print(f"  {path.relative_to(root)}: added " + ", ".join(f"{key} ({len(page[key])})" for key in missing))
+    print(f"review with `git diff {folder.relative_to(root)}/` and commit")
+    return code
+
+
+if __name__ == "__main__":  # python -m bookbuild.gate add-page-records [PROFILE]
+    if sys.argv[1:2] != ["add-page-records"]:
+        sys.exit("usage: python -m bookbuild.gate add-page-records [PROFILE]")
+    sys.exit(add_page_records(engine.ROOT, *sys.argv[2:3]))

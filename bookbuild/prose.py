@@ -24,6 +24,15 @@ directives and their titles, and markdown tables. Alt texts are checked by
 underscore (``float64`` and ``W_2`` are names, ``80th`` and ``3x`` are numbers),
 or one of :data:`NUMBER_WORDS` ("eighteen", "a fifth").
 
+Numbers hidden in markup (:func:`markup_numbers`): a decimal or a number of two
+or more digits typed into inline math (``$0.135$``; subscripts and
+superscripts are notation), a number in the visible text of a ``{ref}``,
+``{numref}``, ``{doc}`` or ``{term}`` role, and a code span that is only a
+number or a ``name=number`` setting (`` `26` ``, `` `hidden=64` ``). The rule is
+*report-only* while :data:`MARKUP_RULE_ENFORCED` is false: ``python -m
+bookbuild.prose --markup [ROOT]`` lists the spans per page and the check does not
+fail on them; set it true to make each one a problem like any typed number.
+
 ``python -m bookbuild.prose [ROOT]`` prints the problems and exits 1 if any.
 """
 
@@ -70,6 +79,17 @@ _NUMBER = re.compile(
     r"|\b(" + NUMBER_WORDS + r")\b",
     re.IGNORECASE,
 )
+
+#: Whether numbers typed into markup (inline math, a reference's text, a bare-number code span) fail the
+#: check; report-only (``python -m bookbuild.prose --markup``) until the chapters are cleared of them.
+MARKUP_RULE_ENFORCED = False
+
+_MATH_SPAN = re.compile(r"(?<!\$)\$([^$\n]+)\$(?!\$)")
+_MATH_SCRIPT = re.compile(r"[_^](\{[^{}]*\}|\\?\w)")  # h_{t-1}, W_2, 10^{-3}: notation, not a typed value
+_MATH_NUMBER = re.compile(r"(?<![\w.\\])(\d+\.\d+|\.\d+|\d{2,})(?![\w.])")
+_TEXT_ROLE = re.compile(r"\{(ref|numref|doc|term)\}(`+)(.*?)\2")
+_CODE_NUMBER = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*[=:]\s*)?[-+]?(?:\d[\d_,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?"
+                          r"(?:-[a-z]+)?\s*$")
 
 ADVICE = (
     "glue it from the computation ({glue:text}`name`, recipe values from the config object the code uses), "
@@ -178,6 +198,48 @@ def check_text(text: str, page: str = "<text>") -> list[str]:
     return problems
 
 
+def markup_numbers(text: str) -> list[tuple[int, str, str]]:
+    """(line, where, span) for every number typed into markup on a prose line of one page.
+
+    ``where`` is ``"inline math"``, ``"{ref} text"`` (the role's name) or ``"code span"``; the span is the
+    markup as typed. Lines that are not prose (code cells, display math, options) are never looked at.
+    """
+    raw = text.splitlines()
+    found: list[tuple[int, str, str]] = []
+    for lineno, _ in prose_lines(text):
+        line = _COMMENT.sub(_blank, raw[lineno - 1])
+        for role in _TEXT_ROLE.finditer(line):
+            shown = role.group(3)
+            if role.group(1) != "term" and "<" in shown:
+                shown = shown[: shown.rindex("<")]
+            elif role.group(1) != "term":
+                continue  # {ref}`target` shows the target's own title
+            if _NUMBER.search(shown):
+                found.append((lineno, f"{{{role.group(1)}}} text", role.group(0)))
+        line = _ROLE.sub(_blank, _CLAIM.sub(_unwrap_claim, line))
+        for code in _CODE.finditer(line):
+            if _CODE_NUMBER.match(code.group(2)):
+                found.append((lineno, "code span", code.group(0)))
+        line = _CODE.sub(_blank, line)
+        for math in _MATH_SPAN.finditer(line):
+            if _MATH_NUMBER.search(_MATH_SCRIPT.sub(" ", math.group(1))):
+                found.append((lineno, "inline math", math.group(0)))
+    return found
+
+
+def markup_report(root: Path) -> dict[str, list[str]]:
+    """Per page of ``root/book`` (generated pages excepted): one line per number typed into markup."""
+    out: dict[str, list[str]] = {}
+    for page in sorted((Path(root) / "book").glob("*.md")):
+        if page.name in GENERATED:
+            continue
+        spans = markup_numbers(page.read_text(encoding="utf-8"))
+        if spans:
+            out[str(page.relative_to(root))] = [f"{page.relative_to(root)}:{n}: {where}: {span}"
+                                                for n, where, span in spans]
+    return out
+
+
 def check_pages(root: Path) -> list[str]:
     """Check every page under ``root/book`` (generated pages excepted); return one message per problem.
 
@@ -193,14 +255,27 @@ def check_pages(root: Path) -> list[str]:
     for page in sorted(book.glob("*.md")):
         if page.name not in GENERATED:
             problems += check_text(page.read_text(encoding="utf-8"), str(page.relative_to(root)))
+            if MARKUP_RULE_ENFORCED:
+                problems += [f"{page.relative_to(root)}:{n}: a number is typed into {where} {span!r}; {ADVICE}"
+                             for n, where, span in markup_numbers(page.read_text(encoding="utf-8"))]
             problems += alttext.check_page(Path(root), page)
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m bookbuild.prose [ROOT]``: print every problem; exit 1 if there is any."""
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    markup = "--markup" in args
+    args = [a for a in args if a != "--markup"]
     root = Path(args[0]) if args else Path(__file__).resolve().parent.parent
+    if markup:  # the report-only rule: numbers typed into markup, per page
+        report = markup_report(root)
+        for page, lines in report.items():
+            print(f"{page}: {len(lines)}")
+            print("\n".join(f"  {line}" for line in lines))
+        print(f"{sum(map(len, report.values()))} number(s) typed into markup"
+              f"{'' if MARKUP_RULE_ENFORCED else ' (report-only: MARKUP_RULE_ENFORCED is false)'}")
+        return 0
     problems = check_pages(root)
     for problem in problems:
         print(problem)

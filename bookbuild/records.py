@@ -67,6 +67,8 @@ class Difference:
     old: str
     new: str
     detail: str = ""  # for printed text: a unified diff of the cell's whole text, whitespace made visible
+    figure: str = ""  # for a figure's difference: the figure's file name (``<label>-<n>.png``)
+    review: tuple[str, ...] = ()  # for a figure whose pixels differ: baseline, new and diff images to look at
 
     def __str__(self) -> str:
         return f"{self.chapter} [{self.cell}]: {self.old} -> {self.new}"
@@ -354,24 +356,164 @@ def _figure_differences(chapter: str, label: str, old: dict, new: dict, figures:
         old_text, new_text = old.get("text", []), new.get("text", [])
         for a, b in zip(old_text, new_text, strict=False):
             if a != b:
-                diffs.append(Difference(chapter, label, f"figure text '{a}'", f"'{b}'"))
+                shown = (repr, repr) if a.strip() == b.strip() else (lambda t: f"'{t}'", lambda t: f"'{t}'")
+                diffs.append(Difference(chapter, label, f"figure text {shown[0](a)}", shown[1](b),
+                                        unified_diff(old_text, new_text), figure=old["file"]))
                 break
         else:
             if len(old_text) != len(new_text):
-                diffs.append(Difference(chapter, label, f"{len(old_text)} figure texts", f"{len(new_text)}"))
+                diffs.append(Difference(chapter, label, f"{len(old_text)} figure texts", f"{len(new_text)}",
+                                            figure=old["file"]))
     data_file = old["file"].removesuffix(".png") + ".json"
     new_data = images.get(new["file"].removesuffix(".png") + ".json")
     if (figures / data_file).exists() and new_data is not None:
         problem = _data_difference(json.loads((figures / data_file).read_text()), json.loads(new_data),
                                    max(rtol, DEFAULT_FIGURE_RTOL), atol)
         if problem:
-            diffs.append(Difference(chapter, label, old["file"], problem))
+            diffs.append(Difference(chapter, label, old["file"], problem, figure=old["file"]))
     elif (figures / data_file).exists() != (new_data is not None):
-        diffs.append(Difference(chapter, label, old["file"], "plotted data recorded on one side only"))
+        diffs.append(Difference(chapter, label, old["file"], "plotted data recorded on one side only",
+                                figure=old["file"]))
     image_tol = float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
     problem = _image_difference(figures / old["file"], images[new["file"]], image_tol)
     if problem:
-        diffs.append(Difference(chapter, label, old["file"], problem))
+        diffs.append(Difference(chapter, label, old["file"], problem, figure=old["file"]))
+    return diffs
+
+
+def _tolerances(opts: dict, old_opts: dict | None) -> tuple[float, float, dict]:
+    """(rtol, atol, options) a cell is compared with: the stricter of its baseline's and its current options.
+
+    So a tolerance loosened in the same edit as a changed output still shows the change (and the
+    loosening itself is a difference, :func:`_weakened`).
+    """
+    tol = opts.get("tolerance") or {}
+    rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
+    if old_opts is None:
+        return rtol, atol, opts
+    old_tol = old_opts.get("tolerance") or {}
+    rtol, atol = min(rtol, float(old_tol.get("rtol", 0.0))), min(atol, float(old_tol.get("atol", 0.0)))
+    image = min(float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE)),
+                float(old_opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE)))
+    return rtol, atol, {**opts, "image_tolerance": image}
+
+
+def _weakened(chapter: str, label: str, old_opts: dict, opts: dict) -> list[Difference]:
+    """A cell option that now lets more through than its baseline's: a difference to accept on purpose."""
+    diffs = []
+    old_tol, tol = old_opts.get("tolerance") or {}, opts.get("tolerance") or {}
+    for key in ("rtol", "atol"):
+        before, after = float(old_tol.get(key, 0.0)), float(tol.get(key, 0.0))
+        if after > before:
+            diffs.append(Difference(chapter, label, f":tolerance: {key} {before:g}",
+                                    f"{key} {after:g} (a looser tolerance; outputs compared with {before:g})"))
+    before = float(old_opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
+    after = float(opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
+    if after > before:
+        diffs.append(Difference(chapter, label, f":image_tolerance: {before:g}",
+                                f"{after:g} (a looser tolerance; figures compared with {before:g})"))
+    return diffs
+
+
+def _as_text(outs: list[dict[str, Any]]) -> list[str]:
+    """A cell's outputs as the lines a reader sees: text as printed, a figure as its file and its words."""
+    lines: list[str] = []
+    for out in outs:
+        if out["kind"] == "image":
+            lines.append(f"[figure {out['file']}]" + (": " + " | ".join(out["text"]) if out.get("text") else ""))
+        elif out["kind"] == "volatile":
+            lines.append("[volatile: not recorded]")
+        else:
+            lines += out.get("lines", [])
+    return lines
+
+
+def _kinds_difference(chapter: str, label: str, old_rest: list[dict], new_rest: list[dict]) -> Difference:
+    """The outputs changed kind (text became a figure, output appeared): say so and show what it now prints."""
+    old_kinds = ", ".join(o["kind"] for o in old_rest) or "no output"
+    new_kinds = ", ".join(o["kind"] for o in new_rest) or "no output"
+    old_lines, new_lines = _as_text(old_rest), _as_text(new_rest)
+    first = next((line.strip() for line in new_lines if line.strip()), "")
+    new = f"{new_kinds}: {first[:100]!r}" if first else new_kinds
+    return Difference(chapter, label, old_kinds, new, unified_diff(old_lines, new_lines))
+
+
+def _cell_differences(chapter: str, label: str, old_outs: list[dict], new_outs: list[dict], figures: Path,
+                      images: dict[str, bytes], opts: dict, rtol: float, atol: float,
+                      kept: list[dict] | None = None) -> list[Difference]:
+    """The differences of one cell; ``kept``, when given, receives the outputs to store (the baseline's where equal)."""
+    diffs: list[Difference] = []
+    # Glued values are matched by name, everything else by its order in the cell.
+    old_glue = {o["name"]: o for o in old_outs if o["kind"] == "glue"}
+    new_glue = {o["name"]: o for o in new_outs if o["kind"] == "glue"}
+    equal: dict[int, dict] = {}  # id of a new output -> the baseline's output it equals
+    for name in sorted(set(old_glue) | set(new_glue)):
+        where = f"{label}: glue {name}"
+        if name not in new_glue:
+            diffs.append(Difference(chapter, where, "glued", "no longer glued"))
+        elif name not in old_glue:
+            diffs.append(Difference(chapter, where, "not glued", " ".join(new_glue[name]["lines"])))
+        else:
+            changed = _text_difference(old_glue[name]["lines"], new_glue[name]["lines"], rtol, atol)
+            if changed:
+                diffs.append(Difference(chapter, where, *changed))
+            else:
+                equal[id(new_glue[name])] = old_glue[name]
+    old_rest = [o for o in old_outs if o["kind"] != "glue"]
+    new_rest = [o for o in new_outs if o["kind"] != "glue"]
+    if [o["kind"] for o in old_rest] != [o["kind"] for o in new_rest]:
+        diffs.append(_kinds_difference(chapter, label, old_rest, new_rest))
+    else:
+        for old, new in zip(old_rest, new_rest, strict=True):
+            if old["kind"] == "image":
+                found = _figure_differences(chapter, label, old, new, figures, images, opts, rtol, atol)
+                if not found:
+                    equal[id(new)] = old
+                diffs += found
+                continue
+            if old["kind"] == "volatile":
+                continue
+            changed = _text_difference(old.get("lines", []), new.get("lines", []), rtol, atol)
+            if changed:
+                diffs.append(Difference(chapter, label, *changed))
+            else:
+                equal[id(new)] = old
+    if kept is not None:
+        kept += [equal.get(id(o), o) for o in new_outs]
+    return diffs
+
+
+def _page_differences(chapter: str, old_records: dict, records: dict) -> list[Difference]:
+    """The page's listings and panels against the baseline's (where the baseline records them)."""
+    from bookbuild import pagecontent
+
+    diffs: list[Difference] = []
+    if pagecontent.LISTINGS in old_records and pagecontent.LISTINGS in records:
+        old = {pagecontent.listing_key(r): r for r in old_records[pagecontent.LISTINGS]}
+        new = {pagecontent.listing_key(r): r for r in records[pagecontent.LISTINGS]}
+        for key in old.keys() - new.keys():
+            diffs.append(Difference(chapter, f"listing {key}", "shown", "no longer shown"))
+        for key, rec in new.items():
+            if key not in old:
+                diffs.append(Difference(chapter, f"listing {key}", "not shown", f"{len(rec['lines'])} lines"))
+            elif old[key]["sha256"] != rec["sha256"]:
+                changed = _text_difference(old[key].get("lines", []), rec["lines"], 0.0, 0.0)
+                old_line, new_line, detail = changed or ("sha256 " + old[key]["sha256"][:12],
+                                                         "sha256 " + rec["sha256"][:12], "")
+                diffs.append(Difference(chapter, f"listing {key}", f"included source {old_line}", new_line, detail))
+    if pagecontent.PANELS in old_records and pagecontent.PANELS in records:
+        old_panels = {r["panel"]: r for r in old_records[pagecontent.PANELS]}
+        new_panels = {r["panel"]: r for r in records[pagecontent.PANELS]}
+        for name in old_panels.keys() - new_panels.keys():
+            diffs.append(Difference(chapter, f"panel {name}", "on the page", "no longer on the page"))
+        for name, rec in new_panels.items():
+            if name not in old_panels:
+                diffs.append(Difference(chapter, f"panel {name}", "not on the page", "a new panel"))
+                continue
+            problem = _data_difference(old_panels[name]["data"], rec["data"], DEFAULT_FIGURE_RTOL, 0.0)
+            if problem:
+                diffs.append(Difference(chapter, f"panel {name}", "panel data",
+                                        problem.replace("plotted data", "data")))
     return diffs
 
 
@@ -381,51 +523,82 @@ def compare(
     records: dict[str, list[dict[str, Any]]],
     images: dict[str, bytes],
     options: dict[str, dict],
+    page_problems: list[str] | None = None,
 ) -> list[Difference]:
-    """Every difference between a chapter's baseline and its new records; an absent baseline is one."""
+    """Every difference between a chapter's baseline and its new records; an absent baseline is one.
+
+    ``records`` may hold the page's sections (:data:`bookbuild.pagecontent.PAGE_KEYS`); a baseline
+    written before they were recorded is compared without them. ``page_problems`` (a listing that
+    cannot be cut) are differences whatever the baseline says.
+    """
+    from bookbuild import pagecontent
+
+    problems = [Difference(chapter, "listing", "shown", p) for p in page_problems or []]
+    cells = {k: v for k, v in records.items() if k not in pagecontent.PAGE_KEYS}
     if baseline is None:
-        return [Difference(chapter, "*", "no baseline", f"{len(records)} cells recorded (run `make accept`)")]
+        return [*problems,
+                Difference(chapter, "*", "no baseline", f"{len(cells)} cells recorded (run `make accept`)")]
     old_records, figures = baseline
-    diffs: list[Difference] = []
-    for label in sorted(set(old_records) - set(records)):
+    old_options = ({r["cell"]: r for r in old_records[pagecontent.OPTIONS]}
+                   if pagecontent.OPTIONS in old_records else None)
+    diffs: list[Difference] = problems
+    for label in sorted(set(old_records) - set(cells) - set(pagecontent.PAGE_KEYS)):
         diffs.append(Difference(chapter, label, "recorded cell", "cell removed"))
-    for label, new_outs in records.items():
+    for label, new_outs in cells.items():
         opts = options.get(label, {})
+        old_outs = old_records.get(label)
+        was_volatile = old_outs == [{"kind": "volatile"}]
         if opts.get("volatile"):
+            if old_outs is not None and not was_volatile:
+                diffs.append(Difference(chapter, label, "compared",
+                                        "marked ':volatile: true': its outputs would no longer be compared"))
             continue
-        if label not in old_records:
+        if old_outs is None:
             diffs.append(Difference(chapter, label, "no baseline", f"{len(new_outs)} outputs"))
             continue
-        old_outs = old_records[label]
-        tol = opts.get("tolerance") or {}
-        rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
-        # Glued values are matched by name, everything else by its order in the cell.
-        old_glue = {o["name"]: o for o in old_outs if o["kind"] == "glue"}
-        new_glue = {o["name"]: o for o in new_outs if o["kind"] == "glue"}
-        for name in sorted(set(old_glue) | set(new_glue)):
-            where = f"{label}: glue {name}"
-            if name not in new_glue:
-                diffs.append(Difference(chapter, where, "glued", "no longer glued"))
-            elif name not in old_glue:
-                diffs.append(Difference(chapter, where, "not glued", " ".join(new_glue[name]["lines"])))
-            else:
-                changed = _text_difference(old_glue[name]["lines"], new_glue[name]["lines"], rtol, atol)
-                if changed:
-                    diffs.append(Difference(chapter, where, *changed))
-        old_rest = [o for o in old_outs if o["kind"] != "glue"]
-        new_rest = [o for o in new_outs if o["kind"] != "glue"]
-        if [o["kind"] for o in old_rest] != [o["kind"] for o in new_rest]:
-            old_kinds = ", ".join(o["kind"] for o in old_rest) or "no output"
-            new_kinds = ", ".join(o["kind"] for o in new_rest) or "no output"
-            diffs.append(Difference(chapter, label, old_kinds, new_kinds))
+        old_opts = None if old_options is None else old_options.get(label, {})
+        if old_opts is not None:
+            diffs += _weakened(chapter, label, old_opts, opts)
+        rtol, atol, opts = _tolerances(opts, old_opts)
+        diffs += _cell_differences(chapter, label, old_outs, new_outs, figures, images, opts, rtol, atol)
+    return diffs + _page_differences(chapter, old_records, records)
+
+
+def settle(baseline: tuple[dict, Path] | None, records: dict[str, list[dict[str, Any]]], images: dict[str, bytes],
+           options: dict[str, dict]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, bytes]]:
+    """What ``accept`` stores: the new records, except that an output equal to its baseline's keeps the baseline's.
+
+    Equal means equal under the comparison (masked timings, a cell's tolerance, a figure within its
+    tolerances), so accepting one intended change rewrites no raw timing or last digit beside it.
+    The page's sections are stored as they are now.
+    """
+    from bookbuild import pagecontent
+
+    if baseline is None:
+        return records, images
+    old_records, figures = baseline
+    kept_records: dict[str, list[dict[str, Any]]] = {}
+    kept_images = dict(images)
+    for label, new_outs in records.items():
+        old_outs = old_records.get(label)
+        opts = options.get(label, {})
+        if label in pagecontent.PAGE_KEYS or old_outs is None or opts.get("volatile"):
+            kept_records[label] = new_outs
             continue
-        for old, new in zip(old_rest, new_rest, strict=True):
-            if old["kind"] == "image":
-                diffs += _figure_differences(chapter, label, old, new, figures, images, opts, rtol, atol)
-                continue
-            if old["kind"] == "volatile":
-                continue
-            changed = _text_difference(old["lines"], new["lines"], rtol, atol)
-            if changed:
-                diffs.append(Difference(chapter, label, *changed))
-    return diffs
+        rtol, atol, _ = _tolerances(opts, None)
+        kept: list[dict] = []
+        _cell_differences("", label, old_outs, new_outs, figures, images, opts, rtol, atol, kept)
+        for old, new in zip(kept, new_outs, strict=True):
+            if old is not new and new["kind"] == "image":  # the baseline's figure (and its data) stay
+                kept_images[new["file"]] = (figures / old["file"]).read_bytes()
+                data = old["file"].removesuffix(".png") + ".json"
+                if (figures / data).exists():
+                    kept_images[data] = (figures / data).read_bytes()
+        kept_records[label] = kept
+    if pagecontent.PANELS in records and pagecontent.PANELS in old_records:
+        old_panels = {r["panel"]: r for r in old_records[pagecontent.PANELS]}
+        kept_records[pagecontent.PANELS] = [
+            old_panels[r["panel"]] if r["panel"] in old_panels
+            and not _data_difference(old_panels[r["panel"]]["data"], r["data"], DEFAULT_FIGURE_RTOL, 0.0) else r
+            for r in records[pagecontent.PANELS]]
+    return kept_records, kept_images

@@ -240,12 +240,21 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
         "started_at": started.isoformat(timespec="seconds"),
         "wall_s": round(wall, 3),
     }
+    record[SEAL] = seal(record)
     path = Path(records) / f"{job}.seed{seed}.json"
     files.write_json(path, record)
     return {"id": f"{job}.seed{seed}", "wall_s": wall, "path": str(path)}
 
 
 # ---------------------------------------------------------------- records: survey and load
+
+#: A record's own SHA-256 (of its other keys, canonical JSON): a record edited by hand no longer matches it.
+SEAL = "record_sha256"
+
+
+def seal(record: dict[str, Any]) -> str:
+    body = {k: v for k, v in record.items() if k != SEAL}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 @dataclasses.dataclass
@@ -268,6 +277,8 @@ def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
         for key in ("params_hash", "code_hash", "metrics", "seed", "job", "wall_s"):
             if key not in record:
                 raise KeyError(key)
+        if SEAL in record and record[SEAL] != seal(record):  # records written before the seal carry none
+            return None, "edited since it was written (its record_sha256 does not match its content)"
         return record, ""
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
         return None, f"unreadable ({type(exc).__name__}: {exc})"

@@ -554,3 +554,15 @@ def test_an_edit_that_keeps_size_and_mtime_runs_the_new_code_not_the_old_bytecod
     (again,) = engine.run(book)
     assert again.status == "executed", again.error
     assert printed(book) == "63\n"
+
+
+def test_progress_names_hidden_cells_by_label_and_the_builds_own_cells_by_what_they_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "hidden-slow", "import time\ntime.sleep(2.5)", ":tags: [remove-cell]\n")
+    monkeypatch.setenv("BOOKBUILD_PROGRESS_EVERY", "1")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed"
+    out = capfd.readouterr().out
+    assert "engine: book/ch: cell 'hidden-slow' running for" in out
+    assert "cell #" not in out

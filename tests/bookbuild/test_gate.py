@@ -232,3 +232,166 @@ def test_the_report_lists_the_build_notes_of_each_chapter(tmp_path: Path) -> Non
     page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [], None)], "cpu-avx2").read_text()
     assert "## Notes from the build\n\nWhat the build's machinery reported" in page
     assert f"- {{doc}}`/book/a`: `{note}`\n" in page
+
+
+# ---- what a page shows beyond its cells: listings and panel data (issue 30, item 4) ----------------------
+
+PAGE = """# A page
+
+```{{literalinclude}} ../chapter_code/tiny.py
+:language: python
+:pyobject: {pyobject}
+```
+
+{panel}
+"""
+
+
+def one_page(root: Path, monkeypatch: pytest.MonkeyPatch, nb=None, pyobject: str = "double",
+             panel: str = "") -> list[gate.ChapterCheck]:
+    """Check one page ``book/ch`` of ``root`` (its notebook ``nb``, no kernel) against ``root``'s baselines."""
+    import nbformat
+
+    (root / "book").mkdir(exist_ok=True)
+    (root / "chapter_code").mkdir(exist_ok=True)
+    if not (root / "chapter_code" / "tiny.py").exists():
+        (root / "chapter_code" / "tiny.py").write_text("def double(x):\n    return 2 * x\n")
+    (root / "book" / "ch.md").write_text(PAGE.format(pyobject=pyobject, panel=panel))
+    nb = nb or nbformat.v4.new_notebook()
+    monkeypatch.setattr(engine, "rendered_notebook", lambda r, chapter: nb)
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
+    result = engine.ChapterResult("book/ch", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    return gate.check_chapters(root, [result], "cpu-avx2", compared=True)
+
+
+def accept_page(root: Path, monkeypatch: pytest.MonkeyPatch, **page) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    checks = one_page(root, monkeypatch, **page)
+    monkeypatch.setattr(gate, "run_and_check", lambda r, only=None: (checks, "cpu-avx2"))
+    assert gate.accept(root) == 0
+
+
+def test_a_changed_listing_is_a_difference_with_its_diff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    accept_page(tmp_path, monkeypatch)
+    assert one_page(tmp_path, monkeypatch)[0].differences == []
+    (tmp_path / "chapter_code" / "tiny.py").write_text("def double(x):\n    return x + x\n")
+    (diff,) = one_page(tmp_path, monkeypatch)[0].differences
+    assert diff.cell == "listing chapter_code/tiny.py:double"
+    assert (diff.old, diff.new) == ("included source return 2 * x", "return x + x")
+    assert "+    return x + x" in diff.detail.splitlines()
+
+
+def test_a_listing_of_an_object_no_longer_defined_fails_in_one_line(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    accept_page(tmp_path, monkeypatch)
+    diffs = one_page(tmp_path, monkeypatch, pyobject="triple")[0].differences
+    assert [d.new for d in diffs if d.cell == "listing"] == [
+        "book/ch.md:3: the listing of chapter_code/tiny.py cannot be shown: tiny.py defines no object 'triple' "
+        "(:pyobject:)"]
+
+
+def test_changed_panel_data_is_a_difference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code.panels import data
+
+    slider = {"controls": [{"name": "bias", "min": -3, "max": 3}], "title": "Forget"}
+    monkeypatch.setitem(data.PANELS, "probe", lambda: json_copy(slider))
+    accept_page(tmp_path, monkeypatch, panel="```{book-panel} probe\n```")
+    assert one_page(tmp_path, monkeypatch, panel="```{book-panel} probe\n```")[0].differences == []
+    slider["controls"][0]["max"] = 6
+    (diff,) = one_page(tmp_path, monkeypatch, panel="```{book-panel} probe\n```")[0].differences
+    assert (diff.cell, diff.old) == ("panel probe", "panel data")
+    assert diff.new.startswith("data moved (e.g. 3 -> 6")
+
+
+def json_copy(value: dict) -> dict:
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+def test_old_baselines_without_page_records_are_read_without_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    folder = tmp_path / "baselines" / "cpu-avx2"
+    folder.mkdir(parents=True)
+    (folder / "ch.json").write_text("{\n}\n")  # written before listings, panels and options were recorded
+    checks = one_page(tmp_path, monkeypatch)
+    assert checks[0].differences == []
+    assert checks[0].unrecorded == ("@options", "@listings", "@panels")
+    assert gate.verdict(checks, "cpu-avx2") == 0
+    assert "the baselines of ch predate the recording of cell options, listings" in capsys.readouterr().out
+    accept_page(tmp_path, monkeypatch)
+    assert one_page(tmp_path, monkeypatch)[0].unrecorded == ()
+
+
+# ---- a failing figure, to review (issue 30, item 12) -----------------------------------------------------
+
+def figure_notebook(ys: list[float]):
+    import nbformat
+
+    from tests.bookbuild.test_records import png_of_curve
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()", metadata={"label": "fig-g-lag"})
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png_of_curve(ys)})]
+    nb.cells = [cell]
+    return nb
+
+
+def test_a_differing_figure_is_written_for_review_and_shown_in_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    accept_page(tmp_path, monkeypatch, nb=figure_notebook([1, 2, 3, 2]))
+    checks = one_page(tmp_path, monkeypatch, nb=figure_notebook([1, 3, 1, 3]))
+    (diff,) = checks[0].differences
+    review = tmp_path / "_build" / "review" / "ch"
+    assert diff.review == tuple(f"_build/review/ch/fig-g-lag-1-{part}.png" for part in ("baseline", "new", "diff"))
+    assert all((tmp_path / path).stat().st_size > 0 for path in diff.review)
+    assert (review / "fig-g-lag-1-baseline.png").read_bytes() == (
+        tmp_path / "baselines" / "cpu-avx2" / "ch" / "fig-g-lag-1.png").read_bytes()
+    assert gate.verdict(checks, "cpu-avx2") == 1
+    err = capsys.readouterr().err
+    assert "Figures to review (baseline, this build, difference):\n  book/ch fig-g-lag-1.png:\n" in err
+    assert "      _build/review/ch/fig-g-lag-1-diff.png" in err
+    page = gate.report_text(checks, "cpu-avx2")
+    assert "## Figures to review" in page
+    assert ("| ![baseline](/_build/review/ch/fig-g-lag-1-baseline.png) | ![this build](/_build/review/ch/"
+            "fig-g-lag-1-new.png) | ![difference](/_build/review/ch/fig-g-lag-1-diff.png) |") in page
+    assert "- cell `fig-g-lag`: `fig-g-lag-1.png` → `figure differs (RMS" in page
+    assert one_page(tmp_path, monkeypatch, nb=figure_notebook([1, 2, 3, 2]))[0].differences == []
+    assert not review.exists()  # nothing left to review, no stale images
+
+
+# ---- messages (issue 30, item 11) --------------------------------------------------------------------------
+
+def test_a_prose_failure_says_what_failed_after_matching_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ch.md").write_text("# A page\n\nThe model has 64 hidden units.\n")
+    ok = engine.ChapterResult("book/ch", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    monkeypatch.setattr(gate, "run_and_check", lambda root, only=None: (
+        [gate.ChapterCheck(ok, [], ({}, {}, {}))], "cpu-avx2"))
+    monkeypatch.setattr(gate, "claim_pages", lambda root, checks: [])
+    assert gate.check(tmp_path) == 1
+    captured = capsys.readouterr()
+    assert "every output of 1 chapter(s) matches" in captured.out
+    assert captured.err.rstrip().splitlines()[-1] == (
+        "check FAILED: numbers are typed into the prose (listed above)")
+
+
+def test_old_baselines_are_migrated_without_executing_or_rewriting_outputs(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    one_page(tmp_path, monkeypatch)  # writes the page and its listed module
+    (tmp_path / "book" / "ch.md").write_text((tmp_path / "book" / "ch.md").read_text()
+                                             + "\n```{code-cell} ipython3\n:label: c\n:tolerance: {rtol: 0.01}\n"
+                                               "print(1)\n```\n")
+    folder = tmp_path / "baselines" / "cpu-avx2"
+    folder.mkdir(parents=True)
+    (folder / "ch.json").write_text('{\n "c": [\n  {"kind": "text", "lines": ["took 1.2 s"]}\n ]\n}\n')
+    monkeypatch.setattr(engine, "run", lambda *a, **k: pytest.fail("the migration executes nothing"))
+    assert gate.add_page_records(tmp_path) == 0
+    base = json.loads((folder / "ch.json").read_text())
+    assert base["c"] == [{"kind": "text", "lines": ["took 1.2 s"]}]
+    assert base["@options"] == [{"cell": "c", "tolerance": {"rtol": 0.01}}]
+    assert [r["pyobject"] for r in base["@listings"]] == ["double"]
+    assert base["@panels"] == []

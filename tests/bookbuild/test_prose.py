@@ -128,3 +128,27 @@ def test_figure_captions_in_code_cell_options_are_prose() -> None:
         "x = 3\n```\n"
     )
     assert numbers(page) == ["150"]
+
+
+def test_numbers_typed_into_markup_are_listed_but_do_not_fail_yet(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from bookbuild import prose
+
+    page = ("# A page\n\nThe loss is $0.135$ after `26` steps of the {ref}`400-step run <sec-run>`, with\n"
+            "`hidden=64`; $h_{t-1}$, $W_2$, `float64`, {ref}`sec-run` and {lit}`0.5` are fine.\n\n"
+            "```{code-cell} python\nx = 26  # $0.1$\n```\n")
+    assert prose.markup_numbers(page) == [
+        (3, "{ref} text", "{ref}`400-step run <sec-run>`"),
+        (3, "code span", "`26`"),
+        (3, "inline math", "$0.135$"),
+        (4, "code span", "`hidden=64`"),
+    ]
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ch.md").write_text(page)
+    assert not prose.MARKUP_RULE_ENFORCED
+    assert prose.check_pages(tmp_path) == []  # report-only for now
+    assert prose.main(["--markup", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("book/ch.md: 4\n  book/ch.md:3: {ref} text: {ref}`400-step run <sec-run>`\n")
+    assert "  book/ch.md:3: inline math: $0.135$\n" in out
+    assert out.rstrip().endswith("4 number(s) typed into markup (report-only: MARKUP_RULE_ENFORCED is false)")

@@ -82,8 +82,84 @@ def test_cell_tolerance_widens_the_number_comparison(baseline: Path) -> None:
     assert len(diffs_against(baseline, notebook("gain = 0.1235\n", [1, 2, 3, 2], options=loose))) == 1
 
 
-def test_volatile_cell_is_not_compared(baseline: Path) -> None:
-    assert diffs_against(baseline, notebook("loss = 9\n", [1, 2, 3, 2], options={"volatile": True})) == []
+def test_volatile_cell_is_not_compared(tmp_path: Path) -> None:
+    accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options={"volatile": True}))
+    assert diffs_against(tmp_path, notebook("loss = 9\n", [1, 2, 3, 2], options={"volatile": True})) == []
+
+
+# ---- weakening a check is itself a difference (issue 30, item 5) ----------------------------------------
+
+def accept_into(folder: Path, nb) -> None:
+    """What ``accept`` writes for ``nb``: its records, its cell options (as the gate records them), its figures."""
+    from bookbuild import pagecontent
+
+    recs, images, options = records.extract(nb, "book/ch")
+    recs[pagecontent.OPTIONS] = [{"cell": label, **opts} for label, opts in options.items() if opts]
+    records.write_baseline(folder, "book/ch", recs, images)
+
+
+def test_marking_a_compared_cell_volatile_is_a_difference(baseline: Path) -> None:
+    (diff,) = diffs_against(baseline, notebook("loss = 9\n", [1, 2, 3, 2], options={"volatile": True}))
+    assert (diff.cell, diff.old) == ("result", "compared")
+    assert "marked ':volatile: true'" in diff.new
+
+
+def test_a_loosened_tolerance_is_a_difference_and_the_output_is_compared_with_the_old_one(tmp_path: Path) -> None:
+    accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-6}}))
+    loose = {"tolerance": {"rtol": 0.1}}
+    diffs = diffs_against(tmp_path, notebook("loss = 0.1300\n", [1, 2, 3, 2], options=loose))
+    assert [(d.cell, d.old, d.new) for d in diffs] == [
+        ("result", ":tolerance: rtol 1e-06", "rtol 0.1 (a looser tolerance; outputs compared with 1e-06)"),
+        ("result", "loss = 0.1234", "loss = 0.1300"),
+    ]
+    tighter = {"tolerance": {"rtol": 1e-9}}
+    assert diffs_against(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options=tighter)) == []
+
+
+def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
+    accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2]))
+    nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
+    nb.cells[3].metadata["image_tolerance"] = 50
+    (diff,) = diffs_against(tmp_path, nb)
+    assert (diff.cell, diff.old) == ("figure", ":image_tolerance: 2")
+
+
+# ---- accept rewrites only what differs (issue 30, item 9) ------------------------------------------------
+
+def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_tolerance(tmp_path: Path) -> None:
+    nb = notebook("took 1.25 s\nloss = 0.1234\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-3}})
+    accept_into(tmp_path, nb)
+    before = (tmp_path / "ch.json").read_text()
+    png = (tmp_path / "ch" / "figure-1.png").read_bytes()
+    again = notebook("took 9.75 s\nloss = 0.12345\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-3}})
+    again.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.8"  # the intended change
+    recs, images, options = records.extract(again, "book/ch")
+    base = records.read_baseline(tmp_path, "book/ch")
+    kept, kept_images = records.settle(base, recs, images, options)
+    assert kept["result"] == base[0]["result"]  # raw timing and last digit as accepted before
+    assert kept["glue-cell"][0]["lines"] == ["0.8"]
+    assert kept_images["figure-1.png"] == png
+    records.write_baseline(tmp_path, "book/ch", kept, kept_images)
+    after = (tmp_path / "ch.json").read_text()
+    changed = [line for line in after.splitlines() if line not in before.splitlines()]
+    assert len(changed) == 1
+    assert '"0.8"' in changed[0]
+
+
+# ---- messages: a change of output kind shows the new text (issue 30, item 11) ----------------------------
+
+def test_output_appearing_or_changing_kind_shows_its_text(tmp_path: Path) -> None:
+    nb = notebook("x\n", [1, 2])
+    nb.cells[1].outputs = []
+    accept_into(tmp_path, nb)
+    (diff,) = diffs_against(tmp_path, notebook("NaN loss at step 3\n", [1, 2]))
+    assert (diff.old, diff.new) == ("no output", "text: 'NaN loss at step 3'")
+    assert "+NaN loss at step 3" in diff.detail.splitlines()
+    accept_into(tmp_path, notebook("x\n", [1, 2]))
+    nb = notebook("x\n", [1, 2])
+    nb.cells[3].outputs.insert(0, nbformat.v4.new_output("stream", name="stdout", text="warning: clipped\n"))
+    (diff,) = diffs_against(tmp_path, nb)
+    assert (diff.old, diff.new) == ("image", "text, image: 'warning: clipped'")
 
 
 def test_changed_curve_fails(baseline: Path) -> None:
@@ -272,3 +348,11 @@ def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(tmp_path:
     lines = diff.detail.splitlines()
     assert lines[:2] == ["--- baseline", "+++ this build"]
     assert [ln for ln in lines[2:] if ln[:1] in "-+ "] == [" epoch 1", " epoch 2", "-loss 0.5", "+loss 0.6", "+done"]
+
+
+def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) -> None:
+    recs, images, _ = records.extract(with_figure("step", [1, 2, 3]), "book/ch")
+    records.write_baseline(tmp_path, "book/ch", recs, images)
+    diff = diffs_against(tmp_path, with_figure("step ", [1, 2, 3]))[0]  # (its pixels may move too)
+    assert (diff.old, diff.new) == ("figure text 'axes 1 x label: step'", "'axes 1 x label: step '")
+    assert "+axes 1 x label: step·" in diff.detail.splitlines()

@@ -136,6 +136,21 @@ def test_damaged_record_is_reported(repo: Path) -> None:
         sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), allow_partial=True)
 
 
+def test_a_record_edited_by_hand_is_not_fresh(repo: Path) -> None:
+    run(tiny(), repo)
+    path = repo / "records/tiny/cpu/x3.seed0.json"
+    record = json.loads(path.read_text())
+    assert record[sweeps.SEAL] == sweeps.seal(record)
+    record["metrics"]["value"] = 8  # a better number, typed in
+    path.write_text(json.dumps(record, indent=2))
+    text, ok = sweeps.status_text(tiny(), "cpu", repo)
+    assert not ok
+    assert "x3.seed0: damaged (edited since it was written (its record_sha256 does not match" in text
+    del record[sweeps.SEAL]  # a record written before records were sealed is read as before
+    path.write_text(json.dumps(record, indent=2))
+    assert sweeps.status_text(tiny(), "cpu", repo)[1]
+
+
 def test_failed_job_reports_its_params_and_error_and_fails_the_run(repo: Path) -> None:
     code, out = run(tiny(fail=True), repo)
     assert code == 1
