@@ -26,7 +26,7 @@ from bookbuild.build import BUILD_DIR, HTML_DIR, ROOT
 
 CONF_DIR = BUILD_DIR / "watch"
 #: configuration values that name files relative to the book
-PATHS = ["bibtex_bibfiles", "nb_execution_cache_path", "html_static_path", "templates_path"]
+PATHS = ["bibtex_bibfiles", "html_static_path", "templates_path"]
 #: written by the build itself: watching them would rebuild forever
 GENERATED = ["book/checked.md", "book/build-report.md"]
 #: what a rebuild cannot change: tests, records of measurements, tool folders
