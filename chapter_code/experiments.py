@@ -68,7 +68,9 @@ class Sweep:
     job: Callable[..., dict[str, Any]]
     configs: dict[str, Grid]
     description: str = ""
-    data: tuple[str, ...] = ()  # repository files the jobs read, hashed into each record
+    data: tuple[
+        str, ...
+    ] = ()  # repository files the jobs read, hashed into each record
 
 
 def _slug(text: str) -> str:
@@ -76,8 +78,13 @@ def _slug(text: str) -> str:
 
 
 def _recall_jobs(contenders, recipe: RecallConfig) -> dict[str, dict[str, Any]]:
-    return {_slug(c.label): {"contender": dataclasses.asdict(c), "recipe": dataclasses.asdict(recipe)}
-            for c in contenders}
+    return {
+        _slug(c.label): {
+            "contender": dataclasses.asdict(c),
+            "recipe": dataclasses.asdict(recipe),
+        }
+        for c in contenders
+    }
 
 
 MEMORY_ROBUSTNESS = Sweep(
@@ -86,20 +93,37 @@ MEMORY_ROBUSTNESS = Sweep(
     description="The memory test (recall the first of `lag` tokens) for the six contenders over many seeds, "
     "with the chapter's recipe: how often does each contender solve it, and when?",
     configs={
-        "cpu": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(16)), resources=Resources(minutes=20)),
+        "cpu": Grid(
+            _recall_jobs(CONTENDERS, RecallConfig()),
+            seeds=tuple(range(16)),
+            resources=Resources(minutes=20),
+        ),
         # More seeds, for a cluster. CPU jobs: train_recall runs on the CPU; once it takes a device,
         # give this config Resources(gpus=1) and the jobs run under BOOK_DEVICE=cuda.
-        "cluster": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(64)),
-                        resources=Resources(minutes=20)),
-        "smoke": Grid(_recall_jobs(CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)),
-                      seeds=(0,), resources=Resources(minutes=5)),
+        "cluster": Grid(
+            _recall_jobs(CONTENDERS, RecallConfig()),
+            seeds=tuple(range(64)),
+            resources=Resources(minutes=20),
+        ),
+        "smoke": Grid(
+            _recall_jobs(
+                CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)
+            ),
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
+
 def _smoke_recipe(name: str) -> dict[str, Any]:
     recipe = WORKSHOP[name]
-    tiny = dataclasses.replace(recipe, hidden_size=16, embedding_size=8,
-                               train=dataclasses.replace(recipe.train, steps=5, batch_size=4, window=16))
+    tiny = dataclasses.replace(
+        recipe,
+        hidden_size=16,
+        embedding_size=8,
+        train=dataclasses.replace(recipe.train, steps=5, batch_size=4, window=16),
+    )
     return dataclasses.asdict(tiny)
 
 
@@ -112,15 +136,35 @@ CHAR_LM_WORKSHOP = Sweep(
     data=("data/shakespeare.txt",),
     configs={
         # Run on the book's 2-core CPU machine, a job at a time per core: named for what it is, full size.
-        "full-size": Grid({name: {"corpus": "shakespeare", "recipe": dataclasses.asdict(WORKSHOP[name])}
-                         for name in WORKSHOP}, seeds=(0, 1, 2), resources=Resources(minutes=60)),
-        "smoke": Grid({name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)} for name in WORKSHOP},
-                      seeds=(0,), resources=Resources(minutes=5)),
+        "full-size": Grid(
+            {
+                name: {
+                    "corpus": "shakespeare",
+                    "recipe": dataclasses.asdict(WORKSHOP[name]),
+                }
+                for name in WORKSHOP
+            },
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=60),
+        ),
+        "smoke": Grid(
+            {
+                name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)}
+                for name in WORKSHOP
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
-_TINY_SCORE = ScoreRecipe(train_chars=5_000, valid_chars=1_000, embedding_size=8, hidden_size=16,
-                          train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0))
+_TINY_SCORE = ScoreRecipe(
+    train_chars=5_000,
+    valid_chars=1_000,
+    embedding_size=8,
+    hidden_size=16,
+    train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0),
+)
 
 SCOREBOARD = Sweep(
     name="scoreboard",
@@ -133,22 +177,52 @@ SCOREBOARD = Sweep(
     configs={
         # The small-initialisation scratch LSTM is left out of the cpu grid: at about 0.3 s per step on the
         # loaded 2-core machine its three runs would add ten minutes; the cluster grid has it.
-        "cpu": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS
-                     if c != "lstm-scratch-small"}, seeds=(0, 1, 2), resources=Resources(minutes=15)),
-        "cluster": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS},
-                        seeds=tuple(range(10)), resources=Resources(minutes=30)),
-        "smoke": Grid({c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)} for c in ("rnn", "lstm-scratch")},
-                      seeds=(0,), resources=Resources(minutes=5)),
+        "cpu": Grid(
+            {
+                c: {"contender": c, "recipe": recipe_dict()}
+                for c in SCORE_CONTENDERS
+                if c != "lstm-scratch-small"
+            },
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=15),
+        ),
+        "cluster": Grid(
+            {c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS},
+            seeds=tuple(range(10)),
+            resources=Resources(minutes=30),
+        ),
+        "smoke": Grid(
+            {
+                c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)}
+                for c in ("rnn", "lstm-scratch")
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
-def _word_jobs(sizes: dict[str, tuple[int, int]], recipe: WordRecipe) -> dict[str, dict[str, Any]]:
-    return {name: {"hidden_size": h, "num_layers": layers, "recipe": dataclasses.asdict(recipe)}
-            for name, (h, layers) in sizes.items()}
+
+def _word_jobs(
+    sizes: dict[str, tuple[int, int]], recipe: WordRecipe
+) -> dict[str, dict[str, Any]]:
+    return {
+        name: {
+            "hidden_size": h,
+            "num_layers": layers,
+            "recipe": dataclasses.asdict(recipe),
+        }
+        for name, (h, layers) in sizes.items()
+    }
 
 
-_WORD_CLUSTER = WordRecipe(vocab_size=20_000, eval_every=1000,
-                           train=TrainConfig(window=70, batch_size=64, steps=20_000, lr=1e-3, clip=0.5, log_every=500))
+_WORD_CLUSTER = WordRecipe(
+    vocab_size=20_000,
+    eval_every=1000,
+    train=TrainConfig(
+        window=70, batch_size=64, steps=20_000, lr=1e-3, clip=0.5, log_every=500
+    ),
+)
 
 # The `gpu` configuration: what `make gpu-run` (bookbuild.gpu_run) runs on the GPU machine (one H200, 16 cores)
 # beside the chapters, inside its budget. It follows the design of the scale study in the source as far as this
@@ -163,12 +237,21 @@ _WORD_CLUSTER = WordRecipe(vocab_size=20_000, eval_every=1000,
 # and batches to runtime's device, give this grid Resources(gpus=1) and a longer budget.
 # Sizes, largest first so the local executor starts the longest jobs first: (hidden size, layers).
 GPU_SIZES: dict[str, tuple[int, int]] = {
-    "large-2-layers": (256, 2), "large-1-layer": (256, 1), "medium-2-layers": (128, 2),
-    "medium-1-layer": (128, 1), "small-2-layers": (64, 2), "small-1-layer": (64, 1),
+    "large-2-layers": (256, 2),
+    "large-1-layer": (256, 1),
+    "medium-2-layers": (128, 2),
+    "medium-1-layer": (128, 1),
+    "small-2-layers": (64, 2),
+    "small-1-layer": (64, 1),
 }
 #: one epoch: 350 steps x 32 windows x 35 words = 392,000 training positions, at least the 390,351 training words
-_WORD_GPU = WordRecipe(vocab_size=10_000, eval_every=100,
-                       train=TrainConfig(window=35, batch_size=32, steps=350, lr=3e-3, clip=1.0, log_every=50))
+_WORD_GPU = WordRecipe(
+    vocab_size=10_000,
+    eval_every=100,
+    train=TrainConfig(
+        window=35, batch_size=32, steps=350, lr=3e-3, clip=1.0, log_every=50
+    ),
+)
 
 WORD_LM_SCALE = Sweep(
     name="word-lm-scale",
@@ -179,16 +262,38 @@ WORD_LM_SCALE = Sweep(
     configs={
         # Sized for the 2-core machine: on Shakespeare + Milton, 68.5 minutes for all nine runs
         # (two at a time, under load).
-        "cpu": Grid(_word_jobs(SIZES, WordRecipe()), seeds=(0, 1, 2), resources=Resources(minutes=20)),
-        "cluster": Grid(_word_jobs(CLUSTER_SIZES, _WORD_CLUSTER), seeds=(0, 1, 2),
-                        resources=Resources(minutes=120, gpus=1)),
+        "cpu": Grid(
+            _word_jobs(SIZES, WordRecipe()),
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=20),
+        ),
+        "cluster": Grid(
+            _word_jobs(CLUSTER_SIZES, _WORD_CLUSTER),
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=120, gpus=1),
+        ),
         # CPU jobs for now (see _WORD_GPU): about 1.5 to 3 minutes each on an idle core; 18 jobs, ten at a time.
-        "gpu": Grid(_word_jobs(GPU_SIZES, _WORD_GPU), seeds=(0, 1, 2), resources=Resources(minutes=10)),
-        "smoke": Grid(_word_jobs({"small": (8, 1)}, WordRecipe(
-            vocab_size=200, eval_every=2, train=TrainConfig(window=8, batch_size=4, steps=4, log_every=2))),
-            seeds=(0,), resources=Resources(minutes=5)),
+        "gpu": Grid(
+            _word_jobs(GPU_SIZES, _WORD_GPU),
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=10),
+        ),
+        "smoke": Grid(
+            _word_jobs(
+                {"small": (8, 1)},
+                WordRecipe(
+                    vocab_size=200,
+                    eval_every=2,
+                    train=TrainConfig(window=8, batch_size=4, steps=4, log_every=2),
+                ),
+            ),
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
-SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]}
+SWEEPS: dict[str, Sweep] = {
+    s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]
+}

@@ -4,7 +4,38 @@ from __future__ import annotations
 
 from bookbuild.labs import Exercise, Lab
 
-_IDS = [0, 1, 2, 3, 4, 4, 3, 1, 0, 2, 2, 2, 1, 3, 0, 4, 1, 1, 2, 0, 3, 3, 4, 0, 1, 2, 4, 3, 2, 1]  # V = 5
+_IDS = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    4,
+    3,
+    1,
+    0,
+    2,
+    2,
+    2,
+    1,
+    3,
+    0,
+    4,
+    1,
+    1,
+    2,
+    0,
+    3,
+    3,
+    4,
+    0,
+    1,
+    2,
+    4,
+    3,
+    2,
+    1,
+]  # V = 5
 
 
 def checkpoint_bidirectional_states(bidirectional_states):
@@ -22,25 +53,37 @@ def checkpoint_bidirectional_states(bidirectional_states):
     x = torch.randn(2, 6, 3)
     want, _ = both(x)  # (B, T, 2H)
     got = bidirectional_states(x, fwd, bwd)
-    assert tuple(got.shape) == (2, 6, 8), (f"the states should be (B, T, 2H) = (2, 6, 8), the two directions joined "
-                                          f"on the last axis; got {tuple(got.shape)}")
+    assert tuple(got.shape) == (2, 6, 8), (
+        f"the states should be (B, T, 2H) = (2, 6, 8), the two directions joined "
+        f"on the last axis; got {tuple(got.shape)}"
+    )
     assert (got[..., :4] - want[..., :4]).abs().max() < 1e-5, (
         "the first half (the forward layer's states) differs from nn.GRU's: the forward layer reads x as it is, "
-        "and its states come first")
+        "and its states come first"
+    )
     back, flipped = got[..., 4:], want[..., 4:].flip(1)
     if (back - flipped).abs().max() < 1e-5:
-        raise AssertionError("the backward half is in reversed time: position t must hold the state that has read "
-                             "x_T..x_t, so put the backward layer's states back in the order of the positions")
+        raise AssertionError(
+            "the backward half is in reversed time: position t must hold the state that has read "
+            "x_T..x_t, so put the backward layer's states back in the order of the positions"
+        )
     if (back - bwd(x)[0]).abs().max() < 1e-5:
-        raise AssertionError("the backward layer has read the sequence from its start: it should read x_T first")
+        raise AssertionError(
+            "the backward layer has read the sequence from its start: it should read x_T first"
+        )
     gap = (back - want[..., 4:]).abs().max().item()
-    assert gap < 1e-5, f"the second half (the backward layer's states) differs from nn.GRU's by up to {gap:.3g}"
+    assert gap < 1e-5, (
+        f"the second half (the backward layer's states) differs from nn.GRU's by up to {gap:.3g}"
+    )
     changed = x.clone()
     changed[:, -1] += 1.0
     later = bidirectional_states(changed, fwd, bwd)
     assert (later[:, :-1, :4] - got[:, :-1, :4]).abs().max() < 1e-6, (
-        "changing only the last input changed earlier forward states: the forward half must not read ahead")
-    print("Checkpoint passed: bidirectional_states matches nn.GRU(bidirectional=True), half by half")
+        "changing only the last input changed earlier forward states: the forward half must not read ahead"
+    )
+    print(
+        "Checkpoint passed: bidirectional_states matches nn.GRU(bidirectional=True), half by half"
+    )
 
 
 def checkpoint_stacked_states(stacked_states):
@@ -62,16 +105,26 @@ def checkpoint_stacked_states(stacked_states):
     except NotImplementedError:
         raise
     except RuntimeError as exc:
-        raise AssertionError(f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs of layer 1, "
-                             "not the 3 input features") from None
-    assert isinstance(got, torch.Tensor), (f"stacked_states should return the top layer's states, one tensor; got "
-                                           f"{type(got).__name__}")
-    assert tuple(got.shape) == (2, 4, 5), f"the top layer's states are (B, T, H) = (2, 4, 5); got {tuple(got.shape)}"
+        raise AssertionError(
+            f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs of layer 1, "
+            "not the 3 input features"
+        ) from None
+    assert isinstance(got, torch.Tensor), (
+        f"stacked_states should return the top layer's states, one tensor; got "
+        f"{type(got).__name__}"
+    )
+    assert tuple(got.shape) == (2, 4, 5), (
+        f"the top layer's states are (B, T, H) = (2, 4, 5); got {tuple(got.shape)}"
+    )
     if (got - layers[0](x)[0]).abs().max() < 1e-6:
-        raise AssertionError("you return the first layer's states: the result is the top layer's")
+        raise AssertionError(
+            "you return the first layer's states: the result is the top layer's"
+        )
     gap = (got - want).abs().max().item()
-    assert gap < 1e-5, (f"the top layer's states differ from nn.LSTM(num_layers=3)'s by up to {gap:.3g}: each layer "
-                        "should read the whole output sequence of the layer below")
+    assert gap < 1e-5, (
+        f"the top layer's states differ from nn.LSTM(num_layers=3)'s by up to {gap:.3g}: each layer "
+        "should read the whole output sequence of the layer below"
+    )
     print("Checkpoint passed: stacked_states matches nn.LSTM(num_layers=3)")
 
 
@@ -115,7 +168,9 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
         def __call__(self, tokens):
             self.widths.append(tokens.shape[1])
             logits = torch.zeros(*tokens.shape, 5)
-            logits[:, :-1] = 8.0 * one_hot(tokens[:, 1:], 5).float()  # the last position has nothing to peek at
+            logits[:, :-1] = (
+                8.0 * one_hot(tokens[:, 1:], 5).float()
+            )  # the last position has nothing to peek at
             return logits, None
 
     class Repeat:  # an honest model: it bets that the last character read comes again
@@ -127,18 +182,26 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
 
     peeker = Peeker()
     got = prefix_only_loss(peeker, ids, 4, 20)
-    assert isinstance(got, float), f"prefix_only_loss should return a Python float; got {type(got).__name__}"
-    assert all(w == 4 for w in peeker.widths), (f"every window the model reads should be context = 4 characters; "
-                                                 f"it read windows of {sorted(set(peeker.widths))}")
+    assert isinstance(got, float), (
+        f"prefix_only_loss should return a Python float; got {type(got).__name__}"
+    )
+    assert all(w == 4 for w in peeker.widths), (
+        f"every window the model reads should be context = 4 characters; "
+        f"it read windows of {sorted(set(peeker.widths))}"
+    )
     assert got > math.log(5) - 1e-4, (
         f"a model that reads ahead scored {got:.3f} nats, below the {math.log(5):.3f} of a uniform guess: the scored "
-        "character was inside what the model read. Score each window at its last position only")
+        "character was inside what the model read. Score each window at its last position only"
+    )
     want = expected["repeat model, context 4, 20 positions"]
     honest = prefix_only_loss(Repeat(), ids, 4, 20)
     assert abs(honest - want) < 1e-5, (
         f"an honest model should score {want:.4f} nats here; got {honest:.4f}: window j is ids[j : j + context], "
-        "scored on the character right after it, for j = 0 .. positions - 1")
-    print("Checkpoint passed: prefix_only_loss scores every character from the characters before it only")
+        "scored on the character right after it, for j = 0 .. positions - 1"
+    )
+    print(
+        "Checkpoint passed: prefix_only_loss scores every character from the characters before it only"
+    )
 
 
 LAB = Lab(
@@ -174,8 +237,10 @@ LAB = Lab(
         Exercise(
             target="chapter_code.depth.directions:stacked_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
-            task=("Feed `x` through the layers in order, each reading the states of the one below; return the top "
-                  "layer's states `(B, T, H)`."),
+            task=(
+                "Feed `x` through the layers in order, each reading the states of the one below; return the top "
+                "layer's states `(B, T, H)`."
+            ),
             hints=(
                 "Layer 2 of a stack does not see `x` at all; what does it read instead?",
                 "One variable for the current sequence, starting at `x`; in a loop over the layers replace it by "
@@ -185,7 +250,10 @@ LAB = Lab(
         ),
         Exercise(
             target="chapter_code.depth.layers:prefix_only_loss",
-            context=("chapter_code.depth.layers:_positive", "chapter_code.lm.perplexity:lm_loss_and_ppl"),
+            context=(
+                "chapter_code.depth.layers:_positive",
+                "chapter_code.lm.perplexity:lm_loss_and_ppl",
+            ),
             task=(
                 "Score the model as generation uses it: for $j = 0..$`positions`$-1$ it reads "
                 "`ids[j : j + context]` and is scored, with `lm_loss_and_ppl`, on the character right after "

@@ -24,8 +24,10 @@ def reference_combine() -> dict:
     v = _pairs(70, 2)
     a, b = torch.tensor(v["a"]), torch.tensor(v["b"])
     first, second = (a[:, 0], b[:, 0]), (a[:, 1], b[:, 1])
-    return v | {"first then second": [t.tolist() for t in combine(first, second)],
-                "second then first": [t.tolist() for t in combine(second, first)]}
+    return v | {
+        "first then second": [t.tolist() for t in combine(first, second)],
+        "second then first": [t.tolist() for t in combine(second, first)],
+    }
 
 
 def checkpoint_combine(combine, expected):
@@ -39,13 +41,18 @@ def checkpoint_combine(combine, expected):
     want = [torch.tensor(t) for t in expected["first then second"]]
     swapped = [torch.tensor(t) for t in expected["second then first"]]
     assert torch.allclose(got[0], want[0], atol=1e-6), (
-        "the composed a is wrong: applying a1 and then a2 scales the state by both")
+        "the composed a is wrong: applying a1 and then a2 scales the state by both"
+    )
     if not torch.allclose(got[1], want[1], atol=1e-6):
         if torch.allclose(got[1], swapped[1], atol=1e-6):
-            raise AssertionError("the composed b is that of 'second, then first': the first step's b passes through "
-                                 "the second step's scaling, not the other way round")
-        raise AssertionError("the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to the result, "
-                             "and read off the part that does not depend on c")
+            raise AssertionError(
+                "the composed b is that of 'second, then first': the first step's b passes through "
+                "the second step's scaling, not the other way round"
+            )
+        raise AssertionError(
+            "the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to the result, "
+            "and read off the part that does not depend on c"
+        )
     print("Checkpoint passed: combine composes two steps in the right order")
 
 
@@ -56,7 +63,10 @@ def reference_loop_linear() -> dict:
 
     v = _pairs(71, 6)
     a, b, c0 = (torch.tensor(v[k]) for k in ("a", "b", "c0"))
-    return v | {"from zero": loop_linear(a, b).tolist(), "from c0": loop_linear(a, b, c0).tolist()}
+    return v | {
+        "from zero": loop_linear(a, b).tolist(),
+        "from c0": loop_linear(a, b, c0).tolist(),
+    }
 
 
 def checkpoint_loop_linear(loop_linear, expected):
@@ -65,18 +75,26 @@ def checkpoint_loop_linear(loop_linear, expected):
 
     a, b, c0 = (torch.tensor(expected[k]) for k in ("a", "b", "c0"))
     got = loop_linear(a, b)
-    assert tuple(got.shape) == (2, 6, 3), (f"loop_linear should return every state, (B, T, H) = (2, 6, 3), stacked "
-                                          f"along time; got {tuple(got.shape)}")
+    assert tuple(got.shape) == (2, 6, 3), (
+        f"loop_linear should return every state, (B, T, H) = (2, 6, 3), stacked "
+        f"along time; got {tuple(got.shape)}"
+    )
     want = torch.tensor(expected["from zero"])
     if not torch.allclose(got, want, atol=1e-5):
         first_bad = int(((got - want).abs() > 1e-5).any(dim=(0, 2)).nonzero()[0])
-        raise AssertionError(f"from a zero start the states first differ from the book's at step {first_bad + 1}: "
-                             "each step scales the previous state by a_t and adds b_t")
+        raise AssertionError(
+            f"from a zero start the states first differ from the book's at step {first_bad + 1}: "
+            "each step scales the previous state by a_t and adds b_t"
+        )
     start = loop_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
-        raise AssertionError("with c0 given, the states are those of a zero start: begin from c0")
+        raise AssertionError(
+            "with c0 given, the states are those of a zero start: begin from c0"
+        )
     from_c0 = torch.tensor(expected["from c0"])
-    assert torch.allclose(start, from_c0, atol=1e-5), "from c0 the states differ from the book's"
+    assert torch.allclose(start, from_c0, atol=1e-5), (
+        "from c0 the states differ from the book's"
+    )
     print("Checkpoint passed: loop_linear gives the book's states")
 
 
@@ -87,7 +105,10 @@ def reference_scan_linear() -> dict:
 
     v = _pairs(72, 13)
     a, b, c0 = (torch.tensor(v[k]) for k in ("a", "b", "c0"))
-    return v | {"from zero": loop_linear(a, b).tolist(), "from c0": loop_linear(a, b, c0).tolist()}
+    return v | {
+        "from zero": loop_linear(a, b).tolist(),
+        "from c0": loop_linear(a, b, c0).tolist(),
+    }
 
 
 def checkpoint_scan_linear(scan_linear, expected):
@@ -100,7 +121,9 @@ def checkpoint_scan_linear(scan_linear, expected):
     space = scan_linear.__globals__
     book_combine, calls = space["combine"], []
 
-    def counted(first, second):  # one call per round: the whole sequence is combined at once
+    def counted(
+        first, second
+    ):  # one call per round: the whole sequence is combined at once
         calls.append(first[0].shape[1])
         return book_combine(first, second)
 
@@ -109,30 +132,45 @@ def checkpoint_scan_linear(scan_linear, expected):
         got = scan_linear(a, b)
     finally:
         space["combine"] = book_combine
-    assert tuple(got.shape) == (2, 13, 3), f"scan_linear should return every state, (2, 13, 3); got {tuple(got.shape)}"
+    assert tuple(got.shape) == (2, 13, 3), (
+        f"scan_linear should return every state, (2, 13, 3); got {tuple(got.shape)}"
+    )
     want = torch.tensor(expected["from zero"])
     gap = (got - want).abs().max().item()
-    assert gap < 1e-5, (f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, position t "
-                        "combines the pair ending at t - d (first) with its own (second); the first d positions "
-                        "are already complete")
+    assert gap < 1e-5, (
+        f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, position t "
+        "combines the pair ending at t - d (first) with its own (second); the first d positions "
+        "are already complete"
+    )
     rounds = math.ceil(math.log2(13))
     assert len(calls) == rounds, (
         f"13 steps take ceil(log2 13) = {rounds} rounds of the doubling scan, one combine call on whole slices each; "
-        f"your function called combine {len(calls)} times" +
-        (": that is a loop over time, not a scan" if len(calls) >= 12 else ""))
+        f"your function called combine {len(calls)} times"
+        + (": that is a loop over time, not a scan" if len(calls) >= 12 else "")
+    )
     start = scan_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
-        raise AssertionError("with c0 given, the scan returns the states of a zero start: fold c0 into the first step")
-    assert torch.allclose(start, torch.tensor(expected["from c0"]), atol=1e-5), "from c0 the scan differs from the loop"
+        raise AssertionError(
+            "with c0 given, the scan returns the states of a zero start: fold c0 into the first step"
+        )
+    assert torch.allclose(start, torch.tensor(expected["from c0"]), atol=1e-5), (
+        "from c0 the scan differs from the loop"
+    )
     a_grad = a.clone().requires_grad_(True)
     try:
         scan_linear(a_grad, b).sum().backward()
     except RuntimeError as exc:
-        raise AssertionError(f"autograd cannot run back through the scan ({exc}): build new tensors each round "
-                             "(torch.cat) instead of writing into a or b in place") from None
+        raise AssertionError(
+            f"autograd cannot run back through the scan ({exc}): build new tensors each round "
+            "(torch.cat) instead of writing into a or b in place"
+        ) from None
     assert a_grad.grad is not None, "the scan should pass gradients back to a"
-    assert bool(torch.isfinite(a_grad.grad).all()), "the gradients the scan passes back to a should be finite"
-    print(f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and autograd runs through it")
+    assert bool(torch.isfinite(a_grad.grad).all()), (
+        "the gradients the scan passes back to a should be finite"
+    )
+    print(
+        f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and autograd runs through it"
+    )
 
 
 def reference_input_gated_lstm() -> dict:
@@ -150,7 +188,12 @@ def reference_input_gated_lstm() -> dict:
         model.blocks.weight.copy_(weight)
         model.blocks.bias.copy_(bias)
         h = model(x)
-    return {"weight": weight.tolist(), "bias": bias.tolist(), "x": x.tolist(), "h": h.tolist()}
+    return {
+        "weight": weight.tolist(),
+        "bias": bias.tolist(),
+        "x": x.tolist(),
+        "h": h.tolist(),
+    }
 
 
 def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the class itself is the argument)
@@ -163,19 +206,30 @@ def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the cl
         model.blocks.bias.copy_(torch.tensor(expected["bias"]))
     x = torch.tensor(expected["x"])
     got = model(x)
-    assert isinstance(got, torch.Tensor), f"forward should return every h_t as one tensor; got {type(got).__name__}"
-    assert tuple(got.shape) == (2, 7, 2), f"forward should return (B, T, H) = (2, 7, 2); got {tuple(got.shape)}"
+    assert isinstance(got, torch.Tensor), (
+        f"forward should return every h_t as one tensor; got {type(got).__name__}"
+    )
+    assert tuple(got.shape) == (2, 7, 2), (
+        f"forward should return (B, T, H) = (2, 7, 2); got {tuple(got.shape)}"
+    )
     looped = model(x, parallel=False)
-    assert (got - looped).abs().max() < 1e-5, ("parallel=True and parallel=False give different outputs: both "
-                                               "should feed the same pairs (a, b), one to the scan, one to the loop")
+    assert (got - looped).abs().max() < 1e-5, (
+        "parallel=True and parallel=False give different outputs: both "
+        "should feed the same pairs (a, b), one to the scan, one to the loop"
+    )
     want = torch.tensor(expected["h"])
     if (got - want).abs().max() > 1e-5:
         raise AssertionError(
             f"the outputs differ from the book's by up to {(got - want).abs().max().item():.3g}: the pair of a step is "
             "(forget gate, input gate times candidate), the blocks come in nn.LSTM's order i, f, g, o, and the output "
-            "gate shows a squashed copy of the cell")
-    assert bool((got.abs() < 1).all()), "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
-    print("Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and by the loop")
+            "gate shows a squashed copy of the cell"
+        )
+    assert bool((got.abs() < 1).all()), (
+        "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
+    )
+    print(
+        "Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and by the loop"
+    )
 
 
 LAB = Lab(
@@ -266,4 +320,3 @@ LAB = Lab(
         ),
     ],
 )
-

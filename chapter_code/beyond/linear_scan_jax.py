@@ -21,14 +21,22 @@ import jax.numpy as jnp
 
 def _check(a: jax.Array, b: jax.Array, h0: jax.Array | None) -> None:
     if b.ndim != 3:
-        raise ValueError(f"b must have shape (batch, time, hidden); got {tuple(b.shape)}")
+        raise ValueError(
+            f"b must have shape (batch, time, hidden); got {tuple(b.shape)}"
+        )
     if a.shape != b.shape:
-        raise ValueError(f"a must have the shape of b {tuple(b.shape)}; got {tuple(a.shape)}")
+        raise ValueError(
+            f"a must have the shape of b {tuple(b.shape)}; got {tuple(a.shape)}"
+        )
     if h0 is not None and h0.shape != (b.shape[0], b.shape[2]):
-        raise ValueError(f"h0 must have shape (batch, hidden) = ({b.shape[0]}, {b.shape[2]}); got {tuple(h0.shape)}")
+        raise ValueError(
+            f"h0 must have shape (batch, hidden) = ({b.shape[0]}, {b.shape[2]}); got {tuple(h0.shape)}"
+        )
 
 
-def linear_scan_sequential(a: jax.Array, b: jax.Array, h0: jax.Array | None = None) -> jax.Array:
+def linear_scan_sequential(
+    a: jax.Array, b: jax.Array, h0: jax.Array | None = None
+) -> jax.Array:
     """Every state (B, T, H) of ``h_t = a_t * h_{t-1} + b_t``, one step after another (``lax.scan``)."""
     _check(a, b, h0)
     h0 = jnp.zeros_like(b[:, 0]) if h0 is None else h0
@@ -42,14 +50,18 @@ def linear_scan_sequential(a: jax.Array, b: jax.Array, h0: jax.Array | None = No
     return jnp.swapaxes(states, 0, 1)
 
 
-def combine(earlier: tuple[jax.Array, jax.Array], later: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+def combine(
+    earlier: tuple[jax.Array, jax.Array], later: tuple[jax.Array, jax.Array]
+) -> tuple[jax.Array, jax.Array]:
     """Two steps as one: apply ``earlier`` = (a_1, b_1), then ``later`` = (a_2, b_2)."""
     a_1, b_1 = earlier
     a_2, b_2 = later
     return a_2 * a_1, a_2 * b_1 + b_2
 
 
-def linear_scan_parallel(a: jax.Array, b: jax.Array, h0: jax.Array | None = None) -> jax.Array:
+def linear_scan_parallel(
+    a: jax.Array, b: jax.Array, h0: jax.Array | None = None
+) -> jax.Array:
     """The same states by ``jax.lax.associative_scan`` over time; ``h0`` is folded into the first input."""
     _check(a, b, h0)
     if h0 is not None:

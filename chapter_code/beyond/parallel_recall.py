@@ -27,18 +27,26 @@ class InputGatedRecallNet(nn.Module):
         super().__init__()
         self.rec = InputGatedLSTM(vocab, hidden_size)
         self.readout = nn.Linear(hidden_size, vocab)
-        with torch.no_grad():  # the forget block is the second of i, f, g, o, as in nn.LSTM
+        with (
+            torch.no_grad()
+        ):  # the forget block is the second of i, f, g, o, as in nn.LSTM
             self.rec.blocks.bias[hidden_size : 2 * hidden_size] = forget_bias
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.readout(self.rec(x)[:, -1])  # (B, V)
 
 
-def train_input_gated_recall(seed: int, config: RecallConfig, forget_bias: float = 1.0) -> dict:
+def train_input_gated_recall(
+    seed: int, config: RecallConfig, forget_bias: float = 1.0
+) -> dict:
     """Train one input-gated run with the memory test's recipe; test accuracy after each epoch, and wall time."""
     start = time.perf_counter()
-    x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
-    x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
+    x_train, y_train = make_recall(
+        config.n_train, config.lag, config.vocab, config.train_seed
+    )
+    x_test, y_test = make_recall(
+        config.n_test, config.lag, config.vocab, config.test_seed
+    )
     torch.manual_seed(seed)
     net = InputGatedRecallNet(config.vocab, config.hidden_size, forget_bias)
     stream = torch.Generator().manual_seed(seed)
@@ -54,4 +62,8 @@ def train_input_gated_recall(seed: int, config: RecallConfig, forget_bias: float
             nn.utils.clip_grad_norm_(net.parameters(), config.clip)
             opt.step()
         history.append(accuracy(net, x_test, y_test))
-    return {"accuracy": history[-1], "history": history, "seconds": time.perf_counter() - start}
+    return {
+        "accuracy": history[-1],
+        "history": history,
+        "seconds": time.perf_counter() - start,
+    }

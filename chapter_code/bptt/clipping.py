@@ -37,19 +37,27 @@ def clip_gradients(params: Iterable[nn.Parameter], kappa: float) -> float:
     if not grads:
         return 0.0
     ### BEGIN SOLUTION
-    total = torch.sqrt(sum(g.detach().double().pow(2).sum() for g in grads)).item()  # [1]
+    total = torch.sqrt(
+        sum(g.detach().double().pow(2).sum() for g in grads)
+    ).item()  # [1]
     scale = min(1.0, kappa / (total + 1e-6))  # [2]
     if scale < 1.0:
         for g in grads:
-            g.mul_(scale)  # one factor for every coordinate: the direction is kept  # [3]
+            g.mul_(
+                scale
+            )  # one factor for every coordinate: the direction is kept  # [3]
     return total
     ### END SOLUTION
 
 
-FIRST_SUCCESSOR_P = 0.8  # in markov_stream, the chance that a token is followed by its first successor
+FIRST_SUCCESSOR_P = (
+    0.8  # in markov_stream, the chance that a token is followed by its first successor
+)
 
 
-def markov_stream(n: int, length: int, vocab_size: int, generator: torch.Generator) -> torch.Tensor:
+def markov_stream(
+    n: int, length: int, vocab_size: int, generator: torch.Generator
+) -> torch.Tensor:
     """(n, length) tokens from a fixed random Markov chain in which every token has two likely successors.
 
     The chain itself is drawn from ``generator`` first, so one generator fixes
@@ -58,11 +66,15 @@ def markov_stream(n: int, length: int, vocab_size: int, generator: torch.Generat
     for name, value in [("n", n), ("length", length), ("vocab_size", vocab_size)]:
         if not isinstance(value, int) or value < 2:
             raise ValueError(f"{name} must be an int >= 2; got {value!r}")
-    successors = torch.stack([torch.randperm(vocab_size, generator=generator)[:2] for _ in range(vocab_size)])
+    successors = torch.stack(
+        [torch.randperm(vocab_size, generator=generator)[:2] for _ in range(vocab_size)]
+    )
     tokens = torch.empty(n, length, dtype=torch.long)  # (N, T)
     tokens[:, 0] = torch.randint(0, vocab_size, (n,), generator=generator)
     for t in range(1, length):
-        pick = (torch.rand(n, generator=generator) < FIRST_SUCCESSOR_P).long()  # 1: first successor
+        pick = (
+            torch.rand(n, generator=generator) < FIRST_SUCCESSOR_P
+        ).long()  # 1: first successor
         tokens[:, t] = successors[tokens[:, t - 1], 1 - pick]
     return tokens
 
@@ -80,7 +92,9 @@ def train_sgd(
 ) -> SGDRun:
     """Plain SGD on the mean next-token loss, one step per batch in ``batches`` (S, B, T); clip if ``kappa``."""
     if batches.dim() != 3:
-        raise ValueError(f"batches must be (steps, batch, time); got {tuple(batches.shape)}")
+        raise ValueError(
+            f"batches must be (steps, batch, time); got {tuple(batches.shape)}"
+        )
     if not lr > 0:
         raise ValueError(f"lr must be > 0; got {lr}")
     opt = torch.optim.SGD(model.parameters(), lr=lr)
@@ -90,7 +104,13 @@ def train_sgd(
         opt.zero_grad()
         loss.backward()
         if kappa is None:
-            norm = torch.sqrt(sum(p.grad.double().pow(2).sum() for p in model.parameters() if p.grad is not None))
+            norm = torch.sqrt(
+                sum(
+                    p.grad.double().pow(2).sum()
+                    for p in model.parameters()
+                    if p.grad is not None
+                )
+            )
             run.grad_norms.append(norm.item())
         else:
             run.grad_norms.append(clip_gradients(model.parameters(), kappa))
@@ -107,16 +127,25 @@ def plot_clipping_runs(runs: dict[str, SGDRun], uniform_loss: float) -> Figure:
     the bottom few pixels.
     """
     use_book_style()
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.2, 5.4), sharex=True, layout="constrained")
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(6.2, 5.4), sharex=True, layout="constrained"
+    )
     colors = [COLORS["rnn"], COLORS["other"]]
     for (label, run), color in zip(runs.items(), colors, strict=False):
         top.semilogy(run.grad_norms, color=color, label=label, lw=1.4)
         bottom.semilogy(run.losses, color=color, label=label, lw=1.4)
-    bottom.axhline(uniform_loss, color=COLORS["bound"], ls="--", lw=1.4, label="uniform guess")
+    bottom.axhline(
+        uniform_loss, color=COLORS["bound"], ls="--", lw=1.4, label="uniform guess"
+    )
     top.set_ylabel("gradient norm\n(before clipping)")
     bottom.set_ylabel("training loss\n(nats, log axis)")
     bottom.set_xlabel("SGD step")
-    fig.legend(*bottom.get_legend_handles_labels(), loc="outside upper center", ncol=3, handlelength=2.0)
+    fig.legend(
+        *bottom.get_legend_handles_labels(),
+        loc="outside upper center",
+        ncol=3,
+        handlelength=2.0,
+    )
     return fig
 
 
@@ -131,13 +160,19 @@ def recall_first_data(
 class LastStepClassifier(nn.Module):
     """An ``nn.RNN`` or ``nn.LSTM`` read out once, at the last step; the LSTM's forget bias can start at +1."""
 
-    def __init__(self, cell: str, input_size: int, hidden_size: int, classes: int) -> None:
+    def __init__(
+        self, cell: str, input_size: int, hidden_size: int, classes: int
+    ) -> None:
         super().__init__()
         if cell not in ("rnn", "lstm"):
             raise ValueError(f"cell must be 'rnn' or 'lstm'; got {cell!r}")
-        self.rec = (nn.RNN if cell == "rnn" else nn.LSTM)(input_size, hidden_size, batch_first=True)
+        self.rec = (nn.RNN if cell == "rnn" else nn.LSTM)(
+            input_size, hidden_size, batch_first=True
+        )
         if cell == "lstm":
-            with torch.no_grad():  # PyTorch sums its two bias vectors: set one slice to 1, the other to 0
+            with (
+                torch.no_grad()
+            ):  # PyTorch sums its two bias vectors: set one slice to 1, the other to 0
                 self.rec.bias_ih_l0[hidden_size : 2 * hidden_size].fill_(1.0)
                 self.rec.bias_hh_l0[hidden_size : 2 * hidden_size].zero_()
         self.out = nn.Linear(hidden_size, classes)
@@ -148,7 +183,12 @@ class LastStepClassifier(nn.Module):
 
 
 def clipped_share(
-    model: LastStepClassifier, x: torch.Tensor, y: torch.Tensor, steps: int, kappa: float, generator: torch.Generator
+    model: LastStepClassifier,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    steps: int,
+    kappa: float,
+    generator: torch.Generator,
 ) -> tuple[float, float]:
     """Train with Adam (lr 3e-3, batches of 64) and clipping at ``kappa``; return (share of steps clipped, accuracy)."""
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)

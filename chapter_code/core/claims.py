@@ -86,16 +86,28 @@ def _condition_source(frame: Any) -> str:
     except SyntaxError:  # an IPython cell with magics: fall back to the line itself
         return lines[frame.f_lineno - 1].strip()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and node.lineno <= frame.f_lineno <= (node.end_lineno or node.lineno)
-                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "check"):
-            condition = node.args[1] if len(node.args) > 1 else next(
-                (k.value for k in node.keywords if k.arg == "condition"), None)
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno <= frame.f_lineno <= (node.end_lineno or node.lineno)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) == "check"
+        ):
+            condition = (
+                node.args[1]
+                if len(node.args) > 1
+                else next(
+                    (k.value for k in node.keywords if k.arg == "condition"), None
+                )
+            )
             if condition is not None:
-                return " ".join((ast.get_source_segment(source, condition) or "").split())
+                return " ".join(
+                    (ast.get_source_segment(source, condition) or "").split()
+                )
     return lines[frame.f_lineno - 1].strip()
 
 
-def check(name: str, condition: Any, *, because: str, values: Mapping[str, Any] | None = None) -> bool:
+def check(
+    name: str, condition: Any, *, because: str, values: Mapping[str, Any] | None = None
+) -> bool:
     """Declare check ``name``: record whether ``condition`` holds, and raise :class:`CheckFailed` if not.
 
     ``because`` says in words what the condition establishes ("final states
@@ -103,13 +115,21 @@ def check(name: str, condition: Any, *, because: str, values: Mapping[str, Any] 
     claim. A name is declared once per chapter. Returns ``True``.
     """
     if not isinstance(name, str) or not NAME.match(name):
-        raise ValueError(f"name must be lower-case words joined by hyphens, such as 'c-pad-state'; got {name!r}")
+        raise ValueError(
+            f"name must be lower-case words joined by hyphens, such as 'c-pad-state'; got {name!r}"
+        )
     if not isinstance(because, str) or not because.strip():
-        raise ValueError(f"because must say in words what the check establishes; got {because!r}")
+        raise ValueError(
+            f"because must say in words what the check establishes; got {because!r}"
+        )
     if name in _DECLARED:
-        raise ValueError(f"check {name!r} is declared twice; each check is declared by one cell")
+        raise ValueError(
+            f"check {name!r} is declared twice; each check is declared by one cell"
+        )
     if values is not None and not isinstance(values, Mapping):
-        raise TypeError(f"values must be a mapping of names to compared values; got {type(values).__name__}")
+        raise TypeError(
+            f"values must be a mapping of names to compared values; got {type(values).__name__}"
+        )
     held = bool(condition)
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
@@ -117,15 +137,19 @@ def check(name: str, condition: Any, *, because: str, values: Mapping[str, Any] 
         name=name,
         held=held,
         because=because.strip(),
-        condition=_condition_source(caller) if caller is not None else "(source not available)",
+        condition=_condition_source(caller)
+        if caller is not None
+        else "(source not available)",
         values={str(k): _text(v) for k, v in (values or {}).items()},
     )
     _DECLARED[name] = record
     _publish(record)
     if not held:
         shown = ", ".join(f"{k} = {v}" for k, v in record.values.items())
-        raise CheckFailed(f"check {name!r} failed: {record.because} does not hold"
-                          f" ({record.condition}{'; ' + shown if shown else ''})")
+        raise CheckFailed(
+            f"check {name!r} failed: {record.because} does not hold"
+            f" ({record.condition}{'; ' + shown if shown else ''})"
+        )
     return True
 
 

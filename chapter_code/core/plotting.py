@@ -50,9 +50,16 @@ def smallest_text_points(fig: Figure) -> float:
     an axes switched off (``ax.axis("off")``) are not drawn and do not count.
     """
     fig.canvas.draw()
-    hidden = {id(t) for ax in fig.axes if not ax.axison for axis in (ax.xaxis, ax.yaxis) for t in axis.findobj(Text)}
+    hidden = {
+        id(t)
+        for ax in fig.axes
+        if not ax.axison
+        for axis in (ax.xaxis, ax.yaxis)
+        for t in axis.findobj(Text)
+    }
     sizes = [
-        t.get_fontsize() for t in fig.findobj(Text)
+        t.get_fontsize()
+        for t in fig.findobj(Text)
         if id(t) not in hidden and t.get_visible() and t.get_text().strip()
     ]
     return min(sizes, default=0.0)
@@ -67,10 +74,18 @@ def figure_png(fig: Figure) -> tuple[bytes, dict[str, int]]:
     dpi = fig.dpi * PIXEL_RATIO
     smallest_px = smallest_text_points(fig) / 72 * dpi
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight",
-                metadata={SMALLEST_TEXT_KEY: f"{smallest_px:.2f}"})
+    fig.savefig(
+        buffer,
+        format="png",
+        dpi=dpi,
+        bbox_inches="tight",
+        metadata={SMALLEST_TEXT_KEY: f"{smallest_px:.2f}"},
+    )
     data = buffer.getvalue()
-    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")  # from the IHDR chunk
+    width, height = (
+        int.from_bytes(data[16:20], "big"),
+        int.from_bytes(data[20:24], "big"),
+    )  # from the IHDR chunk
     return data, {"width": width // PIXEL_RATIO, "height": height // PIXEL_RATIO}
 
 

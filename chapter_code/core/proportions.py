@@ -36,7 +36,11 @@ def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, flo
         raise ValueError(f"solved must be an int in [0, runs={runs}]; got {solved!r}")
     p = solved / runs
     centre = (p + z * z / (2 * runs)) / (1 + z * z / runs)
-    half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / (1 + z * z / runs)
+    half = (
+        z
+        * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs))
+        / (1 + z * z / runs)
+    )
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
@@ -55,22 +59,43 @@ def solve_rate(metrics: Sequence[dict[str, Any]], solved_at: float) -> dict[str,
     solved = [m for m in metrics if m["final_accuracy"] >= solved_at]
     epochs = sorted(m["solved_epoch"] for m in solved)
     low, high = wilson_interval(len(solved), len(metrics))
-    return {"runs": len(metrics), "solved": len(solved), "rate": len(solved) / len(metrics), "low": low,
-            "high": high, "solved_epochs": epochs}
+    return {
+        "runs": len(metrics),
+        "solved": len(solved),
+        "rate": len(solved) / len(metrics),
+        "low": low,
+        "high": high,
+        "solved_epochs": epochs,
+    }
 
 
-def plot_solve_rates(summaries: dict[str, dict[str, Any]], colors: dict[str, str]) -> Figure:
+def plot_solve_rates(
+    summaries: dict[str, dict[str, Any]], colors: dict[str, str]
+) -> Figure:
     """One row per contender: its solve rate (dot) and 95 % Wilson interval (bar), from :func:`solve_rate`."""
     use_book_style()
     labels = list(summaries)
-    fig, ax = plt.subplots(figsize=(4.2, 0.5 * len(labels) + 1.1))  # narrow: legible on a phone
+    fig, ax = plt.subplots(
+        figsize=(4.2, 0.5 * len(labels) + 1.1)
+    )  # narrow: legible on a phone
     for row, label in enumerate(labels):
         s = summaries[label]
         y = len(labels) - 1 - row  # first contender at the top
-        ax.plot([s["low"], s["high"]], [y, y], color=colors[label], linewidth=4, alpha=0.45,
-                solid_capstyle="butt")
+        ax.plot(
+            [s["low"], s["high"]],
+            [y, y],
+            color=colors[label],
+            linewidth=4,
+            alpha=0.45,
+            solid_capstyle="butt",
+        )
         ax.plot([s["rate"]], [y], "o", color=colors[label], markersize=8)
-        ax.annotate(f"{s['solved']} of {s['runs']}", (1.02, y), xycoords=("axes fraction", "data"), va="center")
+        ax.annotate(
+            f"{s['solved']} of {s['runs']}",
+            (1.02, y),
+            xycoords=("axes fraction", "data"),
+            va="center",
+        )
     ax.set_yticks(range(len(labels)), labels[::-1])
     ax.set_xlim(-0.03, 1.03)  # dots at 0 and 1 drawn whole
     ax.set_ylim(-0.6, len(labels) - 0.4)

@@ -123,7 +123,9 @@ class Fingerprint:
     device: str
     device_name: str
     profile: str  # "cpu-avx2", "cuda", ...: which set of recorded outputs applies
-    cpu_kernels: str  # the instruction set ATen's CPU kernels dispatch to, and the pins in force
+    cpu_kernels: (
+        str  # the instruction set ATen's CPU kernels dispatch to, and the pins in force
+    )
     torch_version: str
     cuda_version: str
     python_version: str
@@ -133,7 +135,9 @@ class Fingerprint:
     git_commit: str
     gpu_kind: str = "none"  # "sm90" on an H100 or H200; "none" on a CPU build
     cudnn_version: str = "none"
-    gpu_numerics: str = "none"  # the determinism settings in force on the GPU (:func:`gpu_numerics`)
+    gpu_numerics: str = (
+        "none"  # the determinism settings in force on the GPU (:func:`gpu_numerics`)
+    )
 
     def as_rows(self, with_commit: bool = True) -> list[tuple[str, str]]:
         """(label, value) pairs in display order, for a two-column table.
@@ -163,7 +167,9 @@ class Fingerprint:
         hidden = {"git_commit"} if not with_commit else set()
         if self.gpu_kind == "none":  # a CPU build: no GPU rows
             hidden |= {"gpu_kind", "cudnn_version", "gpu_numerics"}
-        return [(label, str(values[k])) for k, label in labels.items() if k not in hidden]
+        return [
+            (label, str(values[k])) for k, label in labels.items() if k not in hidden
+        ]
 
 
 class SettingError(ValueError):
@@ -191,14 +197,18 @@ def pick_device(requested: str | None = None) -> torch.device:
     raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
 
 
-def _int_from_env(var: str, default: int, minimum: int, environ: Mapping[str, str] | None = None) -> int:
+def _int_from_env(
+    var: str, default: int, minimum: int, environ: Mapping[str, str] | None = None
+) -> int:
     raw = (os.environ if environ is None else environ).get(var, "").strip()
     if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise SettingError(f"{var} must be an integer >= {minimum}; got {raw!r}") from None
+        raise SettingError(
+            f"{var} must be an integer >= {minimum}; got {raw!r}"
+        ) from None
     if value < minimum:
         raise SettingError(f"{var} must be an integer >= {minimum}; got {value}")
     return value
@@ -214,7 +224,11 @@ class Settings:
 
     def as_env(self) -> dict[str, str]:
         """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu", ...}``."""
-        return {"BOOK_DEVICE": self.device, "BOOK_THREADS": str(self.threads), "BOOK_SEED": str(self.seed)}
+        return {
+            "BOOK_DEVICE": self.device,
+            "BOOK_THREADS": str(self.threads),
+            "BOOK_SEED": str(self.seed),
+        }
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -288,13 +302,22 @@ def gpu_software(device: torch.device) -> dict[str, str]:
     """What a GPU's outputs depend on besides its kind: PyTorch, CUDA and cuDNN versions; ``{}`` on a CPU."""
     if device.type != "cuda":
         return {}
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    return {"torch": torch.__version__, "cuda": torch.version.cuda or "none", "cudnn": str(cudnn or "none")}
+    cudnn = (
+        torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    )
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda or "none",
+        "cudnn": str(cudnn or "none"),
+    }
 
 
 def is_gpu_profile(profile: str) -> bool:
     """Whether ``profile`` names a GPU kind (``cuda-sm90``), whose baselines are recorded per GPU software."""
-    return profile.startswith(GPU_PROFILE_PREFIX) and profile[len(GPU_PROFILE_PREFIX):].isdigit()
+    return (
+        profile.startswith(GPU_PROFILE_PREFIX)
+        and profile[len(GPU_PROFILE_PREFIX) :].isdigit()
+    )
 
 
 def output_profile(device: torch.device) -> str:
@@ -313,12 +336,15 @@ def output_profile(device: torch.device) -> str:
 def describe_profile(profile: str) -> str:
     """One line on which machines share ``profile``'s outputs."""
     if is_gpu_profile(profile):
-        digits = profile[len(GPU_PROFILE_PREFIX):]
-        return (f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through CUDA, with deterministic "
-                "algorithms, TF32 off and cuDNN deterministic; their baselines hold for the PyTorch, CUDA and "
-                "cuDNN versions they were recorded with")
+        digits = profile[len(GPU_PROFILE_PREFIX) :]
+        return (
+            f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through CUDA, with deterministic "
+            "algorithms, TF32 off and cuDNN deterministic; their baselines hold for the PyTorch, CUDA and "
+            "cuDNN versions they were recorded with"
+        )
     return PROFILE_DESCRIPTIONS.get(
-        profile, "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies"
+        profile,
+        "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies",
     )
 
 
@@ -326,11 +352,17 @@ def gpu_numerics() -> str:
     """The GPU determinism settings in force, read back from torch, e.g. ``deterministic algorithms, TF32 off, ...``."""
     tf32 = torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
     parts = [
-        "deterministic algorithms" if torch.are_deterministic_algorithms_enabled()
-        and not torch.is_deterministic_algorithms_warn_only_enabled() else "deterministic algorithms: warn only",
+        "deterministic algorithms"
+        if torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled()
+        else "deterministic algorithms: warn only",
         "TF32 on" if tf32 else "TF32 off",
-        "cuDNN deterministic" if torch.backends.cudnn.deterministic else "cuDNN not deterministic",
-        "cuDNN benchmark on" if torch.backends.cudnn.benchmark else "cuDNN benchmark off",
+        "cuDNN deterministic"
+        if torch.backends.cudnn.deterministic
+        else "cuDNN not deterministic",
+        "cuDNN benchmark on"
+        if torch.backends.cudnn.benchmark
+        else "cuDNN benchmark off",
         *[f"{k}={os.environ.get(k, '(unset)')}" for k in CUDA_PINS],
     ]
     return ", ".join(parts)
@@ -340,13 +372,19 @@ def cpu_kernels() -> str:
     """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ...)``."""
     capability = torch.backends.cpu.get_cpu_capability()
     pins = [f"{k}={os.environ[k]}" for k in CPU_PINS if k in os.environ]
-    return f"{capability} (pinned: {', '.join(pins)})" if pins else f"{capability} (not pinned)"
+    return (
+        f"{capability} (pinned: {', '.join(pins)})"
+        if pins
+        else f"{capability} (not pinned)"
+    )
 
 
 def _check_pins() -> None:
     if not cpu_supports_pins():
         return
-    wrong = {k: os.environ.get(k) for k, v in CPU_PINS.items() if os.environ.get(k) != v}
+    wrong = {
+        k: os.environ.get(k) for k, v in CPU_PINS.items() if os.environ.get(k) != v
+    }
     capability = torch.backends.cpu.get_cpu_capability()
     if wrong or capability != "AVX2":
         raise RuntimeError(
@@ -377,10 +415,14 @@ def setup(seed: int | None = None) -> torch.device:
         # On the GPU, every kernel must be deterministic: an operation without a deterministic CUDA
         # implementation raises (naming itself) rather than printing a warning into a page.
         torch.use_deterministic_algorithms(True)
-        torch.backends.cuda.matmul.allow_tf32 = False  # TF32 rounds matmul inputs to 10 bits of mantissa
+        torch.backends.cuda.matmul.allow_tf32 = (
+            False  # TF32 rounds matmul inputs to 10 bits of mantissa
+        )
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False  # benchmarking picks kernels by timing: another run, another kernel
+        torch.backends.cudnn.benchmark = (
+            False  # benchmarking picks kernels by timing: another run, another kernel
+        )
     else:
         torch.use_deterministic_algorithms(True, warn_only=True)
     seed_everything(base_seed)
@@ -391,7 +433,9 @@ def setup(seed: int | None = None) -> torch.device:
 def fingerprint() -> Fingerprint:
     """Describe the current build; call :func:`setup` first."""
     if "device" not in _STATE:
-        raise RuntimeError("call chapter_code.core.runtime.setup() before fingerprint()")
+        raise RuntimeError(
+            "call chapter_code.core.runtime.setup() before fingerprint()"
+        )
     device = _STATE["device"]
     assert isinstance(device, torch.device)
     on_gpu = device.type == "cuda"
@@ -419,7 +463,11 @@ def fingerprint() -> Fingerprint:
 _BACKEND: dict[str, Callable[..., Any]] = {}
 
 
-def use_backend(*, run_once: Callable[..., Any] | None = None, load_sweep: Callable[..., Any] | None = None) -> None:
+def use_backend(
+    *,
+    run_once: Callable[..., Any] | None = None,
+    load_sweep: Callable[..., Any] | None = None,
+) -> None:
     """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry point between the two.
 
     The build (``bookbuild.kernel_hooks.install``) calls this in every chapter's

@@ -24,11 +24,19 @@ from torch import nn
 
 from chapter_code.depth.scoreboard import ScoreLM, ScoreRecipe
 from chapter_code.gated.gates import gate_index, set_gate_bias
-from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token, fixed_window_loss
+from chapter_code.lm.char_lm import (
+    TrainConfig,
+    Vocab,
+    fit_next_token,
+    fixed_window_loss,
+)
 from chapter_code.lm.char_models import corpus_splits
 
 #: the gate held fixed, and its effective bias, for each variant
-VARIANTS: dict[str, tuple[str, float]] = {"update-only": ("r", 20.0), "reset-only": ("z", -20.0)}
+VARIANTS: dict[str, tuple[str, float]] = {
+    "update-only": ("r", 20.0),
+    "reset-only": ("z", -20.0),
+}
 
 
 def remove_gate(core: nn.GRU, variant: str) -> None:
@@ -38,12 +46,17 @@ def remove_gate(core: nn.GRU, variant: str) -> None:
     if not isinstance(core, nn.GRU) or core.num_layers != 1 or core.bidirectional:
         raise ValueError("core must be a one-layer, unidirectional nn.GRU")
     gate, bias = VARIANTS[variant]
-    rows = slice(gate_index("gru", gate) * core.hidden_size, (gate_index("gru", gate) + 1) * core.hidden_size)
+    rows = slice(
+        gate_index("gru", gate) * core.hidden_size,
+        (gate_index("gru", gate) + 1) * core.hidden_size,
+    )
     with torch.no_grad():
         core.weight_ih_l0[rows].zero_()
         core.weight_hh_l0[rows].zero_()
     set_gate_bias(core, "gru", gate, bias)
-    for p in core.parameters():  # every parameter's first axis is the stacked gate axis (3H)
+    for p in (
+        core.parameters()
+    ):  # every parameter's first axis is the stacked gate axis (3H)
         mask = torch.ones_like(p)
         mask[rows] = 0.0
         p.register_hook(lambda grad, mask=mask: grad * mask)
@@ -58,9 +71,19 @@ def ablation_run(seed: int, variant: str, recipe: dict[str, Any]) -> dict[str, A
     model = ScoreLM(len(vocab), "gru", config.embedding_size, config.hidden_size)
     remove_gate(model.core, variant)  # type: ignore[arg-type]
     generator = torch.Generator().manual_seed(seed)
-    fit_next_token(model, vocab.encode(splits.train[: config.train_chars]), config.train, generator)  # type: ignore[arg-type]
-    nats = fixed_window_loss(model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window)  # type: ignore[arg-type]
-    gate_rows = slice(gate_index("gru", VARIANTS[variant][0]) * config.hidden_size,
-                      (gate_index("gru", VARIANTS[variant][0]) + 1) * config.hidden_size)
+    fit_next_token(
+        model, vocab.encode(splits.train[: config.train_chars]), config.train, generator
+    )  # type: ignore[arg-type]
+    nats = fixed_window_loss(
+        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+    )  # type: ignore[arg-type]
+    gate_rows = slice(
+        gate_index("gru", VARIANTS[variant][0]) * config.hidden_size,
+        (gate_index("gru", VARIANTS[variant][0]) + 1) * config.hidden_size,
+    )
     held = model.core.weight_hh_l0[gate_rows].abs().max().item()  # type: ignore[index]
-    return {"valid_nats": nats, "valid_perplexity": float(torch.tensor(nats).exp()), "held_weights_max": held}
+    return {
+        "valid_nats": nats,
+        "valid_perplexity": float(torch.tensor(nats).exp()),
+        "held_weights_max": held,
+    }

@@ -15,10 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from chapter_code.gated.memory_task import Contender, RecallConfig, first_epoch_at, train_recall
+from chapter_code.gated.memory_task import (
+    Contender,
+    RecallConfig,
+    first_epoch_at,
+    train_recall,
+)
 
 
-def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any]) -> dict[str, Any]:
+def recall_metrics(
+    seed: int, contender: dict[str, Any], recipe: dict[str, Any]
+) -> dict[str, Any]:
     """Train ``contender`` (fields of :class:`Contender`) with ``recipe`` (fields of :class:`RecallConfig`).
 
     Returns the test accuracy after the last epoch, the epochs trained, the
@@ -35,4 +42,3 @@ def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any])
         "history": run.history,
         "birth": run.birth,
     }
-

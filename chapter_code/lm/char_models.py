@@ -80,16 +80,29 @@ class LMRecipe:
 
 
 def _recipe(cell: str, hidden: int, batch: int, steps: int) -> LMRecipe:
-    return LMRecipe(cell, hidden, TrainConfig(window=128, batch_size=batch, steps=steps, lr=2e-3, clip=1.0))
+    return LMRecipe(
+        cell,
+        hidden,
+        TrainConfig(window=128, batch_size=batch, steps=steps, lr=2e-3, clip=1.0),
+    )
 
 
 #: the workshop's recipe, full size: for the experiment sweep, not the CPU build
-WORKSHOP = {"rnn": _recipe("rnn", 256, 64, 1000), "lstm": _recipe("lstm", 256, 64, 2000)}
+WORKSHOP = {
+    "rnn": _recipe("rnn", 256, 64, 1000),
+    "lstm": _recipe("lstm", 256, 64, 2000),
+}
 #: the same shape scaled for the book's CPU build: half the width, half the batch, the same windows and steps
-CPU = {name: dataclasses.replace(r, hidden_size=128, train=dataclasses.replace(r.train, batch_size=32))
-       for name, r in WORKSHOP.items()}
+CPU = {
+    name: dataclasses.replace(
+        r, hidden_size=128, train=dataclasses.replace(r.train, batch_size=32)
+    )
+    for name, r in WORKSHOP.items()
+}
 #: the book-reads-itself model: the CPU LSTM with 1,000 steps on the (much smaller) prose snapshot
-PROSE_LSTM = dataclasses.replace(CPU["lstm"], train=dataclasses.replace(CPU["lstm"].train, steps=1000))
+PROSE_LSTM = dataclasses.replace(
+    CPU["lstm"], train=dataclasses.replace(CPU["lstm"].train, steps=1000)
+)
 
 
 def train_char_lm(corpus: str, recipe: LMRecipe) -> dict:
@@ -117,7 +130,9 @@ def load_char_lm(result: dict) -> tuple[CharLM, Vocab]:
     """The trained model (in eval mode) and its vocabulary, from :func:`train_char_lm`'s result."""
     recipe = result["recipe"]
     vocab = Vocab("".join(result["chars"]))
-    model = CharLM(len(vocab), recipe["cell"], recipe["embedding_size"], recipe["hidden_size"])
+    model = CharLM(
+        len(vocab), recipe["cell"], recipe["embedding_size"], recipe["hidden_size"]
+    )
     model.load_state_dict(result["state_dict"])
     return model.eval(), vocab
 

@@ -29,14 +29,20 @@ class NGramChoice:
 
     def best(self, order: int | None = None) -> tuple[int, float]:
         """The ``(order, k)`` with the lowest validation loss, among all orders or at one ``order``."""
-        cells = [(nats, o, k) for (o, k), nats in self.valid_nats.items() if order is None or o == order]
+        cells = [
+            (nats, o, k)
+            for (o, k), nats in self.valid_nats.items()
+            if order is None or o == order
+        ]
         if not cells:
             raise ValueError(f"order {order} is not in the grid")
         _, o, k = min(cells)
         return o, k
 
 
-def choose_ngram(train: str, valid: str, orders: Sequence[int], ks: Sequence[float]) -> tuple[NGramChoice, dict]:
+def choose_ngram(
+    train: str, valid: str, orders: Sequence[int], ks: Sequence[float]
+) -> tuple[NGramChoice, dict]:
     """Fit every order on ``train`` and score every ``k`` on ``valid`` (history: the end of ``train``).
 
     Returns the grid's validation scores and the fitted models, one per
@@ -49,7 +55,9 @@ def choose_ngram(train: str, valid: str, orders: Sequence[int], ks: Sequence[flo
     for order in orders:
         for k in ks:
             model = CharNGram(order, k).fit(train)
-            scores[(order, k)] = model.nats_per_char(valid, history=train[-(order - 1) :] if order > 1 else "")
+            scores[(order, k)] = model.nats_per_char(
+                valid, history=train[-(order - 1) :] if order > 1 else ""
+            )
             models[(order, k)] = model
     return NGramChoice(scores), models
 
@@ -63,14 +71,18 @@ def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.
     window is scored too, so every position is scored exactly once.
     """
     if ids.dim() != 1 or ids.numel() < 2:
-        raise ValueError(f"ids must be a 1-D tensor of at least 2 ids; got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"ids must be a 1-D tensor of at least 2 ids; got shape {tuple(ids.shape)}"
+        )
     model.eval()
     n = ids.numel() - 1
     full = n // window
     parts = []
     if full:
         x = ids[: full * window].reshape(full, window)  # (N_w, W)
-        parts.append(model(x)[0].reshape(-1, model.readout.out_features))  # (N_w * W, V)
+        parts.append(
+            model(x)[0].reshape(-1, model.readout.out_features)
+        )  # (N_w * W, V)
     if n > full * window:
         tail = ids[full * window : n][None]  # (1, rest)
         parts.append(model(tail)[0][0])
@@ -80,7 +92,9 @@ def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.
 def word_perplexity(char_nats: float, n_chars: int, n_words: int) -> float:
     """The per-word perplexity a character model implies: ``exp(nats * N_c / N_w) = PPL_char ** (N_c / N_w)``."""
     if n_chars < 1 or n_words < 1:
-        raise ValueError(f"n_chars and n_words must be >= 1; got {n_chars} and {n_words}")
+        raise ValueError(
+            f"n_chars and n_words must be >= 1; got {n_chars} and {n_words}"
+        )
     return math.exp(char_nats * n_chars / n_words)
 
 
@@ -97,7 +111,9 @@ def loss_by_position(model: CharLM, ids: torch.Tensor, window: int) -> torch.Ten
     so the mean of the result is that function's loss.
     """
     if ids.dim() != 1 or ids.numel() < window + 1:
-        raise ValueError(f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}"
+        )
     model.eval()
     n = (ids.numel() - 1) // window
     x = ids[: n * window].reshape(n, window)  # (N, W)

@@ -34,27 +34,42 @@ class CharNGram:
 
     def __init__(self, order: int, k: float) -> None:
         if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise ValueError(f"order must be an int >= 1 (1 = unigram, 2 = bigram, ...); got {order!r}")
-        if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k <= 0:
-            raise ValueError(f"k must be a number > 0 (the add-k smoothing constant); got {k!r}")
+            raise ValueError(
+                f"order must be an int >= 1 (1 = unigram, 2 = bigram, ...); got {order!r}"
+            )
+        if (
+            isinstance(k, bool)
+            or not isinstance(k, (int, float))
+            or not math.isfinite(k)
+            or k <= 0
+        ):
+            raise ValueError(
+                f"k must be a number > 0 (the add-k smoothing constant); got {k!r}"
+            )
         self.order = order
         self.k = float(k)
         self.vocab: list[str] = []
         self._index: dict[str, int] = {}
         self._joint: Counter[str] = Counter()  # history + next character -> count
         self._history: Counter[str] = Counter()  # history -> count
-        self._next: dict[str, tuple[list[int], list[int]]] = {}  # history -> (next characters' ids, counts)
+        self._next: dict[
+            str, tuple[list[int], list[int]]
+        ] = {}  # history -> (next characters' ids, counts)
 
     def fit(self, text: str) -> CharNGram:
         """Count every ``order``-gram of ``text`` (histories shorter than ``order - 1`` at its start are skipped)."""
         if not isinstance(text, str) or len(text) < self.order:
-            raise ValueError(f"text must be a string of at least order = {self.order} characters")
+            raise ValueError(
+                f"text must be a string of at least order = {self.order} characters"
+            )
         self.vocab = sorted(set(text))
         self._index = {c: i for i, c in enumerate(self.vocab)}
         n = self.order
         self._joint = Counter(text[i - n + 1 : i + 1] for i in range(n - 1, len(text)))
         self._history = Counter(text[i - n + 1 : i] for i in range(n - 1, len(text)))
-        following: defaultdict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        following: defaultdict[str, tuple[list[int], list[int]]] = defaultdict(
+            lambda: ([], [])
+        )
         for gram, count in self._joint.items():
             ids, counts = following[gram[:-1]]
             ids.append(self._index[gram[-1]])
@@ -72,7 +87,9 @@ class CharNGram:
         if not self.vocab:
             raise RuntimeError("call fit(text) before scoring")
         if char not in self._index:
-            raise ValueError(f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}")
+            raise ValueError(
+                f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}"
+            )
         h = history[len(history) - (self.order - 1) :] if self.order > 1 else ""
         numerator = self._joint[h + char] + self.k
         denominator = self._history[h] + self.k * len(self.vocab)
@@ -92,7 +109,11 @@ class CharNGram:
         total = 0.0
         for i, char in enumerate(text):
             start = max(0, offset + i - (self.order - 1))
-            total -= self.log_prob(context[start : offset + i], char) if self.order > 1 else self.log_prob("", char)
+            total -= (
+                self.log_prob(context[start : offset + i], char)
+                if self.order > 1
+                else self.log_prob("", char)
+            )
         return total / len(text)
 
     def log_prob_matrix(self, text: str, history: str = "") -> torch.Tensor:
@@ -109,7 +130,9 @@ class CharNGram:
             raise ValueError("text must hold at least one character to score")
         for char in set(text):
             if char not in self._index:
-                raise ValueError(f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}")
+                raise ValueError(
+                    f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}"
+                )
         context = history + text
         offset = len(history)
         rows: list[int] = []
@@ -117,13 +140,25 @@ class CharNGram:
         seen: list[int] = []
         totals = []
         for i in range(len(text)):
-            h = context[max(0, offset + i - (self.order - 1)) : offset + i] if self.order > 1 else ""
+            h = (
+                context[max(0, offset + i - (self.order - 1)) : offset + i]
+                if self.order > 1
+                else ""
+            )
             ids, counts = self._next.get(h, ((), ()))
             rows.extend([i] * len(ids))
             cols.extend(ids)
             seen.extend(counts)
             totals.append(self._history[h] + self.k * len(self.vocab))
-        matrix = torch.full((len(text), len(self.vocab)), self.k, dtype=torch.float64)  # (N, V): k everywhere
-        matrix.index_put_((torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)),
-                          torch.tensor(seen, dtype=torch.float64), accumulate=True)  # plus the counts
+        matrix = torch.full(
+            (len(text), len(self.vocab)), self.k, dtype=torch.float64
+        )  # (N, V): k everywhere
+        matrix.index_put_(
+            (
+                torch.tensor(rows, dtype=torch.long),
+                torch.tensor(cols, dtype=torch.long),
+            ),
+            torch.tensor(seen, dtype=torch.float64),
+            accumulate=True,
+        )  # plus the counts
         return matrix.log() - torch.tensor(totals, dtype=torch.float64).log()[:, None]

@@ -29,7 +29,9 @@ import torch
 from chapter_code.sampling.rules import Rule
 
 
-def draw_counts(rule: Rule, logits: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
+def draw_counts(
+    rule: Rule, logits: torch.Tensor, n: int, generator: torch.Generator
+) -> torch.Tensor:
     """How often ``rule`` picks each token in ``n`` independent draws from one logit vector ``(V,)``.
 
     The ``n`` draws are made as one batch of ``n`` identical rows ``(n, V)``;
@@ -43,17 +45,23 @@ def draw_counts(rule: Rule, logits: torch.Tensor, n: int, generator: torch.Gener
     return torch.bincount(tokens, minlength=logits.shape[0])  # (V,)
 
 
-def chi_square_statistic(counts: torch.Tensor, probs: torch.Tensor) -> tuple[float, int]:
+def chi_square_statistic(
+    counts: torch.Tensor, probs: torch.Tensor
+) -> tuple[float, int]:
     """Pearson's X^2 of ``counts`` against target ``probs``, and its degrees of freedom.
 
     Tokens of probability zero are left out of the sum; if any of them was
     drawn, the statistic is infinite (no correct sampler can draw one).
     """
     if counts.shape != probs.shape or counts.dim() != 1:
-        raise ValueError(f"counts and probs must be vectors of one shape; got {tuple(counts.shape)} and "
-                         f"{tuple(probs.shape)}")
+        raise ValueError(
+            f"counts and probs must be vectors of one shape; got {tuple(counts.shape)} and "
+            f"{tuple(probs.shape)}"
+        )
     if (probs < 0).any() or abs(float(probs.sum()) - 1.0) > 1e-6:
-        raise ValueError("probs must be a probability vector (entries >= 0 that sum to 1)")
+        raise ValueError(
+            "probs must be a probability vector (entries >= 0 that sum to 1)"
+        )
     ### BEGIN SOLUTION
     counts = counts.double()
     expected = probs.double() * counts.sum()
@@ -61,7 +69,9 @@ def chi_square_statistic(counts: torch.Tensor, probs: torch.Tensor) -> tuple[flo
     dof = int(support.sum()) - 1
     if counts[~support].sum() > 0:
         return math.inf, dof
-    return float(((counts[support] - expected[support]) ** 2 / expected[support]).sum()), dof
+    return float(
+        ((counts[support] - expected[support]) ** 2 / expected[support]).sum()
+    ), dof
     ### END SOLUTION
 
 
@@ -93,7 +103,9 @@ def chi_square_quantile(level: float, dof: int) -> float:
         high *= 2
     for _ in range(200):  # bisection: the CDF is increasing
         mid = (low + high) / 2
-        low, high = (mid, high) if regularized_gamma(dof / 2, mid / 2) < level else (low, mid)
+        low, high = (
+            (mid, high) if regularized_gamma(dof / 2, mid / 2) < level else (low, mid)
+        )
     return (low + high) / 2
 
 
@@ -113,10 +125,22 @@ class CountingCheck:
         return self.statistic < self.threshold
 
 
-def counting_check(rule: Rule, logits: torch.Tensor, target: torch.Tensor, n: int, generator: torch.Generator,
-                   level: float = 0.999) -> CountingCheck:
+def counting_check(
+    rule: Rule,
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    n: int,
+    generator: torch.Generator,
+    level: float = 0.999,
+) -> CountingCheck:
     """Draw ``n`` tokens with ``rule`` from ``logits`` and test the counts against ``target`` at ``level``."""
     counts = draw_counts(rule, logits, n, generator)
     statistic, dof = chi_square_statistic(counts, target)
-    return CountingCheck(counts=counts.tolist(), expected=(target.double() * n).tolist(), statistic=statistic,
-                         dof=dof, threshold=chi_square_quantile(level, max(dof, 1)), level=level)
+    return CountingCheck(
+        counts=counts.tolist(),
+        expected=(target.double() * n).tolist(),
+        statistic=statistic,
+        dof=dof,
+        threshold=chi_square_quantile(level, max(dof, 1)),
+        level=level,
+    )

@@ -58,18 +58,31 @@ def repeated_ngram_share(text: str, n: int = 3) -> float:
 
 
 @torch.no_grad()
-def token_log_probs(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+def token_log_probs(
+    model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor
+) -> torch.Tensor:
     """ln p(token_t | prefix, tokens_<t) under ``model`` at temperature 1, for each of ``tokens`` ``(N,)``."""
-    if prefix.dim() != 1 or prefix.numel() < 1 or tokens.dim() != 1 or tokens.numel() < 1:
+    if (
+        prefix.dim() != 1
+        or prefix.numel() < 1
+        or tokens.dim() != 1
+        or tokens.numel() < 1
+    ):
         raise ValueError("prefix and tokens must be non-empty int64 vectors")
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
-    logits, _ = model(text[:-1].unsqueeze(0))  # (1, P + N - 1, V): the logits after each character
+    logits, _ = model(
+        text[:-1].unsqueeze(0)
+    )  # (1, P + N - 1, V): the logits after each character
     scored = logits[0, prefix.numel() - 1 :]  # (N, V): those that predict the tokens
-    return torch.log_softmax(scored, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+    return (
+        torch.log_softmax(scored, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+    )
 
 
-def mean_log_prob(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor) -> float:
+def mean_log_prob(
+    model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor
+) -> float:
     """The model's mean log-probability per token of ``tokens`` after ``prefix`` (nats; 0 is certainty)."""
     return token_log_probs(model, prefix, tokens).mean().item()
 
@@ -101,7 +114,9 @@ def find_loop(text: str, min_turns: int = 3) -> Loop | None:
 
 
 @torch.no_grad()
-def loop_drift(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor, loop: Loop) -> list[float]:
+def loop_drift(
+    model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor, loop: Loop
+) -> list[float]:
     """For each turn of ``loop`` after the first: how far the model's next-token probabilities, after reading
     each character of the turn, moved from those after the same character one turn earlier (the largest
     total-variation distance over the turn's positions).
@@ -111,11 +126,17 @@ def loop_drift(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tenso
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
     logits, _ = model(text.unsqueeze(0))  # (1, P + N, V)
-    probs = torch.softmax(logits[0, prefix.numel() :], dim=-1)  # (N, V): after reading each generated token
+    probs = torch.softmax(
+        logits[0, prefix.numel() :], dim=-1
+    )  # (N, V): after reading each generated token
     turns = (len(tokens) - loop.start) // loop.period
     drift = []
     for k in range(1, turns):
-        now = probs[loop.start + k * loop.period : loop.start + (k + 1) * loop.period]  # (period, V)
-        before = probs[loop.start + (k - 1) * loop.period : loop.start + k * loop.period]
+        now = probs[
+            loop.start + k * loop.period : loop.start + (k + 1) * loop.period
+        ]  # (period, V)
+        before = probs[
+            loop.start + (k - 1) * loop.period : loop.start + k * loop.period
+        ]
         drift.append(0.5 * (now - before).abs().sum(dim=-1).max().item())
     return drift

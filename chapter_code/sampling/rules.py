@@ -29,17 +29,27 @@ Rule = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
 def _check_logits(logits: torch.Tensor) -> None:
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
-        raise TypeError(f"logits must be a floating-point tensor; got {getattr(logits, 'dtype', type(logits))}")
+        raise TypeError(
+            f"logits must be a floating-point tensor; got {getattr(logits, 'dtype', type(logits))}"
+        )
     if logits.dim() not in (1, 2) or logits.shape[-1] < 1:
-        raise ValueError(f"logits must have shape (V,) or (B, V); got {tuple(logits.shape)}")
+        raise ValueError(
+            f"logits must have shape (V,) or (B, V); got {tuple(logits.shape)}"
+        )
 
 
 def temperature_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     """softmax(logits / temperature) over the last axis."""
     _check_logits(logits)
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0 \
-            or math.isinf(temperature):
-        raise ValueError(f"temperature must be a finite number > 0; got {temperature!r} (use greedy for the limit 0)")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not temperature > 0
+        or math.isinf(temperature)
+    ):
+        raise ValueError(
+            f"temperature must be a finite number > 0; got {temperature!r} (use greedy for the limit 0)"
+        )
     ### BEGIN SOLUTION
     return torch.softmax(logits / temperature, dim=-1)
     ### END SOLUTION
@@ -50,32 +60,46 @@ def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch
     probs = temperature_probs(logits, temperature)
     vocab = logits.shape[-1]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= vocab:
-        raise ValueError(f"k must be an int in [1, {vocab}] (the vocabulary size); got {k!r}")
+        raise ValueError(
+            f"k must be an int in [1, {vocab}] (the vocabulary size); got {k!r}"
+        )
     ### BEGIN SOLUTION
     # ranked by the logits, not the probabilities: two logits can round to one probability
-    kept = torch.zeros_like(probs).scatter(-1, logits.topk(k, dim=-1).indices, 1.0)  # 1 where kept
+    kept = torch.zeros_like(probs).scatter(
+        -1, logits.topk(k, dim=-1).indices, 1.0
+    )  # 1 where kept
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
     ### END SOLUTION
 
 
-def nucleus_probs(logits: torch.Tensor, p: float, temperature: float = 1.0) -> torch.Tensor:
+def nucleus_probs(
+    logits: torch.Tensor, p: float, temperature: float = 1.0
+) -> torch.Tensor:
     """The temperature distribution restricted to its smallest top set with mass >= ``p``, renormalised."""
     probs = temperature_probs(logits, temperature)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
     ### BEGIN SOLUTION
-    order = logits.argsort(dim=-1, descending=True, stable=True)  # ranked by the logits, as in top_k_probs
+    order = logits.argsort(
+        dim=-1, descending=True, stable=True
+    )  # ranked by the logits, as in top_k_probs
     sorted_probs = probs.gather(-1, order)
-    before = sorted_probs.cumsum(dim=-1) - sorted_probs  # mass of the tokens ranked above each one
-    keep_sorted = (before < p).to(probs.dtype)  # the first token is always kept (before = 0 < p)
+    before = (
+        sorted_probs.cumsum(dim=-1) - sorted_probs
+    )  # mass of the tokens ranked above each one
+    keep_sorted = (before < p).to(
+        probs.dtype
+    )  # the first token is always kept (before = 0 < p)
     kept = torch.zeros_like(probs).scatter(-1, order, keep_sorted)
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
     ### END SOLUTION
 
 
-def greedy(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def greedy(
+    logits: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """The index of the largest logit (ties: the first); ``generator`` is accepted and unused."""
     _check_logits(logits)
     return logits.argmax(dim=-1)
@@ -84,14 +108,18 @@ def greedy(logits: torch.Tensor, generator: torch.Generator | None = None) -> to
 def draw(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One token per row of ``probs`` (``(V,)`` gives a 0-d tensor)."""
     if not isinstance(generator, torch.Generator):
-        raise TypeError("generator must be a torch.Generator, so that samples are reproducible")
+        raise TypeError(
+            "generator must be a torch.Generator, so that samples are reproducible"
+        )
     flat = probs.reshape(-1, probs.shape[-1])
     out = torch.multinomial(flat, 1, generator=generator).squeeze(-1)
     return out.reshape(probs.shape[:-1])
 
 
 def temperature_rule(temperature: float) -> Rule:
-    temperature_probs(torch.zeros(1), temperature)  # validate now, not at the first token
+    temperature_probs(
+        torch.zeros(1), temperature
+    )  # validate now, not at the first token
     return lambda logits, g: draw(temperature_probs(logits, temperature), g)
 
 
@@ -99,7 +127,9 @@ def top_k_rule(k: int, temperature: float = 1.0) -> Rule:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int >= 1; got {k!r}")
     temperature_probs(torch.zeros(1), temperature)
-    return lambda logits, g: draw(top_k_probs(logits, min(k, logits.shape[-1]), temperature), g)
+    return lambda logits, g: draw(
+        top_k_probs(logits, min(k, logits.shape[-1]), temperature), g
+    )
 
 
 def nucleus_rule(p: float, temperature: float = 1.0) -> Rule:
@@ -108,23 +138,34 @@ def nucleus_rule(p: float, temperature: float = 1.0) -> Rule:
 
 
 @torch.no_grad()
-def generate(model: torch.nn.Module, prefix: torch.Tensor, steps: int, rule: Rule,
-             generator: torch.Generator) -> torch.Tensor:
+def generate(
+    model: torch.nn.Module,
+    prefix: torch.Tensor,
+    steps: int,
+    rule: Rule,
+    generator: torch.Generator,
+) -> torch.Tensor:
     """Continue ``prefix`` (int64 ``(T,)``, at least one token) by ``steps`` tokens; return the new tokens.
 
     ``model(tokens (1, t), state) -> (logits (1, t, V), state)``. The prefix is
     read once; then each sampled token is fed back alone with the carried state.
     """
     if prefix.dim() != 1 or prefix.numel() < 1 or prefix.dtype != torch.long:
-        raise ValueError(f"prefix must be a non-empty int64 tensor of shape (T,); got {prefix.dtype} "
-                         f"{tuple(prefix.shape)}")
+        raise ValueError(
+            f"prefix must be a non-empty int64 tensor of shape (T,); got {prefix.dtype} "
+            f"{tuple(prefix.shape)}"
+        )
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0; got {steps!r}")
     model.eval()
     logits, state = model(prefix.unsqueeze(0))  # (1, T, V): the prefix, read once
     out = []
     for _ in range(steps):
-        token = rule(logits[0, -1], generator)  # from the distribution after the last token
+        token = rule(
+            logits[0, -1], generator
+        )  # from the distribution after the last token
         out.append(int(token))
-        logits, state = model(token.reshape(1, 1), state)  # (1, 1, V): one new token, the state carried
+        logits, state = model(
+            token.reshape(1, 1), state
+        )  # (1, 1, V): one new token, the state carried
     return torch.tensor(out, dtype=torch.long)
