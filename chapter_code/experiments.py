@@ -1,4 +1,5 @@
-"""The book's experiment sweeps: what each one runs, over which grid, with which resources.
+"""The book's experiment sweeps: what each one runs, over which grid, with which
+resources.
 
 A sweep is a grid of jobs (named parameter sets) times seeds; one job is one
 call ``job(seed=seed, **params)`` of a small function that trains and returns
@@ -15,9 +16,10 @@ with, on one machine), ``cluster`` or ``gpu`` (a larger grid for a cluster) and
 parameters are part of its record's identity, so editing a parameter here
 makes its record stale; adding seeds only adds jobs.
 
-The job functions live in their own modules (:mod:`chapter_code.gated.memory_robustness`):
-a record is tied to the source of its job's module and of what that imports,
-not to this file, so adding a sweep here leaves every record fresh.
+The job functions live in their own modules
+(:mod:`chapter_code.gated.memory_robustness`): a record is tied to the source of its
+job's module and of what that imports, not to this file, so adding a sweep here leaves
+every record fresh.
 
 Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
 "Depth, direction and scale" (the scoreboard; the word-level scale study, defined, its
@@ -43,7 +45,9 @@ from chapter_code.lm.char_models import WORKSHOP
 
 @dataclass(frozen=True)
 class Resources:
-    """What one job asks a scheduler for (Slurm: ``--time``, ``--gpus-per-node``, ``--cpus-per-task``, partition)."""
+    """What one job asks a scheduler for (Slurm: ``--time``, ``--gpus-per-node``,
+    ``--cpus-per-task``, partition).
+    """
 
     minutes: int = 30
     gpus: int = 0
@@ -62,7 +66,9 @@ class Grid:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A named experiment: its job function and its configurations (``cpu``, ``cluster``, ``smoke``...)."""
+    """A named experiment: its job function and its configurations (``cpu``,
+    ``cluster``, ``smoke``...).
+    """
 
     name: str
     job: Callable[..., dict[str, Any]]
@@ -98,8 +104,9 @@ MEMORY_ROBUSTNESS = Sweep(
             seeds=tuple(range(16)),
             resources=Resources(minutes=20),
         ),
-        # More seeds, for a cluster. CPU jobs: train_recall runs on the CPU; once it takes a device,
-        # give this config Resources(gpus=1) and the jobs run under BOOK_DEVICE=cuda.
+        # More seeds, for a cluster. CPU jobs: train_recall runs on the CPU; once it
+        # takes a device, give this config Resources(gpus=1) and the jobs run under
+        # BOOK_DEVICE=cuda.
         "cluster": Grid(
             _recall_jobs(CONTENDERS, RecallConfig()),
             seeds=tuple(range(64)),
@@ -135,7 +142,8 @@ CHAR_LM_WORKSHOP = Sweep(
     "for the book's CPU build, which trains the same shape at half width and half batch.",
     data=("data/shakespeare.txt",),
     configs={
-        # Run on the book's 2-core CPU machine, a job at a time per core: named for what it is, full size.
+        # Run on the book's 2-core CPU machine, a job at a time per core: named for what
+        # it is, full size.
         "full-size": Grid(
             {
                 name: {
@@ -175,8 +183,9 @@ SCOREBOARD = Sweep(
     "and time per step, over seeds.",
     data=("data/shakespeare.txt",),
     configs={
-        # The small-initialisation scratch LSTM is left out of the cpu grid: at about 0.3 s per step on the
-        # loaded 2-core machine its three runs would add ten minutes; the cluster grid has it.
+        # The small-initialisation scratch LSTM is left out of the cpu grid: at about
+        # 0.3 s per step on the loaded 2-core machine its three runs would add ten
+        # minutes; the cluster grid has it.
         "cpu": Grid(
             {
                 c: {"contender": c, "recipe": recipe_dict()}
@@ -224,18 +233,21 @@ _WORD_CLUSTER = WordRecipe(
     ),
 )
 
-# The `gpu` configuration: what `make gpu-run` (bookbuild.gpu_run) runs on the GPU machine (one H200, 16 cores)
-# beside the chapters, inside its budget. It follows the design of the scale study in the source as far as this
-# corpus allows: a 10,000-word vocabulary (from the 390,351 training words), three widths with 1.3 to 6.2
-# million parameters, the number of layers (1 and 2) as a second axis, one recipe with a fixed budget of one
-# epoch for every model, the checkpoint chosen on validation (every 100 steps and at the end), three seeds.
-# Not yet the source's tied embeddings: WordLM has no tying option (its embedding width already equals the
-# hidden size, so tying would be one flag of WordRecipe and one line of WordLM).
-# word_lm_metrics builds its model and batches on the CPU (it takes no device), so these are CPU jobs: they ask
-# for no GPU, run side by side on the GPU machine's cores, one thread each, and are recorded under BOOK_DEVICE=cpu
-# and the pinned cpu-avx2 profile, so the 2-core machine re-runs them bit for bit. Once the job moves its model
-# and batches to runtime's device, give this grid Resources(gpus=1) and a longer budget.
-# Sizes, largest first so the local executor starts the longest jobs first: (hidden size, layers).
+# The `gpu` configuration: what `make gpu-run` (bookbuild.gpu_run) runs on the GPU
+# machine (one H200, 16 cores) beside the chapters, inside its budget. It follows the
+# design of the scale study in the source as far as this corpus allows: a 10,000-word
+# vocabulary (from the 390,351 training words), three widths with 1.3 to 6.2 million
+# parameters, the number of layers (1 and 2) as a second axis, one recipe with a fixed
+# budget of one epoch for every model, the checkpoint chosen on validation (every 100
+# steps and at the end), three seeds. Not yet the source's tied embeddings: WordLM has
+# no tying option (its embedding width already equals the hidden size, so tying would be
+# one flag of WordRecipe and one line of WordLM). word_lm_metrics builds its model and
+# batches on the CPU (it takes no device), so these are CPU jobs: they ask for no GPU,
+# run side by side on the GPU machine's cores, one thread each, and are recorded under
+# BOOK_DEVICE=cpu and the pinned cpu-avx2 profile, so the 2-core machine re-runs them
+# bit for bit. Once the job moves its model and batches to runtime's device, give this
+# grid Resources(gpus=1) and a longer budget. Sizes, largest first so the local executor
+# starts the longest jobs first: (hidden size, layers).
 GPU_SIZES: dict[str, tuple[int, int]] = {
     "large-2-layers": (256, 2),
     "large-1-layer": (256, 1),
@@ -244,7 +256,8 @@ GPU_SIZES: dict[str, tuple[int, int]] = {
     "small-2-layers": (64, 2),
     "small-1-layer": (64, 1),
 }
-#: one epoch: 350 steps x 32 windows x 35 words = 392,000 training positions, at least the 390,351 training words
+#: one epoch: 350 steps x 32 windows x 35 words = 392,000 training positions, at least
+#: the 390,351 training words
 _WORD_GPU = WordRecipe(
     vocab_size=10_000,
     eval_every=100,
@@ -260,8 +273,8 @@ WORD_LM_SCALE = Sweep(
     "and Milton corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
     data=("data/shakespeare.txt", "data/milton.txt"),
     configs={
-        # Sized for the 2-core machine: on Shakespeare + Milton, 68.5 minutes for all nine runs
-        # (two at a time, under load).
+        # Sized for the 2-core machine: on Shakespeare + Milton, 68.5 minutes for all
+        # nine runs (two at a time, under load).
         "cpu": Grid(
             _word_jobs(SIZES, WordRecipe()),
             seeds=(0, 1, 2),
@@ -272,7 +285,8 @@ WORD_LM_SCALE = Sweep(
             seeds=(0, 1, 2),
             resources=Resources(minutes=120, gpus=1),
         ),
-        # CPU jobs for now (see _WORD_GPU): about 1.5 to 3 minutes each on an idle core; 18 jobs, ten at a time.
+        # CPU jobs for now (see _WORD_GPU): about 1.5 to 3 minutes each on an idle core;
+        # 18 jobs, ten at a time.
         "gpu": Grid(
             _word_jobs(GPU_SIZES, _WORD_GPU),
             seeds=(0, 1, 2),

@@ -1,4 +1,6 @@
-"""Lab for "Recurrence: one rule shared across time": the step, padding a batch, and the masked loop."""
+"""Lab for "Recurrence: one rule shared across time": the step, padding a batch, and the
+masked loop.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from bookbuild.labs import Exercise, Lab
 
 
 def checkpoint_rnn_step(rnn_step):
-    """Compare rnn_step with nn.RNNCell on copied weights, naming the part that is wrong."""
+    """Compare rnn_step with nn.RNNCell on copied weights, naming the part that is
+    wrong.
+    """
     import torch
     from torch import nn
 
@@ -49,7 +53,9 @@ def checkpoint_rnn_step(rnn_step):
 
 
 def checkpoint_pad_batch(pad_batch):
-    """Three sequences of lengths 3, 1 and 2: the batch, its zeros, and the mask, checked entry by entry."""
+    """Three sequences of lengths 3, 1 and 2: the batch, its zeros, and the mask,
+    checked entry by entry.
+    """
     import torch
 
     seqs = [
@@ -89,7 +95,9 @@ def checkpoint_pad_batch(pad_batch):
 
 
 def checkpoint_rnn_loop(rnn_loop):
-    """Without a mask, agree with nn.RNN; with one, every padded step keeps the state of the last real step."""
+    """Without a mask, agree with nn.RNN; with one, every padded step keeps the state of
+    the last real step.
+    """
     import torch
     from torch import nn
 

@@ -1,4 +1,6 @@
-"""Lab for "Gradients through time": backpropagation through time by hand, the Jacobian product, clipping."""
+"""Lab for "Gradients through time": backpropagation through time by hand, the Jacobian
+product, clipping.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from bookbuild.labs import Exercise, Lab
 
 
 def checkpoint_bptt_vanilla(bptt_vanilla):
-    """Every gradient of bptt_vanilla against autograd in float64, naming the first one that is wrong."""
+    """Every gradient of bptt_vanilla against autograd in float64, naming the first one
+    that is wrong.
+    """
     import torch
     from torch import nn
 
@@ -70,7 +74,9 @@ def checkpoint_bptt_vanilla(bptt_vanilla):
 
 
 def checkpoint_jacobian_product_norms(jacobian_product_norms):
-    """Norms of dh_T/dh_s from autograd (nn.RNNCell re-run from h_s), distance by distance."""
+    """Norms of dh_T/dh_s from autograd (nn.RNNCell re-run from h_s), distance by
+    distance.
+    """
     import torch
     from torch import nn
 
@@ -134,7 +140,9 @@ def checkpoint_jacobian_product_norms(jacobian_product_norms):
 
 
 def checkpoint_clip_gradients(clip_gradients):
-    """Check the returned norm, the clipped gradients, one factor for all parameters, and no change below kappa."""
+    """Check the returned norm, the clipped gradients, one factor for all parameters,
+    and no change below kappa.
+    """
     import torch
     from torch import nn
 

@@ -1,4 +1,6 @@
-"""Lab for "Gated memory: LSTM and GRU": the LSTM's gates, its two update lines, and the GRU step."""
+"""Lab for "Gated memory: LSTM and GRU": the LSTM's gates, its two update lines, and the
+GRU step.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from bookbuild.labs import Exercise, Lab
 
 
 def _inputs(seed: int, shapes: dict[str, tuple[int, ...]]) -> dict[str, list]:
-    """Seeded normal tensors with three decimals (they survive the notebook's rounding exactly), as lists."""
+    """Seeded normal tensors with three decimals (they survive the notebook's rounding
+    exactly), as lists.
+    """
     import torch
 
     gen = torch.Generator().manual_seed(seed)
@@ -42,7 +46,9 @@ def reference_lstm_gates() -> dict:
 
 
 def checkpoint_lstm_gates(lstm_gates, expected):
-    """The four outputs against the book's, with their ranges and PyTorch's block order (i, f, g, o)."""
+    """The four outputs against the book's, with their ranges and PyTorch's block order
+    (i, f, g, o).
+    """
     import torch
 
     args = [
@@ -68,8 +74,10 @@ def checkpoint_lstm_gates(lstm_gates, expected):
     )
 
     def pre(
-        k, t
-    ):  # undo the squashing: the pre-activation of a block, which names where it came from
+        k,
+        t,
+        # undo the squashing: the pre-activation of a block, which names where it came from
+    ):
         t = t.clamp(-1 + 1e-6, 1 - 1e-6) if k == 2 else t.clamp(1e-6, 1 - 1e-6)
         return torch.atanh(t) if k == 2 else torch.log(t / (1 - t))
 
@@ -94,7 +102,9 @@ def checkpoint_lstm_gates(lstm_gates, expected):
 
 
 def checkpoint_lstm_cell_step(lstm_cell_step):
-    """Compare (h_t, c_t) with nn.LSTMCell on copied weights; report the cell state first, then the output."""
+    """Compare (h_t, c_t) with nn.LSTMCell on copied weights; report the cell state
+    first, then the output.
+    """
     import torch
     from torch import nn
 
@@ -133,7 +143,9 @@ def checkpoint_lstm_cell_step(lstm_cell_step):
 
 
 def reference_gru_step() -> dict:
-    """The book's gru_step in Cho et al.'s form (reset_after=False) on fixed inputs; nn.GRUCell checks the other."""
+    """The book's gru_step in Cho et al.'s form (reset_after=False) on fixed inputs;
+    nn.GRUCell checks the other.
+    """
     import torch
 
     from chapter_code.gated.gates import gru_step
@@ -157,7 +169,9 @@ def reference_gru_step() -> dict:
 
 
 def checkpoint_gru_step(gru_step, expected):
-    """reset_after=True against nn.GRUCell with the same weights; reset_after=False against the book's numbers."""
+    """reset_after=True against nn.GRUCell with the same weights; reset_after=False
+    against the book's numbers.
+    """
     import torch
     from torch import nn
 

@@ -1,4 +1,6 @@
-"""Lab for "Recurrent language models": the loss, perplexity and bits; random training windows; the training loop."""
+"""Lab for "Recurrent language models": the loss, perplexity and bits; random training
+windows; the training loop.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +39,9 @@ def reference_lm_loss_and_ppl() -> dict:
 
 
 def checkpoint_lm_loss_and_ppl(lm_loss_and_ppl, expected):
-    """Equal logits give perplexity V; the book's loss, perplexity and bits on fixed logits; a loss with a graph."""
+    """Equal logits give perplexity V; the book's loss, perplexity and bits on fixed
+    logits; a loss with a graph.
+    """
     import math
 
     import torch
@@ -87,7 +91,9 @@ def checkpoint_lm_loss_and_ppl(lm_loss_and_ppl, expected):
 
 
 def reference_random_windows() -> dict:
-    """The book's windows of ids 0..19 (window 4, batch 3) from a generator seeded with 41."""
+    """The book's windows of ids 0..19 (window 4, batch 3) from a generator seeded with
+    41.
+    """
     import torch
 
     from chapter_code.lm.char_lm import random_windows
@@ -149,7 +155,9 @@ def reference_fit_next_token() -> dict:
 
 
 def checkpoint_fit_next_token(fit_next_token, expected):
-    """Train the same tiny model as the book: the logged losses, every step's clipped gradient, and the step count."""
+    """Train the same tiny model as the book: the logged losses, every step's clipped
+    gradient, and the step count.
+    """
     import torch
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 

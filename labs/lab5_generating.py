@@ -1,4 +1,6 @@
-"""Lab for "Generating text": temperature, top-k and nucleus distributions, and the counting check of a sampler."""
+"""Lab for "Generating text": temperature, top-k and nucleus distributions, and the
+counting check of a sampler.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ def reference_temperature_probs() -> dict:
 
 
 def checkpoint_temperature_probs(temperature_probs, expected):
-    """softmax(z / tau) at three temperatures on the logits (2, 1, 0), and a batch, against the book's numbers."""
+    """softmax(z / tau) at three temperatures on the logits (2, 1, 0), and a batch,
+    against the book's numbers.
+    """
     import torch
 
     logits = torch.tensor([2.0, 1.0, 0.0])
@@ -77,7 +81,9 @@ def reference_top_k_probs() -> dict:
 
 
 def checkpoint_top_k_probs(top_k_probs, expected):
-    """Top-2 of (2, 1, 0) keeps two tokens; a batch keeps k per row, renormalised, at two temperatures."""
+    """Top-2 of (2, 1, 0) keeps two tokens; a batch keeps k per row, renormalised, at
+    two temperatures.
+    """
     import torch
 
     got = top_k_probs(torch.tensor([2.0, 1.0, 0.0]), 2)
@@ -122,7 +128,9 @@ def reference_nucleus_probs() -> dict:
 
 
 def checkpoint_nucleus_probs(nucleus_probs, expected):
-    """p = 0.9 on (2, 1, 0) keeps two tokens (the second one crosses 0.9); p = 1 keeps all; a tiny p keeps one."""
+    """p = 0.9 on (2, 1, 0) keeps two tokens (the second one crosses 0.9); p = 1 keeps
+    all; a tiny p keeps one.
+    """
     import torch
 
     logits = torch.tensor([2.0, 1.0, 0.0])

@@ -1,4 +1,6 @@
-"""Lab for "Depth, direction and scale": a bidirectional layer, a stack, and the bidirectional trap's honest score."""
+"""Lab for "Depth, direction and scale": a bidirectional layer, a stack, and the
+bidirectional trap's honest score.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +41,9 @@ _IDS = [
 
 
 def checkpoint_bidirectional_states(bidirectional_states):
-    """Against nn.GRU(bidirectional=True) with the same weights, half by half, and the forward half's causality."""
+    """Against nn.GRU(bidirectional=True) with the same weights, half by half, and the
+    forward half's causality.
+    """
     import torch
     from torch import nn
 
@@ -129,7 +133,9 @@ def checkpoint_stacked_states(stacked_states):
 
 
 class _Repeat:
-    """For the reference: logits that bet on the last character read repeating (4 on its one-hot)."""
+    """For the reference: logits that bet on the last character read repeating (4 on its
+    one-hot).
+    """
 
     def eval(self):
         return self
@@ -150,7 +156,9 @@ def reference_prefix_only_loss() -> dict:
 
 
 def checkpoint_prefix_only_loss(prefix_only_loss, expected):
-    """A model that reads ahead gains nothing; every window is `context` long; an honest model scores the book's."""
+    """A model that reads ahead gains nothing; every window is `context` long; an honest
+    model scores the book's.
+    """
     import math
 
     import torch
@@ -158,7 +166,9 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
 
     ids = torch.tensor(expected["ids"])
 
-    class Peeker:  # at position t it predicts tokens[t + 1] with confidence: it reads the window's future
+    # at position t it predicts tokens[t + 1] with confidence: it reads the window's
+    # future
+    class Peeker:
         def __init__(self):
             self.widths = []
 

@@ -1,4 +1,6 @@
-"""Lab for "Beyond the single carried state": the linear recurrence as pairs, its loop, and the doubling scan."""
+"""Lab for "Beyond the single carried state": the linear recurrence as pairs, its loop,
+and the doubling scan.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from bookbuild.labs import Exercise, Lab
 
 
 def _pairs(seed: int, steps: int) -> dict:
-    """Seeded (B, T, H) = (2, steps, 3) pairs with three decimals: a in (0, 1) like a forget gate, b normal."""
+    """Seeded (B, T, H) = (2, steps, 3) pairs with three decimals: a in (0, 1) like a
+    forget gate, b normal.
+    """
     import torch
 
     gen = torch.Generator().manual_seed(seed)
@@ -31,7 +35,9 @@ def reference_combine() -> dict:
 
 
 def checkpoint_combine(combine, expected):
-    """The composed pair against the book's, with the order of the two steps named if it is swapped."""
+    """The composed pair against the book's, with the order of the two steps named if it
+    is swapped.
+    """
     import torch
 
     a, b = torch.tensor(expected["a"]), torch.tensor(expected["b"])
@@ -112,7 +118,9 @@ def reference_scan_linear() -> dict:
 
 
 def checkpoint_scan_linear(scan_linear, expected):
-    """The scan equals the loop on 13 steps (from zero and from c0), in ceil(log2 13) = 4 rounds; autograd runs."""
+    """The scan equals the loop on 13 steps (from zero and from c0), in ceil(log2 13) =
+    4 rounds; autograd runs.
+    """
     import math
 
     import torch
@@ -174,7 +182,9 @@ def checkpoint_scan_linear(scan_linear, expected):
 
 
 def reference_input_gated_lstm() -> dict:
-    """The book's InputGatedLSTM with three-decimal weights on a fixed input (B = 2, T = 7, F = 3, H = 2)."""
+    """The book's InputGatedLSTM with three-decimal weights on a fixed input (B = 2, T =
+    7, F = 3, H = 2).
+    """
     import torch
 
     from chapter_code.beyond.linear_scan import InputGatedLSTM
@@ -197,7 +207,9 @@ def reference_input_gated_lstm() -> dict:
 
 
 def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the class itself is the argument)
-    """The book's outputs with the same weights, the scan and the loop agreeing, and no state read by the gates."""
+    """The book's outputs with the same weights, the scan and the loop agreeing, and no
+    state read by the gates.
+    """
     import torch
 
     model = InputGatedLSTM(3, 2)

@@ -1,4 +1,5 @@
-"""Many-to-one classification: which author wrote a passage, read one character at a time.
+"""Many-to-one classification: which author wrote a passage, read one character at a
+time.
 
 A character LSTM reads a passage and classifies it from its last state alone
 (many inputs, one output), against a counting baseline: one character n-gram
@@ -37,17 +38,22 @@ from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import shakespeare_text
 from chapter_code.lm.ngram import CharNGram
 
-#: The characters a normalized passage can hold: lower-case letters, a space and light punctuation.
+#: The characters a normalized passage can hold: lower-case letters, a space and light
+#: punctuation.
 ALPHABET = " !',-.:;?abcdefghijklmnopqrstuvwxyz"
 
 
 @dataclass(frozen=True)
 class AuthorshipConfig:
-    """The passages, the model's widths, the recipe, and the baseline's candidate orders."""
+    """The passages, the model's widths, the recipe, and the baseline's candidate
+    orders.
+    """
 
     lengths: tuple[int, ...] = (16, 32, 64, 128, 256)  # passage lengths, in characters
     block: int = 2000  # characters per block; blocks are dealt to the splits in turn
-    cycle: int = 10  # of every `cycle` blocks, the last is test, the one before validation, the rest training
+    # of every `cycle` blocks, the last is test, the one before validation, the rest
+    # training
+    cycle: int = 10
     embedding_size: int = 16
     hidden_size: int = 64
     steps: int = 1000
@@ -146,7 +152,8 @@ class Blocks:
 
 
 def split_blocks(text: str, block: int, cycle: int) -> Blocks:
-    """Cut ``text`` into whole blocks of ``block`` characters (a shorter tail is dropped) and deal them in turn.
+    """Cut ``text`` into whole blocks of ``block`` characters (a shorter tail is
+    dropped) and deal them in turn.
 
     Block ``i`` goes to test when ``i % cycle == cycle - 1``, to validation when
     ``i % cycle == cycle - 2``, to training otherwise.
@@ -167,7 +174,9 @@ def split_blocks(text: str, block: int, cycle: int) -> Blocks:
 
 
 def evenly(items: list[str], n: int) -> list[str]:
-    """``n`` of ``items``, spread evenly over the list (all of them when ``n >= len(items)``)."""
+    """``n`` of ``items``, spread evenly over the list (all of them when ``n >=
+    len(items)``).
+    """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1; got {n!r}")
     if n >= len(items):
@@ -178,7 +187,9 @@ def evenly(items: list[str], n: int) -> list[str]:
 def sample_passages(
     blocks: list[str], n: int, length: int, generator: torch.Generator
 ) -> list[str]:
-    """``n`` passages of ``length`` characters, each inside one block (block and start drawn uniformly)."""
+    """``n`` passages of ``length`` characters, each inside one block (block and start
+    drawn uniformly).
+    """
     for name, value in [("n", n), ("length", length)]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; got {value!r}")
@@ -208,7 +219,9 @@ def encode(passages: list[str]) -> torch.Tensor:
 
 
 class CharClassifier(nn.Module):
-    """Embedding, one LSTM layer, a linear readout of the last state: ids (B, L) -> logits (B, classes)."""
+    """Embedding, one LSTM layer, a linear readout of the last state: ids (B, L) ->
+    logits (B, classes).
+    """
 
     def __init__(
         self, vocab: int, embedding_size: int, hidden_size: int, classes: int
@@ -228,7 +241,9 @@ class CharClassifier(nn.Module):
 
 
 def ngram_predict(models: list[CharNGram], passages: list[str]) -> torch.Tensor:
-    """For each passage, the index of the model under which it is most likely (N,): naive Bayes, equal priors."""
+    """For each passage, the index of the model under which it is most likely (N,):
+    naive Bayes, equal priors.
+    """
     if not models or not passages:
         raise ValueError("models and passages must be non-empty lists")
     nats = torch.tensor(
@@ -240,7 +255,9 @@ def ngram_predict(models: list[CharNGram], passages: list[str]) -> torch.Tensor:
 def _balanced(
     blocks: list[Blocks], n: int, length: int, gen: torch.Generator, split: str
 ) -> tuple[list[str], torch.Tensor]:
-    """``n`` passages of ``length`` from the ``split`` blocks of every author, and their labels (author's index)."""
+    """``n`` passages of ``length`` from the ``split`` blocks of every author, and their
+    labels (author's index).
+    """
     passages = [
         p for b in blocks for p in sample_passages(getattr(b, split), n, length, gen)
     ]
@@ -250,7 +267,8 @@ def _balanced(
 def train_authorship(
     texts: dict[str, str], seed: int, config: AuthorshipConfig = AuthorshipConfig()
 ) -> dict:
-    """Train the LSTM classifier and fit the n-gram baseline; test both at every passage length.
+    """Train the LSTM classifier and fit the n-gram baseline; test both at every passage
+    length.
 
     ``texts`` maps each author's name to a normalized text. Every author gets
     as many training blocks as the author with the fewest (spread evenly over
@@ -270,7 +288,8 @@ def train_authorship(
     n_train = min(len(b.train) for b in blocks)
     blocks = [Blocks(evenly(b.train, n_train), b.valid, b.test) for b in blocks]
 
-    # The baseline: one n-gram model per author, its order chosen on validation passages.
+    # The baseline: one n-gram model per author, its order chosen on validation
+    # passages.
     gen = torch.Generator().manual_seed(config.test_seed + 1)
     valid, valid_labels = _balanced(
         blocks, config.n_test, config.select_length, gen, "valid"
@@ -332,14 +351,17 @@ def train_authorship(
     }
 
 
-#: The corpus files :func:`classify_shakespeare_milton` reads (to declare as a memoized run's data).
+#: The corpus files :func:`classify_shakespeare_milton` reads (to declare as a memoized
+#: run's data).
 CORPUS_FILES = ("data/shakespeare.txt", "data/milton.txt")
 
 
 def classify_shakespeare_milton(
     seed: int, config: AuthorshipConfig = AuthorshipConfig()
 ) -> dict:
-    """:func:`train_authorship` on the normalized Shakespeare and Milton corpora, in that order."""
+    """:func:`train_authorship` on the normalized Shakespeare and Milton corpora, in
+    that order.
+    """
     texts = {
         "Shakespeare": normalize(shakespeare_text()),
         "Milton": normalize(milton_text()),

@@ -68,7 +68,8 @@ def _check_pairs(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None) -> N
 def loop_linear(
     a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Every c_t of c_t = a_t * c_{t-1} + b_t, one step at a time; a, b (B, T, H) -> c (B, T, H).
+    """Every c_t of c_t = a_t * c_{t-1} + b_t, one step at a time; a, b (B, T, H) -> c
+    (B, T, H).
 
     ``c0`` (B, H) is the state before the first step; zero if not given.
     """
@@ -84,7 +85,9 @@ def loop_linear(
 
 
 def scan_rounds(length: int) -> int:
-    """Rounds the doubling scan needs for ``length`` steps: ceil(log2 length) (0 for one step)."""
+    """Rounds the doubling scan needs for ``length`` steps: ceil(log2 length) (0 for one
+    step).
+    """
     if not isinstance(length, int) or length < 1:
         raise ValueError(f"length must be an int >= 1; got {length!r}")
     return math.ceil(math.log2(length))
@@ -93,7 +96,8 @@ def scan_rounds(length: int) -> int:
 def scan_linear(
     a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Every c_t of c_t = a_t * c_{t-1} + b_t by a doubling (Hillis-Steele) scan; a, b (B, T, H) -> c (B, T, H).
+    """Every c_t of c_t = a_t * c_{t-1} + b_t by a doubling (Hillis-Steele) scan; a, b
+    (B, T, H) -> c (B, T, H).
 
     Same contract as :func:`loop_linear`. Differentiable: written without
     in-place updates, so autograd runs back through the rounds.
@@ -106,7 +110,8 @@ def scan_linear(
         b = torch.cat([(a[:, 0] * c0 + b[:, 0]).unsqueeze(1), b[:, 1:]], dim=1)
     length, offset = a.shape[1], 1
     while offset < length:  # [2] ceil(log2 T) rounds
-        # [3] position t takes in the pair ending at t - offset: (A, B)_{t-offset} then (A, B)_t
+        # [3] position t takes in the pair ending at t - offset: (A, B)_{t-offset} then
+        # (A, B)_t
         a_new, b_new = combine(
             (a[:, :-offset], b[:, :-offset]), (a[:, offset:], b[:, offset:])
         )  # (B, T-offset, H)
@@ -120,9 +125,11 @@ def scan_linear(
 
 
 class MinGRU(nn.Module):
-    """The minimal GRU (Feng et al. 2024): gate and candidate from x_t only, so h_t is a linear recurrence.
+    """The minimal GRU (Feng et al. 2024): gate and candidate from x_t only, so h_t is a
+    linear recurrence.
 
-    z_t = sigmoid(W_z x_t + b_z),  g_t = W_h x_t + b_h,  h_t = (1 - z_t) * h_{t-1} + z_t * g_t.
+    z_t = sigmoid(W_z x_t + b_z),  g_t = W_h x_t + b_h,  h_t = (1 - z_t) * h_{t-1} + z_t
+    * g_t.
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
@@ -134,23 +141,28 @@ class MinGRU(nn.Module):
         self.candidate = nn.Linear(input_size, hidden_size)
 
     def pairs(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(a_t, b_t) = (1 - z_t, z_t * g_t) for every step at once; x (B, T, F) -> two (B, T, H)."""
+        """(a_t, b_t) = (1 - z_t, z_t * g_t) for every step at once; x (B, T, F) -> two
+        (B, T, H).
+        """
         z = torch.sigmoid(self.gate(x))  # (B, T, H), no h_{t-1} anywhere
         return 1 - z, z * self.candidate(x)
 
     def forward(
         self, x: torch.Tensor, h0: torch.Tensor | None = None, parallel: bool = True
     ) -> torch.Tensor:
-        """Every h_t (B, T, H) from x (B, T, F): by the scan if ``parallel``, else by the loop."""
+        """Every h_t (B, T, H) from x (B, T, F): by the scan if ``parallel``, else by
+        the loop.
+        """
         a, b = self.pairs(x)
         return scan_linear(a, b, h0) if parallel else loop_linear(a, b, h0)
 
 
 class InputGatedLSTM(nn.Module):
-    """The LSTM with gates and candidate read from x_t alone; the cell is a linear recurrence.
+    """The LSTM with gates and candidate read from x_t alone; the cell is a linear
+    recurrence.
 
-    i, f, o = sigmoid(W x_t + b), g = tanh(W_g x_t + b_g);  c_t = f_t * c_{t-1} + i_t * g_t;  h_t = o_t * tanh(c_t).
-    The blocks are stacked in nn.LSTM's order i, f, g, o.
+    i, f, o = sigmoid(W x_t + b), g = tanh(W_g x_t + b_g);  c_t = f_t * c_{t-1} + i_t *
+    g_t;  h_t = o_t * tanh(c_t). The blocks are stacked in nn.LSTM's order i, f, g, o.
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:

@@ -1,4 +1,5 @@
-"""The diagonal linear recurrence ``h_t = a_t * h_{t-1} + b_t`` in JAX, sequential and associative.
+"""The diagonal linear recurrence ``h_t = a_t * h_{t-1} + b_t`` in JAX, sequential and
+associative.
 
 Module naming follows ``recurrence_jax.py``; this module is self-contained
 (Chapter 7's PyTorch listing is its own module). ``a`` and ``b`` are
@@ -9,8 +10,8 @@ with decay ``a_2 a_1`` and input ``a_2 b_1 + b_2``. The composition is
 associative, so ``jax.lax.associative_scan`` can combine all prefixes in
 ``O(log T)`` rounds instead of the ``T`` dependent steps of ``jax.lax.scan``.
 
-Pages: Chapter 7 (the linear recurrence) can show it beside its PyTorch listing.
-Follows Blelloch (1990) for scans and Martin and Cundy (2018) for parallel linear recurrences.
+Pages: Chapter 7 (the linear recurrence) can show it beside its PyTorch listing. Follows
+Blelloch (1990) for scans and Martin and Cundy (2018) for parallel linear recurrences.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def _check(a: jax.Array, b: jax.Array, h0: jax.Array | None) -> None:
 def linear_scan_sequential(
     a: jax.Array, b: jax.Array, h0: jax.Array | None = None
 ) -> jax.Array:
-    """Every state (B, T, H) of ``h_t = a_t * h_{t-1} + b_t``, one step after another (``lax.scan``)."""
+    """Every state (B, T, H) of ``h_t = a_t * h_{t-1} + b_t``, one step after another
+    (``lax.scan``).
+    """
     _check(a, b, h0)
     h0 = jnp.zeros_like(b[:, 0]) if h0 is None else h0
 
@@ -62,7 +65,9 @@ def combine(
 def linear_scan_parallel(
     a: jax.Array, b: jax.Array, h0: jax.Array | None = None
 ) -> jax.Array:
-    """The same states by ``jax.lax.associative_scan`` over time; ``h0`` is folded into the first input."""
+    """The same states by ``jax.lax.associative_scan`` over time; ``h0`` is folded into
+    the first input.
+    """
     _check(a, b, h0)
     if h0 is not None:
         b = b.at[:, 0].add(a[:, 0] * h0)  # h_1 = a_1 h_0 + b_1

@@ -1,4 +1,5 @@
-"""The input-gated LSTM cell of :mod:`chapter_code.beyond.linear_scan` entered in the memory test.
+"""The input-gated LSTM cell of :mod:`chapter_code.beyond.linear_scan` entered in the
+memory test.
 
 The task, the data, the recipe and the accuracy are those of
 :mod:`chapter_code.gated.memory_task` (recall the first of ``lag`` tokens, read out
@@ -21,7 +22,9 @@ from chapter_code.gated.memory_task import RecallConfig, accuracy, make_recall
 
 
 class InputGatedRecallNet(nn.Module):
-    """An input-gated LSTM layer read out once, after the last step: x (B, T, V) -> logits (B, V)."""
+    """An input-gated LSTM layer read out once, after the last step: x (B, T, V) ->
+    logits (B, V).
+    """
 
     def __init__(self, vocab: int, hidden_size: int, forget_bias: float = 1.0) -> None:
         super().__init__()
@@ -39,7 +42,9 @@ class InputGatedRecallNet(nn.Module):
 def train_input_gated_recall(
     seed: int, config: RecallConfig, forget_bias: float = 1.0
 ) -> dict:
-    """Train one input-gated run with the memory test's recipe; test accuracy after each epoch, and wall time."""
+    """Train one input-gated run with the memory test's recipe; test accuracy after each
+    epoch, and wall time.
+    """
     start = time.perf_counter()
     x_train, y_train = make_recall(
         config.n_train, config.lag, config.vocab, config.train_seed

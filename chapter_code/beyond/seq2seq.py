@@ -1,4 +1,5 @@
-"""An encoder-decoder on a reversal task, with and without a look back at the encoder's states.
+"""An encoder-decoder on a reversal task, with and without a look back at the encoder's
+states.
 
 The task: a source of L tokens drawn uniformly from ``vocab`` symbols; the
 target is the same tokens in reverse order. An encoder GRU reads the source;
@@ -82,7 +83,9 @@ def make_reversal(
 def dot_product_attention(
     queries: torch.Tensor, keys: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Read from every encoder state: queries (B, T, H), keys (B, S, H) -> context (B, T, H), weights (B, T, S)."""
+    """Read from every encoder state: queries (B, T, H), keys (B, S, H) -> context (B,
+    T, H), weights (B, T, S).
+    """
     scores = (
         queries @ keys.transpose(1, 2) / math.sqrt(keys.shape[-1])
     )  # [1] (B, T, S): one score per pair
@@ -96,7 +99,9 @@ def dot_product_attention(
 
 
 class Seq2Seq(nn.Module):
-    """Encoder GRU, decoder GRU started from the encoder's final state, optionally attention, linear readout."""
+    """Encoder GRU, decoder GRU started from the encoder's final state, optionally
+    attention, linear readout.
+    """
 
     def __init__(
         self, vocab: int, embedding_size: int, hidden_size: int, attention: bool
@@ -114,14 +119,18 @@ class Seq2Seq(nn.Module):
         )
 
     def _read(self, dec: torch.Tensor, enc: torch.Tensor) -> torch.Tensor:
-        """Logits (B, T, V) from decoder states (B, T, H), with the attention context if any."""
+        """Logits (B, T, V) from decoder states (B, T, H), with the attention context if
+        any.
+        """
         if self.attention:
             context, _ = dot_product_attention(self.query(dec), enc)  # (B, T, H)
             dec = torch.cat([dec, context], dim=-1)  # (B, T, 2H)
         return self.readout(dec)
 
     def forward(self, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Teacher-forced logits (B, T, V): step t reads the true target token t - 1 (the start symbol at t = 0)."""
+        """Teacher-forced logits (B, T, V): step t reads the true target token t - 1
+        (the start symbol at t = 0).
+        """
         enc, h = self.encoder(
             self.embed(source)
         )  # (B, S, H), (1, B, H): the one carried state
@@ -133,7 +142,9 @@ class Seq2Seq(nn.Module):
 
     @torch.no_grad()
     def generate(self, source: torch.Tensor, length: int) -> torch.Tensor:
-        """Greedy decoding of ``length`` tokens (B, length), each step fed the previous choice."""
+        """Greedy decoding of ``length`` tokens (B, length), each step fed the previous
+        choice.
+        """
         enc, h = self.encoder(self.embed(source))
         token = torch.full_like(source[:, :1], self.vocab)  # (B, 1)
         out = []
@@ -146,7 +157,9 @@ class Seq2Seq(nn.Module):
 
 @torch.no_grad()
 def accuracy_by_length(net: Seq2Seq, config: ReversalConfig) -> dict[int, float]:
-    """Token accuracy of greedy decoding on ``config.n_test`` fresh sources per length, min_len..max_len."""
+    """Token accuracy of greedy decoding on ``config.n_test`` fresh sources per length,
+    min_len..max_len.
+    """
     gen = torch.Generator().manual_seed(config.test_seed)
     result = {}
     for length in range(config.min_len, config.max_len + 1):
@@ -158,7 +171,8 @@ def accuracy_by_length(net: Seq2Seq, config: ReversalConfig) -> dict[int, float]
 def train_reversal(
     attention: bool, seed: int, config: ReversalConfig = ReversalConfig()
 ) -> dict:
-    """Train one encoder-decoder; return its accuracy by source length, loss history, weights and wall time.
+    """Train one encoder-decoder; return its accuracy by source length, loss history,
+    weights and wall time.
 
     Each step draws one source length uniformly from min_len..max_len and a
     batch of that length (no padding); Adam, clipping by global norm.

@@ -1,4 +1,5 @@
-"""Gradient clipping by norm, and the experiments that show what it does and does not do.
+"""Gradient clipping by norm, and the experiments that show what it does and does not
+do.
 
 :func:`clip_gradients` rescales the gradient of a set of parameters, taken as
 one long vector, so that its Euclidean norm is at most ``kappa``; it is checked
@@ -26,7 +27,8 @@ from chapter_code.rnn.recurrence import NextTokenRNN, per_position_loss
 
 
 def clip_gradients(params: Iterable[nn.Parameter], kappa: float) -> float:
-    """Rescale the gradients in place by ``min(1, kappa / ||g||)``; return ``||g||`` before clipping.
+    """Rescale the gradients in place by ``min(1, kappa / ||g||)``; return ``||g||``
+    before clipping.
 
     ``g`` is every parameter's ``.grad`` flattened and joined into one vector;
     parameters without a gradient are skipped.
@@ -58,7 +60,8 @@ FIRST_SUCCESSOR_P = (
 def markov_stream(
     n: int, length: int, vocab_size: int, generator: torch.Generator
 ) -> torch.Tensor:
-    """(n, length) tokens from a fixed random Markov chain in which every token has two likely successors.
+    """(n, length) tokens from a fixed random Markov chain in which every token has two
+    likely successors.
 
     The chain itself is drawn from ``generator`` first, so one generator fixes
     both the rules and the samples.
@@ -90,7 +93,9 @@ class SGDRun:
 def train_sgd(
     model: NextTokenRNN, batches: torch.Tensor, lr: float, kappa: float | None
 ) -> SGDRun:
-    """Plain SGD on the mean next-token loss, one step per batch in ``batches`` (S, B, T); clip if ``kappa``."""
+    """Plain SGD on the mean next-token loss, one step per batch in ``batches`` (S, B,
+    T); clip if ``kappa``.
+    """
     if batches.dim() != 3:
         raise ValueError(
             f"batches must be (steps, batch, time); got {tuple(batches.shape)}"
@@ -120,7 +125,8 @@ def train_sgd(
 
 
 def plot_clipping_runs(runs: dict[str, SGDRun], uniform_loss: float) -> Figure:
-    """Gradient norm and loss per step (both on log axes), one line per run; a grey line marks the uniform guess.
+    """Gradient norm and loss per step (both on log axes), one line per run; a grey line
+    marks the uniform guess.
 
     The loss axis is logarithmic because the runs end an order of magnitude
     apart: on a linear axis the clipped run and the uniform guess would share
@@ -158,7 +164,9 @@ def recall_first_data(
 
 
 class LastStepClassifier(nn.Module):
-    """An ``nn.RNN`` or ``nn.LSTM`` read out once, at the last step; the LSTM's forget bias can start at +1."""
+    """An ``nn.RNN`` or ``nn.LSTM`` read out once, at the last step; the LSTM's forget
+    bias can start at +1.
+    """
 
     def __init__(
         self, cell: str, input_size: int, hidden_size: int, classes: int
@@ -190,7 +198,9 @@ def clipped_share(
     kappa: float,
     generator: torch.Generator,
 ) -> tuple[float, float]:
-    """Train with Adam (lr 3e-3, batches of 64) and clipping at ``kappa``; return (share of steps clipped, accuracy)."""
+    """Train with Adam (lr 3e-3, batches of 64) and clipping at ``kappa``; return (share
+    of steps clipped, accuracy).
+    """
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     clipped = 0
     for _ in range(steps):

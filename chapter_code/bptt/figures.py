@@ -1,4 +1,5 @@
-"""The figures of "Gradients through time": gradient against lag, and the one-unit RNN's products and bounds.
+"""The figures of "Gradients through time": gradient against lag, and the one-unit RNN's
+products and bounds.
 
 Kept apart from :mod:`chapter_code.bptt.gradients`, so that a change to a figure
 never changes the key of a memoized training that uses the gradient code.
@@ -24,7 +25,9 @@ def plot_lag_curves(
     ylabel: str,
     xlabel: str = "lag $T$ (steps between the last output and the first input)",
 ) -> Figure:
-    """Semi-log plot of one or more gradient-norm curves against the lag; ``curves`` maps label to (values, colour)."""
+    """Semi-log plot of one or more gradient-norm curves against the lag; ``curves``
+    maps label to (values, colour).
+    """
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.3))
     for label, (values, color) in curves.items():
@@ -40,7 +43,9 @@ def plot_lag_curves(
 
 
 def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figure:
-    """Measured |dh_T/dh_s| (solid) and the bound |w|^(T-s) (dashed) against distance, one colour per (w, x)."""
+    """Measured |dh_T/dh_s| (solid) and the bound |w|^(T-s) (dashed) against distance,
+    one colour per (w, x).
+    """
     if len(traces) != len(colors):
         raise ValueError(
             f"need one colour per trace; got {len(traces)} traces and {len(colors)} colours"
@@ -48,7 +53,8 @@ def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figu
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.2, 4.8), layout="constrained")
     for trace, color in zip(traces, colors, strict=True):
-        # A wide pale band: the bound drawn on top of it stays visible where the two coincide (x = 0).
+        # A wide pale band: the bound drawn on top of it stays visible where the two
+        # coincide (x = 0).
         ax.semilogy(
             range(len(trace.products)),
             trace.products,

@@ -28,7 +28,8 @@ def grad_at_first_input(
     batch: int = 8,
     seed: int = 100,
 ) -> list[float]:
-    """Norm of d(sum of the last output)/d(x_1) for random inputs of each length in ``lags``.
+    """Norm of d(sum of the last output)/d(x_1) for random inputs of each length in
+    ``lags``.
 
     ``rec`` is a batch-first recurrent module returning ``(outputs, state)``.
     Each lag T draws a (batch, T, input_size) standard-normal input from its own
@@ -75,7 +76,8 @@ def bptt_vanilla(
     weight_hh: torch.Tensor,
     grad_states: torch.Tensor,
 ) -> BPTTGrads:
-    """Backpropagation through time for ``h_t = tanh(W_ih x_t + W_hh h_{t-1} + b)``, by hand.
+    """Backpropagation through time for ``h_t = tanh(W_ih x_t + W_hh h_{t-1} + b)``, by
+    hand.
 
     ``states`` (B, T, H) are the forward states, ``grad_states`` (B, T, H) the
     direct gradient of the loss with respect to each state (dL_t/dh_t). The
@@ -115,7 +117,8 @@ def bptt_vanilla(
 def jacobian_product_norms(
     states: torch.Tensor, weight_hh: torch.Tensor
 ) -> list[float]:
-    """Spectral norms of dh_T/dh_s = prod_j diag(1 - h_j^2) W_hh for one sequence, s = T, T-1, ..., 0.
+    """Spectral norms of dh_T/dh_s = prod_j diag(1 - h_j^2) W_hh for one sequence, s =
+    T, T-1, ..., 0.
 
     ``states`` is (T, H), one sequence's states h_1..h_T. Entry d of the result is
     the norm at distance d = T - s (entry 0 is the identity, norm 1).
@@ -148,7 +151,9 @@ def spectral_norm(matrix: torch.Tensor) -> float:
 
 @dataclass(frozen=True)
 class OneUnitTrace:
-    """A one-unit RNN ``h_t = tanh(w h_{t-1} + x)`` run from ``h_0 = 0`` for ``steps`` steps."""
+    """A one-unit RNN ``h_t = tanh(w h_{t-1} + x)`` run from ``h_0 = 0`` for ``steps``
+    steps.
+    """
 
     w: float
     x: float
@@ -159,7 +164,8 @@ class OneUnitTrace:
 
 
 def one_unit_gradient(w: float, x: float, steps: int) -> OneUnitTrace:
-    """Per-step factors and their running product for a one-unit tanh RNN on a constant input.
+    """Per-step factors and their running product for a one-unit tanh RNN on a constant
+    input.
 
     Pure and cheap (plain floats, no autograd), so a page script can call it on
     every move of a slider. The product at distance d multiplies the d factors
@@ -188,7 +194,8 @@ def one_unit_gradient(w: float, x: float, steps: int) -> OneUnitTrace:
 def grad_norm_by_distance(
     rnn: nn.RNN, readout: nn.Module, x: torch.Tensor, targets: torch.Tensor
 ) -> list[float]:
-    """Mean over the batch of ||dL_T/dh_s|| against the distance T - s, for a loss at the last step only.
+    """Mean over the batch of ||dL_T/dh_s|| against the distance T - s, for a loss at
+    the last step only.
 
     ``x`` is (B, T, F) and ``targets`` (B,) the class at the last step. The RNN is
     stepped one input at a time so that every state is a node autograd can report.

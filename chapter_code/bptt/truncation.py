@@ -1,4 +1,5 @@
-"""Truncated backpropagation through time: what crosses a cut, and what training with cuts can learn.
+"""Truncated backpropagation through time: what crosses a cut, and what training with
+cuts can learn.
 
 One helper, :func:`gradient_gate`, does all the cutting: it passes a state's
 value forward unchanged and multiplies the gradient coming back by a number
@@ -22,7 +23,9 @@ from chapter_code.rnn.recurrence import ElmanRNN, rnn_step
 
 
 def gradient_gate(h: torch.Tensor, m: float | torch.Tensor) -> torch.Tensor:
-    """Return a tensor whose value is ``h`` and whose gradient back into ``h`` is multiplied by ``m``."""
+    """Return a tensor whose value is ``h`` and whose gradient back into ``h`` is
+    multiplied by ``m``.
+    """
     frozen = h.detach()
     return frozen + m * (h - frozen)  # value: h; d/dh: m  # [1]
 
@@ -70,7 +73,9 @@ def unroll(
 
 
 def cut_every(steps: int, chunk: int) -> torch.Tensor:
-    """Gates for a fixed horizon: 0 on every boundary after a multiple of ``chunk`` steps, else 1."""
+    """Gates for a fixed horizon: 0 on every boundary after a multiple of ``chunk``
+    steps, else 1.
+    """
     if not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
     gates = torch.ones(steps - 1)
@@ -83,7 +88,9 @@ def cut_every(steps: int, chunk: int) -> torch.Tensor:
 def random_gates(
     steps: int, keep_prob: float, generator: torch.Generator
 ) -> torch.Tensor:
-    """Independent random cuts: each boundary is kept with probability p and then scaled by 1/p."""
+    """Independent random cuts: each boundary is kept with probability p and then scaled
+    by 1/p.
+    """
     if not 0.0 < keep_prob <= 1.0:
         raise ValueError(f"keep_prob must be in (0, 1]; got {keep_prob!r}")
     kept = (torch.rand(steps - 1, generator=generator) < keep_prob).double()
@@ -91,7 +98,9 @@ def random_gates(
 
 
 def reach_fraction_by_enumeration(chunk: int, lag: int) -> float:
-    """Share of a chunk's losses whose gradient reaches an input ``lag`` steps back, by counting positions."""
+    """Share of a chunk's losses whose gradient reaches an input ``lag`` steps back, by
+    counting positions.
+    """
     if not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
     if not isinstance(lag, int) or lag < 0:
@@ -105,7 +114,9 @@ def reach_fraction_by_enumeration(chunk: int, lag: int) -> float:
 def reach_fraction_by_autograd(
     model: ElmanRNN, chunk: int, lag: int, chunks: int = 3
 ) -> float:
-    """The same share measured: for every loss L_t, does dL_t/dx_{t-lag} come out nonzero under a fixed horizon?"""
+    """The same share measured: for every loss L_t, does dL_t/dx_{t-lag} come out
+    nonzero under a fixed horizon?
+    """
     chunks = max(
         chunks, lag // chunk + 2
     )  # long enough that every counted loss has an input lag steps back
@@ -132,7 +143,9 @@ def reach_fraction_by_autograd(
 def weight_hh_gradient(
     model: ElmanRNN, x: torch.Tensor, gates: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """dL/dW_hh for L = the sum of every state's entries (a loss at every step), under the given gates."""
+    """dL/dW_hh for L = the sum of every state's entries (a loss at every step), under
+    the given gates.
+    """
     states = unroll(model, x, gates=gates)  # (B, T, H)
     (grad,) = torch.autograd.grad(states.sum(), model.weight_hh)
     return grad
@@ -141,7 +154,9 @@ def weight_hh_gradient(
 def echo_stream(
     batch: int, length: int, vocab_size: int, delay: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random tokens (B, T) and targets (B, T): the token ``delay`` steps earlier (-100, ignored, where none exists)."""
+    """Random tokens (B, T) and targets (B, T): the token ``delay`` steps earlier (-100,
+    ignored, where none exists).
+    """
     if not isinstance(delay, int) or delay < 1:
         raise ValueError(f"delay must be an int >= 1; got {delay!r}")
     tokens = torch.randint(0, vocab_size, (batch, length), generator=generator)
@@ -151,7 +166,9 @@ def echo_stream(
 
 
 class EchoRNN(nn.Module):
-    """One-hot tokens into an ``nn.RNN``, a linear readout at every step; the state is passed in and out."""
+    """One-hot tokens into an ``nn.RNN``, a linear readout at every step; the state is
+    passed in and out.
+    """
 
     def __init__(self, vocab_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -169,7 +186,9 @@ class EchoRNN(nn.Module):
 
 @dataclass
 class ChunkResult:
-    """Accuracy at each position of a chunk (list of length K), for a model trained and evaluated one way."""
+    """Accuracy at each position of a chunk (list of length K), for a model trained and
+    evaluated one way.
+    """
 
     carry: bool
     accuracy_by_position: list[float]
@@ -183,7 +202,8 @@ def run_chunks(
     carry: bool,
     opt: torch.optim.Optimizer | None = None,
 ) -> list[float]:
-    """Walk a (B, T) stream in chunks of ``chunk`` steps, carrying the detached state or resetting it.
+    """Walk a (B, T) stream in chunks of ``chunk`` steps, carrying the detached state or
+    resetting it.
 
     With an optimizer, take one step per chunk and return the losses; without,
     return the accuracy at each chunk position, pooled over all chunks.

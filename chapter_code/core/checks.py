@@ -26,7 +26,8 @@ def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def within(diff: float, tol: float) -> str:
-    """Assert that ``diff`` (a max |difference|) is at most ``tol``; return the bound as text, e.g. ``1e-6``.
+    """Assert that ``diff`` (a max |difference|) is at most ``tol``; return the bound as
+    text, e.g. ``1e-6``.
 
     ``tol`` must be a power of ten, so the text is exact.
     """

@@ -19,7 +19,8 @@ was checked and the values this build saw; the gate compares it with the
 baseline like any other output. Outside a kernel (a test, a lab) it checks
 and records only.
 
-Pages: every page with result sentences; the appendix "What this build checked" lists them all.
+Pages: every page with result sentences; the appendix "What this build checked" lists
+them all.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ GLUE_PREFIX = "check:"
 
 
 class CheckFailed(AssertionError):
-    """A check's condition was false: the sentence that names it is not true in this build."""
+    """A check's condition was false: the sentence that names it is not true in this
+    build.
+    """
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ _DECLARED: dict[str, Check] = {}
 
 
 def _text(value: Any) -> str:
-    """A compared value as the reader sees it: floats to 6 significant digits, tensors as their item(s)."""
+    """A compared value as the reader sees it: floats to 6 significant digits, tensors
+    as their item(s).
+    """
     if hasattr(value, "tolist") and callable(value.tolist):  # torch / numpy
         value = value.tolist()
     if isinstance(value, bool):
@@ -76,7 +81,9 @@ def _text(value: Any) -> str:
 
 
 def _condition_source(frame: Any) -> str:
-    """The source text of the ``condition`` argument of the :func:`check` call made in ``frame``."""
+    """The source text of the ``condition`` argument of the :func:`check` call made in
+    ``frame``.
+    """
     lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
     if not lines:
         return "(source not available)"
@@ -108,7 +115,8 @@ def _condition_source(frame: Any) -> str:
 def check(
     name: str, condition: Any, *, because: str, values: Mapping[str, Any] | None = None
 ) -> bool:
-    """Declare check ``name``: record whether ``condition`` holds, and raise :class:`CheckFailed` if not.
+    """Declare check ``name``: record whether ``condition`` holds, and raise
+    :class:`CheckFailed` if not.
 
     ``because`` says in words what the condition establishes ("final states
     equal to 1e-6"); ``values`` names the numbers it compared, shown beside the
@@ -154,7 +162,9 @@ def check(
 
 
 class _Payload:
-    """A glued value whose plain-text form is the check's JSON (what the gate records and the page reads)."""
+    """A glued value whose plain-text form is the check's JSON (what the gate records
+    and the page reads).
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -164,7 +174,9 @@ class _Payload:
 
 
 def _publish(record: Check) -> None:
-    """Inside a notebook kernel, glue the record so that the page and the gate see it; elsewhere nothing."""
+    """Inside a notebook kernel, glue the record so that the page and the gate see it;
+    elsewhere nothing.
+    """
     try:
         from IPython import get_ipython
     except ImportError:

@@ -1,4 +1,5 @@
-"""The book's plotting style, its colours per architecture, and the PNG form every page shows.
+"""The book's plotting style, its colours per architecture, and the PNG form every page
+shows.
 
 Every figure in the book is made by a function here or by a short page cell
 that calls :func:`use_book_style` first, so fonts, sizes and colours agree
@@ -20,9 +21,11 @@ from matplotlib.text import Text
 
 STYLE_FILE = Path(__file__).with_name("book.mplstyle")
 
-#: Pixels per CSS pixel in the PNG a page shows: 2 keeps lines and text sharp on high-density screens.
+#: Pixels per CSS pixel in the PNG a page shows: 2 keeps lines and text sharp on
+#: high-density screens.
 PIXEL_RATIO = 2
-#: PNG text chunk holding the height, in image pixels, of the smallest text drawn in the figure.
+#: PNG text chunk holding the height, in image pixels, of the smallest text drawn in the
+#: figure.
 SMALLEST_TEXT_KEY = "Smallest text px"
 
 #: One colour per architecture, used on every page (Okabe-Ito palette).
@@ -38,13 +41,16 @@ COLORS: dict[str, str] = {
 
 
 def use_book_style() -> None:
-    """Apply the book's matplotlib style file and, inside a notebook kernel, the book's PNG output (idempotent)."""
+    """Apply the book's matplotlib style file and, inside a notebook kernel, the book's
+    PNG output (idempotent).
+    """
     plt.style.use(STYLE_FILE)
     _show_figures_as_book_png()
 
 
 def smallest_text_points(fig: Figure) -> float:
-    """Font size, in points, of the smallest text drawn in ``fig`` (0 when it draws none).
+    """Font size, in points, of the smallest text drawn in ``fig`` (0 when it draws
+    none).
 
     Draws the figure first, so tick labels hold their text; the axis texts of
     an axes switched off (``ax.axis("off")``) are not drawn and do not count.
@@ -66,7 +72,8 @@ def smallest_text_points(fig: Figure) -> float:
 
 
 def figure_png(fig: Figure) -> tuple[bytes, dict[str, int]]:
-    """Render ``fig`` as a PNG at ``PIXEL_RATIO`` times its dpi; return the bytes and the display size in CSS px.
+    """Render ``fig`` as a PNG at ``PIXEL_RATIO`` times its dpi; return the bytes and
+    the display size in CSS px.
 
     The PNG records, in a text chunk, how tall its smallest text is in image
     pixels, so a browser test can tell how large that text appears on a phone.
@@ -98,7 +105,8 @@ def _show_figures_as_book_png() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    # Importing the inline backend first lets it install its own formatter now, not over ours later.
+    # Importing the inline backend first lets it install its own formatter now, not over
+    # ours later.
     import matplotlib_inline.backend_inline  # noqa: F401
 
     shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)

@@ -5,9 +5,9 @@ runs is a rate of one half give or take a lot; :func:`wilson_interval` says
 how much, and :func:`solve_rate` summarises one contender's runs (the metrics
 of its records in the memory-robustness sweep).
 
-Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test; :func:`plot_solve_rates`).
-The interval is Wilson's (1927), recommended over the normal approximation by
-Brown, Cai and DasGupta (2001).
+Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test;
+:func:`plot_solve_rates`). The interval is Wilson's (1927), recommended over the normal
+approximation by Brown, Cai and DasGupta (2001).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from chapter_code.core.plotting import use_book_style
 
 
 def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, float]:
-    r"""Wilson score interval for a solve rate ``solved / runs`` (95 % for ``z = 1.96``).
+    r"""Wilson score interval for a solve rate ``solved / runs`` (95 % for ``z =
+    1.96``).
 
     With :math:`\hat p = k/n`, the interval is
     :math:`\frac{\hat p + z^2/2n \pm z\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}}{1 + z^2/n}`;
-    unlike :math:`\hat p \pm z\sqrt{\hat p(1-\hat p)/n}` it stays inside [0, 1] and is not
-    empty when every run, or none, solved the task.
+    unlike :math:`\hat p \pm z\sqrt{\hat p(1-\hat p)/n}` it stays inside [0, 1] and is
+    not empty when every run, or none, solved the task.
     """
     if not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be an int >= 1; got {runs!r}")
@@ -45,7 +46,8 @@ def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, flo
 
 
 def solve_rate(metrics: Sequence[dict[str, Any]], solved_at: float) -> dict[str, Any]:
-    """Solve rate of one contender's runs (the ``metrics`` of its records), with its Wilson interval.
+    """Solve rate of one contender's runs (the ``metrics`` of its records), with its
+    Wilson interval.
 
     A run is solved when its test accuracy after the last epoch
     (``final_accuracy``, the number the sources report) reaches ``solved_at``.
@@ -72,7 +74,9 @@ def solve_rate(metrics: Sequence[dict[str, Any]], solved_at: float) -> dict[str,
 def plot_solve_rates(
     summaries: dict[str, dict[str, Any]], colors: dict[str, str]
 ) -> Figure:
-    """One row per contender: its solve rate (dot) and 95 % Wilson interval (bar), from :func:`solve_rate`."""
+    """One row per contender: its solve rate (dot) and 95 % Wilson interval (bar), from
+    :func:`solve_rate`.
+    """
     use_book_style()
     labels = list(summaries)
     fig, ax = plt.subplots(

@@ -5,8 +5,9 @@ needs a seeded generator calls :func:`seed_everything`. Nothing else in the
 book sets a seed, a thread count or a device, so two builds on the same machine
 print the same numbers, and the build report can say exactly what ran where.
 
-Environment variables (read once, by :func:`setup`, and checked by :func:`settings`, which the build
-also calls before any chapter starts; case and surrounding spaces do not matter):
+Environment variables (read once, by :func:`setup`, and checked by :func:`settings`,
+which the build also calls before any chapter starts; case and surrounding spaces do not
+matter):
 
 ``BOOK_DEVICE``
     ``cpu``, ``cuda`` or ``cuda:N``; unset means CUDA when available, else CPU.
@@ -67,15 +68,19 @@ PROFILE_DESCRIPTIONS: dict[str, str] = {
     PINNED_PROFILE: "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
     "kernels pinned to their AVX2 code paths",
 }
-#: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its workspace setting when CUDA
-#: initialises, so it is set at import, with the CPU pins; a value already set (``:16:8``, also deterministic) is kept.
+#: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its
+#: workspace setting when CUDA initialises, so it is set at import, with the CPU pins; a
+#: value already set (``:16:8``, also deterministic) is kept.
 CUDA_PINS: dict[str, str] = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
-#: The prefix of a GPU's output profile: ``cuda-sm90`` is compute capability 9.0 (Hopper).
+#: The prefix of a GPU's output profile: ``cuda-sm90`` is compute capability 9.0
+#: (Hopper).
 GPU_PROFILE_PREFIX = "cuda-sm"
 
 
 def cpu_supports_pins() -> bool:
-    """True on an x86-64 CPU with AVX2 and FMA, the instruction sets the pinned kernels need."""
+    """True on an x86-64 CPU with AVX2 and FMA, the instruction sets the pinned kernels
+    need.
+    """
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
     try:
@@ -89,7 +94,8 @@ def cpu_supports_pins() -> bool:
 
 
 def pin_cpu_numerics() -> None:
-    """Set :data:`CPU_PINS` in this process's environment (inherited by every child process).
+    """Set :data:`CPU_PINS` in this process's environment (inherited by every child
+    process).
 
     They must be in place before torch is imported; importing this module does
     it. A torch imported earlier without them is caught by :func:`setup`.
@@ -99,7 +105,9 @@ def pin_cpu_numerics() -> None:
 
 
 def pin_cuda_numerics() -> None:
-    """Set :data:`CUDA_PINS` in this process's environment unless already set; needed before CUDA initialises."""
+    """Set :data:`CUDA_PINS` in this process's environment unless already set; needed
+    before CUDA initialises.
+    """
     for name, value in CUDA_PINS.items():
         os.environ.setdefault(name, value)
 
@@ -173,14 +181,18 @@ class Fingerprint:
 
 
 class SettingError(ValueError):
-    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming it and what it accepts."""
+    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming
+    it and what it accepts.
+    """
 
 
 _CUDA_NAME = re.compile(r"cuda(:\d+)?")
 
 
 def pick_device(requested: str | None = None) -> torch.device:
-    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if present, else CPU."""
+    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if
+    present, else CPU.
+    """
     name = requested if requested is not None else os.environ.get("BOOK_DEVICE", "")
     name = name.strip().lower()
     if not name:
@@ -216,14 +228,19 @@ def _int_from_env(
 
 @dataclass(frozen=True)
 class Settings:
-    """The build's settings, checked, each in one spelling: what the build keys outputs and runs on."""
+    """The build's settings, checked, each in one spelling: what the build keys outputs
+    and runs on.
+    """
 
-    device: str  # "cpu" or "cuda:N" ("cuda" and an unset variable on a CUDA machine are "cuda:0")
+    # "cpu" or "cuda:N" ("cuda" and an unset variable on a CUDA machine are "cuda:0")
+    device: str
     threads: int
     seed: int
 
     def as_env(self) -> dict[str, str]:
-        """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu", ...}``."""
+        """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu",
+        ...}``.
+        """
         return {
             "BOOK_DEVICE": self.device,
             "BOOK_THREADS": str(self.threads),
@@ -232,11 +249,14 @@ class Settings:
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED`` (of ``environ``, else this process), checked.
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED`` (of ``environ``, else this
+    process), checked.
 
-    Case and surrounding spaces are ignored, and an unset variable is its default (the device is the one
-    :func:`pick_device` picks), so every harmless spelling of one choice is one :class:`Settings`. A value
-    this machine cannot use raises :class:`SettingError`, before anything runs.
+    Case and surrounding spaces are ignored, and an unset variable is its default (the
+    device is the one
+    :func:`pick_device` picks), so every harmless spelling of one choice is one
+    :class:`Settings`. A value this machine cannot use raises :class:`SettingError`,
+    before anything runs.
     """
     env = os.environ if environ is None else environ
     device = pick_device(env.get("BOOK_DEVICE", ""))
@@ -291,7 +311,9 @@ def _cpu_name() -> str:
 
 
 def gpu_kind(device: torch.device) -> str:
-    """The GPU's compute capability as ``sm<major><minor>`` (``sm90`` for an H100 or H200); ``none`` on a CPU."""
+    """The GPU's compute capability as ``sm<major><minor>`` (``sm90`` for an H100 or
+    H200); ``none`` on a CPU.
+    """
     if device.type != "cuda":
         return "none"
     major, minor = torch.cuda.get_device_capability(device)
@@ -299,7 +321,9 @@ def gpu_kind(device: torch.device) -> str:
 
 
 def gpu_software(device: torch.device) -> dict[str, str]:
-    """What a GPU's outputs depend on besides its kind: PyTorch, CUDA and cuDNN versions; ``{}`` on a CPU."""
+    """What a GPU's outputs depend on besides its kind: PyTorch, CUDA and cuDNN
+    versions; ``{}`` on a CPU.
+    """
     if device.type != "cuda":
         return {}
     cudnn = (
@@ -313,7 +337,9 @@ def gpu_software(device: torch.device) -> dict[str, str]:
 
 
 def is_gpu_profile(profile: str) -> bool:
-    """Whether ``profile`` names a GPU kind (``cuda-sm90``), whose baselines are recorded per GPU software."""
+    """Whether ``profile`` names a GPU kind (``cuda-sm90``), whose baselines are
+    recorded per GPU software.
+    """
     return (
         profile.startswith(GPU_PROFILE_PREFIX)
         and profile[len(GPU_PROFILE_PREFIX) :].isdigit()
@@ -321,7 +347,8 @@ def is_gpu_profile(profile: str) -> bool:
 
 
 def output_profile(device: torch.device) -> str:
-    """Name the set of machines whose outputs agree bit for bit with this one's (see :data:`PROFILE_DESCRIPTIONS`).
+    """Name the set of machines whose outputs agree bit for bit with this one's (see
+    :data:`PROFILE_DESCRIPTIONS`).
 
     A GPU's profile is its kind, ``cuda-sm90``; its outputs agree only under the
     same :func:`gpu_software`, which the gate checks against its baselines.
@@ -349,7 +376,9 @@ def describe_profile(profile: str) -> str:
 
 
 def gpu_numerics() -> str:
-    """The GPU determinism settings in force, read back from torch, e.g. ``deterministic algorithms, TF32 off, ...``."""
+    """The GPU determinism settings in force, read back from torch, e.g. ``deterministic
+    algorithms, TF32 off, ...``.
+    """
     tf32 = torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
     parts = [
         "deterministic algorithms"
@@ -369,7 +398,9 @@ def gpu_numerics() -> str:
 
 
 def cpu_kernels() -> str:
-    """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ...)``."""
+    """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned:
+    ATEN_CPU_CAPABILITY=avx2, ...)``.
+    """
     capability = torch.backends.cpu.get_cpu_capability()
     pins = [f"{k}={os.environ[k]}" for k in CPU_PINS if k in os.environ]
     return (
@@ -410,10 +441,13 @@ def setup(seed: int | None = None) -> torch.device:
     device = pick_device()
     _check_pins()
     torch.set_num_threads(threads)
-    pin_cuda_numerics()  # in case the environment was cleared since import; CUDA reads it when it initialises
+    # in case the environment was cleared since import; CUDA reads it when it
+    # initialises
+    pin_cuda_numerics()
     if device.type == "cuda":
-        # On the GPU, every kernel must be deterministic: an operation without a deterministic CUDA
-        # implementation raises (naming itself) rather than printing a warning into a page.
+        # On the GPU, every kernel must be deterministic: an operation without a
+        # deterministic CUDA implementation raises (naming itself) rather than printing
+        # a warning into a page.
         torch.use_deterministic_algorithms(True)
         torch.backends.cuda.matmul.allow_tf32 = (
             False  # TF32 rounds matmul inputs to 10 bits of mantissa
@@ -459,7 +493,8 @@ def fingerprint() -> Fingerprint:
     )
 
 
-#: What the book's build installs when it starts a chapter's kernel (:func:`use_backend`); empty elsewhere.
+#: What the book's build installs when it starts a chapter's kernel
+#: (:func:`use_backend`); empty elsewhere.
 _BACKEND: dict[str, Callable[..., Any]] = {}
 
 
@@ -468,7 +503,8 @@ def use_backend(
     run_once: Callable[..., Any] | None = None,
     load_sweep: Callable[..., Any] | None = None,
 ) -> None:
-    """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry point between the two.
+    """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry
+    point between the two.
 
     The build (``bookbuild.kernel_hooks.install``) calls this in every chapter's
     kernel before the first cell, with its memoizer and its checked sweep
@@ -485,7 +521,8 @@ def use_backend(
 
 
 def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any) -> T:
-    """Return ``fn(**kwargs)``, computing it only once per content of its code, arguments and data.
+    """Return ``fn(**kwargs)``, computing it only once per content of its code,
+    arguments and data.
 
     Inside the book's build the result is memoized (the build's memoizer,
     installed by :func:`use_backend`): a later call with the same function
@@ -501,11 +538,14 @@ def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any
 
 
 class SweepRecordsUnavailable(RuntimeError):
-    """:func:`load_sweep` was called outside the book's build, which alone checks records against the code."""
+    """:func:`load_sweep` was called outside the book's build, which alone checks
+    records against the code.
+    """
 
 
 def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> Any:
-    """The stored records of experiment sweep ``name`` (defined in :mod:`chapter_code.experiments`), checked.
+    """The stored records of experiment sweep ``name`` (defined in
+    :mod:`chapter_code.experiments`), checked.
 
     Inside the book's build every record is checked against the current code,
     parameters and data: a stale, damaged or missing record raises the build's

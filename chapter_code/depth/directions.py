@@ -1,4 +1,5 @@
-"""Direction and depth from one-layer modules: a bidirectional layer and a stack, written out.
+"""Direction and depth from one-layer modules: a bidirectional layer and a stack,
+written out.
 
 ``nn.LSTM(..., bidirectional=True, num_layers=n)`` is one call; this module
 builds the same outputs from one-layer, one-direction modules, so that what
@@ -62,7 +63,9 @@ def bidirectional_states(
 
 
 def stacked_states(x: torch.Tensor, layers: Sequence[nn.RNNBase]) -> torch.Tensor:
-    """The top layer's states (B, T, H) of a stack: layer 1 reads x (B, T, F), every later layer the one below."""
+    """The top layer's states (B, T, H) of a stack: layer 1 reads x (B, T, F), every
+    later layer the one below.
+    """
     if len(layers) == 0:
         raise ValueError("layers must hold at least one module")
     for k, layer in enumerate(layers):
@@ -78,7 +81,9 @@ def stacked_states(x: torch.Tensor, layers: Sequence[nn.RNNBase]) -> torch.Tenso
 
 
 def one_layer(module: nn.RNNBase, layer: int, reverse: bool = False) -> nn.RNNBase:
-    """A one-layer, batch-first copy of layer ``layer`` (and direction) of ``module``, with the same weights."""
+    """A one-layer, batch-first copy of layer ``layer`` (and direction) of ``module``,
+    with the same weights.
+    """
     if not isinstance(module, nn.RNN | nn.GRU | nn.LSTM):
         raise TypeError(
             f"module must be an nn.RNN, nn.GRU or nn.LSTM; got {type(module).__name__}"

@@ -1,4 +1,5 @@
-"""Figures of "Depth, direction and scale": the tagger's accuracy by letter, the scoreboard by seed.
+"""Figures of "Depth, direction and scale": the tagger's accuracy by letter, the
+scoreboard by seed.
 
 Both use the book's style and its colours per architecture
 (:data:`chapter_code.core.plotting.COLORS`).
@@ -20,9 +21,11 @@ from chapter_code.core.plotting import use_book_style
 def plot_tag_accuracy(
     curves: Mapping[str, tuple[Mapping[int, float], str, str]], last_label: str
 ) -> Figure:
-    """Accuracy against a letter's index in its word, one line per ``label: (accuracy by index, colour, marker)``.
+    """Accuracy against a letter's index in its word, one line per ``label: (accuracy by
+    index, colour, marker)``.
 
-    The last index gathers every later letter; ``last_label`` is its tick label (e.g. ``"6+"``).
+    The last index gathers every later letter; ``last_label`` is its tick label (e.g.
+    ``"6+"``).
     """
     if not curves:
         raise ValueError("curves must hold at least one tagger")
@@ -46,7 +49,9 @@ def plot_tag_accuracy(
 def plot_scoreboard(
     values: Mapping[str, Sequence[float]], colors: Mapping[str, str], xlabel: str
 ) -> Figure:
-    """One row per contender: each seed's value as a dot, the mean as a bar with one standard deviation."""
+    """One row per contender: each seed's value as a dot, the mean as a bar with one
+    standard deviation.
+    """
     if not values:
         raise ValueError("values must hold at least one contender")
     use_book_style()
@@ -76,7 +81,8 @@ def plot_scoreboard(
 
 
 def plot_scale(sizes: Mapping[str, tuple[int, Sequence[float]]], color: str) -> Figure:
-    """Test perplexity against parameters (log axis): each seed a dot, the mean with one standard deviation.
+    """Test perplexity against parameters (log axis): each seed a dot, the mean with one
+    standard deviation.
 
     ``sizes`` maps a size's label to (parameters, one value per seed).
     """

@@ -2,7 +2,8 @@
 
 PyTorch's GRU (gate order ``r, z, n``) computes
 
-    n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn)),   h_t = (1 - z_t) * n_t + z_t * h_{t-1}.
+    n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn)),   h_t = (1 - z_t) * n_t +
+    z_t * h_{t-1}.
 
 *Update gate only*: ``r_t = 1`` always, so the candidate always sees the whole
 old state. *Reset gate only*: ``z_t = 0`` always, so ``h_t = n_t``: no
@@ -40,7 +41,9 @@ VARIANTS: dict[str, tuple[str, float]] = {
 
 
 def remove_gate(core: nn.GRU, variant: str) -> None:
-    """Hold one gate of a one-layer ``nn.GRU`` at 1 (``r``) or 0 (``z``) for good, as ``variant`` says."""
+    """Hold one gate of a one-layer ``nn.GRU`` at 1 (``r``) or 0 (``z``) for good, as
+    ``variant`` says.
+    """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {list(VARIANTS)}; got {variant!r}")
     if not isinstance(core, nn.GRU) or core.num_layers != 1 or core.bidirectional:
@@ -63,7 +66,9 @@ def remove_gate(core: nn.GRU, variant: str) -> None:
 
 
 def ablation_run(seed: int, variant: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train the scoreboard's GRU model with one gate removed; return validation nats and perplexity."""
+    """Train the scoreboard's GRU model with one gate removed; return validation nats
+    and perplexity.
+    """
     config = ScoreRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
     splits = corpus_splits(config.corpus)
     vocab = Vocab(splits.train)

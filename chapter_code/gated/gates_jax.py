@@ -45,7 +45,9 @@ def lstm_cell_step(
     weight_hh: jax.Array,
     bias: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
-    """One LSTM step; ``x_t`` (B, F), ``h_prev``/``c_prev`` (B, H), ``bias`` = bias_ih + bias_hh; returns (h, c)."""
+    """One LSTM step; ``x_t`` (B, F), ``h_prev``/``c_prev`` (B, H), ``bias`` = bias_ih +
+    bias_hh; returns (h, c).
+    """
     pre = x_t @ weight_ih.T + h_prev @ weight_hh.T + bias  # (B, 4H), blocks i, f, g, o
     a_i, a_f, a_g, a_o = jnp.split(pre, 4, axis=1)
     i, f, o = jax.nn.sigmoid(a_i), jax.nn.sigmoid(a_f), jax.nn.sigmoid(a_o)
@@ -60,7 +62,9 @@ def lstm_loop(
     bias: jax.Array,
     state: tuple[jax.Array, jax.Array] | None = None,
 ) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
-    """Scan :func:`lstm_cell_step` over x (B, T, F); return (outputs (B, T, H), (h_T, c_T))."""
+    """Scan :func:`lstm_cell_step` over x (B, T, F); return (outputs (B, T, H), (h_T,
+    c_T)).
+    """
     batch, hidden = _check_sequence(x, weight_ih, 4)
     if state is None:
         zeros = jnp.zeros((batch, hidden), x.dtype)
@@ -85,7 +89,9 @@ def gru_step(
     bias_hh: jax.Array,
     reset_after: bool,
 ) -> jax.Array:
-    """One GRU step in PyTorch's layout (blocks r, z, n); ``reset_after=True`` is ``nn.GRU``'s form."""
+    """One GRU step in PyTorch's layout (blocks r, z, n); ``reset_after=True`` is
+    ``nn.GRU``'s form.
+    """
     gx_r, gx_z, gx_n = jnp.split(x_t @ weight_ih.T + bias_ih, 3, axis=1)  # (B, H) each
     w_r, w_z, w_n = jnp.split(weight_hh, 3, axis=0)
     b_r, b_z, b_n = jnp.split(bias_hh, 3)
@@ -107,7 +113,9 @@ def gru_loop(
     reset_after: bool,
     h0: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array]:
-    """Scan :func:`gru_step` over x (B, T, F); return states (B, T, H) and the last state (B, H)."""
+    """Scan :func:`gru_step` over x (B, T, F); return states (B, T, H) and the last
+    state (B, H).
+    """
     batch, hidden = _check_sequence(x, weight_ih, 3)
     h0 = jnp.zeros((batch, hidden), x.dtype) if h0 is None else h0
 
@@ -122,7 +130,8 @@ def gru_loop(
 def flax_lstm_init(
     key: jax.Array, input_size: int, hidden_size: int
 ) -> dict[str, jax.Array]:
-    """Flax ``LSTMCell``'s default draw, in PyTorch's layout: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``.
+    """Flax ``LSTMCell``'s default draw, in PyTorch's layout: ``weight_ih``,
+    ``weight_hh``, ``bias_ih``, ``bias_hh``.
 
     Per gate: input kernel ``lecun_normal`` (truncated normal, variance 1/F),
     recurrent kernel orthogonal (H, H), and zero biases.

@@ -1,4 +1,5 @@
-"""The memory test's grid: every (contender, seed) run trained, spread over worker processes, and tabulated.
+"""The memory test's grid: every (contender, seed) run trained, spread over worker
+processes, and tabulated.
 
 The runs are independent (each has its own random stream, see
 :mod:`chapter_code.gated.memory_task`), so where they train changes none of
@@ -117,7 +118,8 @@ def _run_grid_batched(
 def results_markdown(
     runs: Sequence[RecallRun], seeds: Sequence[int] = SEEDS, solved: float = 0.9
 ) -> str:
-    """A markdown table: one row per contender, signal at birth, then per seed the final test accuracy.
+    """A markdown table: one row per contender, signal at birth, then per seed the final
+    test accuracy.
 
     A seed's cell also names the first epoch whose test accuracy reached ``solved``,
     if any ("from ep 28"): when the run crossed the line, not a selected accuracy.

@@ -1,4 +1,5 @@
-"""The memory test: recall the first of many random tokens, for six recurrent contenders.
+"""The memory test: recall the first of many random tokens, for six recurrent
+contenders.
 
 A sequence holds ``lag`` tokens drawn uniformly from a small alphabet, one-hot
 encoded, batch-first ``(B, T, V)``; the label is the first token and the model
@@ -113,7 +114,9 @@ class RecallConfig:
 def make_recall(
     n: int, lag: int, vocab: int, seed: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` sequences of ``lag`` uniform tokens, one-hot (n, lag, vocab), and labels = first token (n,)."""
+    """``n`` sequences of ``lag`` uniform tokens, one-hot (n, lag, vocab), and labels =
+    first token (n,).
+    """
     for name, value in [("n", n), ("lag", lag), ("vocab", vocab)]:
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; got {value!r}")
@@ -123,7 +126,9 @@ def make_recall(
 
 
 class RecallNet(nn.Module):
-    """A recurrent layer read out once, at the last step; optionally a learned initial state."""
+    """A recurrent layer read out once, at the last step; optionally a learned initial
+    state.
+    """
 
     def __init__(
         self, cell: str, vocab: int, hidden_size: int, learn_h0: bool = False
@@ -195,7 +200,9 @@ class RecallRun:
 
 
 def first_epoch_at(history: Sequence[float], threshold: float) -> int | None:
-    """The first epoch (counted from 1) whose test accuracy reached ``threshold``, or None."""
+    """The first epoch (counted from 1) whose test accuracy reached ``threshold``, or
+    None.
+    """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1]; got {threshold}")
     return next((e for e, acc in enumerate(history, start=1) if acc >= threshold), None)
@@ -214,7 +221,8 @@ def train_recall(
     learn_h0: bool = False,
     dtype: torch.dtype = torch.float32,
 ) -> tuple[RecallRun, RecallNet]:
-    """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at the end.
+    """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at
+    the end.
 
     One generator, seeded with ``seed``, draws the initial weights and then each
     epoch's minibatch order, as the sources' ``torch.manual_seed(seed)`` does.
@@ -267,7 +275,8 @@ def train_recall_batched(
     config: RecallConfig = RecallConfig(),
     dtype: torch.dtype = torch.float32,
 ) -> list[RecallRun]:
-    """Train several runs of one cell type as one stacked computation (:mod:`chapter_code.gated.model_batch`).
+    """Train several runs of one cell type as one stacked computation
+    (:mod:`chapter_code.gated.model_batch`).
 
     Each run starts from the weights :func:`build_recall_net` gives it, draws its
     minibatch order from the same stream that drew those weights, is clipped by

@@ -1,4 +1,5 @@
-"""Many small recurrent models trained as one computation: a leading model axis M on every tensor.
+"""Many small recurrent models trained as one computation: a leading model axis M on
+every tensor.
 
 Small recurrent layers spend their time on per-operation overhead (80 tiny steps,
 each a handful of small kernels), not on arithmetic. Stacking M independent
@@ -32,7 +33,9 @@ REC_NAMES = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
 
 
 class StackedRecall(nn.Module):
-    """M one-layer recurrent models of one cell type, each read out once after the last step."""
+    """M one-layer recurrent models of one cell type, each read out once after the last
+    step.
+    """
 
     def __init__(self, cell: str, n_models: int, vocab: int, hidden_size: int) -> None:
         super().__init__()
@@ -60,7 +63,9 @@ class StackedRecall(nn.Module):
 
     @classmethod
     def from_nets(cls, nets: list[nn.Module]) -> StackedRecall:
-        """Stack copies of the weights of nets with a ``rec`` (nn.RNN/LSTM/GRU) and a ``readout`` (nn.Linear)."""
+        """Stack copies of the weights of nets with a ``rec`` (nn.RNN/LSTM/GRU) and a
+        ``readout`` (nn.Linear).
+        """
         if len(nets) == 0:
             raise ValueError("nets must hold at least one network")
         kinds = {type(net.rec) for net in nets}
@@ -82,7 +87,9 @@ class StackedRecall(nn.Module):
         return stack
 
     def state_dict_of(self, m: int) -> dict[str, torch.Tensor]:
-        """Model m's weights under the names of a ``rec`` + ``readout`` network (cloned, on the CPU)."""
+        """Model m's weights under the names of a ``rec`` + ``readout`` network (cloned,
+        on the CPU).
+        """
         if not 0 <= m < self.n_models:
             raise ValueError(f"m must be in [0, {self.n_models}); got {m!r}")
         names = [f"rec.{n}" for n in REC_NAMES] + ["readout.weight", "readout.bias"]
@@ -92,7 +99,9 @@ class StackedRecall(nn.Module):
         }
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Logits (M, B, V) from x (M, B, T, V), one batch per model, or (B, T, V), shared by all models."""
+        """Logits (M, B, V) from x (M, B, T, V), one batch per model, or (B, T, V),
+        shared by all models.
+        """
         if x.dim() == 3:
             pre = torch.einsum(
                 "btv,mgv->tmbg", x, self.weight_ih
@@ -127,7 +136,9 @@ def _net_tensors(net: nn.Module) -> list[torch.Tensor]:
 
 
 def stacked_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Sum over models of each model's mean cross-entropy; logits (M, B, V), targets (M, B)."""
+    """Sum over models of each model's mean cross-entropy; logits (M, B, V), targets (M,
+    B).
+    """
     if logits.dim() != 3 or targets.shape != logits.shape[:2]:
         shapes = f"{tuple(logits.shape)}, {tuple(targets.shape)}"
         raise ValueError(f"logits must be (M, B, V) and targets (M, B); got {shapes}")
@@ -139,7 +150,8 @@ def stacked_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def clip_per_model(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
-    """Clip each model's gradient to global norm ``max_norm`` over its own slices; return the M norms.
+    """Clip each model's gradient to global norm ``max_norm`` over its own slices;
+    return the M norms.
 
     The same rule as ``nn.utils.clip_grad_norm_`` applied to each model alone:
     scale by ``max_norm / (norm + 1e-6)`` when that is below 1.
@@ -232,7 +244,8 @@ class _Recurrence(torch.autograd.Function):
                 i, f, g, o = s["act"][t].split(H, dim=2)
                 tanh_c = s["tanh_c"][t]
                 dc = dc + dh * o * (1 - tanh_c * tanh_c)
-                # one concatenation into the contiguous step slice; out= on strided gate slices copies
+                # one concatenation into the contiguous step slice; out= on strided gate
+                # slices copies
                 torch.cat(
                     [
                         dc * g * i * (1 - i),

@@ -1,4 +1,5 @@
-"""Character-level recurrent language models: the model, the canonical trainer and two ways to score.
+"""Character-level recurrent language models: the model, the canonical trainer and two
+ways to score.
 
 Tokens are characters, numbered by :class:`Vocab`; tensors are batch-first,
 ``(B, T)`` for token ids and ``(B, T, V)`` for logits. The model embeds each
@@ -49,7 +50,9 @@ class Vocab:
         return len(self.chars)
 
     def encode(self, text: str) -> torch.Tensor:
-        """Token ids (int64, shape ``(len(text),)``); a character outside the vocabulary is named."""
+        """Token ids (int64, shape ``(len(text),)``); a character outside the vocabulary
+        is named.
+        """
         try:
             return torch.tensor([self.index[c] for c in text], dtype=torch.long)
         except KeyError as exc:
@@ -62,7 +65,9 @@ class Vocab:
 
 
 class CharLM(nn.Module):
-    """Embedding, one recurrent layer (``nn.RNN``, ``nn.LSTM`` or ``nn.GRU``) and a linear read-out."""
+    """Embedding, one recurrent layer (``nn.RNN``, ``nn.LSTM`` or ``nn.GRU``) and a
+    linear read-out.
+    """
 
     def __init__(
         self,
@@ -93,7 +98,9 @@ class CharLM(nn.Module):
     def forward(
         self, tokens: torch.Tensor, state: object = None
     ) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``, and the final state."""
+        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
+        and the final state.
+        """
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(
                 f"tokens must be int64 of shape (B, T); got {tokens.dtype} {tuple(tokens.shape)}"
@@ -127,7 +134,9 @@ class TrainConfig:
 def random_windows(
     ids: torch.Tensor, window: int, batch_size: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``batch_size`` windows at uniformly drawn starts: inputs ``(B, W)`` and targets shifted by one ``(B, W)``."""
+    """``batch_size`` windows at uniformly drawn starts: inputs ``(B, W)`` and targets
+    shifted by one ``(B, W)``.
+    """
     if ids.dim() != 1 or ids.numel() < window + 1:
         raise ValueError(
             f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}"
@@ -145,7 +154,8 @@ def random_windows(
 def fit_next_token(
     model: CharLM, ids: torch.Tensor, config: TrainConfig, generator: torch.Generator
 ) -> list[tuple[int, float]]:
-    """Train ``model`` on ``ids`` by next-token prediction; return ``(step, training loss)`` every ``log_every`` steps.
+    """Train ``model`` on ``ids`` by next-token prediction; return ``(step, training
+    loss)`` every ``log_every`` steps.
 
     Each step: draw random windows [1], run them from a fresh state [2], score
     every position against the next character [3], clip the gradient's global
@@ -172,7 +182,9 @@ def fit_next_token(
 
 
 def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Consecutive windows of a held-out text: inputs and targets ``(N, W)``, the tail dropped."""
+    """Consecutive windows of a held-out text: inputs and targets ``(N, W)``, the tail
+    dropped.
+    """
     if ids.dim() != 1 or ids.numel() < window + 1:
         raise ValueError(
             f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}"
@@ -185,7 +197,9 @@ def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor
 
 @torch.no_grad()
 def fixed_window_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
-    """Mean nats per character over consecutive windows of ``ids``, each started from a fresh state."""
+    """Mean nats per character over consecutive windows of ``ids``, each started from a
+    fresh state.
+    """
     model.eval()  # [1]
     x, y = _windows(ids, window)  # [2] (N, W)
     logits, _ = model(
@@ -196,7 +210,9 @@ def fixed_window_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
 
 @torch.no_grad()
 def streaming_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
-    """Mean nats per character over the same positions, the state carried from each window into the next."""
+    """Mean nats per character over the same positions, the state carried from each
+    window into the next.
+    """
     model.eval()
     x, y = _windows(ids, window)  # (N, W)
     state = None
@@ -214,7 +230,8 @@ def gradient_reach(
     chunks: int,
     generator: torch.Generator,
 ) -> torch.Tensor:
-    """Mean norm of d(loss at the last position) / d(embedding at each earlier position), by distance.
+    """Mean norm of d(loss at the last position) / d(embedding at each earlier
+    position), by distance.
 
     ``chunks`` random stretches of ``length + 1`` characters are read from a
     fresh state; entry ``d`` of the result (``d = 0 .. length - 1``) is the

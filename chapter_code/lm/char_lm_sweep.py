@@ -1,4 +1,5 @@
-"""One character language model trained and scored, as plain metrics: the job of an experiment sweep.
+"""One character language model trained and scored, as plain metrics: the job of an
+experiment sweep.
 
 The chapter "Recurrent language models" trains its models at a CPU-scaled
 size (:data:`chapter_code.lm.char_models.CPU`). The workshop's full-size recipe
@@ -39,7 +40,8 @@ def recipe_from_dict(params: dict[str, Any]) -> LMRecipe:
 
 
 def char_lm_metrics(seed: int, corpus: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train ``recipe`` (with ``seed``) on ``corpus`` and score its validation and test splits.
+    """Train ``recipe`` (with ``seed``) on ``corpus`` and score its validation and test
+    splits.
 
     Every split is scored at every character, each from the true text before
     it, in fresh-state windows of the training length (as the chapter's table

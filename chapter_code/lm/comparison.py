@@ -1,4 +1,5 @@
-"""The fair comparison of Chapter 4: counts and networks scored on the same characters by the same function.
+"""The fair comparison of Chapter 4: counts and networks scored on the same characters
+by the same function.
 
 Every model here ends in a ``(N, V)`` matrix of log-probabilities (or
 logits) for the ``N`` characters of a held-out text over the training text's
@@ -23,12 +24,16 @@ from chapter_code.lm.ngram import CharNGram
 
 @dataclass(frozen=True)
 class NGramChoice:
-    """The validation scores of an n-gram grid, and the best ``(order, k)`` overall and per order."""
+    """The validation scores of an n-gram grid, and the best ``(order, k)`` overall and
+    per order.
+    """
 
     valid_nats: dict[tuple[int, float], float]
 
     def best(self, order: int | None = None) -> tuple[int, float]:
-        """The ``(order, k)`` with the lowest validation loss, among all orders or at one ``order``."""
+        """The ``(order, k)`` with the lowest validation loss, among all orders or at
+        one ``order``.
+        """
         cells = [
             (nats, o, k)
             for (o, k), nats in self.valid_nats.items()
@@ -43,7 +48,8 @@ class NGramChoice:
 def choose_ngram(
     train: str, valid: str, orders: Sequence[int], ks: Sequence[float]
 ) -> tuple[NGramChoice, dict]:
-    """Fit every order on ``train`` and score every ``k`` on ``valid`` (history: the end of ``train``).
+    """Fit every order on ``train`` and score every ``k`` on ``valid`` (history: the end
+    of ``train``).
 
     Returns the grid's validation scores and the fitted models, one per
     ``(order, k)``.
@@ -64,7 +70,8 @@ def choose_ngram(
 
 @torch.no_grad()
 def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.Tensor:
-    """Logits ``(N, V)`` for every one of ``ids[1:]``, read in consecutive windows from a fresh state each.
+    """Logits ``(N, V)`` for every one of ``ids[1:]``, read in consecutive windows from
+    a fresh state each.
 
     ``ids[0]`` is context only (the character before the scored text). Unlike
     :func:`chapter_code.lm.char_lm.fixed_window_loss`, a last, shorter
@@ -90,7 +97,9 @@ def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.
 
 
 def word_perplexity(char_nats: float, n_chars: int, n_words: int) -> float:
-    """The per-word perplexity a character model implies: ``exp(nats * N_c / N_w) = PPL_char ** (N_c / N_w)``."""
+    """The per-word perplexity a character model implies: ``exp(nats * N_c / N_w) =
+    PPL_char ** (N_c / N_w)``.
+    """
     if n_chars < 1 or n_words < 1:
         raise ValueError(
             f"n_chars and n_words must be >= 1; got {n_chars} and {n_words}"
@@ -105,7 +114,8 @@ def share_saturated(states: torch.Tensor, threshold: float = 0.9) -> float:
 
 @torch.no_grad()
 def loss_by_position(model: CharLM, ids: torch.Tensor, window: int) -> torch.Tensor:
-    """Mean nats at each position ``0 .. window - 1`` of consecutive fresh-state windows of ``ids``: ``(window,)``.
+    """Mean nats at each position ``0 .. window - 1`` of consecutive fresh-state windows
+    of ``ids``: ``(window,)``.
 
     The windows are those of :func:`chapter_code.lm.char_lm.fixed_window_loss`,
     so the mean of the result is that function's loss.

@@ -1,4 +1,5 @@
-"""Figures of the language-model chapter: training curves and a trained model's gradient reach.
+"""Figures of the language-model chapter: training curves and a trained model's gradient
+reach.
 
 Both use the book's style and its colours per architecture
 (:data:`chapter_code.core.plotting.COLORS`).
@@ -20,7 +21,8 @@ def plot_training_curves(
     curves: Mapping[str, tuple[Sequence[tuple[int, float]], str]],
     held_out: Mapping[str, float] | None = None,
 ) -> Figure:
-    """Training loss (nats per character) against step, one line per ``label: (history, colour)``.
+    """Training loss (nats per character) against step, one line per ``label: (history,
+    colour)``.
 
     ``held_out`` optionally draws each model's held-out loss as a dotted line.
     """
@@ -46,7 +48,9 @@ def plot_training_curves(
 
 
 def plot_gradient_reach(reach: Mapping[str, tuple[Sequence[float], str]]) -> Figure:
-    """Gradient norm at the input ``d`` characters back against ``d``, on a log axis; exact zeros are not drawn."""
+    """Gradient norm at the input ``d`` characters back against ``d``, on a log axis;
+    exact zeros are not drawn.
+    """
     if not reach:
         raise ValueError("reach must hold at least one model")
     use_book_style()
@@ -67,7 +71,9 @@ def plot_gradient_reach(reach: Mapping[str, tuple[Sequence[float], str]]) -> Fig
 def plot_loss_by_position(
     losses: Sequence[float], color: str, streaming: float | None = None
 ) -> Figure:
-    """Mean loss at each position of a fresh-state window; ``streaming`` draws the carried-state loss as a line."""
+    """Mean loss at each position of a fresh-state window; ``streaming`` draws the
+    carried-state loss as a line.
+    """
     if len(losses) == 0:
         raise ValueError("losses must hold at least one position")
     use_book_style()

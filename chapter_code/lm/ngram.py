@@ -1,4 +1,5 @@
-"""Character n-gram language models with add-k smoothing: the counting baseline of Chapter 4.
+"""Character n-gram language models with add-k smoothing: the counting baseline of
+Chapter 4.
 
 An order-``n`` model predicts each character from the ``n - 1`` characters
 before it:
@@ -10,8 +11,9 @@ and ``V`` is the training text's character set. With ``k > 0`` every character
 of ``V`` has a probability above zero after any history, seen or not; an
 unseen history gives the uniform distribution ``1 / |V|``.
 
-Scores are in nats (natural logarithms), the unit of :func:`chapter_code.lm.perplexity.lm_loss_and_ppl`,
-so the counting model and the recurrent ones go through the same arithmetic.
+Scores are in nats (natural logarithms), the unit of
+:func:`chapter_code.lm.perplexity.lm_loss_and_ppl`, so the counting model and the
+recurrent ones go through the same arithmetic.
 
 Pages: "Recurrent language models" (the fair comparison); the labs.
 """
@@ -57,7 +59,9 @@ class CharNGram:
         ] = {}  # history -> (next characters' ids, counts)
 
     def fit(self, text: str) -> CharNGram:
-        """Count every ``order``-gram of ``text`` (histories shorter than ``order - 1`` at its start are skipped)."""
+        """Count every ``order``-gram of ``text`` (histories shorter than ``order - 1``
+        at its start are skipped).
+        """
         if not isinstance(text, str) or len(text) < self.order:
             raise ValueError(
                 f"text must be a string of at least order = {self.order} characters"
@@ -96,7 +100,8 @@ class CharNGram:
         return math.log(numerator / denominator)
 
     def nats_per_char(self, text: str, history: str = "") -> float:
-        """Mean -ln p of every character of ``text``, each predicted from the ``order - 1`` before it.
+        """Mean -ln p of every character of ``text``, each predicted from the ``order -
+        1`` before it.
 
         The first characters take their history from the end of ``history``;
         where even that is too short, the available characters are used as the
@@ -117,7 +122,8 @@ class CharNGram:
         return total / len(text)
 
     def log_prob_matrix(self, text: str, history: str = "") -> torch.Tensor:
-        """ln p(c | history) for every character ``c`` of the vocabulary at every position of ``text``: ``(N, V)``.
+        """ln p(c | history) for every character ``c`` of the vocabulary at every
+        position of ``text``: ``(N, V)``.
 
         Row ``i`` is the model's whole distribution for ``text[i]``, with the
         same histories as :meth:`nats_per_char`; log-probabilities are valid

@@ -22,10 +22,12 @@ from torch.nn import functional as F
 def lm_loss_and_ppl(
     logits: torch.Tensor, targets: torch.Tensor
 ) -> tuple[torch.Tensor, float, float]:
-    """Return (mean loss in nats, perplexity, bits per character) of ``targets`` under ``logits``.
+    """Return (mean loss in nats, perplexity, bits per character) of ``targets`` under
+    ``logits``.
 
-    ``logits``: float ``(B, T, V)`` (or ``(N, V)``); ``targets``: int64 ``(B, T)`` (or ``(N,)``) with
-    values in ``[0, V)``. The loss keeps its graph, so it can be the training loss.
+    ``logits``: float ``(B, T, V)`` (or ``(N, V)``); ``targets``: int64 ``(B, T)`` (or
+    ``(N,)``) with values in ``[0, V)``. The loss keeps its graph, so it can be the
+    training loss.
     """
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():  # [1]
         raise TypeError(
@@ -61,5 +63,7 @@ def lm_loss_and_ppl(
 def cross_entropy_reference(
     logits: torch.Tensor, targets: torch.Tensor
 ) -> torch.Tensor:
-    """PyTorch's own mean cross-entropy of the same positions, for checking :func:`lm_loss_and_ppl`."""
+    """PyTorch's own mean cross-entropy of the same positions, for checking
+    :func:`lm_loss_and_ppl`.
+    """
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

@@ -1,4 +1,5 @@
-"""The data of the book's interactive panels, computed by the functions the chapters teach.
+"""The data of the book's interactive panels, computed by the functions the chapters
+teach.
 
 A panel is a short sequence of *beats*: a state to draw and one sentence of
 transcript that says what the picture shows at that beat, plus, for some
@@ -19,9 +20,10 @@ Every sentence that states a result is checked when the data is built
 (:func:`_claim` raises if it is false), so a panel cannot say what its numbers
 do not show.
 
-Pages: "Gradients through time" (``one-unit``, ``truncation-lanes``) and
-"Gated memory: LSTM and GRU" (``lstm-gates``, ``forget-power``, ``keep-dial``),
-"Generating text" (``sampling-explorer``), through the ``book-panel`` directive of :mod:`bookbuild.site.panels`.
+Pages: "Gradients through time" (``one-unit``, ``truncation-lanes``) and "Gated memory:
+LSTM and GRU" (``lstm-gates``, ``forget-power``, ``keep-dial``), "Generating text"
+(``sampling-explorer``), through the ``book-panel`` directive of
+:mod:`bookbuild.site.panels`.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from chapter_code.sampling.explorer import (
 
 Panel = dict[str, Any]
 
-#: Milliseconds one beat takes at 1x: the first part moves, the rest holds the finished state.
+#: Milliseconds one beat takes at 1x: the first part moves, the rest holds the finished
+#: state.
 BEAT_MS = 3000
 
 _SUPERSCRIPT = str.maketrans(
@@ -53,9 +56,12 @@ _SUPERSCRIPT = str.maketrans(
 
 
 def number(value: float, digits: int = 2) -> str:
-    """A number as the panels print it: plain between 0.001 and 10000, else ``m × 10ⁿ`` (``digits`` significant)."""
+    """A number as the panels print it: plain between 0.001 and 10000, else ``m × 10ⁿ``
+    (``digits`` significant).
+    """
     if value == 0 or 1e-3 <= abs(value) < 1e4:
-        # rounded, then printed plainly: 9999 reads 10000, as the player's JavaScript prints it, not 1e+04
+        # rounded, then printed plainly: 9999 reads 10000, as the player's JavaScript
+        # prints it, not 1e+04
         return f"{float(f'{value:.{digits + 1}g}'):g}" if value else "0"
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
     return f"{mantissa} \u00d7 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
@@ -67,7 +73,9 @@ def _signed(value: float) -> str:
 
 
 def _claim(condition: bool, what: str) -> None:
-    """Refuse to build a panel whose transcript would state something its numbers do not show."""
+    """Refuse to build a panel whose transcript would state something its numbers do not
+    show.
+    """
     if not condition:
         raise AssertionError(
             f"panel data: the transcript claims {what}, but the computation disagrees"
@@ -75,11 +83,14 @@ def _claim(condition: bool, what: str) -> None:
 
 
 def _beat(state: dict[str, float], text: str) -> dict[str, Any]:
-    """One beat; apostrophes typeset as the page typesets them (so the transcript and the data agree)."""
+    """One beat; apostrophes typeset as the page typesets them (so the transcript and
+    the data agree).
+    """
     return {"state": state, "text": text.replace("'", "\u2019")}
 
 
-# ----------------------------------------------------------------------------- one-unit RNN
+# ----------------------------------------------------------------------------- one-unit
+# RNN
 
 #: Steps the one-unit panel runs (the chapter's figure runs the same length).
 ONE_UNIT_STEPS = 60
@@ -93,7 +104,9 @@ ONE_UNIT_CASES = [
 
 
 def one_unit_panel() -> Panel:
-    """Measured |dh_T/dh_s| against the bound |w|^(T-s) for the chapter's three cases; w and x sliders."""
+    """Measured |dh_T/dh_s| against the bound |w|^(T-s) for the chapter's three cases; w
+    and x sliders.
+    """
     small, linear, saturated = (
         one_unit_gradient(w, x, ONE_UNIT_STEPS) for w, x in ONE_UNIT_CASES
     )
@@ -165,12 +178,15 @@ def one_unit_panel() -> Panel:
 def one_unit_curves(
     w: float, x: float, steps: int = ONE_UNIT_STEPS
 ) -> dict[str, list[float]]:
-    """What the panel's JavaScript computes for a slider value: products and bounds by distance, d = 0..steps."""
+    """What the panel's JavaScript computes for a slider value: products and bounds by
+    distance, d = 0..steps.
+    """
     trace = one_unit_gradient(w, x, steps)
     return {"products": trace.products, "bounds": trace.bounds}
 
 
-# ----------------------------------------------------------------------------- truncation lanes
+# -----------------------------------------------------------------------------
+# truncation lanes
 
 TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED = (
     6,
@@ -182,10 +198,12 @@ TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED = (
 def crossing(
     steps: int, chunk: int, marked: int, loss_at: int, seed: int = 5
 ) -> dict[str, dict[str, list[int]]]:
-    """For a small Elman RNN cut every ``chunk`` steps, in each lane (``carry``: detached; ``reset``: zero start):
+    """For a small Elman RNN cut every ``chunk`` steps, in each lane (``carry``:
+    detached; ``reset``: zero start):
 
-    ``value``: the steps (1-based) whose state changes when the input at ``marked`` changes (the value going
-    forward); ``gradient``: the steps whose input receives a nonzero gradient from the state at ``loss_at``.
+    ``value``: the steps (1-based) whose state changes when the input at ``marked``
+    changes (the value going forward); ``gradient``: the steps whose input receives a
+    nonzero gradient from the state at ``loss_at``.
     """
     if not 1 <= marked <= loss_at <= steps:
         raise ValueError(
@@ -217,7 +235,9 @@ def crossing(
 
 
 def truncation_panel() -> Panel:
-    """Two lanes over one stream cut after a chunk: carry-and-detach against reset; what crosses the cut."""
+    """Two lanes over one stream cut after a chunk: carry-and-detach against reset; what
+    crosses the cut.
+    """
     n, cut, m = TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED
     lanes = crossing(n, cut, m, loss_at=n)
     carry, reset = lanes["carry"], lanes["reset"]
@@ -327,9 +347,11 @@ def truncation_panel() -> Panel:
     }
 
 
-# ----------------------------------------------------------------------------- LSTM gates
+# ----------------------------------------------------------------------------- LSTM
+# gates
 
-#: Illustrative openings (forget, input, output) and candidate per step, from a stored cell c_0.
+#: Illustrative openings (forget, input, output) and candidate per step, from a stored
+#: cell c_0.
 LSTM_C0 = 0.8
 LSTM_STEPS = [  # (f, i, o, g)
     (1.0, 0.0, 0.0, 0.0),
@@ -343,7 +365,9 @@ LSTM_STEPS = [  # (f, i, o, g)
 def lstm_gate_states(
     c0: float = LSTM_C0, steps: list[tuple[float, float, float, float]] = LSTM_STEPS
 ) -> list[dict]:
-    """One LSTM unit stepped through given gate openings with :func:`lstm_update`; per step f, i, o, g, c_prev, c, h."""
+    """One LSTM unit stepped through given gate openings with :func:`lstm_update`; per
+    step f, i, o, g, c_prev, c, h.
+    """
     c = torch.tensor([c0], dtype=torch.float64)
     out = []
     for f, i, o, g in steps:
@@ -370,7 +394,9 @@ def lstm_gate_states(
 
 
 def lstm_gates_panel() -> Panel:
-    """One LSTM unit through five steps of illustrative gate openings: the cell carried, the hidden state shown."""
+    """One LSTM unit through five steps of illustrative gate openings: the cell carried,
+    the hidden state shown.
+    """
     s = lstm_gate_states()
     _claim(
         s[0]["c"] == LSTM_C0 and s[0]["h"] == 0.0,
@@ -416,7 +442,8 @@ def lstm_gates_panel() -> Panel:
     }
 
 
-# ----------------------------------------------------------------------------- forget-gate power
+# -----------------------------------------------------------------------------
+# forget-gate power
 
 FORGET_STEPS = 80
 FORGET_FLOOR = 1e-80
@@ -426,12 +453,16 @@ FORGET_MARK = 20  # the step whose value each beat also reads out
 
 
 def forget_curve(bias: float, steps: int = FORGET_STEPS) -> list[float]:
-    """sigma(bias)**k for k = 1..steps, from :func:`chapter_code.gated.gates.forget_power`."""
+    """sigma(bias)**k for k = 1..steps, from
+    :func:`chapter_code.gated.gates.forget_power`.
+    """
     return forget_power([bias], steps)[0].tolist()
 
 
 def forget_power_panel() -> Panel:
-    """f^k over 80 steps at a constant forget gate f = sigma(b_f); a slider for the bias b_f."""
+    """f^k over 80 steps at a constant forget gate f = sigma(b_f); a slider for the bias
+    b_f.
+    """
     curves = {b: forget_curve(b) for b in FORGET_BEATS}
     k, mark = FORGET_STEPS, FORGET_MARK
     _claim(
@@ -487,7 +518,8 @@ def forget_power_panel() -> Panel:
     }
 
 
-# ----------------------------------------------------------------------------- GRU keep dial
+# ----------------------------------------------------------------------------- GRU keep
+# dial
 
 DIAL_OLD, DIAL_CANDIDATE = 0.8, 0.3  # the chapter's example unit
 DIAL_BEATS = [1.0, 0.0, 0.5]
@@ -496,13 +528,17 @@ DIAL_BEATS = [1.0, 0.0, 0.5]
 def dial_parts(
     u: float, old: float = DIAL_OLD, candidate: float = DIAL_CANDIDATE
 ) -> dict[str, float]:
-    """:func:`chapter_code.gated.gates.keep_dial` as a dict: kept, written and the new state."""
+    """:func:`chapter_code.gated.gates.keep_dial` as a dict: kept, written and the new
+    state.
+    """
     kept, written, new = keep_dial(old, candidate, u)
     return {"kept": kept, "written": written, "new": new}
 
 
 def keep_dial_panel() -> Panel:
-    """One GRU unit's update gate as a dial: keep u of the old state, write 1 - u of the candidate."""
+    """One GRU unit's update gate as a dial: keep u of the old state, write 1 - u of the
+    candidate.
+    """
     parts = {u: dial_parts(u) for u in DIAL_BEATS}
     for p in parts.values():
         low, high = sorted([DIAL_OLD, DIAL_CANDIDATE])
@@ -539,9 +575,11 @@ def keep_dial_panel() -> Panel:
     }
 
 
-# ----------------------------------------------------------------------------- sampling explorer
+# ----------------------------------------------------------------------------- sampling
+# explorer
 
-#: (temperature, k, p) per beat: temperature alone, then top-k, then the nucleus at three temperatures.
+#: (temperature, k, p) per beat: temperature alone, then top-k, then the nucleus at
+#: three temperatures.
 SAMPLING_BEATS = [
     (1.0, 6, 1.0),
     (0.5, 6, 1.0),
@@ -554,10 +592,12 @@ SAMPLING_BEATS = [
 
 
 def sampling_parts(temperature: float, k: int, p: float) -> dict[str, list[float]]:
-    """The explorer's three distributions at one setting, from :func:`explorer_data` on the explorer's logits.
+    """The explorer's three distributions at one setting, from :func:`explorer_data` on
+    the explorer's logits.
 
-    ``temperature``: softmax(z / temperature); ``topK``: the top-``k`` distribution; ``nucleus``: the nucleus
-    distribution with mass ``p``, both at the same temperature (each a list in the order of the tokens).
+    ``temperature``: softmax(z / temperature); ``topK``: the top-``k`` distribution;
+    ``nucleus``: the nucleus distribution with mass ``p``, both at the same temperature
+    (each a list in the order of the tokens).
     """
     data = explorer_data(
         EXPLORER_LOGITS, EXPLORER_TOKENS, temperatures=[temperature], ks=[k], ps=[p]
@@ -581,7 +621,9 @@ def _tokens(names: list[str]) -> str:
 
 
 def sampling_panel() -> Panel:
-    """One logit vector under temperature, top-k and nucleus sampling; sliders for tau, k and p."""
+    """One logit vector under temperature, top-k and nucleus sampling; sliders for tau,
+    k and p.
+    """
     parts = [sampling_parts(*setting) for setting in SAMPLING_BEATS]
     (t1, t_cold, t_hot, k2, p_mid, p_cold, p_hot) = parts
     tau, vocab = [s[0] for s in SAMPLING_BEATS], len(EXPLORER_TOKENS)
@@ -677,7 +719,8 @@ def sampling_panel() -> Panel:
     }
 
 
-# ----------------------------------------------------------------------------- all panels
+# ----------------------------------------------------------------------------- all
+# panels
 
 PANELS: dict[str, Callable[[], Panel]] = {
     "one-unit": one_unit_panel,

@@ -1,4 +1,5 @@
-"""Static figures of the interactive panels: what the PDF prints and a reader without JavaScript sees.
+"""Static figures of the interactive panels: what the PDF prints and a reader without
+JavaScript sees.
 
 Each figure draws the same computation as its panel, from the same data
 (:mod:`chapter_code.panels.data`): the one-unit RNN's three cases, the two
@@ -6,8 +7,8 @@ truncation lanes at their last beat, the LSTM gates' beats side by side, the
 forget-gate power at the beats' biases, the keep dial's parts against u, and
 the sampling explorer's three rules at the beats' temperatures.
 
-Pages: "Gradients through time", "Gated memory: LSTM and GRU" and "Generating text", through the
-``book-panel`` directive of :mod:`bookbuild.site.panels`.
+Pages: "Gradients through time", "Gated memory: LSTM and GRU" and "Generating text",
+through the ``book-panel`` directive of :mod:`bookbuild.site.panels`.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ GRADIENT = "#882255"  # wine: the gradient, as in the panel
 
 
 def truncation_figure() -> Figure:
-    """Two lanes: where the marked input's value reaches (shaded), where the last loss's gradient reaches (ringed)."""
+    """Two lanes: where the marked input's value reaches (shaded), where the last loss's
+    gradient reaches (ringed).
+    """
     use_book_style()
     n, cut, marked = TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED
     lanes = crossing(n, cut, marked, loss_at=n)
@@ -89,7 +92,9 @@ def truncation_figure() -> Figure:
 
 
 def lstm_gates_figure() -> Figure:
-    """Per step: the three gate openings (bars) and the cell and hidden values they produce (lines)."""
+    """Per step: the three gate openings (bars) and the cell and hidden values they
+    produce (lines).
+    """
     use_book_style()
     states = lstm_gate_states()
     steps = range(1, len(states) + 1)
@@ -130,9 +135,11 @@ def lstm_gates_figure() -> Figure:
 
 
 def sampling_figure() -> Figure:
-    """The panel's last three beats side by side: rows are temperatures, columns softmax, top-k and the nucleus.
+    """The panel's last three beats side by side: rows are temperatures, columns
+    softmax, top-k and the nucleus.
 
-    Hollow bars: softmax(z / tau) before the cut; filled bars: the renormalised distribution that is sampled.
+    Hollow bars: softmax(z / tau) before the cut; filled bars: the renormalised
+    distribution that is sampled.
     """
     use_book_style()
     temperatures = sorted({t for t, _, _ in SAMPLING_BEATS[-3:]})
@@ -200,7 +207,9 @@ def static_figure(name: str) -> Figure:
 
 
 def write_static_figure(name: str, path: Path) -> Path:
-    """Draw panel ``name``'s static figure and write it as the book's PNG (see :func:`figure_png`) to ``path``."""
+    """Draw panel ``name``'s static figure and write it as the book's PNG (see
+    :func:`figure_png`) to ``path``.
+    """
     fig = static_figure(name)
     try:
         data, _ = figure_png(fig)

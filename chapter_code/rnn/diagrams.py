@@ -1,4 +1,5 @@
-"""The diagram of "Recurrence": one cell whose state feeds back into itself, and the same cell unrolled.
+"""The diagram of "Recurrence": one cell whose state feeds back into itself, and the
+same cell unrolled.
 
 Drawn at build time in the book's style (:mod:`chapter_code.core.plotting`).
 
@@ -49,7 +50,9 @@ def _arrow(
 
 
 def draw_loop_and_unrolled(steps: int = 4) -> Figure:
-    """Left: one cell whose state feeds back into itself. Right: the same cell copied ``steps`` times."""
+    """Left: one cell whose state feeds back into itself. Right: the same cell copied
+    ``steps`` times.
+    """
     if not isinstance(steps, int) or not 2 <= steps <= 8:
         raise ValueError(f"steps must be an int in [2, 8]; got {steps!r}")
     use_book_style()

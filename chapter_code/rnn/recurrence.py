@@ -75,7 +75,9 @@ def check_loop_inputs(
     h0: torch.Tensor | None,
     mask: torch.Tensor | None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Validate the shapes for :func:`rnn_loop`; return the start state and the mask as (B, T) floats."""
+    """Validate the shapes for :func:`rnn_loop`; return the start state and the mask as
+    (B, T) floats.
+    """
     if x.dim() != 3:
         raise ValueError(
             f"x must have shape (batch, time, features); got {tuple(x.shape)}"
@@ -123,7 +125,9 @@ def rnn_loop(
 
 
 class ElmanRNN(nn.Module):
-    """A one-layer vanilla RNN with :class:`torch.nn.RNN`'s parameters, batch-first, looped by hand."""
+    """A one-layer vanilla RNN with :class:`torch.nn.RNN`'s parameters, batch-first,
+    looped by hand.
+    """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -169,7 +173,9 @@ class ElmanRNN(nn.Module):
         h0: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return (states (B, T, H), last state (B, H)); ``mask`` is (B, T), 0 on padding."""
+        """Return (states (B, T, H), last state (B, H)); ``mask`` is (B, T), 0 on
+        padding.
+        """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
                 f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
@@ -179,7 +185,9 @@ class ElmanRNN(nn.Module):
 
 
 def pad_batch(sequences: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stack (T_i, F) sequences into a zero-padded (B, T_max, F) batch and its (B, T_max) mask."""
+    """Stack (T_i, F) sequences into a zero-padded (B, T_max, F) batch and its (B,
+    T_max) mask.
+    """
     if len(sequences) == 0:
         raise ValueError("sequences must hold at least one (time, features) tensor")
     features = sequences[0].shape[-1]
@@ -214,7 +222,9 @@ def window_mlp_parameters(
 
 
 def rnn_parameters(features: int, hidden_size: int, outputs: int) -> int:
-    """Parameters of a vanilla RNN with a linear readout (PyTorch layout: two bias vectors)."""
+    """Parameters of a vanilla RNN with a linear readout (PyTorch layout: two bias
+    vectors).
+    """
     for name, value in [
         ("features", features),
         ("hidden_size", hidden_size),
@@ -226,7 +236,8 @@ def rnn_parameters(features: int, hidden_size: int, outputs: int) -> int:
 
 
 class NextTokenRNN(nn.Module):
-    """A vanilla RNN that predicts token t+1 from tokens 1..t, with an optional learned initial state.
+    """A vanilla RNN that predicts token t+1 from tokens 1..t, with an optional learned
+    initial state.
 
     The prediction for the *first* token is read out from ``h_0`` itself, so a
     learned ``h_0`` gives the model a start-of-sequence belief that a zero start
@@ -243,7 +254,9 @@ class NextTokenRNN(nn.Module):
         self.h0 = nn.Parameter(torch.zeros(hidden_size), requires_grad=learn_h0)  # [4]
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits (B, T, V): position t predicts ``tokens[:, t]`` from ``tokens[:, :t]``."""
+        """Logits (B, T, V): position t predicts ``tokens[:, t]`` from ``tokens[:,
+        :t]``.
+        """
         if tokens.dim() != 2:
             raise ValueError(
                 f"tokens must have shape (batch, time); got {tuple(tokens.shape)}"
@@ -261,7 +274,9 @@ class NextTokenRNN(nn.Module):
 def fixed_start_sequences(
     n: int, length: int, vocab_size: int, start_token: int, generator: torch.Generator
 ) -> torch.Tensor:
-    """(n, length) token ids: the first is always ``start_token``, the rest uniform over the vocabulary."""
+    """(n, length) token ids: the first is always ``start_token``, the rest uniform over
+    the vocabulary.
+    """
     for name, value in [("n", n), ("length", length), ("vocab_size", vocab_size)]:
         _check_positive(name, value)
     if not 0 <= start_token < vocab_size:

@@ -37,7 +37,9 @@ def rnn_step(
     weight_hh: jax.Array,
     bias: jax.Array,
 ) -> jax.Array:
-    """One vanilla RNN step; ``x_t`` (B, F), ``h_prev`` (B, H), ``bias`` = bias_ih + bias_hh."""
+    """One vanilla RNN step; ``x_t`` (B, F), ``h_prev`` (B, H), ``bias`` = bias_ih +
+    bias_hh.
+    """
     return jnp.tanh(x_t @ weight_ih.T + h_prev @ weight_hh.T + bias)  # (B, H)
 
 
@@ -48,7 +50,9 @@ def check_loop_inputs(
     h0: jax.Array | None,
     mask: jax.Array | None,
 ) -> tuple[jax.Array, jax.Array | None]:
-    """Validate shapes as ``recurrence.check_loop_inputs`` does (same messages); return h0 and a float mask."""
+    """Validate shapes as ``recurrence.check_loop_inputs`` does (same messages); return
+    h0 and a float mask.
+    """
     if x.ndim != 3:
         raise ValueError(
             f"x must have shape (batch, time, features); got {tuple(x.shape)}"
@@ -87,7 +91,9 @@ def rnn_loop(
     h0: jax.Array | None = None,
     mask: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array]:
-    """Scan :func:`rnn_step` over x (B, T, F); return every state (B, T, H) and the last (B, H)."""
+    """Scan :func:`rnn_step` over x (B, T, F); return every state (B, T, H) and the last
+    (B, H).
+    """
     h0, m = check_loop_inputs(x, weight_ih, weight_hh, h0, mask)
     keep = jnp.ones(x.shape[:2], x.dtype) if m is None else m  # (B, T)
 
@@ -110,7 +116,9 @@ def rnn_loop(
 def rnn_loop_unrolled(
     x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, bias: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """The same loop written as a Python ``for`` over time: under ``jax.jit`` it unrolls into T steps."""
+    """The same loop written as a Python ``for`` over time: under ``jax.jit`` it unrolls
+    into T steps.
+    """
     h, _ = check_loop_inputs(x, weight_ih, weight_hh, None, None)
     states = []
     for t in range(
@@ -122,12 +130,16 @@ def rnn_loop_unrolled(
 
 
 def trace_size(fn: Callable, *args: jax.Array) -> int:
-    """Number of equations in the jaxpr that tracing ``fn(*args)`` records (the program jit compiles)."""
+    """Number of equations in the jaxpr that tracing ``fn(*args)`` records (the program
+    jit compiles).
+    """
     return len(jax.make_jaxpr(fn)(*args).jaxpr.eqns)
 
 
 def compile_seconds(fn: Callable, *args: jax.Array) -> float:
-    """Wall seconds to trace, lower and compile ``jax.jit(fn)`` for these argument shapes (no caching)."""
+    """Wall seconds to trace, lower and compile ``jax.jit(fn)`` for these argument
+    shapes (no caching).
+    """
     start = time.perf_counter()
     jax.jit(fn).lower(*args).compile()
     return time.perf_counter() - start

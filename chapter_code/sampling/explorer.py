@@ -1,4 +1,5 @@
-"""The sampling explorer's numbers: one logit vector under every temperature, top-k and nucleus setting.
+"""The sampling explorer's numbers: one logit vector under every temperature, top-k and
+nucleus setting.
 
 :func:`explorer_data` evaluates the decoding rules of
 :mod:`chapter_code.sampling.rules` on one fixed logit vector over a grid of
@@ -19,7 +20,8 @@ import torch
 
 from chapter_code.sampling.rules import nucleus_probs, temperature_probs, top_k_probs
 
-#: the explorer's default logit vector: six tokens, one clear favourite, a middle group and a tail
+#: the explorer's default logit vector: six tokens, one clear favourite, a middle group
+#: and a tail
 EXPLORER_LOGITS = (3.0, 2.2, 1.6, 0.8, 0.0, -1.0)
 EXPLORER_TOKENS = ("a", "b", "c", "d", "e", "f")
 
@@ -33,11 +35,12 @@ def explorer_data(
 ) -> dict[str, Any]:
     """Every rule's distribution over ``tokens`` at every grid point, as plain data.
 
-    Returns ``{"logits", "tokens", "temperatures", "ks", "ps", "temperature", "top_k", "nucleus"}``;
-    ``temperature[i]`` is ``softmax(logits / temperatures[i])``; ``top_k[i][j]`` is the
-    top-``ks[j]`` distribution at ``temperatures[i]``; ``nucleus[i][j]`` the nucleus
-    distribution with ``p = ps[j]`` at ``temperatures[i]``. Every distribution is a list
-    of floats in the order of ``tokens``.
+    Returns ``{"logits", "tokens", "temperatures", "ks", "ps", "temperature", "top_k",
+    "nucleus"}``; ``temperature[i]`` is ``softmax(logits / temperatures[i])``;
+    ``top_k[i][j]`` is the top-``ks[j]`` distribution at ``temperatures[i]``;
+    ``nucleus[i][j]`` the nucleus distribution with ``p = ps[j]`` at
+    ``temperatures[i]``. Every distribution is a list of floats in the order of
+    ``tokens``.
     """
     if len(logits) != len(tokens) or len(tokens) < 2:
         raise ValueError(

@@ -1,4 +1,5 @@
-"""Figures of "Generating text": one distribution at several temperatures, and the sampling explorer.
+"""Figures of "Generating text": one distribution at several temperatures, and the
+sampling explorer.
 
 Drawing code only; the numbers come from :mod:`chapter_code.sampling.rules` (the
 worked example) and :func:`chapter_code.sampling.explorer.explorer_data` (the
@@ -51,7 +52,9 @@ def plot_temperatures(
     probs: Sequence[Sequence[float]],
     temperatures: Sequence[float],
 ) -> Figure:
-    """The distribution over ``tokens`` at each temperature (``probs[i]`` at ``temperatures[i]``), as grouped bars."""
+    """The distribution over ``tokens`` at each temperature (``probs[i]`` at
+    ``temperatures[i]``), as grouped bars.
+    """
     if len(probs) != len(temperatures) or not probs:
         raise ValueError("probs must hold one distribution per temperature")
     use_book_style()
@@ -64,9 +67,11 @@ def plot_temperatures(
 
 
 def plot_explorer(data: dict[str, Any], temperature_index: int = 1) -> Figure:
-    """Three panels from :func:`~chapter_code.sampling.explorer.explorer_data`: temperature, top-k, nucleus.
+    """Three panels from :func:`~chapter_code.sampling.explorer.explorer_data`:
+    temperature, top-k, nucleus.
 
-    The top-k and nucleus panels are drawn at ``data["temperatures"][temperature_index]``.
+    The top-k and nucleus panels are drawn at
+    ``data["temperatures"][temperature_index]``.
     """
     if not 0 <= temperature_index < len(data["temperatures"]):
         raise ValueError(
@@ -105,7 +110,9 @@ def plot_explorer(data: dict[str, Any], temperature_index: int = 1) -> Figure:
 
 
 def plot_kept_counts(kept: Sequence[int], k: int, p: float) -> Figure:
-    """Histogram of how many tokens the nucleus keeps at each position, with top-``k``'s constant count marked."""
+    """Histogram of how many tokens the nucleus keeps at each position, with top-``k``'s
+    constant count marked.
+    """
     if len(kept) == 0:
         raise ValueError("kept must hold at least one position")
     use_book_style()

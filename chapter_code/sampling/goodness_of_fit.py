@@ -1,4 +1,5 @@
-r"""Checking a sampler by counting: many draws against the distribution it claims to sample.
+r"""Checking a sampler by counting: many draws against the distribution it claims to
+sample.
 
 A decoding rule (:mod:`chapter_code.sampling.rules`) computes a distribution and
 then draws from it. The first half is checked against its formula; the
@@ -32,7 +33,8 @@ from chapter_code.sampling.rules import Rule
 def draw_counts(
     rule: Rule, logits: torch.Tensor, n: int, generator: torch.Generator
 ) -> torch.Tensor:
-    """How often ``rule`` picks each token in ``n`` independent draws from one logit vector ``(V,)``.
+    """How often ``rule`` picks each token in ``n`` independent draws from one logit
+    vector ``(V,)``.
 
     The ``n`` draws are made as one batch of ``n`` identical rows ``(n, V)``;
     each row is an independent draw with the generator's next random numbers.
@@ -76,7 +78,9 @@ def chi_square_statistic(
 
 
 def regularized_gamma(a: float, x: float) -> float:
-    """P(a, x) = gamma(a, x) / Gamma(a), the chi-square CDF at 2x with 2a degrees of freedom (series form)."""
+    """P(a, x) = gamma(a, x) / Gamma(a), the chi-square CDF at 2x with 2a degrees of
+    freedom (series form).
+    """
     if not a > 0:
         raise ValueError(f"a must be > 0; got {a!r}")
     if x <= 0:
@@ -93,7 +97,9 @@ def regularized_gamma(a: float, x: float) -> float:
 
 
 def chi_square_quantile(level: float, dof: int) -> float:
-    """The value a chi-square variable with ``dof`` degrees of freedom stays below with probability ``level``."""
+    """The value a chi-square variable with ``dof`` degrees of freedom stays below with
+    probability ``level``.
+    """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
     if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
@@ -111,7 +117,9 @@ def chi_square_quantile(level: float, dof: int) -> float:
 
 @dataclass(frozen=True)
 class CountingCheck:
-    """One rule's draws against its target: counts, expected counts, X^2, its threshold and the verdict."""
+    """One rule's draws against its target: counts, expected counts, X^2, its threshold
+    and the verdict.
+    """
 
     counts: list[int]
     expected: list[float]
@@ -133,7 +141,9 @@ def counting_check(
     generator: torch.Generator,
     level: float = 0.999,
 ) -> CountingCheck:
-    """Draw ``n`` tokens with ``rule`` from ``logits`` and test the counts against ``target`` at ``level``."""
+    """Draw ``n`` tokens with ``rule`` from ``logits`` and test the counts against
+    ``target`` at ``level``.
+    """
     counts = draw_counts(rule, logits, n, generator)
     statistic, dof = chi_square_statistic(counts, target)
     return CountingCheck(

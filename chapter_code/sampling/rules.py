@@ -1,11 +1,13 @@
-"""Decoding rules: turn a model's logits into the next token, and generate text by carrying the state.
+"""Decoding rules: turn a model's logits into the next token, and generate text by
+carrying the state.
 
 Every rule maps a vector of logits ``z`` (shape ``(V,)``, or ``(B, V)`` for a
 batch) to a distribution over the next token, then draws from it with a
 ``torch.Generator`` so that a page's samples are reproducible:
 
 - *greedy*: the argmax (no randomness);
-- *temperature* ``tau``: ``softmax(z / tau)``; ``tau < 1`` sharpens, ``tau > 1`` flattens;
+- *temperature* ``tau``: ``softmax(z / tau)``; ``tau < 1`` sharpens, ``tau > 1``
+  flattens;
 - *top-k*: keep the ``k`` largest logits, renormalise, sample;
 - *nucleus* (top-p): keep the smallest set of most probable tokens whose
   probabilities add up to at least ``p``, renormalise, sample.
@@ -56,7 +58,9 @@ def temperature_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
 
 
 def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch.Tensor:
-    """The temperature distribution restricted to the ``k`` largest logits and renormalised."""
+    """The temperature distribution restricted to the ``k`` largest logits and
+    renormalised.
+    """
     probs = temperature_probs(logits, temperature)
     vocab = logits.shape[-1]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= vocab:
@@ -64,7 +68,8 @@ def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch
             f"k must be an int in [1, {vocab}] (the vocabulary size); got {k!r}"
         )
     ### BEGIN SOLUTION
-    # ranked by the logits, not the probabilities: two logits can round to one probability
+    # ranked by the logits, not the probabilities: two logits can round to one
+    # probability
     kept = torch.zeros_like(probs).scatter(
         -1, logits.topk(k, dim=-1).indices, 1.0
     )  # 1 where kept
@@ -76,7 +81,9 @@ def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch
 def nucleus_probs(
     logits: torch.Tensor, p: float, temperature: float = 1.0
 ) -> torch.Tensor:
-    """The temperature distribution restricted to its smallest top set with mass >= ``p``, renormalised."""
+    """The temperature distribution restricted to its smallest top set with mass >=
+    ``p``, renormalised.
+    """
     probs = temperature_probs(logits, temperature)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
@@ -100,7 +107,9 @@ def nucleus_probs(
 def greedy(
     logits: torch.Tensor, generator: torch.Generator | None = None
 ) -> torch.Tensor:
-    """The index of the largest logit (ties: the first); ``generator`` is accepted and unused."""
+    """The index of the largest logit (ties: the first); ``generator`` is accepted and
+    unused.
+    """
     _check_logits(logits)
     return logits.argmax(dim=-1)
 
@@ -145,7 +154,8 @@ def generate(
     rule: Rule,
     generator: torch.Generator,
 ) -> torch.Tensor:
-    """Continue ``prefix`` (int64 ``(T,)``, at least one token) by ``steps`` tokens; return the new tokens.
+    """Continue ``prefix`` (int64 ``(T,)``, at least one token) by ``steps`` tokens;
+    return the new tokens.
 
     ``model(tokens (1, t), state) -> (logits (1, t, V), state)``. The prefix is
     read once; then each sampled token is fed back alone with the carried state.

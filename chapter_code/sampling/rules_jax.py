@@ -1,4 +1,5 @@
-"""Decoding rules in JAX: temperature, top-k and nucleus; the JAX twin of ``sampling.py``.
+"""Decoding rules in JAX: temperature, top-k and nucleus; the JAX twin of
+``sampling.py``.
 
 Module naming follows ``recurrence_jax.py``. The rules map logits ``(V,)`` or
 ``(B, V)`` to a distribution exactly as the PyTorch versions do (ranked by the
@@ -46,7 +47,9 @@ def temperature_probs(logits: jax.Array, temperature: float) -> jax.Array:
 
 
 def top_k_probs(logits: jax.Array, k: int, temperature: float = 1.0) -> jax.Array:
-    """The temperature distribution restricted to the ``k`` largest logits and renormalised."""
+    """The temperature distribution restricted to the ``k`` largest logits and
+    renormalised.
+    """
     probs = temperature_probs(logits, temperature)
     vocab = logits.shape[-1]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= vocab:
@@ -62,7 +65,9 @@ def top_k_probs(logits: jax.Array, k: int, temperature: float = 1.0) -> jax.Arra
 
 
 def nucleus_probs(logits: jax.Array, p: float, temperature: float = 1.0) -> jax.Array:
-    """The temperature distribution restricted to its smallest top set with mass >= ``p``, renormalised."""
+    """The temperature distribution restricted to its smallest top set with mass >=
+    ``p``, renormalised.
+    """
     probs = temperature_probs(logits, temperature)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
@@ -87,7 +92,9 @@ def greedy(logits: jax.Array) -> jax.Array:
 
 
 def draw(probs: jax.Array, key: jax.Array) -> jax.Array:
-    """One token per row of ``probs`` from ``key`` (``(V,)`` gives a 0-d array); zero-probability tokens never."""
+    """One token per row of ``probs`` from ``key`` (``(V,)`` gives a 0-d array);
+    zero-probability tokens never.
+    """
     if not isinstance(key, jax.Array) or not (
         jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or key.shape == (2,)
     ):
