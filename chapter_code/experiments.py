@@ -96,8 +96,11 @@ def _recall_jobs(contenders, recipe: RecallConfig) -> dict[str, dict[str, Any]]:
 MEMORY_ROBUSTNESS = Sweep(
     name="memory-robustness",
     job=recall_metrics,
-    description="The memory test (recall the first of `lag` tokens) for the six contenders over many seeds, "
-    "with the chapter's recipe: how often does each contender solve it, and when?",
+    description=(
+        "The memory test (recall the first of `lag` tokens) for the six contenders "
+        "over many seeds, "
+        "with the chapter's recipe: how often does each contender solve it, and when?"
+    ),
     configs={
         "cpu": Grid(
             _recall_jobs(CONTENDERS, RecallConfig()),
@@ -137,9 +140,15 @@ def _smoke_recipe(name: str) -> dict[str, Any]:
 CHAR_LM_WORKSHOP = Sweep(
     name="char-lm-workshop",
     job=char_lm_metrics,
-    description="Chapter 4's character RNN and LSTM at the workshop's full size (embedding 64, hidden 256, "
-    "64 windows of 128 characters, 1,000 and 2,000 steps) on the Shakespeare corpus, over seeds: too large "
-    "for the book's CPU build, which trains the same shape at half width and half batch.",
+    description=(
+        "Chapter 4's character RNN and LSTM at the workshop's full size (embedding "
+        "64, hidden 256, "
+        "64 windows of 128 characters, 1,000 and 2,000 steps) on the Shakespeare "
+        "corpus, "
+        "over seeds: too large "
+        "for the book's CPU build, which trains the same shape at half width and half "
+        "batch."
+    ),
     data=("data/shakespeare.txt",),
     configs={
         # Run on the book's 2-core CPU machine, a job at a time per core: named for what
@@ -177,10 +186,17 @@ _TINY_SCORE = ScoreRecipe(
 SCOREBOARD = Sweep(
     name="scoreboard",
     job=score_run,
-    description="Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch (cpu: PyTorch's "
-    "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias +1, GRU, 2-layer LSTM) "
-    "under one fixed recipe on a 200,000-character slice of the Shakespeare corpus: validation perplexity "
-    "and time per step, over seeds.",
+    description=(
+        "Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch "
+        "(cpu: PyTorch's "
+        "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias "
+        "+1, "
+        "GRU, 2-layer LSTM) "
+        "under one fixed recipe on a 200,000-character slice of the Shakespeare "
+        "corpus: "
+        "validation perplexity "
+        "and time per step, over seeds."
+    ),
     data=("data/shakespeare.txt",),
     configs={
         # The small-initialisation scratch LSTM is left out of the cpu grid: at about
@@ -269,8 +285,12 @@ _WORD_GPU = WordRecipe(
 WORD_LM_SCALE = Sweep(
     name="word-lm-scale",
     job=word_lm_metrics,
-    description="Chapter 6's scale study: word-level LSTM language models of three sizes on the Shakespeare "
-    "and Milton corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
+    description=(
+        "Chapter 6's scale study: word-level LSTM language models of three sizes "
+        "on the Shakespeare "
+        "and Milton corpus, one recipe, the checkpoint chosen on validation before the "
+        "test split is read, over seeds."
+    ),
     data=("data/shakespeare.txt", "data/milton.txt"),
     configs={
         # Sized for the 2-core machine: on Shakespeare + Milton, 68.5 minutes for all

@@ -62,7 +62,8 @@ def checkpoint_lm_loss_and_ppl(lm_loss_and_ppl, expected):
     value = loss.item() if isinstance(loss, torch.Tensor) else float(loss)
     summed = abs(value / targets.numel() - want) < 1e-4
     assert abs(value - want) < 1e-5, (
-        f"the loss should be the mean over all {targets.numel()} positions of -ln p(target), {want:.4f}; got "
+        f"the loss should be the mean over all {targets.numel()} positions of -ln "
+        f"p(target), {want:.4f}; got "
         f"{value:.4f}"
         + (" (a sum: divide by the number of positions)" if summed else "")
     )
@@ -75,14 +76,16 @@ def checkpoint_lm_loss_and_ppl(lm_loss_and_ppl, expected):
         )
     )
     assert abs(bits - expected["bits"]) < 1e-5, (
-        f"bits per character should be {expected['bits']:.4f}, the loss converted from nats to bits; got {bits:.4f}"
+        f"bits per character should be {expected['bits']:.4f}, the loss converted "
+        f"from nats to bits; got {bits:.4f}"
         + (" (that is the loss in nats itself)" if abs(bits - want) < 1e-5 else "")
     )
     assert isinstance(loss, torch.Tensor), (
         f"the loss should be a tensor, not {type(loss).__name__}"
     )
     assert loss.requires_grad, (
-        "the loss should keep its graph (requires_grad), so a model can be trained on it"
+        "the loss should keep its graph (requires_grad), so a model can be trained "
+        "on it"
     )
     assert isinstance(ppl, float), "perplexity and bits should be Python floats"
     assert isinstance(bits, float), "perplexity and bits should be Python floats"
@@ -125,15 +128,19 @@ def checkpoint_random_windows(random_windows, expected):
         f"position); got inputs {x.tolist()} and targets {y.tolist()}"
     )
     assert torch.equal(x, torch.tensor(expected["x"])), (
-        f"the windows should start where one torch.randint call on the generator puts them, {expected['x']}; got "
-        f"{x.tolist()}: draw the B starts at once, from 0 up to (not including) len(ids) - window"
+        "the windows should start where one torch.randint call on the generator "
+        f"puts them, {expected['x']}; got "
+        f"{x.tolist()}: draw the B starts at once, from 0 up to (not including) "
+        "len(ids) - window"
     )
     many = random_windows(torch.arange(10), 9, 200, torch.Generator().manual_seed(0))[1]
     assert int(many.max()) <= 9, (
-        "a window's last target must still be in the ids: starts stop before len(ids) - window"
+        "a window's last target must still be in the ids: starts stop before "
+        "len(ids) - window"
     )
     print(
-        "Checkpoint passed: random_windows draws the book's windows and shifts the targets by one"
+        "Checkpoint passed: random_windows draws the book's windows and shifts the "
+        "targets by one"
     )
 
 
@@ -194,22 +201,27 @@ def checkpoint_fit_next_token(fit_next_token, expected):
         f"{t['steps']} steps take {t['steps']} optimizer steps; there were {len(norms)}"
     )
     assert max(norms) <= t["clip"] * (1 + 1e-3), (
-        f"an optimizer step saw a gradient of norm {max(norms):.3f}, above clip = {t['clip']}: clip the global norm "
+        f"an optimizer step saw a gradient of norm {max(norms):.3f}, above clip = "
+        f"{t['clip']}: clip the global norm "
         "after backward and before the step"
     )
     want = expected["history"]
     assert [s for s, _ in history] == [s for s, _ in want], (
-        f"log (step, loss) every log_every steps and at the last: steps {[s for s, _ in want]}; got "
+        "log (step, loss) every log_every steps and at the last: steps "
+        f"{[s for s, _ in want]}; got "
         f"{[s for s, _ in history]}"
     )
     gaps = [abs(loss - w) for (_, loss), (_, w) in zip(history, want, strict=True)]
     assert max(gaps) < 1e-3, (
-        f"the logged losses {[round(v, 4) for _, v in history]} differ from the book's run "
-        f"{[round(v, 4) for _, v in want]}: clear the old gradients before each backward, score the logits with "
+        f"the logged losses {[round(v, 4) for _, v in history]} differ from the "
+        "book's run "
+        f"{[round(v, 4) for _, v in want]}: clear the old gradients before each "
+        "backward, score the logits with "
         "lm_loss_and_ppl against the targets, and draw one batch of windows per step"
     )
     print(
-        "Checkpoint passed: fit_next_token reproduces the book's run, clipped at every step"
+        "Checkpoint passed: fit_next_token reproduces the book's run, clipped at "
+        "every step"
     )
 
 
@@ -218,29 +230,40 @@ LAB = Lab(
     chapter="book/language-models",
     title="Lab 4: training a character language model",
     intro=(
-        "A character language model is scored by the mean negative log-probability it gives each true next "
-        "character, in nats. Its exponential is the perplexity, the size of a uniform choice that would be "
-        "as surprised; divided by $\\ln 2$ it is in bits per character. You write that scorer, then the "
-        "sampler of random training windows, then the training loop the chapter uses for every neural model: "
+        "A character language model is scored by the mean negative log-probability "
+        "it gives each true next "
+        "character, in nats. Its exponential is the perplexity, the size of a "
+        "uniform choice that would be "
+        "as surprised; divided by $\\ln 2$ it is in bits per character. You write "
+        "that scorer, then the "
+        "sampler of random training windows, then the training loop the chapter uses "
+        "for every neural model: "
         "windows, forward pass, loss, backward, clipping, Adam step."
     ),
     setup=(
-        "import math\nfrom dataclasses import dataclass\n\nimport torch\nfrom torch import nn\n\n"
+        "import math\nfrom dataclasses import dataclass\n\nimport torch\nfrom torch "
+        "import nn\n\n"
         'CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}'
     ),
     exercises=[
         Exercise(
             target="chapter_code.lm.perplexity:lm_loss_and_ppl",
             task=(
-                "The checks on the arguments are done and `vocab` is the vocabulary size. Compute the mean over "
-                "all positions of $-\\ln p(\\text{target})$ under the softmax of the logits, keep it as a tensor "
-                "with its graph, and return `(loss, perplexity, bits)` with the last two as floats."
+                "The checks on the arguments are done and `vocab` is the vocabulary "
+                "size. Compute the mean over "
+                "all positions of $-\\ln p(\\text{target})$ under the softmax of the "
+                "logits, keep it as a tensor "
+                "with its graph, and return `(loss, perplexity, bits)` with the last "
+                "two as floats."
             ),
             hints=(
-                "Flatten batch and time into one axis of positions first; then each position needs only the "
+                "Flatten batch and time into one axis of positions first; then each "
+                "position needs only the "
                 "log-probability of its own target.",
-                "`torch.log_softmax` over the last axis of the `(B*T, V)` logits, `.gather(1, ...)` with the "
-                "targets as a column, then the negative mean. Perplexity and bits are computed from its value "
+                "`torch.log_softmax` over the last axis of the `(B*T, V)` logits, "
+                "`.gather(1, ...)` with the "
+                "targets as a column, then the negative mean. Perplexity and bits "
+                "are computed from its value "
                 "(`.item()`) with `math.exp` and a change of logarithm base.",
             ),
             checkpoint=checkpoint_lm_loss_and_ppl,
@@ -249,15 +272,20 @@ LAB = Lab(
         Exercise(
             target="chapter_code.lm.char_lm:random_windows",
             task=(
-                "Draw `batch_size` start positions uniformly with `generator`, cut a window of `window + 1` ids "
-                "at each, and return the first `window` of every row as inputs and the last `window` as targets, "
+                "Draw `batch_size` start positions uniformly with `generator`, cut a "
+                "window of `window + 1` ids "
+                "at each, and return the first `window` of every row as inputs and "
+                "the last `window` as targets, "
                 "both `(B, W)`."
             ),
             hints=(
-                "Every start must leave room for `window + 1` ids; one call to `torch.randint` with the "
+                "Every start must leave room for `window + 1` ids; one call to "
+                "`torch.randint` with the "
                 "generator draws all the starts.",
-                "Build a `(B, W + 1)` index tensor by broadcasting the starts `(B, 1)` against "
-                "`torch.arange(window + 1)`, index `ids` with it, and slice off the last column for the inputs "
+                "Build a `(B, W + 1)` index tensor by broadcasting the starts `(B, "
+                "1)` against "
+                "`torch.arange(window + 1)`, index `ids` with it, and slice off the "
+                "last column for the inputs "
                 "and the first column for the targets.",
             ),
             checkpoint=checkpoint_random_windows,
@@ -270,18 +298,26 @@ LAB = Lab(
                 "chapter_code.lm.char_lm:TrainConfig",
             ),
             task=(
-                "Train `model` for `config.steps` steps with Adam at `config.lr`. Each step: draw windows with "
-                "your `random_windows`, run the model from a fresh state, score it with your `lm_loss_and_ppl`, "
+                "Train `model` for `config.steps` steps with Adam at `config.lr`. "
+                "Each step: draw windows with "
+                "your `random_windows`, run the model from a fresh state, score it "
+                "with your `lm_loss_and_ppl`, "
                 "backpropagate, clip the global gradient norm at `config.clip` with "
-                "`nn.utils.clip_grad_norm_`, and step. Return `(step, loss)` pairs, steps counted from 1, every "
+                "`nn.utils.clip_grad_norm_`, and step. Return `(step, loss)` pairs, "
+                "steps counted from 1, every "
                 "`config.log_every` steps and at the last step."
             ),
             hints=(
-                "The order within a step matters twice: old gradients must be gone before `backward`, and "
-                "clipping must act on the new gradients before the optimizer reads them.",
-                "Create the optimizer once, before the loop, and put the model in training mode. In the loop: "
-                "`x, y = random_windows(...)`, `logits, _ = model(x)`, the loss from your scorer, "
-                "`opt.zero_grad()`, `loss.backward()`, clip, `opt.step()`, then log when "
+                "The order within a step matters twice: old gradients must be gone "
+                "before `backward`, and "
+                "clipping must act on the new gradients before the optimizer reads "
+                "them.",
+                "Create the optimizer once, before the loop, and put the model in "
+                "training mode. In the loop: "
+                "`x, y = random_windows(...)`, `logits, _ = model(x)`, the loss from "
+                "your scorer, "
+                "`opt.zero_grad()`, `loss.backward()`, clip, `opt.step()`, then log "
+                "when "
                 "`step % config.log_every == 0` or it is the last step.",
             ),
             checkpoint=checkpoint_fit_next_token,

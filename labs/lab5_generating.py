@@ -17,7 +17,9 @@ def _lists(t) -> list:
 
 
 def reference_temperature_probs() -> dict:
-    """The book's temperature_probs on (2, 1, 0) at three temperatures, and on a batch."""
+    """The book's temperature_probs on (2, 1, 0) at three temperatures, and on a
+    batch.
+    """
     import torch
 
     from chapter_code.sampling.rules import temperature_probs
@@ -46,21 +48,26 @@ def checkpoint_temperature_probs(temperature_probs, expected):
             continue
         if torch.allclose(got, small[1.0], atol=1e-6):
             raise AssertionError(
-                f"at temperature {tau} you return the temperature-1 distribution: the temperature "
+                f"at temperature {tau} you return the temperature-1 distribution: "
+                "the temperature "
                 "has to act on the logits before the softmax"
             )
         if tau != 1.0 and torch.allclose(got, small[1 / tau], atol=1e-6):
             raise AssertionError(
-                f"at temperature {tau} you return the distribution of temperature {1 / tau}: a low "
-                "temperature should sharpen the distribution, so divide rather than multiply"
+                f"at temperature {tau} you return the distribution of temperature "
+                f"{1 / tau}: a low "
+                "temperature should sharpen the distribution, so divide rather than "
+                "multiply"
             )
         raise AssertionError(
             f"at temperature {tau} the probabilities of logits (2, 1, 0) should be "
-            f"{[round(v, 3) for v in want.tolist()]}, got {[round(v, 3) for v in got.tolist()]}"
+            f"{[round(v, 3) for v in want.tolist()]}, got "
+            f"{[round(v, 3) for v in got.tolist()]}"
         )
     got = temperature_probs(torch.tensor(expected["wide"]), 0.7)
     assert torch.allclose(got.sum(dim=-1), torch.ones(2), atol=1e-6), (
-        f"each row of a batch should sum to 1 (softmax over the last axis); row sums {got.sum(dim=-1).tolist()}"
+        "each row of a batch should sum to 1 (softmax over the last axis); row sums "
+        f"{got.sum(dim=-1).tolist()}"
     )
     assert torch.allclose(got, torch.tensor(expected["wide at 0.7"]), atol=1e-6), (
         "a batch of rows: the last axis"
@@ -91,7 +98,8 @@ def checkpoint_top_k_probs(top_k_probs, expected):
         f"top-k probabilities should sum to 1 (renormalise); sum {got.sum():.3f}"
     )
     assert got[2].item() == 0, (
-        f"top-2 of logits (2, 1, 0) must drop the third token; it got {got[2].item():.3f}"
+        "top-2 of logits (2, 1, 0) must drop the third token; it got "
+        f"{got[2].item():.3f}"
     )
     wide = torch.tensor(expected["wide"])
     got = top_k_probs(wide, 3)
@@ -110,7 +118,8 @@ def checkpoint_top_k_probs(top_k_probs, expected):
     )
     cold = top_k_probs(wide, 2, temperature=0.5)
     assert torch.allclose(cold, torch.tensor(expected["top-2 at 0.5"]), atol=1e-6), (
-        "at temperature 0.5 the kept tokens should hold the temperature distribution, renormalised"
+        "at temperature 0.5 the kept tokens should hold the temperature "
+        "distribution, renormalised"
     )
     print("Checkpoint passed: top_k_probs keeps the k largest logits and renormalises")
 
@@ -137,10 +146,12 @@ def checkpoint_nucleus_probs(nucleus_probs, expected):
     got = nucleus_probs(logits, 0.9)
     kept = int((got > 0).sum())
     assert kept == 2, (
-        f"with p = 0.9 the nucleus of (2, 1, 0), probabilities (0.665, 0.245, 0.090), is the smallest top set whose "
+        "with p = 0.9 the nucleus of (2, 1, 0), probabilities (0.665, 0.245, "
+        "0.090), is the smallest top set whose "
         f"mass reaches 0.9: the first two tokens (0.910); your function kept {kept}"
         + (
-            ". The token whose probability makes the mass reach p belongs to the nucleus"
+            ". The token whose probability makes the mass reach p belongs to the "
+            "nucleus"
             if kept == 1
             else ""
         )
@@ -163,19 +174,23 @@ def checkpoint_nucleus_probs(nucleus_probs, expected):
         assert torch.equal(got > 0, want > 0), (
             f"on the batch at {key} each row's nucleus should be the tokens "
             f"{[r.nonzero()[:, 0].tolist() for r in want]}; "
-            f"got {[r.nonzero()[:, 0].tolist() for r in got]}: rank within each row and put the kept flags back "
+            f"got {[r.nonzero()[:, 0].tolist() for r in got]}: rank within each row "
+            "and put the kept flags back "
             "in the original order"
         )
         assert torch.allclose(got, want, atol=1e-6), (
             f"on the batch at {key} the renormalised probabilities differ"
         )
     print(
-        "Checkpoint passed: nucleus_probs keeps the smallest top set with mass at least p"
+        "Checkpoint passed: nucleus_probs keeps the smallest top set with mass at "
+        "least p"
     )
 
 
 def checkpoint_chi_square_statistic(chi_square_statistic):
-    """Pearson's X^2 and its degrees of freedom on counts small enough to check by hand."""
+    """Pearson's X^2 and its degrees of freedom on counts small enough to check by
+    hand.
+    """
     import math
 
     import torch
@@ -190,10 +205,12 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
     x2, dof = got
     if abs(x2 - (25 / 30 + 25 / 20)) < 1e-9:
         raise AssertionError(
-            "X^2 divides each squared difference by the expected count n q_i, not by the observed one"
+            "X^2 divides each squared difference by the expected count n q_i, not by "
+            "the observed one"
         )
     assert abs(x2 - 2.0) < 1e-9, (
-        f"counts (30, 50, 20) against probabilities (0.25, 0.5, 0.25) of 100 draws give "
+        "counts (30, 50, 20) against probabilities (0.25, 0.5, 0.25) of 100 draws "
+        "give "
         f"X^2 = 2; got {x2}"
     )
     assert dof == 2, (
@@ -203,7 +220,8 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
         torch.tensor([40, 60, 0]), torch.tensor([0.5, 0.5, 0.0])
     )
     assert dof == 1, (
-        f"a token of probability zero does not count: two tokens left, 1 degree of freedom; got {dof}"
+        "a token of probability zero does not count: two tokens left, 1 degree of "
+        f"freedom; got {dof}"
     )
     assert abs(x2 - 4.0) < 1e-9, (
         f"counts (40, 60, 0) against (0.5, 0.5, 0) give X^2 = 4 over the two possible "
@@ -213,7 +231,8 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
         torch.tensor([40, 59, 1]), torch.tensor([0.5, 0.5, 0.0])
     )
     assert x2 == math.inf, (
-        f"drawing a token of probability zero must fail the check outright: X^2 = inf; got {x2}"
+        "drawing a token of probability zero must fail the check outright: X^2 = "
+        f"inf; got {x2}"
     )
     assert isinstance(
         chi_square_statistic(torch.tensor([1, 1]), torch.tensor([0.5, 0.5]))[0], float
@@ -226,10 +245,14 @@ LAB = Lab(
     chapter="book/generating",
     title="Lab 5: decoding rules and the counting check",
     intro=(
-        "A language model gives logits for the next token; a decoding rule turns them into a distribution to "
-        "draw from. You write three: temperature scaling, top-k truncation and nucleus (top-p) truncation, "
-        "each renormalised, and check them on the chapter's small example with logits (2, 1, 0) and on a "
-        "batch. Then you write Pearson's statistic, the counting check that tells whether a sampler draws "
+        "A language model gives logits for the next token; a decoding rule turns "
+        "them into a distribution to "
+        "draw from. You write three: temperature scaling, top-k truncation and "
+        "nucleus (top-p) truncation, "
+        "each renormalised, and check them on the chapter's small example with "
+        "logits (2, 1, 0) and on a "
+        "batch. Then you write Pearson's statistic, the counting check that tells "
+        "whether a sampler draws "
         "from the distribution it claims."
     ),
     setup="import math\n\nimport torch",
@@ -237,11 +260,14 @@ LAB = Lab(
         Exercise(
             target="chapter_code.sampling.rules:temperature_probs",
             context=("chapter_code.sampling.rules:_check_logits",),
-            task="Return $\\mathrm{softmax}(z / \\tau)$ over the last axis (the arguments are already checked).",
+            task="Return $\\mathrm{softmax}(z / \\tau)$ over the last axis (the "
+            "arguments are already checked).",
             hints=(
-                "The same code should work for one row of logits `(V,)` and for a batch `(B, V)`: which axis "
+                "The same code should work for one row of logits `(V,)` and for a "
+                "batch `(B, V)`: which axis "
                 "holds the vocabulary in both?",
-                "Scale the logits by the temperature, then one `torch.softmax` with `dim=-1`.",
+                "Scale the logits by the temperature, then one `torch.softmax` with "
+                "`dim=-1`.",
             ),
             checkpoint=checkpoint_temperature_probs,
             reference=reference_temperature_probs,
@@ -249,13 +275,17 @@ LAB = Lab(
         Exercise(
             target="chapter_code.sampling.rules:top_k_probs",
             task=(
-                "`probs` holds the temperature distribution. Keep the `k` tokens with the largest logits, "
+                "`probs` holds the temperature distribution. Keep the `k` tokens "
+                "with the largest logits, "
                 "set the others to zero, and renormalise so each row sums to one."
             ),
             hints=(
-                "Build a 0/1 mask of the kept tokens with the shape of `probs`; everything else follows from it.",
-                "`logits.topk(k, dim=-1).indices` are the kept tokens; `torch.zeros_like(probs).scatter(-1, "
-                "indices, 1.0)` is the mask; multiply, then divide by the row sums (`keepdim=True`).",
+                "Build a 0/1 mask of the kept tokens with the shape of `probs`; "
+                "everything else follows from it.",
+                "`logits.topk(k, dim=-1).indices` are the kept tokens; "
+                "`torch.zeros_like(probs).scatter(-1, "
+                "indices, 1.0)` is the mask; multiply, then divide by the row sums "
+                "(`keepdim=True`).",
             ),
             checkpoint=checkpoint_top_k_probs,
             reference=reference_top_k_probs,
@@ -263,15 +293,21 @@ LAB = Lab(
         Exercise(
             target="chapter_code.sampling.rules:nucleus_probs",
             task=(
-                "Keep the smallest set of most probable tokens whose probabilities add up to at least `p`, "
-                "zero the rest and renormalise. The token that makes the mass reach `p` is kept."
+                "Keep the smallest set of most probable tokens whose probabilities "
+                "add up to at least `p`, "
+                "zero the rest and renormalise. The token that makes the mass reach "
+                "`p` is kept."
             ),
             hints=(
-                'Work in sorted order, where "the smallest top set" is a prefix; then bring the decision back '
+                'Work in sorted order, where "the smallest top set" is a prefix; '
+                "then bring the decision back "
                 "to the original order. Be careful with the token that crosses `p`.",
-                "Sort by the logits (descending, `argsort`), gather the probabilities in that order and take "
-                "their cumulative sum. A token belongs to the nucleus when the mass ranked strictly above it is "
-                "still below `p`. Scatter the kept flags back with the same order, mask and renormalise.",
+                "Sort by the logits (descending, `argsort`), gather the "
+                "probabilities in that order and take "
+                "their cumulative sum. A token belongs to the nucleus when the mass "
+                "ranked strictly above it is "
+                "still below `p`. Scatter the kept flags back with the same order, "
+                "mask and renormalise.",
             ),
             checkpoint=checkpoint_nucleus_probs,
             reference=reference_nucleus_probs,
@@ -279,15 +315,21 @@ LAB = Lab(
         Exercise(
             target="chapter_code.sampling.goodness_of_fit:chi_square_statistic",
             task=(
-                "Return Pearson's $X^2 = \\sum_{i:\\,q_i > 0} (c_i - n q_i)^2 / (n q_i)$ of the counts against the "
-                "probabilities, with $n$ the number of draws, and its degrees of freedom (tokens of nonzero "
-                "probability, minus one). If a token of probability zero was drawn, $X^2$ is infinite."
+                "Return Pearson's $X^2 = \\sum_{i:\\,q_i > 0} (c_i - n q_i)^2 / (n "
+                "q_i)$ of the counts against the "
+                "probabilities, with $n$ the number of draws, and its degrees of "
+                "freedom (tokens of nonzero "
+                "probability, minus one). If a token of probability zero was drawn, "
+                "$X^2$ is infinite."
             ),
             hints=(
-                "Tokens of probability zero leave the sum and the count of degrees of freedom; they only matter "
+                "Tokens of probability zero leave the sum and the count of degrees "
+                "of freedom; they only matter "
                 "if one of them was drawn.",
-                "Work in float64: expected counts are `probs * counts.sum()`; a bool `support = probs > 0` selects "
-                "the terms; check `counts[~support]` first and return `math.inf` if any were drawn; return the "
+                "Work in float64: expected counts are `probs * counts.sum()`; a bool "
+                "`support = probs > 0` selects "
+                "the terms; check `counts[~support]` first and return `math.inf` if "
+                "any were drawn; return the "
                 "sum as a Python `float`.",
             ),
             checkpoint=checkpoint_chi_square_statistic,

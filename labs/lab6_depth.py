@@ -62,31 +62,38 @@ def checkpoint_bidirectional_states(bidirectional_states):
         f"on the last axis; got {tuple(got.shape)}"
     )
     assert (got[..., :4] - want[..., :4]).abs().max() < 1e-5, (
-        "the first half (the forward layer's states) differs from nn.GRU's: the forward layer reads x as it is, "
+        "the first half (the forward layer's states) differs from nn.GRU's: the "
+        "forward layer reads x as it is, "
         "and its states come first"
     )
     back, flipped = got[..., 4:], want[..., 4:].flip(1)
     if (back - flipped).abs().max() < 1e-5:
         raise AssertionError(
-            "the backward half is in reversed time: position t must hold the state that has read "
-            "x_T..x_t, so put the backward layer's states back in the order of the positions"
+            "the backward half is in reversed time: position t must hold the state "
+            "that has read "
+            "x_T..x_t, so put the backward layer's states back in the order of the "
+            "positions"
         )
     if (back - bwd(x)[0]).abs().max() < 1e-5:
         raise AssertionError(
-            "the backward layer has read the sequence from its start: it should read x_T first"
+            "the backward layer has read the sequence from its start: it should read "
+            "x_T first"
         )
     gap = (back - want[..., 4:]).abs().max().item()
     assert gap < 1e-5, (
-        f"the second half (the backward layer's states) differs from nn.GRU's by up to {gap:.3g}"
+        "the second half (the backward layer's states) differs from nn.GRU's by up "
+        f"to {gap:.3g}"
     )
     changed = x.clone()
     changed[:, -1] += 1.0
     later = bidirectional_states(changed, fwd, bwd)
     assert (later[:, :-1, :4] - got[:, :-1, :4]).abs().max() < 1e-6, (
-        "changing only the last input changed earlier forward states: the forward half must not read ahead"
+        "changing only the last input changed earlier forward states: the forward "
+        "half must not read ahead"
     )
     print(
-        "Checkpoint passed: bidirectional_states matches nn.GRU(bidirectional=True), half by half"
+        "Checkpoint passed: bidirectional_states matches nn.GRU(bidirectional=True), "
+        "half by half"
     )
 
 
@@ -110,7 +117,8 @@ def checkpoint_stacked_states(stacked_states):
         raise
     except RuntimeError as exc:
         raise AssertionError(
-            f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs of layer 1, "
+            f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs "
+            "of layer 1, "
             "not the 3 input features"
         ) from None
     assert isinstance(got, torch.Tensor), (
@@ -126,7 +134,8 @@ def checkpoint_stacked_states(stacked_states):
         )
     gap = (got - want).abs().max().item()
     assert gap < 1e-5, (
-        f"the top layer's states differ from nn.LSTM(num_layers=3)'s by up to {gap:.3g}: each layer "
+        "the top layer's states differ from nn.LSTM(num_layers=3)'s by up to "
+        f"{gap:.3g}: each layer "
         "should read the whole output sequence of the layer below"
     )
     print("Checkpoint passed: stacked_states matches nn.LSTM(num_layers=3)")
@@ -200,17 +209,21 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
         f"it read windows of {sorted(set(peeker.widths))}"
     )
     assert got > math.log(5) - 1e-4, (
-        f"a model that reads ahead scored {got:.3f} nats, below the {math.log(5):.3f} of a uniform guess: the scored "
-        "character was inside what the model read. Score each window at its last position only"
+        f"a model that reads ahead scored {got:.3f} nats, below the "
+        f"{math.log(5):.3f} of a uniform guess: the scored "
+        "character was inside what the model read. Score each window at its last "
+        "position only"
     )
     want = expected["repeat model, context 4, 20 positions"]
     honest = prefix_only_loss(Repeat(), ids, 4, 20)
     assert abs(honest - want) < 1e-5, (
-        f"an honest model should score {want:.4f} nats here; got {honest:.4f}: window j is ids[j : j + context], "
+        f"an honest model should score {want:.4f} nats here; got {honest:.4f}: "
+        "window j is ids[j : j + context], "
         "scored on the character right after it, for j = 0 .. positions - 1"
     )
     print(
-        "Checkpoint passed: prefix_only_loss scores every character from the characters before it only"
+        "Checkpoint passed: prefix_only_loss scores every character from the "
+        "characters before it only"
     )
 
 
@@ -219,27 +232,37 @@ LAB = Lab(
     chapter="book/depth",
     title="Lab 6: direction, depth and the bidirectional trap",
     intro=(
-        "PyTorch builds a bidirectional layer and a stack of layers with two flags. You build both from "
-        "one-layer modules and check them against the flags: a second layer that reads the sequence from its "
-        "end, its states joined position by position to the forward layer's; then layers fed one into the "
-        "next. Then the trap of the chapter: a bidirectional model trained as a language model has read the "
-        "answer, so its training loss says nothing about generation. You write the score that a generator "
+        "PyTorch builds a bidirectional layer and a stack of layers with two flags. "
+        "You build both from "
+        "one-layer modules and check them against the flags: a second layer that "
+        "reads the sequence from its "
+        "end, its states joined position by position to the forward layer's; then "
+        "layers fed one into the "
+        "next. Then the trap of the chapter: a bidirectional model trained as a "
+        "language model has read the "
+        "answer, so its training loss says nothing about generation. You write the "
+        "score that a generator "
         "would see, and the checkpoint tries it on a model built to cheat."
     ),
-    setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom torch import nn",
+    setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
+    "torch import nn",
     exercises=[
         Exercise(
             target="chapter_code.depth.directions:bidirectional_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
             task=(
-                "`forward` and `backward` are one-layer batch-first modules (each returns `(states, last)`). "
-                "Return `(B, T, 2H)`: at position $t$ the forward state, which has read $x_1..x_t$, joined "
+                "`forward` and `backward` are one-layer batch-first modules (each "
+                "returns `(states, last)`). "
+                "Return `(B, T, 2H)`: at position $t$ the forward state, which has "
+                "read $x_1..x_t$, joined "
                 "with the backward state, which has read $x_T..x_t$."
             ),
             hints=(
-                "A module only reads forwards in time. How do you make one read a sequence from its end, and in "
+                "A module only reads forwards in time. How do you make one read a "
+                "sequence from its end, and in "
                 "which order do its outputs then come out?",
-                "Run `forward` on `x`; run `backward` on `x.flip(1)`; flip the backward states back along time "
+                "Run `forward` on `x`; run `backward` on `x.flip(1)`; flip the "
+                "backward states back along time "
                 "before `torch.cat` on the last axis, forward half first.",
             ),
             checkpoint=checkpoint_bidirectional_states,
@@ -248,12 +271,15 @@ LAB = Lab(
             target="chapter_code.depth.directions:stacked_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
             task=(
-                "Feed `x` through the layers in order, each reading the states of the one below; return the top "
+                "Feed `x` through the layers in order, each reading the states of "
+                "the one below; return the top "
                 "layer's states `(B, T, H)`."
             ),
             hints=(
-                "Layer 2 of a stack does not see `x` at all; what does it read instead?",
-                "One variable for the current sequence, starting at `x`; in a loop over the layers replace it by "
+                "Layer 2 of a stack does not see `x` at all; what does it read "
+                "instead?",
+                "One variable for the current sequence, starting at `x`; in a loop "
+                "over the layers replace it by "
                 "the layer's states (the first of the pair it returns); return it.",
             ),
             checkpoint=checkpoint_stacked_states,
@@ -265,15 +291,22 @@ LAB = Lab(
                 "chapter_code.lm.perplexity:lm_loss_and_ppl",
             ),
             task=(
-                "Score the model as generation uses it: for $j = 0..$`positions`$-1$ it reads "
-                "`ids[j : j + context]` and is scored, with `lm_loss_and_ppl`, on the character right after "
-                "that window. Return the mean loss in nats as a float. All windows can go in one batch."
+                "Score the model as generation uses it: for $j = 0..$`positions`$-1$ "
+                "it reads "
+                "`ids[j : j + context]` and is scored, with `lm_loss_and_ppl`, on "
+                "the character right after "
+                "that window. Return the mean loss in nats as a float. All windows "
+                "can go in one batch."
             ),
             hints=(
-                "A bidirectional model's output at a position has read everything in its window, so only one "
-                "position of each window is a fair prediction. Which one, and of which character?",
-                "Build the `(N, C)` index rows by broadcasting `torch.arange(positions)[:, None]` against "
-                "`torch.arange(context)`; run the model on `ids[rows]`; keep only the last position's logits "
+                "A bidirectional model's output at a position has read everything in "
+                "its window, so only one "
+                "position of each window is a fair prediction. Which one, and of "
+                "which character?",
+                "Build the `(N, C)` index rows by broadcasting "
+                "`torch.arange(positions)[:, None]` against "
+                "`torch.arange(context)`; run the model on `ids[rows]`; keep only "
+                "the last position's logits "
                 "`(N, V)` and score them against `ids[context : context + positions]`.",
             ),
             checkpoint=checkpoint_prefix_only_loss,

@@ -52,11 +52,13 @@ def checkpoint_combine(combine, expected):
     if not torch.allclose(got[1], want[1], atol=1e-6):
         if torch.allclose(got[1], swapped[1], atol=1e-6):
             raise AssertionError(
-                "the composed b is that of 'second, then first': the first step's b passes through "
+                "the composed b is that of 'second, then first': the first step's b "
+                "passes through "
                 "the second step's scaling, not the other way round"
             )
         raise AssertionError(
-            "the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to the result, "
+            "the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to "
+            "the result, "
             "and read off the part that does not depend on c"
         )
     print("Checkpoint passed: combine composes two steps in the right order")
@@ -89,7 +91,8 @@ def checkpoint_loop_linear(loop_linear, expected):
     if not torch.allclose(got, want, atol=1e-5):
         first_bad = int(((got - want).abs() > 1e-5).any(dim=(0, 2)).nonzero()[0])
         raise AssertionError(
-            f"from a zero start the states first differ from the book's at step {first_bad + 1}: "
+            "from a zero start the states first differ from the book's at step "
+            f"{first_bad + 1}: "
             "each step scales the previous state by a_t and adds b_t"
         )
     start = loop_linear(a, b, c0)
@@ -146,20 +149,24 @@ def checkpoint_scan_linear(scan_linear, expected):
     want = torch.tensor(expected["from zero"])
     gap = (got - want).abs().max().item()
     assert gap < 1e-5, (
-        f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, position t "
-        "combines the pair ending at t - d (first) with its own (second); the first d positions "
+        f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, "
+        "position t "
+        "combines the pair ending at t - d (first) with its own (second); the first "
+        "d positions "
         "are already complete"
     )
     rounds = math.ceil(math.log2(13))
     assert len(calls) == rounds, (
-        f"13 steps take ceil(log2 13) = {rounds} rounds of the doubling scan, one combine call on whole slices each; "
+        f"13 steps take ceil(log2 13) = {rounds} rounds of the doubling scan, one "
+        "combine call on whole slices each; "
         f"your function called combine {len(calls)} times"
         + (": that is a loop over time, not a scan" if len(calls) >= 12 else "")
     )
     start = scan_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
         raise AssertionError(
-            "with c0 given, the scan returns the states of a zero start: fold c0 into the first step"
+            "with c0 given, the scan returns the states of a zero start: fold c0 "
+            "into the first step"
         )
     assert torch.allclose(start, torch.tensor(expected["from c0"]), atol=1e-5), (
         "from c0 the scan differs from the loop"
@@ -169,7 +176,8 @@ def checkpoint_scan_linear(scan_linear, expected):
         scan_linear(a_grad, b).sum().backward()
     except RuntimeError as exc:
         raise AssertionError(
-            f"autograd cannot run back through the scan ({exc}): build new tensors each round "
+            f"autograd cannot run back through the scan ({exc}): build new tensors "
+            "each round "
             "(torch.cat) instead of writing into a or b in place"
         ) from None
     assert a_grad.grad is not None, "the scan should pass gradients back to a"
@@ -177,7 +185,8 @@ def checkpoint_scan_linear(scan_linear, expected):
         "the gradients the scan passes back to a should be finite"
     )
     print(
-        f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and autograd runs through it"
+        f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and "
+        "autograd runs through it"
     )
 
 
@@ -232,15 +241,18 @@ def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the cl
     want = torch.tensor(expected["h"])
     if (got - want).abs().max() > 1e-5:
         raise AssertionError(
-            f"the outputs differ from the book's by up to {(got - want).abs().max().item():.3g}: the pair of a step is "
-            "(forget gate, input gate times candidate), the blocks come in nn.LSTM's order i, f, g, o, and the output "
+            "the outputs differ from the book's by up to "
+            f"{(got - want).abs().max().item():.3g}: the pair of a step is "
+            "(forget gate, input gate times candidate), the blocks come in nn.LSTM's "
+            "order i, f, g, o, and the output "
             "gate shows a squashed copy of the cell"
         )
     assert bool((got.abs() < 1).all()), (
         "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
     )
     print(
-        "Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and by the loop"
+        "Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and "
+        "by the loop"
     )
 
 
@@ -249,11 +261,16 @@ LAB = Lab(
     chapter="book/beyond",
     title="Lab 7: a recurrence that runs in parallel",
     intro=(
-        "When a cell's gates read only the current input, its update $c_t = a_t \\odot c_{t-1} + b_t$ is "
-        "linear in the previous state, and one step is the pair $(a_t, b_t)$. Two steps compose into one "
-        "pair, and because that composition is associative, all the prefixes can be computed by a doubling "
-        "scan in $\\lceil \\log_2 T \\rceil$ rounds instead of $T$ sequential steps. You write the composition, "
-        "the plain loop, and the scan, and check that the scan equals the loop; then you run an LSTM whose gates "
+        "When a cell's gates read only the current input, its update $c_t = a_t "
+        "\\odot c_{t-1} + b_t$ is "
+        "linear in the previous state, and one step is the pair $(a_t, b_t)$. Two "
+        "steps compose into one "
+        "pair, and because that composition is associative, all the prefixes can be "
+        "computed by a doubling "
+        "scan in $\\lceil \\log_2 T \\rceil$ rounds instead of $T$ sequential steps. "
+        "You write the composition, "
+        "the plain loop, and the scan, and check that the scan equals the loop; then "
+        "you run an LSTM whose gates "
         "read only $x_t$ through either of them."
     ),
     setup="import math\n\nimport torch\nfrom torch import nn",
@@ -261,14 +278,18 @@ LAB = Lab(
         Exercise(
             target="chapter_code.beyond.linear_scan:combine",
             task=(
-                "Return the single pair $(a, b)$ that does what applying `first` $= (a_1, b_1)$ and then "
-                "`second` $= (a_2, b_2)$ does to any state $c$. All tensors have one shape; products are "
+                "Return the single pair $(a, b)$ that does what applying `first` $= "
+                "(a_1, b_1)$ and then "
+                "`second` $= (a_2, b_2)$ does to any state $c$. All tensors have one "
+                "shape; products are "
                 "elementwise."
             ),
             hints=(
-                "Write out what happens to a state $c$: first $a_1 c + b_1$, then the second step applied to "
+                "Write out what happens to a state $c$: first $a_1 c + b_1$, then "
+                "the second step applied to "
                 "that. Collect the result as (something) $\\cdot c$ + (something).",
-                "The new $a$ is a product of the two scalings; the new $b$ is the first step's $b$ passed "
+                "The new $a$ is a product of the two scalings; the new $b$ is the "
+                "first step's $b$ passed "
                 "through the second step's scaling, plus the second step's own $b$.",
             ),
             checkpoint=checkpoint_combine,
@@ -278,13 +299,17 @@ LAB = Lab(
             target="chapter_code.beyond.linear_scan:loop_linear",
             context=("chapter_code.beyond.linear_scan:_check_pairs",),
             task=(
-                "Compute every $c_t = a_t \\odot c_{t-1} + b_t$, one step at a time, from `c0` (zeros if it is "
-                "`None`); `a` and `b` are `(B, T, H)`; return all the states `(B, T, H)`."
+                "Compute every $c_t = a_t \\odot c_{t-1} + b_t$, one step at a time, "
+                "from `c0` (zeros if it is "
+                "`None`); `a` and `b` are `(B, T, H)`; return all the states `(B, T, "
+                "H)`."
             ),
             hints=(
-                "This is the plain recurrence loop of Lab 1 without weights or a tanh: one state carried along "
+                "This is the plain recurrence loop of Lab 1 without weights or a "
+                "tanh: one state carried along "
                 "time.",
-                "Start from `torch.zeros_like(b[:, 0])` or `c0`; for each `t` update the `(B, H)` state from "
+                "Start from `torch.zeros_like(b[:, 0])` or `c0`; for each `t` update "
+                "the `(B, H)` state from "
                 "`a[:, t]` and `b[:, t]` and append it; `torch.stack(..., dim=1)`.",
             ),
             checkpoint=checkpoint_loop_linear,
@@ -294,18 +319,28 @@ LAB = Lab(
             target="chapter_code.beyond.linear_scan:scan_linear",
             context=("chapter_code.beyond.linear_scan:_check_pairs",),
             task=(
-                "Compute the same states as `loop_linear` by the doubling (Hillis-Steele) scan: in the round of "
-                "offset $d = 1, 2, 4, \\dots$ every position $t \\ge d$ combines, with your `combine`, the pair "
-                "that ends at $t - d$ (as `first`) with its own (as `second`). Call `combine` once per round, on "
-                "whole slices. Fold `c0`, if given, into the first step; write no tensor in place."
+                "Compute the same states as `loop_linear` by the doubling "
+                "(Hillis-Steele) scan: in the round of "
+                "offset $d = 1, 2, 4, \\dots$ every position $t \\ge d$ combines, "
+                "with your `combine`, the pair "
+                "that ends at $t - d$ (as `first`) with its own (as `second`). Call "
+                "`combine` once per round, on "
+                "whole slices. Fold `c0`, if given, into the first step; write no "
+                "tensor in place."
             ),
             hints=(
-                "After the round of offset $d$, position $t$ holds the composition of the last $2d$ steps up to "
-                "it (or of all of them, if there are fewer). The first $d$ positions do not change in that round. "
-                "With $c_0$ folded into $b_1$, the $b$ of a full prefix is the state itself.",
-                "Fold `c0` in by rebuilding `b` (with `torch.cat`) so that its first step already holds the "
-                "state after step 1. Then, while the offset is below the length: combine the slices that end "
-                "`offset` places early with the slices that start at `offset`, put the first `offset` positions "
+                "After the round of offset $d$, position $t$ holds the composition "
+                "of the last $2d$ steps up to "
+                "it (or of all of them, if there are fewer). The first $d$ positions "
+                "do not change in that round. "
+                "With $c_0$ folded into $b_1$, the $b$ of a full prefix is the state "
+                "itself.",
+                "Fold `c0` in by rebuilding `b` (with `torch.cat`) so that its first "
+                "step already holds the "
+                "state after step 1. Then, while the offset is below the length: "
+                "combine the slices that end "
+                "`offset` places early with the slices that start at `offset`, put "
+                "the first `offset` positions "
                 "back in front, and double the offset. The answer is the final `b`.",
             ),
             checkpoint=checkpoint_scan_linear,
@@ -314,17 +349,25 @@ LAB = Lab(
         Exercise(
             target="chapter_code.beyond.linear_scan:InputGatedLSTM",
             task=(
-                "Write `forward`: an LSTM whose gates and candidate read only $x_t$, so that its cell is the linear "
-                "recurrence of this lab. `self.blocks` maps `x` `(B, T, F)` to the four blocks at every step at once, "
-                "in `nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, b_t)$, get every $c_t$ from "
-                "`scan_linear` (or `loop_linear` when `parallel` is false), starting from $c_0 = 0$, and return "
+                "Write `forward`: an LSTM whose gates and candidate read only $x_t$, "
+                "so that its cell is the linear "
+                "recurrence of this lab. `self.blocks` maps `x` `(B, T, F)` to the "
+                "four blocks at every step at once, "
+                "in `nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, "
+                "b_t)$, get every $c_t$ from "
+                "`scan_linear` (or `loop_linear` when `parallel` is false), starting "
+                "from $c_0 = 0$, and return "
                 "every $h_t$ `(B, T, H)`."
             ),
             hints=(
-                "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t \\odot c_{t-1} + b_t$: which "
-                "gate is $a_t$, and what is $b_t$? None of them needs $h_{t-1}$, so all steps are computed at once.",
-                "Split `self.blocks(x)` into four along the last axis; squash them as an LSTM does; `a` is the "
-                "forget gate, `b` the input gate times the candidate; run the scan or the loop on `(a, b)`; "
+                "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t "
+                "\\odot c_{t-1} + b_t$: which "
+                "gate is $a_t$, and what is $b_t$? None of them needs $h_{t-1}$, so "
+                "all steps are computed at once.",
+                "Split `self.blocks(x)` into four along the last axis; squash them "
+                "as an LSTM does; `a` is the "
+                "forget gate, `b` the input gate times the candidate; run the scan "
+                "or the loop on `(a, b)`; "
                 "return the output gate times the tanh of the cell states.",
             ),
             checkpoint=checkpoint_input_gated_lstm,

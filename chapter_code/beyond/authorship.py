@@ -94,11 +94,13 @@ class AuthorshipConfig:
             or self.cycle < 3
         ):
             raise ValueError(
-                f"cycle must be an int >= 3 (training, validation and test blocks); got {self.cycle!r}"
+                "cycle must be an int >= 3 (training, validation and test blocks); "
+                f"got {self.cycle!r}"
             )
         if self.batch_size % 2:
             raise ValueError(
-                f"batch_size must be even (half from each author); got {self.batch_size}"
+                "batch_size must be even (half from each author); got "
+                f"{self.batch_size}"
             )
         for name in ["lengths", "orders"]:
             values = getattr(self, name)
@@ -115,7 +117,8 @@ class AuthorshipConfig:
             )
         if not self.lr > 0 or not self.clip > 0 or not self.k > 0:
             raise ValueError(
-                f"lr, clip and k must be > 0; got lr={self.lr}, clip={self.clip}, k={self.k}"
+                f"lr, clip and k must be > 0; got lr={self.lr}, clip={self.clip}, "
+                f"k={self.k}"
             )
 
 
@@ -164,7 +167,8 @@ def split_blocks(text: str, block: int, cycle: int) -> Blocks:
         raise ValueError(f"cycle must be an int >= 3; got {cycle!r}")
     if len(text) < cycle * block:
         raise ValueError(
-            f"text must hold at least cycle * block = {cycle * block} characters; got {len(text)}"
+            f"text must hold at least cycle * block = {cycle * block} characters; "
+            f"got {len(text)}"
         )
     blocks = [text[i : i + block] for i in range(0, len(text) - block + 1, block)]
     split: dict[int, list[str]] = {0: [], 1: [], 2: []}
@@ -195,7 +199,8 @@ def sample_passages(
             raise ValueError(f"{name} must be an int >= 1; got {value!r}")
     if not blocks or min(len(b) for b in blocks) < length:
         raise ValueError(
-            f"blocks must be non-empty and each at least length = {length} characters long"
+            f"blocks must be non-empty and each at least length = {length} "
+            "characters long"
         )
     which = torch.randint(len(blocks), (n,), generator=generator).tolist()
     starts = [
@@ -206,7 +211,9 @@ def sample_passages(
 
 
 def encode(passages: list[str]) -> torch.Tensor:
-    """Character ids (N, L) of equally long passages, by position in :data:`ALPHABET`."""
+    """Character ids (N, L) of equally long passages, by position in
+    :data:`ALPHABET`.
+    """
     if not passages or len({len(p) for p in passages}) != 1:
         raise ValueError("passages must be a non-empty list of strings of one length")
     index = {c: i for i, c in enumerate(ALPHABET)}

@@ -49,11 +49,13 @@ def combine(
 def _check_pairs(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None) -> None:
     if a.dim() != 3:
         raise ValueError(
-            f"a must be (batch, time, features), 3 dimensions; got shape {tuple(a.shape)}"
+            "a must be (batch, time, features), 3 dimensions; got shape "
+            f"{tuple(a.shape)}"
         )
     if a.shape != b.shape:
         raise ValueError(
-            f"a and b must have the same shape; got {tuple(a.shape)} and {tuple(b.shape)}"
+            f"a and b must have the same shape; got {tuple(a.shape)} and "
+            f"{tuple(b.shape)}"
         )
     if a.shape[1] < 1:
         raise ValueError(
@@ -61,7 +63,8 @@ def _check_pairs(a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None) -> N
         )
     if c0 is not None and c0.shape != (a.shape[0], a.shape[2]):
         raise ValueError(
-            f"c0 must be (batch, features) = {(a.shape[0], a.shape[2])}; got {tuple(c0.shape)}"
+            f"c0 must be (batch, features) = {(a.shape[0], a.shape[2])}; got "
+            f"{tuple(c0.shape)}"
         )
 
 

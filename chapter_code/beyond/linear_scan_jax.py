@@ -31,7 +31,8 @@ def _check(a: jax.Array, b: jax.Array, h0: jax.Array | None) -> None:
         )
     if h0 is not None and h0.shape != (b.shape[0], b.shape[2]):
         raise ValueError(
-            f"h0 must have shape (batch, hidden) = ({b.shape[0]}, {b.shape[2]}); got {tuple(h0.shape)}"
+            f"h0 must have shape (batch, hidden) = ({b.shape[0]}, {b.shape[2]}); got "
+            f"{tuple(h0.shape)}"
         )
 
 

@@ -158,7 +158,9 @@ def plot_clipping_runs(runs: dict[str, SGDRun], uniform_loss: float) -> Figure:
 def recall_first_data(
     n: int, length: int, vocab_size: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One-hot random sequences (n, length, V) and their labels (n,): the first token."""
+    """One-hot random sequences (n, length, V) and their labels (n,): the first
+    token.
+    """
     tokens = torch.randint(0, vocab_size, (n, length), generator=generator)  # (N, T)
     return nn.functional.one_hot(tokens, vocab_size).float(), tokens[:, 0]
 

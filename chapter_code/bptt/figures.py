@@ -48,7 +48,8 @@ def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figu
     """
     if len(traces) != len(colors):
         raise ValueError(
-            f"need one colour per trace; got {len(traces)} traces and {len(colors)} colours"
+            f"need one colour per trace; got {len(traces)} traces and {len(colors)} "
+            "colours"
         )
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.2, 4.8), layout="constrained")

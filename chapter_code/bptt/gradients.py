@@ -58,7 +58,9 @@ def grad_at_first_input(
 
 @dataclass
 class BPTTGrads:
-    """Gradients of a loss with respect to everything a vanilla RNN's forward pass read."""
+    """Gradients of a loss with respect to everything a vanilla RNN's forward pass
+    read.
+    """
 
     weight_ih: torch.Tensor  # (H, F)
     weight_hh: torch.Tensor  # (H, H)
@@ -86,11 +88,13 @@ def bptt_vanilla(
     """
     if x.dim() != 3 or states.dim() != 3:
         raise ValueError(
-            f"x and states must be (batch, time, ·); got {tuple(x.shape)} and {tuple(states.shape)}"
+            f"x and states must be (batch, time, ·); got {tuple(x.shape)} and "
+            f"{tuple(states.shape)}"
         )
     if grad_states.shape != states.shape:
         raise ValueError(
-            f"grad_states must have the shape of states {tuple(states.shape)}; got {tuple(grad_states.shape)}"
+            f"grad_states must have the shape of states {tuple(states.shape)}; got "
+            f"{tuple(grad_states.shape)}"
         )
     batch, steps, _ = states.shape
     prev = torch.cat(
@@ -202,7 +206,8 @@ def grad_norm_by_distance(
     """
     if x.dim() != 3 or targets.shape != (x.shape[0],):
         raise ValueError(
-            f"x must be (batch, time, features) and targets (batch,); got {tuple(x.shape)}, "
+            "x must be (batch, time, features) and targets (batch,); got "
+            f"{tuple(x.shape)}, "
             f"{tuple(targets.shape)}"
         )
     h = x.new_zeros(1, x.shape[0], rnn.hidden_size)  # (1, B, H): nn.RNN's state layout

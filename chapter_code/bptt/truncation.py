@@ -49,7 +49,8 @@ def unroll(
     steps = x.shape[1]
     if gates is not None and gates.shape != (steps - 1,):
         raise ValueError(
-            f"gates must have shape (time - 1,) = ({steps - 1},); got {tuple(gates.shape)}"
+            f"gates must have shape (time - 1,) = ({steps - 1},); got "
+            f"{tuple(gates.shape)}"
         )
     if reset_every is not None and (
         not isinstance(reset_every, int) or reset_every < 1

@@ -20,7 +20,8 @@ def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     """max |a - b| over all entries (shapes must match exactly)."""
     if a.shape != b.shape:
         raise ValueError(
-            f"a and b must have the same shape; got {tuple(a.shape)} and {tuple(b.shape)}"
+            f"a and b must have the same shape; got {tuple(a.shape)} and "
+            f"{tuple(b.shape)}"
         )
     return (a - b).abs().max().item() if a.numel() else 0.0
 
@@ -39,6 +40,7 @@ def within(diff: float, tol: float) -> str:
         raise ValueError(f"diff must be a finite number >= 0; got {diff!r}")
     if diff > tol:
         raise AssertionError(
-            f"the two computations differ by {diff:.3g}, more than the stated bound {tol:g}"
+            f"the two computations differ by {diff:.3g}, more than the stated bound "
+            f"{tol:g}"
         )
     return f"1e{round(math.log10(tol))}"

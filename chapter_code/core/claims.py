@@ -124,7 +124,8 @@ def check(
     """
     if not isinstance(name, str) or not NAME.match(name):
         raise ValueError(
-            f"name must be lower-case words joined by hyphens, such as 'c-pad-state'; got {name!r}"
+            "name must be lower-case words joined by hyphens, such as "
+            f"'c-pad-state'; got {name!r}"
         )
     if not isinstance(because, str) or not because.strip():
         raise ValueError(
@@ -136,7 +137,8 @@ def check(
         )
     if values is not None and not isinstance(values, Mapping):
         raise TypeError(
-            f"values must be a mapping of names to compared values; got {type(values).__name__}"
+            "values must be a mapping of names to compared values; got "
+            f"{type(values).__name__}"
         )
     held = bool(condition)
     frame = inspect.currentframe()

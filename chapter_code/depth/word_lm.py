@@ -81,7 +81,9 @@ class WordVocab:
 
 @dataclass(frozen=True)
 class WordRecipe:
-    """The scale study's recipe: vocabulary, training schedule and checkpoint selection."""
+    """The scale study's recipe: vocabulary, training schedule and checkpoint
+    selection.
+    """
 
     vocab_size: int = 5_000
     train: TrainConfig = TrainConfig(
@@ -147,7 +149,8 @@ def split_at_lines(text: str, train_share: float, valid_share: float) -> Splits:
     first, second = cut(train_share), cut(train_share + valid_share)
     if not 0 < first < second < len(text):
         raise ValueError(
-            f"the text of {len(text)} characters has too few lines to split into three non-empty parts"
+            f"the text of {len(text)} characters has too few lines to split into "
+            "three non-empty parts"
         )
     return Splits(text[:first], text[first:second], text[second:])
 

@@ -41,7 +41,8 @@ def gate_index(cell: str, gate: str) -> int:
         raise ValueError(f"cell must be one of {sorted(GATE_ORDER)}; got {cell!r}")
     if gate not in GATE_ORDER[cell]:
         raise ValueError(
-            f"gate must be one of {list(GATE_ORDER[cell])} for cell {cell!r}; got {gate!r}"
+            f"gate must be one of {list(GATE_ORDER[cell])} for cell {cell!r}; got "
+            f"{gate!r}"
         )
     return GATE_ORDER[cell].index(gate)
 
@@ -60,11 +61,13 @@ def set_gate_bias(module: nn.Module, cell: str, gate: str, value: float) -> None
     )
     if expected is None:
         raise TypeError(
-            f"module must be an nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell or LSTMScratch; got {type(module).__name__}"
+            "module must be an nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell or "
+            f"LSTMScratch; got {type(module).__name__}"
         )
     if expected != cell:
         raise ValueError(
-            f"cell={cell!r} does not match the module, which is a {type(module).__name__} ({expected!r})"
+            f"cell={cell!r} does not match the module, which is a "
+            f"{type(module).__name__} ({expected!r})"
         )
     pairs = [
         (n, n.replace("bias_ih", "bias_hh"))
@@ -177,7 +180,8 @@ class LSTMScratch(nn.Module):
             or lstm.proj_size
         ):
             raise ValueError(
-                "lstm must be a one-layer, unidirectional nn.LSTM with biases and no projection"
+                "lstm must be a one-layer, unidirectional nn.LSTM with biases and no "
+                "projection"
             )
         model = cls(lstm.input_size, lstm.hidden_size).to(lstm.weight_ih_l0.dtype)
         with torch.no_grad():
@@ -193,7 +197,8 @@ class LSTMScratch(nn.Module):
         """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
-                f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
+                f"x must have shape (batch, time, {self.input_size}); got "
+                f"{tuple(x.shape)}"
             )
         batch = x.shape[0]
         if state is None:
@@ -286,7 +291,8 @@ def output_gate_demo(
         raise ValueError(f"steps_each must be an int >= 1; got {steps_each!r}")
     if len(openings) == 0 or any(not 0.0 <= o <= 1.0 for o in openings):
         raise ValueError(
-            f"openings must be a non-empty sequence of values in [0, 1]; got {openings!r}"
+            "openings must be a non-empty sequence of values in [0, 1]; got "
+            f"{openings!r}"
         )
     one = torch.ones(1)
     c = torch.tensor([c0])
@@ -410,7 +416,8 @@ class NoForgetLSTM(LSTMScratch):
         """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
-                f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
+                f"x must have shape (batch, time, {self.input_size}); got "
+                f"{tuple(x.shape)}"
             )
         h = c = x.new_zeros(x.shape[0], self.hidden_size) if state is None else state[0]
         if state is not None:

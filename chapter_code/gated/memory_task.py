@@ -54,7 +54,8 @@ class Contender:
             raise ValueError(f"cell must be one of {sorted(CELLS)}; got {self.cell!r}")
         if self.keep_bias is not None and self.cell == "rnn":
             raise ValueError(
-                "keep_bias needs a gated cell ('lstm' or 'gru'); the vanilla RNN has no gate"
+                "keep_bias needs a gated cell ('lstm' or 'gru'); the vanilla RNN has "
+                "no gate"
             )
 
 

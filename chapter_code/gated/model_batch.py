@@ -72,7 +72,8 @@ class StackedRecall(nn.Module):
         cell = next((c for c, t in MODULE_TYPE.items() if {t} == kinds), None)
         if cell is None:
             raise ValueError(
-                f"nets must all have the same rec type, one of nn.RNN/LSTM/GRU; got {kinds}"
+                "nets must all have the same rec type, one of nn.RNN/LSTM/GRU; got "
+                f"{kinds}"
             )
         first = nets[0].rec
         stack = cls(cell, len(nets), first.input_size, first.hidden_size).to(
@@ -110,7 +111,8 @@ class StackedRecall(nn.Module):
             pre = torch.einsum("mbtv,mgv->tmbg", x, self.weight_ih)
         else:
             raise ValueError(
-                f"x must be (B, T, V) or ({self.n_models}, B, T, V); got {tuple(x.shape)}"
+                f"x must be (B, T, V) or ({self.n_models}, B, T, V); got "
+                f"{tuple(x.shape)}"
             )
         H = self.hidden_size
         if (

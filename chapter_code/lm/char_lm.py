@@ -57,7 +57,8 @@ class Vocab:
             return torch.tensor([self.index[c] for c in text], dtype=torch.long)
         except KeyError as exc:
             raise ValueError(
-                f"character {exc.args[0]!r} is not in the vocabulary of {len(self)} characters"
+                f"character {exc.args[0]!r} is not in the vocabulary of {len(self)} "
+                "characters"
             ) from None
 
     def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
@@ -103,7 +104,8 @@ class CharLM(nn.Module):
         """
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(
-                f"tokens must be int64 of shape (B, T); got {tokens.dtype} {tuple(tokens.shape)}"
+                f"tokens must be int64 of shape (B, T); got {tokens.dtype} "
+                f"{tuple(tokens.shape)}"
             )
         states, last = self.rnn(self.embed(tokens), state)  # (B, T, H)
         return self.readout(states), last
@@ -139,7 +141,8 @@ def random_windows(
     """
     if ids.dim() != 1 or ids.numel() < window + 1:
         raise ValueError(
-            f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}"
+            f"ids must be a 1-D tensor longer than window = {window}; got shape "
+            f"{tuple(ids.shape)}"
         )
     ### BEGIN SOLUTION
     starts = torch.randint(
@@ -187,7 +190,8 @@ def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor
     """
     if ids.dim() != 1 or ids.numel() < window + 1:
         raise ValueError(
-            f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}"
+            f"ids must be a 1-D tensor longer than window = {window}; got shape "
+            f"{tuple(ids.shape)}"
         )
     n = (ids.numel() - 1) // window
     x = ids[: n * window].reshape(n, window)

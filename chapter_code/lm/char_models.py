@@ -55,7 +55,9 @@ CORPORA = ("shakespeare", "book-prose")
 
 
 def corpus_file(corpus: str) -> str:
-    """The corpus's file, relative to the repository root (to declare as a run's data)."""
+    """The corpus's file, relative to the repository root (to declare as a run's
+    data).
+    """
     files = {"shakespeare": SHAKESPEARE_FILE, "book-prose": BOOK_PROSE_FILE}
     if corpus not in files:
         raise ValueError(f"corpus must be one of {CORPORA}; got {corpus!r}")
@@ -63,7 +65,9 @@ def corpus_file(corpus: str) -> str:
 
 
 def corpus_splits(corpus: str) -> Splits:
-    """Train, validation and test text of ``corpus``, each read through its hash check."""
+    """Train, validation and test text of ``corpus``, each read through its hash
+    check.
+    """
     corpus_file(corpus)  # names a bad corpus
     if corpus == "shakespeare":
         return split_text(shakespeare_text(), *SHAKESPEARE_SPLITS)

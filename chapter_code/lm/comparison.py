@@ -122,7 +122,8 @@ def loss_by_position(model: CharLM, ids: torch.Tensor, window: int) -> torch.Ten
     """
     if ids.dim() != 1 or ids.numel() < window + 1:
         raise ValueError(
-            f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}"
+            f"ids must be a 1-D tensor longer than window = {window}; got shape "
+            f"{tuple(ids.shape)}"
         )
     model.eval()
     n = (ids.numel() - 1) // window

@@ -37,7 +37,8 @@ class CharNGram:
     def __init__(self, order: int, k: float) -> None:
         if isinstance(order, bool) or not isinstance(order, int) or order < 1:
             raise ValueError(
-                f"order must be an int >= 1 (1 = unigram, 2 = bigram, ...); got {order!r}"
+                "order must be an int >= 1 (1 = unigram, 2 = bigram, ...); got "
+                f"{order!r}"
             )
         if (
             isinstance(k, bool)
@@ -83,7 +84,9 @@ class CharNGram:
 
     @property
     def stored_counts(self) -> int:
-        """How many distinct ``order``-grams the model counted: the size of its table."""
+        """How many distinct ``order``-grams the model counted: the size of its
+        table.
+        """
         return len(self._joint)
 
     def log_prob(self, history: str, char: str) -> float:
@@ -92,7 +95,8 @@ class CharNGram:
             raise RuntimeError("call fit(text) before scoring")
         if char not in self._index:
             raise ValueError(
-                f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}"
+                f"character {char!r} is not in the training text's vocabulary of "
+                f"{len(self.vocab)}"
             )
         h = history[len(history) - (self.order - 1) :] if self.order > 1 else ""
         numerator = self._joint[h + char] + self.k
@@ -137,7 +141,8 @@ class CharNGram:
         for char in set(text):
             if char not in self._index:
                 raise ValueError(
-                    f"character {char!r} is not in the training text's vocabulary of {len(self.vocab)}"
+                    f"character {char!r} is not in the training text's vocabulary of "
+                    f"{len(self.vocab)}"
                 )
         context = history + text
         offset = len(history)

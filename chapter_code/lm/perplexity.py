@@ -31,15 +31,18 @@ def lm_loss_and_ppl(
     """
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():  # [1]
         raise TypeError(
-            f"logits must be a floating-point tensor; got {getattr(logits, 'dtype', type(logits))}"
+            "logits must be a floating-point tensor; got "
+            f"{getattr(logits, 'dtype', type(logits))}"
         )
     if not isinstance(targets, torch.Tensor) or targets.dtype != torch.long:
         raise TypeError(
-            f"targets must be an int64 (torch.long) tensor; got {getattr(targets, 'dtype', type(targets))}"
+            "targets must be an int64 (torch.long) tensor; got "
+            f"{getattr(targets, 'dtype', type(targets))}"
         )
     if logits.dim() not in (2, 3) or targets.shape != logits.shape[:-1]:
         raise ValueError(
-            f"logits must be (B, T, V) or (N, V) and targets (B, T) or (N,) to match; got "
+            "logits must be (B, T, V) or (N, V) and targets (B, T) or (N,) to "
+            "match; got "
             f"logits {tuple(logits.shape)} and targets {tuple(targets.shape)}"
         )
     vocab = logits.shape[-1]

@@ -126,32 +126,46 @@ def one_unit_panel() -> Panel:
     beats = [
         _beat(
             {"w": small.w, "x": small.x},
-            f"w = {small.w:g} and x = {small.x:g}: the state stays at {small.states[-1]:g}, every factor is exactly "
-            f"w, and the measured product (solid) lies on the bound (dashed); {d} steps back both are "
-            f"{number(small.products[d])}. The gradient vanishes, as the bound says it must.",
+            f"w = {small.w:g} and x = {small.x:g}: the state stays at "
+            f"{small.states[-1]:g}, every factor is exactly "
+            f"w, and the measured product (solid) lies on the bound (dashed); {d} "
+            "steps back both are "
+            f"{number(small.products[d])}. The gradient vanishes, as the bound says "
+            "it must.",
         ),
         _beat(
             {"w": linear.w, "x": linear.x},
-            f"The weight rises to w = {linear.w:g}, the input stays {linear.x:g}. The state is still "
-            f"{linear.states[-1]:g}, where tanh passes the gradient unchanged, so the product climbs along the "
+            f"The weight rises to w = {linear.w:g}, the input stays {linear.x:g}. "
+            "The state is still "
+            f"{linear.states[-1]:g}, where tanh passes the gradient unchanged, so "
+            "the product climbs along the "
             f"bound to {number(linear.products[d])} at {d} steps back: it explodes.",
         ),
         _beat(
             {"w": saturated.w, "x": saturated.x},
-            f"Same weight, input x = {saturated.x:g}. The state saturates at {saturated.states[-1]:.3f}, each "
-            f"factor (1 \u2212 h\u00b2)w is {saturated.factors[-1]:.3f}, and the product falls to "
-            f"{number(saturated.products[d])} while the bound still climbs to {number(saturated.bounds[d])}. "
+            f"Same weight, input x = {saturated.x:g}. The state saturates at "
+            f"{saturated.states[-1]:.3f}, each "
+            f"factor (1 \u2212 h\u00b2)w is {saturated.factors[-1]:.3f}, and the "
+            "product falls to "
+            f"{number(saturated.products[d])} while the bound still climbs to "
+            f"{number(saturated.bounds[d])}. "
             f"A weight above 1 permits explosion; saturation turns it into vanishing.",
         ),
     ]
     return {
         "name": "one-unit",
         "title": "One hidden unit: the measured gradient product against the bound",
-        "summary": f"A one-unit RNN h\u209c = tanh(w h\u209c\u208b\u2081 + x) run for {d} steps from h\u2080 = 0. "
-        "Solid: the measured |\u2202h_T/\u2202h_s|, the product of the one-step factors; dashed: the "
-        "bound |w|^(T\u2212s). The vertical axis is logarithmic.",
-        "note": f"Measured, not illustrative: every point is computed by one_unit_gradient, here at build time and "
-        f"in your browser when you move a slider. Products below {number(ONE_UNIT_FLOOR)} are drawn on the "
+        "summary": (
+            f"A one-unit RNN h\u209c = tanh(w h\u209c\u208b\u2081 + x) run for {d} "
+            "steps from h\u2080 = 0. "
+            "Solid: the measured |\u2202h_T/\u2202h_s|, the product of the one-step "
+            "factors; dashed: the "
+            "bound |w|^(T\u2212s). The vertical axis is logarithmic."
+        ),
+        "note": "Measured, not illustrative: every point is computed by "
+        "one_unit_gradient, here at build time and "
+        "in your browser when you move a slider. Products below "
+        f"{number(ONE_UNIT_FLOOR)} are drawn on the "
         "bottom edge.",
         "steps": d,
         "floor": ONE_UNIT_FLOOR,
@@ -207,7 +221,8 @@ def crossing(
     """
     if not 1 <= marked <= loss_at <= steps:
         raise ValueError(
-            f"need 1 <= marked <= loss_at <= steps; got marked={marked}, loss_at={loss_at}, "
+            f"need 1 <= marked <= loss_at <= steps; got marked={marked}, "
+            f"loss_at={loss_at}, "
             f"steps={steps}"
         )
     with torch.random.fork_rng():
@@ -275,14 +290,18 @@ def truncation_panel() -> Panel:
     beats = [
         _beat(
             dict(start),
-            f"One stream of {n} steps, drawn twice and split after step {cut}. Above, the state goes over the "
-            f"split detached; below, step {cut + 1} restarts from a zero state. Step {m}'s "
-            "input is marked. Predict before stepping on: does the forward value get past the cut in either lane? "
+            f"One stream of {n} steps, drawn twice and split after step {cut}. "
+            "Above, the state goes over the "
+            f"split detached; below, step {cut + 1} restarts from a zero state. Step "
+            f"{m}'s "
+            "input is marked. Predict before stepping on: does the forward value get "
+            "past the cut in either lane? "
             "Does the backward gradient?",
         ),
         _beat(
             {**start, "carryValue": cut, "resetValue": cut},
-            f"Step {m}'s input enters the state and rides forward to step {cut} in both lanes; the shaded states "
+            f"Step {m}'s input enters the state and rides forward to step {cut} in "
+            "both lanes; the shaded states "
             "are the ones whose value it changes.",
         ),
         _beat(
@@ -291,8 +310,10 @@ def truncation_panel() -> Panel:
                 "carryValue": max(carry["value"]),
                 "resetValue": max(reset["value"]),
             },
-            f"In the carry lane the value crosses the cut and changes every state up to step {max(carry['value'])}. "
-            f"In the reset lane it stops at step {max(reset['value'])}: step {cut + 1} starts from zero.",
+            "In the carry lane the value crosses the cut and changes every state up "
+            f"to step {max(carry['value'])}. "
+            f"In the reset lane it stops at step {max(reset['value'])}: step "
+            f"{cut + 1} starts from zero.",
         ),
         _beat(
             {
@@ -303,7 +324,8 @@ def truncation_panel() -> Panel:
                 "carryGrad": min(carry["gradient"]),
                 "resetGrad": min(reset["gradient"]),
             },
-            f"A loss at step {n}. Its gradient runs back through steps {n} to {first_grad} in both lanes and stops "
+            f"A loss at step {n}. Its gradient runs back through steps {n} to "
+            f"{first_grad} in both lanes and stops "
             f"at the cut: the inputs of steps 1 to {cut} receive exactly zero.",
         ),
         _beat(
@@ -316,31 +338,46 @@ def truncation_panel() -> Panel:
                 "resetGrad": min(reset["gradient"]),
                 "verdict": 1,
             },
-            f"At the cut, detach passes the value and stops the gradient; reset passes neither. Step {n} uses "
-            f"step {m}'s value, yet no gradient from step {n}'s loss can teach the model to keep it.",
+            "At the cut, detach passes the value and stops the gradient; reset "
+            f"passes neither. Step {n} uses "
+            f"step {m}'s value, yet no gradient from step {n}'s loss can teach the "
+            "model to keep it.",
         ),
     ]
     return {
         "name": "truncation-lanes",
         "title": "What crosses a truncation cut: carry and detach against reset",
-        "summary": f"Two lanes of {n} steps with a cut after step {cut}. Round packets and shaded states: where "
-        f"step {m}'s value reaches. Pointed packets and ringed states: where the gradient of the loss at "
+        "summary": f"Two lanes of {n} steps with a cut after step {cut}. Round packets "
+        "and shaded states: where "
+        f"step {m}'s value reaches. Pointed packets and ringed states: where the "
+        "gradient of the loss at "
         f"step {n} reaches.",
-        "note": "Measured on a small network: which states the value changes and which inputs receive a nonzero "
-        "gradient are computed by unroll (the chapter's listing) and autograd on a four-unit Elman RNN; "
-        "the six steps and the one cut are a schematic of chunks that are in practice tens of steps long.",
+        "note": "Measured on a small network: which states the value changes and which "
+        "inputs receive a nonzero "
+        "gradient are computed by unroll (the chapter's listing) and autograd on a "
+        "four-unit Elman RNN; "
+        "the six steps and the one cut are a schematic of chunks that are in "
+        "practice tens of steps long.",
         "steps": n,
         "cut": cut,
         "marked": m,
         "lanes": lanes,
         "check": {
-            "question": f"Chunks of {q_chunk} steps, carried and detached, over {q_steps} steps. The state at step "
-            f"{q_steps} depends on the inputs of steps {q_early} and {q_late}. Does its gradient get "
-            f"back to step {q_early}, to step {q_late}, or to both?",
-            "answer": f"Step {q_late}, not step {q_early}: the cuts fall after every {q_chunk} steps, so the gradient "
+            "question": (
+                f"Chunks of {q_chunk} steps, carried and detached, over {q_steps} "
+                "steps. The state at step "
+                f"{q_steps} depends on the inputs of steps {q_early} and {q_late}. "
+                "Does "
+                "its gradient get "
+                f"back to step {q_early}, to step {q_late}, or to both?"
+            ),
+            "answer": f"Step {q_late}, not step {q_early}: the cuts fall after every "
+            f"{q_chunk} steps, so the gradient "
             f"of step {q_steps} reaches only the inputs of steps "
-            f"{', '.join(map(str, question['gradient']))} (computed with autograd). The value of step "
-            f"{q_early} is not lost, though: the carried state brings it forward to step {q_steps}.",
+            f"{', '.join(map(str, question['gradient']))} (computed with autograd). "
+            "The value of step "
+            f"{q_early} is not lost, though: the carried state brings it forward to "
+            f"step {q_steps}.",
         },
         "controls": [],
         "beats": beats,
@@ -415,28 +452,42 @@ def lstm_gates_panel() -> Panel:
         return f"{v:.3f}".rstrip("0").rstrip(".") if v != 0 else "0"
 
     texts = [
-        f"Forget gate {fmt(s[0]['f'])}, input gate {fmt(s[0]['i'])}: the cell keeps its {fmt(s[0]['cPrev'])}. "
-        f"The output gate is shut, so the hidden state shows {fmt(s[0]['h'])}: the value is stored, not shown.",
-        f"The output gate opens to {fmt(s[1]['o'])}. The cell is unchanged at {fmt(s[1]['c'])}; the hidden state "
+        f"Forget gate {fmt(s[0]['f'])}, input gate {fmt(s[0]['i'])}: the cell keeps "
+        f"its {fmt(s[0]['cPrev'])}. "
+        f"The output gate is shut, so the hidden state shows {fmt(s[0]['h'])}: the "
+        "value is stored, not shown.",
+        f"The output gate opens to {fmt(s[1]['o'])}. The cell is unchanged at "
+        f"{fmt(s[1]['c'])}; the hidden state "
         f"shows tanh of it, {fmt(s[1]['h'])}.",
-        f"The forget gate drops to {fmt(s[2]['f'])}: the cell keeps half of {fmt(s[2]['cPrev'])}, "
+        f"The forget gate drops to {fmt(s[2]['f'])}: the cell keeps half of "
+        f"{fmt(s[2]['cPrev'])}, "
         f"{fmt(s[2]['c'])}, and the hidden state follows, {fmt(s[2]['h'])}.",
-        f"The input gate opens to {fmt(s[3]['i'])} on a candidate of {fmt(s[3]['g'])}: the cell becomes "
-        f"{fmt(s[3]['f'])} \u00d7 {fmt(s[3]['cPrev'])} + {fmt(s[3]['i'])} \u00d7 {fmt(s[3]['g'])} = "
-        f"{fmt(s[3]['c'])}, a sum, not a product. The output gate at {fmt(s[3]['o'])} shows {fmt(s[3]['h'])}.",
-        f"Forget gate {fmt(s[4]['f'])}, input gate {fmt(s[4]['i'])}: the old cell is discarded and the candidate "
+        f"The input gate opens to {fmt(s[3]['i'])} on a candidate of "
+        f"{fmt(s[3]['g'])}: the cell becomes "
+        f"{fmt(s[3]['f'])} \u00d7 {fmt(s[3]['cPrev'])} + {fmt(s[3]['i'])} \u00d7 "
+        f"{fmt(s[3]['g'])} = "
+        f"{fmt(s[3]['c'])}, a sum, not a product. The output gate at "
+        f"{fmt(s[3]['o'])} shows {fmt(s[3]['h'])}.",
+        f"Forget gate {fmt(s[4]['f'])}, input gate {fmt(s[4]['i'])}: the old cell is "
+        "discarded and the candidate "
         f"{_signed(s[4]['g']).lstrip('+')} overwrites it; the open output gate shows "
         f"{_signed(round(s[4]['h'], 3)).lstrip('+')}.",
     ]
     return {
         "name": "lstm-gates",
-        "title": "The LSTM's three gates: what the cell keeps, what it writes, what it shows",
-        "summary": "One LSTM unit over five steps. Three bars: the forget, input and output gates' openings. The top "
-        "line: the carried cell state c, from c\u209c\u208b\u2081 to c\u209c; the bottom: the exposed "
+        "title": "The LSTM's three gates: what the cell keeps, what it writes, what it "
+        "shows",
+        "summary": "One LSTM unit over five steps. Three bars: the forget, input and "
+        "output gates' openings. The top "
+        "line: the carried cell state c, from c\u209c\u208b\u2081 to c\u209c; the "
+        "bottom: the exposed "
         "hidden state h\u209c = o\u209c tanh(c\u209c).",
-        "note": "Illustrative: the openings and candidates are set by hand (1, 0.5 or 0) so the arithmetic can be "
-        "read off the picture; in a trained network they are vectors computed at every step. The cell and "
-        "hidden values are computed from them by lstm_update, the chapter's two update lines.",
+        "note": "Illustrative: the openings and candidates are set by hand (1, 0.5 or "
+        "0) so the arithmetic can be "
+        "read off the picture; in a trained network they are vectors computed at "
+        "every step. The cell and "
+        "hidden values are computed from them by lstm_update, the chapter's two "
+        "update lines.",
         "controls": [],
         "beats": [_beat(state, text) for state, text in zip(s, texts, strict=True)],
     }
@@ -477,29 +528,41 @@ def forget_power_panel() -> Panel:
     for b in FORGET_BEATS:
         f = torch.sigmoid(torch.tensor(b, dtype=torch.float64)).item()
         texts.append(
-            f"b_f = {_signed(b)}: every forget gate is \u03c3({_signed(b).lstrip('+')}) = {f:.3f}; "
+            f"b_f = {_signed(b)}: every forget gate is "
+            f"\u03c3({_signed(b).lstrip('+')}) = {f:.3f}; "
             f"after {mark} steps the direct path "
-            f"keeps {number(curves[b][mark - 1])}, after {k} steps {number(curves[b][-1])}."
+            f"keeps {number(curves[b][mark - 1])}, after {k} steps "
+            f"{number(curves[b][-1])}."
         )
     texts[0] += (
-        f" The dashed line is b_f = {FORGET_REFERENCE_BIAS:g}, near where PyTorch's initialisation starts."
+        f" The dashed line is b_f = {FORGET_REFERENCE_BIAS:g}, near where PyTorch's "
+        "initialisation starts."
     )
     ratio = curves[1.0][-1] / curves[0.0][-1]
     texts[2] += f" That is {number(ratio)} times more than at b_f = 0, and still tiny."
     half = 0.5 ** (1 / k)
     texts[3] += (
-        f" Each step of bias changes the slope on the log axis; for half the signal to survive {k} steps a "
+        " Each step of bias changes the slope on the log axis; for half the signal "
+        f"to survive {k} steps a "
         f"gate needs f = {half:.4f}."
     )
     return {
         "name": "forget-power",
         "title": "The forget-gate power f^k, with a slider for the forget bias",
-        "summary": f"What the direct path through the cell keeps after k steps when every forget gate equals "
-        f"f = \u03c3(b_f), for k = 1 to {k}, on a log axis. Solid: the chosen bias; dashed: "
-        f"b_f = {FORGET_REFERENCE_BIAS:g}.",
-        "note": "Computed, and simplified on purpose: one constant gate multiplied k times (forget_power), the "
-        "direct path of the chapter's equation only. Nothing here is trained; the memory test below, not "
-        f"this arithmetic, is the evidence about training. Values below {number(FORGET_FLOOR)} are drawn on "
+        "summary": (
+            "What the direct path through the cell keeps after k steps when every "
+            "forget gate equals "
+            f"f = \u03c3(b_f), for k = 1 to {k}, on a log axis. Solid: the chosen "
+            "bias; "
+            "dashed: "
+            f"b_f = {FORGET_REFERENCE_BIAS:g}."
+        ),
+        "note": "Computed, and simplified on purpose: one constant gate multiplied k "
+        "times (forget_power), the "
+        "direct path of the chapter's equation only. Nothing here is trained; the "
+        "memory test below, not "
+        "this arithmetic, is the evidence about training. Values below "
+        f"{number(FORGET_FLOOR)} are drawn on "
         "the bottom edge.",
         "steps": k,
         "floor": FORGET_FLOOR,
@@ -545,20 +608,29 @@ def keep_dial_panel() -> Panel:
         _claim(low <= p["new"] <= high, "the new state on the segment")
     full, none, half = (parts[u] for u in DIAL_BEATS)
     texts = [
-        f"The dial at keep u = {DIAL_BEATS[0]:g}: all of the old state {DIAL_OLD:g} is kept and nothing of the "
-        f"candidate {DIAL_CANDIDATE:g} is written; the new state stays at {full['new']:.2f}.",
-        f"The dial at u = {DIAL_BEATS[1]:g}: nothing is kept and the whole candidate is written; the new state moves "
+        f"The dial at keep u = {DIAL_BEATS[0]:g}: all of the old state {DIAL_OLD:g} "
+        "is kept and nothing of the "
+        f"candidate {DIAL_CANDIDATE:g} is written; the new state stays at "
+        f"{full['new']:.2f}.",
+        f"The dial at u = {DIAL_BEATS[1]:g}: nothing is kept and the whole candidate "
+        "is written; the new state moves "
         f"the length of the segment to {none['new']:.2f}, overwritten.",
-        f"The dial at u = {DIAL_BEATS[2]:g}: the {half['kept']:.2f} it keeps and the {half['written']:.2f} it "
-        f"writes sum to {half['new']:.2f}. A single gate sets both shares, so the new state can only fall between "
+        f"The dial at u = {DIAL_BEATS[2]:g}: the {half['kept']:.2f} it keeps and the "
+        f"{half['written']:.2f} it "
+        f"writes sum to {half['new']:.2f}. A single gate sets both shares, so the "
+        "new state can only fall between "
         "the old state and the candidate.",
     ]
     return {
         "name": "keep-dial",
-        "title": "The GRU's keep dial: one gate keeps u of the old state and writes 1 \u2212 u of the candidate",
-        "summary": f"One coordinate of a GRU: the old state ({DIAL_OLD:g}) and the candidate ({DIAL_CANDIDATE:g}) on "
-        "a line from \u22121 to 1, the new state between them, and the update gate u as a dial.",
-        "note": "Illustrative values (the chapter's example unit) put through keep_dial, the last line of the GRU "
+        "title": "The GRU's keep dial: one gate keeps u of the old state and writes 1 "
+        "\u2212 u of the candidate",
+        "summary": f"One coordinate of a GRU: the old state ({DIAL_OLD:g}) and the "
+        f"candidate ({DIAL_CANDIDATE:g}) on "
+        "a line from \u22121 to 1, the new state between them, and the update gate u "
+        "as a dial.",
+        "note": "Illustrative values (the chapter's example unit) put through "
+        "keep_dial, the last line of the GRU "
         "update; the gate is set by hand, not produced by a trained network.",
         "old": DIAL_OLD,
         "candidate": DIAL_CANDIDATE,
@@ -670,35 +742,55 @@ def sampling_panel() -> Panel:
         return ", ".join(number(q[EXPLORER_TOKENS.index(n)]) for n in names)
 
     texts = [
-        f"Six tokens with logits {z}. At \u03c4 = {tau[0]:g}, with k = {vocab} and p = {SAMPLING_BEATS[0][2]:g}, "
-        f"nothing is cut: all three columns show softmax(z), which gives the favourite a "
-        f"{number(t1['temperature'][0])} and the last token f {number(t1['temperature'][-1])}.",
-        f"Halve the temperature, \u03c4 = {tau[1]:g}: every gap between logits doubles, a rises to "
-        f"{number(t_cold['temperature'][0])} and f falls to {number(t_cold['temperature'][-1])}. "
+        f"Six tokens with logits {z}. At \u03c4 = {tau[0]:g}, with k = {vocab} and p "
+        f"= {SAMPLING_BEATS[0][2]:g}, "
+        "nothing is cut: all three columns show softmax(z), which gives the "
+        "favourite a "
+        f"{number(t1['temperature'][0])} and the last token f "
+        f"{number(t1['temperature'][-1])}.",
+        f"Halve the temperature, \u03c4 = {tau[1]:g}: every gap between logits "
+        "doubles, a rises to "
+        f"{number(t_cold['temperature'][0])} and f falls to "
+        f"{number(t_cold['temperature'][-1])}. "
         "The order of the tokens stays the same.",
-        f"Double it instead, \u03c4 = {tau[2]:g}: the gaps halve, a falls to {number(t_hot['temperature'][0])} and f "
-        f"rises to {number(t_hot['temperature'][-1])}, on the way to the uniform {number(1 / vocab)}; "
+        f"Double it instead, \u03c4 = {tau[2]:g}: the gaps halve, a falls to "
+        f"{number(t_hot['temperature'][0])} and f "
+        f"rises to {number(t_hot['temperature'][-1])}, on the way to the uniform "
+        f"{number(1 / vocab)}; "
         "still in the same order.",
-        f"Back at \u03c4 = {tau[3]:g}, top-k with k = {SAMPLING_BEATS[3][1]}: a and b are kept and renormalised "
+        f"Back at \u03c4 = {tau[3]:g}, top-k with k = {SAMPLING_BEATS[3][1]}: a and "
+        "b are kept and renormalised "
         f"to {probs(k2['topK'], ['a', 'b'])}; c to f get exactly zero.",
-        f"The nucleus with p = {p:g}: a and b hold only {number(pair)}, so c is kept too, which brings the sum to "
-        f"{number(trio)}; the three are renormalised to {probs(p_mid['nucleus'], ['a', 'b', 'c'])}.",
-        f"Colder, \u03c4 = {tau[5]:g}: a alone holds {number(p_cold['temperature'][0])}, and a and b together "
-        f"{number(sum(p_cold['temperature'][:2]))}, so the nucleus shrinks to {_tokens(_kept(p_cold['nucleus']))}; "
+        f"The nucleus with p = {p:g}: a and b hold only {number(pair)}, so c is kept "
+        "too, which brings the sum to "
+        f"{number(trio)}; the three are renormalised to "
+        f"{probs(p_mid['nucleus'], ['a', 'b', 'c'])}.",
+        f"Colder, \u03c4 = {tau[5]:g}: a alone holds "
+        f"{number(p_cold['temperature'][0])}, and a and b together "
+        f"{number(sum(p_cold['temperature'][:2]))}, so the nucleus shrinks to "
+        f"{_tokens(_kept(p_cold['nucleus']))}; "
         f"top-{SAMPLING_BEATS[5][1]} keeps two tokens, as always.",
-        f"Hotter, \u03c4 = {tau[6]:g}: the mass spreads, and the nucleus needs {sizes[2]} tokens, "
-        f"{_tokens(_kept(p_hot['nucleus']))}, to reach {p:g}, while top-{SAMPLING_BEATS[6][1]} still keeps two. "
+        f"Hotter, \u03c4 = {tau[6]:g}: the mass spreads, and the nucleus needs "
+        f"{sizes[2]} tokens, "
+        f"{_tokens(_kept(p_hot['nucleus']))}, to reach {p:g}, while "
+        f"top-{SAMPLING_BEATS[6][1]} still keeps two. "
         "The nucleus follows how spread out the distribution is; k does not.",
     ]
     return {
         "name": "sampling-explorer",
-        "title": "The sampling explorer: temperature, top-k and nucleus on one logit vector",
-        "summary": f"Six tokens, a to f, with fixed logits ({z}). Left: softmax(z / \u03c4). Middle: top-k. "
-        "Right: the nucleus with mass p. Hollow bars: the temperature distribution before the cut; filled "
+        "title": "The sampling explorer: temperature, top-k and nucleus on one logit "
+        "vector",
+        "summary": f"Six tokens, a to f, with fixed logits ({z}). Left: softmax(z / "
+        "\u03c4). Middle: top-k. "
+        "Right: the nucleus with mass p. Hollow bars: the temperature distribution "
+        "before the cut; filled "
         "bars: the renormalised distribution a token is drawn from.",
-        "note": "Computed, on an illustrative logit vector (the one of the chapter's explorer figure): every "
-        "distribution is what temperature_probs, top_k_probs and nucleus_probs return, here at build time "
-        "(through explorer_data) and in your browser when you move a slider. No model is involved.",
+        "note": "Computed, on an illustrative logit vector (the one of the chapter's "
+        "explorer figure): every "
+        "distribution is what temperature_probs, top_k_probs and nucleus_probs "
+        "return, here at build time "
+        "(through explorer_data) and in your browser when you move a slider. No "
+        "model is involved.",
         "logits": list(EXPLORER_LOGITS),
         "tokens": list(EXPLORER_TOKENS),
         "controls": [

@@ -27,14 +27,18 @@ def _check_positive(name: str, value: int) -> None:
 
 
 def check_mask(mask: torch.Tensor, batch: int, steps: int) -> torch.Tensor:
-    """Validate a padding mask of shape (B, T) holding only 0 and 1; return it as float."""
+    """Validate a padding mask of shape (B, T) holding only 0 and 1; return it as
+    float.
+    """
     if not isinstance(mask, torch.Tensor):
         raise TypeError(
-            f"mask must be a torch.Tensor of shape ({batch}, {steps}); got {type(mask).__name__}"
+            f"mask must be a torch.Tensor of shape ({batch}, {steps}); got "
+            f"{type(mask).__name__}"
         )
     if mask.shape != (batch, steps):
         raise ValueError(
-            f"mask must have shape (batch, time) = ({batch}, {steps}); got {tuple(mask.shape)}"
+            f"mask must have shape (batch, time) = ({batch}, {steps}); got "
+            f"{tuple(mask.shape)}"
         )
     if mask.dtype not in (
         torch.bool,
@@ -45,7 +49,8 @@ def check_mask(mask: torch.Tensor, batch: int, steps: int) -> torch.Tensor:
         torch.float64,
     ):
         raise TypeError(
-            f"mask must be bool, integer or float with values in {{0, 1}}; got dtype {mask.dtype}"
+            f"mask must be bool, integer or float with values in {{0, 1}}; got dtype "
+            f"{mask.dtype}"
         )
     if mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
         raise ValueError("mask must hold only 0 (padding) and 1 (real step)")
@@ -86,13 +91,15 @@ def check_loop_inputs(
     hidden = weight_hh.shape[0]
     if weight_ih.shape != (hidden, features):
         raise ValueError(
-            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); got {tuple(weight_ih.shape)}"
+            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); "
+            f"got {tuple(weight_ih.shape)}"
         )
     if h0 is None:
         h0 = x.new_zeros(batch, hidden)
     elif h0.shape != (batch, hidden):
         raise ValueError(
-            f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got {tuple(h0.shape)}"
+            f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got "
+            f"{tuple(h0.shape)}"
         )
     m = None if mask is None else check_mask(mask, batch, steps).to(x.dtype)
     return h0, m
@@ -149,7 +156,9 @@ class ElmanRNN(nn.Module):
 
     @classmethod
     def from_torch(cls, rnn: nn.RNN) -> ElmanRNN:
-        """Copy the weights of a one-layer, unidirectional, tanh :class:`torch.nn.RNN`."""
+        """Copy the weights of a one-layer, unidirectional, tanh
+        :class:`torch.nn.RNN`.
+        """
         if (
             rnn.num_layers != 1
             or rnn.bidirectional
@@ -178,7 +187,8 @@ class ElmanRNN(nn.Module):
         """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
-                f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
+                f"x must have shape (batch, time, {self.input_size}); got "
+                f"{tuple(x.shape)}"
             )
         bias = self.bias_ih + self.bias_hh
         return rnn_loop(x, self.weight_ih, self.weight_hh, bias, h0=h0, mask=mask)
@@ -194,7 +204,8 @@ def pad_batch(sequences: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Te
     for i, s in enumerate(sequences):
         if s.dim() != 2 or s.shape[0] == 0 or s.shape[1] != features:
             raise ValueError(
-                f"sequences[{i}] must have shape (time >= 1, {features}); got {tuple(s.shape)}"
+                f"sequences[{i}] must have shape (time >= 1, {features}); got "
+                f"{tuple(s.shape)}"
             )
     ### BEGIN SOLUTION
     longest = max(s.shape[0] for s in sequences)

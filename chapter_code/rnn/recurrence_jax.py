@@ -61,19 +61,22 @@ def check_loop_inputs(
     hidden = weight_hh.shape[0]
     if weight_ih.shape != (hidden, features):
         raise ValueError(
-            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); got {tuple(weight_ih.shape)}"
+            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); "
+            f"got {tuple(weight_ih.shape)}"
         )
     if h0 is None:
         h0 = jnp.zeros((batch, hidden), x.dtype)
     elif h0.shape != (batch, hidden):
         raise ValueError(
-            f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got {tuple(h0.shape)}"
+            f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got "
+            f"{tuple(h0.shape)}"
         )
     if mask is None:
         return h0, None
     if mask.shape != (batch, steps):
         raise ValueError(
-            f"mask must have shape (batch, time) = ({batch}, {steps}); got {tuple(mask.shape)}"
+            f"mask must have shape (batch, time) = ({batch}, {steps}); got "
+            f"{tuple(mask.shape)}"
         )
     if (
         not isinstance(mask, jax.core.Tracer)

@@ -44,7 +44,8 @@ def explorer_data(
     """
     if len(logits) != len(tokens) or len(tokens) < 2:
         raise ValueError(
-            f"logits and tokens must have the same length, at least 2; got {len(logits)} and "
+            "logits and tokens must have the same length, at least 2; got "
+            f"{len(logits)} and "
             f"{len(tokens)}"
         )
     if not temperatures or not ks or not ps:

@@ -75,7 +75,8 @@ def plot_explorer(data: dict[str, Any], temperature_index: int = 1) -> Figure:
     """
     if not 0 <= temperature_index < len(data["temperatures"]):
         raise ValueError(
-            f"temperature_index must be in [0, {len(data['temperatures'])}); got {temperature_index!r}"
+            f"temperature_index must be in [0, {len(data['temperatures'])}); got "
+            f"{temperature_index!r}"
         )
     use_book_style()
     tokens = [

@@ -32,7 +32,8 @@ Rule = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 def _check_logits(logits: torch.Tensor) -> None:
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
         raise TypeError(
-            f"logits must be a floating-point tensor; got {getattr(logits, 'dtype', type(logits))}"
+            "logits must be a floating-point tensor; got "
+            f"{getattr(logits, 'dtype', type(logits))}"
         )
     if logits.dim() not in (1, 2) or logits.shape[-1] < 1:
         raise ValueError(
@@ -50,7 +51,8 @@ def temperature_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
         or math.isinf(temperature)
     ):
         raise ValueError(
-            f"temperature must be a finite number > 0; got {temperature!r} (use greedy for the limit 0)"
+            f"temperature must be a finite number > 0; got {temperature!r} (use "
+            "greedy for the limit 0)"
         )
     ### BEGIN SOLUTION
     return torch.softmax(logits / temperature, dim=-1)
@@ -162,7 +164,8 @@ def generate(
     """
     if prefix.dim() != 1 or prefix.numel() < 1 or prefix.dtype != torch.long:
         raise ValueError(
-            f"prefix must be a non-empty int64 tensor of shape (T,); got {prefix.dtype} "
+            "prefix must be a non-empty int64 tensor of shape (T,); got "
+            f"{prefix.dtype} "
             f"{tuple(prefix.shape)}"
         )
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:

@@ -23,7 +23,8 @@ import jax.numpy as jnp
 def _check_logits(logits: jax.Array) -> None:
     if not hasattr(logits, "dtype") or not jnp.issubdtype(logits.dtype, jnp.floating):
         raise TypeError(
-            f"logits must be a floating-point tensor; got {getattr(logits, 'dtype', type(logits))}"
+            "logits must be a floating-point tensor; got "
+            f"{getattr(logits, 'dtype', type(logits))}"
         )
     if logits.ndim not in (1, 2) or logits.shape[-1] < 1:
         raise ValueError(
@@ -41,7 +42,8 @@ def temperature_probs(logits: jax.Array, temperature: float) -> jax.Array:
         or math.isinf(temperature)
     ):
         raise ValueError(
-            f"temperature must be a finite number > 0; got {temperature!r} (use greedy for the limit 0)"
+            f"temperature must be a finite number > 0; got {temperature!r} (use "
+            "greedy for the limit 0)"
         )
     return jax.nn.softmax(logits / temperature, axis=-1)
 
@@ -99,7 +101,8 @@ def draw(probs: jax.Array, key: jax.Array) -> jax.Array:
         jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or key.shape == (2,)
     ):
         raise TypeError(
-            "key must be a jax.random key (jax.random.key(seed)), so that samples are reproducible"
+            "key must be a jax.random key (jax.random.key(seed)), so that samples "
+            "are reproducible"
         )
     return jax.random.categorical(
         key, jnp.log(probs), axis=-1
