@@ -120,7 +120,10 @@ def join_modern_texts(archive: Path) -> str:
             ),
             key=lambda m: Path(m.name).name,
         )
-        parts = [tar.extractfile(m).read().decode("utf-8").strip("\n") for m in members]  # type: ignore[union-attr]
+        parts = [
+            tar.extractfile(m).read().decode("utf-8").strip("\n")  # type: ignore[union-attr]
+            for m in members
+        ]
     return "\n\n".join(parts) + "\n"
 
 

@@ -220,7 +220,8 @@ def word_lm_metrics(
             if valid < best[0]:
                 best = (valid, step, copy.deepcopy(model.state_dict()))
     model.load_state_dict(best[2])
-    test = fixed_window_loss(model, ids["test"], window)  # type: ignore[arg-type]  # read once, after choosing
+    # read once, after choosing
+    test = fixed_window_loss(model, ids["test"], window)  # type: ignore[arg-type]
     test_by_author = {
         author: fixed_window_loss(model, by_author[author]["test"], window)  # type: ignore[arg-type]
         for author in AUTHORS

@@ -43,7 +43,8 @@ def _one_thread() -> None:
 def run_grid(
     contenders: Sequence[Contender] = CONTENDERS,
     seeds: Sequence[int] = SEEDS,
-    config: RecallConfig = RecallConfig(),  # noqa: B008  (frozen: one shared default is safe)
+    # B008 below: (frozen: one shared default is safe)
+    config: RecallConfig = RecallConfig(),  # noqa: B008
     workers: int | None = None,
     batched: bool = False,
 ) -> list[RecallRun]:
