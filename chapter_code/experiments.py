@@ -142,12 +142,9 @@ CHAR_LM_WORKSHOP = Sweep(
     job=char_lm_metrics,
     description=(
         "Chapter 4's character RNN and LSTM at the workshop's full size (embedding "
-        "64, hidden 256, "
-        "64 windows of 128 characters, 1,000 and 2,000 steps) on the Shakespeare "
-        "corpus, "
-        "over seeds: too large "
-        "for the book's CPU build, which trains the same shape at half width and half "
-        "batch."
+        "64, hidden 256, 64 windows of 128 characters, 1,000 and 2,000 steps) on the "
+        "Shakespeare corpus, over seeds: too large for the book's CPU build, which "
+        "trains the same shape at half width and half batch."
     ),
     data=("data/shakespeare.txt",),
     configs={
@@ -188,14 +185,10 @@ SCOREBOARD = Sweep(
     job=score_run,
     description=(
         "Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch "
-        "(cpu: PyTorch's "
-        "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias "
-        "+1, "
-        "GRU, 2-layer LSTM) "
-        "under one fixed recipe on a 200,000-character slice of the Shakespeare "
-        "corpus: "
-        "validation perplexity "
-        "and time per step, over seeds."
+        "(cpu: PyTorch's initialisation; cluster: also a small one), nn.LSTM, LSTM "
+        "with forget bias +1, GRU, 2-layer LSTM) under one fixed recipe on a "
+        "200,000-character slice of the Shakespeare corpus: validation perplexity and "
+        "time per step, over seeds."
     ),
     data=("data/shakespeare.txt",),
     configs={
@@ -286,10 +279,9 @@ WORD_LM_SCALE = Sweep(
     name="word-lm-scale",
     job=word_lm_metrics,
     description=(
-        "Chapter 6's scale study: word-level LSTM language models of three sizes "
-        "on the Shakespeare "
-        "and Milton corpus, one recipe, the checkpoint chosen on validation before the "
-        "test split is read, over seeds."
+        "Chapter 6's scale study: word-level LSTM language models of three sizes on "
+        "the Shakespeare and Milton corpus, one recipe, the checkpoint chosen on "
+        "validation before the test split is read, over seeds."
     ),
     data=("data/shakespeare.txt", "data/milton.txt"),
     configs={

@@ -26,9 +26,8 @@ def checkpoint_rnn_step(rnn_step):
         raise  # the stub itself: a NotImplementedError is a RuntimeError too
     except RuntimeError as exc:
         raise AssertionError(
-            f"rnn_step raised {exc!r}: x_t is (B, F) = (4, 3) but weight_ih is "
-            "stored as "
-            "(H, F) = (5, 3), outputs first; think about which way round each "
+            f"rnn_step raised {exc!r}: x_t is (B, F) = (4, 3) but weight_ih is stored "
+            "as (H, F) = (5, 3), outputs first; think about which way round each "
             "product goes"
         ) from None
     want = cell(x_t, h_prev)
@@ -37,8 +36,7 @@ def checkpoint_rnn_step(rnn_step):
     )
     assert got.abs().max() < 1, (
         "a vanilla RNN state lies in (-1, 1), because the squashing function is "
-        "applied "
-        f"last; got max |h_t| = {got.abs().max().item():.2f}"
+        f"applied last; got max |h_t| = {got.abs().max().item():.2f}"
     )
     gap = (got - want).abs().max().item()
     if (
@@ -152,8 +150,7 @@ def checkpoint_rnn_loop(rnn_loop):
     )
     assert (states[1, :3] - short[0]).abs().max() < 1e-5, (
         "on the real steps of a padded row (mask 1) the states should be the ones of "
-        "the unpadded sequence; "
-        "check which steps the mask keeps"
+        "the unpadded sequence; check which steps the mask keeps"
     )
     moved = (states[1, 3:] - short_last[0]).abs().max().item()
     assert moved < 1e-5, (
@@ -174,15 +171,12 @@ LAB = Lab(
     chapter="book/recurrence",
     title="Lab 1: the vanilla RNN by hand",
     intro=(
-        "The vanilla RNN applies one rule at every step: the new state is the tanh "
-        "of an affine map of the "
-        "input and the previous state. You write that step in PyTorch's weight "
-        "layout and check it against "
-        "`nn.RNNCell`; then you pad sequences of different lengths into one batch "
-        "with a mask; then you run "
-        "the step along time, keeping the state unchanged wherever the mask says a "
-        "step is padding, and "
-        "check the loop against `nn.RNN`."
+        "The vanilla RNN applies one rule at every step: the new state is the tanh of "
+        "an affine map of the input and the previous state. You write that step in "
+        "PyTorch's weight layout and check it against `nn.RNNCell`; then you pad "
+        "sequences of different lengths into one batch with a mask; then you run the "
+        "step along time, keeping the state unchanged wherever the mask says a step "
+        "is padding, and check the loop against `nn.RNN`."
     ),
     setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
     "torch import nn",
@@ -191,38 +185,34 @@ LAB = Lab(
             target="chapter_code.rnn.recurrence:rnn_step",
             task=(
                 "Return $h_t = \\tanh(x_t W_{ih}^\\top + h_{t-1} W_{hh}^\\top + b)$ "
-                "for a batch: `x_t` is "
-                "`(B, F)`, `h_prev` is `(B, H)`, `weight_ih` is `(H, F)`, "
-                "`weight_hh` is `(H, H)` and `bias` is "
-                "the sum of PyTorch's two bias vectors, `(H,)`."
+                "for a batch: `x_t` is `(B, F)`, `h_prev` is `(B, H)`, `weight_ih` is "
+                "`(H, F)`, `weight_hh` is `(H, H)` and `bias` is the sum of PyTorch's "
+                "two bias vectors, `(H,)`."
             ),
             hints=(
                 "Write down the shape of every term before you write code: the "
                 "result must be `(B, H)`, and "
                 "PyTorch stores each weight as (outputs, inputs).",
                 "One line: a batch of row vectors times the transpose of each weight "
-                "(`@` and `.T`), the two "
-                "products and the bias added (the bias broadcasts over the batch), "
-                "all inside `torch.tanh`.",
+                "(`@` and `.T`), the two products and the bias added (the bias "
+                "broadcasts over the batch), all inside `torch.tanh`.",
             ),
             checkpoint=checkpoint_rnn_step,
         ),
         Exercise(
             target="chapter_code.rnn.recurrence:pad_batch",
             task=(
-                "The checks are done and `features` is the common feature size. "
-                "Stack the `(T_i, F)` sequences "
-                "into one zero-padded `(B, T_max, F)` batch and return it with its "
-                "`(B, T_max)` bool mask, "
-                "`True` on each sequence's real steps."
+                "The checks are done and `features` is the common feature size. Stack "
+                "the `(T_i, F)` sequences into one zero-padded `(B, T_max, F)` batch "
+                "and return it with its `(B, T_max)` bool mask, `True` on each "
+                "sequence's real steps."
             ),
             hints=(
                 "Allocate first, fill second: a zero tensor of the final shape "
                 "already holds the padding.",
                 "Find the longest length; make a zero batch with "
-                "`sequences[0].new_zeros(...)` and a bool mask "
-                "with `torch.zeros(..., dtype=torch.bool)`; in one loop over the "
-                "sequences copy sequence `i` "
+                "`sequences[0].new_zeros(...)` and a bool mask with `torch.zeros(..., "
+                "dtype=torch.bool)`; in one loop over the sequences copy sequence `i` "
                 "into the first `T_i` steps of row `i` and set the same stretch of "
                 "the mask.",
             ),
@@ -236,21 +226,17 @@ LAB = Lab(
             ),
             task=(
                 "`check_loop_inputs` has given you the start state `h` `(B, H)` and "
-                "the mask `m` as floats "
-                "`(B, T)`, or `None`. Run your `rnn_step` along time and return "
-                "every state `(B, T, H)` and the "
-                "last `(B, H)`. Where `m` is 0 the step is padding: the state must "
-                "stay what it was."
+                "the mask `m` as floats `(B, T)`, or `None`. Run your `rnn_step` "
+                "along time and return every state `(B, T, H)` and the last `(B, H)`. "
+                "Where `m` is 0 the step is padding: the state must stay what it was."
             ),
             hints=(
                 "The loop is over time, not over the batch; the mask decides, row by "
-                "row, between the new state "
-                "and the old one.",
+                "row, between the new state and the old one.",
                 "For each `t`: compute the candidate state from `x[:, t]`; if there "
-                "is a mask, take its column "
-                "`t` with shape `(B, 1)` so it broadcasts over `H`, and blend `keep "
-                "* new + (1 - keep) * old`; "
-                "store the state; finally `torch.stack` the list along dim 1.",
+                "is a mask, take its column `t` with shape `(B, 1)` so it broadcasts "
+                "over `H`, and blend `keep * new + (1 - keep) * old`; store the "
+                "state; finally `torch.stack` the list along dim 1.",
             ),
             checkpoint=checkpoint_rnn_loop,
         ),

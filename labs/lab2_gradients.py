@@ -43,18 +43,15 @@ def checkpoint_bptt_vanilla(bptt_vanilla):
     last = (got.x[:, -1] - want["x"][:, -1]).abs().max().item()
     assert last < 1e-9, (
         f"even the gradient at the last input is off by {last:.3g}; nothing flows "
-        "into it from "
-        "later steps, so look at the step through the tanh: its derivative is "
-        "written with the "
-        "state the tanh produced"
+        "into it from later steps, so look at the step through the tanh: its "
+        "derivative is written with the state the tanh produced"
     )
     gap_x = (got.x - want["x"]).abs().max().item()
     assert gap_x < 1e-9, (
         "the gradient at the last input is right but earlier ones are off by up to "
-        f"{gap_x:.3g}: "
-        "check what each step hands back to the step before it (through which "
-        "weight, which way "
-        "round), and that the walk goes from the last step to the first"
+        f"{gap_x:.3g}: check what each step hands back to the step before it (through "
+        "which weight, which way round), and that the walk goes from the last step "
+        "to the first"
     )
     for name in ("weight_ih", "bias", "weight_hh", "h0"):
         gap = (getattr(got, name) - want[name]).abs().max().item()
@@ -132,8 +129,7 @@ def checkpoint_jacobian_product_norms(jacobian_product_norms):
     if all(abs(g - p) < 1e-9 for g, p in zip(got, powers, strict=True)):
         raise AssertionError(
             "your norms are those of W_hh^d: each step's Jacobian also holds the "
-            "tanh's derivative "
-            "at that step's state"
+            "tanh's derivative at that step's state"
         )
     assert abs(got[1] - want[1]) < 1e-9, (
         f"at distance 1 the norm should be {want[1]:.4f}; got {got[1]:.4f}: one step "
@@ -144,10 +140,9 @@ def checkpoint_jacobian_product_norms(jacobian_product_norms):
     ]
     assert not bad, (
         f"the norms at distances {bad} differ from autograd's "
-        f"({[round(want[d], 4) for d in bad]}); "
-        f"got {[round(got[d], 4) for d in bad]}: walk back one step at a time, using "
-        "the state of the "
-        "step you are crossing, and keep the order of the factors"
+        f"({[round(want[d], 4) for d in bad]}); got "
+        f"{[round(got[d], 4) for d in bad]}: walk back one step at a time, using the "
+        "state of the step you are crossing, and keep the order of the factors"
     )
     print(
         "Checkpoint passed: jacobian_product_norms agrees with autograd's Jacobians "
@@ -183,15 +178,13 @@ def checkpoint_clip_gradients(clip_gradients):
     joint = torch.sqrt(sum(p.grad.pow(2).sum() for p in ours)).item()
     assert abs(joint - 1.0) < 1e-4, (
         "after clipping at kappa = 1.0 the joint norm of all gradients should be "
-        f"1.0, got {joint:.3f}: use one "
-        "factor, kappa / ||g||, computed from all parameters together, not one per "
-        "parameter"
+        f"1.0, got {joint:.3f}: use one factor, kappa / ||g||, computed from all "
+        "parameters together, not one per parameter"
     )
     for p, g in zip(ours, grads, strict=True):
         assert torch.allclose(p.grad, g / 5.0, atol=1e-5), (
             "each gradient should be scaled by the same factor 1/5 (its direction "
-            f"kept); got {p.grad.tolist()} "
-            f"from {g.tolist()}"
+            f"kept); got {p.grad.tolist()} from {g.tolist()}"
         )
     small = params_with([torch.tensor([0.3, 0.4])])
     clip_gradients(small, 1.0)
@@ -230,19 +223,16 @@ LAB = Lab(
     title="Lab 2: gradients through time",
     intro=(
         "Backpropagation through time is the chain rule run backwards along the "
-        "unrolled recurrence: every "
-        "step hands the step before it the gradient that crosses it, and every use "
-        "of a shared weight adds "
-        "one term. You write that backward walk for the vanilla RNN and check it "
-        "against autograd; then the "
+        "unrolled recurrence: every step hands the step before it the gradient that "
+        "crosses it, and every use of a shared weight adds one term. You write that "
+        "backward walk for the vanilla RNN and check it against autograd; then the "
         "norms of the Jacobian products that decide whether a gradient vanishes or "
-        "explodes over distance; "
-        "then clipping by the global norm, against PyTorch's `clip_grad_norm_`."
+        "explodes over distance; then clipping by the global norm, against PyTorch's "
+        "`clip_grad_norm_`."
     ),
     setup=(
         "import math\nfrom collections.abc import Iterable\nfrom dataclasses import "
-        "dataclass\n\n"
-        "import torch\nfrom torch import nn"
+        "dataclass\n\nimport torch\nfrom torch import nn"
     ),
     exercises=[
         Exercise(
@@ -250,30 +240,24 @@ LAB = Lab(
             context=("chapter_code.bptt.gradients:BPTTGrads",),
             task=(
                 "`prev[:, t]` is $h_{t-1}$ for each step. Walk from the last step to "
-                "the first: the total "
-                "gradient of $h_t$ is `grad_states[:, t]` plus what step $t+1$ "
-                "handed back; take it through the "
-                "tanh, add this step's terms to the gradients of `weight_ih`, "
-                "`weight_hh` (one term per step, "
-                "kept in `per_use`) and the bias, write the gradient of `x[:, t]`, "
-                "and hand the rest to step "
-                "$t-1$. Return a `BPTTGrads`; its `h0` is what is handed back from "
-                "the first step."
+                "the first: the total gradient of $h_t$ is `grad_states[:, t]` plus "
+                "what step $t+1$ handed back; take it through the tanh, add this "
+                "step's terms to the gradients of `weight_ih`, `weight_hh` (one term "
+                "per step, kept in `per_use`) and the bias, write the gradient of "
+                "`x[:, t]`, and hand the rest to step $t-1$. Return a `BPTTGrads`; "
+                "its `h0` is what is handed back from the first step."
             ),
             hints=(
-                "Shapes first: the gradient of a state is `(B, H)`, like the state. "
-                "A product of a `(B, H)` "
-                "gradient with a `(B, K)` tensor that gives a `(H, K)` weight "
-                "gradient needs a transpose on "
-                "one side. The tanh's derivative can be read from its output: $1 - "
-                "h_t^2$.",
+                "Shapes first: the gradient of a state is `(B, H)`, like the state. A "
+                "product of a `(B, H)` gradient with a `(B, K)` tensor that gives a "
+                "`(H, K)` weight gradient needs a transpose on one side. The tanh's "
+                "derivative can be read from its output: $1 - h_t^2$.",
                 "Keep a `carry` `(B, H)`, zero to start. For `t` in "
-                "`reversed(range(steps))`: `g` = direct "
-                "gradient + carry; `da = g * (1 - states[:, t] ** 2)`; weight terms "
-                "are `da.T @ (what the "
-                "weight multiplied)`; the bias term sums `da` over the batch; the "
-                "input gradient and the new "
-                "carry are `da` times the matching weight, not transposed.",
+                "`reversed(range(steps))`: `g` = direct gradient + carry; `da = g * "
+                "(1 - states[:, t] ** 2)`; weight terms are `da.T @ (what the weight "
+                "multiplied)`; the bias term sums `da` over the batch; the input "
+                "gradient and the new carry are `da` times the matching weight, not "
+                "transposed.",
             ),
             checkpoint=checkpoint_bptt_vanilla,
         ),
@@ -281,20 +265,17 @@ LAB = Lab(
             target="chapter_code.bptt.gradients:jacobian_product_norms",
             task=(
                 "`states` is `(T, H)`, the states $h_1..h_T$ of one sequence. Return "
-                "the spectral norms of "
-                "$\\partial h_T / \\partial h_s$ for $s = T, T-1, \\dots, 0$: the "
-                "list starts with 1 (distance 0, "
-                "the identity) and grows by one product per step back."
+                "the spectral norms of $\\partial h_T / \\partial h_s$ for $s = T, "
+                "T-1, \\dots, 0$: the list starts with 1 (distance 0, the identity) "
+                "and grows by one product per step back."
             ),
             hints=(
-                "One step back multiplies the product so far by that step's "
-                "Jacobian; start from the identity "
-                "and record a norm after every multiplication.",
-                "Step $t$'s Jacobian is $\\mathrm{diag}(1 - h_t^2)\\,W_{hh}$: "
-                "scaling the rows of `weight_hh` by "
-                "`(1 - states[t] ** 2).unsqueeze(1)` builds it without a diagonal "
-                "matrix. Walk `t` from the "
-                "last state down, multiply the new factor on the right, and take "
+                "One step back multiplies the product so far by that step's Jacobian; "
+                "start from the identity and record a norm after every multiplication.",
+                "Step $t$'s Jacobian is $\\mathrm{diag}(1 - h_t^2)\\,W_{hh}$: scaling "
+                "the rows of `weight_hh` by `(1 - states[t] ** 2).unsqueeze(1)` "
+                "builds it without a diagonal matrix. Walk `t` from the last state "
+                "down, multiply the new factor on the right, and take "
                 "`torch.linalg.matrix_norm(product, ord=2)`.",
             ),
             checkpoint=checkpoint_jacobian_product_norms,
@@ -303,11 +284,9 @@ LAB = Lab(
             target="chapter_code.bptt.clipping:clip_gradients",
             task=(
                 "The parameters' gradients are already collected in `grads`. Compute "
-                "their joint norm "
-                "$\\lVert g \\rVert$ (all entries of all gradients as one vector), "
-                "rescale every gradient in "
-                "place by $\\min(1, \\kappa / \\lVert g \\rVert)$, and return the "
-                "norm before clipping as a "
+                "their joint norm $\\lVert g \\rVert$ (all entries of all gradients "
+                "as one vector), rescale every gradient in place by $\\min(1, \\kappa "
+                "/ \\lVert g \\rVert)$, and return the norm before clipping as a "
                 "float."
             ),
             hints=(
@@ -315,10 +294,9 @@ LAB = Lab(
                 "parameters together, and the same "
                 "factor is applied to each of them.",
                 "Sum the squared entries of every gradient, take one square root, "
-                "turn it into a Python float; "
-                "compute the factor (a tiny constant in the denominator avoids "
-                "dividing by zero); only if it is "
-                "below 1, multiply each gradient in place (`mul_`).",
+                "turn it into a Python float; compute the factor (a tiny constant in "
+                "the denominator avoids dividing by zero); only if it is below 1, "
+                "multiply each gradient in place (`mul_`).",
             ),
             checkpoint=checkpoint_clip_gradients,
         ),

@@ -94,8 +94,7 @@ def checkpoint_lstm_gates(lstm_gates, expected):
             raise AssertionError(
                 f"your {name} differs from the book's by up to "
                 f"{(got[k] - want[k]).abs().max().item():.3g}: one affine map of x_t "
-                "and h_prev "
-                "(with the bias) feeds all four blocks"
+                "and h_prev (with the bias) feeds all four blocks"
             )
     print("Checkpoint passed: lstm_gates gives the book's i, f, g and o")
 
@@ -128,15 +127,13 @@ def checkpoint_lstm_cell_step(lstm_cell_step):
     gap_c = (c - want_c).abs().max().item()
     assert gap_c < 1e-6, (
         f"c_t differs from nn.LSTMCell's by up to {gap_c:.3g}: the cell state is the "
-        "old one as "
-        "far as the forget gate keeps it, plus the candidate as far as the input "
-        "gate writes it"
+        "old one as far as the forget gate keeps it, plus the candidate as far as "
+        "the input gate writes it"
     )
     gap_h = (h - want_h).abs().max().item()
     assert gap_h < 1e-6, (
         f"h_t differs from nn.LSTMCell's by up to {gap_h:.3g} although c_t is right: "
-        "the output "
-        "gate shows a squashed copy of the new cell state"
+        "the output gate shows a squashed copy of the new cell state"
     )
     print(
         "Checkpoint passed: lstm_cell_step agrees with nn.LSTMCell to",
@@ -196,11 +193,9 @@ def checkpoint_gru_step(gru_step, expected):
     if gap > 1e-5:
         raise AssertionError(
             "with reset_after=True, gru_step differs from nn.GRUCell by up to "
-            f"{gap:.3g}: check which "
-            "of h_prev and the candidate the update gate u keeps (nn.GRU keeps u * "
-            "h_prev), and that "
-            "the reset gate multiplies the recurrent part of the candidate after the "
-            "weight"
+            f"{gap:.3g}: check which of h_prev and the candidate the update gate u "
+            "keeps (nn.GRU keeps u * h_prev), and that the reset gate multiplies the "
+            "recurrent part of the candidate after the weight"
         )
     before = gru_step(*args, reset_after=False)
     want_before = torch.tensor(expected["reset before"])
@@ -208,13 +203,11 @@ def checkpoint_gru_step(gru_step, expected):
     if gap_before > 1e-5 and torch.allclose(before, want, atol=1e-5):
         raise AssertionError(
             "reset_after=False gives nn.GRUCell's result: in Cho et al.'s form the "
-            "reset gate "
-            "scales h_prev before the weight multiplies it"
+            "reset gate scales h_prev before the weight multiplies it"
         )
     assert gap_before < 1e-5, (
         "with reset_after=False, gru_step differs from the book's by up to "
-        f"{gap_before:.3g}: "
-        "the reset gate scales h_prev before W_n multiplies it"
+        f"{gap_before:.3g}: the reset gate scales h_prev before W_n multiplies it"
     )
     print(
         "Checkpoint passed: gru_step agrees with nn.GRUCell and with Cho et al.'s form"
@@ -226,17 +219,13 @@ LAB = Lab(
     chapter="book/gated",
     title="Lab 3: the LSTM and GRU cells",
     intro=(
-        "An LSTM step computes three gates and a candidate from one affine map of "
-        "the input and the previous "
-        "hidden state, then updates two states: the cell state, an accumulator that "
-        "the forget gate scales "
-        "and the input gate writes into, and the hidden state, the part of the cell "
-        "the output gate shows. "
-        "The GRU keeps one state and blends it with a candidate through an update "
-        "gate. You write the LSTM's "
-        "gates and its update, and a GRU step in both of its forms, and compare with "
-        "`nn.LSTMCell` and "
-        "`nn.GRUCell`."
+        "An LSTM step computes three gates and a candidate from one affine map of the "
+        "input and the previous hidden state, then updates two states: the cell "
+        "state, an accumulator that the forget gate scales and the input gate writes "
+        "into, and the hidden state, the part of the cell the output gate shows. The "
+        "GRU keeps one state and blends it with a candidate through an update gate. "
+        "You write the LSTM's gates and its update, and a GRU step in both of its "
+        "forms, and compare with `nn.LSTMCell` and `nn.GRUCell`."
     ),
     setup="import torch\nfrom torch import nn",
     exercises=[
@@ -244,19 +233,16 @@ LAB = Lab(
             target="chapter_code.gated.gates:lstm_gates",
             task=(
                 "`weight_ih` is `(4H, F)`, `weight_hh` `(4H, H)` and `bias` `(4H,)`, "
-                "with PyTorch's blocks in the "
-                "order input gate, forget gate, candidate, output gate. Return `i, "
-                "f, g, o`, each `(B, H)`: the "
+                "with PyTorch's blocks in the order input gate, forget gate, "
+                "candidate, output gate. Return `i, f, g, o`, each `(B, H)`: the "
                 "gates squashed into (0, 1), the candidate into (-1, 1)."
             ),
             hints=(
                 "All four come from one affine map of `x_t` and `h_prev`, as in the "
-                "vanilla RNN's step; only the "
-                "squashing differs per block.",
+                "vanilla RNN's step; only the squashing differs per block.",
                 "Compute the `(B, 4H)` pre-activation once, split it into four `(B, "
-                "H)` blocks along dim 1 "
-                "(`chunk`), and apply `torch.sigmoid` to three of them and "
-                "`torch.tanh` to the candidate.",
+                "H)` blocks along dim 1 (`chunk`), and apply `torch.sigmoid` to three "
+                "of them and `torch.tanh` to the candidate.",
             ),
             checkpoint=checkpoint_lstm_gates,
             reference=reference_lstm_gates,
@@ -270,8 +256,7 @@ LAB = Lab(
             ),
             hints=(
                 "The cell state is an accumulator: part of the old one is kept, part "
-                "of the candidate is "
-                "written. Which gate decides which part?",
+                "of the candidate is written. Which gate decides which part?",
                 "Two lines with elementwise products (`*`): $c_t = f_t \\odot "
                 "c_{t-1} + i_t \\odot g_t$, then "
                 "$h_t$ is the output gate times the tanh of $c_t$.",
@@ -282,21 +267,18 @@ LAB = Lab(
             target="chapter_code.gated.gates:gru_step",
             task=(
                 "The input part of all three blocks (`gx_r`, `gx_z`, `gx_n`, bias "
-                "included) and the recurrent "
-                "weight and bias blocks are split for you. Compute the reset gate "
-                "$r$, the update gate $u$ "
-                "(PyTorch's $z$), the candidate $n$ (in the form `reset_after` asks "
-                "for) and return "
-                "$h_t = u \\odot h_{t-1} + (1 - u) \\odot n$."
+                "included) and the recurrent weight and bias blocks are split for "
+                "you. Compute the reset gate $r$, the update gate $u$ (PyTorch's "
+                "$z$), the candidate $n$ (in the form `reset_after` asks for) and "
+                "return $h_t = u \\odot h_{t-1} + (1 - u) \\odot n$."
             ),
             hints=(
                 "Each gate is a sigmoid of its input part plus its recurrent part; "
                 "the two forms differ only in "
                 "where $r$ enters the candidate: before or after the recurrent weight.",
                 "`reset_after=True` (nn.GRU): `tanh(gx_n + r * (h_prev @ w_n.T + "
-                "b_n))`. `reset_after=False` "
-                "(Cho et al.): the reset gate scales `h_prev` first, and `w_n` "
-                "multiplies the product.",
+                "b_n))`. `reset_after=False` (Cho et al.): the reset gate scales "
+                "`h_prev` first, and `w_n` multiplies the product.",
             ),
             checkpoint=checkpoint_gru_step,
             reference=reference_gru_step,

@@ -63,8 +63,7 @@ def checkpoint_lm_loss_and_ppl(lm_loss_and_ppl, expected):
     summed = abs(value / targets.numel() - want) < 1e-4
     assert abs(value - want) < 1e-5, (
         f"the loss should be the mean over all {targets.numel()} positions of -ln "
-        f"p(target), {want:.4f}; got "
-        f"{value:.4f}"
+        f"p(target), {want:.4f}; got {value:.4f}"
         + (" (a sum: divide by the number of positions)" if summed else "")
     )
     assert abs(ppl - expected["ppl"]) < 1e-4 * expected["ppl"], (
@@ -128,10 +127,9 @@ def checkpoint_random_windows(random_windows, expected):
         f"position); got inputs {x.tolist()} and targets {y.tolist()}"
     )
     assert torch.equal(x, torch.tensor(expected["x"])), (
-        "the windows should start where one torch.randint call on the generator "
-        f"puts them, {expected['x']}; got "
-        f"{x.tolist()}: draw the B starts at once, from 0 up to (not including) "
-        "len(ids) - window"
+        "the windows should start where one torch.randint call on the generator puts "
+        f"them, {expected['x']}; got {x.tolist()}: draw the B starts at once, from 0 "
+        "up to (not including) len(ids) - window"
     )
     many = random_windows(torch.arange(10), 9, 200, torch.Generator().manual_seed(0))[1]
     assert int(many.max()) <= 9, (
@@ -202,22 +200,19 @@ def checkpoint_fit_next_token(fit_next_token, expected):
     )
     assert max(norms) <= t["clip"] * (1 + 1e-3), (
         f"an optimizer step saw a gradient of norm {max(norms):.3f}, above clip = "
-        f"{t['clip']}: clip the global norm "
-        "after backward and before the step"
+        f"{t['clip']}: clip the global norm after backward and before the step"
     )
     want = expected["history"]
     assert [s for s, _ in history] == [s for s, _ in want], (
         "log (step, loss) every log_every steps and at the last: steps "
-        f"{[s for s, _ in want]}; got "
-        f"{[s for s, _ in history]}"
+        f"{[s for s, _ in want]}; got {[s for s, _ in history]}"
     )
     gaps = [abs(loss - w) for (_, loss), (_, w) in zip(history, want, strict=True)]
     assert max(gaps) < 1e-3, (
         f"the logged losses {[round(v, 4) for _, v in history]} differ from the "
-        "book's run "
-        f"{[round(v, 4) for _, v in want]}: clear the old gradients before each "
-        "backward, score the logits with "
-        "lm_loss_and_ppl against the targets, and draw one batch of windows per step"
+        f"book's run {[round(v, 4) for _, v in want]}: clear the old gradients before "
+        "each backward, score the logits with lm_loss_and_ppl against the targets, "
+        "and draw one batch of windows per step"
     )
     print(
         "Checkpoint passed: fit_next_token reproduces the book's run, clipped at "
@@ -230,15 +225,12 @@ LAB = Lab(
     chapter="book/language-models",
     title="Lab 4: training a character language model",
     intro=(
-        "A character language model is scored by the mean negative log-probability "
-        "it gives each true next "
-        "character, in nats. Its exponential is the perplexity, the size of a "
-        "uniform choice that would be "
-        "as surprised; divided by $\\ln 2$ it is in bits per character. You write "
-        "that scorer, then the "
-        "sampler of random training windows, then the training loop the chapter uses "
-        "for every neural model: "
-        "windows, forward pass, loss, backward, clipping, Adam step."
+        "A character language model is scored by the mean negative log-probability it "
+        "gives each true next character, in nats. Its exponential is the perplexity, "
+        "the size of a uniform choice that would be as surprised; divided by $\\ln 2$ "
+        "it is in bits per character. You write that scorer, then the sampler of "
+        "random training windows, then the training loop the chapter uses for every "
+        "neural model: windows, forward pass, loss, backward, clipping, Adam step."
     ),
     setup=(
         "import math\nfrom dataclasses import dataclass\n\nimport torch\nfrom torch "
@@ -250,21 +242,18 @@ LAB = Lab(
             target="chapter_code.lm.perplexity:lm_loss_and_ppl",
             task=(
                 "The checks on the arguments are done and `vocab` is the vocabulary "
-                "size. Compute the mean over "
-                "all positions of $-\\ln p(\\text{target})$ under the softmax of the "
-                "logits, keep it as a tensor "
-                "with its graph, and return `(loss, perplexity, bits)` with the last "
-                "two as floats."
+                "size. Compute the mean over all positions of $-\\ln "
+                "p(\\text{target})$ under the softmax of the logits, keep it as a "
+                "tensor with its graph, and return `(loss, perplexity, bits)` with "
+                "the last two as floats."
             ),
             hints=(
                 "Flatten batch and time into one axis of positions first; then each "
-                "position needs only the "
-                "log-probability of its own target.",
+                "position needs only the log-probability of its own target.",
                 "`torch.log_softmax` over the last axis of the `(B*T, V)` logits, "
-                "`.gather(1, ...)` with the "
-                "targets as a column, then the negative mean. Perplexity and bits "
-                "are computed from its value "
-                "(`.item()`) with `math.exp` and a change of logarithm base.",
+                "`.gather(1, ...)` with the targets as a column, then the negative "
+                "mean. Perplexity and bits are computed from its value (`.item()`) "
+                "with `math.exp` and a change of logarithm base.",
             ),
             checkpoint=checkpoint_lm_loss_and_ppl,
             reference=reference_lm_loss_and_ppl,
@@ -273,20 +262,16 @@ LAB = Lab(
             target="chapter_code.lm.char_lm:random_windows",
             task=(
                 "Draw `batch_size` start positions uniformly with `generator`, cut a "
-                "window of `window + 1` ids "
-                "at each, and return the first `window` of every row as inputs and "
-                "the last `window` as targets, "
-                "both `(B, W)`."
+                "window of `window + 1` ids at each, and return the first `window` of "
+                "every row as inputs and the last `window` as targets, both `(B, W)`."
             ),
             hints=(
                 "Every start must leave room for `window + 1` ids; one call to "
-                "`torch.randint` with the "
-                "generator draws all the starts.",
+                "`torch.randint` with the generator draws all the starts.",
                 "Build a `(B, W + 1)` index tensor by broadcasting the starts `(B, "
-                "1)` against "
-                "`torch.arange(window + 1)`, index `ids` with it, and slice off the "
-                "last column for the inputs "
-                "and the first column for the targets.",
+                "1)` against `torch.arange(window + 1)`, index `ids` with it, and "
+                "slice off the last column for the inputs and the first column for "
+                "the targets.",
             ),
             checkpoint=checkpoint_random_windows,
             reference=reference_random_windows,
@@ -299,26 +284,22 @@ LAB = Lab(
             ),
             task=(
                 "Train `model` for `config.steps` steps with Adam at `config.lr`. "
-                "Each step: draw windows with "
-                "your `random_windows`, run the model from a fresh state, score it "
-                "with your `lm_loss_and_ppl`, "
+                "Each step: draw windows with your `random_windows`, run the model "
+                "from a fresh state, score it with your `lm_loss_and_ppl`, "
                 "backpropagate, clip the global gradient norm at `config.clip` with "
                 "`nn.utils.clip_grad_norm_`, and step. Return `(step, loss)` pairs, "
-                "steps counted from 1, every "
-                "`config.log_every` steps and at the last step."
+                "steps counted from 1, every `config.log_every` steps and at the last "
+                "step."
             ),
             hints=(
                 "The order within a step matters twice: old gradients must be gone "
-                "before `backward`, and "
-                "clipping must act on the new gradients before the optimizer reads "
-                "them.",
+                "before `backward`, and clipping must act on the new gradients before "
+                "the optimizer reads them.",
                 "Create the optimizer once, before the loop, and put the model in "
-                "training mode. In the loop: "
-                "`x, y = random_windows(...)`, `logits, _ = model(x)`, the loss from "
-                "your scorer, "
-                "`opt.zero_grad()`, `loss.backward()`, clip, `opt.step()`, then log "
-                "when "
-                "`step % config.log_every == 0` or it is the last step.",
+                "training mode. In the loop: `x, y = random_windows(...)`, `logits, _ "
+                "= model(x)`, the loss from your scorer, `opt.zero_grad()`, "
+                "`loss.backward()`, clip, `opt.step()`, then log when `step % "
+                "config.log_every == 0` or it is the last step.",
             ),
             checkpoint=checkpoint_fit_next_token,
             reference=reference_fit_next_token,

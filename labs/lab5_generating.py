@@ -48,16 +48,14 @@ def checkpoint_temperature_probs(temperature_probs, expected):
             continue
         if torch.allclose(got, small[1.0], atol=1e-6):
             raise AssertionError(
-                f"at temperature {tau} you return the temperature-1 distribution: "
-                "the temperature "
-                "has to act on the logits before the softmax"
+                f"at temperature {tau} you return the temperature-1 distribution: the "
+                "temperature has to act on the logits before the softmax"
             )
         if tau != 1.0 and torch.allclose(got, small[1 / tau], atol=1e-6):
             raise AssertionError(
                 f"at temperature {tau} you return the distribution of temperature "
-                f"{1 / tau}: a low "
-                "temperature should sharpen the distribution, so divide rather than "
-                "multiply"
+                f"{1 / tau}: a low temperature should sharpen the distribution, so "
+                "divide rather than multiply"
             )
         raise AssertionError(
             f"at temperature {tau} the probabilities of logits (2, 1, 0) should be "
@@ -173,10 +171,9 @@ def checkpoint_nucleus_probs(nucleus_probs, expected):
         want = torch.tensor(expected[key])
         assert torch.equal(got > 0, want > 0), (
             f"on the batch at {key} each row's nucleus should be the tokens "
-            f"{[r.nonzero()[:, 0].tolist() for r in want]}; "
-            f"got {[r.nonzero()[:, 0].tolist() for r in got]}: rank within each row "
-            "and put the kept flags back "
-            "in the original order"
+            f"{[r.nonzero()[:, 0].tolist() for r in want]}; got "
+            f"{[r.nonzero()[:, 0].tolist() for r in got]}: rank within each row and "
+            "put the kept flags back in the original order"
         )
         assert torch.allclose(got, want, atol=1e-6), (
             f"on the batch at {key} the renormalised probabilities differ"
@@ -210,8 +207,7 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
         )
     assert abs(x2 - 2.0) < 1e-9, (
         "counts (30, 50, 20) against probabilities (0.25, 0.5, 0.25) of 100 draws "
-        "give "
-        f"X^2 = 2; got {x2}"
+        f"give X^2 = 2; got {x2}"
     )
     assert dof == 2, (
         f"three tokens of nonzero probability give 2 degrees of freedom; got {dof}"
@@ -245,15 +241,12 @@ LAB = Lab(
     chapter="book/generating",
     title="Lab 5: decoding rules and the counting check",
     intro=(
-        "A language model gives logits for the next token; a decoding rule turns "
-        "them into a distribution to "
-        "draw from. You write three: temperature scaling, top-k truncation and "
-        "nucleus (top-p) truncation, "
-        "each renormalised, and check them on the chapter's small example with "
-        "logits (2, 1, 0) and on a "
+        "A language model gives logits for the next token; a decoding rule turns them "
+        "into a distribution to draw from. You write three: temperature scaling, "
+        "top-k truncation and nucleus (top-p) truncation, each renormalised, and "
+        "check them on the chapter's small example with logits (2, 1, 0) and on a "
         "batch. Then you write Pearson's statistic, the counting check that tells "
-        "whether a sampler draws "
-        "from the distribution it claims."
+        "whether a sampler draws from the distribution it claims."
     ),
     setup="import math\n\nimport torch",
     exercises=[
@@ -264,8 +257,7 @@ LAB = Lab(
             "arguments are already checked).",
             hints=(
                 "The same code should work for one row of logits `(V,)` and for a "
-                "batch `(B, V)`: which axis "
-                "holds the vocabulary in both?",
+                "batch `(B, V)`: which axis holds the vocabulary in both?",
                 "Scale the logits by the temperature, then one `torch.softmax` with "
                 "`dim=-1`.",
             ),
@@ -283,9 +275,8 @@ LAB = Lab(
                 "Build a 0/1 mask of the kept tokens with the shape of `probs`; "
                 "everything else follows from it.",
                 "`logits.topk(k, dim=-1).indices` are the kept tokens; "
-                "`torch.zeros_like(probs).scatter(-1, "
-                "indices, 1.0)` is the mask; multiply, then divide by the row sums "
-                "(`keepdim=True`).",
+                "`torch.zeros_like(probs).scatter(-1, indices, 1.0)` is the mask; "
+                "multiply, then divide by the row sums (`keepdim=True`).",
             ),
             checkpoint=checkpoint_top_k_probs,
             reference=reference_top_k_probs,
@@ -294,20 +285,18 @@ LAB = Lab(
             target="chapter_code.sampling.rules:nucleus_probs",
             task=(
                 "Keep the smallest set of most probable tokens whose probabilities "
-                "add up to at least `p`, "
-                "zero the rest and renormalise. The token that makes the mass reach "
-                "`p` is kept."
+                "add up to at least `p`, zero the rest and renormalise. The token "
+                "that makes the mass reach `p` is kept."
             ),
             hints=(
                 'Work in sorted order, where "the smallest top set" is a prefix; '
                 "then bring the decision back "
                 "to the original order. Be careful with the token that crosses `p`.",
-                "Sort by the logits (descending, `argsort`), gather the "
-                "probabilities in that order and take "
-                "their cumulative sum. A token belongs to the nucleus when the mass "
-                "ranked strictly above it is "
-                "still below `p`. Scatter the kept flags back with the same order, "
-                "mask and renormalise.",
+                "Sort by the logits (descending, `argsort`), gather the probabilities "
+                "in that order and take their cumulative sum. A token belongs to the "
+                "nucleus when the mass ranked strictly above it is still below `p`. "
+                "Scatter the kept flags back with the same order, mask and "
+                "renormalise.",
             ),
             checkpoint=checkpoint_nucleus_probs,
             reference=reference_nucleus_probs,
@@ -316,21 +305,18 @@ LAB = Lab(
             target="chapter_code.sampling.goodness_of_fit:chi_square_statistic",
             task=(
                 "Return Pearson's $X^2 = \\sum_{i:\\,q_i > 0} (c_i - n q_i)^2 / (n "
-                "q_i)$ of the counts against the "
-                "probabilities, with $n$ the number of draws, and its degrees of "
-                "freedom (tokens of nonzero "
-                "probability, minus one). If a token of probability zero was drawn, "
-                "$X^2$ is infinite."
+                "q_i)$ of the counts against the probabilities, with $n$ the number "
+                "of draws, and its degrees of freedom (tokens of nonzero probability, "
+                "minus one). If a token of probability zero was drawn, $X^2$ is "
+                "infinite."
             ),
             hints=(
-                "Tokens of probability zero leave the sum and the count of degrees "
-                "of freedom; they only matter "
-                "if one of them was drawn.",
+                "Tokens of probability zero leave the sum and the count of degrees of "
+                "freedom; they only matter if one of them was drawn.",
                 "Work in float64: expected counts are `probs * counts.sum()`; a bool "
-                "`support = probs > 0` selects "
-                "the terms; check `counts[~support]` first and return `math.inf` if "
-                "any were drawn; return the "
-                "sum as a Python `float`.",
+                "`support = probs > 0` selects the terms; check `counts[~support]` "
+                "first and return `math.inf` if any were drawn; return the sum as a "
+                "Python `float`.",
             ),
             checkpoint=checkpoint_chi_square_statistic,
         ),

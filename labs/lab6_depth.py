@@ -63,16 +63,14 @@ def checkpoint_bidirectional_states(bidirectional_states):
     )
     assert (got[..., :4] - want[..., :4]).abs().max() < 1e-5, (
         "the first half (the forward layer's states) differs from nn.GRU's: the "
-        "forward layer reads x as it is, "
-        "and its states come first"
+        "forward layer reads x as it is, and its states come first"
     )
     back, flipped = got[..., 4:], want[..., 4:].flip(1)
     if (back - flipped).abs().max() < 1e-5:
         raise AssertionError(
             "the backward half is in reversed time: position t must hold the state "
-            "that has read "
-            "x_T..x_t, so put the backward layer's states back in the order of the "
-            "positions"
+            "that has read x_T..x_t, so put the backward layer's states back in the "
+            "order of the positions"
         )
     if (back - bwd(x)[0]).abs().max() < 1e-5:
         raise AssertionError(
@@ -117,9 +115,8 @@ def checkpoint_stacked_states(stacked_states):
         raise
     except RuntimeError as exc:
         raise AssertionError(
-            f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs "
-            "of layer 1, "
-            "not the 3 input features"
+            f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs of "
+            "layer 1, not the 3 input features"
         ) from None
     assert isinstance(got, torch.Tensor), (
         f"stacked_states should return the top layer's states, one tensor; got "
@@ -209,10 +206,9 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
         f"it read windows of {sorted(set(peeker.widths))}"
     )
     assert got > math.log(5) - 1e-4, (
-        f"a model that reads ahead scored {got:.3f} nats, below the "
-        f"{math.log(5):.3f} of a uniform guess: the scored "
-        "character was inside what the model read. Score each window at its last "
-        "position only"
+        f"a model that reads ahead scored {got:.3f} nats, below the {math.log(5):.3f} "
+        "of a uniform guess: the scored character was inside what the model read. "
+        "Score each window at its last position only"
     )
     want = expected["repeat model, context 4, 20 positions"]
     honest = prefix_only_loss(Repeat(), ids, 4, 20)
@@ -233,16 +229,13 @@ LAB = Lab(
     title="Lab 6: direction, depth and the bidirectional trap",
     intro=(
         "PyTorch builds a bidirectional layer and a stack of layers with two flags. "
-        "You build both from "
-        "one-layer modules and check them against the flags: a second layer that "
-        "reads the sequence from its "
-        "end, its states joined position by position to the forward layer's; then "
-        "layers fed one into the "
+        "You build both from one-layer modules and check them against the flags: a "
+        "second layer that reads the sequence from its end, its states joined "
+        "position by position to the forward layer's; then layers fed one into the "
         "next. Then the trap of the chapter: a bidirectional model trained as a "
-        "language model has read the "
-        "answer, so its training loss says nothing about generation. You write the "
-        "score that a generator "
-        "would see, and the checkpoint tries it on a model built to cheat."
+        "language model has read the answer, so its training loss says nothing about "
+        "generation. You write the score that a generator would see, and the "
+        "checkpoint tries it on a model built to cheat."
     ),
     setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
     "torch import nn",
@@ -252,10 +245,9 @@ LAB = Lab(
             context=("chapter_code.depth.directions:_check_one_layer",),
             task=(
                 "`forward` and `backward` are one-layer batch-first modules (each "
-                "returns `(states, last)`). "
-                "Return `(B, T, 2H)`: at position $t$ the forward state, which has "
-                "read $x_1..x_t$, joined "
-                "with the backward state, which has read $x_T..x_t$."
+                "returns `(states, last)`). Return `(B, T, 2H)`: at position $t$ the "
+                "forward state, which has read $x_1..x_t$, joined with the backward "
+                "state, which has read $x_T..x_t$."
             ),
             hints=(
                 "A module only reads forwards in time. How do you make one read a "
@@ -271,9 +263,8 @@ LAB = Lab(
             target="chapter_code.depth.directions:stacked_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
             task=(
-                "Feed `x` through the layers in order, each reading the states of "
-                "the one below; return the top "
-                "layer's states `(B, T, H)`."
+                "Feed `x` through the layers in order, each reading the states of the "
+                "one below; return the top layer's states `(B, T, H)`."
             ),
             hints=(
                 "Layer 2 of a stack does not see `x` at all; what does it read "
@@ -292,21 +283,17 @@ LAB = Lab(
             ),
             task=(
                 "Score the model as generation uses it: for $j = 0..$`positions`$-1$ "
-                "it reads "
-                "`ids[j : j + context]` and is scored, with `lm_loss_and_ppl`, on "
-                "the character right after "
-                "that window. Return the mean loss in nats as a float. All windows "
-                "can go in one batch."
+                "it reads `ids[j : j + context]` and is scored, with "
+                "`lm_loss_and_ppl`, on the character right after that window. Return "
+                "the mean loss in nats as a float. All windows can go in one batch."
             ),
             hints=(
                 "A bidirectional model's output at a position has read everything in "
-                "its window, so only one "
-                "position of each window is a fair prediction. Which one, and of "
-                "which character?",
+                "its window, so only one position of each window is a fair "
+                "prediction. Which one, and of which character?",
                 "Build the `(N, C)` index rows by broadcasting "
-                "`torch.arange(positions)[:, None]` against "
-                "`torch.arange(context)`; run the model on `ids[rows]`; keep only "
-                "the last position's logits "
+                "`torch.arange(positions)[:, None]` against `torch.arange(context)`; "
+                "run the model on `ids[rows]`; keep only the last position's logits "
                 "`(N, V)` and score them against `ids[context : context + positions]`.",
             ),
             checkpoint=checkpoint_prefix_only_loss,

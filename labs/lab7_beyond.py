@@ -53,13 +53,11 @@ def checkpoint_combine(combine, expected):
         if torch.allclose(got[1], swapped[1], atol=1e-6):
             raise AssertionError(
                 "the composed b is that of 'second, then first': the first step's b "
-                "passes through "
-                "the second step's scaling, not the other way round"
+                "passes through the second step's scaling, not the other way round"
             )
         raise AssertionError(
             "the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to "
-            "the result, "
-            "and read off the part that does not depend on c"
+            "the result, and read off the part that does not depend on c"
         )
     print("Checkpoint passed: combine composes two steps in the right order")
 
@@ -92,8 +90,7 @@ def checkpoint_loop_linear(loop_linear, expected):
         first_bad = int(((got - want).abs() > 1e-5).any(dim=(0, 2)).nonzero()[0])
         raise AssertionError(
             "from a zero start the states first differ from the book's at step "
-            f"{first_bad + 1}: "
-            "each step scales the previous state by a_t and adds b_t"
+            f"{first_bad + 1}: each step scales the previous state by a_t and adds b_t"
         )
     start = loop_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
@@ -150,10 +147,8 @@ def checkpoint_scan_linear(scan_linear, expected):
     gap = (got - want).abs().max().item()
     assert gap < 1e-5, (
         f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, "
-        "position t "
-        "combines the pair ending at t - d (first) with its own (second); the first "
-        "d positions "
-        "are already complete"
+        "position t combines the pair ending at t - d (first) with its own (second); "
+        "the first d positions are already complete"
     )
     rounds = math.ceil(math.log2(13))
     assert len(calls) == rounds, (
@@ -177,8 +172,7 @@ def checkpoint_scan_linear(scan_linear, expected):
     except RuntimeError as exc:
         raise AssertionError(
             f"autograd cannot run back through the scan ({exc}): build new tensors "
-            "each round "
-            "(torch.cat) instead of writing into a or b in place"
+            "each round (torch.cat) instead of writing into a or b in place"
         ) from None
     assert a_grad.grad is not None, "the scan should pass gradients back to a"
     assert bool(torch.isfinite(a_grad.grad).all()), (
@@ -243,10 +237,9 @@ def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803
     if (got - want).abs().max() > 1e-5:
         raise AssertionError(
             "the outputs differ from the book's by up to "
-            f"{(got - want).abs().max().item():.3g}: the pair of a step is "
-            "(forget gate, input gate times candidate), the blocks come in nn.LSTM's "
-            "order i, f, g, o, and the output "
-            "gate shows a squashed copy of the cell"
+            f"{(got - want).abs().max().item():.3g}: the pair of a step is (forget "
+            "gate, input gate times candidate), the blocks come in nn.LSTM's order "
+            "i, f, g, o, and the output gate shows a squashed copy of the cell"
         )
     assert bool((got.abs() < 1).all()), (
         "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
@@ -263,16 +256,13 @@ LAB = Lab(
     title="Lab 7: a recurrence that runs in parallel",
     intro=(
         "When a cell's gates read only the current input, its update $c_t = a_t "
-        "\\odot c_{t-1} + b_t$ is "
-        "linear in the previous state, and one step is the pair $(a_t, b_t)$. Two "
-        "steps compose into one "
-        "pair, and because that composition is associative, all the prefixes can be "
-        "computed by a doubling "
+        "\\odot c_{t-1} + b_t$ is linear in the previous state, and one step is the "
+        "pair $(a_t, b_t)$. Two steps compose into one pair, and because that "
+        "composition is associative, all the prefixes can be computed by a doubling "
         "scan in $\\lceil \\log_2 T \\rceil$ rounds instead of $T$ sequential steps. "
-        "You write the composition, "
-        "the plain loop, and the scan, and check that the scan equals the loop; then "
-        "you run an LSTM whose gates "
-        "read only $x_t$ through either of them."
+        "You write the composition, the plain loop, and the scan, and check that the "
+        "scan equals the loop; then you run an LSTM whose gates read only $x_t$ "
+        "through either of them."
     ),
     setup="import math\n\nimport torch\nfrom torch import nn",
     exercises=[
@@ -280,10 +270,8 @@ LAB = Lab(
             target="chapter_code.beyond.linear_scan:combine",
             task=(
                 "Return the single pair $(a, b)$ that does what applying `first` $= "
-                "(a_1, b_1)$ and then "
-                "`second` $= (a_2, b_2)$ does to any state $c$. All tensors have one "
-                "shape; products are "
-                "elementwise."
+                "(a_1, b_1)$ and then `second` $= (a_2, b_2)$ does to any state $c$. "
+                "All tensors have one shape; products are elementwise."
             ),
             hints=(
                 "Write out what happens to a state $c$: first $a_1 c + b_1$, then "
@@ -301,14 +289,12 @@ LAB = Lab(
             context=("chapter_code.beyond.linear_scan:_check_pairs",),
             task=(
                 "Compute every $c_t = a_t \\odot c_{t-1} + b_t$, one step at a time, "
-                "from `c0` (zeros if it is "
-                "`None`); `a` and `b` are `(B, T, H)`; return all the states `(B, T, "
-                "H)`."
+                "from `c0` (zeros if it is `None`); `a` and `b` are `(B, T, H)`; "
+                "return all the states `(B, T, H)`."
             ),
             hints=(
                 "This is the plain recurrence loop of Lab 1 without weights or a "
-                "tanh: one state carried along "
-                "time.",
+                "tanh: one state carried along time.",
                 "Start from `torch.zeros_like(b[:, 0])` or `c0`; for each `t` update "
                 "the `(B, H)` state from "
                 "`a[:, t]` and `b[:, t]` and append it; `torch.stack(..., dim=1)`.",
@@ -321,28 +307,24 @@ LAB = Lab(
             context=("chapter_code.beyond.linear_scan:_check_pairs",),
             task=(
                 "Compute the same states as `loop_linear` by the doubling "
-                "(Hillis-Steele) scan: in the round of "
-                "offset $d = 1, 2, 4, \\dots$ every position $t \\ge d$ combines, "
-                "with your `combine`, the pair "
+                "(Hillis-Steele) scan: in the round of offset $d = 1, 2, 4, \\dots$ "
+                "every position $t \\ge d$ combines, with your `combine`, the pair "
                 "that ends at $t - d$ (as `first`) with its own (as `second`). Call "
-                "`combine` once per round, on "
-                "whole slices. Fold `c0`, if given, into the first step; write no "
-                "tensor in place."
+                "`combine` once per round, on whole slices. Fold `c0`, if given, into "
+                "the first step; write no tensor in place."
             ),
             hints=(
-                "After the round of offset $d$, position $t$ holds the composition "
-                "of the last $2d$ steps up to "
-                "it (or of all of them, if there are fewer). The first $d$ positions "
-                "do not change in that round. "
-                "With $c_0$ folded into $b_1$, the $b$ of a full prefix is the state "
+                "After the round of offset $d$, position $t$ holds the composition of "
+                "the last $2d$ steps up to it (or of all of them, if there are "
+                "fewer). The first $d$ positions do not change in that round. With "
+                "$c_0$ folded into $b_1$, the $b$ of a full prefix is the state "
                 "itself.",
                 "Fold `c0` in by rebuilding `b` (with `torch.cat`) so that its first "
-                "step already holds the "
-                "state after step 1. Then, while the offset is below the length: "
-                "combine the slices that end "
-                "`offset` places early with the slices that start at `offset`, put "
-                "the first `offset` positions "
-                "back in front, and double the offset. The answer is the final `b`.",
+                "step already holds the state after step 1. Then, while the offset is "
+                "below the length: combine the slices that end `offset` places early "
+                "with the slices that start at `offset`, put the first `offset` "
+                "positions back in front, and double the offset. The answer is the "
+                "final `b`.",
             ),
             checkpoint=checkpoint_scan_linear,
             reference=reference_scan_linear,
@@ -351,25 +333,21 @@ LAB = Lab(
             target="chapter_code.beyond.linear_scan:InputGatedLSTM",
             task=(
                 "Write `forward`: an LSTM whose gates and candidate read only $x_t$, "
-                "so that its cell is the linear "
-                "recurrence of this lab. `self.blocks` maps `x` `(B, T, F)` to the "
-                "four blocks at every step at once, "
-                "in `nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, "
-                "b_t)$, get every $c_t$ from "
-                "`scan_linear` (or `loop_linear` when `parallel` is false), starting "
-                "from $c_0 = 0$, and return "
-                "every $h_t$ `(B, T, H)`."
+                "so that its cell is the linear recurrence of this lab. `self.blocks` "
+                "maps `x` `(B, T, F)` to the four blocks at every step at once, in "
+                "`nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, b_t)$, "
+                "get every $c_t$ from `scan_linear` (or `loop_linear` when `parallel` "
+                "is false), starting from $c_0 = 0$, and return every $h_t$ `(B, T, "
+                "H)`."
             ),
             hints=(
                 "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t "
-                "\\odot c_{t-1} + b_t$: which "
-                "gate is $a_t$, and what is $b_t$? None of them needs $h_{t-1}$, so "
-                "all steps are computed at once.",
-                "Split `self.blocks(x)` into four along the last axis; squash them "
-                "as an LSTM does; `a` is the "
-                "forget gate, `b` the input gate times the candidate; run the scan "
-                "or the loop on `(a, b)`; "
-                "return the output gate times the tanh of the cell states.",
+                "\\odot c_{t-1} + b_t$: which gate is $a_t$, and what is $b_t$? None "
+                "of them needs $h_{t-1}$, so all steps are computed at once.",
+                "Split `self.blocks(x)` into four along the last axis; squash them as "
+                "an LSTM does; `a` is the forget gate, `b` the input gate times the "
+                "candidate; run the scan or the loop on `(a, b)`; return the output "
+                "gate times the tanh of the cell states.",
             ),
             checkpoint=checkpoint_input_gated_lstm,
             reference=reference_input_gated_lstm,

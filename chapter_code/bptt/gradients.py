@@ -207,8 +207,7 @@ def grad_norm_by_distance(
     if x.dim() != 3 or targets.shape != (x.shape[0],):
         raise ValueError(
             "x must be (batch, time, features) and targets (batch,); got "
-            f"{tuple(x.shape)}, "
-            f"{tuple(targets.shape)}"
+            f"{tuple(x.shape)}, {tuple(targets.shape)}"
         )
     h = x.new_zeros(1, x.shape[0], rnn.hidden_size)  # (1, B, H): nn.RNN's state layout
     states = []

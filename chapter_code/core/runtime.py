@@ -205,8 +205,7 @@ def pick_device(requested: str | None = None) -> torch.device:
         if not torch.cuda.is_available():
             raise SettingError(
                 f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no "
-                "CUDA device; "
-                "unset BOOK_DEVICE or set it to 'cpu'"
+                "CUDA device; unset BOOK_DEVICE or set it to 'cpu'"
             )
         return torch.device(name)
     raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
@@ -369,10 +368,9 @@ def describe_profile(profile: str) -> str:
         digits = profile[len(GPU_PROFILE_PREFIX) :]
         return (
             f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through "
-            "CUDA, with deterministic "
-            "algorithms, TF32 off and cuDNN deterministic; their baselines hold for "
-            "the PyTorch, CUDA and "
-            "cuDNN versions they were recorded with"
+            "CUDA, with deterministic algorithms, TF32 off and cuDNN deterministic; "
+            "their baselines hold for the PyTorch, CUDA and cuDNN versions they were "
+            "recorded with"
         )
     return PROFILE_DESCRIPTIONS.get(
         profile,
@@ -568,10 +566,9 @@ def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> A
     loader = _BACKEND.get("load_sweep")
     if loader is None:
         raise SweepRecordsUnavailable(
-            f"the records of sweep {name!r} are read and checked by the book's "
-            "build; outside it, run "
-            f"`python -m bookbuild experiments status {name}` in the repository, or "
-            "the sweep's job function "
-            "(chapter_code.experiments) directly"
+            f"the records of sweep {name!r} are read and checked by the book's build; "
+            f"outside it, run `python -m bookbuild experiments status {name}` in the "
+            "repository, or the sweep's job function (chapter_code.experiments) "
+            "directly"
         )
     return loader(name, config=config, allow_partial=allow_partial)

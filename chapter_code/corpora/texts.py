@@ -64,9 +64,8 @@ def read_checked(path: Path, sha256: str, rebuild: str) -> str:
     found = sha256_of(data)
     if found != sha256:
         raise CorpusError(
-            f"corpus file {path} has SHA-256 {found}, not the pinned {sha256}: it "
-            "was changed or "
-            f"damaged; {rebuild}"
+            f"corpus file {path} has SHA-256 {found}, not the pinned {sha256}: it was "
+            f"changed or damaged; {rebuild}"
         )
     return data.decode("utf-8")
 
@@ -135,8 +134,7 @@ def build_shakespeare(data_dir: Path = DATA_DIR) -> Path:
     if sha256_of(data) != SHAKESPEARE_TEXT_SHA256:
         raise CorpusError(
             f"the corpus built from {SHAKESPEARE_REQUIREMENT} has SHA-256 "
-            f"{sha256_of(data)}, not "
-            f"the pinned {SHAKESPEARE_TEXT_SHA256}"
+            f"{sha256_of(data)}, not the pinned {SHAKESPEARE_TEXT_SHA256}"
         )
     path = data_dir / SHAKESPEARE_FILE
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -164,10 +162,9 @@ def book_prose_text(data_dir: Path = DATA_DIR) -> str:
     every read.
     """
     rebuild = (
-        "restore the committed file with `git checkout -- data/book_prose.txt`; a "
-        "new snapshot is made only "
-        "on purpose, with `python -m bookbuild.prose_snapshot --force` and a new "
-        "pinned hash"
+        "restore the committed file with `git checkout -- data/book_prose.txt`; a new "
+        "snapshot is made only on purpose, with `python -m bookbuild.prose_snapshot "
+        "--force` and a new pinned hash"
     )
     return read_checked(data_dir / BOOK_PROSE_FILE, BOOK_PROSE_SHA256, rebuild)
 
@@ -193,8 +190,7 @@ def split_text(text: str, n_train: int, n_valid: int, n_test: int) -> Splits:
     if n_train + n_valid + n_test > len(text):
         raise ValueError(
             f"n_train + n_valid + n_test = {n_train + n_valid + n_test} exceeds the "
-            "text's "
-            f"{len(text)} characters"
+            f"text's {len(text)} characters"
         )
     return Splits(
         text[:n_train],

@@ -31,9 +31,8 @@ def _check_sequence(x: jax.Array, weight_ih: jax.Array, blocks: int) -> tuple[in
     hidden = weight_ih.shape[0] // blocks
     if weight_ih.shape != (blocks * hidden, x.shape[2]):
         raise ValueError(
-            f"weight_ih must have shape ({blocks} * hidden, features) with features "
-            f"= {x.shape[2]}; "
-            f"got {tuple(weight_ih.shape)}"
+            f"weight_ih must have shape ({blocks} * hidden, features) with features = "
+            f"{x.shape[2]}; got {tuple(weight_ih.shape)}"
         )
     return x.shape[0], hidden
 

@@ -41,9 +41,8 @@ def lm_loss_and_ppl(
         )
     if logits.dim() not in (2, 3) or targets.shape != logits.shape[:-1]:
         raise ValueError(
-            "logits must be (B, T, V) or (N, V) and targets (B, T) or (N,) to "
-            "match; got "
-            f"logits {tuple(logits.shape)} and targets {tuple(targets.shape)}"
+            "logits must be (B, T, V) or (N, V) and targets (B, T) or (N,) to match; "
+            f"got logits {tuple(logits.shape)} and targets {tuple(targets.shape)}"
         )
     vocab = logits.shape[-1]
     if targets.numel() == 0:

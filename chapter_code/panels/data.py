@@ -127,29 +127,26 @@ def one_unit_panel() -> Panel:
         _beat(
             {"w": small.w, "x": small.x},
             f"w = {small.w:g} and x = {small.x:g}: the state stays at "
-            f"{small.states[-1]:g}, every factor is exactly "
-            f"w, and the measured product (solid) lies on the bound (dashed); {d} "
-            "steps back both are "
+            f"{small.states[-1]:g}, every factor is exactly w, and the measured "
+            f"product (solid) lies on the bound (dashed); {d} steps back both are "
             f"{number(small.products[d])}. The gradient vanishes, as the bound says "
             "it must.",
         ),
         _beat(
             {"w": linear.w, "x": linear.x},
-            f"The weight rises to w = {linear.w:g}, the input stays {linear.x:g}. "
-            "The state is still "
-            f"{linear.states[-1]:g}, where tanh passes the gradient unchanged, so "
-            "the product climbs along the "
-            f"bound to {number(linear.products[d])} at {d} steps back: it explodes.",
+            f"The weight rises to w = {linear.w:g}, the input stays {linear.x:g}. The "
+            f"state is still {linear.states[-1]:g}, where tanh passes the gradient "
+            "unchanged, so the product climbs along the bound to "
+            f"{number(linear.products[d])} at {d} steps back: it explodes.",
         ),
         _beat(
             {"w": saturated.w, "x": saturated.x},
             f"Same weight, input x = {saturated.x:g}. The state saturates at "
-            f"{saturated.states[-1]:.3f}, each "
-            f"factor (1 \u2212 h\u00b2)w is {saturated.factors[-1]:.3f}, and the "
-            "product falls to "
+            f"{saturated.states[-1]:.3f}, each factor (1 \u2212 h\u00b2)w is "
+            f"{saturated.factors[-1]:.3f}, and the product falls to "
             f"{number(saturated.products[d])} while the bound still climbs to "
-            f"{number(saturated.bounds[d])}. "
-            f"A weight above 1 permits explosion; saturation turns it into vanishing.",
+            f"{number(saturated.bounds[d])}. A weight above 1 permits explosion; "
+            "saturation turns it into vanishing.",
         ),
     ]
     return {
@@ -157,10 +154,9 @@ def one_unit_panel() -> Panel:
         "title": "One hidden unit: the measured gradient product against the bound",
         "summary": (
             f"A one-unit RNN h\u209c = tanh(w h\u209c\u208b\u2081 + x) run for {d} "
-            "steps from h\u2080 = 0. "
-            "Solid: the measured |\u2202h_T/\u2202h_s|, the product of the one-step "
-            "factors; dashed: the "
-            "bound |w|^(T\u2212s). The vertical axis is logarithmic."
+            "steps from h\u2080 = 0. Solid: the measured |\u2202h_T/\u2202h_s|, the "
+            "product of the one-step factors; dashed: the bound |w|^(T\u2212s). The "
+            "vertical axis is logarithmic."
         ),
         "note": "Measured, not illustrative: every point is computed by "
         "one_unit_gradient, here at build time and "
@@ -222,8 +218,7 @@ def crossing(
     if not 1 <= marked <= loss_at <= steps:
         raise ValueError(
             f"need 1 <= marked <= loss_at <= steps; got marked={marked}, "
-            f"loss_at={loss_at}, "
-            f"steps={steps}"
+            f"loss_at={loss_at}, steps={steps}"
         )
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -290,19 +285,16 @@ def truncation_panel() -> Panel:
     beats = [
         _beat(
             dict(start),
-            f"One stream of {n} steps, drawn twice and split after step {cut}. "
-            "Above, the state goes over the "
-            f"split detached; below, step {cut + 1} restarts from a zero state. Step "
-            f"{m}'s "
-            "input is marked. Predict before stepping on: does the forward value get "
-            "past the cut in either lane? "
-            "Does the backward gradient?",
+            f"One stream of {n} steps, drawn twice and split after step {cut}. Above, "
+            f"the state goes over the split detached; below, step {cut + 1} restarts "
+            f"from a zero state. Step {m}'s input is marked. Predict before stepping "
+            "on: does the forward value get past the cut in either lane? Does the "
+            "backward gradient?",
         ),
         _beat(
             {**start, "carryValue": cut, "resetValue": cut},
             f"Step {m}'s input enters the state and rides forward to step {cut} in "
-            "both lanes; the shaded states "
-            "are the ones whose value it changes.",
+            "both lanes; the shaded states are the ones whose value it changes.",
         ),
         _beat(
             {
@@ -311,9 +303,8 @@ def truncation_panel() -> Panel:
                 "resetValue": max(reset["value"]),
             },
             "In the carry lane the value crosses the cut and changes every state up "
-            f"to step {max(carry['value'])}. "
-            f"In the reset lane it stops at step {max(reset['value'])}: step "
-            f"{cut + 1} starts from zero.",
+            f"to step {max(carry['value'])}. In the reset lane it stops at step "
+            f"{max(reset['value'])}: step {cut + 1} starts from zero.",
         ),
         _beat(
             {
@@ -339,9 +330,8 @@ def truncation_panel() -> Panel:
                 "verdict": 1,
             },
             "At the cut, detach passes the value and stops the gradient; reset "
-            f"passes neither. Step {n} uses "
-            f"step {m}'s value, yet no gradient from step {n}'s loss can teach the "
-            "model to keep it.",
+            f"passes neither. Step {n} uses step {m}'s value, yet no gradient from "
+            f"step {n}'s loss can teach the model to keep it.",
         ),
     ]
     return {
@@ -365,11 +355,9 @@ def truncation_panel() -> Panel:
         "check": {
             "question": (
                 f"Chunks of {q_chunk} steps, carried and detached, over {q_steps} "
-                "steps. The state at step "
-                f"{q_steps} depends on the inputs of steps {q_early} and {q_late}. "
-                "Does "
-                "its gradient get "
-                f"back to step {q_early}, to step {q_late}, or to both?"
+                f"steps. The state at step {q_steps} depends on the inputs of steps "
+                f"{q_early} and {q_late}. Does its gradient get back to step "
+                f"{q_early}, to step {q_late}, or to both?"
             ),
             "answer": f"Step {q_late}, not step {q_early}: the cuts fall after every "
             f"{q_chunk} steps, so the gradient "
@@ -453,25 +441,21 @@ def lstm_gates_panel() -> Panel:
 
     texts = [
         f"Forget gate {fmt(s[0]['f'])}, input gate {fmt(s[0]['i'])}: the cell keeps "
-        f"its {fmt(s[0]['cPrev'])}. "
-        f"The output gate is shut, so the hidden state shows {fmt(s[0]['h'])}: the "
-        "value is stored, not shown.",
+        f"its {fmt(s[0]['cPrev'])}. The output gate is shut, so the hidden state "
+        f"shows {fmt(s[0]['h'])}: the value is stored, not shown.",
         f"The output gate opens to {fmt(s[1]['o'])}. The cell is unchanged at "
-        f"{fmt(s[1]['c'])}; the hidden state "
-        f"shows tanh of it, {fmt(s[1]['h'])}.",
+        f"{fmt(s[1]['c'])}; the hidden state shows tanh of it, {fmt(s[1]['h'])}.",
         f"The forget gate drops to {fmt(s[2]['f'])}: the cell keeps half of "
         f"{fmt(s[2]['cPrev'])}, "
         f"{fmt(s[2]['c'])}, and the hidden state follows, {fmt(s[2]['h'])}.",
         f"The input gate opens to {fmt(s[3]['i'])} on a candidate of "
-        f"{fmt(s[3]['g'])}: the cell becomes "
-        f"{fmt(s[3]['f'])} \u00d7 {fmt(s[3]['cPrev'])} + {fmt(s[3]['i'])} \u00d7 "
-        f"{fmt(s[3]['g'])} = "
-        f"{fmt(s[3]['c'])}, a sum, not a product. The output gate at "
-        f"{fmt(s[3]['o'])} shows {fmt(s[3]['h'])}.",
+        f"{fmt(s[3]['g'])}: the cell becomes {fmt(s[3]['f'])} \u00d7 "
+        f"{fmt(s[3]['cPrev'])} + {fmt(s[3]['i'])} \u00d7 {fmt(s[3]['g'])} = "
+        f"{fmt(s[3]['c'])}, a sum, not a product. The output gate at {fmt(s[3]['o'])} "
+        f"shows {fmt(s[3]['h'])}.",
         f"Forget gate {fmt(s[4]['f'])}, input gate {fmt(s[4]['i'])}: the old cell is "
-        "discarded and the candidate "
-        f"{_signed(s[4]['g']).lstrip('+')} overwrites it; the open output gate shows "
-        f"{_signed(round(s[4]['h'], 3)).lstrip('+')}.",
+        f"discarded and the candidate {_signed(s[4]['g']).lstrip('+')} overwrites it; "
+        f"the open output gate shows {_signed(round(s[4]['h'], 3)).lstrip('+')}.",
     ]
     return {
         "name": "lstm-gates",
@@ -529,9 +513,8 @@ def forget_power_panel() -> Panel:
         f = torch.sigmoid(torch.tensor(b, dtype=torch.float64)).item()
         texts.append(
             f"b_f = {_signed(b)}: every forget gate is "
-            f"\u03c3({_signed(b).lstrip('+')}) = {f:.3f}; "
-            f"after {mark} steps the direct path "
-            f"keeps {number(curves[b][mark - 1])}, after {k} steps "
+            f"\u03c3({_signed(b).lstrip('+')}) = {f:.3f}; after {mark} steps the "
+            f"direct path keeps {number(curves[b][mark - 1])}, after {k} steps "
             f"{number(curves[b][-1])}."
         )
     texts[0] += (
@@ -543,19 +526,15 @@ def forget_power_panel() -> Panel:
     half = 0.5 ** (1 / k)
     texts[3] += (
         " Each step of bias changes the slope on the log axis; for half the signal "
-        f"to survive {k} steps a "
-        f"gate needs f = {half:.4f}."
+        f"to survive {k} steps a gate needs f = {half:.4f}."
     )
     return {
         "name": "forget-power",
         "title": "The forget-gate power f^k, with a slider for the forget bias",
         "summary": (
             "What the direct path through the cell keeps after k steps when every "
-            "forget gate equals "
-            f"f = \u03c3(b_f), for k = 1 to {k}, on a log axis. Solid: the chosen "
-            "bias; "
-            "dashed: "
-            f"b_f = {FORGET_REFERENCE_BIAS:g}."
+            f"forget gate equals f = \u03c3(b_f), for k = 1 to {k}, on a log axis. "
+            f"Solid: the chosen bias; dashed: b_f = {FORGET_REFERENCE_BIAS:g}."
         ),
         "note": "Computed, and simplified on purpose: one constant gate multiplied k "
         "times (forget_power), the "
@@ -609,17 +588,15 @@ def keep_dial_panel() -> Panel:
     full, none, half = (parts[u] for u in DIAL_BEATS)
     texts = [
         f"The dial at keep u = {DIAL_BEATS[0]:g}: all of the old state {DIAL_OLD:g} "
-        "is kept and nothing of the "
-        f"candidate {DIAL_CANDIDATE:g} is written; the new state stays at "
-        f"{full['new']:.2f}.",
+        f"is kept and nothing of the candidate {DIAL_CANDIDATE:g} is written; the new "
+        f"state stays at {full['new']:.2f}.",
         f"The dial at u = {DIAL_BEATS[1]:g}: nothing is kept and the whole candidate "
         "is written; the new state moves "
         f"the length of the segment to {none['new']:.2f}, overwritten.",
         f"The dial at u = {DIAL_BEATS[2]:g}: the {half['kept']:.2f} it keeps and the "
-        f"{half['written']:.2f} it "
-        f"writes sum to {half['new']:.2f}. A single gate sets both shares, so the "
-        "new state can only fall between "
-        "the old state and the candidate.",
+        f"{half['written']:.2f} it writes sum to {half['new']:.2f}. A single gate "
+        "sets both shares, so the new state can only fall between the old state and "
+        "the candidate.",
     ]
     return {
         "name": "keep-dial",
@@ -743,27 +720,21 @@ def sampling_panel() -> Panel:
 
     texts = [
         f"Six tokens with logits {z}. At \u03c4 = {tau[0]:g}, with k = {vocab} and p "
-        f"= {SAMPLING_BEATS[0][2]:g}, "
-        "nothing is cut: all three columns show softmax(z), which gives the "
-        "favourite a "
-        f"{number(t1['temperature'][0])} and the last token f "
-        f"{number(t1['temperature'][-1])}.",
+        f"= {SAMPLING_BEATS[0][2]:g}, nothing is cut: all three columns show "
+        f"softmax(z), which gives the favourite a {number(t1['temperature'][0])} and "
+        f"the last token f {number(t1['temperature'][-1])}.",
         f"Halve the temperature, \u03c4 = {tau[1]:g}: every gap between logits "
-        "doubles, a rises to "
-        f"{number(t_cold['temperature'][0])} and f falls to "
-        f"{number(t_cold['temperature'][-1])}. "
-        "The order of the tokens stays the same.",
+        f"doubles, a rises to {number(t_cold['temperature'][0])} and f falls to "
+        f"{number(t_cold['temperature'][-1])}. The order of the tokens stays the same.",
         f"Double it instead, \u03c4 = {tau[2]:g}: the gaps halve, a falls to "
-        f"{number(t_hot['temperature'][0])} and f "
-        f"rises to {number(t_hot['temperature'][-1])}, on the way to the uniform "
-        f"{number(1 / vocab)}; "
-        "still in the same order.",
+        f"{number(t_hot['temperature'][0])} and f rises to "
+        f"{number(t_hot['temperature'][-1])}, on the way to the uniform "
+        f"{number(1 / vocab)}; still in the same order.",
         f"Back at \u03c4 = {tau[3]:g}, top-k with k = {SAMPLING_BEATS[3][1]}: a and "
         "b are kept and renormalised "
         f"to {probs(k2['topK'], ['a', 'b'])}; c to f get exactly zero.",
         f"The nucleus with p = {p:g}: a and b hold only {number(pair)}, so c is kept "
-        "too, which brings the sum to "
-        f"{number(trio)}; the three are renormalised to "
+        f"too, which brings the sum to {number(trio)}; the three are renormalised to "
         f"{probs(p_mid['nucleus'], ['a', 'b', 'c'])}.",
         f"Colder, \u03c4 = {tau[5]:g}: a alone holds "
         f"{number(p_cold['temperature'][0])}, and a and b together "
@@ -771,10 +742,9 @@ def sampling_panel() -> Panel:
         f"{_tokens(_kept(p_cold['nucleus']))}; "
         f"top-{SAMPLING_BEATS[5][1]} keeps two tokens, as always.",
         f"Hotter, \u03c4 = {tau[6]:g}: the mass spreads, and the nucleus needs "
-        f"{sizes[2]} tokens, "
-        f"{_tokens(_kept(p_hot['nucleus']))}, to reach {p:g}, while "
-        f"top-{SAMPLING_BEATS[6][1]} still keeps two. "
-        "The nucleus follows how spread out the distribution is; k does not.",
+        f"{sizes[2]} tokens, {_tokens(_kept(p_hot['nucleus']))}, to reach {p:g}, "
+        f"while top-{SAMPLING_BEATS[6][1]} still keeps two. The nucleus follows how "
+        "spread out the distribution is; k does not.",
     ]
     return {
         "name": "sampling-explorer",

@@ -45,8 +45,7 @@ def explorer_data(
     if len(logits) != len(tokens) or len(tokens) < 2:
         raise ValueError(
             "logits and tokens must have the same length, at least 2; got "
-            f"{len(logits)} and "
-            f"{len(tokens)}"
+            f"{len(logits)} and {len(tokens)}"
         )
     if not temperatures or not ks or not ps:
         raise ValueError("temperatures, ks and ps must each hold at least one setting")

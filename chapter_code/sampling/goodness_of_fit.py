@@ -58,8 +58,7 @@ def chi_square_statistic(
     if counts.shape != probs.shape or counts.dim() != 1:
         raise ValueError(
             "counts and probs must be vectors of one shape; got "
-            f"{tuple(counts.shape)} and "
-            f"{tuple(probs.shape)}"
+            f"{tuple(counts.shape)} and {tuple(probs.shape)}"
         )
     if (probs < 0).any() or abs(float(probs.sum()) - 1.0) > 1e-6:
         raise ValueError(

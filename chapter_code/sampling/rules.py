@@ -165,8 +165,7 @@ def generate(
     if prefix.dim() != 1 or prefix.numel() < 1 or prefix.dtype != torch.long:
         raise ValueError(
             "prefix must be a non-empty int64 tensor of shape (T,); got "
-            f"{prefix.dtype} "
-            f"{tuple(prefix.shape)}"
+            f"{prefix.dtype} {tuple(prefix.shape)}"
         )
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0; got {steps!r}")
