@@ -15,9 +15,8 @@ def checkpoint_rnn_step(rnn_step):
     from torch import nn
 
     torch.manual_seed(0)
-    cell = nn.RNNCell(
-        3, 5
-    )  # F = 3 inputs, H = 5 hidden units: non-square, so a missing transpose shows
+    # F = 3 inputs, H = 5 hidden units: non-square, so a missing transpose shows
+    cell = nn.RNNCell(3, 5)
     x_t, h_prev = torch.randn(4, 3), torch.randn(4, 5)
     bias = cell.bias_ih + cell.bias_hh
     try:

@@ -19,9 +19,8 @@ def checkpoint_bptt_vanilla(bptt_vanilla):
     x = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
     h0 = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
     states, _ = rnn(x, h0.unsqueeze(0))  # (B, T, H)
-    grad_states = torch.randn(
-        2, 5, 4, dtype=torch.float64
-    )  # the loss is sum(grad_states * states)
+    # the loss is sum(grad_states * states)
+    grad_states = torch.randn(2, 5, 4, dtype=torch.float64)
     want = dict(
         zip(
             ["weight_ih", "weight_hh", "bias", "x", "h0"],
@@ -106,12 +105,13 @@ def checkpoint_jacobian_product_norms(jacobian_product_norms):
 
         return run
 
+    # distance d = T - s
     want = [
         torch.linalg.matrix_norm(
             torch.autograd.functional.jacobian(last_from(s), h[s]), ord=2
         ).item()
         for s in range(steps, -1, -1)
-    ]  # distance d = T - s
+    ]
     got = jacobian_product_norms(states, cell.weight_hh.detach())
     assert len(got) == steps + 1, (
         f"one norm per distance 0..T: {steps + 1} numbers for T = {steps}; got "
@@ -163,10 +163,11 @@ def checkpoint_clip_gradients(clip_gradients):
             p.grad = g.clone()
         return params
 
+    # joint norm 5: each alone is 3 or 4
     grads = [
         torch.tensor([3.0, 0.0]),
         torch.tensor([[0.0, 4.0]]),
-    ]  # joint norm 5: each alone is 3 or 4
+    ]
     ours = params_with(grads)
     norm = clip_gradients(ours, 1.0)
     assert norm is not None, (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bookbuild.labs import Exercise, Lab
 
+# a run of a second on a laptop
 _TINY = {
     "vocab": 5,
     "embedding_size": 4,
@@ -16,7 +17,7 @@ _TINY = {
     "lr": 0.05,
     "clip": 0.05,
     "log_every": 10,
-}  # a run of a second on a laptop
+}
 
 
 def reference_lm_loss_and_ppl() -> dict:
@@ -167,9 +168,8 @@ def checkpoint_fit_next_token(fit_next_token, expected):
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     t = expected["run"]
-    space = (
-        fit_next_token.__globals__
-    )  # the notebook's own CharLM and TrainConfig (the book's, given above)
+    # the notebook's own CharLM and TrainConfig (the book's, given above)
+    space = fit_next_token.__globals__
     CharLM, TrainConfig = space["CharLM"], space["TrainConfig"]  # noqa: N806
     torch.manual_seed(42)
     model = CharLM(t["vocab"], "gru", t["embedding_size"], t["hidden_size"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bookbuild.labs import Exercise, Lab
 
+# V = 5
 _IDS = [
     0,
     1,
@@ -37,7 +38,7 @@ _IDS = [
     3,
     2,
     1,
-]  # V = 5
+]
 
 
 def checkpoint_bidirectional_states(bidirectional_states):
@@ -184,9 +185,8 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
         def __call__(self, tokens):
             self.widths.append(tokens.shape[1])
             logits = torch.zeros(*tokens.shape, 5)
-            logits[:, :-1] = (
-                8.0 * one_hot(tokens[:, 1:], 5).float()
-            )  # the last position has nothing to peek at
+            # the last position has nothing to peek at
+            logits[:, :-1] = 8.0 * one_hot(tokens[:, 1:], 5).float()
             return logits, None
 
     class Repeat:  # an honest model: it bets that the last character read comes again

@@ -129,9 +129,8 @@ def checkpoint_scan_linear(scan_linear, expected):
     space = scan_linear.__globals__
     book_combine, calls = space["combine"], []
 
-    def counted(
-        first, second
-    ):  # one call per round: the whole sequence is combined at once
+    # one call per round: the whole sequence is combined at once
+    def counted(first, second):
         calls.append(first[0].shape[1])
         return book_combine(first, second)
 

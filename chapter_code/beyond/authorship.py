@@ -61,13 +61,14 @@ class AuthorshipConfig:
     lr: float = 1e-2
     clip: float = 1.0
     n_test: int = 400  # test passages per author and length
+    # the n-gram orders tried on validation passages
     orders: tuple[int, ...] = (
         1,
         2,
         3,
         4,
         5,
-    )  # the n-gram orders tried on validation passages
+    )
     k: float = 0.1  # the n-gram models' add-k constant
     select_length: int = (
         64  # validation passages for choosing the order have this length
@@ -122,9 +123,8 @@ class AuthorshipConfig:
             )
 
 
-_HEADING = re.compile(
-    r"^[^a-z]*[A-Z][^a-z]*$"
-)  # a line with capitals and no lower-case letter
+# a line with capitals and no lower-case letter
+_HEADING = re.compile(r"^[^a-z]*[A-Z][^a-z]*$")
 _BRACKETS = re.compile(r"\[[^\]]*\]")  # a stage direction
 _OUTSIDE = re.compile(f"[^{re.escape(ALPHABET)}]+")
 _SPACES = re.compile(r" {2,}")
@@ -239,12 +239,10 @@ class CharClassifier(nn.Module):
         self.readout = nn.Linear(hidden_size, classes)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        states, _ = self.lstm(
-            self.embed(ids)
-        )  # [1] (B, L, H): one state per character read
-        return self.readout(
-            states[:, -1]
-        )  # [2] (B, classes): only the last state is read out
+        # (B, L, H): one state per character read
+        states, _ = self.lstm(self.embed(ids))  # [1]
+        # (B, classes): only the last state is read out
+        return self.readout(states[:, -1])  # [2]
 
 
 def ngram_predict(models: list[CharNGram], passages: list[str]) -> torch.Tensor:
@@ -253,9 +251,8 @@ def ngram_predict(models: list[CharNGram], passages: list[str]) -> torch.Tensor:
     """
     if not models or not passages:
         raise ValueError("models and passages must be non-empty lists")
-    nats = torch.tensor(
-        [[m.nats_per_char(p) for m in models] for p in passages]
-    )  # (N, classes)
+    # (N, classes)
+    nats = torch.tensor([[m.nats_per_char(p) for m in models] for p in passages])
     return nats.argmin(dim=1)
 
 
@@ -307,9 +304,8 @@ def train_authorship(
         valid_acc[order] = (
             (ngram_predict(models, valid) == valid_labels).float().mean().item()
         )
-    order = max(
-        config.orders, key=lambda n: (valid_acc[n], -n)
-    )  # the best; the lowest order on a tie
+    # the best; the lowest order on a tie
+    order = max(config.orders, key=lambda n: (valid_acc[n], -n))
     ngrams = [CharNGram(order, config.k).fit(" ".join(b.train)) for b in blocks]
 
     # The LSTM, many-to-one: one label per passage, read from the last state.

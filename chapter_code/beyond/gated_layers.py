@@ -32,9 +32,8 @@ class GLU(nn.Module):
     def __init__(self, in_features: int, out_features: int) -> None:
         super().__init__()
         _check_sizes(in_features=in_features, out_features=out_features)
-        self.both = nn.Linear(
-            in_features, 2 * out_features
-        )  # value and gate blocks in one map
+        # value and gate blocks in one map
+        self.both = nn.Linear(in_features, 2 * out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         value, gate = self.both(x).chunk(2, dim=-1)  # two (..., H)
@@ -68,9 +67,8 @@ class Highway(nn.Module):
         self.transform = nn.Linear(features, features)
         self.gate = nn.Linear(features, features)
         with torch.no_grad():
-            self.gate.bias.fill_(
-                gate_bias
-            )  # a negative bias starts the layer close to the identity
+            # a negative bias starts the layer close to the identity
+            self.gate.bias.fill_(gate_bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         t = torch.sigmoid(self.gate(x))

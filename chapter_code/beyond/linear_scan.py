@@ -107,20 +107,19 @@ def scan_linear(
     """
     _check_pairs(a, b, c0)
     ### BEGIN SOLUTION
-    if (
-        c0 is not None
-    ):  # [1] fold the initial state into the first step: c_1 = a_1 c0 + b_1
+    # fold the initial state into the first step: c_1 = a_1 c0 + b_1
+    if c0 is not None:  # [1]
         b = torch.cat([(a[:, 0] * c0 + b[:, 0]).unsqueeze(1), b[:, 1:]], dim=1)
     length, offset = a.shape[1], 1
     while offset < length:  # [2] ceil(log2 T) rounds
         # [3] position t takes in the pair ending at t - offset: (A, B)_{t-offset} then
         # (A, B)_t
+        # (B, T-offset, H)
         a_new, b_new = combine(
             (a[:, :-offset], b[:, :-offset]), (a[:, offset:], b[:, offset:])
-        )  # (B, T-offset, H)
-        a = torch.cat(
-            [a[:, :offset], a_new], dim=1
-        )  # (B, T, H); the first `offset` are already complete
+        )
+        # (B, T, H); the first `offset` are already complete
+        a = torch.cat([a[:, :offset], a_new], dim=1)
         b = torch.cat([b[:, :offset], b_new], dim=1)
         offset *= 2
     return b  # [4] with c_0 folded in, the b of each prefix is the state itself
@@ -179,9 +178,8 @@ class InputGatedLSTM(nn.Module):
     def forward(self, x: torch.Tensor, parallel: bool = True) -> torch.Tensor:
         """Every h_t (B, T, H) from x (B, T, F), starting from c_0 = 0."""
         ### BEGIN SOLUTION
-        i, f, g, o = self.blocks(x).chunk(
-            4, dim=-1
-        )  # four (B, T, H), for all steps at once
+        # four (B, T, H), for all steps at once
+        i, f, g, o = self.blocks(x).chunk(4, dim=-1)
         a, b = torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g)
         c = scan_linear(a, b) if parallel else loop_linear(a, b)  # (B, T, H)
         return torch.sigmoid(o) * torch.tanh(c)

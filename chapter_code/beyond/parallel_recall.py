@@ -30,9 +30,8 @@ class InputGatedRecallNet(nn.Module):
         super().__init__()
         self.rec = InputGatedLSTM(vocab, hidden_size)
         self.readout = nn.Linear(hidden_size, vocab)
-        with (
-            torch.no_grad()
-        ):  # the forget block is the second of i, f, g, o, as in nn.LSTM
+        # the forget block is the second of i, f, g, o, as in nn.LSTM
+        with torch.no_grad():
             self.rec.blocks.bias[hidden_size : 2 * hidden_size] = forget_bias
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -86,16 +86,15 @@ def dot_product_attention(
     """Read from every encoder state: queries (B, T, H), keys (B, S, H) -> context (B,
     T, H), weights (B, T, S).
     """
-    scores = (
-        queries @ keys.transpose(1, 2) / math.sqrt(keys.shape[-1])
-    )  # [1] (B, T, S): one score per pair
-    weights = scores.softmax(
-        dim=-1
-    )  # [2] over the source positions; each row sums to 1
+    # (B, T, S): one score per pair
+    scores = queries @ keys.transpose(1, 2) / math.sqrt(keys.shape[-1])  # [1]
+    # over the source positions; each row sums to 1
+    weights = scores.softmax(dim=-1)  # [2]
+    # (B, T, H): a weighted average of the encoder states
     return (
         weights @ keys,
         weights,
-    )  # [3] (B, T, H): a weighted average of the encoder states
+    )  # [3]
 
 
 class Seq2Seq(nn.Module):
@@ -108,9 +107,8 @@ class Seq2Seq(nn.Module):
     ) -> None:
         super().__init__()
         self.vocab, self.attention = vocab, attention
-        self.embed = nn.Embedding(
-            vocab + 1, embedding_size
-        )  # one extra row: the start symbol
+        # one extra row: the start symbol
+        self.embed = nn.Embedding(vocab + 1, embedding_size)
         self.encoder = nn.GRU(embedding_size, hidden_size, batch_first=True)
         self.decoder = nn.GRU(embedding_size, hidden_size, batch_first=True)
         self.readout = nn.Linear(2 * hidden_size if attention else hidden_size, vocab)
@@ -131,13 +129,11 @@ class Seq2Seq(nn.Module):
         """Teacher-forced logits (B, T, V): step t reads the true target token t - 1
         (the start symbol at t = 0).
         """
-        enc, h = self.encoder(
-            self.embed(source)
-        )  # (B, S, H), (1, B, H): the one carried state
+        # (B, S, H), (1, B, H): the one carried state
+        enc, h = self.encoder(self.embed(source))
         start = torch.full_like(target[:, :1], self.vocab)  # (B, 1)
-        dec, _ = self.decoder(
-            self.embed(torch.cat([start, target[:, :-1]], dim=1)), h
-        )  # (B, T, H)
+        # (B, T, H)
+        dec, _ = self.decoder(self.embed(torch.cat([start, target[:, :-1]], dim=1)), h)
         return self._read(dec, enc)
 
     @torch.no_grad()
@@ -187,9 +183,8 @@ def train_reversal(
         length = int(
             torch.randint(config.min_len, config.max_len + 1, (1,), generator=data)
         )
-        source, target = make_reversal(
-            config.batch_size, length, config.vocab, data
-        )  # (B, L) each
+        # (B, L) each
+        source, target = make_reversal(config.batch_size, length, config.vocab, data)
         loss = nn.functional.cross_entropy(
             net(source, target).flatten(0, 1), target.flatten()
         )

@@ -45,9 +45,8 @@ def clip_gradients(params: Iterable[nn.Parameter], kappa: float) -> float:
     scale = min(1.0, kappa / (total + 1e-6))  # [2]
     if scale < 1.0:
         for g in grads:
-            g.mul_(
-                scale
-            )  # one factor for every coordinate: the direction is kept  # [3]
+            # one factor for every coordinate: the direction is kept
+            g.mul_(scale)  # [3]
     return total
     ### END SOLUTION
 
@@ -180,9 +179,8 @@ class LastStepClassifier(nn.Module):
             input_size, hidden_size, batch_first=True
         )
         if cell == "lstm":
-            with (
-                torch.no_grad()
-            ):  # PyTorch sums its two bias vectors: set one slice to 1, the other to 0
+            # PyTorch sums its two bias vectors: set one slice to 1, the other to 0
+            with torch.no_grad():
                 self.rec.bias_ih_l0[hidden_size : 2 * hidden_size].fill_(1.0)
                 self.rec.bias_hh_l0[hidden_size : 2 * hidden_size].zero_()
         self.out = nn.Linear(hidden_size, classes)

@@ -67,13 +67,13 @@ def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figu
             label=f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}",
         )
     bound_colors: dict[float, str] = {}
-    for trace, color in zip(
-        traces, colors, strict=True
-    ):  # one dashed bound per |w|, in its first trace's colour
+    # one dashed bound per |w|, in its first trace's colour
+    for trace, color in zip(traces, colors, strict=True):
         bound_colors.setdefault(abs(trace.w), color)
     for w, color in bound_colors.items():
         bounds = next(t.bounds for t in traces if abs(t.w) == w)
         ax.semilogy(range(len(bounds)), bounds, "--", color=color, lw=1.4)
+        # names the bound at its end
         ax.annotate(
             f"$|w|$ = {w:g}",
             (len(bounds) - 1, bounds[-1]),
@@ -83,7 +83,7 @@ def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figu
             va="center",
             color=color,
             annotation_clip=False,
-        )  # names the bound at its end
+        )
     ax.plot(
         [], [], "--", color=COLORS["bound"], lw=1.4, label="bound $|w|^{T-s}$ (dashed)"
     )

@@ -46,9 +46,10 @@ def grad_at_first_input(
     norms = []
     for lag in lags:
         gen = torch.Generator().manual_seed(seed + lag)
+        # (B, T, F)
         x = torch.randn(batch, lag, input_size, generator=gen).to(
             param.device, param.dtype
-        )  # (B, T, F)
+        )
         x.requires_grad_(True)
         outputs, _ = rec(x)  # (B, T, H)
         (grad,) = torch.autograd.grad(outputs[:, -1].sum(), x)
@@ -97,9 +98,8 @@ def bptt_vanilla(
             f"{tuple(grad_states.shape)}"
         )
     batch, steps, _ = states.shape
-    prev = torch.cat(
-        [h0.unsqueeze(1), states[:, :-1]], dim=1
-    )  # (B, T, H): h_{t-1} for each t
+    # (B, T, H): h_{t-1} for each t
+    prev = torch.cat([h0.unsqueeze(1), states[:, :-1]], dim=1)
     ### BEGIN SOLUTION
     grad_x = torch.zeros_like(x)
     per_use = x.new_zeros(steps, *weight_hh.shape)  # (T, H, H)
@@ -134,9 +134,8 @@ def jacobian_product_norms(
     ### BEGIN SOLUTION
     product = torch.eye(weight_hh.shape[0], dtype=states.dtype)
     norms = [1.0]
-    for t in reversed(
-        range(states.shape[0])
-    ):  # multiply on the right: one more step back
+    # multiply on the right: one more step back
+    for t in reversed(range(states.shape[0])):
         one_step = (1.0 - states[t] ** 2).unsqueeze(
             1
         ) * weight_hh  # (H, H): diag(1 - h_t^2) W_hh

@@ -61,13 +61,11 @@ def unroll(
     states = []
     for t in range(steps):  # (B, F) input at each step
         if t > 0 and reset_every is not None and t % reset_every == 0:
-            h = torch.zeros_like(
-                h
-            )  # fixed window: neither value nor gradient crosses  # [2]
+            # fixed window: neither value nor gradient crosses
+            h = torch.zeros_like(h)  # [2]
         elif t > 0 and gates is not None:
-            h = gradient_gate(
-                h, gates[t - 1]
-            )  # the value crosses; the gradient is scaled  # [3]
+            # the value crosses; the gradient is scaled
+            h = gradient_gate(h, gates[t - 1])  # [3]
         h = rnn_step(x[:, t], h, model.weight_ih, model.weight_hh, bias)  # (B, H)
         states.append(h)
     return torch.stack(states, dim=1)  # (B, T, H)
@@ -106,9 +104,8 @@ def reach_fraction_by_enumeration(chunk: int, lag: int) -> float:
         raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
     if not isinstance(lag, int) or lag < 0:
         raise ValueError(f"lag must be an int >= 0; got {lag!r}")
-    reaching = sum(
-        1 for j in range(1, chunk + 1) if j - lag >= 1
-    )  # loss at chunk step j, input at j - lag
+    # loss at chunk step j, input at j - lag
+    reaching = sum(1 for j in range(1, chunk + 1) if j - lag >= 1)
     return reaching / chunk
 
 
@@ -118,9 +115,8 @@ def reach_fraction_by_autograd(
     """The same share measured: for every loss L_t, does dL_t/dx_{t-lag} come out
     nonzero under a fixed horizon?
     """
-    chunks = max(
-        chunks, lag // chunk + 2
-    )  # long enough that every counted loss has an input lag steps back
+    # long enough that every counted loss has an input lag steps back
+    chunks = max(chunks, lag // chunk + 2)
     steps = chunk * chunks
     x = torch.randn(
         1,
@@ -130,9 +126,8 @@ def reach_fraction_by_autograd(
         dtype=torch.float64,
     )
     x.requires_grad_(True)
-    states = unroll(
-        model.double(), x, gates=cut_every(steps, chunk).double()
-    )  # (1, T, H)
+    # (1, T, H)
+    states = unroll(model.double(), x, gates=cut_every(steps, chunk).double())
     counted = reaching = 0
     for t in range(steps - chunk, steps):  # the losses of the last chunk
         (grad,) = torch.autograd.grad(states[0, t].sum(), x, retain_graph=True)
@@ -216,13 +211,13 @@ def run_chunks(
     h = None
     losses, correct, seen = [], torch.zeros(chunk), torch.zeros(chunk)
     for start in range(0, tokens.shape[1], chunk):
+        # (B, K)
         piece, goal = (
             tokens[:, start : start + chunk],
             targets[:, start : start + chunk],
-        )  # (B, K)
-        logits, h_last = model(
-            piece, h if carry else None
-        )  # reset: a zero state every chunk
+        )
+        # reset: a zero state every chunk
+        logits, h_last = model(piece, h if carry else None)
         h = h_last.detach()  # the value crosses the cut, the gradient does not
         if opt is not None:
             loss = nn.functional.cross_entropy(

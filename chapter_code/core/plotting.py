@@ -89,10 +89,11 @@ def figure_png(fig: Figure) -> tuple[bytes, dict[str, int]]:
         metadata={SMALLEST_TEXT_KEY: f"{smallest_px:.2f}"},
     )
     data = buffer.getvalue()
+    # from the IHDR chunk
     width, height = (
         int.from_bytes(data[16:20], "big"),
         int.from_bytes(data[20:24], "big"),
-    )  # from the IHDR chunk
+    )
     return data, {"width": width // PIXEL_RATIO, "height": height // PIXEL_RATIO}
 
 

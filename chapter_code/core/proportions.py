@@ -79,9 +79,8 @@ def plot_solve_rates(
     """
     use_book_style()
     labels = list(summaries)
-    fig, ax = plt.subplots(
-        figsize=(4.2, 0.5 * len(labels) + 1.1)
-    )  # narrow: legible on a phone
+    # narrow: legible on a phone
+    fig, ax = plt.subplots(figsize=(4.2, 0.5 * len(labels) + 1.1))
     for row, label in enumerate(labels):
         s = summaries[label]
         y = len(labels) - 1 - row  # first contender at the top

@@ -54,12 +54,10 @@ def bidirectional_states(
         )
     ### BEGIN SOLUTION
     ahead, _ = forward(x)  # (B, T, H): position t has read x_1..x_t
-    behind, _ = backward(
-        x.flip(1)
-    )  # (B, T, H) in reversed time: index s has read x_T..x_{T-s}
-    return torch.cat(
-        [ahead, behind.flip(1)], dim=-1
-    )  # (B, T, 2H): flipped back, position t has read x_T..x_t
+    # (B, T, H) in reversed time: index s has read x_T..x_{T-s}
+    behind, _ = backward(x.flip(1))
+    # (B, T, 2H): flipped back, position t has read x_T..x_t
+    return torch.cat([ahead, behind.flip(1)], dim=-1)
     ### END SOLUTION
 
 

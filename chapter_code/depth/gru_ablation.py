@@ -57,9 +57,8 @@ def remove_gate(core: nn.GRU, variant: str) -> None:
         core.weight_ih_l0[rows].zero_()
         core.weight_hh_l0[rows].zero_()
     set_gate_bias(core, "gru", gate, bias)
-    for p in (
-        core.parameters()
-    ):  # every parameter's first axis is the stacked gate axis (3H)
+    # every parameter's first axis is the stacked gate axis (3H)
+    for p in core.parameters():
         mask = torch.ones_like(p)
         mask[rows] = 0.0
         p.register_hook(lambda grad, mask=mask: grad * mask)

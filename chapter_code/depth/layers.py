@@ -272,9 +272,8 @@ def generate_rereading(
     model.eval()
     tokens = prefix.tolist()
     for _ in range(steps):
-        logits, _ = model(
-            torch.tensor(tokens[-context:]).unsqueeze(0)
-        )  # (1, t, V): read again from scratch
+        # (1, t, V): read again from scratch
+        logits, _ = model(torch.tensor(tokens[-context:]).unsqueeze(0))
         tokens.append(int(rule(logits[0, -1], generator)))
     return torch.tensor(tokens[prefix.numel() :], dtype=torch.long)
 

@@ -85,9 +85,8 @@ def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
     if contender == "gru":
         return nn.GRU(input_size, hidden_size, batch_first=True)
     if contender == "lstm-scratch":
-        return LSTMScratch(
-            input_size, hidden_size
-        )  # nn.LSTM's initialisation, drawn in the same order
+        # nn.LSTM's initialisation, drawn in the same order
+        return LSTMScratch(input_size, hidden_size)
     if contender == "lstm-scratch-small":
         core = LSTMScratch(input_size, hidden_size)
         with torch.no_grad():
@@ -103,9 +102,8 @@ def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
         batch_first=True,
     )
     if contender == "lstm-forget1":
-        set_gate_bias(
-            core, "lstm", "f", 1.0
-        )  # bias_ih + bias_hh = +1 in the forget block
+        # bias_ih + bias_hh = +1 in the forget block
+        set_gate_bias(core, "lstm", "f", 1.0)
     return core
 
 

@@ -206,9 +206,8 @@ def word_lm_metrics(
     valid_curve = []
     for step in range(1, config.train.steps + 1):
         model.train()
-        x, y = random_windows(
-            ids["train"], window, config.train.batch_size, generator
-        )  # (B, W) each
+        # (B, W) each
+        x, y = random_windows(ids["train"], window, config.train.batch_size, generator)
         loss = lm_loss_and_ppl(model(x)[0], y)[0]
         opt.zero_grad()
         loss.backward()

@@ -168,6 +168,7 @@ def _box(
     """A labelled layer box centred at (x, y)."""
     from matplotlib.patches import FancyBboxPatch
 
+    # a light tint, so black text on it reads at full contrast
     ax.add_patch(
         FancyBboxPatch(
             (x - w / 2, y - h / 2),
@@ -179,7 +180,7 @@ def _box(
             lw=2,
             alpha=0.3,
         )
-    )  # a light tint, so black text on it reads at full contrast
+    )
     ax.text(x, y, text, ha="center", va="center", fontsize=11, color="black")
 
 
@@ -218,16 +219,14 @@ def draw_cell_diagram(cell: str) -> Figure:
     if cell not in GATE_ORDER:
         raise ValueError(f"cell must be one of {sorted(GATE_ORDER)}; got {cell!r}")
     use_book_style()
-    fig, ax = plt.subplots(
-        figsize=(5.4, 2.6)
-    )  # narrow, so that its text stays legible on a phone
+    # narrow, so that its text stays legible on a phone
+    fig, ax = plt.subplots(figsize=(5.4, 2.6))
     gate_color, cand_color = (
         COLORS["lstm"] if cell == "lstm" else COLORS["gru"],
         COLORS["rnn"],
     )
-    ax.plot(
-        [0.4, 9.6], [1.0, 1.0], color="black", lw=1
-    )  # the input bus: [x_t, h_{t-1}]
+    # the input bus: [x_t, h_{t-1}]
+    ax.plot([0.4, 9.6], [1.0, 1.0], color="black", lw=1)
     ax.text(0.3, 1.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
     ax.text(5.0, 0.2, "$x_t$", ha="center", va="center", fontsize=11)
     _arrow(ax, (5.0, 0.4), (5.0, 0.95))
@@ -270,9 +269,8 @@ def draw_cell_diagram(cell: str) -> Figure:
         ]:
             _box(ax, x, 2.0, label, color, w=1.3)
             _arrow(ax, (x, 1.0), (x, 1.7))
-        _op(
-            ax, 5.2, 2.0, r"$\times$"
-        )  # reset applied to the old state the candidate reads
+        # reset applied to the old state the candidate reads
+        _op(ax, 5.2, 2.0, r"$\times$")
         _arrow(ax, (4.35, 2.0), (4.95, 2.0))
         _arrow(ax, (5.2, 4.0), (5.2, 2.25))
         _arrow(ax, (5.45, 2.0), (5.95, 2.0))

@@ -237,9 +237,8 @@ def gru_step(
     gx_r, gx_z, gx_n = gx.chunk(3, dim=1)
     ### BEGIN SOLUTION
     r = torch.sigmoid(gx_r + h_prev @ w_r.T + b_r)  # reset gate
-    u = torch.sigmoid(
-        gx_z + h_prev @ w_z.T + b_z
-    )  # update gate: PyTorch's z, the book's u  # [1]
+    # update gate: PyTorch's z, the book's u
+    u = torch.sigmoid(gx_z + h_prev @ w_z.T + b_z)  # [1]
     if reset_after:
         candidate = torch.tanh(gx_n + r * (h_prev @ w_n.T + b_n))  # [2]
     else:

@@ -74,9 +74,8 @@ def lstm_loop(
         h, c = lstm_cell_step(x_t, *carry, weight_ih, weight_hh, bias)
         return (h, c), h
 
-    last, outputs = jax.lax.scan(
-        step, state, jnp.swapaxes(x, 0, 1)
-    )  # over time: (T, B, F)
+    # over time: (T, B, F)
+    last, outputs = jax.lax.scan(step, state, jnp.swapaxes(x, 0, 1))
     return jnp.swapaxes(outputs, 0, 1), last
 
 
@@ -142,9 +141,10 @@ def flax_lstm_init(
     k_in, k_rec = jax.random.split(key)
     lecun = jax.nn.initializers.lecun_normal()
     orthogonal = jax.nn.initializers.orthogonal()
+    # (4H, F)
     w_ih = jnp.concatenate(
         [lecun(k, (input_size, hidden_size)).T for k in jax.random.split(k_in, 4)]
-    )  # (4H, F)
+    )
     w_hh = jnp.concatenate(
         [
             orthogonal(k, (hidden_size, hidden_size)).T

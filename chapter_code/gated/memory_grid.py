@@ -101,9 +101,8 @@ def _run_grid_batched(
     for c in contenders:
         for s in seeds:
             groups.setdefault(c.cell, []).append((c, s))
-    jobs = sorted(
-        ((g, config) for g in groups.values()), key=lambda job: -len(job[0])
-    )  # biggest group first
+    # biggest group first
+    jobs = sorted(((g, config) for g in groups.values()), key=lambda job: -len(job[0]))
     if workers == 0:
         done = [_train_group(job) for job in jobs]
     else:

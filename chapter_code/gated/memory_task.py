@@ -33,10 +33,11 @@ from chapter_code.gated.gates import lstm_gates, lstm_update, set_gate_bias
 from chapter_code.gated.model_batch import StackedRecall, clip_per_model, stacked_loss
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
+# the gate whose bias decides how much old state survives
 KEEP_GATE = {
     "lstm": "f",
     "gru": "z",
-}  # the gate whose bias decides how much old state survives
+}
 
 
 @dataclass(frozen=True)
@@ -193,9 +194,8 @@ class RecallRun:
     birth: float  # input-gradient norm at lag `config.lag`, at initialisation
     accuracy: float  # test accuracy after the last epoch: the number the sources report
     epochs: int  # epochs trained (all of config.epochs)
-    history: list[float] = field(
-        default_factory=list
-    )  # test accuracy after each epoch, never used to stop
+    # test accuracy after each epoch, never used to stop
+    history: list[float] = field(default_factory=list)
     state: dict[str, torch.Tensor] = field(default_factory=dict)  # trained weights
     seconds: float = 0.0
 
@@ -237,15 +237,15 @@ def train_recall(
     x_test, y_test = make_recall(
         config.n_test, config.lag, config.vocab, config.test_seed
     )
+    # float64 only for the equivalence tests
     x_train, x_test = (
         x_train.to(dtype),
         x_test.to(dtype),
-    )  # float64 only for the equivalence tests
+    )
     stream = torch.Generator().manual_seed(seed)  # the run's one random stream
     net = build_recall_net(contender, config, seed, learn_h0, stream).to(dtype)  # [1]
-    birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[
-        0
-    ]  # [2]
+    # [2]
+    birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     history: list[float] = []
     for _ in range(config.epochs):
@@ -302,9 +302,8 @@ def train_recall_batched(
         config.n_test, config.lag, config.vocab, config.test_seed
     )
     x_train, x_test = x_train.to(dtype), x_test.to(dtype)
-    streams = [
-        torch.Generator().manual_seed(seed) for _, seed in contender_seeds
-    ]  # one per run
+    # one per run
+    streams = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]
     nets = [
         build_recall_net(c, config, seed, generator=g).to(dtype)
         for (c, seed), g in zip(contender_seeds, streams, strict=True)
@@ -317,9 +316,10 @@ def train_recall_batched(
     opt = torch.optim.Adam(stack.parameters(), lr=config.lr)
     histories: list[list[float]] = [[] for _ in nets]
     for _ in range(config.epochs):
+        # (M, N)
         orders = torch.stack(
             [torch.randperm(config.n_train, generator=g) for g in streams]
-        )  # (M, N)
+        )
         for start_row in range(0, config.n_train, config.batch_size):
             rows = orders[:, start_row : start_row + config.batch_size]  # (M, B)
             loss = stacked_loss(stack(x_train[rows]), y_train[rows])
@@ -328,9 +328,8 @@ def train_recall_batched(
             clip_per_model(list(stack.parameters()), config.clip)
             opt.step()
         with torch.no_grad():
-            correct = (
-                (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)
-            )  # (M,)
+            # (M,)
+            correct = (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)
         for m, history in enumerate(histories):
             history.append(correct[m].item())
     seconds = time.perf_counter() - start

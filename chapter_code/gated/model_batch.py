@@ -104,9 +104,8 @@ class StackedRecall(nn.Module):
         shared by all models.
         """
         if x.dim() == 3:
-            pre = torch.einsum(
-                "btv,mgv->tmbg", x, self.weight_ih
-            )  # (T, M, B, GH), every step at once
+            # (T, M, B, GH), every step at once
+            pre = torch.einsum("btv,mgv->tmbg", x, self.weight_ih)
         elif x.dim() == 4 and x.shape[0] == self.n_models:
             pre = torch.einsum("mbtv,mgv->tmbg", x, self.weight_ih)
         else:
@@ -115,9 +114,8 @@ class StackedRecall(nn.Module):
                 f"{tuple(x.shape)}"
             )
         H = self.hidden_size
-        if (
-            self.cell == "gru"
-        ):  # b_hn sits inside r * (W_hn h + b_hn); b_hr and b_hz add like b_ih
+        # b_hn sits inside r * (W_hn h + b_hn); b_hr and b_hz add like b_ih
+        if self.cell == "gru":
             folded = self.bias_ih + torch.cat(
                 [self.bias_hh[:, : 2 * H], torch.zeros_like(self.bias_hh[:, 2 * H :])],
                 1,
@@ -163,9 +161,8 @@ def clip_per_model(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         raise ValueError("params hold no gradients; call backward() first")
-    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1).norm(
-        dim=1
-    )  # (M,)
+    # (M,)
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1).norm(dim=1)
     scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
@@ -229,12 +226,10 @@ class _Recurrence(torch.autograd.Function):
         (weight_hh,) = ctx.saved_tensors
         s, cell = ctx.saved, ctx.cell
         T, M, B, H = s["h_prev"].shape
-        d_pre = grad_h.new_empty(
-            T, M, B, weight_hh.shape[1]
-        )  # gradient to the pre-activations from the input
-        d_rec = (
-            d_pre if cell != "gru" else torch.empty_like(d_pre)
-        )  # ... and from W_hh h (the GRU differs)
+        # gradient to the pre-activations from the input
+        d_pre = grad_h.new_empty(T, M, B, weight_hh.shape[1])
+        # ... and from W_hh h (the GRU differs)
+        d_rec = d_pre if cell != "gru" else torch.empty_like(d_pre)
         dh = grad_h
         dc = torch.zeros_like(grad_h)
         for t in range(T - 1, -1, -1):
@@ -268,8 +263,7 @@ class _Recurrence(torch.autograd.Function):
                 torch.cat([*d_rz, d_n], dim=2, out=d_pre[t])
                 torch.cat([*d_rz, d_n * r], dim=2, out=d_rec[t])
                 dh = dh * z + torch.bmm(d_rec[t], weight_hh)
-        d_weight_hh = torch.einsum(
-            "tmbg,tmbh->mgh", d_rec, s["h_prev"]
-        )  # every step in one product
+        # every step in one product
+        d_weight_hh = torch.einsum("tmbg,tmbh->mgh", d_rec, s["h_prev"])
         d_b_hn = d_rec[..., 2 * H :].sum(dim=(0, 2)) if cell == "gru" else None
         return d_pre, d_weight_hh, d_b_hn, None

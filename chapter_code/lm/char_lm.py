@@ -145,9 +145,8 @@ def random_windows(
             f"{tuple(ids.shape)}"
         )
     ### BEGIN SOLUTION
-    starts = torch.randint(
-        0, ids.numel() - window, (batch_size,), generator=generator
-    )  # (B,)
+    # (B,)
+    starts = torch.randint(0, ids.numel() - window, (batch_size,), generator=generator)
     rows = starts[:, None] + torch.arange(window + 1)  # (B, W + 1)
     chunk = ids[rows]
     return chunk[:, :-1], chunk[:, 1:]
@@ -169,9 +168,8 @@ def fit_next_token(
     history = []
     model.train()
     for step in range(1, config.steps + 1):
-        x, y = random_windows(
-            ids, config.window, config.batch_size, generator
-        )  # [1] (B, W) each
+        # (B, W) each
+        x, y = random_windows(ids, config.window, config.batch_size, generator)  # [1]
         logits, _ = model(x)  # [2] state None: zeros at every window's start
         loss, _, _ = lm_loss_and_ppl(logits, y)  # [3]
         opt.zero_grad()
@@ -206,9 +204,8 @@ def fixed_window_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
     """
     model.eval()  # [1]
     x, y = _windows(ids, window)  # [2] (N, W)
-    logits, _ = model(
-        x
-    )  # [3] the N windows side by side, as a batch: no state passes between them
+    # the N windows side by side, as a batch: no state passes between them
+    logits, _ = model(x)  # [3]
     return lm_loss_and_ppl(logits, y)[0].item()  # [4]
 
 

@@ -57,9 +57,8 @@ def char_lm_metrics(seed: int, corpus: str, recipe: dict[str, Any]) -> dict[str,
         ("valid", splits.train[-1], splits.valid),
         ("test", splits.valid[-1], splits.test),
     ):
-        logits = fixed_window_logits(
-            model, vocab.encode(before + text), window
-        )  # (N, V)
+        # (N, V)
+        logits = fixed_window_logits(model, vocab.encode(before + text), window)
         nats, ppl, bits = lm_loss_and_ppl(logits, vocab.encode(text))
         metrics.update(
             {

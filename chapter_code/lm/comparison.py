@@ -87,9 +87,8 @@ def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.
     parts = []
     if full:
         x = ids[: full * window].reshape(full, window)  # (N_w, W)
-        parts.append(
-            model(x)[0].reshape(-1, model.readout.out_features)
-        )  # (N_w * W, V)
+        # (N_w * W, V)
+        parts.append(model(x)[0].reshape(-1, model.readout.out_features))
     if n > full * window:
         tail = ids[full * window : n][None]  # (1, rest)
         parts.append(model(tail)[0][0])

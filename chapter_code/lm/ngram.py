@@ -161,9 +161,9 @@ class CharNGram:
             cols.extend(ids)
             seen.extend(counts)
             totals.append(self._history[h] + self.k * len(self.vocab))
-        matrix = torch.full(
-            (len(text), len(self.vocab)), self.k, dtype=torch.float64
-        )  # (N, V): k everywhere
+        # (N, V): k everywhere
+        matrix = torch.full((len(text), len(self.vocab)), self.k, dtype=torch.float64)
+        # plus the counts
         matrix.index_put_(
             (
                 torch.tensor(rows, dtype=torch.long),
@@ -171,5 +171,5 @@ class CharNGram:
             ),
             torch.tensor(seen, dtype=torch.float64),
             accumulate=True,
-        )  # plus the counts
+        )
         return matrix.log() - torch.tensor(totals, dtype=torch.float64).log()[:, None]

@@ -96,11 +96,12 @@ def _beat(state: dict[str, float], text: str) -> dict[str, Any]:
 ONE_UNIT_STEPS = 60
 #: The bottom of the panel's log axis; smaller products are drawn on it.
 ONE_UNIT_FLOOR = 1e-30
+# the three rows of the chapter's table
 ONE_UNIT_CASES = [
     (0.9, 0.0),
     (2.0, 0.0),
     (2.0, 0.5),
-]  # the three rows of the chapter's table
+]
 
 
 def one_unit_panel() -> Panel:
@@ -198,11 +199,12 @@ def one_unit_curves(
 # -----------------------------------------------------------------------------
 # truncation lanes
 
+# six steps, a cut after step 3, step 2's input followed
 TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED = (
     6,
     3,
     2,
-)  # six steps, a cut after step 3, step 2's input followed
+)
 
 
 def crossing(

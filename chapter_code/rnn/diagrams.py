@@ -78,9 +78,8 @@ def draw_loop_and_unrolled(steps: int = 4) -> Figure:
         _arrow(right, (t, 1.32), (t, 2.0))
         right.text(t, -0.2, f"$x_{t}$", ha="center", va="top")
         right.text(t, 2.1, f"$h_{t}$", ha="center", va="bottom")
-        _arrow(
-            right, (t - 1 + half, 1.0), (t - half, 1.0)
-        )  # state from the previous step
+        # state from the previous step
+        _arrow(right, (t - 1 + half, 1.0), (t - half, 1.0))
     right.text(half - 0.05, 1.0, "$h_0$", ha="right", va="center")
     right.text(steps + 0.45, 1.0, "...", ha="left", va="center")
     right.set_xlim(-0.1, steps + 0.9)

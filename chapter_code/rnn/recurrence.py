@@ -302,9 +302,10 @@ def fixed_start_sequences(
 def per_position_loss(model: NextTokenRNN, tokens: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy in nats at each position, shape (T,)."""
     logits = model(tokens)  # (B, T, V)
+    # (B, T)
     losses = nn.functional.cross_entropy(
         logits.transpose(1, 2), tokens, reduction="none"
-    )  # (B, T)
+    )
     return losses.mean(dim=0)
 
 

@@ -103,15 +103,15 @@ def rnn_loop(
     def step(h, inputs):  # (carry, x_t) -> (new carry, output): scan's contract
         x_t, keep_t = inputs  # (B, F), (B,)
         h_new = rnn_step(x_t, h, weight_ih, weight_hh, bias)
-        h_new = (
-            keep_t[:, None] * h_new + (1.0 - keep_t[:, None]) * h
-        )  # padded step: keep h
+        # padded step: keep h
+        h_new = keep_t[:, None] * h_new + (1.0 - keep_t[:, None]) * h
         return h_new, h_new
 
+    # scan walks the leading axis: (T, B, F), (T, B)
     time_major = (
         jnp.swapaxes(x, 0, 1),
         keep.T,
-    )  # scan walks the leading axis: (T, B, F), (T, B)
+    )
     last, states = jax.lax.scan(step, h0, time_major)
     return jnp.swapaxes(states, 0, 1), last  # (B, T, H), (B, H)
 
@@ -124,9 +124,8 @@ def rnn_loop_unrolled(
     """
     h, _ = check_loop_inputs(x, weight_ih, weight_hh, None, None)
     states = []
-    for t in range(
-        x.shape[1]
-    ):  # a Python loop: tracing records one copy of the step per t
+    # a Python loop: tracing records one copy of the step per t
+    for t in range(x.shape[1]):
         h = rnn_step(x[:, t], h, weight_ih, weight_hh, bias)
         states.append(h)
     return jnp.stack(states, axis=1), h

@@ -80,9 +80,8 @@ def token_log_probs(
         raise ValueError("prefix and tokens must be non-empty int64 vectors")
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
-    logits, _ = model(
-        text[:-1].unsqueeze(0)
-    )  # (1, P + N - 1, V): the logits after each character
+    # (1, P + N - 1, V): the logits after each character
+    logits, _ = model(text[:-1].unsqueeze(0))
     scored = logits[0, prefix.numel() - 1 :]  # (N, V): those that predict the tokens
     return (
         torch.log_softmax(scored, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
@@ -142,15 +141,13 @@ def loop_drift(
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
     logits, _ = model(text.unsqueeze(0))  # (1, P + N, V)
-    probs = torch.softmax(
-        logits[0, prefix.numel() :], dim=-1
-    )  # (N, V): after reading each generated token
+    # (N, V): after reading each generated token
+    probs = torch.softmax(logits[0, prefix.numel() :], dim=-1)
     turns = (len(tokens) - loop.start) // loop.period
     drift = []
     for k in range(1, turns):
-        now = probs[
-            loop.start + k * loop.period : loop.start + (k + 1) * loop.period
-        ]  # (period, V)
+        # (period, V)
+        now = probs[loop.start + k * loop.period : loop.start + (k + 1) * loop.period]
         before = probs[
             loop.start + (k - 1) * loop.period : loop.start + k * loop.period
         ]

@@ -72,9 +72,8 @@ def top_k_probs(logits: torch.Tensor, k: int, temperature: float = 1.0) -> torch
     ### BEGIN SOLUTION
     # ranked by the logits, not the probabilities: two logits can round to one
     # probability
-    kept = torch.zeros_like(probs).scatter(
-        -1, logits.topk(k, dim=-1).indices, 1.0
-    )  # 1 where kept
+    # 1 where kept
+    kept = torch.zeros_like(probs).scatter(-1, logits.topk(k, dim=-1).indices, 1.0)
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
     ### END SOLUTION
@@ -90,16 +89,13 @@ def nucleus_probs(
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
     ### BEGIN SOLUTION
-    order = logits.argsort(
-        dim=-1, descending=True, stable=True
-    )  # ranked by the logits, as in top_k_probs
+    # ranked by the logits, as in top_k_probs
+    order = logits.argsort(dim=-1, descending=True, stable=True)
     sorted_probs = probs.gather(-1, order)
-    before = (
-        sorted_probs.cumsum(dim=-1) - sorted_probs
-    )  # mass of the tokens ranked above each one
-    keep_sorted = (before < p).to(
-        probs.dtype
-    )  # the first token is always kept (before = 0 < p)
+    # mass of the tokens ranked above each one
+    before = sorted_probs.cumsum(dim=-1) - sorted_probs
+    # the first token is always kept (before = 0 < p)
+    keep_sorted = (before < p).to(probs.dtype)
     kept = torch.zeros_like(probs).scatter(-1, order, keep_sorted)
     masked = probs * kept
     return masked / masked.sum(dim=-1, keepdim=True)
@@ -128,9 +124,8 @@ def draw(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 
 def temperature_rule(temperature: float) -> Rule:
-    temperature_probs(
-        torch.zeros(1), temperature
-    )  # validate now, not at the first token
+    # validate now, not at the first token
+    temperature_probs(torch.zeros(1), temperature)
     return lambda logits, g: draw(temperature_probs(logits, temperature), g)
 
 
@@ -173,11 +168,9 @@ def generate(
     logits, state = model(prefix.unsqueeze(0))  # (1, T, V): the prefix, read once
     out = []
     for _ in range(steps):
-        token = rule(
-            logits[0, -1], generator
-        )  # from the distribution after the last token
+        # from the distribution after the last token
+        token = rule(logits[0, -1], generator)
         out.append(int(token))
-        logits, state = model(
-            token.reshape(1, 1), state
-        )  # (1, 1, V): one new token, the state carried
+        # (1, 1, V): one new token, the state carried
+        logits, state = model(token.reshape(1, 1), state)
     return torch.tensor(out, dtype=torch.long)

@@ -59,9 +59,8 @@ def top_k_probs(logits: jax.Array, k: int, temperature: float = 1.0) -> jax.Arra
             f"k must be an int in [1, {vocab}] (the vocabulary size); got {k!r}"
         )
     _, top = jax.lax.top_k(logits, k)  # (..., k) indices, ranked by the logits
-    kept = jax.nn.one_hot(top, vocab, dtype=probs.dtype).sum(
-        axis=-2
-    )  # 1 where kept, (..., V)
+    # 1 where kept, (..., V)
+    kept = jax.nn.one_hot(top, vocab, dtype=probs.dtype).sum(axis=-2)
     masked = probs * kept
     return masked / masked.sum(axis=-1, keepdims=True)
 
@@ -73,13 +72,11 @@ def nucleus_probs(logits: jax.Array, p: float, temperature: float = 1.0) -> jax.
     probs = temperature_probs(logits, temperature)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
         raise ValueError(f"p must be a number in (0, 1]; got {p!r}")
-    order = jnp.argsort(
-        -logits, axis=-1, stable=True
-    )  # descending; ties keep their order
+    # descending; ties keep their order
+    order = jnp.argsort(-logits, axis=-1, stable=True)
     sorted_probs = jnp.take_along_axis(probs, order, axis=-1)
-    before = (
-        jnp.cumsum(sorted_probs, axis=-1) - sorted_probs
-    )  # mass ranked above each token
+    # mass ranked above each token
+    before = jnp.cumsum(sorted_probs, axis=-1) - sorted_probs
     keep_sorted = (before < p).astype(probs.dtype)  # the first token is always kept
     kept = jnp.zeros_like(probs)
     kept = jnp.put_along_axis(kept, order, keep_sorted, axis=-1, inplace=False)
@@ -104,6 +101,5 @@ def draw(probs: jax.Array, key: jax.Array) -> jax.Array:
             "key must be a jax.random key (jax.random.key(seed)), so that samples "
             "are reproducible"
         )
-    return jax.random.categorical(
-        key, jnp.log(probs), axis=-1
-    )  # log 0 = -inf: never drawn
+    # log 0 = -inf: never drawn
+    return jax.random.categorical(key, jnp.log(probs), axis=-1)
