@@ -164,10 +164,7 @@ def checkpoint_clip_gradients(clip_gradients):
         return params
 
     # joint norm 5: each alone is 3 or 4
-    grads = [
-        torch.tensor([3.0, 0.0]),
-        torch.tensor([[0.0, 4.0]]),
-    ]
+    grads = [torch.tensor([3.0, 0.0]), torch.tensor([[0.0, 4.0]])]
     ours = params_with(grads)
     norm = clip_gradients(ours, 1.0)
     assert norm is not None, (

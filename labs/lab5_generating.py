@@ -7,10 +7,7 @@ from __future__ import annotations
 from bookbuild.labs import Exercise, Lab
 
 # a batch of two (V = 6) logit rows
-_WIDE = [
-    [0.5, 3.0, -1.0, 2.0, 0.0, 2.5],
-    [1.0, -2.0, 0.25, 0.0, 1.5, -0.5],
-]
+_WIDE = [[0.5, 3.0, -1.0, 2.0, 0.0, 2.5], [1.0, -2.0, 0.25, 0.0, 1.5, -0.5]]
 
 
 def _lists(t) -> list:

@@ -62,13 +62,7 @@ class AuthorshipConfig:
     clip: float = 1.0
     n_test: int = 400  # test passages per author and length
     # the n-gram orders tried on validation passages
-    orders: tuple[int, ...] = (
-        1,
-        2,
-        3,
-        4,
-        5,
-    )
+    orders: tuple[int, ...] = (1, 2, 3, 4, 5)
     k: float = 0.1  # the n-gram models' add-k constant
     select_length: int = (
         64  # validation passages for choosing the order have this length

@@ -91,10 +91,7 @@ def dot_product_attention(
     # over the source positions; each row sums to 1
     weights = scores.softmax(dim=-1)  # [2]
     # (B, T, H): a weighted average of the encoder states
-    return (
-        weights @ keys,
-        weights,
-    )  # [3]
+    return (weights @ keys, weights)  # [3]
 
 
 class Seq2Seq(nn.Module):

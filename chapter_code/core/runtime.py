@@ -68,7 +68,7 @@ PROFILE_DESCRIPTIONS: dict[str, str] = {
     PINNED_PROFILE: (
         "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
         "kernels pinned to their AVX2 code paths"
-    ),
+    )
 }
 #: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its
 #: workspace setting when CUDA initialises, so it is set at import, with the CPU pins; a

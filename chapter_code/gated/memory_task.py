@@ -34,10 +34,7 @@ from chapter_code.gated.model_batch import StackedRecall, clip_per_model, stacke
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 # the gate whose bias decides how much old state survives
-KEEP_GATE = {
-    "lstm": "f",
-    "gru": "z",
-}
+KEEP_GATE = {"lstm": "f", "gru": "z"}
 
 
 @dataclass(frozen=True)
@@ -238,10 +235,7 @@ def train_recall(
         config.n_test, config.lag, config.vocab, config.test_seed
     )
     # float64 only for the equivalence tests
-    x_train, x_test = (
-        x_train.to(dtype),
-        x_test.to(dtype),
-    )
+    x_train, x_test = (x_train.to(dtype), x_test.to(dtype))
     stream = torch.Generator().manual_seed(seed)  # the run's one random stream
     net = build_recall_net(contender, config, seed, learn_h0, stream).to(dtype)  # [1]
     # [2]

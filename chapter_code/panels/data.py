@@ -97,11 +97,7 @@ ONE_UNIT_STEPS = 60
 #: The bottom of the panel's log axis; smaller products are drawn on it.
 ONE_UNIT_FLOOR = 1e-30
 # the three rows of the chapter's table
-ONE_UNIT_CASES = [
-    (0.9, 0.0),
-    (2.0, 0.0),
-    (2.0, 0.5),
-]
+ONE_UNIT_CASES = [(0.9, 0.0), (2.0, 0.0), (2.0, 0.5)]
 
 
 def one_unit_panel() -> Panel:
@@ -200,11 +196,7 @@ def one_unit_curves(
 # truncation lanes
 
 # six steps, a cut after step 3, step 2's input followed
-TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED = (
-    6,
-    3,
-    2,
-)
+TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED = (6, 3, 2)
 
 
 def crossing(

@@ -108,10 +108,7 @@ def rnn_loop(
         return h_new, h_new
 
     # scan walks the leading axis: (T, B, F), (T, B)
-    time_major = (
-        jnp.swapaxes(x, 0, 1),
-        keep.T,
-    )
+    time_major = (jnp.swapaxes(x, 0, 1), keep.T)
     last, states = jax.lax.scan(step, h0, time_major)
     return jnp.swapaxes(states, 0, 1), last  # (B, T, H), (B, H)
 
