@@ -25,6 +25,8 @@ from pathlib import Path
 from bookbuild.build import BUILD_DIR, HTML_DIR, ROOT
 
 CONF_DIR = BUILD_DIR / "watch"
+#: configuration values that name files relative to the book
+PATHS = ["bibtex_bibfiles", "nb_execution_cache_path", "html_static_path", "templates_path"]
 #: written by the build itself: watching them would rebuild forever
 GENERATED = ["book/checked.md", "book/build-report.md"]
 #: what a rebuild cannot change: tests, records of measurements, tool folders
@@ -46,7 +48,15 @@ def sphinx_config(root: Path = ROOT) -> dict:
 def write_conf(root: Path = ROOT, folder: Path = CONF_DIR) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     lines = ["# Written by bookbuild.watch from _config.yml and _toc.yml; rewritten by every `make watch`."]
-    lines += [f"{key} = {value!r}" for key, value in sorted(sphinx_config(root).items())]
+    config = sphinx_config(root)
+    # Sphinx reads some paths relative to the configuration's folder, which is not the book's here.
+    for key in PATHS:
+        value = config.get(key)
+        if isinstance(value, str) and value:
+            config[key] = str(root / value)
+        elif isinstance(value, list):
+            config[key] = [str(root / v) for v in value]
+    lines += [f"{key} = {value!r}" for key, value in sorted(config.items())]
     conf = folder / "conf.py"
     conf.write_text("\n".join(lines) + "\n")
     return conf

@@ -123,3 +123,35 @@ def test_loss_by_position_every_line_label_and_the_base_two_axis() -> None:
     plt.close(fig)
     with pytest.raises(ValueError, match="^losses must hold at least one position$"):
         plot_loss_by_position([], "#0072B2")
+
+
+def test_seed_scores_draw_one_marker_per_seed_and_protocol_with_the_references() -> None:
+    from chapter_code.lm.figures import plot_seed_scores
+
+    scores = {"RNN": {"fixed": [1.66, 1.65], "carried": [1.64, 1.63]}, "LSTM": {"fixed": [1.55], "carried": [1.52]}}
+    fig = plot_seed_scores(scores, {"RNN": "#E69F00", "LSTM": "#0072B2"}, reduced={"RNN": 1.8},
+                           baseline=("best n-gram", 1.7))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["RNN", "LSTM"]
+    assert list(ax.lines[0].get_ydata()) == [1.66, 1.65]
+    assert ax.lines[0].get_marker() == "o"
+    assert ax.lines[1].get_marker() == "^"
+    assert list(ax.lines[2].get_ydata()) == [1.8, 1.8]  # the reduced RNN
+    assert list(ax.lines[-1].get_ydata()) == [1.7, 1.7]  # the baseline
+    assert "nats" in ax.get_ylabel()
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at least one model"):
+        plot_seed_scores({}, {})
+
+
+def test_window_sweep_uses_a_log_window_axis_and_the_streaming_line() -> None:
+    from chapter_code.lm.figures import plot_window_sweep
+
+    fig = plot_window_sweep([16, 32, 64], [1.9, 1.8, 1.75], "#0072B2", streaming=1.7)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    assert list(ax.lines[0].get_xdata()) == [16, 32, 64]
+    assert list(ax.lines[1].get_ydata()) == [1.7, 1.7]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="one length"):
+        plot_window_sweep([16], [1.0, 2.0], "#0072B2")
