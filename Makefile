@@ -48,6 +48,14 @@ SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)"
 # One line per phase of `make test`, read by benchmarks/ci_time.sh: "make test: [<epoch s> <UTC time>] <phase>"
 phase = echo "make test: [$$(date +%s) $$(date -u +%H:%M:%S)] $(1)"
 
+# What `make lint` and `make test` check: ruff's rules over the Python sources; the listings (chapter_code/, labs/:
+# 88 columns, their ruff.toml) formatted by ruff; the chapters' code cells formatted the same (bookbuild/cellformat.py).
+define LINT
+$(PY) -m ruff check chapter_code bookbuild tests labs
+$(PY) -m ruff format --check chapter_code labs
+$(PY) -m bookbuild.cellformat --check
+endef
+
 .PHONY: setup-start
 setup-start:  # start the background set-up of `make test` (first, so it overlaps creating .venv too)
 	@$(call phase,set-up started)
@@ -55,7 +63,7 @@ setup-start:  # start the background set-up of `make test` (first, so it overlap
 
 test: setup-start $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
 	@$(call phase,environment ready; lint)
-	$(PY) -m ruff check chapter_code bookbuild tests labs
+	$(LINT)
 	@$(call phase,build)
 	$(PY) -m bookbuild build --check
 	@$(call phase,waiting for the set-up)
@@ -123,8 +131,8 @@ bench: $(ENV_STAMP)  ## measure cold build, no-change rebuild, prose-only and on
 bench-show:  ## print the stored build measurements (benchmarks/results.json)
 	@$(PY) -m bookbuild bench --show
 
-lint: $(ENV_STAMP)  ## ruff over the Python sources
-	$(PY) -m ruff check chapter_code bookbuild tests labs
+lint: $(ENV_STAMP)  ## ruff over the Python sources; listings and chapter cells formatted at 88 columns
+	$(LINT)
 
 serve: $(ENV_STAMP)  ## serve the built book at http://127.0.0.1:$(PORT)/
 	$(PY) -m bookbuild serve --port $(PORT)

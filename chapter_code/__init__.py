@@ -1,4 +1,5 @@
-"""The code the book teaches: one module per topic, each imported by the pages that use it.
+"""The code the book teaches: one module per topic, each imported by the pages that use
+it.
 
 Modules: ``runtime`` (device, seeds, threads, build fingerprint), ``recurrence``
 (the vanilla RNN by hand), ``figures`` (the book's plotting style and diagrams).

@@ -1,4 +1,5 @@
-"""The book's experiment sweeps: what each one runs, over which grid, with which resources.
+"""The book's experiment sweeps: what each one runs, over which grid, with which
+resources.
 
 A sweep is a grid of jobs (named parameter sets) times seeds; one job is one
 call ``job(seed=seed, **params)`` of a small function that trains and returns
@@ -15,9 +16,10 @@ with, on one machine), ``cluster`` or ``gpu`` (a larger grid for a cluster) and
 parameters are part of its record's identity, so editing a parameter here
 makes its record stale; adding seeds only adds jobs.
 
-The job functions live in their own modules (:mod:`chapter_code.gated.memory_robustness`):
-a record is tied to the source of its job's module and of what that imports,
-not to this file, so adding a sweep here leaves every record fresh.
+The job functions live in their own modules
+(:mod:`chapter_code.gated.memory_robustness`): a record is tied to the source of its
+job's module and of what that imports, not to this file, so adding a sweep here leaves
+every record fresh.
 
 Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
 "Depth, direction and scale" (the scoreboard; the word-level scale study, defined, its
@@ -43,7 +45,9 @@ from chapter_code.lm.char_models import WORKSHOP
 
 @dataclass(frozen=True)
 class Resources:
-    """What one job asks a scheduler for (Slurm: ``--time``, ``--gpus-per-node``, ``--cpus-per-task``, partition)."""
+    """What one job asks a scheduler for (Slurm: ``--time``, ``--gpus-per-node``,
+    ``--cpus-per-task``, partition).
+    """
 
     minutes: int = 30
     gpus: int = 0
@@ -62,13 +66,17 @@ class Grid:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A named experiment: its job function and its configurations (``cpu``, ``cluster``, ``smoke``...)."""
+    """A named experiment: its job function and its configurations (``cpu``,
+    ``cluster``, ``smoke``...).
+    """
 
     name: str
     job: Callable[..., dict[str, Any]]
     configs: dict[str, Grid]
     description: str = ""
-    data: tuple[str, ...] = ()  # repository files the jobs read, hashed into each record
+    data: tuple[
+        str, ...
+    ] = ()  # repository files the jobs read, hashed into each record
 
 
 def _slug(text: str) -> str:
@@ -76,119 +84,242 @@ def _slug(text: str) -> str:
 
 
 def _recall_jobs(contenders, recipe: RecallConfig) -> dict[str, dict[str, Any]]:
-    return {_slug(c.label): {"contender": dataclasses.asdict(c), "recipe": dataclasses.asdict(recipe)}
-            for c in contenders}
+    return {
+        _slug(c.label): {
+            "contender": dataclasses.asdict(c),
+            "recipe": dataclasses.asdict(recipe),
+        }
+        for c in contenders
+    }
 
 
 MEMORY_ROBUSTNESS = Sweep(
     name="memory-robustness",
     job=recall_metrics,
-    description="The memory test (recall the first of `lag` tokens) for the six contenders over many seeds, "
-    "with the chapter's recipe: how often does each contender solve it, and when?",
+    description=(
+        "The memory test (recall the first of `lag` tokens) for the six contenders "
+        "over many seeds, "
+        "with the chapter's recipe: how often does each contender solve it, and when?"
+    ),
     configs={
-        "cpu": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(16)), resources=Resources(minutes=20)),
-        # More seeds, for a cluster. CPU jobs: train_recall runs on the CPU; once it takes a device,
-        # give this config Resources(gpus=1) and the jobs run under BOOK_DEVICE=cuda.
-        "cluster": Grid(_recall_jobs(CONTENDERS, RecallConfig()), seeds=tuple(range(64)),
-                        resources=Resources(minutes=20)),
-        "smoke": Grid(_recall_jobs(CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)),
-                      seeds=(0,), resources=Resources(minutes=5)),
+        "cpu": Grid(
+            _recall_jobs(CONTENDERS, RecallConfig()),
+            seeds=tuple(range(16)),
+            resources=Resources(minutes=20),
+        ),
+        # More seeds, for a cluster. CPU jobs: train_recall runs on the CPU; once it
+        # takes a device, give this config Resources(gpus=1) and the jobs run under
+        # BOOK_DEVICE=cuda.
+        "cluster": Grid(
+            _recall_jobs(CONTENDERS, RecallConfig()),
+            seeds=tuple(range(64)),
+            resources=Resources(minutes=20),
+        ),
+        "smoke": Grid(
+            _recall_jobs(
+                CONTENDERS[:2], RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)
+            ),
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
+
 def _smoke_recipe(name: str) -> dict[str, Any]:
     recipe = WORKSHOP[name]
-    tiny = dataclasses.replace(recipe, hidden_size=16, embedding_size=8,
-                               train=dataclasses.replace(recipe.train, steps=5, batch_size=4, window=16))
+    tiny = dataclasses.replace(
+        recipe,
+        hidden_size=16,
+        embedding_size=8,
+        train=dataclasses.replace(recipe.train, steps=5, batch_size=4, window=16),
+    )
     return dataclasses.asdict(tiny)
 
 
 CHAR_LM_WORKSHOP = Sweep(
     name="char-lm-workshop",
     job=char_lm_metrics,
-    description="Chapter 4's character RNN and LSTM at the workshop's full size (embedding 64, hidden 256, "
-    "64 windows of 128 characters, 1,000 and 2,000 steps) on the Shakespeare corpus, over seeds: too large "
-    "for the book's CPU build, which trains the same shape at half width and half batch.",
+    description=(
+        "Chapter 4's character RNN and LSTM at the workshop's full size (embedding "
+        "64, hidden 256, 64 windows of 128 characters, 1,000 and 2,000 steps) on the "
+        "Shakespeare corpus, over seeds: too large for the book's CPU build, which "
+        "trains the same shape at half width and half batch."
+    ),
     data=("data/shakespeare.txt",),
     configs={
-        # Run on the book's 2-core CPU machine, a job at a time per core: named for what it is, full size.
-        "full-size": Grid({name: {"corpus": "shakespeare", "recipe": dataclasses.asdict(WORKSHOP[name])}
-                         for name in WORKSHOP}, seeds=(0, 1, 2), resources=Resources(minutes=60)),
-        "smoke": Grid({name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)} for name in WORKSHOP},
-                      seeds=(0,), resources=Resources(minutes=5)),
+        # Run on the book's 2-core CPU machine, a job at a time per core: named for what
+        # it is, full size.
+        "full-size": Grid(
+            {
+                name: {
+                    "corpus": "shakespeare",
+                    "recipe": dataclasses.asdict(WORKSHOP[name]),
+                }
+                for name in WORKSHOP
+            },
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=60),
+        ),
+        "smoke": Grid(
+            {
+                name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)}
+                for name in WORKSHOP
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
-_TINY_SCORE = ScoreRecipe(train_chars=5_000, valid_chars=1_000, embedding_size=8, hidden_size=16,
-                          train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0))
+_TINY_SCORE = ScoreRecipe(
+    train_chars=5_000,
+    valid_chars=1_000,
+    embedding_size=8,
+    hidden_size=16,
+    train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0),
+)
 
 SCOREBOARD = Sweep(
     name="scoreboard",
     job=score_run,
-    description="Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch (cpu: PyTorch's "
-    "initialisation; cluster: also a small one), nn.LSTM, LSTM with forget bias +1, GRU, 2-layer LSTM) "
-    "under one fixed recipe on a 200,000-character slice of the Shakespeare corpus: validation perplexity "
-    "and time per step, over seeds.",
+    description=(
+        "Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch "
+        "(cpu: PyTorch's initialisation; cluster: also a small one), nn.LSTM, LSTM "
+        "with forget bias +1, GRU, 2-layer LSTM) under one fixed recipe on a "
+        "200,000-character slice of the Shakespeare corpus: validation perplexity and "
+        "time per step, over seeds."
+    ),
     data=("data/shakespeare.txt",),
     configs={
-        # The small-initialisation scratch LSTM is left out of the cpu grid: at about 0.3 s per step on the
-        # loaded 2-core machine its three runs would add ten minutes; the cluster grid has it.
-        "cpu": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS
-                     if c != "lstm-scratch-small"}, seeds=(0, 1, 2), resources=Resources(minutes=15)),
-        "cluster": Grid({c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS},
-                        seeds=tuple(range(10)), resources=Resources(minutes=30)),
-        "smoke": Grid({c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)} for c in ("rnn", "lstm-scratch")},
-                      seeds=(0,), resources=Resources(minutes=5)),
+        # The small-initialisation scratch LSTM is left out of the cpu grid: at about
+        # 0.3 s per step on the loaded 2-core machine its three runs would add ten
+        # minutes; the cluster grid has it.
+        "cpu": Grid(
+            {
+                c: {"contender": c, "recipe": recipe_dict()}
+                for c in SCORE_CONTENDERS
+                if c != "lstm-scratch-small"
+            },
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=15),
+        ),
+        "cluster": Grid(
+            {c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS},
+            seeds=tuple(range(10)),
+            resources=Resources(minutes=30),
+        ),
+        "smoke": Grid(
+            {
+                c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)}
+                for c in ("rnn", "lstm-scratch")
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
-def _word_jobs(sizes: dict[str, tuple[int, int]], recipe: WordRecipe) -> dict[str, dict[str, Any]]:
-    return {name: {"hidden_size": h, "num_layers": layers, "recipe": dataclasses.asdict(recipe)}
-            for name, (h, layers) in sizes.items()}
+
+def _word_jobs(
+    sizes: dict[str, tuple[int, int]], recipe: WordRecipe
+) -> dict[str, dict[str, Any]]:
+    return {
+        name: {
+            "hidden_size": h,
+            "num_layers": layers,
+            "recipe": dataclasses.asdict(recipe),
+        }
+        for name, (h, layers) in sizes.items()
+    }
 
 
-_WORD_CLUSTER = WordRecipe(vocab_size=20_000, eval_every=1000,
-                           train=TrainConfig(window=70, batch_size=64, steps=20_000, lr=1e-3, clip=0.5, log_every=500))
+_WORD_CLUSTER = WordRecipe(
+    vocab_size=20_000,
+    eval_every=1000,
+    train=TrainConfig(
+        window=70, batch_size=64, steps=20_000, lr=1e-3, clip=0.5, log_every=500
+    ),
+)
 
-# The `gpu` configuration: what `make gpu-run` (bookbuild.gpu_run) runs on the GPU machine (one H200, 16 cores)
-# beside the chapters, inside its budget. It follows the design of the scale study in the source as far as this
-# corpus allows: a 10,000-word vocabulary (from the 390,351 training words), three widths with 1.3 to 6.2
-# million parameters, the number of layers (1 and 2) as a second axis, one recipe with a fixed budget of one
-# epoch for every model, the checkpoint chosen on validation (every 100 steps and at the end), three seeds.
-# Not yet the source's tied embeddings: WordLM has no tying option (its embedding width already equals the
-# hidden size, so tying would be one flag of WordRecipe and one line of WordLM).
-# word_lm_metrics builds its model and batches on the CPU (it takes no device), so these are CPU jobs: they ask
-# for no GPU, run side by side on the GPU machine's cores, one thread each, and are recorded under BOOK_DEVICE=cpu
-# and the pinned cpu-avx2 profile, so the 2-core machine re-runs them bit for bit. Once the job moves its model
-# and batches to runtime's device, give this grid Resources(gpus=1) and a longer budget.
-# Sizes, largest first so the local executor starts the longest jobs first: (hidden size, layers).
+# The `gpu` configuration: what `make gpu-run` (bookbuild.gpu_run) runs on the GPU
+# machine (one H200, 16 cores) beside the chapters, inside its budget. It follows the
+# design of the scale study in the source as far as this corpus allows: a 10,000-word
+# vocabulary (from the 390,351 training words), three widths with 1.3 to 6.2 million
+# parameters, the number of layers (1 and 2) as a second axis, one recipe with a fixed
+# budget of one epoch for every model, the checkpoint chosen on validation (every 100
+# steps and at the end), three seeds. Not yet the source's tied embeddings: WordLM has
+# no tying option (its embedding width already equals the hidden size, so tying would be
+# one flag of WordRecipe and one line of WordLM). word_lm_metrics builds its model and
+# batches on the CPU (it takes no device), so these are CPU jobs: they ask for no GPU,
+# run side by side on the GPU machine's cores, one thread each, and are recorded under
+# BOOK_DEVICE=cpu and the pinned cpu-avx2 profile, so the 2-core machine re-runs them
+# bit for bit. Once the job moves its model and batches to runtime's device, give this
+# grid Resources(gpus=1) and a longer budget. Sizes, largest first so the local executor
+# starts the longest jobs first: (hidden size, layers).
 GPU_SIZES: dict[str, tuple[int, int]] = {
-    "large-2-layers": (256, 2), "large-1-layer": (256, 1), "medium-2-layers": (128, 2),
-    "medium-1-layer": (128, 1), "small-2-layers": (64, 2), "small-1-layer": (64, 1),
+    "large-2-layers": (256, 2),
+    "large-1-layer": (256, 1),
+    "medium-2-layers": (128, 2),
+    "medium-1-layer": (128, 1),
+    "small-2-layers": (64, 2),
+    "small-1-layer": (64, 1),
 }
-#: one epoch: 350 steps x 32 windows x 35 words = 392,000 training positions, at least the 390,351 training words
-_WORD_GPU = WordRecipe(vocab_size=10_000, eval_every=100,
-                       train=TrainConfig(window=35, batch_size=32, steps=350, lr=3e-3, clip=1.0, log_every=50))
+#: one epoch: 350 steps x 32 windows x 35 words = 392,000 training positions, at least
+#: the 390,351 training words
+_WORD_GPU = WordRecipe(
+    vocab_size=10_000,
+    eval_every=100,
+    train=TrainConfig(
+        window=35, batch_size=32, steps=350, lr=3e-3, clip=1.0, log_every=50
+    ),
+)
 
 WORD_LM_SCALE = Sweep(
     name="word-lm-scale",
     job=word_lm_metrics,
-    description="Chapter 6's scale study: word-level LSTM language models of three sizes on the Shakespeare "
-    "and Milton corpus, one recipe, the checkpoint chosen on validation before the test split is read, over seeds.",
+    description=(
+        "Chapter 6's scale study: word-level LSTM language models of three sizes on "
+        "the Shakespeare and Milton corpus, one recipe, the checkpoint chosen on "
+        "validation before the test split is read, over seeds."
+    ),
     data=("data/shakespeare.txt", "data/milton.txt"),
     configs={
-        # Sized for the 2-core machine: on Shakespeare + Milton, 68.5 minutes for all nine runs
-        # (two at a time, under load).
-        "cpu": Grid(_word_jobs(SIZES, WordRecipe()), seeds=(0, 1, 2), resources=Resources(minutes=20)),
-        "cluster": Grid(_word_jobs(CLUSTER_SIZES, _WORD_CLUSTER), seeds=(0, 1, 2),
-                        resources=Resources(minutes=120, gpus=1)),
-        # CPU jobs for now (see _WORD_GPU): about 1.5 to 3 minutes each on an idle core; 18 jobs, ten at a time.
-        "gpu": Grid(_word_jobs(GPU_SIZES, _WORD_GPU), seeds=(0, 1, 2), resources=Resources(minutes=10)),
-        "smoke": Grid(_word_jobs({"small": (8, 1)}, WordRecipe(
-            vocab_size=200, eval_every=2, train=TrainConfig(window=8, batch_size=4, steps=4, log_every=2))),
-            seeds=(0,), resources=Resources(minutes=5)),
+        # Sized for the 2-core machine: on Shakespeare + Milton, 68.5 minutes for all
+        # nine runs (two at a time, under load).
+        "cpu": Grid(
+            _word_jobs(SIZES, WordRecipe()),
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=20),
+        ),
+        "cluster": Grid(
+            _word_jobs(CLUSTER_SIZES, _WORD_CLUSTER),
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=120, gpus=1),
+        ),
+        # CPU jobs for now (see _WORD_GPU): about 1.5 to 3 minutes each on an idle core;
+        # 18 jobs, ten at a time.
+        "gpu": Grid(
+            _word_jobs(GPU_SIZES, _WORD_GPU),
+            seeds=(0, 1, 2),
+            resources=Resources(minutes=10),
+        ),
+        "smoke": Grid(
+            _word_jobs(
+                {"small": (8, 1)},
+                WordRecipe(
+                    vocab_size=200,
+                    eval_every=2,
+                    train=TrainConfig(window=8, batch_size=4, steps=4, log_every=2),
+                ),
+            ),
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
     },
 )
 
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
-SWEEPS: dict[str, Sweep] = {s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]}
+SWEEPS: dict[str, Sweep] = {
+    s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]
+}

@@ -1,4 +1,6 @@
-"""Lab for "Recurrence: one rule shared across time": the step, padding a batch, and the masked loop."""
+"""Lab for "Recurrence: one rule shared across time": the step, padding a batch, and the
+masked loop.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +8,15 @@ from bookbuild.labs import Exercise, Lab
 
 
 def checkpoint_rnn_step(rnn_step):
-    """Compare rnn_step with nn.RNNCell on copied weights, naming the part that is wrong."""
+    """Compare rnn_step with nn.RNNCell on copied weights, naming the part that is
+    wrong.
+    """
     import torch
     from torch import nn
 
     torch.manual_seed(0)
-    cell = nn.RNNCell(3, 5)  # F = 3 inputs, H = 5 hidden units: non-square, so a missing transpose shows
+    # F = 3 inputs, H = 5 hidden units: non-square, so a missing transpose shows
+    cell = nn.RNNCell(3, 5)
     x_t, h_prev = torch.randn(4, 3), torch.randn(4, 5)
     bias = cell.bias_ih + cell.bias_hh
     try:
@@ -19,82 +24,145 @@ def checkpoint_rnn_step(rnn_step):
     except NotImplementedError:
         raise  # the stub itself: a NotImplementedError is a RuntimeError too
     except RuntimeError as exc:
-        raise AssertionError(f"rnn_step raised {exc!r}: x_t is (B, F) = (4, 3) but weight_ih is stored as "
-                             "(H, F) = (5, 3), outputs first; think about which way round each product goes") from None
+        raise AssertionError(
+            f"rnn_step raised {exc!r}: x_t is (B, F) = (4, 3) but weight_ih is stored "
+            "as (H, F) = (5, 3), outputs first; think about which way round each "
+            "product goes"
+        ) from None
     want = cell(x_t, h_prev)
-    assert tuple(got.shape) == (4, 5), f"rnn_step should return a (B, H) = (4, 5) state; got {tuple(got.shape)}"
-    assert got.abs().max() < 1, ("a vanilla RNN state lies in (-1, 1), because the squashing function is applied "
-                                 f"last; got max |h_t| = {got.abs().max().item():.2f}")
+    assert tuple(got.shape) == (4, 5), (
+        f"rnn_step should return a (B, H) = (4, 5) state; got {tuple(got.shape)}"
+    )
+    assert got.abs().max() < 1, (
+        "a vanilla RNN state lies in (-1, 1), because the squashing function is "
+        f"applied last; got max |h_t| = {got.abs().max().item():.2f}"
+    )
     gap = (got - want).abs().max().item()
-    if gap > 1e-6 and (got - torch.tanh(torch.atanh(want) - bias)).abs().max().item() < 1e-5:
-        raise AssertionError("rnn_step matches nn.RNNCell without its bias: add the bias inside the tanh")
-    assert gap < 1e-6, (f"rnn_step differs from nn.RNNCell by up to {gap:.3g}; check that both products and the "
-                        "bias are inside the tanh, and that the recurrent term uses h_prev")
+    if (
+        gap > 1e-6
+        and (got - torch.tanh(torch.atanh(want) - bias)).abs().max().item() < 1e-5
+    ):
+        raise AssertionError(
+            "rnn_step matches nn.RNNCell without its bias: add the bias inside the tanh"
+        )
+    assert gap < 1e-6, (
+        f"rnn_step differs from nn.RNNCell by up to {gap:.3g}; check that both "
+        "products and the "
+        "bias are inside the tanh, and that the recurrent term uses h_prev"
+    )
     print("Checkpoint passed: rnn_step agrees with nn.RNNCell to", f"{gap:.1e}")
 
 
 def checkpoint_pad_batch(pad_batch):
-    """Three sequences of lengths 3, 1 and 2: the batch, its zeros, and the mask, checked entry by entry."""
+    """Three sequences of lengths 3, 1 and 2: the batch, its zeros, and the mask,
+    checked entry by entry.
+    """
     import torch
 
-    seqs = [torch.arange(1.0, 7.0).reshape(3, 2), torch.tensor([[7.0, 8.0]]), torch.tensor([[9.0, 10.0], [11.0, 12.0]])]
+    seqs = [
+        torch.arange(1.0, 7.0).reshape(3, 2),
+        torch.tensor([[7.0, 8.0]]),
+        torch.tensor([[9.0, 10.0], [11.0, 12.0]]),
+    ]
     got = pad_batch(seqs)
     assert isinstance(got, tuple), "pad_batch should return the pair (batch, mask)"
     assert len(got) == 2, "pad_batch should return the pair (batch, mask)"
     batch, mask = got
-    assert tuple(batch.shape) == (3, 3, 2), (f"three sequences of at most 3 steps of 2 features make a (B, T_max, F) "
-                                            f"= (3, 3, 2) batch; got {tuple(batch.shape)}")
-    assert tuple(mask.shape) == (3, 3), f"the mask is (B, T_max) = (3, 3); got {tuple(mask.shape)}"
-    assert mask.dtype == torch.bool, f"the mask should be bool (True on a real step); got {mask.dtype}"
+    assert tuple(batch.shape) == (3, 3, 2), (
+        f"three sequences of at most 3 steps of 2 features make a (B, T_max, F) "
+        f"= (3, 3, 2) batch; got {tuple(batch.shape)}"
+    )
+    assert tuple(mask.shape) == (3, 3), (
+        f"the mask is (B, T_max) = (3, 3); got {tuple(mask.shape)}"
+    )
+    assert mask.dtype == torch.bool, (
+        f"the mask should be bool (True on a real step); got {mask.dtype}"
+    )
     want_mask = [[True, True, True], [True, False, False], [True, True, False]]
-    assert mask.tolist() == want_mask, (f"the mask should be True on each sequence's real steps, from the start: "
-                                        f"{want_mask}; got {mask.tolist()}")
+    assert mask.tolist() == want_mask, (
+        f"the mask should be True on each sequence's real steps, from the start: "
+        f"{want_mask}; got {mask.tolist()}"
+    )
     for i, s in enumerate(seqs):
         n = s.shape[0]
-        assert torch.equal(batch[i, :n], s), (f"row {i} of the batch should start with sequence {i} itself, "
-                                             f"{s.tolist()}; got {batch[i, :n].tolist()}")
-        assert bool((batch[i, n:] == 0).all()), (f"row {i} should be zero after its {n} real steps; got "
-                                                 f"{batch[i].tolist()}")
+        assert torch.equal(batch[i, :n], s), (
+            f"row {i} of the batch should start with sequence {i} itself, "
+            f"{s.tolist()}; got {batch[i, :n].tolist()}"
+        )
+        assert bool((batch[i, n:] == 0).all()), (
+            f"row {i} should be zero after its {n} real steps; got {batch[i].tolist()}"
+        )
     print("Checkpoint passed: pad_batch stacks, zero-pads and masks")
 
 
 def checkpoint_rnn_loop(rnn_loop):
-    """Without a mask, agree with nn.RNN; with one, every padded step keeps the state of the last real step."""
+    """Without a mask, agree with nn.RNN; with one, every padded step keeps the state of
+    the last real step.
+    """
     import torch
     from torch import nn
 
     torch.manual_seed(1)
     ref = nn.RNN(3, 4, batch_first=True)
-    w_ih, w_hh, bias = ref.weight_ih_l0, ref.weight_hh_l0, ref.bias_ih_l0 + ref.bias_hh_l0
+    w_ih, w_hh, bias = (
+        ref.weight_ih_l0,
+        ref.weight_hh_l0,
+        ref.bias_ih_l0 + ref.bias_hh_l0,
+    )
     x, h0 = torch.randn(2, 5, 3), torch.randn(2, 4)
     got = rnn_loop(x, w_ih, w_hh, bias, h0=h0)
-    assert isinstance(got, tuple), "rnn_loop should return the pair (states, last state)"
+    assert isinstance(got, tuple), (
+        "rnn_loop should return the pair (states, last state)"
+    )
     assert len(got) == 2, "rnn_loop should return the pair (states, last state)"
     states, last = got
     want, want_last = ref(x, h0.unsqueeze(0))
-    assert tuple(states.shape) == (2, 5, 4), (f"the states should be (B, T, H) = (2, 5, 4), one per step, stacked "
-                                             f"along time (dim 1); got {tuple(states.shape)}")
+    assert tuple(states.shape) == (2, 5, 4), (
+        f"the states should be (B, T, H) = (2, 5, 4), one per step, stacked "
+        f"along time (dim 1); got {tuple(states.shape)}"
+    )
     gap = (states - want).abs().max().item()
     if (states[:, 0] - want[:, 0]).abs().max() < 1e-6 and gap > 1e-6:
-        raise AssertionError("the first step is right but later ones are not: carry the new state into the next step")
+        raise AssertionError(
+            "the first step is right but later ones are not: carry the new state "
+            "into the next step"
+        )
     if gap > 1e-6 and (rnn_loop(x, w_ih, w_hh, bias)[0] - states).abs().max() < 1e-6:
-        raise AssertionError("the states do not depend on h0: start the loop from the state check_loop_inputs returns")
-    assert gap < 1e-5, f"without a mask the states should match nn.RNN's; they differ by up to {gap:.3g}"
-    assert (last - want_last[0]).abs().max() < 1e-5, "the second value returned should be the state after the last step"
+        raise AssertionError(
+            "the states do not depend on h0: start the loop from the state "
+            "check_loop_inputs returns"
+        )
+    assert gap < 1e-5, (
+        "without a mask the states should match nn.RNN's; they differ by up to "
+        f"{gap:.3g}"
+    )
+    assert (last - want_last[0]).abs().max() < 1e-5, (
+        "the second value returned should be the state after the last step"
+    )
     lengths = [5, 3]
     mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
     states, last = rnn_loop(x, w_ih, w_hh, bias, h0=h0, mask=mask)
     short, short_last = ref(x[1:, :3], h0[1:].unsqueeze(0))
-    assert (states[0] - want[0]).abs().max() < 1e-5, ("a row whose mask is all ones changed: the mask is 1 on "
-                                                          "real steps, which take the new state")
+    assert (states[0] - want[0]).abs().max() < 1e-5, (
+        "a row whose mask is all ones changed: the mask is 1 on "
+        "real steps, which take the new state"
+    )
     assert (states[1, :3] - short[0]).abs().max() < 1e-5, (
-        "on the real steps of a padded row (mask 1) the states should be the ones of the unpadded sequence; "
-        "check which steps the mask keeps")
+        "on the real steps of a padded row (mask 1) the states should be the ones of "
+        "the unpadded sequence; check which steps the mask keeps"
+    )
     moved = (states[1, 3:] - short_last[0]).abs().max().item()
-    assert moved < 1e-5, (f"a padded step (mask 0) changed the state by up to {moved:.3g}: where the mask is 0 the "
-                          f"state must stay as it was after the last real step (here step {lengths[1]})")
-    assert (last[1] - short_last[0]).abs().max() < 1e-5, "the last state of a padded row is its last real state"
-    print("Checkpoint passed: rnn_loop matches nn.RNN and keeps the state on padded steps")
+    assert moved < 1e-5, (
+        f"a padded step (mask 0) changed the state by up to {moved:.3g}: where the "
+        "mask is 0 the "
+        f"state must stay as it was after the last real step (here step {lengths[1]})"
+    )
+    assert (last[1] - short_last[0]).abs().max() < 1e-5, (
+        "the last state of a padded row is its last real state"
+    )
+    print(
+        "Checkpoint passed: rnn_loop matches nn.RNN and keeps the state on padded steps"
+    )
 
 
 LAB = Lab(
@@ -102,58 +170,72 @@ LAB = Lab(
     chapter="book/recurrence",
     title="Lab 1: the vanilla RNN by hand",
     intro=(
-        "The vanilla RNN applies one rule at every step: the new state is the tanh of an affine map of the "
-        "input and the previous state. You write that step in PyTorch's weight layout and check it against "
-        "`nn.RNNCell`; then you pad sequences of different lengths into one batch with a mask; then you run "
-        "the step along time, keeping the state unchanged wherever the mask says a step is padding, and "
-        "check the loop against `nn.RNN`."
+        "The vanilla RNN applies one rule at every step: the new state is the tanh of "
+        "an affine map of the input and the previous state. You write that step in "
+        "PyTorch's weight layout and check it against `nn.RNNCell`; then you pad "
+        "sequences of different lengths into one batch with a mask; then you run the "
+        "step along time, keeping the state unchanged wherever the mask says a step "
+        "is padding, and check the loop against `nn.RNN`."
     ),
-    setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom torch import nn",
+    setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
+    "torch import nn",
     exercises=[
         Exercise(
             target="chapter_code.rnn.recurrence:rnn_step",
             task=(
-                "Return $h_t = \\tanh(x_t W_{ih}^\\top + h_{t-1} W_{hh}^\\top + b)$ for a batch: `x_t` is "
-                "`(B, F)`, `h_prev` is `(B, H)`, `weight_ih` is `(H, F)`, `weight_hh` is `(H, H)` and `bias` is "
-                "the sum of PyTorch's two bias vectors, `(H,)`."
+                "Return $h_t = \\tanh(x_t W_{ih}^\\top + h_{t-1} W_{hh}^\\top + b)$ "
+                "for a batch: `x_t` is `(B, F)`, `h_prev` is `(B, H)`, `weight_ih` is "
+                "`(H, F)`, `weight_hh` is `(H, H)` and `bias` is the sum of PyTorch's "
+                "two bias vectors, `(H,)`."
             ),
             hints=(
-                "Write down the shape of every term before you write code: the result must be `(B, H)`, and "
+                "Write down the shape of every term before you write code: the "
+                "result must be `(B, H)`, and "
                 "PyTorch stores each weight as (outputs, inputs).",
-                "One line: a batch of row vectors times the transpose of each weight (`@` and `.T`), the two "
-                "products and the bias added (the bias broadcasts over the batch), all inside `torch.tanh`.",
+                "One line: a batch of row vectors times the transpose of each weight "
+                "(`@` and `.T`), the two products and the bias added (the bias "
+                "broadcasts over the batch), all inside `torch.tanh`.",
             ),
             checkpoint=checkpoint_rnn_step,
         ),
         Exercise(
             target="chapter_code.rnn.recurrence:pad_batch",
             task=(
-                "The checks are done and `features` is the common feature size. Stack the `(T_i, F)` sequences "
-                "into one zero-padded `(B, T_max, F)` batch and return it with its `(B, T_max)` bool mask, "
-                "`True` on each sequence's real steps."
+                "The checks are done and `features` is the common feature size. Stack "
+                "the `(T_i, F)` sequences into one zero-padded `(B, T_max, F)` batch "
+                "and return it with its `(B, T_max)` bool mask, `True` on each "
+                "sequence's real steps."
             ),
             hints=(
-                "Allocate first, fill second: a zero tensor of the final shape already holds the padding.",
-                "Find the longest length; make a zero batch with `sequences[0].new_zeros(...)` and a bool mask "
-                "with `torch.zeros(..., dtype=torch.bool)`; in one loop over the sequences copy sequence `i` "
-                "into the first `T_i` steps of row `i` and set the same stretch of the mask.",
+                "Allocate first, fill second: a zero tensor of the final shape "
+                "already holds the padding.",
+                "Find the longest length; make a zero batch with "
+                "`sequences[0].new_zeros(...)` and a bool mask with `torch.zeros(..., "
+                "dtype=torch.bool)`; in one loop over the sequences copy sequence `i` "
+                "into the first `T_i` steps of row `i` and set the same stretch of "
+                "the mask.",
             ),
             checkpoint=checkpoint_pad_batch,
         ),
         Exercise(
             target="chapter_code.rnn.recurrence:rnn_loop",
-            context=("chapter_code.rnn.recurrence:check_mask", "chapter_code.rnn.recurrence:check_loop_inputs"),
+            context=(
+                "chapter_code.rnn.recurrence:check_mask",
+                "chapter_code.rnn.recurrence:check_loop_inputs",
+            ),
             task=(
-                "`check_loop_inputs` has given you the start state `h` `(B, H)` and the mask `m` as floats "
-                "`(B, T)`, or `None`. Run your `rnn_step` along time and return every state `(B, T, H)` and the "
-                "last `(B, H)`. Where `m` is 0 the step is padding: the state must stay what it was."
+                "`check_loop_inputs` has given you the start state `h` `(B, H)` and "
+                "the mask `m` as floats `(B, T)`, or `None`. Run your `rnn_step` "
+                "along time and return every state `(B, T, H)` and the last `(B, H)`. "
+                "Where `m` is 0 the step is padding: the state must stay what it was."
             ),
             hints=(
-                "The loop is over time, not over the batch; the mask decides, row by row, between the new state "
-                "and the old one.",
-                "For each `t`: compute the candidate state from `x[:, t]`; if there is a mask, take its column "
-                "`t` with shape `(B, 1)` so it broadcasts over `H`, and blend `keep * new + (1 - keep) * old`; "
-                "store the state; finally `torch.stack` the list along dim 1.",
+                "The loop is over time, not over the batch; the mask decides, row by "
+                "row, between the new state and the old one.",
+                "For each `t`: compute the candidate state from `x[:, t]`; if there "
+                "is a mask, take its column `t` with shape `(B, 1)` so it broadcasts "
+                "over `H`, and blend `keep * new + (1 - keep) * old`; store the "
+                "state; finally `torch.stack` the list along dim 1.",
             ),
             checkpoint=checkpoint_rnn_loop,
         ),

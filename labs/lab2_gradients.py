@@ -1,4 +1,6 @@
-"""Lab for "Gradients through time": backpropagation through time by hand, the Jacobian product, clipping."""
+"""Lab for "Gradients through time": backpropagation through time by hand, the Jacobian
+product, clipping.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from bookbuild.labs import Exercise, Lab
 
 
 def checkpoint_bptt_vanilla(bptt_vanilla):
-    """Every gradient of bptt_vanilla against autograd in float64, naming the first one that is wrong."""
+    """Every gradient of bptt_vanilla against autograd in float64, naming the first one
+    that is wrong.
+    """
     import torch
     from torch import nn
 
@@ -15,36 +19,71 @@ def checkpoint_bptt_vanilla(bptt_vanilla):
     x = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
     h0 = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
     states, _ = rnn(x, h0.unsqueeze(0))  # (B, T, H)
-    grad_states = torch.randn(2, 5, 4, dtype=torch.float64)  # the loss is sum(grad_states * states)
-    want = dict(zip(["weight_ih", "weight_hh", "bias", "x", "h0"], torch.autograd.grad(
-        (states * grad_states).sum(), [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, x, h0]), strict=True))
-    got = bptt_vanilla(x.detach(), states.detach(), h0.detach(), rnn.weight_ih_l0.detach(),
-                       rnn.weight_hh_l0.detach(), grad_states)
+    # the loss is sum(grad_states * states)
+    grad_states = torch.randn(2, 5, 4, dtype=torch.float64)
+    want = dict(
+        zip(
+            ["weight_ih", "weight_hh", "bias", "x", "h0"],
+            torch.autograd.grad(
+                (states * grad_states).sum(),
+                [rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, x, h0],
+            ),
+            strict=True,
+        )
+    )
+    got = bptt_vanilla(
+        x.detach(),
+        states.detach(),
+        h0.detach(),
+        rnn.weight_ih_l0.detach(),
+        rnn.weight_hh_l0.detach(),
+        grad_states,
+    )
     last = (got.x[:, -1] - want["x"][:, -1]).abs().max().item()
-    assert last < 1e-9, (f"even the gradient at the last input is off by {last:.3g}; nothing flows into it from "
-                         "later steps, so look at the step through the tanh: its derivative is written with the "
-                         "state the tanh produced")
+    assert last < 1e-9, (
+        f"even the gradient at the last input is off by {last:.3g}; nothing flows "
+        "into it from later steps, so look at the step through the tanh: its "
+        "derivative is written with the state the tanh produced"
+    )
     gap_x = (got.x - want["x"]).abs().max().item()
-    assert gap_x < 1e-9, (f"the gradient at the last input is right but earlier ones are off by up to {gap_x:.3g}: "
-                          "check what each step hands back to the step before it (through which weight, which way "
-                          "round), and that the walk goes from the last step to the first")
+    assert gap_x < 1e-9, (
+        "the gradient at the last input is right but earlier ones are off by up to "
+        f"{gap_x:.3g}: check what each step hands back to the step before it (through "
+        "which weight, which way round), and that the walk goes from the last step "
+        "to the first"
+    )
     for name in ("weight_ih", "bias", "weight_hh", "h0"):
         gap = (getattr(got, name) - want[name]).abs().max().item()
-        hint = {"weight_hh": "each use of W_hh pairs the step's gradient with the state that step read, h_{t-1}",
-                "h0": "the gradient left over after the first step is the gradient with respect to h0",
-                "bias": "sum the steps' gradients over the batch and over time",
-                "weight_ih": "each use of W_ih pairs the step's gradient with that step's input"}[name]
-        assert gap < 1e-9, f"the gradient with respect to {name} differs from autograd's by up to {gap:.3g}: {hint}"
+        hint = {
+            "weight_hh": (
+                "each use of W_hh pairs the step's gradient with the state that "
+                "step read, h_{t-1}"
+            ),
+            "h0": "the gradient left over after the first step is the gradient with "
+            "respect to h0",
+            "bias": "sum the steps' gradients over the batch and over time",
+            "weight_ih": (
+                "each use of W_ih pairs the step's gradient with that step's input"
+            ),
+        }[name]
+        assert gap < 1e-9, (
+            f"the gradient with respect to {name} differs from autograd's by up to "
+            f"{gap:.3g}: {hint}"
+        )
     per_use = got.weight_hh_per_use
     shape = tuple(per_use.shape)
-    assert shape == (5, 4, 4), f"weight_hh_per_use should be (T, H, H) = (5, 4, 4); got {shape}"
+    assert shape == (5, 4, 4), (
+        f"weight_hh_per_use should be (T, H, H) = (5, 4, 4); got {shape}"
+    )
     summed = (per_use.sum(dim=0) - want["weight_hh"]).abs().max()
     assert summed < 1e-9, "the per-use terms should add up to the W_hh gradient"
     print("Checkpoint passed: bptt_vanilla agrees with autograd on every gradient")
 
 
 def checkpoint_jacobian_product_norms(jacobian_product_norms):
-    """Norms of dh_T/dh_s from autograd (nn.RNNCell re-run from h_s), distance by distance."""
+    """Norms of dh_T/dh_s from autograd (nn.RNNCell re-run from h_s), distance by
+    distance.
+    """
     import torch
     from torch import nn
 
@@ -63,29 +102,58 @@ def checkpoint_jacobian_product_norms(jacobian_product_norms):
             for t in range(s, steps):
                 h_s = cell(x[t : t + 1], h_s.unsqueeze(0))[0]
             return h_s
+
         return run
 
-    want = [torch.linalg.matrix_norm(torch.autograd.functional.jacobian(last_from(s), h[s]), ord=2).item()
-            for s in range(steps, -1, -1)]  # distance d = T - s
+    # distance d = T - s
+    want = [
+        torch.linalg.matrix_norm(
+            torch.autograd.functional.jacobian(last_from(s), h[s]), ord=2
+        ).item()
+        for s in range(steps, -1, -1)
+    ]
     got = jacobian_product_norms(states, cell.weight_hh.detach())
-    assert len(got) == steps + 1, (f"one norm per distance 0..T: {steps + 1} numbers for T = {steps}; got {len(got)}")
-    assert abs(got[0] - 1.0) < 1e-9, f"at distance 0 the Jacobian is the identity, norm 1; got {got[0]}"
-    powers = [torch.linalg.matrix_norm(torch.linalg.matrix_power(cell.weight_hh.detach(), d), ord=2).item()
-              for d in range(steps + 1)]
+    assert len(got) == steps + 1, (
+        f"one norm per distance 0..T: {steps + 1} numbers for T = {steps}; got "
+        f"{len(got)}"
+    )
+    assert abs(got[0] - 1.0) < 1e-9, (
+        f"at distance 0 the Jacobian is the identity, norm 1; got {got[0]}"
+    )
+    powers = [
+        torch.linalg.matrix_norm(
+            torch.linalg.matrix_power(cell.weight_hh.detach(), d), ord=2
+        ).item()
+        for d in range(steps + 1)
+    ]
     if all(abs(g - p) < 1e-9 for g, p in zip(got, powers, strict=True)):
-        raise AssertionError("your norms are those of W_hh^d: each step's Jacobian also holds the tanh's derivative "
-                             "at that step's state")
-    assert abs(got[1] - want[1]) < 1e-9, (f"at distance 1 the norm should be {want[1]:.4f}; got {got[1]:.4f}: one step "
-                                          "back is the last state's tanh derivative times W_hh")
-    bad = [d for d in range(steps + 1) if abs(got[d] - want[d]) > 1e-9 * max(1.0, want[d])]
-    assert not bad, (f"the norms at distances {bad} differ from autograd's ({[round(want[d], 4) for d in bad]}); "
-                     f"got {[round(got[d], 4) for d in bad]}: walk back one step at a time, using the state of the "
-                     "step you are crossing, and keep the order of the factors")
-    print("Checkpoint passed: jacobian_product_norms agrees with autograd's Jacobians at every distance")
+        raise AssertionError(
+            "your norms are those of W_hh^d: each step's Jacobian also holds the "
+            "tanh's derivative at that step's state"
+        )
+    assert abs(got[1] - want[1]) < 1e-9, (
+        f"at distance 1 the norm should be {want[1]:.4f}; got {got[1]:.4f}: one step "
+        "back is the last state's tanh derivative times W_hh"
+    )
+    bad = [
+        d for d in range(steps + 1) if abs(got[d] - want[d]) > 1e-9 * max(1.0, want[d])
+    ]
+    assert not bad, (
+        f"the norms at distances {bad} differ from autograd's "
+        f"({[round(want[d], 4) for d in bad]}); got "
+        f"{[round(got[d], 4) for d in bad]}: walk back one step at a time, using the "
+        "state of the step you are crossing, and keep the order of the factors"
+    )
+    print(
+        "Checkpoint passed: jacobian_product_norms agrees with autograd's Jacobians "
+        "at every distance"
+    )
 
 
 def checkpoint_clip_gradients(clip_gradients):
-    """Check the returned norm, the clipped gradients, one factor for all parameters, and no change below kappa."""
+    """Check the returned norm, the clipped gradients, one factor for all parameters,
+    and no change below kappa.
+    """
     import torch
     from torch import nn
 
@@ -95,23 +163,33 @@ def checkpoint_clip_gradients(clip_gradients):
             p.grad = g.clone()
         return params
 
-    grads = [torch.tensor([3.0, 0.0]), torch.tensor([[0.0, 4.0]])]  # joint norm 5: each alone is 3 or 4
+    # joint norm 5: each alone is 3 or 4
+    grads = [torch.tensor([3.0, 0.0]), torch.tensor([[0.0, 4.0]])]
     ours = params_with(grads)
     norm = clip_gradients(ours, 1.0)
-    assert norm is not None, "clip_gradients should return the norm before clipping; it returned None"
-    assert abs(float(norm) - 5.0) < 1e-4, f"clip_gradients should return the norm before clipping, 5.0 here; got {norm}"
+    assert norm is not None, (
+        "clip_gradients should return the norm before clipping; it returned None"
+    )
+    assert abs(float(norm) - 5.0) < 1e-4, (
+        f"clip_gradients should return the norm before clipping, 5.0 here; got {norm}"
+    )
     joint = torch.sqrt(sum(p.grad.pow(2).sum() for p in ours)).item()
     assert abs(joint - 1.0) < 1e-4, (
-        f"after clipping at kappa = 1.0 the joint norm of all gradients should be 1.0, got {joint:.3f}: use one "
-        "factor, kappa / ||g||, computed from all parameters together, not one per parameter")
+        "after clipping at kappa = 1.0 the joint norm of all gradients should be "
+        f"1.0, got {joint:.3f}: use one factor, kappa / ||g||, computed from all "
+        "parameters together, not one per parameter"
+    )
     for p, g in zip(ours, grads, strict=True):
         assert torch.allclose(p.grad, g / 5.0, atol=1e-5), (
-            f"each gradient should be scaled by the same factor 1/5 (its direction kept); got {p.grad.tolist()} "
-            f"from {g.tolist()}")
+            "each gradient should be scaled by the same factor 1/5 (its direction "
+            f"kept); got {p.grad.tolist()} from {g.tolist()}"
+        )
     small = params_with([torch.tensor([0.3, 0.4])])
     clip_gradients(small, 1.0)
     assert torch.allclose(small[0].grad, torch.tensor([0.3, 0.4])), (
-        f"a gradient whose norm (0.5) is below kappa (1.0) must not change; got {small[0].grad.tolist()}")
+        "a gradient whose norm (0.5) is below kappa (1.0) must not change; got "
+        f"{small[0].grad.tolist()}"
+    )
     torch.manual_seed(0)
     model = nn.Linear(6, 3)
     model(torch.randn(8, 6)).pow(2).sum().backward()
@@ -120,10 +198,21 @@ def checkpoint_clip_gradients(clip_gradients):
         t.grad = p.grad.clone()
     theirs = torch.nn.utils.clip_grad_norm_(twin, 0.5).item()
     mine = clip_gradients(list(model.parameters()), 0.5)
-    assert abs(float(mine) - theirs) < 1e-4 * theirs, f"the norm should be {theirs:.4f}, as PyTorch finds; got {mine}"
-    gap = max((p.grad - t.grad).abs().max().item() for p, t in zip(model.parameters(), twin, strict=True))
-    assert gap < 1e-5, f"the clipped gradients differ from torch.nn.utils.clip_grad_norm_'s by {gap:.2g}"
-    print("Checkpoint passed: clip_gradients matches clip_grad_norm_ and keeps the direction")
+    assert abs(float(mine) - theirs) < 1e-4 * theirs, (
+        f"the norm should be {theirs:.4f}, as PyTorch finds; got {mine}"
+    )
+    gap = max(
+        (p.grad - t.grad).abs().max().item()
+        for p, t in zip(model.parameters(), twin, strict=True)
+    )
+    assert gap < 1e-5, (
+        "the clipped gradients differ from torch.nn.utils.clip_grad_norm_'s by "
+        f"{gap:.2g}"
+    )
+    print(
+        "Checkpoint passed: clip_gradients matches clip_grad_norm_ and keeps the "
+        "direction"
+    )
 
 
 LAB = Lab(
@@ -131,49 +220,60 @@ LAB = Lab(
     chapter="book/gradients",
     title="Lab 2: gradients through time",
     intro=(
-        "Backpropagation through time is the chain rule run backwards along the unrolled recurrence: every "
-        "step hands the step before it the gradient that crosses it, and every use of a shared weight adds "
-        "one term. You write that backward walk for the vanilla RNN and check it against autograd; then the "
-        "norms of the Jacobian products that decide whether a gradient vanishes or explodes over distance; "
-        "then clipping by the global norm, against PyTorch's `clip_grad_norm_`."
+        "Backpropagation through time is the chain rule run backwards along the "
+        "unrolled recurrence: every step hands the step before it the gradient that "
+        "crosses it, and every use of a shared weight adds one term. You write that "
+        "backward walk for the vanilla RNN and check it against autograd; then the "
+        "norms of the Jacobian products that decide whether a gradient vanishes or "
+        "explodes over distance; then clipping by the global norm, against PyTorch's "
+        "`clip_grad_norm_`."
     ),
-    setup=("import math\nfrom collections.abc import Iterable\nfrom dataclasses import dataclass\n\n"
-           "import torch\nfrom torch import nn"),
+    setup=(
+        "import math\nfrom collections.abc import Iterable\nfrom dataclasses import "
+        "dataclass\n\nimport torch\nfrom torch import nn"
+    ),
     exercises=[
         Exercise(
             target="chapter_code.bptt.gradients:bptt_vanilla",
             context=("chapter_code.bptt.gradients:BPTTGrads",),
             task=(
-                "`prev[:, t]` is $h_{t-1}$ for each step. Walk from the last step to the first: the total "
-                "gradient of $h_t$ is `grad_states[:, t]` plus what step $t+1$ handed back; take it through the "
-                "tanh, add this step's terms to the gradients of `weight_ih`, `weight_hh` (one term per step, "
-                "kept in `per_use`) and the bias, write the gradient of `x[:, t]`, and hand the rest to step "
-                "$t-1$. Return a `BPTTGrads`; its `h0` is what is handed back from the first step."
+                "`prev[:, t]` is $h_{t-1}$ for each step. Walk from the last step to "
+                "the first: the total gradient of $h_t$ is `grad_states[:, t]` plus "
+                "what step $t+1$ handed back; take it through the tanh, add this "
+                "step's terms to the gradients of `weight_ih`, `weight_hh` (one term "
+                "per step, kept in `per_use`) and the bias, write the gradient of "
+                "`x[:, t]`, and hand the rest to step $t-1$. Return a `BPTTGrads`; "
+                "its `h0` is what is handed back from the first step."
             ),
             hints=(
-                "Shapes first: the gradient of a state is `(B, H)`, like the state. A product of a `(B, H)` "
-                "gradient with a `(B, K)` tensor that gives a `(H, K)` weight gradient needs a transpose on "
-                "one side. The tanh's derivative can be read from its output: $1 - h_t^2$.",
-                "Keep a `carry` `(B, H)`, zero to start. For `t` in `reversed(range(steps))`: `g` = direct "
-                "gradient + carry; `da = g * (1 - states[:, t] ** 2)`; weight terms are `da.T @ (what the "
-                "weight multiplied)`; the bias term sums `da` over the batch; the input gradient and the new "
-                "carry are `da` times the matching weight, not transposed.",
+                "Shapes first: the gradient of a state is `(B, H)`, like the state. A "
+                "product of a `(B, H)` gradient with a `(B, K)` tensor that gives a "
+                "`(H, K)` weight gradient needs a transpose on one side. The tanh's "
+                "derivative can be read from its output: $1 - h_t^2$.",
+                "Keep a `carry` `(B, H)`, zero to start. For `t` in "
+                "`reversed(range(steps))`: `g` = direct gradient + carry; `da = g * "
+                "(1 - states[:, t] ** 2)`; weight terms are `da.T @ (what the weight "
+                "multiplied)`; the bias term sums `da` over the batch; the input "
+                "gradient and the new carry are `da` times the matching weight, not "
+                "transposed.",
             ),
             checkpoint=checkpoint_bptt_vanilla,
         ),
         Exercise(
             target="chapter_code.bptt.gradients:jacobian_product_norms",
             task=(
-                "`states` is `(T, H)`, the states $h_1..h_T$ of one sequence. Return the spectral norms of "
-                "$\\partial h_T / \\partial h_s$ for $s = T, T-1, \\dots, 0$: the list starts with 1 (distance 0, "
-                "the identity) and grows by one product per step back."
+                "`states` is `(T, H)`, the states $h_1..h_T$ of one sequence. Return "
+                "the spectral norms of $\\partial h_T / \\partial h_s$ for $s = T, "
+                "T-1, \\dots, 0$: the list starts with 1 (distance 0, the identity) "
+                "and grows by one product per step back."
             ),
             hints=(
-                "One step back multiplies the product so far by that step's Jacobian; start from the identity "
-                "and record a norm after every multiplication.",
-                "Step $t$'s Jacobian is $\\mathrm{diag}(1 - h_t^2)\\,W_{hh}$: scaling the rows of `weight_hh` by "
-                "`(1 - states[t] ** 2).unsqueeze(1)` builds it without a diagonal matrix. Walk `t` from the "
-                "last state down, multiply the new factor on the right, and take "
+                "One step back multiplies the product so far by that step's Jacobian; "
+                "start from the identity and record a norm after every multiplication.",
+                "Step $t$'s Jacobian is $\\mathrm{diag}(1 - h_t^2)\\,W_{hh}$: scaling "
+                "the rows of `weight_hh` by `(1 - states[t] ** 2).unsqueeze(1)` "
+                "builds it without a diagonal matrix. Walk `t` from the last state "
+                "down, multiply the new factor on the right, and take "
                 "`torch.linalg.matrix_norm(product, ord=2)`.",
             ),
             checkpoint=checkpoint_jacobian_product_norms,
@@ -181,17 +281,20 @@ LAB = Lab(
         Exercise(
             target="chapter_code.bptt.clipping:clip_gradients",
             task=(
-                "The parameters' gradients are already collected in `grads`. Compute their joint norm "
-                "$\\lVert g \\rVert$ (all entries of all gradients as one vector), rescale every gradient in "
-                "place by $\\min(1, \\kappa / \\lVert g \\rVert)$, and return the norm before clipping as a "
+                "The parameters' gradients are already collected in `grads`. Compute "
+                "their joint norm $\\lVert g \\rVert$ (all entries of all gradients "
+                "as one vector), rescale every gradient in place by $\\min(1, \\kappa "
+                "/ \\lVert g \\rVert)$, and return the norm before clipping as a "
                 "float."
             ),
             hints=(
-                "\"Joint\" is the point: the norm is computed once, over all parameters together, and the same "
+                '"Joint" is the point: the norm is computed once, over all '
+                "parameters together, and the same "
                 "factor is applied to each of them.",
-                "Sum the squared entries of every gradient, take one square root, turn it into a Python float; "
-                "compute the factor (a tiny constant in the denominator avoids dividing by zero); only if it is "
-                "below 1, multiply each gradient in place (`mul_`).",
+                "Sum the squared entries of every gradient, take one square root, "
+                "turn it into a Python float; compute the factor (a tiny constant in "
+                "the denominator avoids dividing by zero); only if it is below 1, "
+                "multiply each gradient in place (`mul_`).",
             ),
             checkpoint=checkpoint_clip_gradients,
         ),

@@ -1,4 +1,6 @@
-"""Lab for "Gated memory: LSTM and GRU": the LSTM's gates, its two update lines, and the GRU step."""
+"""Lab for "Gated memory: LSTM and GRU": the LSTM's gates, its two update lines, and the
+GRU step.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +8,16 @@ from bookbuild.labs import Exercise, Lab
 
 
 def _inputs(seed: int, shapes: dict[str, tuple[int, ...]]) -> dict[str, list]:
-    """Seeded normal tensors with three decimals (they survive the notebook's rounding exactly), as lists."""
+    """Seeded normal tensors with three decimals (they survive the notebook's rounding
+    exactly), as lists.
+    """
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    return {name: (torch.randn(*shape, generator=gen) * 1000).round().div(1000).tolist()
-            for name, shape in shapes.items()}
+    return {
+        name: (torch.randn(*shape, generator=gen) * 1000).round().div(1000).tolist()
+        for name, shape in shapes.items()
+    }
 
 
 def reference_lstm_gates() -> dict:
@@ -20,107 +26,192 @@ def reference_lstm_gates() -> dict:
 
     from chapter_code.gated.gates import lstm_gates
 
-    values = _inputs(30, {"x_t": (3, 2), "h_prev": (3, 2), "weight_ih": (8, 2), "weight_hh": (8, 2), "bias": (8,)})
-    gates = lstm_gates(*(torch.tensor(values[k]) for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias")))
+    values = _inputs(
+        30,
+        {
+            "x_t": (3, 2),
+            "h_prev": (3, 2),
+            "weight_ih": (8, 2),
+            "weight_hh": (8, 2),
+            "bias": (8,),
+        },
+    )
+    gates = lstm_gates(
+        *(
+            torch.tensor(values[k])
+            for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias")
+        )
+    )
     return values | {"i, f, g, o": [t.tolist() for t in gates]}
 
 
 def checkpoint_lstm_gates(lstm_gates, expected):
-    """The four outputs against the book's, with their ranges and PyTorch's block order (i, f, g, o)."""
+    """The four outputs against the book's, with their ranges and PyTorch's block order
+    (i, f, g, o).
+    """
     import torch
 
-    args = [torch.tensor(expected[k]) for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias")]
+    args = [
+        torch.tensor(expected[k])
+        for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias")
+    ]
     got = lstm_gates(*args)
     assert isinstance(got, tuple), "lstm_gates should return four tensors: i, f, g, o"
     assert len(got) == 4, "lstm_gates should return four tensors: i, f, g, o"
     want = [torch.tensor(w) for w in expected["i, f, g, o"]]
     names = ["i", "f", "g", "o"]
     for name, tensor in zip(names, got, strict=True):
-        assert tuple(tensor.shape) == (3, 2), f"{name} should be (B, H) = (3, 2); got {tuple(tensor.shape)}"
+        assert tuple(tensor.shape) == (3, 2), (
+            f"{name} should be (B, H) = (3, 2); got {tuple(tensor.shape)}"
+        )
     for name in ("i", "f", "o"):
         t = got[names.index(name)]
-        assert bool(((t > 0) & (t < 1)).all()), f"the gate {name} should lie in (0, 1), as a sigmoid does"
-    assert bool((got[2] < 0).any()), "the candidate g should lie in (-1, 1) and take both signs, as a tanh does"
-    def pre(k, t):  # undo the squashing: the pre-activation of a block, which names where it came from
+        assert bool(((t > 0) & (t < 1)).all()), (
+            f"the gate {name} should lie in (0, 1), as a sigmoid does"
+        )
+    assert bool((got[2] < 0).any()), (
+        "the candidate g should lie in (-1, 1) and take both signs, as a tanh does"
+    )
+
+    # undo the squashing: the pre-activation of a block, which names where it came from
+    def pre(k, t):
         t = t.clamp(-1 + 1e-6, 1 - 1e-6) if k == 2 else t.clamp(1e-6, 1 - 1e-6)
         return torch.atanh(t) if k == 2 else torch.log(t / (1 - t))
 
     for k, name in enumerate(names):
         if not torch.allclose(got[k], want[k], atol=1e-5):
-            matches = [names[j] for j in range(4)
-                       if j != k and torch.allclose(pre(k, got[k]), pre(j, want[j]), atol=1e-3)]
+            matches = [
+                names[j]
+                for j in range(4)
+                if j != k and torch.allclose(pre(k, got[k]), pre(j, want[j]), atol=1e-3)
+            ]
             if matches:
-                raise AssertionError(f"your {name} is computed from the block of {matches[0]}: PyTorch's weight holds "
-                                     "the blocks in the order i, f, g, o, each H rows")
-            raise AssertionError(f"your {name} differs from the book's by up to "
-                                 f"{(got[k] - want[k]).abs().max().item():.3g}: one affine map of x_t and h_prev "
-                                 "(with the bias) feeds all four blocks")
+                raise AssertionError(
+                    f"your {name} is computed from the block of {matches[0]}: "
+                    "PyTorch's weight holds "
+                    "the blocks in the order i, f, g, o, each H rows"
+                )
+            raise AssertionError(
+                f"your {name} differs from the book's by up to "
+                f"{(got[k] - want[k]).abs().max().item():.3g}: one affine map of x_t "
+                "and h_prev (with the bias) feeds all four blocks"
+            )
     print("Checkpoint passed: lstm_gates gives the book's i, f, g and o")
 
 
 def checkpoint_lstm_cell_step(lstm_cell_step):
-    """Compare (h_t, c_t) with nn.LSTMCell on copied weights; report the cell state first, then the output."""
+    """Compare (h_t, c_t) with nn.LSTMCell on copied weights; report the cell state
+    first, then the output.
+    """
     import torch
     from torch import nn
 
     torch.manual_seed(0)
     cell = nn.LSTMCell(3, 4)
     x_t, h_prev, c_prev = torch.randn(5, 3), torch.randn(5, 4), torch.randn(5, 4)
-    got = lstm_cell_step(x_t, h_prev, c_prev, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh)
-    assert isinstance(got, tuple), "lstm_cell_step should return the pair (h_t, c_t), a tuple"
-    assert len(got) == 2, f"lstm_cell_step should return the pair (h_t, c_t); got {len(got)} values"
+    got = lstm_cell_step(
+        x_t, h_prev, c_prev, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh
+    )
+    assert isinstance(got, tuple), (
+        "lstm_cell_step should return the pair (h_t, c_t), a tuple"
+    )
+    assert len(got) == 2, (
+        f"lstm_cell_step should return the pair (h_t, c_t); got {len(got)} values"
+    )
     h, c = got
     want_h, want_c = cell(x_t, (h_prev, c_prev))
     if torch.allclose(h, want_c, atol=1e-6) and torch.allclose(c, want_h, atol=1e-6):
-        raise AssertionError("the pair is the wrong way round: return (h_t, c_t), as nn.LSTMCell does")
+        raise AssertionError(
+            "the pair is the wrong way round: return (h_t, c_t), as nn.LSTMCell does"
+        )
     gap_c = (c - want_c).abs().max().item()
-    assert gap_c < 1e-6, (f"c_t differs from nn.LSTMCell's by up to {gap_c:.3g}: the cell state is the old one as "
-                          "far as the forget gate keeps it, plus the candidate as far as the input gate writes it")
+    assert gap_c < 1e-6, (
+        f"c_t differs from nn.LSTMCell's by up to {gap_c:.3g}: the cell state is the "
+        "old one as far as the forget gate keeps it, plus the candidate as far as "
+        "the input gate writes it"
+    )
     gap_h = (h - want_h).abs().max().item()
-    assert gap_h < 1e-6, (f"h_t differs from nn.LSTMCell's by up to {gap_h:.3g} although c_t is right: the output "
-                          "gate shows a squashed copy of the new cell state")
-    print("Checkpoint passed: lstm_cell_step agrees with nn.LSTMCell to", f"{max(gap_c, gap_h):.1e}")
+    assert gap_h < 1e-6, (
+        f"h_t differs from nn.LSTMCell's by up to {gap_h:.3g} although c_t is right: "
+        "the output gate shows a squashed copy of the new cell state"
+    )
+    print(
+        "Checkpoint passed: lstm_cell_step agrees with nn.LSTMCell to",
+        f"{max(gap_c, gap_h):.1e}",
+    )
 
 
 def reference_gru_step() -> dict:
-    """The book's gru_step in Cho et al.'s form (reset_after=False) on fixed inputs; nn.GRUCell checks the other."""
+    """The book's gru_step in Cho et al.'s form (reset_after=False) on fixed inputs;
+    nn.GRUCell checks the other.
+    """
     import torch
 
     from chapter_code.gated.gates import gru_step
 
-    values = _inputs(31, {"x_t": (3, 2), "h_prev": (3, 3), "weight_ih": (9, 2), "weight_hh": (9, 3),
-                          "bias_ih": (9,), "bias_hh": (9,)})
-    args = [torch.tensor(values[k]) for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    values = _inputs(
+        31,
+        {
+            "x_t": (3, 2),
+            "h_prev": (3, 3),
+            "weight_ih": (9, 2),
+            "weight_hh": (9, 3),
+            "bias_ih": (9,),
+            "bias_hh": (9,),
+        },
+    )
+    args = [
+        torch.tensor(values[k])
+        for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
     return values | {"reset before": gru_step(*args, reset_after=False).tolist()}
 
 
 def checkpoint_gru_step(gru_step, expected):
-    """reset_after=True against nn.GRUCell with the same weights; reset_after=False against the book's numbers."""
+    """reset_after=True against nn.GRUCell with the same weights; reset_after=False
+    against the book's numbers.
+    """
     import torch
     from torch import nn
 
-    args = [torch.tensor(expected[k]) for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    args = [
+        torch.tensor(expected[k])
+        for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
     cell = nn.GRUCell(2, 3)
     with torch.no_grad():
-        for name, value in zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh"), args[2:], strict=True):
+        for name, value in zip(
+            ("weight_ih", "weight_hh", "bias_ih", "bias_hh"), args[2:], strict=True
+        ):
             getattr(cell, name).copy_(value)
         want = cell(args[0], args[1])
     got = gru_step(*args, reset_after=True)
-    assert tuple(got.shape) == (3, 3), f"gru_step should return h_t, (B, H) = (3, 3); got {tuple(got.shape)}"
+    assert tuple(got.shape) == (3, 3), (
+        f"gru_step should return h_t, (B, H) = (3, 3); got {tuple(got.shape)}"
+    )
     gap = (got - want).abs().max().item()
     if gap > 1e-5:
-        raise AssertionError(f"with reset_after=True, gru_step differs from nn.GRUCell by up to {gap:.3g}: check which "
-                             "of h_prev and the candidate the update gate u keeps (nn.GRU keeps u * h_prev), and that "
-                             "the reset gate multiplies the recurrent part of the candidate after the weight")
+        raise AssertionError(
+            "with reset_after=True, gru_step differs from nn.GRUCell by up to "
+            f"{gap:.3g}: check which of h_prev and the candidate the update gate u "
+            "keeps (nn.GRU keeps u * h_prev), and that the reset gate multiplies the "
+            "recurrent part of the candidate after the weight"
+        )
     before = gru_step(*args, reset_after=False)
     want_before = torch.tensor(expected["reset before"])
     gap_before = (before - want_before).abs().max().item()
     if gap_before > 1e-5 and torch.allclose(before, want, atol=1e-5):
-        raise AssertionError("reset_after=False gives nn.GRUCell's result: in Cho et al.'s form the reset gate "
-                             "scales h_prev before the weight multiplies it")
-    assert gap_before < 1e-5, (f"with reset_after=False, gru_step differs from the book's by up to {gap_before:.3g}: "
-                               "the reset gate scales h_prev before W_n multiplies it")
-    print("Checkpoint passed: gru_step agrees with nn.GRUCell and with Cho et al.'s form")
+        raise AssertionError(
+            "reset_after=False gives nn.GRUCell's result: in Cho et al.'s form the "
+            "reset gate scales h_prev before the weight multiplies it"
+        )
+    assert gap_before < 1e-5, (
+        "with reset_after=False, gru_step differs from the book's by up to "
+        f"{gap_before:.3g}: the reset gate scales h_prev before W_n multiplies it"
+    )
+    print(
+        "Checkpoint passed: gru_step agrees with nn.GRUCell and with Cho et al.'s form"
+    )
 
 
 LAB = Lab(
@@ -128,27 +219,30 @@ LAB = Lab(
     chapter="book/gated",
     title="Lab 3: the LSTM and GRU cells",
     intro=(
-        "An LSTM step computes three gates and a candidate from one affine map of the input and the previous "
-        "hidden state, then updates two states: the cell state, an accumulator that the forget gate scales "
-        "and the input gate writes into, and the hidden state, the part of the cell the output gate shows. "
-        "The GRU keeps one state and blends it with a candidate through an update gate. You write the LSTM's "
-        "gates and its update, and a GRU step in both of its forms, and compare with `nn.LSTMCell` and "
-        "`nn.GRUCell`."
+        "An LSTM step computes three gates and a candidate from one affine map of the "
+        "input and the previous hidden state, then updates two states: the cell "
+        "state, an accumulator that the forget gate scales and the input gate writes "
+        "into, and the hidden state, the part of the cell the output gate shows. The "
+        "GRU keeps one state and blends it with a candidate through an update gate. "
+        "You write the LSTM's gates and its update, and a GRU step in both of its "
+        "forms, and compare with `nn.LSTMCell` and `nn.GRUCell`."
     ),
     setup="import torch\nfrom torch import nn",
     exercises=[
         Exercise(
             target="chapter_code.gated.gates:lstm_gates",
             task=(
-                "`weight_ih` is `(4H, F)`, `weight_hh` `(4H, H)` and `bias` `(4H,)`, with PyTorch's blocks in the "
-                "order input gate, forget gate, candidate, output gate. Return `i, f, g, o`, each `(B, H)`: the "
+                "`weight_ih` is `(4H, F)`, `weight_hh` `(4H, H)` and `bias` `(4H,)`, "
+                "with PyTorch's blocks in the order input gate, forget gate, "
+                "candidate, output gate. Return `i, f, g, o`, each `(B, H)`: the "
                 "gates squashed into (0, 1), the candidate into (-1, 1)."
             ),
             hints=(
-                "All four come from one affine map of `x_t` and `h_prev`, as in the vanilla RNN's step; only the "
-                "squashing differs per block.",
-                "Compute the `(B, 4H)` pre-activation once, split it into four `(B, H)` blocks along dim 1 "
-                "(`chunk`), and apply `torch.sigmoid` to three of them and `torch.tanh` to the candidate.",
+                "All four come from one affine map of `x_t` and `h_prev`, as in the "
+                "vanilla RNN's step; only the squashing differs per block.",
+                "Compute the `(B, 4H)` pre-activation once, split it into four `(B, "
+                "H)` blocks along dim 1 (`chunk`), and apply `torch.sigmoid` to three "
+                "of them and `torch.tanh` to the candidate.",
             ),
             checkpoint=checkpoint_lstm_gates,
             reference=reference_lstm_gates,
@@ -156,13 +250,15 @@ LAB = Lab(
         Exercise(
             target="chapter_code.gated.gates:lstm_cell_step",
             task=(
-                "Get the gates from your `lstm_gates`, then compute the new cell state $c_t$ and hidden state "
+                "Get the gates from your `lstm_gates`, then compute the new cell "
+                "state $c_t$ and hidden state "
                 "$h_t$ and return `(h, c)`, in the order `nn.LSTMCell` returns them."
             ),
             hints=(
-                "The cell state is an accumulator: part of the old one is kept, part of the candidate is "
-                "written. Which gate decides which part?",
-                "Two lines with elementwise products (`*`): $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$, then "
+                "The cell state is an accumulator: part of the old one is kept, part "
+                "of the candidate is written. Which gate decides which part?",
+                "Two lines with elementwise products (`*`): $c_t = f_t \\odot "
+                "c_{t-1} + i_t \\odot g_t$, then "
                 "$h_t$ is the output gate times the tanh of $c_t$.",
             ),
             checkpoint=checkpoint_lstm_cell_step,
@@ -170,16 +266,19 @@ LAB = Lab(
         Exercise(
             target="chapter_code.gated.gates:gru_step",
             task=(
-                "The input part of all three blocks (`gx_r`, `gx_z`, `gx_n`, bias included) and the recurrent "
-                "weight and bias blocks are split for you. Compute the reset gate $r$, the update gate $u$ "
-                "(PyTorch's $z$), the candidate $n$ (in the form `reset_after` asks for) and return "
-                "$h_t = u \\odot h_{t-1} + (1 - u) \\odot n$."
+                "The input part of all three blocks (`gx_r`, `gx_z`, `gx_n`, bias "
+                "included) and the recurrent weight and bias blocks are split for "
+                "you. Compute the reset gate $r$, the update gate $u$ (PyTorch's "
+                "$z$), the candidate $n$ (in the form `reset_after` asks for) and "
+                "return $h_t = u \\odot h_{t-1} + (1 - u) \\odot n$."
             ),
             hints=(
-                "Each gate is a sigmoid of its input part plus its recurrent part; the two forms differ only in "
+                "Each gate is a sigmoid of its input part plus its recurrent part; "
+                "the two forms differ only in "
                 "where $r$ enters the candidate: before or after the recurrent weight.",
-                "`reset_after=True` (nn.GRU): `tanh(gx_n + r * (h_prev @ w_n.T + b_n))`. `reset_after=False` "
-                "(Cho et al.): the reset gate scales `h_prev` first, and `w_n` multiplies the product.",
+                "`reset_after=True` (nn.GRU): `tanh(gx_n + r * (h_prev @ w_n.T + "
+                "b_n))`. `reset_after=False` (Cho et al.): the reset gate scales "
+                "`h_prev` first, and `w_n` multiplies the product.",
             ),
             checkpoint=checkpoint_gru_step,
             reference=reference_gru_step,

@@ -1,14 +1,50 @@
-"""Lab for "Depth, direction and scale": a bidirectional layer, a stack, and the bidirectional trap's honest score."""
+"""Lab for "Depth, direction and scale": a bidirectional layer, a stack, and the
+bidirectional trap's honest score.
+"""
 
 from __future__ import annotations
 
 from bookbuild.labs import Exercise, Lab
 
-_IDS = [0, 1, 2, 3, 4, 4, 3, 1, 0, 2, 2, 2, 1, 3, 0, 4, 1, 1, 2, 0, 3, 3, 4, 0, 1, 2, 4, 3, 2, 1]  # V = 5
+# V = 5
+_IDS = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    4,
+    3,
+    1,
+    0,
+    2,
+    2,
+    2,
+    1,
+    3,
+    0,
+    4,
+    1,
+    1,
+    2,
+    0,
+    3,
+    3,
+    4,
+    0,
+    1,
+    2,
+    4,
+    3,
+    2,
+    1,
+]
 
 
 def checkpoint_bidirectional_states(bidirectional_states):
-    """Against nn.GRU(bidirectional=True) with the same weights, half by half, and the forward half's causality."""
+    """Against nn.GRU(bidirectional=True) with the same weights, half by half, and the
+    forward half's causality.
+    """
     import torch
     from torch import nn
 
@@ -22,25 +58,42 @@ def checkpoint_bidirectional_states(bidirectional_states):
     x = torch.randn(2, 6, 3)
     want, _ = both(x)  # (B, T, 2H)
     got = bidirectional_states(x, fwd, bwd)
-    assert tuple(got.shape) == (2, 6, 8), (f"the states should be (B, T, 2H) = (2, 6, 8), the two directions joined "
-                                          f"on the last axis; got {tuple(got.shape)}")
+    assert tuple(got.shape) == (2, 6, 8), (
+        f"the states should be (B, T, 2H) = (2, 6, 8), the two directions joined "
+        f"on the last axis; got {tuple(got.shape)}"
+    )
     assert (got[..., :4] - want[..., :4]).abs().max() < 1e-5, (
-        "the first half (the forward layer's states) differs from nn.GRU's: the forward layer reads x as it is, "
-        "and its states come first")
+        "the first half (the forward layer's states) differs from nn.GRU's: the "
+        "forward layer reads x as it is, and its states come first"
+    )
     back, flipped = got[..., 4:], want[..., 4:].flip(1)
     if (back - flipped).abs().max() < 1e-5:
-        raise AssertionError("the backward half is in reversed time: position t must hold the state that has read "
-                             "x_T..x_t, so put the backward layer's states back in the order of the positions")
+        raise AssertionError(
+            "the backward half is in reversed time: position t must hold the state "
+            "that has read x_T..x_t, so put the backward layer's states back in the "
+            "order of the positions"
+        )
     if (back - bwd(x)[0]).abs().max() < 1e-5:
-        raise AssertionError("the backward layer has read the sequence from its start: it should read x_T first")
+        raise AssertionError(
+            "the backward layer has read the sequence from its start: it should read "
+            "x_T first"
+        )
     gap = (back - want[..., 4:]).abs().max().item()
-    assert gap < 1e-5, f"the second half (the backward layer's states) differs from nn.GRU's by up to {gap:.3g}"
+    assert gap < 1e-5, (
+        "the second half (the backward layer's states) differs from nn.GRU's by up "
+        f"to {gap:.3g}"
+    )
     changed = x.clone()
     changed[:, -1] += 1.0
     later = bidirectional_states(changed, fwd, bwd)
     assert (later[:, :-1, :4] - got[:, :-1, :4]).abs().max() < 1e-6, (
-        "changing only the last input changed earlier forward states: the forward half must not read ahead")
-    print("Checkpoint passed: bidirectional_states matches nn.GRU(bidirectional=True), half by half")
+        "changing only the last input changed earlier forward states: the forward "
+        "half must not read ahead"
+    )
+    print(
+        "Checkpoint passed: bidirectional_states matches nn.GRU(bidirectional=True), "
+        "half by half"
+    )
 
 
 def checkpoint_stacked_states(stacked_states):
@@ -62,21 +115,34 @@ def checkpoint_stacked_states(stacked_states):
     except NotImplementedError:
         raise
     except RuntimeError as exc:
-        raise AssertionError(f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs of layer 1, "
-                             "not the 3 input features") from None
-    assert isinstance(got, torch.Tensor), (f"stacked_states should return the top layer's states, one tensor; got "
-                                           f"{type(got).__name__}")
-    assert tuple(got.shape) == (2, 4, 5), f"the top layer's states are (B, T, H) = (2, 4, 5); got {tuple(got.shape)}"
+        raise AssertionError(
+            f"stacked_states raised {exc!r}: layer 2 reads 5 features, the outputs of "
+            "layer 1, not the 3 input features"
+        ) from None
+    assert isinstance(got, torch.Tensor), (
+        f"stacked_states should return the top layer's states, one tensor; got "
+        f"{type(got).__name__}"
+    )
+    assert tuple(got.shape) == (2, 4, 5), (
+        f"the top layer's states are (B, T, H) = (2, 4, 5); got {tuple(got.shape)}"
+    )
     if (got - layers[0](x)[0]).abs().max() < 1e-6:
-        raise AssertionError("you return the first layer's states: the result is the top layer's")
+        raise AssertionError(
+            "you return the first layer's states: the result is the top layer's"
+        )
     gap = (got - want).abs().max().item()
-    assert gap < 1e-5, (f"the top layer's states differ from nn.LSTM(num_layers=3)'s by up to {gap:.3g}: each layer "
-                        "should read the whole output sequence of the layer below")
+    assert gap < 1e-5, (
+        "the top layer's states differ from nn.LSTM(num_layers=3)'s by up to "
+        f"{gap:.3g}: each layer "
+        "should read the whole output sequence of the layer below"
+    )
     print("Checkpoint passed: stacked_states matches nn.LSTM(num_layers=3)")
 
 
 class _Repeat:
-    """For the reference: logits that bet on the last character read repeating (4 on its one-hot)."""
+    """For the reference: logits that bet on the last character read repeating (4 on its
+    one-hot).
+    """
 
     def eval(self):
         return self
@@ -97,7 +163,9 @@ def reference_prefix_only_loss() -> dict:
 
 
 def checkpoint_prefix_only_loss(prefix_only_loss, expected):
-    """A model that reads ahead gains nothing; every window is `context` long; an honest model scores the book's."""
+    """A model that reads ahead gains nothing; every window is `context` long; an honest
+    model scores the book's.
+    """
     import math
 
     import torch
@@ -105,7 +173,9 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
 
     ids = torch.tensor(expected["ids"])
 
-    class Peeker:  # at position t it predicts tokens[t + 1] with confidence: it reads the window's future
+    # at position t it predicts tokens[t + 1] with confidence: it reads the window's
+    # future
+    class Peeker:
         def __init__(self):
             self.widths = []
 
@@ -115,7 +185,8 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
         def __call__(self, tokens):
             self.widths.append(tokens.shape[1])
             logits = torch.zeros(*tokens.shape, 5)
-            logits[:, :-1] = 8.0 * one_hot(tokens[:, 1:], 5).float()  # the last position has nothing to peek at
+            # the last position has nothing to peek at
+            logits[:, :-1] = 8.0 * one_hot(tokens[:, 1:], 5).float()
             return logits, None
 
     class Repeat:  # an honest model: it bets that the last character read comes again
@@ -127,18 +198,29 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
 
     peeker = Peeker()
     got = prefix_only_loss(peeker, ids, 4, 20)
-    assert isinstance(got, float), f"prefix_only_loss should return a Python float; got {type(got).__name__}"
-    assert all(w == 4 for w in peeker.widths), (f"every window the model reads should be context = 4 characters; "
-                                                 f"it read windows of {sorted(set(peeker.widths))}")
+    assert isinstance(got, float), (
+        f"prefix_only_loss should return a Python float; got {type(got).__name__}"
+    )
+    assert all(w == 4 for w in peeker.widths), (
+        f"every window the model reads should be context = 4 characters; "
+        f"it read windows of {sorted(set(peeker.widths))}"
+    )
     assert got > math.log(5) - 1e-4, (
-        f"a model that reads ahead scored {got:.3f} nats, below the {math.log(5):.3f} of a uniform guess: the scored "
-        "character was inside what the model read. Score each window at its last position only")
+        f"a model that reads ahead scored {got:.3f} nats, below the {math.log(5):.3f} "
+        "of a uniform guess: the scored character was inside what the model read. "
+        "Score each window at its last position only"
+    )
     want = expected["repeat model, context 4, 20 positions"]
     honest = prefix_only_loss(Repeat(), ids, 4, 20)
     assert abs(honest - want) < 1e-5, (
-        f"an honest model should score {want:.4f} nats here; got {honest:.4f}: window j is ids[j : j + context], "
-        "scored on the character right after it, for j = 0 .. positions - 1")
-    print("Checkpoint passed: prefix_only_loss scores every character from the characters before it only")
+        f"an honest model should score {want:.4f} nats here; got {honest:.4f}: "
+        "window j is ids[j : j + context], "
+        "scored on the character right after it, for j = 0 .. positions - 1"
+    )
+    print(
+        "Checkpoint passed: prefix_only_loss scores every character from the "
+        "characters before it only"
+    )
 
 
 LAB = Lab(
@@ -146,27 +228,33 @@ LAB = Lab(
     chapter="book/depth",
     title="Lab 6: direction, depth and the bidirectional trap",
     intro=(
-        "PyTorch builds a bidirectional layer and a stack of layers with two flags. You build both from "
-        "one-layer modules and check them against the flags: a second layer that reads the sequence from its "
-        "end, its states joined position by position to the forward layer's; then layers fed one into the "
-        "next. Then the trap of the chapter: a bidirectional model trained as a language model has read the "
-        "answer, so its training loss says nothing about generation. You write the score that a generator "
-        "would see, and the checkpoint tries it on a model built to cheat."
+        "PyTorch builds a bidirectional layer and a stack of layers with two flags. "
+        "You build both from one-layer modules and check them against the flags: a "
+        "second layer that reads the sequence from its end, its states joined "
+        "position by position to the forward layer's; then layers fed one into the "
+        "next. Then the trap of the chapter: a bidirectional model trained as a "
+        "language model has read the answer, so its training loss says nothing about "
+        "generation. You write the score that a generator would see, and the "
+        "checkpoint tries it on a model built to cheat."
     ),
-    setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom torch import nn",
+    setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
+    "torch import nn",
     exercises=[
         Exercise(
             target="chapter_code.depth.directions:bidirectional_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
             task=(
-                "`forward` and `backward` are one-layer batch-first modules (each returns `(states, last)`). "
-                "Return `(B, T, 2H)`: at position $t$ the forward state, which has read $x_1..x_t$, joined "
-                "with the backward state, which has read $x_T..x_t$."
+                "`forward` and `backward` are one-layer batch-first modules (each "
+                "returns `(states, last)`). Return `(B, T, 2H)`: at position $t$ the "
+                "forward state, which has read $x_1..x_t$, joined with the backward "
+                "state, which has read $x_T..x_t$."
             ),
             hints=(
-                "A module only reads forwards in time. How do you make one read a sequence from its end, and in "
+                "A module only reads forwards in time. How do you make one read a "
+                "sequence from its end, and in "
                 "which order do its outputs then come out?",
-                "Run `forward` on `x`; run `backward` on `x.flip(1)`; flip the backward states back along time "
+                "Run `forward` on `x`; run `backward` on `x.flip(1)`; flip the "
+                "backward states back along time "
                 "before `torch.cat` on the last axis, forward half first.",
             ),
             checkpoint=checkpoint_bidirectional_states,
@@ -174,28 +262,38 @@ LAB = Lab(
         Exercise(
             target="chapter_code.depth.directions:stacked_states",
             context=("chapter_code.depth.directions:_check_one_layer",),
-            task=("Feed `x` through the layers in order, each reading the states of the one below; return the top "
-                  "layer's states `(B, T, H)`."),
+            task=(
+                "Feed `x` through the layers in order, each reading the states of the "
+                "one below; return the top layer's states `(B, T, H)`."
+            ),
             hints=(
-                "Layer 2 of a stack does not see `x` at all; what does it read instead?",
-                "One variable for the current sequence, starting at `x`; in a loop over the layers replace it by "
+                "Layer 2 of a stack does not see `x` at all; what does it read "
+                "instead?",
+                "One variable for the current sequence, starting at `x`; in a loop "
+                "over the layers replace it by "
                 "the layer's states (the first of the pair it returns); return it.",
             ),
             checkpoint=checkpoint_stacked_states,
         ),
         Exercise(
             target="chapter_code.depth.layers:prefix_only_loss",
-            context=("chapter_code.depth.layers:_positive", "chapter_code.lm.perplexity:lm_loss_and_ppl"),
+            context=(
+                "chapter_code.depth.layers:_positive",
+                "chapter_code.lm.perplexity:lm_loss_and_ppl",
+            ),
             task=(
-                "Score the model as generation uses it: for $j = 0..$`positions`$-1$ it reads "
-                "`ids[j : j + context]` and is scored, with `lm_loss_and_ppl`, on the character right after "
-                "that window. Return the mean loss in nats as a float. All windows can go in one batch."
+                "Score the model as generation uses it: for $j = 0..$`positions`$-1$ "
+                "it reads `ids[j : j + context]` and is scored, with "
+                "`lm_loss_and_ppl`, on the character right after that window. Return "
+                "the mean loss in nats as a float. All windows can go in one batch."
             ),
             hints=(
-                "A bidirectional model's output at a position has read everything in its window, so only one "
-                "position of each window is a fair prediction. Which one, and of which character?",
-                "Build the `(N, C)` index rows by broadcasting `torch.arange(positions)[:, None]` against "
-                "`torch.arange(context)`; run the model on `ids[rows]`; keep only the last position's logits "
+                "A bidirectional model's output at a position has read everything in "
+                "its window, so only one position of each window is a fair "
+                "prediction. Which one, and of which character?",
+                "Build the `(N, C)` index rows by broadcasting "
+                "`torch.arange(positions)[:, None]` against `torch.arange(context)`; "
+                "run the model on `ids[rows]`; keep only the last position's logits "
                 "`(N, V)` and score them against `ids[context : context + positions]`.",
             ),
             checkpoint=checkpoint_prefix_only_loss,

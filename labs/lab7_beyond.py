@@ -1,4 +1,6 @@
-"""Lab for "Beyond the single carried state": the linear recurrence as pairs, its loop, and the doubling scan."""
+"""Lab for "Beyond the single carried state": the linear recurrence as pairs, its loop,
+and the doubling scan.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from bookbuild.labs import Exercise, Lab
 
 
 def _pairs(seed: int, steps: int) -> dict:
-    """Seeded (B, T, H) = (2, steps, 3) pairs with three decimals: a in (0, 1) like a forget gate, b normal."""
+    """Seeded (B, T, H) = (2, steps, 3) pairs with three decimals: a in (0, 1) like a
+    forget gate, b normal.
+    """
     import torch
 
     gen = torch.Generator().manual_seed(seed)
@@ -24,12 +28,16 @@ def reference_combine() -> dict:
     v = _pairs(70, 2)
     a, b = torch.tensor(v["a"]), torch.tensor(v["b"])
     first, second = (a[:, 0], b[:, 0]), (a[:, 1], b[:, 1])
-    return v | {"first then second": [t.tolist() for t in combine(first, second)],
-                "second then first": [t.tolist() for t in combine(second, first)]}
+    return v | {
+        "first then second": [t.tolist() for t in combine(first, second)],
+        "second then first": [t.tolist() for t in combine(second, first)],
+    }
 
 
 def checkpoint_combine(combine, expected):
-    """The composed pair against the book's, with the order of the two steps named if it is swapped."""
+    """The composed pair against the book's, with the order of the two steps named if it
+    is swapped.
+    """
     import torch
 
     a, b = torch.tensor(expected["a"]), torch.tensor(expected["b"])
@@ -39,13 +47,18 @@ def checkpoint_combine(combine, expected):
     want = [torch.tensor(t) for t in expected["first then second"]]
     swapped = [torch.tensor(t) for t in expected["second then first"]]
     assert torch.allclose(got[0], want[0], atol=1e-6), (
-        "the composed a is wrong: applying a1 and then a2 scales the state by both")
+        "the composed a is wrong: applying a1 and then a2 scales the state by both"
+    )
     if not torch.allclose(got[1], want[1], atol=1e-6):
         if torch.allclose(got[1], swapped[1], atol=1e-6):
-            raise AssertionError("the composed b is that of 'second, then first': the first step's b passes through "
-                                 "the second step's scaling, not the other way round")
-        raise AssertionError("the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to the result, "
-                             "and read off the part that does not depend on c")
+            raise AssertionError(
+                "the composed b is that of 'second, then first': the first step's b "
+                "passes through the second step's scaling, not the other way round"
+            )
+        raise AssertionError(
+            "the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to "
+            "the result, and read off the part that does not depend on c"
+        )
     print("Checkpoint passed: combine composes two steps in the right order")
 
 
@@ -56,7 +69,10 @@ def reference_loop_linear() -> dict:
 
     v = _pairs(71, 6)
     a, b, c0 = (torch.tensor(v[k]) for k in ("a", "b", "c0"))
-    return v | {"from zero": loop_linear(a, b).tolist(), "from c0": loop_linear(a, b, c0).tolist()}
+    return v | {
+        "from zero": loop_linear(a, b).tolist(),
+        "from c0": loop_linear(a, b, c0).tolist(),
+    }
 
 
 def checkpoint_loop_linear(loop_linear, expected):
@@ -65,18 +81,26 @@ def checkpoint_loop_linear(loop_linear, expected):
 
     a, b, c0 = (torch.tensor(expected[k]) for k in ("a", "b", "c0"))
     got = loop_linear(a, b)
-    assert tuple(got.shape) == (2, 6, 3), (f"loop_linear should return every state, (B, T, H) = (2, 6, 3), stacked "
-                                          f"along time; got {tuple(got.shape)}")
+    assert tuple(got.shape) == (2, 6, 3), (
+        f"loop_linear should return every state, (B, T, H) = (2, 6, 3), stacked "
+        f"along time; got {tuple(got.shape)}"
+    )
     want = torch.tensor(expected["from zero"])
     if not torch.allclose(got, want, atol=1e-5):
         first_bad = int(((got - want).abs() > 1e-5).any(dim=(0, 2)).nonzero()[0])
-        raise AssertionError(f"from a zero start the states first differ from the book's at step {first_bad + 1}: "
-                             "each step scales the previous state by a_t and adds b_t")
+        raise AssertionError(
+            "from a zero start the states first differ from the book's at step "
+            f"{first_bad + 1}: each step scales the previous state by a_t and adds b_t"
+        )
     start = loop_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
-        raise AssertionError("with c0 given, the states are those of a zero start: begin from c0")
+        raise AssertionError(
+            "with c0 given, the states are those of a zero start: begin from c0"
+        )
     from_c0 = torch.tensor(expected["from c0"])
-    assert torch.allclose(start, from_c0, atol=1e-5), "from c0 the states differ from the book's"
+    assert torch.allclose(start, from_c0, atol=1e-5), (
+        "from c0 the states differ from the book's"
+    )
     print("Checkpoint passed: loop_linear gives the book's states")
 
 
@@ -87,11 +111,16 @@ def reference_scan_linear() -> dict:
 
     v = _pairs(72, 13)
     a, b, c0 = (torch.tensor(v[k]) for k in ("a", "b", "c0"))
-    return v | {"from zero": loop_linear(a, b).tolist(), "from c0": loop_linear(a, b, c0).tolist()}
+    return v | {
+        "from zero": loop_linear(a, b).tolist(),
+        "from c0": loop_linear(a, b, c0).tolist(),
+    }
 
 
 def checkpoint_scan_linear(scan_linear, expected):
-    """The scan equals the loop on 13 steps (from zero and from c0), in ceil(log2 13) = 4 rounds; autograd runs."""
+    """The scan equals the loop on 13 steps (from zero and from c0), in ceil(log2 13) =
+    4 rounds; autograd runs.
+    """
     import math
 
     import torch
@@ -100,7 +129,8 @@ def checkpoint_scan_linear(scan_linear, expected):
     space = scan_linear.__globals__
     book_combine, calls = space["combine"], []
 
-    def counted(first, second):  # one call per round: the whole sequence is combined at once
+    # one call per round: the whole sequence is combined at once
+    def counted(first, second):
         calls.append(first[0].shape[1])
         return book_combine(first, second)
 
@@ -109,34 +139,54 @@ def checkpoint_scan_linear(scan_linear, expected):
         got = scan_linear(a, b)
     finally:
         space["combine"] = book_combine
-    assert tuple(got.shape) == (2, 13, 3), f"scan_linear should return every state, (2, 13, 3); got {tuple(got.shape)}"
+    assert tuple(got.shape) == (2, 13, 3), (
+        f"scan_linear should return every state, (2, 13, 3); got {tuple(got.shape)}"
+    )
     want = torch.tensor(expected["from zero"])
     gap = (got - want).abs().max().item()
-    assert gap < 1e-5, (f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, position t "
-                        "combines the pair ending at t - d (first) with its own (second); the first d positions "
-                        "are already complete")
+    assert gap < 1e-5, (
+        f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, "
+        "position t combines the pair ending at t - d (first) with its own (second); "
+        "the first d positions are already complete"
+    )
     rounds = math.ceil(math.log2(13))
     assert len(calls) == rounds, (
-        f"13 steps take ceil(log2 13) = {rounds} rounds of the doubling scan, one combine call on whole slices each; "
-        f"your function called combine {len(calls)} times" +
-        (": that is a loop over time, not a scan" if len(calls) >= 12 else ""))
+        f"13 steps take ceil(log2 13) = {rounds} rounds of the doubling scan, one "
+        "combine call on whole slices each; "
+        f"your function called combine {len(calls)} times"
+        + (": that is a loop over time, not a scan" if len(calls) >= 12 else "")
+    )
     start = scan_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
-        raise AssertionError("with c0 given, the scan returns the states of a zero start: fold c0 into the first step")
-    assert torch.allclose(start, torch.tensor(expected["from c0"]), atol=1e-5), "from c0 the scan differs from the loop"
+        raise AssertionError(
+            "with c0 given, the scan returns the states of a zero start: fold c0 "
+            "into the first step"
+        )
+    assert torch.allclose(start, torch.tensor(expected["from c0"]), atol=1e-5), (
+        "from c0 the scan differs from the loop"
+    )
     a_grad = a.clone().requires_grad_(True)
     try:
         scan_linear(a_grad, b).sum().backward()
     except RuntimeError as exc:
-        raise AssertionError(f"autograd cannot run back through the scan ({exc}): build new tensors each round "
-                             "(torch.cat) instead of writing into a or b in place") from None
+        raise AssertionError(
+            f"autograd cannot run back through the scan ({exc}): build new tensors "
+            "each round (torch.cat) instead of writing into a or b in place"
+        ) from None
     assert a_grad.grad is not None, "the scan should pass gradients back to a"
-    assert bool(torch.isfinite(a_grad.grad).all()), "the gradients the scan passes back to a should be finite"
-    print(f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and autograd runs through it")
+    assert bool(torch.isfinite(a_grad.grad).all()), (
+        "the gradients the scan passes back to a should be finite"
+    )
+    print(
+        f"Checkpoint passed: scan_linear equals the loop in {rounds} rounds, and "
+        "autograd runs through it"
+    )
 
 
 def reference_input_gated_lstm() -> dict:
-    """The book's InputGatedLSTM with three-decimal weights on a fixed input (B = 2, T = 7, F = 3, H = 2)."""
+    """The book's InputGatedLSTM with three-decimal weights on a fixed input (B = 2, T =
+    7, F = 3, H = 2).
+    """
     import torch
 
     from chapter_code.beyond.linear_scan import InputGatedLSTM
@@ -150,11 +200,19 @@ def reference_input_gated_lstm() -> dict:
         model.blocks.weight.copy_(weight)
         model.blocks.bias.copy_(bias)
         h = model(x)
-    return {"weight": weight.tolist(), "bias": bias.tolist(), "x": x.tolist(), "h": h.tolist()}
+    return {
+        "weight": weight.tolist(),
+        "bias": bias.tolist(),
+        "x": x.tolist(),
+        "h": h.tolist(),
+    }
 
 
-def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the class itself is the argument)
-    """The book's outputs with the same weights, the scan and the loop agreeing, and no state read by the gates."""
+# N803 below: (the class itself is the argument)
+def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803
+    """The book's outputs with the same weights, the scan and the loop agreeing, and no
+    state read by the gates.
+    """
     import torch
 
     model = InputGatedLSTM(3, 2)
@@ -163,19 +221,32 @@ def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803 (the cl
         model.blocks.bias.copy_(torch.tensor(expected["bias"]))
     x = torch.tensor(expected["x"])
     got = model(x)
-    assert isinstance(got, torch.Tensor), f"forward should return every h_t as one tensor; got {type(got).__name__}"
-    assert tuple(got.shape) == (2, 7, 2), f"forward should return (B, T, H) = (2, 7, 2); got {tuple(got.shape)}"
+    assert isinstance(got, torch.Tensor), (
+        f"forward should return every h_t as one tensor; got {type(got).__name__}"
+    )
+    assert tuple(got.shape) == (2, 7, 2), (
+        f"forward should return (B, T, H) = (2, 7, 2); got {tuple(got.shape)}"
+    )
     looped = model(x, parallel=False)
-    assert (got - looped).abs().max() < 1e-5, ("parallel=True and parallel=False give different outputs: both "
-                                               "should feed the same pairs (a, b), one to the scan, one to the loop")
+    assert (got - looped).abs().max() < 1e-5, (
+        "parallel=True and parallel=False give different outputs: both "
+        "should feed the same pairs (a, b), one to the scan, one to the loop"
+    )
     want = torch.tensor(expected["h"])
     if (got - want).abs().max() > 1e-5:
         raise AssertionError(
-            f"the outputs differ from the book's by up to {(got - want).abs().max().item():.3g}: the pair of a step is "
-            "(forget gate, input gate times candidate), the blocks come in nn.LSTM's order i, f, g, o, and the output "
-            "gate shows a squashed copy of the cell")
-    assert bool((got.abs() < 1).all()), "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
-    print("Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and by the loop")
+            "the outputs differ from the book's by up to "
+            f"{(got - want).abs().max().item():.3g}: the pair of a step is (forget "
+            "gate, input gate times candidate), the blocks come in nn.LSTM's order "
+            "i, f, g, o, and the output gate shows a squashed copy of the cell"
+        )
+    assert bool((got.abs() < 1).all()), (
+        "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
+    )
+    print(
+        "Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and "
+        "by the loop"
+    )
 
 
 LAB = Lab(
@@ -183,26 +254,30 @@ LAB = Lab(
     chapter="book/beyond",
     title="Lab 7: a recurrence that runs in parallel",
     intro=(
-        "When a cell's gates read only the current input, its update $c_t = a_t \\odot c_{t-1} + b_t$ is "
-        "linear in the previous state, and one step is the pair $(a_t, b_t)$. Two steps compose into one "
-        "pair, and because that composition is associative, all the prefixes can be computed by a doubling "
-        "scan in $\\lceil \\log_2 T \\rceil$ rounds instead of $T$ sequential steps. You write the composition, "
-        "the plain loop, and the scan, and check that the scan equals the loop; then you run an LSTM whose gates "
-        "read only $x_t$ through either of them."
+        "When a cell's gates read only the current input, its update $c_t = a_t "
+        "\\odot c_{t-1} + b_t$ is linear in the previous state, and one step is the "
+        "pair $(a_t, b_t)$. Two steps compose into one pair, and because that "
+        "composition is associative, all the prefixes can be computed by a doubling "
+        "scan in $\\lceil \\log_2 T \\rceil$ rounds instead of $T$ sequential steps. "
+        "You write the composition, the plain loop, and the scan, and check that the "
+        "scan equals the loop; then you run an LSTM whose gates read only $x_t$ "
+        "through either of them."
     ),
     setup="import math\n\nimport torch\nfrom torch import nn",
     exercises=[
         Exercise(
             target="chapter_code.beyond.linear_scan:combine",
             task=(
-                "Return the single pair $(a, b)$ that does what applying `first` $= (a_1, b_1)$ and then "
-                "`second` $= (a_2, b_2)$ does to any state $c$. All tensors have one shape; products are "
-                "elementwise."
+                "Return the single pair $(a, b)$ that does what applying `first` $= "
+                "(a_1, b_1)$ and then `second` $= (a_2, b_2)$ does to any state $c$. "
+                "All tensors have one shape; products are elementwise."
             ),
             hints=(
-                "Write out what happens to a state $c$: first $a_1 c + b_1$, then the second step applied to "
+                "Write out what happens to a state $c$: first $a_1 c + b_1$, then "
+                "the second step applied to "
                 "that. Collect the result as (something) $\\cdot c$ + (something).",
-                "The new $a$ is a product of the two scalings; the new $b$ is the first step's $b$ passed "
+                "The new $a$ is a product of the two scalings; the new $b$ is the "
+                "first step's $b$ passed "
                 "through the second step's scaling, plus the second step's own $b$.",
             ),
             checkpoint=checkpoint_combine,
@@ -212,13 +287,15 @@ LAB = Lab(
             target="chapter_code.beyond.linear_scan:loop_linear",
             context=("chapter_code.beyond.linear_scan:_check_pairs",),
             task=(
-                "Compute every $c_t = a_t \\odot c_{t-1} + b_t$, one step at a time, from `c0` (zeros if it is "
-                "`None`); `a` and `b` are `(B, T, H)`; return all the states `(B, T, H)`."
+                "Compute every $c_t = a_t \\odot c_{t-1} + b_t$, one step at a time, "
+                "from `c0` (zeros if it is `None`); `a` and `b` are `(B, T, H)`; "
+                "return all the states `(B, T, H)`."
             ),
             hints=(
-                "This is the plain recurrence loop of Lab 1 without weights or a tanh: one state carried along "
-                "time.",
-                "Start from `torch.zeros_like(b[:, 0])` or `c0`; for each `t` update the `(B, H)` state from "
+                "This is the plain recurrence loop of Lab 1 without weights or a "
+                "tanh: one state carried along time.",
+                "Start from `torch.zeros_like(b[:, 0])` or `c0`; for each `t` update "
+                "the `(B, H)` state from "
                 "`a[:, t]` and `b[:, t]` and append it; `torch.stack(..., dim=1)`.",
             ),
             checkpoint=checkpoint_loop_linear,
@@ -228,19 +305,25 @@ LAB = Lab(
             target="chapter_code.beyond.linear_scan:scan_linear",
             context=("chapter_code.beyond.linear_scan:_check_pairs",),
             task=(
-                "Compute the same states as `loop_linear` by the doubling (Hillis-Steele) scan: in the round of "
-                "offset $d = 1, 2, 4, \\dots$ every position $t \\ge d$ combines, with your `combine`, the pair "
-                "that ends at $t - d$ (as `first`) with its own (as `second`). Call `combine` once per round, on "
-                "whole slices. Fold `c0`, if given, into the first step; write no tensor in place."
+                "Compute the same states as `loop_linear` by the doubling "
+                "(Hillis-Steele) scan: in the round of offset $d = 1, 2, 4, \\dots$ "
+                "every position $t \\ge d$ combines, with your `combine`, the pair "
+                "that ends at $t - d$ (as `first`) with its own (as `second`). Call "
+                "`combine` once per round, on whole slices. Fold `c0`, if given, into "
+                "the first step; write no tensor in place."
             ),
             hints=(
-                "After the round of offset $d$, position $t$ holds the composition of the last $2d$ steps up to "
-                "it (or of all of them, if there are fewer). The first $d$ positions do not change in that round. "
-                "With $c_0$ folded into $b_1$, the $b$ of a full prefix is the state itself.",
-                "Fold `c0` in by rebuilding `b` (with `torch.cat`) so that its first step already holds the "
-                "state after step 1. Then, while the offset is below the length: combine the slices that end "
-                "`offset` places early with the slices that start at `offset`, put the first `offset` positions "
-                "back in front, and double the offset. The answer is the final `b`.",
+                "After the round of offset $d$, position $t$ holds the composition of "
+                "the last $2d$ steps up to it (or of all of them, if there are "
+                "fewer). The first $d$ positions do not change in that round. With "
+                "$c_0$ folded into $b_1$, the $b$ of a full prefix is the state "
+                "itself.",
+                "Fold `c0` in by rebuilding `b` (with `torch.cat`) so that its first "
+                "step already holds the state after step 1. Then, while the offset is "
+                "below the length: combine the slices that end `offset` places early "
+                "with the slices that start at `offset`, put the first `offset` "
+                "positions back in front, and double the offset. The answer is the "
+                "final `b`.",
             ),
             checkpoint=checkpoint_scan_linear,
             reference=reference_scan_linear,
@@ -248,22 +331,25 @@ LAB = Lab(
         Exercise(
             target="chapter_code.beyond.linear_scan:InputGatedLSTM",
             task=(
-                "Write `forward`: an LSTM whose gates and candidate read only $x_t$, so that its cell is the linear "
-                "recurrence of this lab. `self.blocks` maps `x` `(B, T, F)` to the four blocks at every step at once, "
-                "in `nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, b_t)$, get every $c_t$ from "
-                "`scan_linear` (or `loop_linear` when `parallel` is false), starting from $c_0 = 0$, and return "
-                "every $h_t$ `(B, T, H)`."
+                "Write `forward`: an LSTM whose gates and candidate read only $x_t$, "
+                "so that its cell is the linear recurrence of this lab. `self.blocks` "
+                "maps `x` `(B, T, F)` to the four blocks at every step at once, in "
+                "`nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, b_t)$, "
+                "get every $c_t$ from `scan_linear` (or `loop_linear` when `parallel` "
+                "is false), starting from $c_0 = 0$, and return every $h_t$ `(B, T, "
+                "H)`."
             ),
             hints=(
-                "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t \\odot c_{t-1} + b_t$: which "
-                "gate is $a_t$, and what is $b_t$? None of them needs $h_{t-1}$, so all steps are computed at once.",
-                "Split `self.blocks(x)` into four along the last axis; squash them as an LSTM does; `a` is the "
-                "forget gate, `b` the input gate times the candidate; run the scan or the loop on `(a, b)`; "
-                "return the output gate times the tanh of the cell states.",
+                "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t "
+                "\\odot c_{t-1} + b_t$: which gate is $a_t$, and what is $b_t$? None "
+                "of them needs $h_{t-1}$, so all steps are computed at once.",
+                "Split `self.blocks(x)` into four along the last axis; squash them as "
+                "an LSTM does; `a` is the forget gate, `b` the input gate times the "
+                "candidate; run the scan or the loop on `(a, b)`; return the output "
+                "gate times the tanh of the cell states.",
             ),
             checkpoint=checkpoint_input_gated_lstm,
             reference=reference_input_gated_lstm,
         ),
     ],
 )
-

@@ -1,1 +1,3 @@
-"""Beyond the single carried state: sequence to sequence, gates outside recurrence, parallel scans, classification."""
+"""Beyond the single carried state: sequence to sequence, gates outside recurrence,
+parallel scans, classification.
+"""

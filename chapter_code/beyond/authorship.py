@@ -1,4 +1,5 @@
-"""Many-to-one classification: which author wrote a passage, read one character at a time.
+"""Many-to-one classification: which author wrote a passage, read one character at a
+time.
 
 A character LSTM reads a passage and classifies it from its last state alone
 (many inputs, one output), against a counting baseline: one character n-gram
@@ -37,17 +38,22 @@ from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import shakespeare_text
 from chapter_code.lm.ngram import CharNGram
 
-#: The characters a normalized passage can hold: lower-case letters, a space and light punctuation.
+#: The characters a normalized passage can hold: lower-case letters, a space and light
+#: punctuation.
 ALPHABET = " !',-.:;?abcdefghijklmnopqrstuvwxyz"
 
 
 @dataclass(frozen=True)
 class AuthorshipConfig:
-    """The passages, the model's widths, the recipe, and the baseline's candidate orders."""
+    """The passages, the model's widths, the recipe, and the baseline's candidate
+    orders.
+    """
 
     lengths: tuple[int, ...] = (16, 32, 64, 128, 256)  # passage lengths, in characters
     block: int = 2000  # characters per block; blocks are dealt to the splits in turn
-    cycle: int = 10  # of every `cycle` blocks, the last is test, the one before validation, the rest training
+    # of every `cycle` blocks, the last is test, the one before validation, the rest
+    # training
+    cycle: int = 10
     embedding_size: int = 16
     hidden_size: int = 64
     steps: int = 1000
@@ -55,33 +61,64 @@ class AuthorshipConfig:
     lr: float = 1e-2
     clip: float = 1.0
     n_test: int = 400  # test passages per author and length
-    orders: tuple[int, ...] = (1, 2, 3, 4, 5)  # the n-gram orders tried on validation passages
+    # the n-gram orders tried on validation passages
+    orders: tuple[int, ...] = (1, 2, 3, 4, 5)
     k: float = 0.1  # the n-gram models' add-k constant
-    select_length: int = 64  # validation passages for choosing the order have this length
+    select_length: int = (
+        64  # validation passages for choosing the order have this length
+    )
     test_seed: int = 99
 
     def __post_init__(self) -> None:
-        for name in ["block", "embedding_size", "hidden_size", "steps", "batch_size", "n_test", "select_length",
-                     "test_seed"]:
+        for name in [
+            "block",
+            "embedding_size",
+            "hidden_size",
+            "steps",
+            "batch_size",
+            "n_test",
+            "select_length",
+            "test_seed",
+        ]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
-        if isinstance(self.cycle, bool) or not isinstance(self.cycle, int) or self.cycle < 3:
-            raise ValueError(f"cycle must be an int >= 3 (training, validation and test blocks); got {self.cycle!r}")
+        if (
+            isinstance(self.cycle, bool)
+            or not isinstance(self.cycle, int)
+            or self.cycle < 3
+        ):
+            raise ValueError(
+                "cycle must be an int >= 3 (training, validation and test blocks); "
+                f"got {self.cycle!r}"
+            )
         if self.batch_size % 2:
-            raise ValueError(f"batch_size must be even (half from each author); got {self.batch_size}")
+            raise ValueError(
+                "batch_size must be even (half from each author); got "
+                f"{self.batch_size}"
+            )
         for name in ["lengths", "orders"]:
             values = getattr(self, name)
-            if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-                raise ValueError(f"{name} must be a non-empty tuple of ints >= 1; got {values!r}")
+            if not values or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values
+            ):
+                raise ValueError(
+                    f"{name} must be a non-empty tuple of ints >= 1; got {values!r}"
+                )
         if max(self.lengths) > self.block or self.select_length > self.block:
-            raise ValueError(f"lengths and select_length must be <= block = {self.block}; got "
-                             f"{self.lengths} and {self.select_length}")
+            raise ValueError(
+                f"lengths and select_length must be <= block = {self.block}; got "
+                f"{self.lengths} and {self.select_length}"
+            )
         if not self.lr > 0 or not self.clip > 0 or not self.k > 0:
-            raise ValueError(f"lr, clip and k must be > 0; got lr={self.lr}, clip={self.clip}, k={self.k}")
+            raise ValueError(
+                f"lr, clip and k must be > 0; got lr={self.lr}, clip={self.clip}, "
+                f"k={self.k}"
+            )
 
 
-_HEADING = re.compile(r"^[^a-z]*[A-Z][^a-z]*$")  # a line with capitals and no lower-case letter
+# a line with capitals and no lower-case letter
+_HEADING = re.compile(r"^[^a-z]*[A-Z][^a-z]*$")
 _BRACKETS = re.compile(r"\[[^\]]*\]")  # a stage direction
 _OUTSIDE = re.compile(f"[^{re.escape(ALPHABET)}]+")
 _SPACES = re.compile(r" {2,}")
@@ -112,7 +149,8 @@ class Blocks:
 
 
 def split_blocks(text: str, block: int, cycle: int) -> Blocks:
-    """Cut ``text`` into whole blocks of ``block`` characters (a shorter tail is dropped) and deal them in turn.
+    """Cut ``text`` into whole blocks of ``block`` characters (a shorter tail is
+    dropped) and deal them in turn.
 
     Block ``i`` goes to test when ``i % cycle == cycle - 1``, to validation when
     ``i % cycle == cycle - 2``, to training otherwise.
@@ -122,7 +160,10 @@ def split_blocks(text: str, block: int, cycle: int) -> Blocks:
     if isinstance(cycle, bool) or not isinstance(cycle, int) or cycle < 3:
         raise ValueError(f"cycle must be an int >= 3; got {cycle!r}")
     if len(text) < cycle * block:
-        raise ValueError(f"text must hold at least cycle * block = {cycle * block} characters; got {len(text)}")
+        raise ValueError(
+            f"text must hold at least cycle * block = {cycle * block} characters; "
+            f"got {len(text)}"
+        )
     blocks = [text[i : i + block] for i in range(0, len(text) - block + 1, block)]
     split: dict[int, list[str]] = {0: [], 1: [], 2: []}
     for i, piece in enumerate(blocks):
@@ -131,7 +172,9 @@ def split_blocks(text: str, block: int, cycle: int) -> Blocks:
 
 
 def evenly(items: list[str], n: int) -> list[str]:
-    """``n`` of ``items``, spread evenly over the list (all of them when ``n >= len(items)``)."""
+    """``n`` of ``items``, spread evenly over the list (all of them when ``n >=
+    len(items)``).
+    """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1; got {n!r}")
     if n >= len(items):
@@ -139,60 +182,91 @@ def evenly(items: list[str], n: int) -> list[str]:
     return [items[i * len(items) // n] for i in range(n)]
 
 
-def sample_passages(blocks: list[str], n: int, length: int, generator: torch.Generator) -> list[str]:
-    """``n`` passages of ``length`` characters, each inside one block (block and start drawn uniformly)."""
+def sample_passages(
+    blocks: list[str], n: int, length: int, generator: torch.Generator
+) -> list[str]:
+    """``n`` passages of ``length`` characters, each inside one block (block and start
+    drawn uniformly).
+    """
     for name, value in [("n", n), ("length", length)]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; got {value!r}")
     if not blocks or min(len(b) for b in blocks) < length:
-        raise ValueError(f"blocks must be non-empty and each at least length = {length} characters long")
+        raise ValueError(
+            f"blocks must be non-empty and each at least length = {length} "
+            "characters long"
+        )
     which = torch.randint(len(blocks), (n,), generator=generator).tolist()
-    starts = [int(torch.randint(len(blocks[w]) - length + 1, (1,), generator=generator)) for w in which]
+    starts = [
+        int(torch.randint(len(blocks[w]) - length + 1, (1,), generator=generator))
+        for w in which
+    ]
     return [blocks[w][s : s + length] for w, s in zip(which, starts, strict=True)]
 
 
 def encode(passages: list[str]) -> torch.Tensor:
-    """Character ids (N, L) of equally long passages, by position in :data:`ALPHABET`."""
+    """Character ids (N, L) of equally long passages, by position in
+    :data:`ALPHABET`.
+    """
     if not passages or len({len(p) for p in passages}) != 1:
         raise ValueError("passages must be a non-empty list of strings of one length")
     index = {c: i for i, c in enumerate(ALPHABET)}
     try:
         return torch.tensor([[index[c] for c in p] for p in passages])  # (N, L)
     except KeyError as err:
-        raise ValueError(f"passages must be normalized: character {err.args[0]!r} is not in ALPHABET") from None
+        raise ValueError(
+            f"passages must be normalized: character {err.args[0]!r} is not in ALPHABET"
+        ) from None
 
 
 class CharClassifier(nn.Module):
-    """Embedding, one LSTM layer, a linear readout of the last state: ids (B, L) -> logits (B, classes)."""
+    """Embedding, one LSTM layer, a linear readout of the last state: ids (B, L) ->
+    logits (B, classes).
+    """
 
-    def __init__(self, vocab: int, embedding_size: int, hidden_size: int, classes: int) -> None:
+    def __init__(
+        self, vocab: int, embedding_size: int, hidden_size: int, classes: int
+    ) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab, embedding_size)
         self.lstm = nn.LSTM(embedding_size, hidden_size, batch_first=True)
         self.readout = nn.Linear(hidden_size, classes)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        states, _ = self.lstm(self.embed(ids))  # [1] (B, L, H): one state per character read
-        return self.readout(states[:, -1])  # [2] (B, classes): only the last state is read out
+        # (B, L, H): one state per character read
+        states, _ = self.lstm(self.embed(ids))  # [1]
+        # (B, classes): only the last state is read out
+        return self.readout(states[:, -1])  # [2]
 
 
 def ngram_predict(models: list[CharNGram], passages: list[str]) -> torch.Tensor:
-    """For each passage, the index of the model under which it is most likely (N,): naive Bayes, equal priors."""
+    """For each passage, the index of the model under which it is most likely (N,):
+    naive Bayes, equal priors.
+    """
     if not models or not passages:
         raise ValueError("models and passages must be non-empty lists")
-    nats = torch.tensor([[m.nats_per_char(p) for m in models] for p in passages])  # (N, classes)
+    # (N, classes)
+    nats = torch.tensor([[m.nats_per_char(p) for m in models] for p in passages])
     return nats.argmin(dim=1)
 
 
-def _balanced(blocks: list[Blocks], n: int, length: int, gen: torch.Generator, split: str) -> tuple[list[str],
-                                                                                                   torch.Tensor]:
-    """``n`` passages of ``length`` from the ``split`` blocks of every author, and their labels (author's index)."""
-    passages = [p for b in blocks for p in sample_passages(getattr(b, split), n, length, gen)]
+def _balanced(
+    blocks: list[Blocks], n: int, length: int, gen: torch.Generator, split: str
+) -> tuple[list[str], torch.Tensor]:
+    """``n`` passages of ``length`` from the ``split`` blocks of every author, and their
+    labels (author's index).
+    """
+    passages = [
+        p for b in blocks for p in sample_passages(getattr(b, split), n, length, gen)
+    ]
     return passages, torch.arange(len(blocks)).repeat_interleave(n)
 
 
-def train_authorship(texts: dict[str, str], seed: int, config: AuthorshipConfig = AuthorshipConfig()) -> dict:
-    """Train the LSTM classifier and fit the n-gram baseline; test both at every passage length.
+def train_authorship(
+    texts: dict[str, str], seed: int, config: AuthorshipConfig = AuthorshipConfig()
+) -> dict:
+    """Train the LSTM classifier and fit the n-gram baseline; test both at every passage
+    length.
 
     ``texts`` maps each author's name to a normalized text. Every author gets
     as many training blocks as the author with the fewest (spread evenly over
@@ -203,32 +277,44 @@ def train_authorship(texts: dict[str, str], seed: int, config: AuthorshipConfig 
     clipping by global norm.
     """
     if len(texts) < 2:
-        raise ValueError(f"texts must map at least two authors to their texts; got {len(texts)}")
+        raise ValueError(
+            f"texts must map at least two authors to their texts; got {len(texts)}"
+        )
     start = time.perf_counter()
     authors = list(texts)
     blocks = [split_blocks(texts[a], config.block, config.cycle) for a in authors]
     n_train = min(len(b.train) for b in blocks)
     blocks = [Blocks(evenly(b.train, n_train), b.valid, b.test) for b in blocks]
 
-    # The baseline: one n-gram model per author, its order chosen on validation passages.
+    # The baseline: one n-gram model per author, its order chosen on validation
+    # passages.
     gen = torch.Generator().manual_seed(config.test_seed + 1)
-    valid, valid_labels = _balanced(blocks, config.n_test, config.select_length, gen, "valid")
+    valid, valid_labels = _balanced(
+        blocks, config.n_test, config.select_length, gen, "valid"
+    )
     valid_acc = {}
     for order in config.orders:
         models = [CharNGram(order, config.k).fit(" ".join(b.train)) for b in blocks]
-        valid_acc[order] = (ngram_predict(models, valid) == valid_labels).float().mean().item()
-    order = max(config.orders, key=lambda n: (valid_acc[n], -n))  # the best; the lowest order on a tie
+        valid_acc[order] = (
+            (ngram_predict(models, valid) == valid_labels).float().mean().item()
+        )
+    # the best; the lowest order on a tie
+    order = max(config.orders, key=lambda n: (valid_acc[n], -n))
     ngrams = [CharNGram(order, config.k).fit(" ".join(b.train)) for b in blocks]
 
     # The LSTM, many-to-one: one label per passage, read from the last state.
     torch.manual_seed(seed)  # the initial weights
-    net = CharClassifier(len(ALPHABET), config.embedding_size, config.hidden_size, len(authors))
+    net = CharClassifier(
+        len(ALPHABET), config.embedding_size, config.hidden_size, len(authors)
+    )
     data = torch.Generator().manual_seed(seed + 1)  # the training stream
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     per_author = config.batch_size // len(authors)
     losses = []
     for _ in range(config.steps):
-        length = config.lengths[int(torch.randint(len(config.lengths), (1,), generator=data))]
+        length = config.lengths[
+            int(torch.randint(len(config.lengths), (1,), generator=data))
+        ]
         passages, labels = _balanced(blocks, per_author, length, data, "train")
         loss = nn.functional.cross_entropy(net(encode(passages)), labels)
         opt.zero_grad()
@@ -243,8 +329,12 @@ def train_authorship(texts: dict[str, str], seed: int, config: AuthorshipConfig 
     for length in config.lengths:
         passages, labels = _balanced(blocks, config.n_test, length, test, "test")
         with torch.no_grad():
-            lstm_acc[length] = (net(encode(passages)).argmax(dim=1) == labels).float().mean().item()
-        ngram_acc[length] = (ngram_predict(ngrams, passages) == labels).float().mean().item()
+            lstm_acc[length] = (
+                (net(encode(passages)).argmax(dim=1) == labels).float().mean().item()
+            )
+        ngram_acc[length] = (
+            (ngram_predict(ngrams, passages) == labels).float().mean().item()
+        )
     return {
         "authors": authors,
         "lstm": lstm_acc,
@@ -258,11 +348,19 @@ def train_authorship(texts: dict[str, str], seed: int, config: AuthorshipConfig 
     }
 
 
-#: The corpus files :func:`classify_shakespeare_milton` reads (to declare as a memoized run's data).
+#: The corpus files :func:`classify_shakespeare_milton` reads (to declare as a memoized
+#: run's data).
 CORPUS_FILES = ("data/shakespeare.txt", "data/milton.txt")
 
 
-def classify_shakespeare_milton(seed: int, config: AuthorshipConfig = AuthorshipConfig()) -> dict:
-    """:func:`train_authorship` on the normalized Shakespeare and Milton corpora, in that order."""
-    texts = {"Shakespeare": normalize(shakespeare_text()), "Milton": normalize(milton_text())}
+def classify_shakespeare_milton(
+    seed: int, config: AuthorshipConfig = AuthorshipConfig()
+) -> dict:
+    """:func:`train_authorship` on the normalized Shakespeare and Milton corpora, in
+    that order.
+    """
+    texts = {
+        "Shakespeare": normalize(shakespeare_text()),
+        "Milton": normalize(milton_text()),
+    }
     return train_authorship(texts, seed, config)

@@ -1,4 +1,5 @@
-"""The diagonal linear recurrence ``h_t = a_t * h_{t-1} + b_t`` in JAX, sequential and associative.
+"""The diagonal linear recurrence ``h_t = a_t * h_{t-1} + b_t`` in JAX, sequential and
+associative.
 
 Module naming follows ``recurrence_jax.py``; this module is self-contained
 (Chapter 7's PyTorch listing is its own module). ``a`` and ``b`` are
@@ -9,8 +10,8 @@ with decay ``a_2 a_1`` and input ``a_2 b_1 + b_2``. The composition is
 associative, so ``jax.lax.associative_scan`` can combine all prefixes in
 ``O(log T)`` rounds instead of the ``T`` dependent steps of ``jax.lax.scan``.
 
-Pages: Chapter 7 (the linear recurrence) can show it beside its PyTorch listing.
-Follows Blelloch (1990) for scans and Martin and Cundy (2018) for parallel linear recurrences.
+Pages: Chapter 7 (the linear recurrence) can show it beside its PyTorch listing. Follows
+Blelloch (1990) for scans and Martin and Cundy (2018) for parallel linear recurrences.
 """
 
 from __future__ import annotations
@@ -21,15 +22,26 @@ import jax.numpy as jnp
 
 def _check(a: jax.Array, b: jax.Array, h0: jax.Array | None) -> None:
     if b.ndim != 3:
-        raise ValueError(f"b must have shape (batch, time, hidden); got {tuple(b.shape)}")
+        raise ValueError(
+            f"b must have shape (batch, time, hidden); got {tuple(b.shape)}"
+        )
     if a.shape != b.shape:
-        raise ValueError(f"a must have the shape of b {tuple(b.shape)}; got {tuple(a.shape)}")
+        raise ValueError(
+            f"a must have the shape of b {tuple(b.shape)}; got {tuple(a.shape)}"
+        )
     if h0 is not None and h0.shape != (b.shape[0], b.shape[2]):
-        raise ValueError(f"h0 must have shape (batch, hidden) = ({b.shape[0]}, {b.shape[2]}); got {tuple(h0.shape)}")
+        raise ValueError(
+            f"h0 must have shape (batch, hidden) = ({b.shape[0]}, {b.shape[2]}); got "
+            f"{tuple(h0.shape)}"
+        )
 
 
-def linear_scan_sequential(a: jax.Array, b: jax.Array, h0: jax.Array | None = None) -> jax.Array:
-    """Every state (B, T, H) of ``h_t = a_t * h_{t-1} + b_t``, one step after another (``lax.scan``)."""
+def linear_scan_sequential(
+    a: jax.Array, b: jax.Array, h0: jax.Array | None = None
+) -> jax.Array:
+    """Every state (B, T, H) of ``h_t = a_t * h_{t-1} + b_t``, one step after another
+    (``lax.scan``).
+    """
     _check(a, b, h0)
     h0 = jnp.zeros_like(b[:, 0]) if h0 is None else h0
 
@@ -42,15 +54,21 @@ def linear_scan_sequential(a: jax.Array, b: jax.Array, h0: jax.Array | None = No
     return jnp.swapaxes(states, 0, 1)
 
 
-def combine(earlier: tuple[jax.Array, jax.Array], later: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+def combine(
+    earlier: tuple[jax.Array, jax.Array], later: tuple[jax.Array, jax.Array]
+) -> tuple[jax.Array, jax.Array]:
     """Two steps as one: apply ``earlier`` = (a_1, b_1), then ``later`` = (a_2, b_2)."""
     a_1, b_1 = earlier
     a_2, b_2 = later
     return a_2 * a_1, a_2 * b_1 + b_2
 
 
-def linear_scan_parallel(a: jax.Array, b: jax.Array, h0: jax.Array | None = None) -> jax.Array:
-    """The same states by ``jax.lax.associative_scan`` over time; ``h0`` is folded into the first input."""
+def linear_scan_parallel(
+    a: jax.Array, b: jax.Array, h0: jax.Array | None = None
+) -> jax.Array:
+    """The same states by ``jax.lax.associative_scan`` over time; ``h0`` is folded into
+    the first input.
+    """
     _check(a, b, h0)
     if h0 is not None:
         b = b.at[:, 0].add(a[:, 0] * h0)  # h_1 = a_1 h_0 + b_1

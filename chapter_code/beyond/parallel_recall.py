@@ -1,4 +1,5 @@
-"""The input-gated LSTM cell of :mod:`chapter_code.beyond.linear_scan` entered in the memory test.
+"""The input-gated LSTM cell of :mod:`chapter_code.beyond.linear_scan` entered in the
+memory test.
 
 The task, the data, the recipe and the accuracy are those of
 :mod:`chapter_code.gated.memory_task` (recall the first of ``lag`` tokens, read out
@@ -21,24 +22,35 @@ from chapter_code.gated.memory_task import RecallConfig, accuracy, make_recall
 
 
 class InputGatedRecallNet(nn.Module):
-    """An input-gated LSTM layer read out once, after the last step: x (B, T, V) -> logits (B, V)."""
+    """An input-gated LSTM layer read out once, after the last step: x (B, T, V) ->
+    logits (B, V).
+    """
 
     def __init__(self, vocab: int, hidden_size: int, forget_bias: float = 1.0) -> None:
         super().__init__()
         self.rec = InputGatedLSTM(vocab, hidden_size)
         self.readout = nn.Linear(hidden_size, vocab)
-        with torch.no_grad():  # the forget block is the second of i, f, g, o, as in nn.LSTM
+        # the forget block is the second of i, f, g, o, as in nn.LSTM
+        with torch.no_grad():
             self.rec.blocks.bias[hidden_size : 2 * hidden_size] = forget_bias
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.readout(self.rec(x)[:, -1])  # (B, V)
 
 
-def train_input_gated_recall(seed: int, config: RecallConfig, forget_bias: float = 1.0) -> dict:
-    """Train one input-gated run with the memory test's recipe; test accuracy after each epoch, and wall time."""
+def train_input_gated_recall(
+    seed: int, config: RecallConfig, forget_bias: float = 1.0
+) -> dict:
+    """Train one input-gated run with the memory test's recipe; test accuracy after each
+    epoch, and wall time.
+    """
     start = time.perf_counter()
-    x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
-    x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
+    x_train, y_train = make_recall(
+        config.n_train, config.lag, config.vocab, config.train_seed
+    )
+    x_test, y_test = make_recall(
+        config.n_test, config.lag, config.vocab, config.test_seed
+    )
     torch.manual_seed(seed)
     net = InputGatedRecallNet(config.vocab, config.hidden_size, forget_bias)
     stream = torch.Generator().manual_seed(seed)
@@ -54,4 +66,8 @@ def train_input_gated_recall(seed: int, config: RecallConfig, forget_bias: float
             nn.utils.clip_grad_norm_(net.parameters(), config.clip)
             opt.step()
         history.append(accuracy(net, x_test, y_test))
-    return {"accuracy": history[-1], "history": history, "seconds": time.perf_counter() - start}
+    return {
+        "accuracy": history[-1],
+        "history": history,
+        "seconds": time.perf_counter() - start,
+    }

@@ -1,4 +1,5 @@
-"""An encoder-decoder on a reversal task, with and without a look back at the encoder's states.
+"""An encoder-decoder on a reversal task, with and without a look back at the encoder's
+states.
 
 The task: a source of L tokens drawn uniformly from ``vocab`` symbols; the
 target is the same tokens in reverse order. An encoder GRU reads the source;
@@ -45,18 +46,32 @@ class ReversalConfig:
     test_seed: int = 99
 
     def __post_init__(self) -> None:
-        for name in ["vocab", "min_len", "max_len", "embedding_size", "hidden_size", "steps", "batch_size",
-                     "n_test"]:
+        for name in [
+            "vocab",
+            "min_len",
+            "max_len",
+            "embedding_size",
+            "hidden_size",
+            "steps",
+            "batch_size",
+            "n_test",
+        ]:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if self.min_len > self.max_len:
-            raise ValueError(f"min_len must be <= max_len; got {self.min_len} > {self.max_len}")
+            raise ValueError(
+                f"min_len must be <= max_len; got {self.min_len} > {self.max_len}"
+            )
         if not self.lr > 0 or not self.clip > 0:
-            raise ValueError(f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}")
+            raise ValueError(
+                f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}"
+            )
 
 
-def make_reversal(n: int, length: int, vocab: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def make_reversal(
+    n: int, length: int, vocab: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` uniform sources of ``length`` tokens (n, L) and their reversals (n, L)."""
     for name, value in [("n", n), ("length", length), ("vocab", vocab)]:
         if not isinstance(value, int) or value < 1:
@@ -65,42 +80,64 @@ def make_reversal(n: int, length: int, vocab: int, generator: torch.Generator) -
     return source, source.flip(1)
 
 
-def dot_product_attention(queries: torch.Tensor, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Read from every encoder state: queries (B, T, H), keys (B, S, H) -> context (B, T, H), weights (B, T, S)."""
-    scores = queries @ keys.transpose(1, 2) / math.sqrt(keys.shape[-1])  # [1] (B, T, S): one score per pair
-    weights = scores.softmax(dim=-1)  # [2] over the source positions; each row sums to 1
-    return weights @ keys, weights  # [3] (B, T, H): a weighted average of the encoder states
+def dot_product_attention(
+    queries: torch.Tensor, keys: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Read from every encoder state: queries (B, T, H), keys (B, S, H) -> context (B,
+    T, H), weights (B, T, S).
+    """
+    # (B, T, S): one score per pair
+    scores = queries @ keys.transpose(1, 2) / math.sqrt(keys.shape[-1])  # [1]
+    # over the source positions; each row sums to 1
+    weights = scores.softmax(dim=-1)  # [2]
+    # (B, T, H): a weighted average of the encoder states
+    return (weights @ keys, weights)  # [3]
 
 
 class Seq2Seq(nn.Module):
-    """Encoder GRU, decoder GRU started from the encoder's final state, optionally attention, linear readout."""
+    """Encoder GRU, decoder GRU started from the encoder's final state, optionally
+    attention, linear readout.
+    """
 
-    def __init__(self, vocab: int, embedding_size: int, hidden_size: int, attention: bool) -> None:
+    def __init__(
+        self, vocab: int, embedding_size: int, hidden_size: int, attention: bool
+    ) -> None:
         super().__init__()
         self.vocab, self.attention = vocab, attention
-        self.embed = nn.Embedding(vocab + 1, embedding_size)  # one extra row: the start symbol
+        # one extra row: the start symbol
+        self.embed = nn.Embedding(vocab + 1, embedding_size)
         self.encoder = nn.GRU(embedding_size, hidden_size, batch_first=True)
         self.decoder = nn.GRU(embedding_size, hidden_size, batch_first=True)
         self.readout = nn.Linear(2 * hidden_size if attention else hidden_size, vocab)
-        self.query = nn.Linear(hidden_size, hidden_size, bias=False) if attention else None
+        self.query = (
+            nn.Linear(hidden_size, hidden_size, bias=False) if attention else None
+        )
 
     def _read(self, dec: torch.Tensor, enc: torch.Tensor) -> torch.Tensor:
-        """Logits (B, T, V) from decoder states (B, T, H), with the attention context if any."""
+        """Logits (B, T, V) from decoder states (B, T, H), with the attention context if
+        any.
+        """
         if self.attention:
             context, _ = dot_product_attention(self.query(dec), enc)  # (B, T, H)
             dec = torch.cat([dec, context], dim=-1)  # (B, T, 2H)
         return self.readout(dec)
 
     def forward(self, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Teacher-forced logits (B, T, V): step t reads the true target token t - 1 (the start symbol at t = 0)."""
-        enc, h = self.encoder(self.embed(source))  # (B, S, H), (1, B, H): the one carried state
+        """Teacher-forced logits (B, T, V): step t reads the true target token t - 1
+        (the start symbol at t = 0).
+        """
+        # (B, S, H), (1, B, H): the one carried state
+        enc, h = self.encoder(self.embed(source))
         start = torch.full_like(target[:, :1], self.vocab)  # (B, 1)
-        dec, _ = self.decoder(self.embed(torch.cat([start, target[:, :-1]], dim=1)), h)  # (B, T, H)
+        # (B, T, H)
+        dec, _ = self.decoder(self.embed(torch.cat([start, target[:, :-1]], dim=1)), h)
         return self._read(dec, enc)
 
     @torch.no_grad()
     def generate(self, source: torch.Tensor, length: int) -> torch.Tensor:
-        """Greedy decoding of ``length`` tokens (B, length), each step fed the previous choice."""
+        """Greedy decoding of ``length`` tokens (B, length), each step fed the previous
+        choice.
+        """
         enc, h = self.encoder(self.embed(source))
         token = torch.full_like(source[:, :1], self.vocab)  # (B, 1)
         out = []
@@ -113,7 +150,9 @@ class Seq2Seq(nn.Module):
 
 @torch.no_grad()
 def accuracy_by_length(net: Seq2Seq, config: ReversalConfig) -> dict[int, float]:
-    """Token accuracy of greedy decoding on ``config.n_test`` fresh sources per length, min_len..max_len."""
+    """Token accuracy of greedy decoding on ``config.n_test`` fresh sources per length,
+    min_len..max_len.
+    """
     gen = torch.Generator().manual_seed(config.test_seed)
     result = {}
     for length in range(config.min_len, config.max_len + 1):
@@ -122,8 +161,11 @@ def accuracy_by_length(net: Seq2Seq, config: ReversalConfig) -> dict[int, float]
     return result
 
 
-def train_reversal(attention: bool, seed: int, config: ReversalConfig = ReversalConfig()) -> dict:
-    """Train one encoder-decoder; return its accuracy by source length, loss history, weights and wall time.
+def train_reversal(
+    attention: bool, seed: int, config: ReversalConfig = ReversalConfig()
+) -> dict:
+    """Train one encoder-decoder; return its accuracy by source length, loss history,
+    weights and wall time.
 
     Each step draws one source length uniformly from min_len..max_len and a
     batch of that length (no padding); Adam, clipping by global norm.
@@ -135,9 +177,14 @@ def train_reversal(attention: bool, seed: int, config: ReversalConfig = Reversal
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     losses = []
     for _ in range(config.steps):
-        length = int(torch.randint(config.min_len, config.max_len + 1, (1,), generator=data))
-        source, target = make_reversal(config.batch_size, length, config.vocab, data)  # (B, L) each
-        loss = nn.functional.cross_entropy(net(source, target).flatten(0, 1), target.flatten())
+        length = int(
+            torch.randint(config.min_len, config.max_len + 1, (1,), generator=data)
+        )
+        # (B, L) each
+        source, target = make_reversal(config.batch_size, length, config.vocab, data)
+        loss = nn.functional.cross_entropy(
+            net(source, target).flatten(0, 1), target.flatten()
+        )
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(net.parameters(), config.clip)

@@ -1,1 +1,3 @@
-"""Backpropagation through time: gradients against lag, truncation, clipping, their figures and the JAX twin."""
+"""Backpropagation through time: gradients against lag, truncation, clipping, their
+figures and the JAX twin.
+"""

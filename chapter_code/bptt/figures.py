@@ -1,4 +1,5 @@
-"""The figures of "Gradients through time": gradient against lag, and the one-unit RNN's products and bounds.
+"""The figures of "Gradients through time": gradient against lag, and the one-unit RNN's
+products and bounds.
 
 Kept apart from :mod:`chapter_code.bptt.gradients`, so that a change to a figure
 never changes the key of a memoized training that uses the gradient code.
@@ -24,12 +25,16 @@ def plot_lag_curves(
     ylabel: str,
     xlabel: str = "lag $T$ (steps between the last output and the first input)",
 ) -> Figure:
-    """Semi-log plot of one or more gradient-norm curves against the lag; ``curves`` maps label to (values, colour)."""
+    """Semi-log plot of one or more gradient-norm curves against the lag; ``curves``
+    maps label to (values, colour).
+    """
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.3))
     for label, (values, color) in curves.items():
         dashed = color == COLORS["bound"]
-        ax.semilogy(lags, values, "--" if dashed else "o-", color=color, label=label, ms=4)
+        ax.semilogy(
+            lags, values, "--" if dashed else "o-", color=color, label=label, ms=4
+        )
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend()
@@ -38,24 +43,50 @@ def plot_lag_curves(
 
 
 def plot_one_unit(traces: Sequence[OneUnitTrace], colors: Sequence[str]) -> Figure:
-    """Measured |dh_T/dh_s| (solid) and the bound |w|^(T-s) (dashed) against distance, one colour per (w, x)."""
+    """Measured |dh_T/dh_s| (solid) and the bound |w|^(T-s) (dashed) against distance,
+    one colour per (w, x).
+    """
     if len(traces) != len(colors):
-        raise ValueError(f"need one colour per trace; got {len(traces)} traces and {len(colors)} colours")
+        raise ValueError(
+            f"need one colour per trace; got {len(traces)} traces and {len(colors)} "
+            "colours"
+        )
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.2, 4.8), layout="constrained")
     for trace, color in zip(traces, colors, strict=True):
-        # A wide pale band: the bound drawn on top of it stays visible where the two coincide (x = 0).
-        ax.semilogy(range(len(trace.products)), trace.products, "-", color=color, lw=4.5, alpha=0.45,
-                    solid_capstyle="butt", label=f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}")
+        # A wide pale band: the bound drawn on top of it stays visible where the two
+        # coincide (x = 0).
+        ax.semilogy(
+            range(len(trace.products)),
+            trace.products,
+            "-",
+            color=color,
+            lw=4.5,
+            alpha=0.45,
+            solid_capstyle="butt",
+            label=f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}",
+        )
     bound_colors: dict[float, str] = {}
-    for trace, color in zip(traces, colors, strict=True):  # one dashed bound per |w|, in its first trace's colour
+    # one dashed bound per |w|, in its first trace's colour
+    for trace, color in zip(traces, colors, strict=True):
         bound_colors.setdefault(abs(trace.w), color)
     for w, color in bound_colors.items():
         bounds = next(t.bounds for t in traces if abs(t.w) == w)
         ax.semilogy(range(len(bounds)), bounds, "--", color=color, lw=1.4)
-        ax.annotate(f"$|w|$ = {w:g}", (len(bounds) - 1, bounds[-1]), xytext=(5, 0), textcoords="offset points",
-                    ha="left", va="center", color=color, annotation_clip=False)  # names the bound at its end
-    ax.plot([], [], "--", color=COLORS["bound"], lw=1.4, label="bound $|w|^{T-s}$ (dashed)")
+        # names the bound at its end
+        ax.annotate(
+            f"$|w|$ = {w:g}",
+            (len(bounds) - 1, bounds[-1]),
+            xytext=(5, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            color=color,
+            annotation_clip=False,
+        )
+    ax.plot(
+        [], [], "--", color=COLORS["bound"], lw=1.4, label="bound $|w|^{T-s}$ (dashed)"
+    )
     # The axis spans every value drawn, so no curve is cut off at an arbitrary floor.
     values = [v for t in traces for v in (*t.products, *t.bounds) if v > 0]
     low, high = min(values) / 30, max(values) * 30

@@ -22,9 +22,14 @@ from torch import nn
 
 
 def grad_at_first_input(
-    rec: nn.Module, lags: Sequence[int], input_size: int, batch: int = 8, seed: int = 100
+    rec: nn.Module,
+    lags: Sequence[int],
+    input_size: int,
+    batch: int = 8,
+    seed: int = 100,
 ) -> list[float]:
-    """Norm of d(sum of the last output)/d(x_1) for random inputs of each length in ``lags``.
+    """Norm of d(sum of the last output)/d(x_1) for random inputs of each length in
+    ``lags``.
 
     ``rec`` is a batch-first recurrent module returning ``(outputs, state)``.
     Each lag T draws a (batch, T, input_size) standard-normal input from its own
@@ -32,14 +37,19 @@ def grad_at_first_input(
     and every model sees the same inputs at the same lag.
     """
     if len(lags) == 0 or any(not isinstance(t, int) or t < 1 for t in lags):
-        raise ValueError(f"lags must be a non-empty sequence of ints >= 1; got {list(lags)!r}")
+        raise ValueError(
+            f"lags must be a non-empty sequence of ints >= 1; got {list(lags)!r}"
+        )
     if batch < 1:
         raise ValueError(f"batch must be >= 1; got {batch}")
     param = next(rec.parameters())
     norms = []
     for lag in lags:
         gen = torch.Generator().manual_seed(seed + lag)
-        x = torch.randn(batch, lag, input_size, generator=gen).to(param.device, param.dtype)  # (B, T, F)
+        # (B, T, F)
+        x = torch.randn(batch, lag, input_size, generator=gen).to(
+            param.device, param.dtype
+        )
         x.requires_grad_(True)
         outputs, _ = rec(x)  # (B, T, H)
         (grad,) = torch.autograd.grad(outputs[:, -1].sum(), x)
@@ -49,7 +59,9 @@ def grad_at_first_input(
 
 @dataclass
 class BPTTGrads:
-    """Gradients of a loss with respect to everything a vanilla RNN's forward pass read."""
+    """Gradients of a loss with respect to everything a vanilla RNN's forward pass
+    read.
+    """
 
     weight_ih: torch.Tensor  # (H, F)
     weight_hh: torch.Tensor  # (H, H)
@@ -67,7 +79,8 @@ def bptt_vanilla(
     weight_hh: torch.Tensor,
     grad_states: torch.Tensor,
 ) -> BPTTGrads:
-    """Backpropagation through time for ``h_t = tanh(W_ih x_t + W_hh h_{t-1} + b)``, by hand.
+    """Backpropagation through time for ``h_t = tanh(W_ih x_t + W_hh h_{t-1} + b)``, by
+    hand.
 
     ``states`` (B, T, H) are the forward states, ``grad_states`` (B, T, H) the
     direct gradient of the loss with respect to each state (dL_t/dh_t). The
@@ -75,13 +88,18 @@ def bptt_vanilla(
     with ``D_t = diag(1 - h_t^2)``; every use of a shared weight adds one term.
     """
     if x.dim() != 3 or states.dim() != 3:
-        raise ValueError(f"x and states must be (batch, time, ·); got {tuple(x.shape)} and {tuple(states.shape)}")
+        raise ValueError(
+            f"x and states must be (batch, time, ·); got {tuple(x.shape)} and "
+            f"{tuple(states.shape)}"
+        )
     if grad_states.shape != states.shape:
         raise ValueError(
-            f"grad_states must have the shape of states {tuple(states.shape)}; got {tuple(grad_states.shape)}"
+            f"grad_states must have the shape of states {tuple(states.shape)}; got "
+            f"{tuple(grad_states.shape)}"
         )
     batch, steps, _ = states.shape
-    prev = torch.cat([h0.unsqueeze(1), states[:, :-1]], dim=1)  # (B, T, H): h_{t-1} for each t
+    # (B, T, H): h_{t-1} for each t
+    prev = torch.cat([h0.unsqueeze(1), states[:, :-1]], dim=1)
     ### BEGIN SOLUTION
     grad_x = torch.zeros_like(x)
     per_use = x.new_zeros(steps, *weight_hh.shape)  # (T, H, H)
@@ -100,19 +118,27 @@ def bptt_vanilla(
     ### END SOLUTION
 
 
-def jacobian_product_norms(states: torch.Tensor, weight_hh: torch.Tensor) -> list[float]:
-    """Spectral norms of dh_T/dh_s = prod_j diag(1 - h_j^2) W_hh for one sequence, s = T, T-1, ..., 0.
+def jacobian_product_norms(
+    states: torch.Tensor, weight_hh: torch.Tensor
+) -> list[float]:
+    """Spectral norms of dh_T/dh_s = prod_j diag(1 - h_j^2) W_hh for one sequence, s =
+    T, T-1, ..., 0.
 
     ``states`` is (T, H), one sequence's states h_1..h_T. Entry d of the result is
     the norm at distance d = T - s (entry 0 is the identity, norm 1).
     """
     if states.dim() != 2 or states.shape[1] != weight_hh.shape[0]:
-        raise ValueError(f"states must be (time, {weight_hh.shape[0]}); got {tuple(states.shape)}")
+        raise ValueError(
+            f"states must be (time, {weight_hh.shape[0]}); got {tuple(states.shape)}"
+        )
     ### BEGIN SOLUTION
     product = torch.eye(weight_hh.shape[0], dtype=states.dtype)
     norms = [1.0]
-    for t in reversed(range(states.shape[0])):  # multiply on the right: one more step back
-        one_step = (1.0 - states[t] ** 2).unsqueeze(1) * weight_hh  # (H, H): diag(1 - h_t^2) W_hh
+    # multiply on the right: one more step back
+    for t in reversed(range(states.shape[0])):
+        one_step = (1.0 - states[t] ** 2).unsqueeze(
+            1
+        ) * weight_hh  # (H, H): diag(1 - h_t^2) W_hh
         product = product @ one_step
         norms.append(torch.linalg.matrix_norm(product, ord=2).item())
     return norms
@@ -128,7 +154,9 @@ def spectral_norm(matrix: torch.Tensor) -> float:
 
 @dataclass(frozen=True)
 class OneUnitTrace:
-    """A one-unit RNN ``h_t = tanh(w h_{t-1} + x)`` run from ``h_0 = 0`` for ``steps`` steps."""
+    """A one-unit RNN ``h_t = tanh(w h_{t-1} + x)`` run from ``h_0 = 0`` for ``steps``
+    steps.
+    """
 
     w: float
     x: float
@@ -139,13 +167,18 @@ class OneUnitTrace:
 
 
 def one_unit_gradient(w: float, x: float, steps: int) -> OneUnitTrace:
-    """Per-step factors and their running product for a one-unit tanh RNN on a constant input.
+    """Per-step factors and their running product for a one-unit tanh RNN on a constant
+    input.
 
     Pure and cheap (plain floats, no autograd), so a page script can call it on
     every move of a slider. The product at distance d multiplies the d factors
     of the last d steps; the bound is |w|^d.
     """
-    if not isinstance(steps, int) or isinstance(steps, bool) or not 1 <= steps <= 10_000:
+    if (
+        not isinstance(steps, int)
+        or isinstance(steps, bool)
+        or not 1 <= steps <= 10_000
+    ):
         raise ValueError(f"steps must be an int in [1, 10000]; got {steps!r}")
     for name, value in [("w", w), ("x", x)]:
         if not math.isfinite(value):
@@ -161,15 +194,20 @@ def one_unit_gradient(w: float, x: float, steps: int) -> OneUnitTrace:
     return OneUnitTrace(w, x, states, factors, products, bounds)
 
 
-def grad_norm_by_distance(rnn: nn.RNN, readout: nn.Module, x: torch.Tensor, targets: torch.Tensor) -> list[float]:
-    """Mean over the batch of ||dL_T/dh_s|| against the distance T - s, for a loss at the last step only.
+def grad_norm_by_distance(
+    rnn: nn.RNN, readout: nn.Module, x: torch.Tensor, targets: torch.Tensor
+) -> list[float]:
+    """Mean over the batch of ||dL_T/dh_s|| against the distance T - s, for a loss at
+    the last step only.
 
     ``x`` is (B, T, F) and ``targets`` (B,) the class at the last step. The RNN is
     stepped one input at a time so that every state is a node autograd can report.
     """
     if x.dim() != 3 or targets.shape != (x.shape[0],):
-        raise ValueError(f"x must be (batch, time, features) and targets (batch,); got {tuple(x.shape)}, "
-                         f"{tuple(targets.shape)}")
+        raise ValueError(
+            "x must be (batch, time, features) and targets (batch,); got "
+            f"{tuple(x.shape)}, {tuple(targets.shape)}"
+        )
     h = x.new_zeros(1, x.shape[0], rnn.hidden_size)  # (1, B, H): nn.RNN's state layout
     states = []
     for t in range(x.shape[1]):

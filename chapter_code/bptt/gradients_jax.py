@@ -24,13 +24,21 @@ Run = Callable[[jax.Array], jax.Array]
 def first_input_grad_norm(run: Run, x: jax.Array) -> float:
     """Norm of d(sum of the last output)/d(x_1), over the batch and the features."""
     if x.ndim != 3:
-        raise ValueError(f"x must have shape (batch, time, features); got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (batch, time, features); got {tuple(x.shape)}"
+        )
     grad = jax.grad(lambda seq: run(seq)[:, -1].sum())(x)  # (B, T, F), like x
     return float(jnp.linalg.norm(grad[:, 0]))
 
 
-def grad_at_first_input(run: Run, lags: Sequence[int], input_size: int, batch: int = 8, seed: int = 100,
-                        draw: Callable[[int], jax.Array] | None = None) -> list[float]:
+def grad_at_first_input(
+    run: Run,
+    lags: Sequence[int],
+    input_size: int,
+    batch: int = 8,
+    seed: int = 100,
+    draw: Callable[[int], jax.Array] | None = None,
+) -> list[float]:
     """:func:`first_input_grad_norm` for a random input of each length in ``lags``.
 
     ``draw(lag)`` returns the (batch, lag, input_size) input; by default a
@@ -38,11 +46,19 @@ def grad_at_first_input(run: Run, lags: Sequence[int], input_size: int, batch: i
     PyTorch version uses one generator per lag. Pass ``draw`` to feed both
     frameworks the very same inputs.
     """
-    if len(lags) == 0 or any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in lags):
-        raise ValueError(f"lags must be a non-empty sequence of ints >= 1; got {list(lags)!r}")
+    if len(lags) == 0 or any(
+        isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in lags
+    ):
+        raise ValueError(
+            f"lags must be a non-empty sequence of ints >= 1; got {list(lags)!r}"
+        )
     if batch < 1:
         raise ValueError(f"batch must be >= 1; got {batch}")
     if draw is None:
+
         def draw(lag: int) -> jax.Array:
-            return jax.random.normal(jax.random.key(seed + lag), (batch, lag, input_size))
+            return jax.random.normal(
+                jax.random.key(seed + lag), (batch, lag, input_size)
+            )
+
     return [first_input_grad_norm(run, draw(lag)) for lag in lags]

@@ -1,2 +1,2 @@
-"""The shared core: the build's runtime (device, seeds, threads, CPU pins), checks, plotting style,
-timing and proportions."""
+"""The shared core: the build's runtime (device, seeds, threads, CPU pins), checks,
+plotting style, timing and proportions."""

@@ -19,7 +19,8 @@ was checked and the values this build saw; the gate compares it with the
 baseline like any other output. Outside a kernel (a test, a lab) it checks
 and records only.
 
-Pages: every page with result sentences; the appendix "What this build checked" lists them all.
+Pages: every page with result sentences; the appendix "What this build checked" lists
+them all.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ GLUE_PREFIX = "check:"
 
 
 class CheckFailed(AssertionError):
-    """A check's condition was false: the sentence that names it is not true in this build."""
+    """A check's condition was false: the sentence that names it is not true in this
+    build.
+    """
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ _DECLARED: dict[str, Check] = {}
 
 
 def _text(value: Any) -> str:
-    """A compared value as the reader sees it: floats to 6 significant digits, tensors as their item(s)."""
+    """A compared value as the reader sees it: floats to 6 significant digits, tensors
+    as their item(s).
+    """
     if hasattr(value, "tolist") and callable(value.tolist):  # torch / numpy
         value = value.tolist()
     if isinstance(value, bool):
@@ -76,7 +81,9 @@ def _text(value: Any) -> str:
 
 
 def _condition_source(frame: Any) -> str:
-    """The source text of the ``condition`` argument of the :func:`check` call made in ``frame``."""
+    """The source text of the ``condition`` argument of the :func:`check` call made in
+    ``frame``.
+    """
     lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
     if not lines:
         return "(source not available)"
@@ -86,30 +93,53 @@ def _condition_source(frame: Any) -> str:
     except SyntaxError:  # an IPython cell with magics: fall back to the line itself
         return lines[frame.f_lineno - 1].strip()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and node.lineno <= frame.f_lineno <= (node.end_lineno or node.lineno)
-                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "check"):
-            condition = node.args[1] if len(node.args) > 1 else next(
-                (k.value for k in node.keywords if k.arg == "condition"), None)
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno <= frame.f_lineno <= (node.end_lineno or node.lineno)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) == "check"
+        ):
+            condition = (
+                node.args[1]
+                if len(node.args) > 1
+                else next(
+                    (k.value for k in node.keywords if k.arg == "condition"), None
+                )
+            )
             if condition is not None:
-                return " ".join((ast.get_source_segment(source, condition) or "").split())
+                return " ".join(
+                    (ast.get_source_segment(source, condition) or "").split()
+                )
     return lines[frame.f_lineno - 1].strip()
 
 
-def check(name: str, condition: Any, *, because: str, values: Mapping[str, Any] | None = None) -> bool:
-    """Declare check ``name``: record whether ``condition`` holds, and raise :class:`CheckFailed` if not.
+def check(
+    name: str, condition: Any, *, because: str, values: Mapping[str, Any] | None = None
+) -> bool:
+    """Declare check ``name``: record whether ``condition`` holds, and raise
+    :class:`CheckFailed` if not.
 
     ``because`` says in words what the condition establishes ("final states
     equal to 1e-6"); ``values`` names the numbers it compared, shown beside the
     claim. A name is declared once per chapter. Returns ``True``.
     """
     if not isinstance(name, str) or not NAME.match(name):
-        raise ValueError(f"name must be lower-case words joined by hyphens, such as 'c-pad-state'; got {name!r}")
+        raise ValueError(
+            "name must be lower-case words joined by hyphens, such as "
+            f"'c-pad-state'; got {name!r}"
+        )
     if not isinstance(because, str) or not because.strip():
-        raise ValueError(f"because must say in words what the check establishes; got {because!r}")
+        raise ValueError(
+            f"because must say in words what the check establishes; got {because!r}"
+        )
     if name in _DECLARED:
-        raise ValueError(f"check {name!r} is declared twice; each check is declared by one cell")
+        raise ValueError(
+            f"check {name!r} is declared twice; each check is declared by one cell"
+        )
     if values is not None and not isinstance(values, Mapping):
-        raise TypeError(f"values must be a mapping of names to compared values; got {type(values).__name__}")
+        raise TypeError(
+            "values must be a mapping of names to compared values; got "
+            f"{type(values).__name__}"
+        )
     held = bool(condition)
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
@@ -117,20 +147,26 @@ def check(name: str, condition: Any, *, because: str, values: Mapping[str, Any] 
         name=name,
         held=held,
         because=because.strip(),
-        condition=_condition_source(caller) if caller is not None else "(source not available)",
+        condition=_condition_source(caller)
+        if caller is not None
+        else "(source not available)",
         values={str(k): _text(v) for k, v in (values or {}).items()},
     )
     _DECLARED[name] = record
     _publish(record)
     if not held:
         shown = ", ".join(f"{k} = {v}" for k, v in record.values.items())
-        raise CheckFailed(f"check {name!r} failed: {record.because} does not hold"
-                          f" ({record.condition}{'; ' + shown if shown else ''})")
+        raise CheckFailed(
+            f"check {name!r} failed: {record.because} does not hold"
+            f" ({record.condition}{'; ' + shown if shown else ''})"
+        )
     return True
 
 
 class _Payload:
-    """A glued value whose plain-text form is the check's JSON (what the gate records and the page reads)."""
+    """A glued value whose plain-text form is the check's JSON (what the gate records
+    and the page reads).
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -140,7 +176,9 @@ class _Payload:
 
 
 def _publish(record: Check) -> None:
-    """Inside a notebook kernel, glue the record so that the page and the gate see it; elsewhere nothing."""
+    """Inside a notebook kernel, glue the record so that the page and the gate see it;
+    elsewhere nothing.
+    """
     try:
         from IPython import get_ipython
     except ImportError:

@@ -5,8 +5,9 @@ needs a seeded generator calls :func:`seed_everything`. Nothing else in the
 book sets a seed, a thread count or a device, so two builds on the same machine
 print the same numbers, and the build report can say exactly what ran where.
 
-Environment variables (read once, by :func:`setup`, and checked by :func:`settings`, which the build
-also calls before any chapter starts; case and surrounding spaces do not matter):
+Environment variables (read once, by :func:`setup`, and checked by :func:`settings`,
+which the build also calls before any chapter starts; case and surrounding spaces do not
+matter):
 
 ``BOOK_DEVICE``
     ``cpu``, ``cuda`` or ``cuda:N``; unset means CUDA when available, else CPU.
@@ -64,18 +65,24 @@ CPU_PINS: dict[str, str] = {
 }
 PINNED_PROFILE = "cpu-avx2"
 PROFILE_DESCRIPTIONS: dict[str, str] = {
-    PINNED_PROFILE: "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
-    "kernels pinned to their AVX2 code paths",
+    PINNED_PROFILE: (
+        "x86-64 CPUs with AVX2 and FMA (Intel or AMD, with or without AVX-512), "
+        "kernels pinned to their AVX2 code paths"
+    )
 }
-#: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its workspace setting when CUDA
-#: initialises, so it is set at import, with the CPU pins; a value already set (``:16:8``, also deterministic) is kept.
+#: Environment variables that make CUDA's libraries deterministic. cuBLAS reads its
+#: workspace setting when CUDA initialises, so it is set at import, with the CPU pins; a
+#: value already set (``:16:8``, also deterministic) is kept.
 CUDA_PINS: dict[str, str] = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
-#: The prefix of a GPU's output profile: ``cuda-sm90`` is compute capability 9.0 (Hopper).
+#: The prefix of a GPU's output profile: ``cuda-sm90`` is compute capability 9.0
+#: (Hopper).
 GPU_PROFILE_PREFIX = "cuda-sm"
 
 
 def cpu_supports_pins() -> bool:
-    """True on an x86-64 CPU with AVX2 and FMA, the instruction sets the pinned kernels need."""
+    """True on an x86-64 CPU with AVX2 and FMA, the instruction sets the pinned kernels
+    need.
+    """
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
     try:
@@ -89,7 +96,8 @@ def cpu_supports_pins() -> bool:
 
 
 def pin_cpu_numerics() -> None:
-    """Set :data:`CPU_PINS` in this process's environment (inherited by every child process).
+    """Set :data:`CPU_PINS` in this process's environment (inherited by every child
+    process).
 
     They must be in place before torch is imported; importing this module does
     it. A torch imported earlier without them is caught by :func:`setup`.
@@ -99,7 +107,9 @@ def pin_cpu_numerics() -> None:
 
 
 def pin_cuda_numerics() -> None:
-    """Set :data:`CUDA_PINS` in this process's environment unless already set; needed before CUDA initialises."""
+    """Set :data:`CUDA_PINS` in this process's environment unless already set; needed
+    before CUDA initialises.
+    """
     for name, value in CUDA_PINS.items():
         os.environ.setdefault(name, value)
 
@@ -123,7 +133,9 @@ class Fingerprint:
     device: str
     device_name: str
     profile: str  # "cpu-avx2", "cuda", ...: which set of recorded outputs applies
-    cpu_kernels: str  # the instruction set ATen's CPU kernels dispatch to, and the pins in force
+    cpu_kernels: (
+        str  # the instruction set ATen's CPU kernels dispatch to, and the pins in force
+    )
     torch_version: str
     cuda_version: str
     python_version: str
@@ -133,7 +145,9 @@ class Fingerprint:
     git_commit: str
     gpu_kind: str = "none"  # "sm90" on an H100 or H200; "none" on a CPU build
     cudnn_version: str = "none"
-    gpu_numerics: str = "none"  # the determinism settings in force on the GPU (:func:`gpu_numerics`)
+    gpu_numerics: str = (
+        "none"  # the determinism settings in force on the GPU (:func:`gpu_numerics`)
+    )
 
     def as_rows(self, with_commit: bool = True) -> list[tuple[str, str]]:
         """(label, value) pairs in display order, for a two-column table.
@@ -163,18 +177,24 @@ class Fingerprint:
         hidden = {"git_commit"} if not with_commit else set()
         if self.gpu_kind == "none":  # a CPU build: no GPU rows
             hidden |= {"gpu_kind", "cudnn_version", "gpu_numerics"}
-        return [(label, str(values[k])) for k, label in labels.items() if k not in hidden]
+        return [
+            (label, str(values[k])) for k, label in labels.items() if k not in hidden
+        ]
 
 
 class SettingError(ValueError):
-    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming it and what it accepts."""
+    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming
+    it and what it accepts.
+    """
 
 
 _CUDA_NAME = re.compile(r"cuda(:\d+)?")
 
 
 def pick_device(requested: str | None = None) -> torch.device:
-    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if present, else CPU."""
+    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if
+    present, else CPU.
+    """
     name = requested if requested is not None else os.environ.get("BOOK_DEVICE", "")
     name = name.strip().lower()
     if not name:
@@ -184,21 +204,25 @@ def pick_device(requested: str | None = None) -> torch.device:
     if _CUDA_NAME.fullmatch(name):
         if not torch.cuda.is_available():
             raise SettingError(
-                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no CUDA device; "
-                "unset BOOK_DEVICE or set it to 'cpu'"
+                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no "
+                "CUDA device; unset BOOK_DEVICE or set it to 'cpu'"
             )
         return torch.device(name)
     raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
 
 
-def _int_from_env(var: str, default: int, minimum: int, environ: Mapping[str, str] | None = None) -> int:
+def _int_from_env(
+    var: str, default: int, minimum: int, environ: Mapping[str, str] | None = None
+) -> int:
     raw = (os.environ if environ is None else environ).get(var, "").strip()
     if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise SettingError(f"{var} must be an integer >= {minimum}; got {raw!r}") from None
+        raise SettingError(
+            f"{var} must be an integer >= {minimum}; got {raw!r}"
+        ) from None
     if value < minimum:
         raise SettingError(f"{var} must be an integer >= {minimum}; got {value}")
     return value
@@ -206,23 +230,35 @@ def _int_from_env(var: str, default: int, minimum: int, environ: Mapping[str, st
 
 @dataclass(frozen=True)
 class Settings:
-    """The build's settings, checked, each in one spelling: what the build keys outputs and runs on."""
+    """The build's settings, checked, each in one spelling: what the build keys outputs
+    and runs on.
+    """
 
-    device: str  # "cpu" or "cuda:N" ("cuda" and an unset variable on a CUDA machine are "cuda:0")
+    # "cpu" or "cuda:N" ("cuda" and an unset variable on a CUDA machine are "cuda:0")
+    device: str
     threads: int
     seed: int
 
     def as_env(self) -> dict[str, str]:
-        """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu", ...}``."""
-        return {"BOOK_DEVICE": self.device, "BOOK_THREADS": str(self.threads), "BOOK_SEED": str(self.seed)}
+        """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu",
+        ...}``.
+        """
+        return {
+            "BOOK_DEVICE": self.device,
+            "BOOK_THREADS": str(self.threads),
+            "BOOK_SEED": str(self.seed),
+        }
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED`` (of ``environ``, else this process), checked.
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED`` (of ``environ``, else this
+    process), checked.
 
-    Case and surrounding spaces are ignored, and an unset variable is its default (the device is the one
-    :func:`pick_device` picks), so every harmless spelling of one choice is one :class:`Settings`. A value
-    this machine cannot use raises :class:`SettingError`, before anything runs.
+    Case and surrounding spaces are ignored, and an unset variable is its default (the
+    device is the one
+    :func:`pick_device` picks), so every harmless spelling of one choice is one
+    :class:`Settings`. A value this machine cannot use raises :class:`SettingError`,
+    before anything runs.
     """
     env = os.environ if environ is None else environ
     device = pick_device(env.get("BOOK_DEVICE", ""))
@@ -277,7 +313,9 @@ def _cpu_name() -> str:
 
 
 def gpu_kind(device: torch.device) -> str:
-    """The GPU's compute capability as ``sm<major><minor>`` (``sm90`` for an H100 or H200); ``none`` on a CPU."""
+    """The GPU's compute capability as ``sm<major><minor>`` (``sm90`` for an H100 or
+    H200); ``none`` on a CPU.
+    """
     if device.type != "cuda":
         return "none"
     major, minor = torch.cuda.get_device_capability(device)
@@ -285,20 +323,34 @@ def gpu_kind(device: torch.device) -> str:
 
 
 def gpu_software(device: torch.device) -> dict[str, str]:
-    """What a GPU's outputs depend on besides its kind: PyTorch, CUDA and cuDNN versions; ``{}`` on a CPU."""
+    """What a GPU's outputs depend on besides its kind: PyTorch, CUDA and cuDNN
+    versions; ``{}`` on a CPU.
+    """
     if device.type != "cuda":
         return {}
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    return {"torch": torch.__version__, "cuda": torch.version.cuda or "none", "cudnn": str(cudnn or "none")}
+    cudnn = (
+        torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    )
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda or "none",
+        "cudnn": str(cudnn or "none"),
+    }
 
 
 def is_gpu_profile(profile: str) -> bool:
-    """Whether ``profile`` names a GPU kind (``cuda-sm90``), whose baselines are recorded per GPU software."""
-    return profile.startswith(GPU_PROFILE_PREFIX) and profile[len(GPU_PROFILE_PREFIX):].isdigit()
+    """Whether ``profile`` names a GPU kind (``cuda-sm90``), whose baselines are
+    recorded per GPU software.
+    """
+    return (
+        profile.startswith(GPU_PROFILE_PREFIX)
+        and profile[len(GPU_PROFILE_PREFIX) :].isdigit()
+    )
 
 
 def output_profile(device: torch.device) -> str:
-    """Name the set of machines whose outputs agree bit for bit with this one's (see :data:`PROFILE_DESCRIPTIONS`).
+    """Name the set of machines whose outputs agree bit for bit with this one's (see
+    :data:`PROFILE_DESCRIPTIONS`).
 
     A GPU's profile is its kind, ``cuda-sm90``; its outputs agree only under the
     same :func:`gpu_software`, which the gate checks against its baselines.
@@ -313,46 +365,70 @@ def output_profile(device: torch.device) -> str:
 def describe_profile(profile: str) -> str:
     """One line on which machines share ``profile``'s outputs."""
     if is_gpu_profile(profile):
-        digits = profile[len(GPU_PROFILE_PREFIX):]
-        return (f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through CUDA, with deterministic "
-                "algorithms, TF32 off and cuDNN deterministic; their baselines hold for the PyTorch, CUDA and "
-                "cuDNN versions they were recorded with")
+        digits = profile[len(GPU_PROFILE_PREFIX) :]
+        return (
+            f"NVIDIA GPUs of compute capability {digits[:-1]}.{digits[-1]} through "
+            "CUDA, with deterministic algorithms, TF32 off and cuDNN deterministic; "
+            "their baselines hold for the PyTorch, CUDA and cuDNN versions they were "
+            "recorded with"
+        )
     return PROFILE_DESCRIPTIONS.get(
-        profile, "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies"
+        profile,
+        "this machine only: its CPU cannot run the pinned AVX2 kernels, so no "
+        "recorded baseline applies",
     )
 
 
 def gpu_numerics() -> str:
-    """The GPU determinism settings in force, read back from torch, e.g. ``deterministic algorithms, TF32 off, ...``."""
+    """The GPU determinism settings in force, read back from torch, e.g. ``deterministic
+    algorithms, TF32 off, ...``.
+    """
     tf32 = torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
     parts = [
-        "deterministic algorithms" if torch.are_deterministic_algorithms_enabled()
-        and not torch.is_deterministic_algorithms_warn_only_enabled() else "deterministic algorithms: warn only",
+        "deterministic algorithms"
+        if torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled()
+        else "deterministic algorithms: warn only",
         "TF32 on" if tf32 else "TF32 off",
-        "cuDNN deterministic" if torch.backends.cudnn.deterministic else "cuDNN not deterministic",
-        "cuDNN benchmark on" if torch.backends.cudnn.benchmark else "cuDNN benchmark off",
+        "cuDNN deterministic"
+        if torch.backends.cudnn.deterministic
+        else "cuDNN not deterministic",
+        "cuDNN benchmark on"
+        if torch.backends.cudnn.benchmark
+        else "cuDNN benchmark off",
         *[f"{k}={os.environ.get(k, '(unset)')}" for k in CUDA_PINS],
     ]
     return ", ".join(parts)
 
 
 def cpu_kernels() -> str:
-    """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ...)``."""
+    """ATen's CPU instruction set and the pins in force, e.g. ``AVX2 (pinned:
+    ATEN_CPU_CAPABILITY=avx2, ...)``.
+    """
     capability = torch.backends.cpu.get_cpu_capability()
     pins = [f"{k}={os.environ[k]}" for k in CPU_PINS if k in os.environ]
-    return f"{capability} (pinned: {', '.join(pins)})" if pins else f"{capability} (not pinned)"
+    return (
+        f"{capability} (pinned: {', '.join(pins)})"
+        if pins
+        else f"{capability} (not pinned)"
+    )
 
 
 def _check_pins() -> None:
     if not cpu_supports_pins():
         return
-    wrong = {k: os.environ.get(k) for k, v in CPU_PINS.items() if os.environ.get(k) != v}
+    wrong = {
+        k: os.environ.get(k) for k, v in CPU_PINS.items() if os.environ.get(k) != v
+    }
     capability = torch.backends.cpu.get_cpu_capability()
     if wrong or capability != "AVX2":
         raise RuntimeError(
-            f"CPU numerics are not pinned (ATen kernels: {capability}; variables: {wrong or 'set'}): torch ran "
-            "an operation before chapter_code.core.runtime was imported, or the pins were changed. Import "
-            "chapter_code.core.runtime before anything that imports torch (the first line of a chapter or script), "
+            f"CPU numerics are not pinned (ATen kernels: {capability}; variables: "
+            f"{wrong or 'set'}): torch ran "
+            "an operation before chapter_code.core.runtime was imported, or the pins "
+            "were changed. Import "
+            "chapter_code.core.runtime before anything that imports torch (the first "
+            "line of a chapter or script), "
             "and do not override " + ", ".join(CPU_PINS) + "."
         )
 
@@ -372,15 +448,22 @@ def setup(seed: int | None = None) -> torch.device:
     device = pick_device()
     _check_pins()
     torch.set_num_threads(threads)
-    pin_cuda_numerics()  # in case the environment was cleared since import; CUDA reads it when it initialises
+    # in case the environment was cleared since import; CUDA reads it when it
+    # initialises
+    pin_cuda_numerics()
     if device.type == "cuda":
-        # On the GPU, every kernel must be deterministic: an operation without a deterministic CUDA
-        # implementation raises (naming itself) rather than printing a warning into a page.
+        # On the GPU, every kernel must be deterministic: an operation without a
+        # deterministic CUDA implementation raises (naming itself) rather than printing
+        # a warning into a page.
         torch.use_deterministic_algorithms(True)
-        torch.backends.cuda.matmul.allow_tf32 = False  # TF32 rounds matmul inputs to 10 bits of mantissa
+        torch.backends.cuda.matmul.allow_tf32 = (
+            False  # TF32 rounds matmul inputs to 10 bits of mantissa
+        )
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False  # benchmarking picks kernels by timing: another run, another kernel
+        torch.backends.cudnn.benchmark = (
+            False  # benchmarking picks kernels by timing: another run, another kernel
+        )
     else:
         torch.use_deterministic_algorithms(True, warn_only=True)
     seed_everything(base_seed)
@@ -391,7 +474,9 @@ def setup(seed: int | None = None) -> torch.device:
 def fingerprint() -> Fingerprint:
     """Describe the current build; call :func:`setup` first."""
     if "device" not in _STATE:
-        raise RuntimeError("call chapter_code.core.runtime.setup() before fingerprint()")
+        raise RuntimeError(
+            "call chapter_code.core.runtime.setup() before fingerprint()"
+        )
     device = _STATE["device"]
     assert isinstance(device, torch.device)
     on_gpu = device.type == "cuda"
@@ -415,12 +500,18 @@ def fingerprint() -> Fingerprint:
     )
 
 
-#: What the book's build installs when it starts a chapter's kernel (:func:`use_backend`); empty elsewhere.
+#: What the book's build installs when it starts a chapter's kernel
+#: (:func:`use_backend`); empty elsewhere.
 _BACKEND: dict[str, Callable[..., Any]] = {}
 
 
-def use_backend(*, run_once: Callable[..., Any] | None = None, load_sweep: Callable[..., Any] | None = None) -> None:
-    """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry point between the two.
+def use_backend(
+    *,
+    run_once: Callable[..., Any] | None = None,
+    load_sweep: Callable[..., Any] | None = None,
+) -> None:
+    """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry
+    point between the two.
 
     The build (``bookbuild.kernel_hooks.install``) calls this in every chapter's
     kernel before the first cell, with its memoizer and its checked sweep
@@ -437,7 +528,8 @@ def use_backend(*, run_once: Callable[..., Any] | None = None, load_sweep: Calla
 
 
 def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any) -> T:
-    """Return ``fn(**kwargs)``, computing it only once per content of its code, arguments and data.
+    """Return ``fn(**kwargs)``, computing it only once per content of its code,
+    arguments and data.
 
     Inside the book's build the result is memoized (the build's memoizer,
     installed by :func:`use_backend`): a later call with the same function
@@ -453,11 +545,14 @@ def run_once(fn: Callable[..., T], /, *, data: Sequence[str] = (), **kwargs: Any
 
 
 class SweepRecordsUnavailable(RuntimeError):
-    """:func:`load_sweep` was called outside the book's build, which alone checks records against the code."""
+    """:func:`load_sweep` was called outside the book's build, which alone checks
+    records against the code.
+    """
 
 
 def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> Any:
-    """The stored records of experiment sweep ``name`` (defined in :mod:`chapter_code.experiments`), checked.
+    """The stored records of experiment sweep ``name`` (defined in
+    :mod:`chapter_code.experiments`), checked.
 
     Inside the book's build every record is checked against the current code,
     parameters and data: a stale, damaged or missing record raises the build's
@@ -471,8 +566,9 @@ def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> A
     loader = _BACKEND.get("load_sweep")
     if loader is None:
         raise SweepRecordsUnavailable(
-            f"the records of sweep {name!r} are read and checked by the book's build; outside it, run "
-            f"`python -m bookbuild experiments status {name}` in the repository, or the sweep's job function "
-            "(chapter_code.experiments) directly"
+            f"the records of sweep {name!r} are read and checked by the book's build; "
+            f"outside it, run `python -m bookbuild experiments status {name}` in the "
+            "repository, or the sweep's job function (chapter_code.experiments) "
+            "directly"
         )
     return loader(name, config=config, allow_partial=allow_partial)

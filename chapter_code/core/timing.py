@@ -1,11 +1,13 @@
-"""Wall time of a computation on this machine: the best of a few repeats, after a warm-up call.
+"""Wall time of a computation on this machine: the best of a few repeats, after a
+warm-up call.
 
 The minimum over repeats is the least disturbed measurement on a shared
 machine (other processes only ever add time). Timings are facts of one
 machine at one moment: pages that print them mark those cells volatile, so the
 build neither stores nor compares them.
 
-Pages: "Beyond the single carried state" (nn.LSTM against sequence length, loop against scan).
+Pages: "Beyond the single carried state" (nn.LSTM against sequence length, loop against
+scan).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from collections.abc import Callable
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5) -> float:
-    """Seconds taken by the fastest of ``repeats`` calls of ``fn()``, after one untimed warm-up call."""
+    """Seconds taken by the fastest of ``repeats`` calls of ``fn()``, after one untimed
+    warm-up call.
+    """
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an int >= 1; got {repeats!r}")
     fn()

@@ -1,1 +1,3 @@
-"""The texts the language models read, built from pinned package archives and checked by hash."""
+"""The texts the language models read, built from pinned package archives and checked by
+hash.
+"""

@@ -1,1 +1,3 @@
-"""Depth, direction and scale: stacked and bidirectional layers, the scoreboard and the scale study."""
+"""Depth, direction and scale: stacked and bidirectional layers, the scoreboard and the
+scale study.
+"""

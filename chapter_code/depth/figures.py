@@ -1,4 +1,5 @@
-"""Figures of "Depth, direction and scale": the tagger's accuracy by letter, the scoreboard by seed.
+"""Figures of "Depth, direction and scale": the tagger's accuracy by letter, the
+scoreboard by seed.
 
 Both use the book's style and its colours per architecture
 (:data:`chapter_code.core.plotting.COLORS`).
@@ -17,10 +18,14 @@ from matplotlib.figure import Figure
 from chapter_code.core.plotting import use_book_style
 
 
-def plot_tag_accuracy(curves: Mapping[str, tuple[Mapping[int, float], str, str]], last_label: str) -> Figure:
-    """Accuracy against a letter's index in its word, one line per ``label: (accuracy by index, colour, marker)``.
+def plot_tag_accuracy(
+    curves: Mapping[str, tuple[Mapping[int, float], str, str]], last_label: str
+) -> Figure:
+    """Accuracy against a letter's index in its word, one line per ``label: (accuracy by
+    index, colour, marker)``.
 
-    The last index gathers every later letter; ``last_label`` is its tick label (e.g. ``"6+"``).
+    The last index gathers every later letter; ``last_label`` is its tick label (e.g.
+    ``"6+"``).
     """
     if not curves:
         raise ValueError("curves must hold at least one tagger")
@@ -28,7 +33,9 @@ def plot_tag_accuracy(curves: Mapping[str, tuple[Mapping[int, float], str, str]]
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     for label, (accuracy, color, marker) in curves.items():
         index = sorted(accuracy)
-        ax.plot(index, [accuracy[i] for i in index], color=color, marker=marker, label=label)
+        ax.plot(
+            index, [accuracy[i] for i in index], color=color, marker=marker, label=label
+        )
     index = sorted(next(iter(curves.values()))[0])
     ax.set_xticks(index, [str(i) for i in index[:-1]] + [last_label])
     ax.set_ylim(0.5, 1.02)
@@ -39,8 +46,12 @@ def plot_tag_accuracy(curves: Mapping[str, tuple[Mapping[int, float], str, str]]
     return fig
 
 
-def plot_scoreboard(values: Mapping[str, Sequence[float]], colors: Mapping[str, str], xlabel: str) -> Figure:
-    """One row per contender: each seed's value as a dot, the mean as a bar with one standard deviation."""
+def plot_scoreboard(
+    values: Mapping[str, Sequence[float]], colors: Mapping[str, str], xlabel: str
+) -> Figure:
+    """One row per contender: each seed's value as a dot, the mean as a bar with one
+    standard deviation.
+    """
     if not values:
         raise ValueError("values must hold at least one contender")
     use_book_style()
@@ -50,8 +61,18 @@ def plot_scoreboard(values: Mapping[str, Sequence[float]], colors: Mapping[str, 
         seeds = list(values[label])
         mean = statistics.fmean(seeds)
         spread = statistics.stdev(seeds) if len(seeds) > 1 else 0.0
-        ax.errorbar([mean], [row], xerr=[spread], fmt="|", markersize=14, color=colors[label], capsize=4)
-        ax.plot(seeds, [row] * len(seeds), "o", color=colors[label], alpha=0.7, markersize=5)
+        ax.errorbar(
+            [mean],
+            [row],
+            xerr=[spread],
+            fmt="|",
+            markersize=14,
+            color=colors[label],
+            capsize=4,
+        )
+        ax.plot(
+            seeds, [row] * len(seeds), "o", color=colors[label], alpha=0.7, markersize=5
+        )
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
@@ -60,7 +81,8 @@ def plot_scoreboard(values: Mapping[str, Sequence[float]], colors: Mapping[str, 
 
 
 def plot_scale(sizes: Mapping[str, tuple[int, Sequence[float]]], color: str) -> Figure:
-    """Test perplexity against parameters (log axis): each seed a dot, the mean with one standard deviation.
+    """Test perplexity against parameters (log axis): each seed a dot, the mean with one
+    standard deviation.
 
     ``sizes`` maps a size's label to (parameters, one value per seed).
     """
@@ -71,9 +93,25 @@ def plot_scale(sizes: Mapping[str, tuple[int, Sequence[float]]], color: str) -> 
     for label, (params, values) in sizes.items():
         mean = statistics.fmean(values)
         spread = statistics.stdev(values) if len(values) > 1 else 0.0
-        ax.plot([params] * len(values), values, "o", color=color, alpha=0.6, markersize=5)
-        ax.errorbar([params], [mean], yerr=[spread], fmt="_", markersize=16, color="black", capsize=5)
-        ax.annotate(label, (params, mean), textcoords="offset points", xytext=(10, 0), va="center")
+        ax.plot(
+            [params] * len(values), values, "o", color=color, alpha=0.6, markersize=5
+        )
+        ax.errorbar(
+            [params],
+            [mean],
+            yerr=[spread],
+            fmt="_",
+            markersize=16,
+            color="black",
+            capsize=5,
+        )
+        ax.annotate(
+            label,
+            (params, mean),
+            textcoords="offset points",
+            xytext=(10, 0),
+            va="center",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("parameters")
     ax.set_ylabel("test perplexity (words)")

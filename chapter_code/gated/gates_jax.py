@@ -25,17 +25,29 @@ import jax.numpy as jnp
 
 def _check_sequence(x: jax.Array, weight_ih: jax.Array, blocks: int) -> tuple[int, int]:
     if x.ndim != 3:
-        raise ValueError(f"x must have shape (batch, time, features); got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (batch, time, features); got {tuple(x.shape)}"
+        )
     hidden = weight_ih.shape[0] // blocks
     if weight_ih.shape != (blocks * hidden, x.shape[2]):
-        raise ValueError(f"weight_ih must have shape ({blocks} * hidden, features) with features = {x.shape[2]}; "
-                         f"got {tuple(weight_ih.shape)}")
+        raise ValueError(
+            f"weight_ih must have shape ({blocks} * hidden, features) with features = "
+            f"{x.shape[2]}; got {tuple(weight_ih.shape)}"
+        )
     return x.shape[0], hidden
 
 
-def lstm_cell_step(x_t: jax.Array, h_prev: jax.Array, c_prev: jax.Array, weight_ih: jax.Array,
-                   weight_hh: jax.Array, bias: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """One LSTM step; ``x_t`` (B, F), ``h_prev``/``c_prev`` (B, H), ``bias`` = bias_ih + bias_hh; returns (h, c)."""
+def lstm_cell_step(
+    x_t: jax.Array,
+    h_prev: jax.Array,
+    c_prev: jax.Array,
+    weight_ih: jax.Array,
+    weight_hh: jax.Array,
+    bias: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
+    """One LSTM step; ``x_t`` (B, F), ``h_prev``/``c_prev`` (B, H), ``bias`` = bias_ih +
+    bias_hh; returns (h, c).
+    """
     pre = x_t @ weight_ih.T + h_prev @ weight_hh.T + bias  # (B, 4H), blocks i, f, g, o
     a_i, a_f, a_g, a_o = jnp.split(pre, 4, axis=1)
     i, f, o = jax.nn.sigmoid(a_i), jax.nn.sigmoid(a_f), jax.nn.sigmoid(a_o)
@@ -43,10 +55,16 @@ def lstm_cell_step(x_t: jax.Array, h_prev: jax.Array, c_prev: jax.Array, weight_
     return o * jnp.tanh(c), c
 
 
-def lstm_loop(x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, bias: jax.Array,
-              state: tuple[jax.Array, jax.Array] | None = None
-              ) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
-    """Scan :func:`lstm_cell_step` over x (B, T, F); return (outputs (B, T, H), (h_T, c_T))."""
+def lstm_loop(
+    x: jax.Array,
+    weight_ih: jax.Array,
+    weight_hh: jax.Array,
+    bias: jax.Array,
+    state: tuple[jax.Array, jax.Array] | None = None,
+) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+    """Scan :func:`lstm_cell_step` over x (B, T, F); return (outputs (B, T, H), (h_T,
+    c_T)).
+    """
     batch, hidden = _check_sequence(x, weight_ih, 4)
     if state is None:
         zeros = jnp.zeros((batch, hidden), x.dtype)
@@ -56,13 +74,23 @@ def lstm_loop(x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, bias: ja
         h, c = lstm_cell_step(x_t, *carry, weight_ih, weight_hh, bias)
         return (h, c), h
 
-    last, outputs = jax.lax.scan(step, state, jnp.swapaxes(x, 0, 1))  # over time: (T, B, F)
+    # over time: (T, B, F)
+    last, outputs = jax.lax.scan(step, state, jnp.swapaxes(x, 0, 1))
     return jnp.swapaxes(outputs, 0, 1), last
 
 
-def gru_step(x_t: jax.Array, h_prev: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array,
-             bias_ih: jax.Array, bias_hh: jax.Array, reset_after: bool) -> jax.Array:
-    """One GRU step in PyTorch's layout (blocks r, z, n); ``reset_after=True`` is ``nn.GRU``'s form."""
+def gru_step(
+    x_t: jax.Array,
+    h_prev: jax.Array,
+    weight_ih: jax.Array,
+    weight_hh: jax.Array,
+    bias_ih: jax.Array,
+    bias_hh: jax.Array,
+    reset_after: bool,
+) -> jax.Array:
+    """One GRU step in PyTorch's layout (blocks r, z, n); ``reset_after=True`` is
+    ``nn.GRU``'s form.
+    """
     gx_r, gx_z, gx_n = jnp.split(x_t @ weight_ih.T + bias_ih, 3, axis=1)  # (B, H) each
     w_r, w_z, w_n = jnp.split(weight_hh, 3, axis=0)
     b_r, b_z, b_n = jnp.split(bias_hh, 3)
@@ -75,9 +103,18 @@ def gru_step(x_t: jax.Array, h_prev: jax.Array, weight_ih: jax.Array, weight_hh:
     return u * h_prev + (1.0 - u) * candidate
 
 
-def gru_loop(x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, bias_ih: jax.Array, bias_hh: jax.Array,
-             reset_after: bool, h0: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
-    """Scan :func:`gru_step` over x (B, T, F); return states (B, T, H) and the last state (B, H)."""
+def gru_loop(
+    x: jax.Array,
+    weight_ih: jax.Array,
+    weight_hh: jax.Array,
+    bias_ih: jax.Array,
+    bias_hh: jax.Array,
+    reset_after: bool,
+    h0: jax.Array | None = None,
+) -> tuple[jax.Array, jax.Array]:
+    """Scan :func:`gru_step` over x (B, T, F); return states (B, T, H) and the last
+    state (B, H).
+    """
     batch, hidden = _check_sequence(x, weight_ih, 3)
     h0 = jnp.zeros((batch, hidden), x.dtype) if h0 is None else h0
 
@@ -89,8 +126,11 @@ def gru_loop(x: jax.Array, weight_ih: jax.Array, weight_hh: jax.Array, bias_ih: 
     return jnp.swapaxes(states, 0, 1), last
 
 
-def flax_lstm_init(key: jax.Array, input_size: int, hidden_size: int) -> dict[str, jax.Array]:
-    """Flax ``LSTMCell``'s default draw, in PyTorch's layout: ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``.
+def flax_lstm_init(
+    key: jax.Array, input_size: int, hidden_size: int
+) -> dict[str, jax.Array]:
+    """Flax ``LSTMCell``'s default draw, in PyTorch's layout: ``weight_ih``,
+    ``weight_hh``, ``bias_ih``, ``bias_hh``.
 
     Per gate: input kernel ``lecun_normal`` (truncated normal, variance 1/F),
     recurrent kernel orthogonal (H, H), and zero biases.
@@ -101,7 +141,15 @@ def flax_lstm_init(key: jax.Array, input_size: int, hidden_size: int) -> dict[st
     k_in, k_rec = jax.random.split(key)
     lecun = jax.nn.initializers.lecun_normal()
     orthogonal = jax.nn.initializers.orthogonal()
-    w_ih = jnp.concatenate([lecun(k, (input_size, hidden_size)).T for k in jax.random.split(k_in, 4)])  # (4H, F)
-    w_hh = jnp.concatenate([orthogonal(k, (hidden_size, hidden_size)).T for k in jax.random.split(k_rec, 4)])
+    # (4H, F)
+    w_ih = jnp.concatenate(
+        [lecun(k, (input_size, hidden_size)).T for k in jax.random.split(k_in, 4)]
+    )
+    w_hh = jnp.concatenate(
+        [
+            orthogonal(k, (hidden_size, hidden_size)).T
+            for k in jax.random.split(k_rec, 4)
+        ]
+    )
     zeros = jnp.zeros(4 * hidden_size)
     return {"weight_ih": w_ih, "weight_hh": w_hh, "bias_ih": zeros, "bias_hh": zeros}

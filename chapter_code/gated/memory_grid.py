@@ -1,4 +1,5 @@
-"""The memory test's grid: every (contender, seed) run trained, spread over worker processes, and tabulated.
+"""The memory test's grid: every (contender, seed) run trained, spread over worker
+processes, and tabulated.
 
 The runs are independent (each has its own random stream, see
 :mod:`chapter_code.gated.memory_task`), so where they train changes none of
@@ -42,7 +43,8 @@ def _one_thread() -> None:
 def run_grid(
     contenders: Sequence[Contender] = CONTENDERS,
     seeds: Sequence[int] = SEEDS,
-    config: RecallConfig = RecallConfig(),  # noqa: B008  (frozen: one shared default is safe)
+    # B008 below: (frozen: one shared default is safe)
+    config: RecallConfig = RecallConfig(),  # noqa: B008
     workers: int | None = None,
     batched: bool = False,
 ) -> list[RecallRun]:
@@ -73,7 +75,9 @@ def run_grid(
     if workers == 0:
         return [_train_in_worker(job) for job in jobs]
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_one_thread) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_one_thread
+    ) as pool:
         done = list(pool.map(_train_in_worker, [jobs[j] for j in order]))
     runs: list[RecallRun | None] = [None] * len(jobs)
     for j, run in zip(order, done, strict=True):
@@ -81,30 +85,41 @@ def run_grid(
     return [r for r in runs if r is not None]
 
 
-def _train_group(job: tuple[list[tuple[Contender, int]], RecallConfig]) -> list[RecallRun]:
+def _train_group(
+    job: tuple[list[tuple[Contender, int]], RecallConfig],
+) -> list[RecallRun]:
     return train_recall_batched(*job)
 
 
 def _run_grid_batched(
-    contenders: Sequence[Contender], seeds: Sequence[int], config: RecallConfig, workers: int
+    contenders: Sequence[Contender],
+    seeds: Sequence[int],
+    config: RecallConfig,
+    workers: int,
 ) -> list[RecallRun]:
     groups: dict[str, list[tuple[Contender, int]]] = {}
     for c in contenders:
         for s in seeds:
             groups.setdefault(c.cell, []).append((c, s))
-    jobs = sorted(((g, config) for g in groups.values()), key=lambda job: -len(job[0]))  # biggest group first
+    # biggest group first
+    jobs = sorted(((g, config) for g in groups.values()), key=lambda job: -len(job[0]))
     if workers == 0:
         done = [_train_group(job) for job in jobs]
     else:
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_one_thread) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_one_thread
+        ) as pool:
             done = list(pool.map(_train_group, jobs))
     by_key = {(r.label, r.seed): r for runs in done for r in runs}
     return [by_key[(c.label, s)] for c in contenders for s in seeds]
 
 
-def results_markdown(runs: Sequence[RecallRun], seeds: Sequence[int] = SEEDS, solved: float = 0.9) -> str:
-    """A markdown table: one row per contender, signal at birth, then per seed the final test accuracy.
+def results_markdown(
+    runs: Sequence[RecallRun], seeds: Sequence[int] = SEEDS, solved: float = 0.9
+) -> str:
+    """A markdown table: one row per contender, signal at birth, then per seed the final
+    test accuracy.
 
     A seed's cell also names the first epoch whose test accuracy reached ``solved``,
     if any ("from ep 28"): when the run crossed the line, not a selected accuracy.
@@ -112,17 +127,26 @@ def results_markdown(runs: Sequence[RecallRun], seeds: Sequence[int] = SEEDS, so
     if not 0 < solved <= 1:
         raise ValueError(f"solved must be in (0, 1]; got {solved}")
     labels = list(dict.fromkeys(r.label for r in runs))
-    head = "| contender | signal at birth (median) | " + " | ".join(f"seed {s}" for s in seeds) + " | solved |"
+    head = (
+        "| contender | signal at birth (median) | "
+        + " | ".join(f"seed {s}" for s in seeds)
+        + " | solved |"
+    )
     lines = [head, "|" + "---|" * (len(seeds) + 3)]
     for label in labels:
         by_seed = {r.seed: r for r in runs if r.label == label}
         births = sorted(by_seed[s].birth for s in seeds)
         crossed = {s: first_epoch_at(by_seed[s].history, solved) for s in seeds}
         cells = [
-            f"{by_seed[s].accuracy:.0%}" + ("" if crossed[s] is None else f" (≥{solved:.0%} from ep {crossed[s]})")
+            f"{by_seed[s].accuracy:.0%}"
+            + ("" if crossed[s] is None else f" (≥{solved:.0%} from ep {crossed[s]})")
             for s in seeds
         ]
         n_solved = sum(by_seed[s].accuracy >= solved for s in seeds)
         median = births[len(births) // 2]
-        lines.append(f"| {label} | {median:.1e} | " + " | ".join(cells) + f" | {n_solved}/{len(seeds)} |")
+        lines.append(
+            f"| {label} | {median:.1e} | "
+            + " | ".join(cells)
+            + f" | {n_solved}/{len(seeds)} |"
+        )
     return "\n".join(lines)

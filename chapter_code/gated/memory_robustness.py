@@ -1,4 +1,5 @@
-"""One job of the memory test's robustness sweep: a (contender, seed) run reduced to plain metrics.
+"""One job of the memory test's robustness sweep: a (contender, seed) run reduced to
+plain metrics.
 
 The sweep (``chapter_code.experiments.MEMORY_ROBUSTNESS``) trains each contender of
 :mod:`chapter_code.gated.memory_task` over many seeds with the chapter's recipe; a
@@ -15,11 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from chapter_code.gated.memory_task import Contender, RecallConfig, first_epoch_at, train_recall
+from chapter_code.gated.memory_task import (
+    Contender,
+    RecallConfig,
+    first_epoch_at,
+    train_recall,
+)
 
 
-def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train ``contender`` (fields of :class:`Contender`) with ``recipe`` (fields of :class:`RecallConfig`).
+def recall_metrics(
+    seed: int, contender: dict[str, Any], recipe: dict[str, Any]
+) -> dict[str, Any]:
+    """Train ``contender`` (fields of :class:`Contender`) with ``recipe`` (fields of
+    :class:`RecallConfig`).
 
     Returns the test accuracy after the last epoch, the epochs trained, the
     epoch at which test accuracy first reached the recipe's ``solved_at`` (or ``None``),
@@ -35,4 +44,3 @@ def recall_metrics(seed: int, contender: dict[str, Any], recipe: dict[str, Any])
         "history": run.history,
         "birth": run.birth,
     }
-

@@ -1,4 +1,5 @@
-"""The memory test: recall the first of many random tokens, for six recurrent contenders.
+"""The memory test: recall the first of many random tokens, for six recurrent
+contenders.
 
 A sequence holds ``lag`` tokens drawn uniformly from a small alphabet, one-hot
 encoded, batch-first ``(B, T, V)``; the label is the first token and the model
@@ -32,7 +33,8 @@ from chapter_code.gated.gates import lstm_gates, lstm_update, set_gate_bias
 from chapter_code.gated.model_batch import StackedRecall, clip_per_model, stacked_loss
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
-KEEP_GATE = {"lstm": "f", "gru": "z"}  # the gate whose bias decides how much old state survives
+# the gate whose bias decides how much old state survives
+KEEP_GATE = {"lstm": "f", "gru": "z"}
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,18 @@ class Contender:
 
     label: str
     cell: str  # "rnn", "lstm" or "gru"
-    keep_bias: float | None = None  # effective bias of the LSTM forget gate / GRU update gate
+    keep_bias: float | None = (
+        None  # effective bias of the LSTM forget gate / GRU update gate
+    )
 
     def __post_init__(self) -> None:
         if self.cell not in CELLS:
             raise ValueError(f"cell must be one of {sorted(CELLS)}; got {self.cell!r}")
         if self.keep_bias is not None and self.cell == "rnn":
-            raise ValueError("keep_bias needs a gated cell ('lstm' or 'gru'); the vanilla RNN has no gate")
+            raise ValueError(
+                "keep_bias needs a gated cell ('lstm' or 'gru'); the vanilla RNN has "
+                "no gate"
+            )
 
 
 CONTENDERS: tuple[Contender, ...] = (
@@ -73,24 +80,42 @@ class RecallConfig:
     lr: float = 3e-3
     batch_size: int = 128
     clip: float = 1.0
-    epochs: int = 80  # every run trains for all of them; its accuracy is read after the last
-    solved_at: float = 0.9  # a run "solves" the task if its final test accuracy reaches this
+    epochs: int = (
+        80  # every run trains for all of them; its accuracy is read after the last
+    )
+    solved_at: float = (
+        0.9  # a run "solves" the task if its final test accuracy reaches this
+    )
     train_seed: int = 1
     test_seed: int = 2
 
     def __post_init__(self) -> None:
-        for name in ["lag", "vocab", "hidden_size", "n_train", "n_test", "batch_size", "epochs"]:
+        for name in [
+            "lag",
+            "vocab",
+            "hidden_size",
+            "n_train",
+            "n_test",
+            "batch_size",
+            "epochs",
+        ]:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if not self.lr > 0 or not self.clip > 0:
-            raise ValueError(f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}")
+            raise ValueError(
+                f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}"
+            )
         if not 0 < self.solved_at <= 1:
             raise ValueError(f"solved_at must be in (0, 1]; got {self.solved_at}")
 
 
-def make_recall(n: int, lag: int, vocab: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` sequences of ``lag`` uniform tokens, one-hot (n, lag, vocab), and labels = first token (n,)."""
+def make_recall(
+    n: int, lag: int, vocab: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` sequences of ``lag`` uniform tokens, one-hot (n, lag, vocab), and labels =
+    first token (n,).
+    """
     for name, value in [("n", n), ("lag", lag), ("vocab", vocab)]:
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; got {value!r}")
@@ -100,9 +125,13 @@ def make_recall(n: int, lag: int, vocab: int, seed: int) -> tuple[torch.Tensor, 
 
 
 class RecallNet(nn.Module):
-    """A recurrent layer read out once, at the last step; optionally a learned initial state."""
+    """A recurrent layer read out once, at the last step; optionally a learned initial
+    state.
+    """
 
-    def __init__(self, cell: str, vocab: int, hidden_size: int, learn_h0: bool = False) -> None:
+    def __init__(
+        self, cell: str, vocab: int, hidden_size: int, learn_h0: bool = False
+    ) -> None:
         super().__init__()
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {sorted(CELLS)}; got {cell!r}")
@@ -147,7 +176,9 @@ def build_recall_net(
             if name != "h0":
                 p.uniform_(-bound, bound, generator=gen)
     if contender.keep_bias is not None:
-        set_gate_bias(net.rec, contender.cell, KEEP_GATE[contender.cell], contender.keep_bias)
+        set_gate_bias(
+            net.rec, contender.cell, KEEP_GATE[contender.cell], contender.keep_bias
+        )
     return net
 
 
@@ -160,13 +191,16 @@ class RecallRun:
     birth: float  # input-gradient norm at lag `config.lag`, at initialisation
     accuracy: float  # test accuracy after the last epoch: the number the sources report
     epochs: int  # epochs trained (all of config.epochs)
-    history: list[float] = field(default_factory=list)  # test accuracy after each epoch, never used to stop
+    # test accuracy after each epoch, never used to stop
+    history: list[float] = field(default_factory=list)
     state: dict[str, torch.Tensor] = field(default_factory=dict)  # trained weights
     seconds: float = 0.0
 
 
 def first_epoch_at(history: Sequence[float], threshold: float) -> int | None:
-    """The first epoch (counted from 1) whose test accuracy reached ``threshold``, or None."""
+    """The first epoch (counted from 1) whose test accuracy reached ``threshold``, or
+    None.
+    """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1]; got {threshold}")
     return next((e for e, acc in enumerate(history, start=1) if acc >= threshold), None)
@@ -185,7 +219,8 @@ def train_recall(
     learn_h0: bool = False,
     dtype: torch.dtype = torch.float32,
 ) -> tuple[RecallRun, RecallNet]:
-    """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at the end.
+    """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at
+    the end.
 
     One generator, seeded with ``seed``, draws the initial weights and then each
     epoch's minibatch order, as the sources' ``torch.manual_seed(seed)`` does.
@@ -193,12 +228,18 @@ def train_recall(
     each epoch is recorded but never used to stop or to select weights.
     """
     start = time.perf_counter()
-    x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
-    x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
-    x_train, x_test = x_train.to(dtype), x_test.to(dtype)  # float64 only for the equivalence tests
+    x_train, y_train = make_recall(
+        config.n_train, config.lag, config.vocab, config.train_seed
+    )
+    x_test, y_test = make_recall(
+        config.n_test, config.lag, config.vocab, config.test_seed
+    )
+    # float64 only for the equivalence tests
+    x_train, x_test = (x_train.to(dtype), x_test.to(dtype))
     stream = torch.Generator().manual_seed(seed)  # the run's one random stream
     net = build_recall_net(contender, config, seed, learn_h0, stream).to(dtype)  # [1]
-    birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]  # [2]
+    # [2]
+    birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     history: list[float] = []
     for _ in range(config.epochs):
@@ -229,7 +270,8 @@ def train_recall_batched(
     config: RecallConfig = RecallConfig(),
     dtype: torch.dtype = torch.float32,
 ) -> list[RecallRun]:
-    """Train several runs of one cell type as one stacked computation (:mod:`chapter_code.gated.model_batch`).
+    """Train several runs of one cell type as one stacked computation
+    (:mod:`chapter_code.gated.model_batch`).
 
     Each run starts from the weights :func:`build_recall_net` gives it, draws its
     minibatch order from the same stream that drew those weights, is clipped by
@@ -238,25 +280,40 @@ def train_recall_batched(
     ``config.epochs`` epochs.
     """
     if len(contender_seeds) == 0:
-        raise ValueError("contender_seeds must hold at least one (contender, seed) pair")
+        raise ValueError(
+            "contender_seeds must hold at least one (contender, seed) pair"
+        )
     cells = {c.cell for c, _ in contender_seeds}
     if len(cells) != 1:
-        raise ValueError(f"contender_seeds must all use one cell type; got {sorted(cells)}")
+        raise ValueError(
+            f"contender_seeds must all use one cell type; got {sorted(cells)}"
+        )
     start = time.perf_counter()
-    x_train, y_train = make_recall(config.n_train, config.lag, config.vocab, config.train_seed)
-    x_test, y_test = make_recall(config.n_test, config.lag, config.vocab, config.test_seed)
+    x_train, y_train = make_recall(
+        config.n_train, config.lag, config.vocab, config.train_seed
+    )
+    x_test, y_test = make_recall(
+        config.n_test, config.lag, config.vocab, config.test_seed
+    )
     x_train, x_test = x_train.to(dtype), x_test.to(dtype)
-    streams = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]  # one per run
+    # one per run
+    streams = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]
     nets = [
         build_recall_net(c, config, seed, generator=g).to(dtype)
         for (c, seed), g in zip(contender_seeds, streams, strict=True)
     ]
-    births = [grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0] for net in nets]
+    births = [
+        grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]
+        for net in nets
+    ]
     stack = StackedRecall.from_nets(nets)
     opt = torch.optim.Adam(stack.parameters(), lr=config.lr)
     histories: list[list[float]] = [[] for _ in nets]
     for _ in range(config.epochs):
-        orders = torch.stack([torch.randperm(config.n_train, generator=g) for g in streams])  # (M, N)
+        # (M, N)
+        orders = torch.stack(
+            [torch.randperm(config.n_train, generator=g) for g in streams]
+        )
         for start_row in range(0, config.n_train, config.batch_size):
             rows = orders[:, start_row : start_row + config.batch_size]  # (M, B)
             loss = stacked_loss(stack(x_train[rows]), y_train[rows])
@@ -265,18 +322,29 @@ def train_recall_batched(
             clip_per_model(list(stack.parameters()), config.clip)
             opt.step()
         with torch.no_grad():
-            correct = (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)  # (M,)
+            # (M,)
+            correct = (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)
         for m, history in enumerate(histories):
             history.append(correct[m].item())
     seconds = time.perf_counter() - start
     return [
-        RecallRun(c.label, seed, births[m], histories[m][-1], len(histories[m]), histories[m],
-                  stack.state_dict_of(m), seconds)
+        RecallRun(
+            c.label,
+            seed,
+            births[m],
+            histories[m][-1],
+            len(histories[m]),
+            histories[m],
+            stack.state_dict_of(m),
+            seconds,
+        )
         for m, (c, seed) in enumerate(contender_seeds)
     ]
 
 
-def restore(run: RecallRun, contender: Contender, config: RecallConfig = RecallConfig()) -> RecallNet:
+def restore(
+    run: RecallRun, contender: Contender, config: RecallConfig = RecallConfig()
+) -> RecallNet:
     """Rebuild a trained network from a run's saved weights."""
     net = RecallNet(contender.cell, config.vocab, config.hidden_size)
     net.load_state_dict(run.state)
@@ -284,14 +352,23 @@ def restore(run: RecallRun, contender: Contender, config: RecallConfig = RecallC
 
 
 @torch.no_grad()
-def forget_gate_trace(lstm: nn.LSTM, x: torch.Tensor) -> tuple[list[float], torch.Tensor]:
+def forget_gate_trace(
+    lstm: nn.LSTM, x: torch.Tensor
+) -> tuple[list[float], torch.Tensor]:
     """Replay a trained one-layer ``nn.LSTM`` by hand on x (B, T, V).
 
     Returns the mean forget gate at each step (over sequences and units) and the
     hand-computed states (B, T, H), which must equal the module's own output.
     """
-    if not isinstance(lstm, nn.LSTM) or lstm.num_layers != 1 or lstm.bidirectional or not lstm.batch_first:
-        raise ValueError("lstm must be a one-layer, unidirectional, batch-first nn.LSTM")
+    if (
+        not isinstance(lstm, nn.LSTM)
+        or lstm.num_layers != 1
+        or lstm.bidirectional
+        or not lstm.batch_first
+    ):
+        raise ValueError(
+            "lstm must be a one-layer, unidirectional, batch-first nn.LSTM"
+        )
     w_ih, w_hh = lstm.weight_ih_l0, lstm.weight_hh_l0
     bias = lstm.bias_ih_l0 + lstm.bias_hh_l0
     h = c = x.new_zeros(x.shape[0], lstm.hidden_size)  # (B, H)

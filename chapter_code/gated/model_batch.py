@@ -1,4 +1,5 @@
-"""Many small recurrent models trained as one computation: a leading model axis M on every tensor.
+"""Many small recurrent models trained as one computation: a leading model axis M on
+every tensor.
 
 Small recurrent layers spend their time on per-operation overhead (80 tiny steps,
 each a handful of small kernels), not on arithmetic. Stacking M independent
@@ -32,13 +33,19 @@ REC_NAMES = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
 
 
 class StackedRecall(nn.Module):
-    """M one-layer recurrent models of one cell type, each read out once after the last step."""
+    """M one-layer recurrent models of one cell type, each read out once after the last
+    step.
+    """
 
     def __init__(self, cell: str, n_models: int, vocab: int, hidden_size: int) -> None:
         super().__init__()
         if cell not in GATE_COUNT:
             raise ValueError(f"cell must be one of {sorted(GATE_COUNT)}; got {cell!r}")
-        for name, value in [("n_models", n_models), ("vocab", vocab), ("hidden_size", hidden_size)]:
+        for name, value in [
+            ("n_models", n_models),
+            ("vocab", vocab),
+            ("hidden_size", hidden_size),
+        ]:
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         self.cell, self.hidden_size = cell, hidden_size
@@ -56,45 +63,71 @@ class StackedRecall(nn.Module):
 
     @classmethod
     def from_nets(cls, nets: list[nn.Module]) -> StackedRecall:
-        """Stack copies of the weights of nets with a ``rec`` (nn.RNN/LSTM/GRU) and a ``readout`` (nn.Linear)."""
+        """Stack copies of the weights of nets with a ``rec`` (nn.RNN/LSTM/GRU) and a
+        ``readout`` (nn.Linear).
+        """
         if len(nets) == 0:
             raise ValueError("nets must hold at least one network")
         kinds = {type(net.rec) for net in nets}
         cell = next((c for c, t in MODULE_TYPE.items() if {t} == kinds), None)
         if cell is None:
-            raise ValueError(f"nets must all have the same rec type, one of nn.RNN/LSTM/GRU; got {kinds}")
+            raise ValueError(
+                "nets must all have the same rec type, one of nn.RNN/LSTM/GRU; got "
+                f"{kinds}"
+            )
         first = nets[0].rec
-        stack = cls(cell, len(nets), first.input_size, first.hidden_size).to(first.weight_ih_l0.dtype)
+        stack = cls(cell, len(nets), first.input_size, first.hidden_size).to(
+            first.weight_ih_l0.dtype
+        )
         with torch.no_grad():
             for m, net in enumerate(nets):
-                for mine, theirs in zip(stack.parameters(), _net_tensors(net), strict=True):
+                for mine, theirs in zip(
+                    stack.parameters(), _net_tensors(net), strict=True
+                ):
                     mine[m].copy_(theirs)
         return stack
 
     def state_dict_of(self, m: int) -> dict[str, torch.Tensor]:
-        """Model m's weights under the names of a ``rec`` + ``readout`` network (cloned, on the CPU)."""
+        """Model m's weights under the names of a ``rec`` + ``readout`` network (cloned,
+        on the CPU).
+        """
         if not 0 <= m < self.n_models:
             raise ValueError(f"m must be in [0, {self.n_models}); got {m!r}")
         names = [f"rec.{n}" for n in REC_NAMES] + ["readout.weight", "readout.bias"]
-        return {n: p[m].detach().cpu().clone() for n, p in zip(names, self.parameters(), strict=True)}
+        return {
+            n: p[m].detach().cpu().clone()
+            for n, p in zip(names, self.parameters(), strict=True)
+        }
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Logits (M, B, V) from x (M, B, T, V), one batch per model, or (B, T, V), shared by all models."""
+        """Logits (M, B, V) from x (M, B, T, V), one batch per model, or (B, T, V),
+        shared by all models.
+        """
         if x.dim() == 3:
-            pre = torch.einsum("btv,mgv->tmbg", x, self.weight_ih)  # (T, M, B, GH), every step at once
+            # (T, M, B, GH), every step at once
+            pre = torch.einsum("btv,mgv->tmbg", x, self.weight_ih)
         elif x.dim() == 4 and x.shape[0] == self.n_models:
             pre = torch.einsum("mbtv,mgv->tmbg", x, self.weight_ih)
         else:
-            raise ValueError(f"x must be (B, T, V) or ({self.n_models}, B, T, V); got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must be (B, T, V) or ({self.n_models}, B, T, V); got "
+                f"{tuple(x.shape)}"
+            )
         H = self.hidden_size
-        if self.cell == "gru":  # b_hn sits inside r * (W_hn h + b_hn); b_hr and b_hz add like b_ih
-            folded = self.bias_ih + torch.cat([self.bias_hh[:, : 2 * H], torch.zeros_like(self.bias_hh[:, 2 * H :])], 1)
+        # b_hn sits inside r * (W_hn h + b_hn); b_hr and b_hz add like b_ih
+        if self.cell == "gru":
+            folded = self.bias_ih + torch.cat(
+                [self.bias_hh[:, : 2 * H], torch.zeros_like(self.bias_hh[:, 2 * H :])],
+                1,
+            )
             b_hn = self.bias_hh[:, 2 * H :]
         else:
             folded, b_hn = self.bias_ih + self.bias_hh, self.bias_hh[:, :0]
         pre = pre + folded[:, None, :]
         h_last = _Recurrence.apply(pre, self.weight_hh, b_hn, self.cell)  # (M, B, H)
-        return torch.baddbmm(self.out_bias[:, None, :], h_last, self.out_weight.transpose(1, 2))
+        return torch.baddbmm(
+            self.out_bias[:, None, :], h_last, self.out_weight.transpose(1, 2)
+        )
 
 
 def _net_tensors(net: nn.Module) -> list[torch.Tensor]:
@@ -103,17 +136,22 @@ def _net_tensors(net: nn.Module) -> list[torch.Tensor]:
 
 
 def stacked_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Sum over models of each model's mean cross-entropy; logits (M, B, V), targets (M, B)."""
+    """Sum over models of each model's mean cross-entropy; logits (M, B, V), targets (M,
+    B).
+    """
     if logits.dim() != 3 or targets.shape != logits.shape[:2]:
         shapes = f"{tuple(logits.shape)}, {tuple(targets.shape)}"
         raise ValueError(f"logits must be (M, B, V) and targets (M, B); got {shapes}")
-    per_example = nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="none")
+    per_example = nn.functional.cross_entropy(
+        logits.flatten(0, 1), targets.flatten(), reduction="none"
+    )
     return per_example.view(targets.shape).mean(dim=1).sum()
 
 
 @torch.no_grad()
 def clip_per_model(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
-    """Clip each model's gradient to global norm ``max_norm`` over its own slices; return the M norms.
+    """Clip each model's gradient to global norm ``max_norm`` over its own slices;
+    return the M norms.
 
     The same rule as ``nn.utils.clip_grad_norm_`` applied to each model alone:
     scale by ``max_norm / (norm + 1e-6)`` when that is below 1.
@@ -123,7 +161,8 @@ def clip_per_model(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         raise ValueError("params hold no gradients; call backward() first")
-    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1).norm(dim=1)  # (M,)
+    # (M,)
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1).norm(dim=1)
     scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
@@ -142,7 +181,9 @@ class _Recurrence(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, pre: torch.Tensor, weight_hh: torch.Tensor, b_hn: torch.Tensor, cell: str) -> torch.Tensor:
+    def forward(
+        ctx, pre: torch.Tensor, weight_hh: torch.Tensor, b_hn: torch.Tensor, cell: str
+    ) -> torch.Tensor:
         T, M, B, _ = pre.shape
         H = weight_hh.shape[2]
         w_t = weight_hh.transpose(1, 2)  # (M, H, GH)
@@ -185,8 +226,10 @@ class _Recurrence(torch.autograd.Function):
         (weight_hh,) = ctx.saved_tensors
         s, cell = ctx.saved, ctx.cell
         T, M, B, H = s["h_prev"].shape
-        d_pre = grad_h.new_empty(T, M, B, weight_hh.shape[1])  # gradient to the pre-activations from the input
-        d_rec = d_pre if cell != "gru" else torch.empty_like(d_pre)  # ... and from W_hh h (the GRU differs)
+        # gradient to the pre-activations from the input
+        d_pre = grad_h.new_empty(T, M, B, weight_hh.shape[1])
+        # ... and from W_hh h (the GRU differs)
+        d_rec = d_pre if cell != "gru" else torch.empty_like(d_pre)
         dh = grad_h
         dc = torch.zeros_like(grad_h)
         for t in range(T - 1, -1, -1):
@@ -198,7 +241,8 @@ class _Recurrence(torch.autograd.Function):
                 i, f, g, o = s["act"][t].split(H, dim=2)
                 tanh_c = s["tanh_c"][t]
                 dc = dc + dh * o * (1 - tanh_c * tanh_c)
-                # one concatenation into the contiguous step slice; out= on strided gate slices copies
+                # one concatenation into the contiguous step slice; out= on strided gate
+                # slices copies
                 torch.cat(
                     [
                         dc * g * i * (1 - i),
@@ -219,6 +263,7 @@ class _Recurrence(torch.autograd.Function):
                 torch.cat([*d_rz, d_n], dim=2, out=d_pre[t])
                 torch.cat([*d_rz, d_n * r], dim=2, out=d_rec[t])
                 dh = dh * z + torch.bmm(d_rec[t], weight_hh)
-        d_weight_hh = torch.einsum("tmbg,tmbh->mgh", d_rec, s["h_prev"])  # every step in one product
+        # every step in one product
+        d_weight_hh = torch.einsum("tmbg,tmbh->mgh", d_rec, s["h_prev"])
         d_b_hn = d_rec[..., 2 * H :].sum(dim=(0, 2)) if cell == "gru" else None
         return d_pre, d_weight_hh, d_b_hn, None

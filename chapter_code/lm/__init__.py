@@ -1,1 +1,3 @@
-"""Recurrent language models: perplexity, the character model and its trainer, n-gram baselines, the fair comparison."""
+"""Recurrent language models: perplexity, the character model and its trainer, n-gram
+baselines, the fair comparison.
+"""

@@ -1,4 +1,5 @@
-"""Character-level recurrent language models: the model, the canonical trainer and two ways to score.
+"""Character-level recurrent language models: the model, the canonical trainer and two
+ways to score.
 
 Tokens are characters, numbered by :class:`Vocab`; tensors are batch-first,
 ``(B, T)`` for token ids and ``(B, T, V)`` for logits. The model embeds each
@@ -49,37 +50,63 @@ class Vocab:
         return len(self.chars)
 
     def encode(self, text: str) -> torch.Tensor:
-        """Token ids (int64, shape ``(len(text),)``); a character outside the vocabulary is named."""
+        """Token ids (int64, shape ``(len(text),)``); a character outside the vocabulary
+        is named.
+        """
         try:
             return torch.tensor([self.index[c] for c in text], dtype=torch.long)
         except KeyError as exc:
-            raise ValueError(f"character {exc.args[0]!r} is not in the vocabulary of {len(self)} characters") from None
+            raise ValueError(
+                f"character {exc.args[0]!r} is not in the vocabulary of {len(self)} "
+                "characters"
+            ) from None
 
     def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
         return "".join(self.chars[int(i)] for i in ids)
 
 
 class CharLM(nn.Module):
-    """Embedding, one recurrent layer (``nn.RNN``, ``nn.LSTM`` or ``nn.GRU``) and a linear read-out."""
+    """Embedding, one recurrent layer (``nn.RNN``, ``nn.LSTM`` or ``nn.GRU``) and a
+    linear read-out.
+    """
 
-    def __init__(self, vocab_size: int, cell: str = "lstm", embedding_size: int = 64, hidden_size: int = 256,
-                 num_layers: int = 1) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        cell: str = "lstm",
+        embedding_size: int = 64,
+        hidden_size: int = 256,
+        num_layers: int = 1,
+    ) -> None:
         super().__init__()
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {sorted(CELLS)}; got {cell!r}")
-        for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
-                            ("hidden_size", hidden_size), ("num_layers", num_layers)):
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("embedding_size", embedding_size),
+            ("hidden_size", hidden_size),
+            ("num_layers", num_layers),
+        ):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         self.cell = cell
         self.embed = nn.Embedding(vocab_size, embedding_size)
-        self.rnn = CELLS[cell](embedding_size, hidden_size, num_layers=num_layers, batch_first=True)
+        self.rnn = CELLS[cell](
+            embedding_size, hidden_size, num_layers=num_layers, batch_first=True
+        )
         self.readout = nn.Linear(hidden_size, vocab_size)
 
-    def forward(self, tokens: torch.Tensor, state: object = None) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``, and the final state."""
+    def forward(
+        self, tokens: torch.Tensor, state: object = None
+    ) -> tuple[torch.Tensor, object]:
+        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
+        and the final state.
+        """
         if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be int64 of shape (B, T); got {tokens.dtype} {tuple(tokens.shape)}")
+            raise ValueError(
+                f"tokens must be int64 of shape (B, T); got {tokens.dtype} "
+                f"{tuple(tokens.shape)}"
+            )
         states, last = self.rnn(self.embed(tokens), state)  # (B, T, H)
         return self.readout(states), last
 
@@ -101,25 +128,36 @@ class TrainConfig:
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if not self.lr > 0 or not self.clip > 0:
-            raise ValueError(f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}")
+            raise ValueError(
+                f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}"
+            )
 
 
-def random_windows(ids: torch.Tensor, window: int, batch_size: int,
-                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """``batch_size`` windows at uniformly drawn starts: inputs ``(B, W)`` and targets shifted by one ``(B, W)``."""
+def random_windows(
+    ids: torch.Tensor, window: int, batch_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``batch_size`` windows at uniformly drawn starts: inputs ``(B, W)`` and targets
+    shifted by one ``(B, W)``.
+    """
     if ids.dim() != 1 or ids.numel() < window + 1:
-        raise ValueError(f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"ids must be a 1-D tensor longer than window = {window}; got shape "
+            f"{tuple(ids.shape)}"
+        )
     ### BEGIN SOLUTION
-    starts = torch.randint(0, ids.numel() - window, (batch_size,), generator=generator)  # (B,)
+    # (B,)
+    starts = torch.randint(0, ids.numel() - window, (batch_size,), generator=generator)
     rows = starts[:, None] + torch.arange(window + 1)  # (B, W + 1)
     chunk = ids[rows]
     return chunk[:, :-1], chunk[:, 1:]
     ### END SOLUTION
 
 
-def fit_next_token(model: CharLM, ids: torch.Tensor, config: TrainConfig,
-                   generator: torch.Generator) -> list[tuple[int, float]]:
-    """Train ``model`` on ``ids`` by next-token prediction; return ``(step, training loss)`` every ``log_every`` steps.
+def fit_next_token(
+    model: CharLM, ids: torch.Tensor, config: TrainConfig, generator: torch.Generator
+) -> list[tuple[int, float]]:
+    """Train ``model`` on ``ids`` by next-token prediction; return ``(step, training
+    loss)`` every ``log_every`` steps.
 
     Each step: draw random windows [1], run them from a fresh state [2], score
     every position against the next character [3], clip the gradient's global
@@ -130,7 +168,8 @@ def fit_next_token(model: CharLM, ids: torch.Tensor, config: TrainConfig,
     history = []
     model.train()
     for step in range(1, config.steps + 1):
-        x, y = random_windows(ids, config.window, config.batch_size, generator)  # [1] (B, W) each
+        # (B, W) each
+        x, y = random_windows(ids, config.window, config.batch_size, generator)  # [1]
         logits, _ = model(x)  # [2] state None: zeros at every window's start
         loss, _, _ = lm_loss_and_ppl(logits, y)  # [3]
         opt.zero_grad()
@@ -144,9 +183,14 @@ def fit_next_token(model: CharLM, ids: torch.Tensor, config: TrainConfig,
 
 
 def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Consecutive windows of a held-out text: inputs and targets ``(N, W)``, the tail dropped."""
+    """Consecutive windows of a held-out text: inputs and targets ``(N, W)``, the tail
+    dropped.
+    """
     if ids.dim() != 1 or ids.numel() < window + 1:
-        raise ValueError(f"ids must be a 1-D tensor longer than window = {window}; got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"ids must be a 1-D tensor longer than window = {window}; got shape "
+            f"{tuple(ids.shape)}"
+        )
     n = (ids.numel() - 1) // window
     x = ids[: n * window].reshape(n, window)
     y = ids[1 : n * window + 1].reshape(n, window)
@@ -155,16 +199,21 @@ def _windows(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor
 
 @torch.no_grad()
 def fixed_window_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
-    """Mean nats per character over consecutive windows of ``ids``, each started from a fresh state."""
+    """Mean nats per character over consecutive windows of ``ids``, each started from a
+    fresh state.
+    """
     model.eval()  # [1]
     x, y = _windows(ids, window)  # [2] (N, W)
-    logits, _ = model(x)  # [3] the N windows side by side, as a batch: no state passes between them
+    # the N windows side by side, as a batch: no state passes between them
+    logits, _ = model(x)  # [3]
     return lm_loss_and_ppl(logits, y)[0].item()  # [4]
 
 
 @torch.no_grad()
 def streaming_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
-    """Mean nats per character over the same positions, the state carried from each window into the next."""
+    """Mean nats per character over the same positions, the state carried from each
+    window into the next.
+    """
     model.eval()
     x, y = _windows(ids, window)  # (N, W)
     state = None
@@ -175,9 +224,15 @@ def streaming_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
     return total / y.numel()
 
 
-def gradient_reach(model: CharLM, ids: torch.Tensor, length: int, chunks: int,
-                   generator: torch.Generator) -> torch.Tensor:
-    """Mean norm of d(loss at the last position) / d(embedding at each earlier position), by distance.
+def gradient_reach(
+    model: CharLM,
+    ids: torch.Tensor,
+    length: int,
+    chunks: int,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    """Mean norm of d(loss at the last position) / d(embedding at each earlier
+    position), by distance.
 
     ``chunks`` random stretches of ``length + 1`` characters are read from a
     fresh state; entry ``d`` of the result (``d = 0 .. length - 1``) is the

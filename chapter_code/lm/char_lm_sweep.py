@@ -1,4 +1,5 @@
-"""One character language model trained and scored, as plain metrics: the job of an experiment sweep.
+"""One character language model trained and scored, as plain metrics: the job of an
+experiment sweep.
 
 The chapter "Recurrent language models" trains its models at a CPU-scaled
 size (:data:`chapter_code.lm.char_models.CPU`). The workshop's full-size recipe
@@ -16,7 +17,13 @@ import dataclasses
 from typing import Any
 
 from chapter_code.lm.char_lm import TrainConfig, streaming_loss
-from chapter_code.lm.char_models import LMRecipe, corpus_splits, count_parameters, load_char_lm, train_char_lm
+from chapter_code.lm.char_models import (
+    LMRecipe,
+    corpus_splits,
+    count_parameters,
+    load_char_lm,
+    train_char_lm,
+)
 from chapter_code.lm.comparison import fixed_window_logits
 from chapter_code.lm.perplexity import lm_loss_and_ppl
 
@@ -26,12 +33,15 @@ def recipe_from_dict(params: dict[str, Any]) -> LMRecipe:
     fields = {f.name for f in dataclasses.fields(LMRecipe)}
     unknown = set(params) - fields
     if unknown:
-        raise ValueError(f"recipe has unknown fields {sorted(unknown)}; expected {sorted(fields)}")
+        raise ValueError(
+            f"recipe has unknown fields {sorted(unknown)}; expected {sorted(fields)}"
+        )
     return LMRecipe(**{**params, "train": TrainConfig(**params["train"])})
 
 
 def char_lm_metrics(seed: int, corpus: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train ``recipe`` (with ``seed``) on ``corpus`` and score its validation and test splits.
+    """Train ``recipe`` (with ``seed``) on ``corpus`` and score its validation and test
+    splits.
 
     Every split is scored at every character, each from the true text before
     it, in fresh-state windows of the training length (as the chapter's table
@@ -43,11 +53,23 @@ def char_lm_metrics(seed: int, corpus: str, recipe: dict[str, Any]) -> dict[str,
     splits = corpus_splits(corpus)
     window = model_recipe.train.window
     metrics: dict[str, Any] = {}
-    for name, before, text in (("valid", splits.train[-1], splits.valid), ("test", splits.valid[-1], splits.test)):
-        logits = fixed_window_logits(model, vocab.encode(before + text), window)  # (N, V)
+    for name, before, text in (
+        ("valid", splits.train[-1], splits.valid),
+        ("test", splits.valid[-1], splits.test),
+    ):
+        # (N, V)
+        logits = fixed_window_logits(model, vocab.encode(before + text), window)
         nats, ppl, bits = lm_loss_and_ppl(logits, vocab.encode(text))
-        metrics.update({f"{name}_nats": nats.item(), f"{name}_perplexity": ppl, f"{name}_bits": bits})
-    metrics["test_streaming_nats"] = streaming_loss(model, vocab.encode(splits.test), window)
+        metrics.update(
+            {
+                f"{name}_nats": nats.item(),
+                f"{name}_perplexity": ppl,
+                f"{name}_bits": bits,
+            }
+        )
+    metrics["test_streaming_nats"] = streaming_loss(
+        model, vocab.encode(splits.test), window
+    )
     metrics["parameters"] = count_parameters(model)
     metrics["steps"] = model_recipe.train.steps
     metrics["train_curve"] = [loss for _, loss in result["history"]]

@@ -1,4 +1,5 @@
-"""The trained character language models of Chapters 4 and 5: corpora, splits, recipes, one trainer per family.
+"""The trained character language models of Chapters 4 and 5: corpora, splits, recipes,
+one trainer per family.
 
 A model is named by its corpus and its recipe (:class:`LMRecipe`: cell,
 sizes, training schedule, seed). :func:`train_char_lm` trains one with the
@@ -17,9 +18,11 @@ CPU build.
 The chapter's models, and the calls that read them back without training
 (the arguments must be exactly these for the stored run to be found)::
 
-    runtime.run_once(train_char_lm, data=[corpus_file("book-prose")], corpus="book-prose", recipe=PROSE_LSTM)
-    runtime.run_once(train_char_lm, data=[corpus_file("shakespeare")], corpus="shakespeare", recipe=CPU["rnn"])
-    runtime.run_once(train_char_lm, data=[corpus_file("shakespeare")], corpus="shakespeare", recipe=CPU["lstm"])
+    runtime.run_once(train_char_lm, data=[corpus_file("book-prose")],
+    corpus="book-prose", recipe=PROSE_LSTM) runtime.run_once(train_char_lm,
+    data=[corpus_file("shakespeare")], corpus="shakespeare", recipe=CPU["rnn"])
+    runtime.run_once(train_char_lm, data=[corpus_file("shakespeare")],
+    corpus="shakespeare", recipe=CPU["lstm"])
 
 Pages: "Recurrent language models", "Generating text".
 """
@@ -41,16 +44,20 @@ from chapter_code.corpora.texts import (
 )
 from chapter_code.lm.char_lm import CharLM, TrainConfig, Vocab, fit_next_token
 
-#: character extents of the Shakespeare splits (train, validation, test); contiguous, in this order
+#: character extents of the Shakespeare splits (train, validation, test); contiguous, in
+#: this order
 SHAKESPEARE_SPLITS = (1_100_000, 55_000, 60_394)
-#: share of the prose snapshot used for training; the rest is held out (half validation, half test)
+#: share of the prose snapshot used for training; the rest is held out (half validation,
+#: half test)
 PROSE_TRAIN_SHARE = 0.9
 
 CORPORA = ("shakespeare", "book-prose")
 
 
 def corpus_file(corpus: str) -> str:
-    """The corpus's file, relative to the repository root (to declare as a run's data)."""
+    """The corpus's file, relative to the repository root (to declare as a run's
+    data).
+    """
     files = {"shakespeare": SHAKESPEARE_FILE, "book-prose": BOOK_PROSE_FILE}
     if corpus not in files:
         raise ValueError(f"corpus must be one of {CORPORA}; got {corpus!r}")
@@ -58,7 +65,9 @@ def corpus_file(corpus: str) -> str:
 
 
 def corpus_splits(corpus: str) -> Splits:
-    """Train, validation and test text of ``corpus``, each read through its hash check."""
+    """Train, validation and test text of ``corpus``, each read through its hash
+    check.
+    """
     corpus_file(corpus)  # names a bad corpus
     if corpus == "shakespeare":
         return split_text(shakespeare_text(), *SHAKESPEARE_SPLITS)
@@ -80,20 +89,36 @@ class LMRecipe:
 
 
 def _recipe(cell: str, hidden: int, batch: int, steps: int) -> LMRecipe:
-    return LMRecipe(cell, hidden, TrainConfig(window=128, batch_size=batch, steps=steps, lr=2e-3, clip=1.0))
+    return LMRecipe(
+        cell,
+        hidden,
+        TrainConfig(window=128, batch_size=batch, steps=steps, lr=2e-3, clip=1.0),
+    )
 
 
 #: the workshop's recipe, full size: for the experiment sweep, not the CPU build
-WORKSHOP = {"rnn": _recipe("rnn", 256, 64, 1000), "lstm": _recipe("lstm", 256, 64, 2000)}
-#: the same shape scaled for the book's CPU build: half the width, half the batch, the same windows and steps
-CPU = {name: dataclasses.replace(r, hidden_size=128, train=dataclasses.replace(r.train, batch_size=32))
-       for name, r in WORKSHOP.items()}
-#: the book-reads-itself model: the CPU LSTM with 1,000 steps on the (much smaller) prose snapshot
-PROSE_LSTM = dataclasses.replace(CPU["lstm"], train=dataclasses.replace(CPU["lstm"].train, steps=1000))
+WORKSHOP = {
+    "rnn": _recipe("rnn", 256, 64, 1000),
+    "lstm": _recipe("lstm", 256, 64, 2000),
+}
+#: the same shape scaled for the book's CPU build: half the width, half the batch, the
+#: same windows and steps
+CPU = {
+    name: dataclasses.replace(
+        r, hidden_size=128, train=dataclasses.replace(r.train, batch_size=32)
+    )
+    for name, r in WORKSHOP.items()
+}
+#: the book-reads-itself model: the CPU LSTM with 1,000 steps on the (much smaller)
+#: prose snapshot
+PROSE_LSTM = dataclasses.replace(
+    CPU["lstm"], train=dataclasses.replace(CPU["lstm"].train, steps=1000)
+)
 
 
 def train_char_lm(corpus: str, recipe: LMRecipe) -> dict:
-    """Train one model on ``corpus``'s training split; return its weights, curve and vocabulary as plain data.
+    """Train one model on ``corpus``'s training split; return its weights, curve and
+    vocabulary as plain data.
 
     The model's initial weights and its windows come from one generator
     seeded with ``recipe.seed``.
@@ -114,10 +139,14 @@ def train_char_lm(corpus: str, recipe: LMRecipe) -> dict:
 
 
 def load_char_lm(result: dict) -> tuple[CharLM, Vocab]:
-    """The trained model (in eval mode) and its vocabulary, from :func:`train_char_lm`'s result."""
+    """The trained model (in eval mode) and its vocabulary, from :func:`train_char_lm`'s
+    result.
+    """
     recipe = result["recipe"]
     vocab = Vocab("".join(result["chars"]))
-    model = CharLM(len(vocab), recipe["cell"], recipe["embedding_size"], recipe["hidden_size"])
+    model = CharLM(
+        len(vocab), recipe["cell"], recipe["embedding_size"], recipe["hidden_size"]
+    )
     model.load_state_dict(result["state_dict"])
     return model.eval(), vocab
 

@@ -29,7 +29,9 @@ from chapter_code.lm.char_lm import CharLM
 
 @dataclass(frozen=True)
 class ForgetGates:
-    """Every forget-gate value of a replay, ``(B, T, H)``, and the hidden states it produced, ``(B, T, H)``."""
+    """Every forget-gate value of a replay, ``(B, T, H)``, and the hidden states it
+    produced, ``(B, T, H)``.
+    """
 
     values: torch.Tensor
     states: torch.Tensor
@@ -45,22 +47,35 @@ class ForgetGates:
         return (self.values > threshold).double().mean().item()
 
     def summary(self, thresholds: Sequence[float] = (0.9, 0.99)) -> dict[str, float]:
-        """The mean and the share above each threshold, keyed ``"mean"`` and ``"above 0.9"``..."""
-        return {"mean": self.mean(), **{f"above {t:g}": self.share_above(t) for t in thresholds}}
+        """The mean and the share above each threshold, keyed ``"mean"`` and ``"above
+        0.9"``...
+        """
+        return {
+            "mean": self.mean(),
+            **{f"above {t:g}": self.share_above(t) for t in thresholds},
+        }
 
 
 @torch.no_grad()
 def forget_gates(model: CharLM, tokens: torch.Tensor) -> ForgetGates:
-    """Replay ``model``'s LSTM on ``tokens`` ``(B, T)`` from a zero state; collect its forget gates.
+    """Replay ``model``'s LSTM on ``tokens`` ``(B, T)`` from a zero state; collect its
+    forget gates.
 
     Each step computes ``f_t = sigmoid(W_f x_t + U_f h_{t-1} + b_f)`` with the
     two bias vectors summed, as ``nn.LSTM`` does, then ``c_t = f_t c_{t-1} +
     i_t g_t`` and ``h_t = o_t tanh(c_t)``.
     """
-    if not isinstance(model, CharLM) or model.cell != "lstm" or model.rnn.num_layers != 1:
+    if (
+        not isinstance(model, CharLM)
+        or model.cell != "lstm"
+        or model.rnn.num_layers != 1
+    ):
         raise ValueError("model must be a one-layer CharLM with cell 'lstm'")
     if tokens.dim() != 2 or tokens.dtype != torch.long:
-        raise ValueError(f"tokens must be int64 of shape (B, T); got {tokens.dtype} {tuple(tokens.shape)}")
+        raise ValueError(
+            f"tokens must be int64 of shape (B, T); got {tokens.dtype} "
+            f"{tuple(tokens.shape)}"
+        )
     rnn = model.rnn
     bias = rnn.bias_ih_l0 + rnn.bias_hh_l0  # (4H,), blocks i, f, g, o
     x = model.embed(tokens)  # (B, T, E)
@@ -69,8 +84,12 @@ def forget_gates(model: CharLM, tokens: torch.Tensor) -> ForgetGates:
     c = x.new_zeros(batch, hidden)  # (B, H)
     gates, states = [], []
     for t in range(tokens.shape[1]):  # over time; x[:, t] is (B, E)
-        i, f, g, o = lstm_gates(x[:, t], h, rnn.weight_ih_l0, rnn.weight_hh_l0, bias)  # each (B, H)
+        # each (B, H)
+        i, f, g, o = lstm_gates(x[:, t], h, rnn.weight_ih_l0, rnn.weight_hh_l0, bias)
         h, c = lstm_update(c, i, f, g, o)
         gates.append(f)
         states.append(h)
-    return ForgetGates(values=torch.stack(gates, dim=1), states=torch.stack(states, dim=1))  # (B, T, H) each
+    # (B, T, H) each
+    return ForgetGates(
+        values=torch.stack(gates, dim=1), states=torch.stack(states, dim=1)
+    )

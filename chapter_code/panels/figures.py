@@ -1,4 +1,5 @@
-"""Static figures of the interactive panels: what the PDF prints and a reader without JavaScript sees.
+"""Static figures of the interactive panels: what the PDF prints and a reader without
+JavaScript sees.
 
 Each figure draws the same computation as its panel, from the same data
 (:mod:`chapter_code.panels.data`): the one-unit RNN's three cases, the two
@@ -6,8 +7,8 @@ truncation lanes at their last beat, the LSTM gates' beats side by side, the
 forget-gate power at the beats' biases, the keep dial's parts against u, and
 the sampling explorer's three rules at the beats' temperatures.
 
-Pages: "Gradients through time", "Gated memory: LSTM and GRU" and "Generating text", through the
-``book-panel`` directive of :mod:`bookbuild.site.panels`.
+Pages: "Gradients through time", "Gated memory: LSTM and GRU" and "Generating text",
+through the ``book-panel`` directive of :mod:`bookbuild.site.panels`.
 """
 
 from __future__ import annotations
@@ -38,28 +39,48 @@ from chapter_code.panels.data import (
     crossing,
     lstm_gate_states,
 )
-from chapter_code.sampling.explorer import EXPLORER_LOGITS, EXPLORER_TOKENS, explorer_data
+from chapter_code.sampling.explorer import (
+    EXPLORER_LOGITS,
+    EXPLORER_TOKENS,
+    explorer_data,
+)
 
 GRADIENT = "#882255"  # wine: the gradient, as in the panel
 
 
 def truncation_figure() -> Figure:
-    """Two lanes: where the marked input's value reaches (shaded), where the last loss's gradient reaches (ringed)."""
+    """Two lanes: where the marked input's value reaches (shaded), where the last loss's
+    gradient reaches (ringed).
+    """
     use_book_style()
     n, cut, marked = TRUNC_STEPS, TRUNC_CUT, TRUNC_MARKED
     lanes = crossing(n, cut, marked, loss_at=n)
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    for row, (lane, name) in enumerate([("carry", "carried, detached"), ("reset", "reset to zero")]):
+    for row, (lane, name) in enumerate(
+        [("carry", "carried, detached"), ("reset", "reset to zero")]
+    ):
         y = 1 - row
         ax.text(0.4, y + 0.3, name, fontsize=11, fontweight="bold")
         for t in range(1, n + 1):
             shaded = t in lanes[lane]["value"]
             ringed = t in lanes[lane]["gradient"]
-            ax.scatter([t], [y], s=520, c=COLORS["other"] if shaded else "white",
-                       edgecolors=GRADIENT if ringed else "#595959", linewidths=3 if ringed else 1.2, zorder=3)
+            ax.scatter(
+                [t],
+                [y],
+                s=520,
+                c=COLORS["other"] if shaded else "white",
+                edgecolors=GRADIENT if ringed else "#595959",
+                linewidths=3 if ringed else 1.2,
+                zorder=3,
+            )
             ax.text(t, y, f"$h_{t}$", ha="center", va="center", fontsize=10, zorder=4)
         crosses = max(lanes[lane]["value"]) > cut
-        ax.text(cut + 0.55, y - 0.3, f"value {'crosses' if crosses else 'stops'}; gradient stops", fontsize=10)
+        ax.text(
+            cut + 0.55,
+            y - 0.3,
+            f"value {'crosses' if crosses else 'stops'}; gradient stops",
+            fontsize=10,
+        )
     ax.axvline(cut + 0.5, color="black", ls="--", lw=1)
     ax.text(marked, -0.55, f"$x_{marked}$ changed", ha="center", fontsize=10)
     ax.text(n, -0.55, f"loss at step {n}", ha="center", fontsize=10, color=GRADIENT)
@@ -71,17 +92,40 @@ def truncation_figure() -> Figure:
 
 
 def lstm_gates_figure() -> Figure:
-    """Per step: the three gate openings (bars) and the cell and hidden values they produce (lines)."""
+    """Per step: the three gate openings (bars) and the cell and hidden values they
+    produce (lines).
+    """
     use_book_style()
     states = lstm_gate_states()
     steps = range(1, len(states) + 1)
     fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
     width = 0.22
-    for j, (gate, shade) in enumerate([("f", "#9ecae1"), ("i", "#4292c6"), ("o", "#08306b")]):
-        ax.bar([t + (j - 1) * width for t in steps], [s[gate] for s in states], width, color=shade,
-               label=f"gate ${gate}_t$")
-    ax.plot(steps, [s["c"] for s in states], "o-", color=COLORS["rnn"], lw=2, label="cell $c_t$")
-    ax.plot(steps, [s["h"] for s in states], "s--", color=COLORS["gru"], lw=2, label="hidden $h_t$")
+    for j, (gate, shade) in enumerate(
+        [("f", "#9ecae1"), ("i", "#4292c6"), ("o", "#08306b")]
+    ):
+        ax.bar(
+            [t + (j - 1) * width for t in steps],
+            [s[gate] for s in states],
+            width,
+            color=shade,
+            label=f"gate ${gate}_t$",
+        )
+    ax.plot(
+        steps,
+        [s["c"] for s in states],
+        "o-",
+        color=COLORS["rnn"],
+        lw=2,
+        label="cell $c_t$",
+    )
+    ax.plot(
+        steps,
+        [s["h"] for s in states],
+        "s--",
+        color=COLORS["gru"],
+        lw=2,
+        label="hidden $h_t$",
+    )
     ax.axhline(0, color="#595959", lw=0.8)
     ax.set_xticks(list(steps))
     ax.set_xlabel("step (beat of the panel)")
@@ -91,27 +135,50 @@ def lstm_gates_figure() -> Figure:
 
 
 def sampling_figure() -> Figure:
-    """The panel's last three beats side by side: rows are temperatures, columns softmax, top-k and the nucleus.
+    """The panel's last three beats side by side: rows are temperatures, columns
+    softmax, top-k and the nucleus.
 
-    Hollow bars: softmax(z / tau) before the cut; filled bars: the renormalised distribution that is sampled.
+    Hollow bars: softmax(z / tau) before the cut; filled bars: the renormalised
+    distribution that is sampled.
     """
     use_book_style()
     temperatures = sorted({t for t, _, _ in SAMPLING_BEATS[-3:]})
-    (k,), (p,) = {s[1] for s in SAMPLING_BEATS[-3:]}, {s[2] for s in SAMPLING_BEATS[-3:]}
-    data = explorer_data(EXPLORER_LOGITS, EXPLORER_TOKENS, temperatures=temperatures, ks=[k], ps=[p])
+    (k,), (p,) = (
+        {s[1] for s in SAMPLING_BEATS[-3:]},
+        {s[2] for s in SAMPLING_BEATS[-3:]},
+    )
+    data = explorer_data(
+        EXPLORER_LOGITS, EXPLORER_TOKENS, temperatures=temperatures, ks=[k], ps=[p]
+    )
     slots = range(len(EXPLORER_TOKENS))
-    fig, axes = plt.subplots(len(temperatures), 3, figsize=(6.4, 5.6), sharex=True, sharey=True)
+    fig, axes = plt.subplots(
+        len(temperatures), 3, figsize=(6.4, 5.6), sharex=True, sharey=True
+    )
     for row, tau in enumerate(temperatures):
         before = data["temperature"][row]
-        columns = [("softmax(z / $\\tau$)", before), (f"top-k, k = {k}", data["top_k"][row][0]),
-                   (f"nucleus, p = {p:g}", data["nucleus"][row][0])]
+        columns = [
+            ("softmax(z / $\\tau$)", before),
+            (f"top-k, k = {k}", data["top_k"][row][0]),
+            (f"nucleus, p = {p:g}", data["nucleus"][row][0]),
+        ]
         for col, (title, dist) in enumerate(columns):
             ax = axes[row][col]
             if col:
-                ax.bar(slots, before, 0.8, fill=False, edgecolor="#595959", linestyle="--", linewidth=0.8)
+                ax.bar(
+                    slots,
+                    before,
+                    0.8,
+                    fill=False,
+                    edgecolor="#595959",
+                    linestyle="--",
+                    linewidth=0.8,
+                )
             ax.bar(slots, dist, 0.55, color=COLORS["lstm"])
             kept = sum(q > 0 for q in dist)
-            ax.set_title(f"{title}: {kept} kept" if col else f"$\\tau$ = {tau:g}: {title}", fontsize=10)
+            ax.set_title(
+                f"{title}: {kept} kept" if col else f"$\\tau$ = {tau:g}: {title}",
+                fontsize=10,
+            )
             ax.set_ylim(0, 1)
         axes[row][0].set_ylabel("probability")
     for ax in axes[-1]:
@@ -140,7 +207,9 @@ def static_figure(name: str) -> Figure:
 
 
 def write_static_figure(name: str, path: Path) -> Path:
-    """Draw panel ``name``'s static figure and write it as the book's PNG (see :func:`figure_png`) to ``path``."""
+    """Draw panel ``name``'s static figure and write it as the book's PNG (see
+    :func:`figure_png`) to ``path``.
+    """
     fig = static_figure(name)
     try:
         data, _ = figure_png(fig)

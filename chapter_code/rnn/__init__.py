@@ -1,1 +1,3 @@
-"""The vanilla recurrence (Chapter "Recurrence"): the Elman cell written out, its JAX twin, and its diagram."""
+"""The vanilla recurrence (Chapter "Recurrence"): the Elman cell written out, its JAX
+twin, and its diagram.
+"""

@@ -1,4 +1,5 @@
-"""The diagram of "Recurrence": one cell whose state feeds back into itself, and the same cell unrolled.
+"""The diagram of "Recurrence": one cell whose state feeds back into itself, and the
+same cell unrolled.
 
 Drawn at build time in the book's style (:mod:`chapter_code.core.plotting`).
 
@@ -15,7 +16,15 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from chapter_code.core.plotting import COLORS, use_book_style
 
 
-def _box(ax: Axes, x: float, y: float, text: str, color: str, width: float = 0.9, height: float = 0.6) -> None:
+def _box(
+    ax: Axes,
+    x: float,
+    y: float,
+    text: str,
+    color: str,
+    width: float = 0.9,
+    height: float = 0.6,
+) -> None:
     patch = FancyBboxPatch(
         (x - width / 2, y - height / 2),
         width,
@@ -30,12 +39,20 @@ def _box(ax: Axes, x: float, y: float, text: str, color: str, width: float = 0.9
     ax.text(x, y, text, ha="center", va="center", fontsize=14)
 
 
-def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], **kwargs: object) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, linewidth=1.2, **kwargs))
+def _arrow(
+    ax: Axes, start: tuple[float, float], end: tuple[float, float], **kwargs: object
+) -> None:
+    ax.add_patch(
+        FancyArrowPatch(
+            start, end, arrowstyle="-|>", mutation_scale=12, linewidth=1.2, **kwargs
+        )
+    )
 
 
 def draw_loop_and_unrolled(steps: int = 4) -> Figure:
-    """Left: one cell whose state feeds back into itself. Right: the same cell copied ``steps`` times."""
+    """Left: one cell whose state feeds back into itself. Right: the same cell copied
+    ``steps`` times.
+    """
     if not isinstance(steps, int) or not 2 <= steps <= 8:
         raise ValueError(f"steps must be an int in [2, 8]; got {steps!r}")
     use_book_style()
@@ -61,7 +78,8 @@ def draw_loop_and_unrolled(steps: int = 4) -> Figure:
         _arrow(right, (t, 1.32), (t, 2.0))
         right.text(t, -0.2, f"$x_{t}$", ha="center", va="top")
         right.text(t, 2.1, f"$h_{t}$", ha="center", va="bottom")
-        _arrow(right, (t - 1 + half, 1.0), (t - half, 1.0))  # state from the previous step
+        # state from the previous step
+        _arrow(right, (t - 1 + half, 1.0), (t - half, 1.0))
     right.text(half - 0.05, 1.0, "$h_0$", ha="right", va="center")
     right.text(steps + 0.45, 1.0, "...", ha="left", va="center")
     right.set_xlim(-0.1, steps + 0.9)

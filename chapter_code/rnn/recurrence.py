@@ -27,13 +27,31 @@ def _check_positive(name: str, value: int) -> None:
 
 
 def check_mask(mask: torch.Tensor, batch: int, steps: int) -> torch.Tensor:
-    """Validate a padding mask of shape (B, T) holding only 0 and 1; return it as float."""
+    """Validate a padding mask of shape (B, T) holding only 0 and 1; return it as
+    float.
+    """
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"mask must be a torch.Tensor of shape ({batch}, {steps}); got {type(mask).__name__}")
+        raise TypeError(
+            f"mask must be a torch.Tensor of shape ({batch}, {steps}); got "
+            f"{type(mask).__name__}"
+        )
     if mask.shape != (batch, steps):
-        raise ValueError(f"mask must have shape (batch, time) = ({batch}, {steps}); got {tuple(mask.shape)}")
-    if mask.dtype not in (torch.bool, torch.uint8, torch.int32, torch.int64, torch.float32, torch.float64):
-        raise TypeError(f"mask must be bool, integer or float with values in {{0, 1}}; got dtype {mask.dtype}")
+        raise ValueError(
+            f"mask must have shape (batch, time) = ({batch}, {steps}); got "
+            f"{tuple(mask.shape)}"
+        )
+    if mask.dtype not in (
+        torch.bool,
+        torch.uint8,
+        torch.int32,
+        torch.int64,
+        torch.float32,
+        torch.float64,
+    ):
+        raise TypeError(
+            f"mask must be bool, integer or float with values in {{0, 1}}; got dtype "
+            f"{mask.dtype}"
+        )
     if mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
         raise ValueError("mask must hold only 0 (padding) and 1 (real step)")
     return mask.float()
@@ -62,19 +80,27 @@ def check_loop_inputs(
     h0: torch.Tensor | None,
     mask: torch.Tensor | None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Validate the shapes for :func:`rnn_loop`; return the start state and the mask as (B, T) floats."""
+    """Validate the shapes for :func:`rnn_loop`; return the start state and the mask as
+    (B, T) floats.
+    """
     if x.dim() != 3:
-        raise ValueError(f"x must have shape (batch, time, features); got {tuple(x.shape)}")
+        raise ValueError(
+            f"x must have shape (batch, time, features); got {tuple(x.shape)}"
+        )
     batch, steps, features = x.shape
     hidden = weight_hh.shape[0]
     if weight_ih.shape != (hidden, features):
         raise ValueError(
-            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); got {tuple(weight_ih.shape)}"
+            f"weight_ih must have shape (hidden, features) = ({hidden}, {features}); "
+            f"got {tuple(weight_ih.shape)}"
         )
     if h0 is None:
         h0 = x.new_zeros(batch, hidden)
     elif h0.shape != (batch, hidden):
-        raise ValueError(f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got {tuple(h0.shape)}")
+        raise ValueError(
+            f"h0 must have shape (batch, hidden) = ({batch}, {hidden}); got "
+            f"{tuple(h0.shape)}"
+        )
     m = None if mask is None else check_mask(mask, batch, steps).to(x.dtype)
     return h0, m
 
@@ -106,7 +132,9 @@ def rnn_loop(
 
 
 class ElmanRNN(nn.Module):
-    """A one-layer vanilla RNN with :class:`torch.nn.RNN`'s parameters, batch-first, looped by hand."""
+    """A one-layer vanilla RNN with :class:`torch.nn.RNN`'s parameters, batch-first,
+    looped by hand.
+    """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -128,9 +156,18 @@ class ElmanRNN(nn.Module):
 
     @classmethod
     def from_torch(cls, rnn: nn.RNN) -> ElmanRNN:
-        """Copy the weights of a one-layer, unidirectional, tanh :class:`torch.nn.RNN`."""
-        if rnn.num_layers != 1 or rnn.bidirectional or rnn.nonlinearity != "tanh" or not rnn.bias:
-            raise ValueError("rnn must be a one-layer, unidirectional nn.RNN with tanh and biases")
+        """Copy the weights of a one-layer, unidirectional, tanh
+        :class:`torch.nn.RNN`.
+        """
+        if (
+            rnn.num_layers != 1
+            or rnn.bidirectional
+            or rnn.nonlinearity != "tanh"
+            or not rnn.bias
+        ):
+            raise ValueError(
+                "rnn must be a one-layer, unidirectional nn.RNN with tanh and biases"
+            )
         model = cls(rnn.input_size, rnn.hidden_size)
         with torch.no_grad():
             model.weight_ih.copy_(rnn.weight_ih_l0)
@@ -140,26 +177,35 @@ class ElmanRNN(nn.Module):
         return model.to(rnn.weight_ih_l0.device, rnn.weight_ih_l0.dtype)
 
     def forward(
-        self, x: torch.Tensor, h0: torch.Tensor | None = None, mask: torch.Tensor | None = None
+        self,
+        x: torch.Tensor,
+        h0: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return (states (B, T, H), last state (B, H)); ``mask`` is (B, T), 0 on padding."""
+        """Return (states (B, T, H), last state (B, H)); ``mask`` is (B, T), 0 on
+        padding.
+        """
         if x.dim() != 3 or x.shape[-1] != self.input_size:
             raise ValueError(
-                f"x must have shape (batch, time, {self.input_size}); got {tuple(x.shape)}"
+                f"x must have shape (batch, time, {self.input_size}); got "
+                f"{tuple(x.shape)}"
             )
         bias = self.bias_ih + self.bias_hh
         return rnn_loop(x, self.weight_ih, self.weight_hh, bias, h0=h0, mask=mask)
 
 
 def pad_batch(sequences: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stack (T_i, F) sequences into a zero-padded (B, T_max, F) batch and its (B, T_max) mask."""
+    """Stack (T_i, F) sequences into a zero-padded (B, T_max, F) batch and its (B,
+    T_max) mask.
+    """
     if len(sequences) == 0:
         raise ValueError("sequences must hold at least one (time, features) tensor")
     features = sequences[0].shape[-1]
     for i, s in enumerate(sequences):
         if s.dim() != 2 or s.shape[0] == 0 or s.shape[1] != features:
             raise ValueError(
-                f"sequences[{i}] must have shape (time >= 1, {features}); got {tuple(s.shape)}"
+                f"sequences[{i}] must have shape (time >= 1, {features}); got "
+                f"{tuple(s.shape)}"
             )
     ### BEGIN SOLUTION
     longest = max(s.shape[0] for s in sequences)
@@ -172,23 +218,37 @@ def pad_batch(sequences: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Te
     ### END SOLUTION
 
 
-def window_mlp_parameters(window: int, features: int, hidden_size: int, outputs: int) -> int:
+def window_mlp_parameters(
+    window: int, features: int, hidden_size: int, outputs: int
+) -> int:
     """Parameters of a one-hidden-layer MLP reading the last ``window`` inputs."""
-    for name, value in [("window", window), ("features", features), ("hidden_size", hidden_size), ("outputs", outputs)]:
+    for name, value in [
+        ("window", window),
+        ("features", features),
+        ("hidden_size", hidden_size),
+        ("outputs", outputs),
+    ]:
         _check_positive(name, value)
     return (window * features + 1) * hidden_size + (hidden_size + 1) * outputs
 
 
 def rnn_parameters(features: int, hidden_size: int, outputs: int) -> int:
-    """Parameters of a vanilla RNN with a linear readout (PyTorch layout: two bias vectors)."""
-    for name, value in [("features", features), ("hidden_size", hidden_size), ("outputs", outputs)]:
+    """Parameters of a vanilla RNN with a linear readout (PyTorch layout: two bias
+    vectors).
+    """
+    for name, value in [
+        ("features", features),
+        ("hidden_size", hidden_size),
+        ("outputs", outputs),
+    ]:
         _check_positive(name, value)
     recurrent = hidden_size * (features + hidden_size) + 2 * hidden_size
     return recurrent + (hidden_size + 1) * outputs
 
 
 class NextTokenRNN(nn.Module):
-    """A vanilla RNN that predicts token t+1 from tokens 1..t, with an optional learned initial state.
+    """A vanilla RNN that predicts token t+1 from tokens 1..t, with an optional learned
+    initial state.
 
     The prediction for the *first* token is read out from ``h_0`` itself, so a
     learned ``h_0`` gives the model a start-of-sequence belief that a zero start
@@ -205,11 +265,17 @@ class NextTokenRNN(nn.Module):
         self.h0 = nn.Parameter(torch.zeros(hidden_size), requires_grad=learn_h0)  # [4]
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits (B, T, V): position t predicts ``tokens[:, t]`` from ``tokens[:, :t]``."""
+        """Logits (B, T, V): position t predicts ``tokens[:, t]`` from ``tokens[:,
+        :t]``.
+        """
         if tokens.dim() != 2:
-            raise ValueError(f"tokens must have shape (batch, time); got {tuple(tokens.shape)}")
+            raise ValueError(
+                f"tokens must have shape (batch, time); got {tuple(tokens.shape)}"
+            )
         batch = tokens.shape[0]
-        x = nn.functional.one_hot(tokens[:, :-1], self.vocab_size).float()  # (B, T-1, V)
+        x = nn.functional.one_hot(
+            tokens[:, :-1], self.vocab_size
+        ).float()  # (B, T-1, V)
         h0 = self.h0.expand(batch, -1)  # (B, H)
         states, _ = self.rnn(x, h0.unsqueeze(0).contiguous())  # (B, T-1, H)
         all_states = torch.cat([h0.unsqueeze(1), states], dim=1)  # (B, T, H)
@@ -219,11 +285,15 @@ class NextTokenRNN(nn.Module):
 def fixed_start_sequences(
     n: int, length: int, vocab_size: int, start_token: int, generator: torch.Generator
 ) -> torch.Tensor:
-    """(n, length) token ids: the first is always ``start_token``, the rest uniform over the vocabulary."""
+    """(n, length) token ids: the first is always ``start_token``, the rest uniform over
+    the vocabulary.
+    """
     for name, value in [("n", n), ("length", length), ("vocab_size", vocab_size)]:
         _check_positive(name, value)
     if not 0 <= start_token < vocab_size:
-        raise ValueError(f"start_token must be in [0, {vocab_size - 1}]; got {start_token}")
+        raise ValueError(
+            f"start_token must be in [0, {vocab_size - 1}]; got {start_token}"
+        )
     tokens = torch.randint(0, vocab_size, (n, length), generator=generator)  # (N, T)
     tokens[:, 0] = start_token
     return tokens
@@ -232,12 +302,20 @@ def fixed_start_sequences(
 def per_position_loss(model: NextTokenRNN, tokens: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy in nats at each position, shape (T,)."""
     logits = model(tokens)  # (B, T, V)
-    losses = nn.functional.cross_entropy(logits.transpose(1, 2), tokens, reduction="none")  # (B, T)
+    # (B, T)
+    losses = nn.functional.cross_entropy(
+        logits.transpose(1, 2), tokens, reduction="none"
+    )
     return losses.mean(dim=0)
 
 
 def train_next_token(
-    model: NextTokenRNN, tokens: torch.Tensor, steps: int, lr: float, batch_size: int, generator: torch.Generator
+    model: NextTokenRNN,
+    tokens: torch.Tensor,
+    steps: int,
+    lr: float,
+    batch_size: int,
+    generator: torch.Generator,
 ) -> list[float]:
     """Adam on the mean next-token loss; return the loss of every step."""
     _check_positive("steps", steps)

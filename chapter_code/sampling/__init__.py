@@ -1,1 +1,3 @@
-"""Generating text: decoding rules, measured properties of samples, counting checks, the sampling explorer."""
+"""Generating text: decoding rules, measured properties of samples, counting checks, the
+sampling explorer.
+"""

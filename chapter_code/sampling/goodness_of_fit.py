@@ -1,4 +1,5 @@
-r"""Checking a sampler by counting: many draws against the distribution it claims to sample.
+r"""Checking a sampler by counting: many draws against the distribution it claims to
+sample.
 
 A decoding rule (:mod:`chapter_code.sampling.rules`) computes a distribution and
 then draws from it. The first half is checked against its formula; the
@@ -29,8 +30,11 @@ import torch
 from chapter_code.sampling.rules import Rule
 
 
-def draw_counts(rule: Rule, logits: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
-    """How often ``rule`` picks each token in ``n`` independent draws from one logit vector ``(V,)``.
+def draw_counts(
+    rule: Rule, logits: torch.Tensor, n: int, generator: torch.Generator
+) -> torch.Tensor:
+    """How often ``rule`` picks each token in ``n`` independent draws from one logit
+    vector ``(V,)``.
 
     The ``n`` draws are made as one batch of ``n`` identical rows ``(n, V)``;
     each row is an independent draw with the generator's next random numbers.
@@ -43,17 +47,23 @@ def draw_counts(rule: Rule, logits: torch.Tensor, n: int, generator: torch.Gener
     return torch.bincount(tokens, minlength=logits.shape[0])  # (V,)
 
 
-def chi_square_statistic(counts: torch.Tensor, probs: torch.Tensor) -> tuple[float, int]:
+def chi_square_statistic(
+    counts: torch.Tensor, probs: torch.Tensor
+) -> tuple[float, int]:
     """Pearson's X^2 of ``counts`` against target ``probs``, and its degrees of freedom.
 
     Tokens of probability zero are left out of the sum; if any of them was
     drawn, the statistic is infinite (no correct sampler can draw one).
     """
     if counts.shape != probs.shape or counts.dim() != 1:
-        raise ValueError(f"counts and probs must be vectors of one shape; got {tuple(counts.shape)} and "
-                         f"{tuple(probs.shape)}")
+        raise ValueError(
+            "counts and probs must be vectors of one shape; got "
+            f"{tuple(counts.shape)} and {tuple(probs.shape)}"
+        )
     if (probs < 0).any() or abs(float(probs.sum()) - 1.0) > 1e-6:
-        raise ValueError("probs must be a probability vector (entries >= 0 that sum to 1)")
+        raise ValueError(
+            "probs must be a probability vector (entries >= 0 that sum to 1)"
+        )
     ### BEGIN SOLUTION
     counts = counts.double()
     expected = probs.double() * counts.sum()
@@ -61,12 +71,16 @@ def chi_square_statistic(counts: torch.Tensor, probs: torch.Tensor) -> tuple[flo
     dof = int(support.sum()) - 1
     if counts[~support].sum() > 0:
         return math.inf, dof
-    return float(((counts[support] - expected[support]) ** 2 / expected[support]).sum()), dof
+    return float(
+        ((counts[support] - expected[support]) ** 2 / expected[support]).sum()
+    ), dof
     ### END SOLUTION
 
 
 def regularized_gamma(a: float, x: float) -> float:
-    """P(a, x) = gamma(a, x) / Gamma(a), the chi-square CDF at 2x with 2a degrees of freedom (series form)."""
+    """P(a, x) = gamma(a, x) / Gamma(a), the chi-square CDF at 2x with 2a degrees of
+    freedom (series form).
+    """
     if not a > 0:
         raise ValueError(f"a must be > 0; got {a!r}")
     if x <= 0:
@@ -83,7 +97,9 @@ def regularized_gamma(a: float, x: float) -> float:
 
 
 def chi_square_quantile(level: float, dof: int) -> float:
-    """The value a chi-square variable with ``dof`` degrees of freedom stays below with probability ``level``."""
+    """The value a chi-square variable with ``dof`` degrees of freedom stays below with
+    probability ``level``.
+    """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
     if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
@@ -93,13 +109,17 @@ def chi_square_quantile(level: float, dof: int) -> float:
         high *= 2
     for _ in range(200):  # bisection: the CDF is increasing
         mid = (low + high) / 2
-        low, high = (mid, high) if regularized_gamma(dof / 2, mid / 2) < level else (low, mid)
+        low, high = (
+            (mid, high) if regularized_gamma(dof / 2, mid / 2) < level else (low, mid)
+        )
     return (low + high) / 2
 
 
 @dataclass(frozen=True)
 class CountingCheck:
-    """One rule's draws against its target: counts, expected counts, X^2, its threshold and the verdict."""
+    """One rule's draws against its target: counts, expected counts, X^2, its threshold
+    and the verdict.
+    """
 
     counts: list[int]
     expected: list[float]
@@ -113,10 +133,24 @@ class CountingCheck:
         return self.statistic < self.threshold
 
 
-def counting_check(rule: Rule, logits: torch.Tensor, target: torch.Tensor, n: int, generator: torch.Generator,
-                   level: float = 0.999) -> CountingCheck:
-    """Draw ``n`` tokens with ``rule`` from ``logits`` and test the counts against ``target`` at ``level``."""
+def counting_check(
+    rule: Rule,
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    n: int,
+    generator: torch.Generator,
+    level: float = 0.999,
+) -> CountingCheck:
+    """Draw ``n`` tokens with ``rule`` from ``logits`` and test the counts against
+    ``target`` at ``level``.
+    """
     counts = draw_counts(rule, logits, n, generator)
     statistic, dof = chi_square_statistic(counts, target)
-    return CountingCheck(counts=counts.tolist(), expected=(target.double() * n).tolist(), statistic=statistic,
-                         dof=dof, threshold=chi_square_quantile(level, max(dof, 1)), level=level)
+    return CountingCheck(
+        counts=counts.tolist(),
+        expected=(target.double() * n).tolist(),
+        statistic=statistic,
+        dof=dof,
+        threshold=chi_square_quantile(level, max(dof, 1)),
+        level=level,
+    )

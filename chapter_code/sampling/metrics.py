@@ -1,4 +1,5 @@
-"""Measured properties of a generated text, so decoding rules are compared by numbers, not by taste.
+"""Measured properties of a generated text, so decoding rules are compared by numbers,
+not by taste.
 
 Three measurements of a sample, each cheap and each blind to a different
 failure:
@@ -29,12 +30,16 @@ _STRIP = string.punctuation + "\u2018\u2019\u201c\u201d"
 
 
 def words_of(text: str) -> list[str]:
-    """The whitespace-separated words of ``text``, with punctuation stripped from their ends; empty ones dropped."""
+    """The whitespace-separated words of ``text``, with punctuation stripped from their
+    ends; empty ones dropped.
+    """
     return [w for w in (raw.strip(_STRIP) for raw in text.split()) if w]
 
 
 def known_word_share(text: str, known: set[str]) -> float:
-    """Fraction of the words of ``text`` found in ``known`` (a set built with :func:`words_of` on training text)."""
+    """Fraction of the words of ``text`` found in ``known`` (a set built with
+    :func:`words_of` on training text).
+    """
     found = words_of(text)
     if not found:
         raise ValueError("text must contain at least one word")
@@ -42,7 +47,9 @@ def known_word_share(text: str, known: set[str]) -> float:
 
 
 def repeated_ngram_share(text: str, n: int = 3) -> float:
-    """Fraction of the word ``n``-grams of ``text`` that already occurred earlier in ``text`` (0 for no repeats)."""
+    """Fraction of the word ``n``-grams of ``text`` that already occurred earlier in
+    ``text`` (0 for no repeats).
+    """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int >= 1; got {n!r}")
     found = words_of(text)
@@ -58,25 +65,43 @@ def repeated_ngram_share(text: str, n: int = 3) -> float:
 
 
 @torch.no_grad()
-def token_log_probs(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """ln p(token_t | prefix, tokens_<t) under ``model`` at temperature 1, for each of ``tokens`` ``(N,)``."""
-    if prefix.dim() != 1 or prefix.numel() < 1 or tokens.dim() != 1 or tokens.numel() < 1:
+def token_log_probs(
+    model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor
+) -> torch.Tensor:
+    """ln p(token_t | prefix, tokens_<t) under ``model`` at temperature 1, for each of
+    ``tokens`` ``(N,)``.
+    """
+    if (
+        prefix.dim() != 1
+        or prefix.numel() < 1
+        or tokens.dim() != 1
+        or tokens.numel() < 1
+    ):
         raise ValueError("prefix and tokens must be non-empty int64 vectors")
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
-    logits, _ = model(text[:-1].unsqueeze(0))  # (1, P + N - 1, V): the logits after each character
+    # (1, P + N - 1, V): the logits after each character
+    logits, _ = model(text[:-1].unsqueeze(0))
     scored = logits[0, prefix.numel() - 1 :]  # (N, V): those that predict the tokens
-    return torch.log_softmax(scored, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+    return (
+        torch.log_softmax(scored, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+    )
 
 
-def mean_log_prob(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor) -> float:
-    """The model's mean log-probability per token of ``tokens`` after ``prefix`` (nats; 0 is certainty)."""
+def mean_log_prob(
+    model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor
+) -> float:
+    """The model's mean log-probability per token of ``tokens`` after ``prefix`` (nats;
+    0 is certainty).
+    """
     return token_log_probs(model, prefix, tokens).mean().item()
 
 
 @dataclass(frozen=True)
 class Loop:
-    """A text that ends in a cycle: ``text[start:]`` repeats ``text[start : start + period]``."""
+    """A text that ends in a cycle: ``text[start:]`` repeats ``text[start : start +
+    period]``.
+    """
 
     period: int
     start: int
@@ -84,7 +109,8 @@ class Loop:
 
 
 def find_loop(text: str, min_turns: int = 3) -> Loop | None:
-    """The shortest cycle the end of ``text`` repeats at least ``min_turns`` times, and where it begins.
+    """The shortest cycle the end of ``text`` repeats at least ``min_turns`` times, and
+    where it begins.
 
     ``None`` when the text does not end in such a cycle.
     """
@@ -101,21 +127,29 @@ def find_loop(text: str, min_turns: int = 3) -> Loop | None:
 
 
 @torch.no_grad()
-def loop_drift(model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor, loop: Loop) -> list[float]:
-    """For each turn of ``loop`` after the first: how far the model's next-token probabilities, after reading
-    each character of the turn, moved from those after the same character one turn earlier (the largest
-    total-variation distance over the turn's positions).
+def loop_drift(
+    model: torch.nn.Module, prefix: torch.Tensor, tokens: torch.Tensor, loop: Loop
+) -> list[float]:
+    """For each turn of ``loop`` after the first: how far the model's next-token
+    probabilities, after reading each character of the turn, moved from those after the
+    same character one turn earlier (the largest total-variation distance over the
+    turn's positions).
 
-    Zeros mean the model predicts exactly as it did one turn earlier: it carries no trace of having repeated.
+    Zeros mean the model predicts exactly as it did one turn earlier: it carries no
+    trace of having repeated.
     """
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
     logits, _ = model(text.unsqueeze(0))  # (1, P + N, V)
-    probs = torch.softmax(logits[0, prefix.numel() :], dim=-1)  # (N, V): after reading each generated token
+    # (N, V): after reading each generated token
+    probs = torch.softmax(logits[0, prefix.numel() :], dim=-1)
     turns = (len(tokens) - loop.start) // loop.period
     drift = []
     for k in range(1, turns):
-        now = probs[loop.start + k * loop.period : loop.start + (k + 1) * loop.period]  # (period, V)
-        before = probs[loop.start + (k - 1) * loop.period : loop.start + k * loop.period]
+        # (period, V)
+        now = probs[loop.start + k * loop.period : loop.start + (k + 1) * loop.period]
+        before = probs[
+            loop.start + (k - 1) * loop.period : loop.start + k * loop.period
+        ]
         drift.append(0.5 * (now - before).abs().sum(dim=-1).max().item())
     return drift
