@@ -5,6 +5,12 @@ prose that is not glued from the computation. A number that is deliberately a
 literal (an illustrative position, a fact of the method, a figure quoted from a
 cited source) is wrapped in this role; it renders as the plain text, inside a
 ``<span class="lit">``, so the reader sees an ordinary number.
+
+Inline math whose numbers are such literals (a definition, an illustrative
+value, a worked identity: ``{lit-math}`\sigma(0) = 0.5```) is written with
+``lit-math``, which renders exactly as ``$...$`` does; numbers in plain ``$...$``
+are refused like numbers in prose. A measured number never goes into either:
+it is glued, beside the math.
 """
 
 from __future__ import annotations
@@ -21,7 +27,15 @@ def lit_role(
     return [nodes.inline(rawtext, text, classes=["lit"])], []
 
 
+def lit_math_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """Render ``text`` as inline math (as ``$text$`` would be), its numbers declared literal."""
+    return [nodes.math(rawtext, text)], []
+
+
 def setup(app: Any) -> dict[str, Any]:
-    """Register the ``lit`` role."""
+    """Register the ``lit`` and ``lit-math`` roles."""
     app.add_role("lit", lit_role)
+    app.add_role("lit-math", lit_math_role)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
