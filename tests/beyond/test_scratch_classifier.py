@@ -58,7 +58,8 @@ def test_fused_lstm_cell_is_lstm_cell_with_forget_bias() -> None:
     h_ref, c_ref = ref(x, (h, c))
     torch.testing.assert_close(h1, h_ref)
     torch.testing.assert_close(c1, c_ref)
-    assert gates.shape == (3, 2, 6) and bool(((gates > 0) & (gates < 1)).all())
+    assert gates.shape == (3, 2, 6)
+    assert bool(((gates > 0) & (gates < 1)).all())
 
 
 @pytest.mark.parametrize("cell", [VanillaCell(3, 5), FusedLSTMCell(3, 5)])
@@ -83,7 +84,8 @@ def test_unroll_masked_rejects_bad_lengths() -> None:
 def test_padding_row_stays_zero_and_gets_no_gradient() -> None:
     net = ScratchClassifier("lstm", 4, 6)
     ids, lengths = pad_passages(["abc", "de"])
-    assert ids[1, 2].item() == PAD and lengths.tolist() == [3, 2]
+    assert ids[1, 2].item() == PAD
+    assert lengths.tolist() == [3, 2]
     net(ids, lengths).sum().backward()
     assert torch.all(net.embed.weight[PAD] == 0)
     assert torch.all(net.embed.weight.grad[PAD] == 0)
@@ -111,8 +113,10 @@ def test_tiny_training_records_norms_confusion_and_gates() -> None:
     config = ScratchConfig(min_len=4, max_len=8, embedding_size=4, hidden_size=6, steps=30, batch_size=8,
                            lr=2e-2, n_valid=20, block=20, cycle=4, probe_len=6)
     result = train_scratch_classifier(texts, "lstm", seed=0, config=config)
-    assert len(result["grad_norms"]) == 30 and min(result["grad_norms"]) > 0
+    assert len(result["grad_norms"]) == 30
+    assert min(result["grad_norms"]) > 0
     assert sum(map(sum, result["confusion"])) == 40
     assert result["accuracy"] > 0.9  # two disjoint alphabets: easy
-    assert len(result["gates"]) == 6 and all(len(g) == 3 for g in result["gates"])
+    assert len(result["gates"]) == 6
+    assert all(len(g) == 3 for g in result["gates"])
     assert len(result["probe"]) == 6

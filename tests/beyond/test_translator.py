@@ -27,7 +27,8 @@ def test_padded_reversal_reverses_each_row_within_its_length() -> None:
     source, target, lengths = make_padded_reversal(20, config, torch.Generator().manual_seed(0))
     for s, t, n in zip(source, target, lengths.tolist(), strict=True):
         assert torch.equal(t[:n], s[:n].flip(0))
-        assert bool((s[n:] == 6).all()) and bool((t[n:] == 6).all())
+        assert bool((s[n:] == 6).all())
+        assert bool((t[n:] == 6).all())
         assert bool((s[:n] < 5).all())
     assert torch.equal(reverse_sources(source, lengths, 6), target)
 
