@@ -1,4 +1,4 @@
-"""A Sphinx role for numbers written into the prose on purpose: ``{lit}`17```.
+r"""A Sphinx role for numbers written into the prose on purpose: ``{lit}`17```.
 
 The prose-number check (:mod:`bookbuild.prose`) refuses any number in a page's
 prose that is not glued from the computation. A number that is deliberately a

@@ -19,7 +19,9 @@ from chapter_code.beyond.seq2seq import Seq2Seq, dot_product_attention
 
 
 @torch.no_grad()
-def greedy_with_weights(net: Seq2Seq, source: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+def greedy_with_weights(
+    net: Seq2Seq, source: torch.Tensor, length: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Greedy tokens (B, length) and the attention weights (B, length, S) of a model built with attention."""
     if not net.attention:
         raise ValueError("net must be a Seq2Seq built with attention=True")
@@ -44,8 +46,12 @@ def offset_shares(weights: torch.Tensor) -> dict[int, float]:
     token it must write; +1: the state one position later.
     """
     if weights.dim() != 3 or weights.shape[1] != weights.shape[2]:
-        raise ValueError(f"weights must be (batch, T, S) with T = S; got shape {tuple(weights.shape)}")
+        raise ValueError(
+            f"weights must be (batch, T, S) with T = S; got shape {tuple(weights.shape)}"
+        )
     mirror = torch.arange(weights.shape[2] - 1, -1, -1)  # (T,)
     offsets = (weights.argmax(dim=-1) - mirror).flatten()
     values, counts = offsets.unique(return_counts=True)
-    return {int(v): c.item() / offsets.numel() for v, c in zip(values, counts, strict=True)}
+    return {
+        int(v): c.item() / offsets.numel() for v, c in zip(values, counts, strict=True)
+    }

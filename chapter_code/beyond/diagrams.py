@@ -25,7 +25,12 @@ def scan_spans(length: int) -> list[list[tuple[int, int]]]:
     offset = 1
     while offset < length:
         prev = rows[-1]
-        rows.append([prev[t - 1] if t <= offset else (prev[t - 1 - offset][0], t) for t in range(1, length + 1)])
+        rows.append(
+            [
+                prev[t - 1] if t <= offset else (prev[t - 1 - offset][0], t)
+                for t in range(1, length + 1)
+            ]
+        )
         offset *= 2
     return rows
 
@@ -41,19 +46,54 @@ def draw_doubling_scan(length: int = 8) -> Figure:
         y = -r
         for t, (first, last) in enumerate(spans, start=1):
             full = first == 1
-            ax.text(t, y, f"{first}:{last}" if first != last else f"{t}", ha="center", va="center", fontsize=10,
-                    bbox={"boxstyle": "round,pad=0.3", "facecolor": COLORS["linear"] if full else "white",
-                          "edgecolor": "black", "alpha": 0.35 if full else 1.0})
+            ax.text(
+                t,
+                y,
+                f"{first}:{last}" if first != last else f"{t}",
+                ha="center",
+                va="center",
+                fontsize=10,
+                bbox={
+                    "boxstyle": "round,pad=0.3",
+                    "facecolor": COLORS["linear"] if full else "white",
+                    "edgecolor": "black",
+                    "alpha": 0.35 if full else 1.0,
+                },
+            )
         if r == 0:
             continue
         offset = 2 ** (r - 1)
         for t in range(1, length + 1):
-            if t > offset:  # combine: the pair ending at t - offset, then the one ending at t
-                ax.add_patch(FancyArrowPatch((t - offset, y + 0.78), (t, y + 0.25), arrowstyle="-|>",
-                                             mutation_scale=9, linewidth=1.0, color=COLORS["lstm"]))
-            ax.add_patch(FancyArrowPatch((t, y + 0.78), (t, y + 0.25), arrowstyle="-", linewidth=0.8,
-                                         color=COLORS["bound"]))
-        ax.text(0.2, y + 0.5, f"round {r}\noffset {offset}", ha="right", va="center", fontsize=9)
+            if (
+                t > offset
+            ):  # combine: the pair ending at t - offset, then the one ending at t
+                ax.add_patch(
+                    FancyArrowPatch(
+                        (t - offset, y + 0.78),
+                        (t, y + 0.25),
+                        arrowstyle="-|>",
+                        mutation_scale=9,
+                        linewidth=1.0,
+                        color=COLORS["lstm"],
+                    )
+                )
+            ax.add_patch(
+                FancyArrowPatch(
+                    (t, y + 0.78),
+                    (t, y + 0.25),
+                    arrowstyle="-",
+                    linewidth=0.8,
+                    color=COLORS["bound"],
+                )
+            )
+        ax.text(
+            0.2,
+            y + 0.5,
+            f"round {r}\noffset {offset}",
+            ha="right",
+            va="center",
+            fontsize=9,
+        )
     ax.text(0.2, 0, "steps", ha="right", va="center", fontsize=9)
     ax.set_xlim(-1.2, length + 0.6)
     ax.set_ylim(-len(rows) + 0.5, 0.5)

@@ -61,7 +61,9 @@ class VanillaCell(nn.Module):
     def initial_state(self, batch: int) -> tuple[torch.Tensor, ...]:
         return (torch.zeros(batch, self.hidden_size),)
 
-    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, ...]) -> tuple[tuple[torch.Tensor, ...], None]:
+    def forward(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
+    ) -> tuple[tuple[torch.Tensor, ...], None]:
         """One step: x (B, F), state (h,) -> (h',), and no gates."""
         (h,) = state
         return (torch.tanh(self.input_map(x) + self.recurrent(h)),), None
@@ -70,7 +72,9 @@ class VanillaCell(nn.Module):
 class FusedLSTMCell(nn.Module):
     """The LSTM step with one fused map [h, x] -> (i, f, g, o) pre-activations; forget bias ``forget_bias``."""
 
-    def __init__(self, input_size: int, hidden_size: int, forget_bias: float = 1.0) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, forget_bias: float = 1.0
+    ) -> None:
         super().__init__()
         for name, value in [("input_size", input_size), ("hidden_size", hidden_size)]:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -78,39 +82,57 @@ class FusedLSTMCell(nn.Module):
         self.hidden_size = hidden_size
         self.fused = nn.Linear(hidden_size + input_size, 4 * hidden_size)  # (4H, H + F)
         with torch.no_grad():
-            self.fused.bias[hidden_size : 2 * hidden_size].fill_(forget_bias)  # the f block
+            self.fused.bias[hidden_size : 2 * hidden_size].fill_(
+                forget_bias
+            )  # the f block
 
     def initial_state(self, batch: int) -> tuple[torch.Tensor, ...]:
-        return torch.zeros(batch, self.hidden_size), torch.zeros(batch, self.hidden_size)
+        return torch.zeros(batch, self.hidden_size), torch.zeros(
+            batch, self.hidden_size
+        )
 
-    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, ...]) -> tuple[tuple[torch.Tensor, ...],
-                                                                                  torch.Tensor]:
+    def forward(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
         """One step: x (B, F), state (h, c) -> (h', c') and the gates (3, B, H) in the order i, f, o."""
         h, c = state
-        i, f, g, o = self.fused(torch.cat([h, x], dim=-1)).chunk(4, dim=-1)  # four (B, H)
+        i, f, g, o = self.fused(torch.cat([h, x], dim=-1)).chunk(
+            4, dim=-1
+        )  # four (B, H)
         i, f, o, g = torch.sigmoid(i), torch.sigmoid(f), torch.sigmoid(o), torch.tanh(g)
         c = f * c + i * g
         return (o * torch.tanh(c), c), torch.stack([i, f, o])
 
 
-def unroll_masked(cell: nn.Module, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor,
-                                                                                     torch.Tensor | None]:
+def unroll_masked(
+    cell: nn.Module, x: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Run ``cell`` over x (B, L, F), keeping each row's state on its steps t >= lengths[row].
 
     Returns the last real state h (B, H) and, for a gated cell, the gates at every
     step (L, 3, B, H) (None for the vanilla cell).
     """
     if x.dim() != 3:
-        raise ValueError(f"x must be (batch, time, features); got shape {tuple(x.shape)}")
-    if lengths.shape != (x.shape[0],) or int(lengths.min()) < 1 or int(lengths.max()) > x.shape[1]:
-        raise ValueError(f"lengths must be (batch,) = ({x.shape[0]},) with values in [1, {x.shape[1]}]")
+        raise ValueError(
+            f"x must be (batch, time, features); got shape {tuple(x.shape)}"
+        )
+    if (
+        lengths.shape != (x.shape[0],)
+        or int(lengths.min()) < 1
+        or int(lengths.max()) > x.shape[1]
+    ):
+        raise ValueError(
+            f"lengths must be (batch,) = ({x.shape[0]},) with values in [1, {x.shape[1]}]"
+        )
     mask = torch.arange(x.shape[1]) < lengths[:, None]  # (B, L): True on real steps
     state = cell.initial_state(x.shape[0])
     trace = []
     for t in range(x.shape[1]):  # one step at a time over the time axis
         new, gates = cell(x[:, t], state)
         keep = mask[:, t, None]  # (B, 1)
-        state = tuple(torch.where(keep, n, old) for n, old in zip(new, state, strict=True))
+        state = tuple(
+            torch.where(keep, n, old) for n, old in zip(new, state, strict=True)
+        )
         trace.append(gates)
     return state[0], (torch.stack(trace) if trace[0] is not None else None)
 
@@ -118,13 +140,18 @@ def unroll_masked(cell: nn.Module, x: torch.Tensor, lengths: torch.Tensor) -> tu
 class ScratchClassifier(nn.Module):
     """Embedding with a zero padding row, a from-scratch cell unrolled with a mask, a readout of the last state."""
 
-    def __init__(self, cell: str, embedding_size: int, hidden_size: int, classes: int = 2) -> None:
+    def __init__(
+        self, cell: str, embedding_size: int, hidden_size: int, classes: int = 2
+    ) -> None:
         super().__init__()
         if cell not in ("rnn", "lstm"):
             raise ValueError(f"cell must be 'rnn' or 'lstm'; got {cell!r}")
         self.embed = nn.Embedding(PAD + 1, embedding_size, padding_idx=PAD)
-        self.cell = VanillaCell(embedding_size, hidden_size) if cell == "rnn" else FusedLSTMCell(
-            embedding_size, hidden_size)
+        self.cell = (
+            VanillaCell(embedding_size, hidden_size)
+            if cell == "rnn"
+            else FusedLSTMCell(embedding_size, hidden_size)
+        )
         self.readout = nn.Linear(hidden_size, classes)
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -144,11 +171,15 @@ def pad_passages(passages: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     return ids, torch.tensor([len(p) for p in passages])
 
 
-def confusion_matrix(labels: torch.Tensor, predicted: torch.Tensor, classes: int) -> torch.Tensor:
+def confusion_matrix(
+    labels: torch.Tensor, predicted: torch.Tensor, classes: int
+) -> torch.Tensor:
     """Counts (classes, classes): row = true class, column = predicted class."""
     if labels.shape != predicted.shape:
-        raise ValueError(f"labels and predicted must have one shape; got {tuple(labels.shape)} and "
-                         f"{tuple(predicted.shape)}")
+        raise ValueError(
+            f"labels and predicted must have one shape; got {tuple(labels.shape)} and "
+            f"{tuple(predicted.shape)}"
+        )
     counts = torch.zeros(classes, classes, dtype=torch.long)
     counts.index_put_((labels, predicted), torch.ones_like(labels), accumulate=True)
     return counts
@@ -172,31 +203,55 @@ class ScratchConfig:
     probe_len: int = 48  # length of the passage whose gates are traced
 
     def __post_init__(self) -> None:
-        for name in ["min_len", "max_len", "embedding_size", "hidden_size", "steps", "batch_size", "n_valid",
-                     "block", "probe_len"]:
+        for name in [
+            "min_len",
+            "max_len",
+            "embedding_size",
+            "hidden_size",
+            "steps",
+            "batch_size",
+            "n_valid",
+            "block",
+            "probe_len",
+        ]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
-        if not self.min_len <= self.max_len <= self.block or self.probe_len > self.block:
-            raise ValueError(f"need min_len <= max_len <= block and probe_len <= block; got {self.min_len}, "
-                             f"{self.max_len}, {self.block}, {self.probe_len}")
+        if (
+            not self.min_len <= self.max_len <= self.block
+            or self.probe_len > self.block
+        ):
+            raise ValueError(
+                f"need min_len <= max_len <= block and probe_len <= block; got {self.min_len}, "
+                f"{self.max_len}, {self.block}, {self.probe_len}"
+            )
         if self.batch_size % 2:
-            raise ValueError(f"batch_size must be even (half from each author); got {self.batch_size}")
+            raise ValueError(
+                f"batch_size must be even (half from each author); got {self.batch_size}"
+            )
 
 
-def _mixed(blocks: list[Blocks], n: int, config: ScratchConfig, gen: torch.Generator, split: str
-           ) -> tuple[list[str], torch.Tensor]:
+def _mixed(
+    blocks: list[Blocks],
+    n: int,
+    config: ScratchConfig,
+    gen: torch.Generator,
+    split: str,
+) -> tuple[list[str], torch.Tensor]:
     """``n`` passages per author from ``split``, each cut to a length drawn in [min_len, max_len]; labels."""
     passages = []
     for b in blocks:
         drawn = sample_passages(getattr(b, split), n, config.max_len, gen)
-        cuts = torch.randint(config.min_len, config.max_len + 1, (n,), generator=gen).tolist()
+        cuts = torch.randint(
+            config.min_len, config.max_len + 1, (n,), generator=gen
+        ).tolist()
         passages += [p[:k] for p, k in zip(drawn, cuts, strict=True)]
     return passages, torch.arange(len(blocks)).repeat_interleave(n)
 
 
-def train_scratch_classifier(texts: dict[str, str], cell: str, seed: int,
-                             config: ScratchConfig = ScratchConfig()) -> dict:
+def train_scratch_classifier(
+    texts: dict[str, str], cell: str, seed: int, config: ScratchConfig = ScratchConfig()
+) -> dict:
     """Train one from-scratch cell on padded passages of mixed lengths; validate; trace the LSTM's gates.
 
     Adam; the global gradient norm is recorded before clipping at every step.
@@ -204,7 +259,9 @@ def train_scratch_classifier(texts: dict[str, str], cell: str, seed: int,
     characters that the trained model gives to its author most confidently.
     """
     if len(texts) != 2:
-        raise ValueError(f"texts must map two authors to normalized texts; got {len(texts)}")
+        raise ValueError(
+            f"texts must map two authors to normalized texts; got {len(texts)}"
+        )
     start = time.perf_counter()
     authors = list(texts)
     blocks = [split_blocks(texts[a], config.block, config.cycle) for a in authors]
@@ -212,7 +269,9 @@ def train_scratch_classifier(texts: dict[str, str], cell: str, seed: int,
     blocks = [Blocks(evenly(b.train, n_train), b.valid, b.test) for b in blocks]
 
     torch.manual_seed(seed)
-    net = ScratchClassifier(cell, config.embedding_size, config.hidden_size, len(authors))
+    net = ScratchClassifier(
+        cell, config.embedding_size, config.hidden_size, len(authors)
+    )
     data = torch.Generator().manual_seed(seed + 1)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     losses, grad_norms = [], []
@@ -222,7 +281,9 @@ def train_scratch_classifier(texts: dict[str, str], cell: str, seed: int,
         loss = nn.functional.cross_entropy(net(ids, lengths), labels)
         opt.zero_grad()
         loss.backward()
-        grad_norms.append(float(nn.utils.clip_grad_norm_(net.parameters(), config.clip)))  # the norm before
+        grad_norms.append(
+            float(nn.utils.clip_grad_norm_(net.parameters(), config.clip))
+        )  # the norm before
         opt.step()
         losses.append(loss.item())
 
@@ -241,15 +302,27 @@ def train_scratch_classifier(texts: dict[str, str], cell: str, seed: int,
         "seconds": 0.0,
     }
     if cell == "lstm":
-        probe_config = replace(config, min_len=config.probe_len, max_len=config.probe_len)
-        probes, probe_labels = _mixed(blocks, config.n_valid, probe_config, valid_gen, "valid")
+        probe_config = replace(
+            config, min_len=config.probe_len, max_len=config.probe_len
+        )
+        probes, probe_labels = _mixed(
+            blocks, config.n_valid, probe_config, valid_gen, "valid"
+        )
         ids, lengths = pad_passages(probes)
         with torch.no_grad():
-            p = net(ids, lengths).softmax(dim=1)[torch.arange(len(probes)), probe_labels]  # (N,)
+            p = net(ids, lengths).softmax(dim=1)[
+                torch.arange(len(probes)), probe_labels
+            ]  # (N,)
             best = int(p.argmax())
-            _, gates = unroll_masked(net.cell, net.embed(ids[best : best + 1]), lengths[best : best + 1])
-        result.update(probe=probes[best], probe_author=authors[int(probe_labels[best])],
-                      probe_confidence=float(p[best]), gates=gates[:, :, 0].mean(dim=-1).tolist())  # (L, 3)
+            _, gates = unroll_masked(
+                net.cell, net.embed(ids[best : best + 1]), lengths[best : best + 1]
+            )
+        result.update(
+            probe=probes[best],
+            probe_author=authors[int(probe_labels[best])],
+            probe_confidence=float(p[best]),
+            gates=gates[:, :, 0].mean(dim=-1).tolist(),
+        )  # (L, 3)
     result["seconds"] = time.perf_counter() - start
     return result
 
@@ -258,7 +331,12 @@ def train_scratch_classifier(texts: dict[str, str], cell: str, seed: int,
 CORPUS_FILES = ("data/shakespeare.txt", "data/milton.txt")
 
 
-def scratch_shakespeare_milton(cell: str, seed: int, config: ScratchConfig = ScratchConfig()) -> dict:
+def scratch_shakespeare_milton(
+    cell: str, seed: int, config: ScratchConfig = ScratchConfig()
+) -> dict:
     """:func:`train_scratch_classifier` on the normalized Shakespeare and Milton corpora."""
-    texts = {"Shakespeare": normalize(shakespeare_text()), "Milton": normalize(milton_text())}
+    texts = {
+        "Shakespeare": normalize(shakespeare_text()),
+        "Milton": normalize(milton_text()),
+    }
     return train_scratch_classifier(texts, cell, seed, config)

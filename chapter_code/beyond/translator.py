@@ -33,7 +33,11 @@ class TranslatorConfig:
     vocab: int = 10  # content symbols 0..vocab-1; start = vocab, pad = vocab + 1
     min_len: int = 2
     max_len: int = 12
-    buckets: tuple[tuple[int, int], ...] = ((2, 4), (5, 8), (9, 12))  # inclusive source-length ranges
+    buckets: tuple[tuple[int, int], ...] = (
+        (2, 4),
+        (5, 8),
+        (9, 12),
+    )  # inclusive source-length ranges
     embedding_size: int = 16
     hidden_size: int = 48
     keep_bias: float = 1.0  # the GRU's update-gate bias at the start
@@ -45,23 +49,41 @@ class TranslatorConfig:
     test_seed: int = 77
 
     def __post_init__(self) -> None:
-        for name in ["vocab", "min_len", "max_len", "embedding_size", "hidden_size", "steps", "batch_size",
-                     "n_test"]:
+        for name in [
+            "vocab",
+            "min_len",
+            "max_len",
+            "embedding_size",
+            "hidden_size",
+            "steps",
+            "batch_size",
+            "n_test",
+        ]:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1; got {value!r}")
         if self.min_len > self.max_len:
-            raise ValueError(f"min_len must be <= max_len; got {self.min_len} > {self.max_len}")
+            raise ValueError(
+                f"min_len must be <= max_len; got {self.min_len} > {self.max_len}"
+            )
         covered = sorted(n for lo, hi in self.buckets for n in range(lo, hi + 1))
         if covered != list(range(self.min_len, self.max_len + 1)):
-            raise ValueError(f"buckets must cover min_len..max_len once each; got {self.buckets}")
+            raise ValueError(
+                f"buckets must cover min_len..max_len once each; got {self.buckets}"
+            )
 
 
-def make_padded_reversal(n: int, config: TranslatorConfig, generator: torch.Generator,
-                         lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def make_padded_reversal(
+    n: int,
+    config: TranslatorConfig,
+    generator: torch.Generator,
+    lengths: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Sources (n, max_len), their reversals (n, max_len), both padded with ``vocab + 1``, and lengths (n,)."""
     if lengths is None:
-        lengths = torch.randint(config.min_len, config.max_len + 1, (n,), generator=generator)
+        lengths = torch.randint(
+            config.min_len, config.max_len + 1, (n,), generator=generator
+        )
     pad = config.vocab + 1
     tokens = torch.randint(0, config.vocab, (n, config.max_len), generator=generator)
     positions = torch.arange(config.max_len)
@@ -75,7 +97,14 @@ def make_padded_reversal(n: int, config: TranslatorConfig, generator: torch.Gene
 class FinalStateTranslator(nn.Module):
     """Embedding (start and pad rows), masked encoder, decoder from its final state, linear readout."""
 
-    def __init__(self, cell: str, vocab: int, embedding_size: int, hidden_size: int, keep_bias: float = 1.0) -> None:
+    def __init__(
+        self,
+        cell: str,
+        vocab: int,
+        embedding_size: int,
+        hidden_size: int,
+        keep_bias: float = 1.0,
+    ) -> None:
         super().__init__()
         if cell not in ("rnn", "gru"):
             raise ValueError(f"cell must be 'rnn' or 'gru'; got {cell!r}")
@@ -86,16 +115,22 @@ class FinalStateTranslator(nn.Module):
         self.decoder = layer(embedding_size, hidden_size, batch_first=True)
         if cell == "gru":
             for module in (self.encoder, self.decoder):
-                set_gate_bias(module, "gru", "z", keep_bias)  # z keeps h_{t-1}: start biased to remember
+                set_gate_bias(
+                    module, "gru", "z", keep_bias
+                )  # z keeps h_{t-1}: start biased to remember
         self.readout = nn.Linear(hidden_size, vocab)
 
     def encode(self, source: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The encoder's state after each row's last real token (1, B, H)."""
-        packed = pack_padded_sequence(self.embed(source), lengths, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(
+            self.embed(source), lengths, batch_first=True, enforce_sorted=False
+        )
         _, h = self.encoder(packed)
         return h
 
-    def forward(self, source: torch.Tensor, target: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, source: torch.Tensor, target: torch.Tensor, lengths: torch.Tensor
+    ) -> torch.Tensor:
         """Teacher-forced logits (B, L, V); positions past a row's length are padding (ignore them in the loss)."""
         h = self.encode(source, lengths)
         start = torch.full_like(target[:, :1], self.vocab)
@@ -116,20 +151,26 @@ class FinalStateTranslator(nn.Module):
         return torch.cat(out, dim=1)
 
 
-def token_accuracy(predicted: torch.Tensor, target: torch.Tensor, lengths: torch.Tensor) -> float:
+def token_accuracy(
+    predicted: torch.Tensor, target: torch.Tensor, lengths: torch.Tensor
+) -> float:
     """Share of real target positions (t < length) that ``predicted`` gets right."""
     real = torch.arange(target.shape[1]) < lengths[:, None]
     return ((predicted == target) & real).sum().item() / real.sum().item()
 
 
-def reverse_sources(source: torch.Tensor, lengths: torch.Tensor, pad: int) -> torch.Tensor:
+def reverse_sources(
+    source: torch.Tensor, lengths: torch.Tensor, pad: int
+) -> torch.Tensor:
     """Each row's real tokens in reverse order, padding left in place."""
     positions = torch.arange(source.shape[1])
     index = (lengths[:, None] - 1 - positions).clamp(min=0)
     return torch.where(positions < lengths[:, None], source.gather(1, index), pad)
 
 
-def train_translator(cell: str, seed: int, config: TranslatorConfig = TranslatorConfig()) -> dict:
+def train_translator(
+    cell: str, seed: int, config: TranslatorConfig = TranslatorConfig()
+) -> dict:
     """Train one final-state translator on padded mixed-length batches; test overall, by bucket, and reversed.
 
     Returns the token accuracy overall and per bucket of ``config.buckets``,
@@ -138,14 +179,18 @@ def train_translator(cell: str, seed: int, config: TranslatorConfig = Translator
     """
     start = time.perf_counter()
     torch.manual_seed(seed)
-    net = FinalStateTranslator(cell, config.vocab, config.embedding_size, config.hidden_size, config.keep_bias)
+    net = FinalStateTranslator(
+        cell, config.vocab, config.embedding_size, config.hidden_size, config.keep_bias
+    )
     data = torch.Generator().manual_seed(seed + 1)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     losses = []
     for _ in range(config.steps):
         source, target, lengths = make_padded_reversal(config.batch_size, config, data)
         logits = net(source, target, lengths)
-        loss = nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(), ignore_index=config.vocab + 1)
+        loss = nn.functional.cross_entropy(
+            logits.flatten(0, 1), target.flatten(), ignore_index=config.vocab + 1
+        )
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(net.parameters(), config.clip)
@@ -154,13 +199,19 @@ def train_translator(cell: str, seed: int, config: TranslatorConfig = Translator
 
     net.eval()
     test = torch.Generator().manual_seed(config.test_seed)
-    all_lengths = torch.arange(config.min_len, config.max_len + 1).repeat_interleave(config.n_test)
-    source, target, lengths = make_padded_reversal(len(all_lengths), config, test, all_lengths)
+    all_lengths = torch.arange(config.min_len, config.max_len + 1).repeat_interleave(
+        config.n_test
+    )
+    source, target, lengths = make_padded_reversal(
+        len(all_lengths), config, test, all_lengths
+    )
     predicted = net.generate(source, lengths)
     by_bucket = {}
     for lo, hi in config.buckets:
         rows = (lengths >= lo) & (lengths <= hi)
-        by_bucket[f"{lo}-{hi}"] = token_accuracy(predicted[rows], target[rows], lengths[rows])
+        by_bucket[f"{lo}-{hi}"] = token_accuracy(
+            predicted[rows], target[rows], lengths[rows]
+        )
     flipped = net.generate(reverse_sources(source, lengths, config.vocab + 1), lengths)
     real = torch.arange(config.max_len) < lengths[:, None]
     changed = ((flipped != predicted) & real).any(dim=1).float().mean().item()
