@@ -22,7 +22,9 @@ from chapter_code.beyond.seq2seq import Seq2Seq, dot_product_attention
 def greedy_with_weights(
     net: Seq2Seq, source: torch.Tensor, length: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Greedy tokens (B, length) and the attention weights (B, length, S) of a model built with attention."""
+    """Greedy tokens (B, length) and the attention weights (B, length, S) of a model
+    built with attention.
+    """
     if not net.attention:
         raise ValueError("net must be a Seq2Seq built with attention=True")
     if not isinstance(length, int) or length < 1:
@@ -40,14 +42,16 @@ def greedy_with_weights(
 
 
 def offset_shares(weights: torch.Tensor) -> dict[int, float]:
-    """Share of (row, output step t) by the offset of the largest weight from the mirror position S - 1 - t.
+    """Share of (row, output step t) by the offset of the largest weight from the mirror
+    position S - 1 - t.
 
     weights (B, T, S) with T = S. Offset 0: the step reads the state of the very
     token it must write; +1: the state one position later.
     """
     if weights.dim() != 3 or weights.shape[1] != weights.shape[2]:
         raise ValueError(
-            f"weights must be (batch, T, S) with T = S; got shape {tuple(weights.shape)}"
+            "weights must be (batch, T, S) with T = S; got shape "
+            f"{tuple(weights.shape)}"
         )
     mirror = torch.arange(weights.shape[2] - 1, -1, -1)  # (T,)
     offsets = (weights.argmax(dim=-1) - mirror).flatten()

@@ -18,7 +18,9 @@ from chapter_code.core.plotting import COLORS, use_book_style
 
 
 def scan_spans(length: int) -> list[list[tuple[int, int]]]:
-    """Per row (the inputs, then each round), the steps (first, last) each position 1..length holds, 1-based."""
+    """Per row (the inputs, then each round), the steps (first, last) each position
+    1..length holds, 1-based.
+    """
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         raise ValueError(f"length must be an int >= 1; got {length!r}")
     rows = [[(t, t) for t in range(1, length + 1)]]
@@ -36,7 +38,9 @@ def scan_spans(length: int) -> list[list[tuple[int, int]]]:
 
 
 def draw_doubling_scan(length: int = 8) -> Figure:
-    """Positions 1..length left to right, rounds top to bottom; an arrow for every combine of a round."""
+    """Positions 1..length left to right, rounds top to bottom; an arrow for every
+    combine of a round.
+    """
     if isinstance(length, bool) or not isinstance(length, int) or not 2 <= length <= 16:
         raise ValueError(f"length must be an int in [2, 16]; got {length!r}")
     use_book_style()
@@ -64,9 +68,8 @@ def draw_doubling_scan(length: int = 8) -> Figure:
             continue
         offset = 2 ** (r - 1)
         for t in range(1, length + 1):
-            if (
-                t > offset
-            ):  # combine: the pair ending at t - offset, then the one ending at t
+            # combine: the pair ending at t - offset, then the one ending at t
+            if t > offset:
                 ax.add_patch(
                     FancyArrowPatch(
                         (t - offset, y + 0.78),

@@ -1,15 +1,19 @@
-"""Many-to-one from scratch: a vanilla and an LSTM cell unrolled over padded, masked passages.
+"""Many-to-one from scratch: a vanilla and an LSTM cell unrolled over padded, masked
+passages.
 
-The exercise version of the authorship classifier (:mod:`chapter_code.beyond.authorship`):
-both cells are written by hand, the passages of one batch have different lengths
-and are padded to the longest, and a mask keeps each passage's state unchanged on
-its padded steps, so the state read out is the one after its last real character.
+The exercise version of the authorship classifier
+(:mod:`chapter_code.beyond.authorship`): both cells are written by hand, the passages of
+one batch have different lengths and are padded to the longest, and a mask keeps each
+passage's state unchanged on its padded steps, so the state read out is the one after
+its last real character.
 
-- :class:`VanillaCell`: h_t = tanh(W_xh x_t + b + W_hh h_{t-1}), W_xh Xavier-initialised,
+- :class:`VanillaCell`: h_t = tanh(W_xh x_t + b + W_hh h_{t-1}), W_xh
+  Xavier-initialised,
   W_hh orthogonal and without a bias.
 - :class:`FusedLSTMCell`: one linear map from [h_{t-1}, x_t] to the four
   pre-activations (i, f, g, o, nn.LSTM's order), forget bias +1.
-- :func:`unroll_masked`: h_t = m_t * cell(x_t, h_{t-1}) + (1 - m_t) * h_{t-1}, m_t = 1 on real steps.
+- :func:`unroll_masked`: h_t = m_t * cell(x_t, h_{t-1}) + (1 - m_t) * h_{t-1}, m_t = 1
+  on real steps.
 - :func:`train_scratch_classifier`: one cell, Shakespeare against Milton, the gradient
   norm before clipping at every step, validation accuracy and a confusion matrix.
 
@@ -44,7 +48,9 @@ PAD = len(ALPHABET)
 
 
 class VanillaCell(nn.Module):
-    """h' = tanh(W_xh x + b + W_hh h): separate input and recurrent maps, the recurrent one without a bias."""
+    """h' = tanh(W_xh x + b + W_hh h): separate input and recurrent maps, the recurrent
+    one without a bias.
+    """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -70,7 +76,9 @@ class VanillaCell(nn.Module):
 
 
 class FusedLSTMCell(nn.Module):
-    """The LSTM step with one fused map [h, x] -> (i, f, g, o) pre-activations; forget bias ``forget_bias``."""
+    """The LSTM step with one fused map [h, x] -> (i, f, g, o) pre-activations; forget
+    bias ``forget_bias``.
+    """
 
     def __init__(
         self, input_size: int, hidden_size: int, forget_bias: float = 1.0
@@ -82,9 +90,8 @@ class FusedLSTMCell(nn.Module):
         self.hidden_size = hidden_size
         self.fused = nn.Linear(hidden_size + input_size, 4 * hidden_size)  # (4H, H + F)
         with torch.no_grad():
-            self.fused.bias[hidden_size : 2 * hidden_size].fill_(
-                forget_bias
-            )  # the f block
+            # the f block
+            self.fused.bias[hidden_size : 2 * hidden_size].fill_(forget_bias)
 
     def initial_state(self, batch: int) -> tuple[torch.Tensor, ...]:
         return torch.zeros(batch, self.hidden_size), torch.zeros(
@@ -94,11 +101,12 @@ class FusedLSTMCell(nn.Module):
     def forward(
         self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
     ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
-        """One step: x (B, F), state (h, c) -> (h', c') and the gates (3, B, H) in the order i, f, o."""
+        """One step: x (B, F), state (h, c) -> (h', c') and the gates (3, B, H) in the
+        order i, f, o.
+        """
         h, c = state
-        i, f, g, o = self.fused(torch.cat([h, x], dim=-1)).chunk(
-            4, dim=-1
-        )  # four (B, H)
+        # four (B, H)
+        i, f, g, o = self.fused(torch.cat([h, x], dim=-1)).chunk(4, dim=-1)
         i, f, o, g = torch.sigmoid(i), torch.sigmoid(f), torch.sigmoid(o), torch.tanh(g)
         c = f * c + i * g
         return (o * torch.tanh(c), c), torch.stack([i, f, o])
@@ -107,7 +115,8 @@ class FusedLSTMCell(nn.Module):
 def unroll_masked(
     cell: nn.Module, x: torch.Tensor, lengths: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Run ``cell`` over x (B, L, F), keeping each row's state on its steps t >= lengths[row].
+    """Run ``cell`` over x (B, L, F), keeping each row's state on its steps t >=
+    lengths[row].
 
     Returns the last real state h (B, H) and, for a gated cell, the gates at every
     step (L, 3, B, H) (None for the vanilla cell).
@@ -122,7 +131,8 @@ def unroll_masked(
         or int(lengths.max()) > x.shape[1]
     ):
         raise ValueError(
-            f"lengths must be (batch,) = ({x.shape[0]},) with values in [1, {x.shape[1]}]"
+            f"lengths must be (batch,) = ({x.shape[0]},) with values in [1, "
+            f"{x.shape[1]}]"
         )
     mask = torch.arange(x.shape[1]) < lengths[:, None]  # (B, L): True on real steps
     state = cell.initial_state(x.shape[0])
@@ -138,7 +148,9 @@ def unroll_masked(
 
 
 class ScratchClassifier(nn.Module):
-    """Embedding with a zero padding row, a from-scratch cell unrolled with a mask, a readout of the last state."""
+    """Embedding with a zero padding row, a from-scratch cell unrolled with a mask, a
+    readout of the last state.
+    """
 
     def __init__(
         self, cell: str, embedding_size: int, hidden_size: int, classes: int = 2
@@ -161,7 +173,9 @@ class ScratchClassifier(nn.Module):
 
 
 def pad_passages(passages: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Padded ids (N, L_max) of normalized passages of any lengths, and the lengths (N,)."""
+    """Padded ids (N, L_max) of normalized passages of any lengths, and the lengths
+    (N,).
+    """
     if not passages or min(len(p) for p in passages) < 1:
         raise ValueError("passages must be a non-empty list of non-empty strings")
     longest = max(len(p) for p in passages)
@@ -222,12 +236,13 @@ class ScratchConfig:
             or self.probe_len > self.block
         ):
             raise ValueError(
-                f"need min_len <= max_len <= block and probe_len <= block; got {self.min_len}, "
-                f"{self.max_len}, {self.block}, {self.probe_len}"
+                "need min_len <= max_len <= block and probe_len <= block; got "
+                f"{self.min_len}, {self.max_len}, {self.block}, {self.probe_len}"
             )
         if self.batch_size % 2:
             raise ValueError(
-                f"batch_size must be even (half from each author); got {self.batch_size}"
+                "batch_size must be even (half from each author); got "
+                f"{self.batch_size}"
             )
 
 
@@ -238,7 +253,9 @@ def _mixed(
     gen: torch.Generator,
     split: str,
 ) -> tuple[list[str], torch.Tensor]:
-    """``n`` passages per author from ``split``, each cut to a length drawn in [min_len, max_len]; labels."""
+    """``n`` passages per author from ``split``, each cut to a length drawn in [min_len,
+    max_len]; labels.
+    """
     passages = []
     for b in blocks:
         drawn = sample_passages(getattr(b, split), n, config.max_len, gen)
@@ -252,7 +269,8 @@ def _mixed(
 def train_scratch_classifier(
     texts: dict[str, str], cell: str, seed: int, config: ScratchConfig = ScratchConfig()
 ) -> dict:
-    """Train one from-scratch cell on padded passages of mixed lengths; validate; trace the LSTM's gates.
+    """Train one from-scratch cell on padded passages of mixed lengths; validate; trace
+    the LSTM's gates.
 
     Adam; the global gradient norm is recorded before clipping at every step.
     The gate trace (LSTM only) is over the validation passage of ``probe_len``
@@ -281,9 +299,10 @@ def train_scratch_classifier(
         loss = nn.functional.cross_entropy(net(ids, lengths), labels)
         opt.zero_grad()
         loss.backward()
+        # the norm before
         grad_norms.append(
             float(nn.utils.clip_grad_norm_(net.parameters(), config.clip))
-        )  # the norm before
+        )
         opt.step()
         losses.append(loss.item())
 
@@ -310,31 +329,36 @@ def train_scratch_classifier(
         )
         ids, lengths = pad_passages(probes)
         with torch.no_grad():
+            # (N,)
             p = net(ids, lengths).softmax(dim=1)[
                 torch.arange(len(probes)), probe_labels
-            ]  # (N,)
+            ]
             best = int(p.argmax())
             _, gates = unroll_masked(
                 net.cell, net.embed(ids[best : best + 1]), lengths[best : best + 1]
             )
+        # (L, 3)
         result.update(
             probe=probes[best],
             probe_author=authors[int(probe_labels[best])],
             probe_confidence=float(p[best]),
             gates=gates[:, :, 0].mean(dim=-1).tolist(),
-        )  # (L, 3)
+        )
     result["seconds"] = time.perf_counter() - start
     return result
 
 
-#: The corpus files :func:`scratch_shakespeare_milton` reads (to declare as a memoized run's data).
+#: The corpus files :func:`scratch_shakespeare_milton` reads (to declare as a memoized
+#: run's data).
 CORPUS_FILES = ("data/shakespeare.txt", "data/milton.txt")
 
 
 def scratch_shakespeare_milton(
     cell: str, seed: int, config: ScratchConfig = ScratchConfig()
 ) -> dict:
-    """:func:`train_scratch_classifier` on the normalized Shakespeare and Milton corpora."""
+    """:func:`train_scratch_classifier` on the normalized Shakespeare and Milton
+    corpora.
+    """
     texts = {
         "Shakespeare": normalize(shakespeare_text()),
         "Milton": normalize(milton_text()),

@@ -1,4 +1,5 @@
-"""The translator exercise in miniature: a masked recurrent encoder, its final state, a decoder; vanilla or gated.
+"""The translator exercise in miniature: a masked recurrent encoder, its final state, a
+decoder; vanilla or gated.
 
 The stand-in for the textbook chapter's "running translator" exercise: the
 corpus is the reversal task of :mod:`chapter_code.beyond.seq2seq` (a source of
@@ -33,11 +34,12 @@ class TranslatorConfig:
     vocab: int = 10  # content symbols 0..vocab-1; start = vocab, pad = vocab + 1
     min_len: int = 2
     max_len: int = 12
+    # inclusive source-length ranges
     buckets: tuple[tuple[int, int], ...] = (
         (2, 4),
         (5, 8),
         (9, 12),
-    )  # inclusive source-length ranges
+    )
     embedding_size: int = 16
     hidden_size: int = 48
     keep_bias: float = 1.0  # the GRU's update-gate bias at the start
@@ -79,7 +81,9 @@ def make_padded_reversal(
     generator: torch.Generator,
     lengths: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Sources (n, max_len), their reversals (n, max_len), both padded with ``vocab + 1``, and lengths (n,)."""
+    """Sources (n, max_len), their reversals (n, max_len), both padded with ``vocab +
+    1``, and lengths (n,).
+    """
     if lengths is None:
         lengths = torch.randint(
             config.min_len, config.max_len + 1, (n,), generator=generator
@@ -95,7 +99,9 @@ def make_padded_reversal(
 
 
 class FinalStateTranslator(nn.Module):
-    """Embedding (start and pad rows), masked encoder, decoder from its final state, linear readout."""
+    """Embedding (start and pad rows), masked encoder, decoder from its final state,
+    linear readout.
+    """
 
     def __init__(
         self,
@@ -115,9 +121,8 @@ class FinalStateTranslator(nn.Module):
         self.decoder = layer(embedding_size, hidden_size, batch_first=True)
         if cell == "gru":
             for module in (self.encoder, self.decoder):
-                set_gate_bias(
-                    module, "gru", "z", keep_bias
-                )  # z keeps h_{t-1}: start biased to remember
+                # z keeps h_{t-1}: start biased to remember
+                set_gate_bias(module, "gru", "z", keep_bias)
         self.readout = nn.Linear(hidden_size, vocab)
 
     def encode(self, source: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -131,7 +136,9 @@ class FinalStateTranslator(nn.Module):
     def forward(
         self, source: torch.Tensor, target: torch.Tensor, lengths: torch.Tensor
     ) -> torch.Tensor:
-        """Teacher-forced logits (B, L, V); positions past a row's length are padding (ignore them in the loss)."""
+        """Teacher-forced logits (B, L, V); positions past a row's length are padding
+        (ignore them in the loss).
+        """
         h = self.encode(source, lengths)
         start = torch.full_like(target[:, :1], self.vocab)
         previous = torch.cat([start, target[:, :-1]], dim=1)  # (B, L)
@@ -140,7 +147,9 @@ class FinalStateTranslator(nn.Module):
 
     @torch.no_grad()
     def generate(self, source: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """Greedy decoding of source.shape[1] tokens (B, L); compare only the first lengths[row] of each row."""
+        """Greedy decoding of source.shape[1] tokens (B, L); compare only the first
+        lengths[row] of each row.
+        """
         h = self.encode(source, lengths)
         token = torch.full_like(source[:, :1], self.vocab)
         out = []
@@ -171,7 +180,8 @@ def reverse_sources(
 def train_translator(
     cell: str, seed: int, config: TranslatorConfig = TranslatorConfig()
 ) -> dict:
-    """Train one final-state translator on padded mixed-length batches; test overall, by bucket, and reversed.
+    """Train one final-state translator on padded mixed-length batches; test overall, by
+    bucket, and reversed.
 
     Returns the token accuracy overall and per bucket of ``config.buckets``,
     the share of test sources whose output changed when their order was
