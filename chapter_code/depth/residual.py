@@ -36,6 +36,9 @@ from torch import nn
 from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token, fixed_window_loss
 from chapter_code.lm.char_models import corpus_splits
 
+#: an LSTM stack's carried state, ``(h, c)``, each ``(num_layers, B, H)``
+LSTMState = tuple[torch.Tensor, torch.Tensor]
+
 
 def _layers(num_layers: object) -> int:
     if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
@@ -55,8 +58,7 @@ class ResidualLSTM(nn.Module):
             for layer in range(self.num_layers)
         )
 
-    def forward(self, x: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor] | None = None
-                ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    def forward(self, x: torch.Tensor, state: LSTMState | None = None) -> tuple[torch.Tensor, LSTMState]:
         """Output ``(B, T, H)`` and final ``(h_n, c_n)``, each ``(num_layers, B, H)``, as ``nn.LSTM`` returns them."""
         if state is not None and state[0].shape[0] != self.num_layers:
             raise ValueError(f"state must hold one row per layer ({self.num_layers}); got {state[0].shape[0]}")
