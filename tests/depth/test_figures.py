@@ -6,7 +6,13 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_hex
 
-from chapter_code.depth.figures import plot_scale, plot_scoreboard, plot_tag_accuracy
+from chapter_code.depth.figures import (
+    draw_stacked_and_bidirectional,
+    plot_scale,
+    plot_scoreboard,
+    plot_tag_accuracy,
+    plot_training_curves,
+)
 
 
 def _dots(ax):
@@ -106,3 +112,35 @@ def test_marks_are_styled_as_drawn_on_the_page() -> None:
     tags = plot_tag_accuracy({"causal": ({1: 0.6, 2: 0.8}, "#0072B2", "o")}, "2+")
     assert tags.axes[0].get_legend()._loc == 4  # lower right
     plt.close(tags)
+
+
+def test_training_curves_lines_log_axis_and_labels() -> None:
+    fig = plot_training_curves({"causal": ([(50, 2.5), (100, 2.1)], "#E69F00", "o"),
+                                "bidirectional": ([(50, 1.0), (100, 0.2)], "#0072B2", "s")}, "training loss")
+    ax = fig.axes[0]
+    lines = {line.get_label(): line for line in ax.lines}
+    assert list(lines["causal"].get_xdata()) == [50, 100]
+    assert list(lines["bidirectional"].get_ydata()) == [1.0, 0.2]
+    assert to_hex(lines["bidirectional"].get_color()) == "#0072b2"
+    assert ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "training step"
+    assert ax.get_ylabel() == "training loss"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="curves"):
+        plot_training_curves({}, "loss")
+
+
+def test_wiring_diagram_draws_one_box_per_layer_and_step() -> None:
+    fig = draw_stacked_and_bidirectional(steps=3)
+    left, right = fig.axes
+    assert left.get_title() == "two stacked layers"
+    assert right.get_title() == "one bidirectional layer"
+    for ax in (left, right):
+        boxes = [p for p in ax.patches if type(p).__name__ == "FancyBboxPatch"]
+        assert len(boxes) == 2 * 3
+    texts = [t.get_text() for t in right.texts]
+    assert "$\\leftarrow$" in texts
+    assert sum(t.startswith("$[") for t in texts) == 3
+    plt.close(fig)
+    with pytest.raises(ValueError, match="steps"):
+        draw_stacked_and_bidirectional(steps=1)
