@@ -82,7 +82,7 @@ _NUMBER = re.compile(
 
 #: Whether numbers typed into markup (inline math, a reference's text, a bare-number code span) fail the
 #: check; report-only (``python -m bookbuild.prose --markup``) until the chapters are cleared of them.
-MARKUP_RULE_ENFORCED = False
+MARKUP_RULE_ENFORCED = True
 
 _MATH_SPAN = re.compile(r"(?<!\$)\$([^$\n]+)\$(?!\$)")
 _MATH_SCRIPT = re.compile(r"[_^](\{[^{}]*\}|\\?\w)")  # h_{t-1}, W_2, 10^{-3}: notation, not a typed value
@@ -93,7 +93,7 @@ _CODE_NUMBER = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\s*[=:]\s*)?[-+]?(?:\d[\d_,]*(
 
 ADVICE = (
     "glue it from the computation ({glue:text}`name`, recipe values from the config object the code uses), "
-    "or mark a deliberate literal as {lit}`...` "
+    "or mark a deliberate literal as {lit}`...` (inline math whose numbers are literals: {lit-math}`...`) "
     "(with a {cite} role in the sentence if the number is quoted from a source)"
 )
 

@@ -33,7 +33,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token, fixed_window_loss
+from chapter_code.lm.char_lm import (
+    TrainConfig,
+    Vocab,
+    fit_next_token,
+    fixed_window_loss,
+)
 from chapter_code.lm.char_models import corpus_splits
 
 #: an LSTM stack's carried state, ``(h, c)``, each ``(num_layers, B, H)``
@@ -41,40 +46,64 @@ LSTMState = tuple[torch.Tensor, torch.Tensor]
 
 
 def _layers(num_layers: object) -> int:
-    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+    if (
+        isinstance(num_layers, bool)
+        or not isinstance(num_layers, int)
+        or num_layers < 1
+    ):
         raise ValueError(f"num_layers must be an int >= 1; got {num_layers!r}")
     return num_layers
 
 
 class ResidualLSTM(nn.Module):
-    """``num_layers`` one-layer ``nn.LSTM`` modules; each layer above the first adds its input to its output."""
+    """``num_layers`` one-layer ``nn.LSTM`` modules; each layer above the first adds its
+    input to its output.
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int) -> None:
         super().__init__()
         self.num_layers = _layers(num_layers)
         self.hidden_size = hidden_size
         self.layers = nn.ModuleList(
-            nn.LSTM(input_size if layer == 0 else hidden_size, hidden_size, batch_first=True)
+            nn.LSTM(
+                input_size if layer == 0 else hidden_size, hidden_size, batch_first=True
+            )
             for layer in range(self.num_layers)
         )
 
-    def forward(self, x: torch.Tensor, state: LSTMState | None = None) -> tuple[torch.Tensor, LSTMState]:
-        """Output ``(B, T, H)`` and final ``(h_n, c_n)``, each ``(num_layers, B, H)``, as ``nn.LSTM`` returns them."""
+    def forward(
+        self, x: torch.Tensor, state: LSTMState | None = None
+    ) -> tuple[torch.Tensor, LSTMState]:
+        """Output ``(B, T, H)`` and final ``(h_n, c_n)``, each ``(num_layers, B, H)``,
+        as ``nn.LSTM`` returns them.
+        """
         if state is not None and state[0].shape[0] != self.num_layers:
-            raise ValueError(f"state must hold one row per layer ({self.num_layers}); got {state[0].shape[0]}")
+            raise ValueError(
+                f"state must hold one row per layer ({self.num_layers}); got "
+                f"{state[0].shape[0]}"
+            )
         finals_h, finals_c = [], []
         seq = x  # (B, T, D) for the first layer, (B, T, H) above it
         for layer, lstm in enumerate(self.layers):
-            layer_state = None if state is None else (state[0][layer : layer + 1], state[1][layer : layer + 1])
+            layer_state = (
+                None
+                if state is None
+                else (state[0][layer : layer + 1], state[1][layer : layer + 1])
+            )
             out, (h, c) = lstm(seq, layer_state)  # out (B, T, H); h, c (1, B, H)
-            seq = out + seq if layer > 0 else out  # [1] the skip: every layer above the first
+            # the skip: every layer above the first
+            seq = out + seq if layer > 0 else out  # [1]
             finals_h.append(h)
             finals_c.append(c)
         return seq, (torch.cat(finals_h), torch.cat(finals_c))
 
 
-def build_stack(input_size: int, hidden_size: int, num_layers: int, residual: bool) -> nn.Module:
-    """A batch-first LSTM stack: ``nn.LSTM(num_layers=...)``, or a :class:`ResidualLSTM` when ``residual``."""
+def build_stack(
+    input_size: int, hidden_size: int, num_layers: int, residual: bool
+) -> nn.Module:
+    """A batch-first LSTM stack: ``nn.LSTM(num_layers=...)``, or a :class:`ResidualLSTM`
+    when ``residual``.
+    """
     _layers(num_layers)
     if residual:
         return ResidualLSTM(input_size, hidden_size, num_layers)
@@ -82,40 +111,61 @@ def build_stack(input_size: int, hidden_size: int, num_layers: int, residual: bo
 
 
 class StackLM(nn.Module):
-    """Embedding, an LSTM stack (:func:`build_stack`) and a linear read-out of every position."""
+    """Embedding, an LSTM stack (:func:`build_stack`) and a linear read-out of every
+    position.
+    """
 
-    def __init__(self, vocab_size: int, embedding_size: int, hidden_size: int, num_layers: int,
-                 residual: bool) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_size: int,
+        hidden_size: int,
+        num_layers: int,
+        residual: bool,
+    ) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab_size, embedding_size)
         self.core = build_stack(embedding_size, hidden_size, num_layers, residual)
         self.readout = nn.Linear(hidden_size, vocab_size)
 
-    def forward(self, tokens: torch.Tensor, state: object = None) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``, and the final state."""
+    def forward(
+        self, tokens: torch.Tensor, state: object = None
+    ) -> tuple[torch.Tensor, object]:
+        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
+        and the final state.
+        """
         states, last = self.core(self.embed(tokens), state)  # (B, T, H)
         return self.readout(states), last
 
 
 @dataclass(frozen=True)
 class DepthRecipe:
-    """The depth study's recipe: smaller and shorter than the scoreboard's, so that four depths fit a build."""
+    """The depth study's recipe: smaller and shorter than the scoreboard's, so that four
+    depths fit a build.
+    """
 
     corpus: str = "shakespeare"
     train_chars: int = 200_000
     valid_chars: int = 20_000
     embedding_size: int = 32
     hidden_size: int = 64
-    train: TrainConfig = TrainConfig(window=32, batch_size=32, steps=300, lr=3e-3, clip=1.0, log_every=25)
+    train: TrainConfig = TrainConfig(
+        window=32, batch_size=32, steps=300, lr=3e-3, clip=1.0, log_every=25
+    )
 
 
 def depth_recipe_dict(recipe: DepthRecipe | None = None) -> dict[str, Any]:
-    """``recipe`` (default: :class:`DepthRecipe`'s) as plain data, the form :func:`depth_run` takes."""
+    """``recipe`` (default: :class:`DepthRecipe`'s) as plain data, the form
+    :func:`depth_run` takes.
+    """
     return dataclasses.asdict(recipe or DepthRecipe())
 
 
-def depth_run(seed: int, num_layers: int, residual: bool, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train a :class:`StackLM` with ``recipe`` (fields of :class:`DepthRecipe`) and ``seed``; return its metrics.
+def depth_run(
+    seed: int, num_layers: int, residual: bool, recipe: dict[str, Any]
+) -> dict[str, Any]:
+    """Train a :class:`StackLM` with ``recipe`` (fields of :class:`DepthRecipe`) and
+    ``seed``; return its metrics.
 
     Metrics: validation nats per character and perplexity (fresh-state windows
     of the training length), parameters, the training curve, and the seconds of
@@ -127,15 +177,28 @@ def depth_run(seed: int, num_layers: int, residual: bool, recipe: dict[str, Any]
     splits = corpus_splits(config.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)  # the initial weights
-    model = StackLM(len(vocab), config.embedding_size, config.hidden_size, num_layers, residual)
+    model = StackLM(
+        len(vocab), config.embedding_size, config.hidden_size, num_layers, residual
+    )
     generator = torch.Generator().manual_seed(seed)  # the windows
     starts: list[float] = []
-    hook = model.register_forward_pre_hook(lambda module, args: starts.append(time.perf_counter()))
-    history = fit_next_token(model, vocab.encode(splits.train[: config.train_chars]), config.train, generator)  # type: ignore[arg-type]
+    hook = model.register_forward_pre_hook(
+        lambda module, args: starts.append(time.perf_counter())
+    )
+    history = fit_next_token(
+        model, vocab.encode(splits.train[: config.train_chars]), config.train, generator
+    )  # type: ignore[arg-type]
     hook.remove()
-    steps = [b - a for a, b in zip(starts[:-1], starts[1:], strict=True)]  # one whole step each
-    nats = fixed_window_loss(model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window)  # type: ignore[arg-type]
-    quartiles = statistics.quantiles(steps, n=4, method="inclusive") if len(steps) > 1 else steps * 3
+    # one whole step each
+    steps = [b - a for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    nats = fixed_window_loss(
+        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+    )  # type: ignore[arg-type]
+    quartiles = (
+        statistics.quantiles(steps, n=4, method="inclusive")
+        if len(steps) > 1
+        else steps * 3
+    )
     return {
         "valid_nats": nats,
         "valid_perplexity": float(torch.tensor(nats).exp()),

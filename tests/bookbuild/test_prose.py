@@ -130,13 +130,12 @@ def test_figure_captions_in_code_cell_options_are_prose() -> None:
     assert numbers(page) == ["150"]
 
 
-def test_numbers_typed_into_markup_are_listed_but_do_not_fail_yet(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_numbers_typed_into_markup_fail_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bookbuild import prose
 
     page = ("# A page\n\nThe loss is $0.135$ after `26` steps of the {ref}`400-step run <sec-run>`, with\n"
-            "`hidden=64`; $h_{t-1}$, $W_2$, `float64`, {ref}`sec-run` and {lit}`0.5` are fine.\n\n"
-            "```{code-cell} python\nx = 26  # $0.1$\n```\n")
+            "`hidden=64`; $h_{t-1}$, $W_2$, `float64`, {ref}`sec-run`, {lit-math}`p = 0.9` and {lit}`0.5` are "
+            "fine.\n\n```{code-cell} python\nx = 26  # $0.1$\n```\n")
     assert prose.markup_numbers(page) == [
         (3, "{ref} text", "{ref}`400-step run <sec-run>`"),
         (3, "code span", "`26`"),
@@ -145,10 +144,24 @@ def test_numbers_typed_into_markup_are_listed_but_do_not_fail_yet(tmp_path: Path
     ]
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "ch.md").write_text(page)
-    assert not prose.MARKUP_RULE_ENFORCED
-    assert prose.check_pages(tmp_path) == []  # report-only for now
+    assert prose.MARKUP_RULE_ENFORCED
+    problems = prose.check_pages(tmp_path)
+    assert len(problems) == 4
+    assert problems[2].startswith("book/ch.md:3: a number is typed into inline math '$0.135$'; glue it")
+    assert "{lit-math}" in problems[2]
     assert prose.main(["--markup", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("book/ch.md: 4\n  book/ch.md:3: {ref} text: {ref}`400-step run <sec-run>`\n")
     assert "  book/ch.md:3: inline math: $0.135$\n" in out
-    assert out.rstrip().endswith("4 number(s) typed into markup (report-only: MARKUP_RULE_ENFORCED is false)")
+    assert out.rstrip().endswith("4 number(s) typed into markup")
+
+
+def test_lit_math_renders_as_inline_math() -> None:
+    from docutils import nodes
+
+    from bookbuild.sphinx_lit import lit_math_role
+
+    (node,), messages = lit_math_role("lit-math", "{lit-math}`p = 0.9`", "p = 0.9", 1, None)
+    assert messages == []
+    assert isinstance(node, nodes.math)
+    assert node.astext() == "p = 0.9"
