@@ -225,6 +225,25 @@ def environment_key(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def distribution_digests(names: list[str]) -> dict[str, str]:
+    """Per installed distribution: its version and a digest of its ``RECORD`` (every installed file's hash).
+
+    The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
+    so upgrading, downgrading or reinstalling one of them re-executes the chapters that import it; one no longer
+    installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files, torch, Python).
+    """
+    out = {}
+    for name in names:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "missing"
+            continue
+        record = dist.read_text("RECORD")
+        out[name] = f"{dist.version} " + (sha256_bytes(record.encode())[:16] if record is not None else "no-RECORD")
+    return out
+
+
 def gpu_software() -> dict[str, str]:
     """PyTorch, CUDA and cuDNN versions when the build runs on a GPU (``runtime.gpu_software``); ``{}`` on a CPU."""
     from chapter_code.core import runtime
@@ -320,9 +339,10 @@ def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
     return out
 
 
-def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str]) -> str:
-    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings},
-                      sort_keys=True)
+def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str],
+                dists: dict[str, str] | None = None) -> str:
+    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings,
+                       "dists": dists or {}}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -509,7 +529,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
 
 
 def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: dict[str, str], env: str,
-               profile: str) -> str:
+               profile: str, dists: dict[str, str] | None = None) -> str:
     if not old:
         return "never executed"
     if old.get("status") in ("failed", "stale"):
@@ -527,6 +547,13 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
         return "locked dependencies changed"
     if old.get("profile") != profile:
         return f"device profile {old.get('profile')} -> {profile}"
+    if dists is not None:
+        if not isinstance(old.get("distributions"), dict):
+            return "installed packages not recorded yet"
+        changed = [f"{name} {old['distributions'][name]} -> {dists.get(name)}" for name in sorted(old["distributions"])
+                   if old["distributions"][name] != dists.get(name)]
+        if changed:
+            return "installed package changed: " + ", ".join(changed)
     return ""
 
 
@@ -544,21 +571,28 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
     status = "failed" if out["error"] else "executed"
     error = out["error"]
     if not error:
-        moved = [d for d in deps_list if d in before and before[d] != after[d]]
+        # What the kernel read, hashed as it opened each file (kernel_hooks), must be the snapshot's version...
+        seen = out["trace"].get("seen", {})
+        read_other = [d for d in deps_list if d in before and any(h != before[d] for h in seen.get(d, []))]
+        # ...and no dependency may differ from it after the run either (one read before the hooks were installed).
+        moved = sorted({d for d in deps_list if d in before and before[d] != after[d]} | set(read_other))
         if moved:
             status = "stale"
             error = (
-                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing, so its outputs "
-                "belong to no single version of the sources; they were discarded. Run the build again."
+                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing (it read a version "
+                "other than the one hashed when the build started), so its outputs belong to no single version "
+                "of the sources; they were discarded. Run the build again."
             )
+    dists = distribution_digests(out["trace"].get("distributions", []))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    key = chapter_key(code, deps, env, profile, settings)
+    key = chapter_key(code, deps, env, profile, settings, dists)
     entry = {
         "code": code,
         "dependencies": deps,
         "settings": settings,
         "env": env,
         "profile": profile,
+        "distributions": dists,
         "status": status,
         "wall_s": out["wall_s"],
         "executed_at": stamp,
@@ -569,7 +603,10 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
     if status == "executed":
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
-        os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+        try:
+            os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+        except OSError:  # a read-only checkout (BOOK_BUILD_DIR elsewhere) renders no HTML from this tree
+            pass
     result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
                            out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
     return result, entry
@@ -630,7 +667,10 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
+    # And this engine's own bookbuild, whose kernel_hooks must report what this engine reads (a fixture book in a
+    # test has no bookbuild of its own, and an editable install may point at another checkout).
+    path = [str(root), *([str(ROOT)] if ROOT != root else []), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
     files.ensure_writable(engine_dir(root))
     repair_jupyter_cache(root)
     env, profile, settings = environment_key(root), device_profile(), output_settings()
@@ -650,8 +690,9 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             continue
         old = manifest.get(chapter, {})
         deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
-        key = chapter_key(code, deps, env, profile, settings)
-        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile)
+        dists = distribution_digests(sorted(old.get("distributions") or {}))
+        key = chapter_key(code, deps, env, profile, settings, dists)
+        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile, dists)
         if not reason:
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:

@@ -554,3 +554,77 @@ def test_an_edit_that_keeps_size_and_mtime_runs_the_new_code_not_the_old_bytecod
     (again,) = engine.run(book)
     assert again.status == "executed", again.error
     assert printed(book) == "63\n"
+
+
+def _by_another_process(code: str) -> str:
+    """A cell that runs ``code`` in a second process (an editor): the kernel's trace does not see its writes."""
+    return f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {code!r}], check=True)"
+
+
+def _edit(path: str, old: str, new: str) -> str:
+    return _by_another_process(f"import pathlib; p = pathlib.Path({path!r}); "
+                               f"p.write_text(p.read_text().replace({old!r}, {new!r}))")
+
+
+@pytest.mark.parametrize("target", ["data", "module"])
+def test_a_dependency_edited_and_reverted_while_the_chapter_ran_is_stale_not_passed(
+        tmp_path: Path, target: str) -> None:
+    write_book(tmp_path)
+    path = tmp_path / "book" / "ch.md"
+    if target == "data":  # edited before the chapter reads it, restored after: same bytes before and after the run
+        text = path.read_text().replace("```{code-cell} ipython3\n:label: compute\n",
+                                        "```{code-cell} ipython3\n:label: edit\n"
+                                        + _edit("../data/number.txt", "21", "22") + "\n```\n\n"
+                                        "```{code-cell} ipython3\n:label: compute\n")
+        path.write_text(text)
+        add_cell(tmp_path, "revert", _edit("../data/number.txt", "22", "21"))
+        dependency = "data/number.txt"
+    else:
+        (tmp_path / "chapter_code" / "other.py").write_text("VALUE = 1\n")
+        add_cell(tmp_path, "edit", _edit("../chapter_code/other.py", "1", "2"))
+        add_cell(tmp_path, "use", "from chapter_code.other import VALUE\nprint(VALUE)")
+        add_cell(tmp_path, "revert", _edit("../chapter_code/other.py", "2", "1"))
+        dependency = "chapter_code/other.py"
+    (result,) = engine.run(tmp_path)
+    assert result.status == "stale", result.error
+    assert f"{dependency} changed while the chapter was executing" in result.error
+    assert len(result.error.splitlines()) == 1
+    with pytest.raises(KeyError):  # nothing stored for myst-nb or the gate
+        engine.rendered_notebook(tmp_path, "book/ch")
+    (again,) = engine.run(tmp_path)
+    assert again.reason == "stale last time"
+
+
+def test_a_dependency_edited_and_reverted_after_the_chapter_read_it_is_sound(tmp_path: Path) -> None:
+    write_book(tmp_path)  # the mirror case: the kernel read exactly the snapshot's version
+    add_cell(tmp_path, "edit", _edit("../data/number.txt", "21", "22"))
+    add_cell(tmp_path, "revert", _edit("../data/number.txt", "22", "21"))
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    assert printed(tmp_path) == "42\n"
+
+
+def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, site = tmp_path / "repo", tmp_path / "site"
+    root.mkdir()
+    (site / "fakedist_pkg").mkdir(parents=True)
+    (site / "fakedist_pkg" / "__init__.py").write_text("X = 1\n")
+    info = site / "fakedist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakedist\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("fakedist_pkg\n")
+    (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=one,6\n")
+    monkeypatch.syspath_prepend(str(site))  # the engine finds it as the kernel does (PYTHONPATH)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    write_book(root)
+    add_cell(root, "uses", "import fakedist_pkg\nprint(fakedist_pkg.X)")
+    (first,) = engine.run(root)
+    assert first.status == "executed", first.error
+    assert engine.load_manifest(root)["book/ch"]["distributions"]["fakedist"].startswith("1.0 ")
+    (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=two,6\n")  # reinstalled with other files
+    (again,) = engine.run(root)
+    assert again.status == "executed"
+    assert again.reason.startswith("installed package changed: fakedist 1.0 ")
+    (again,) = engine.run(root)
+    assert again.status == "hit"
