@@ -327,7 +327,7 @@ def imported_distributions() -> list[str]:
     tops = set()
     for name in {name.partition(".")[0] for name in list(sys.modules)} - set(sys.stdlib_module_names):
         file = getattr(sys.modules.get(name), "__file__", None)
-        if not file or not os.path.abspath(file).startswith(root):  # the repository's own packages are keyed by their files
+        if not file or not os.path.abspath(file).startswith(root):  # the repository's own: keyed by their files
             tops.add(name)
     owners = metadata.packages_distributions()
     return sorted({dist for top in tops for dist in owners.get(top, [])})
