@@ -142,11 +142,25 @@ def is_notebook(path: Path) -> bool:
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree)."""
-    from myst_nb.core.read import read_myst_markdown_notebook
+    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree).
+
+    A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one line naming the file,
+    the line of the cell and the cell, not myst-nb's traceback.
+    """
+    from myst_nb.core.read import MystMetadataParsingError, read_myst_markdown_notebook
     from myst_parser.config.main import MdParserConfig
 
-    return read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=path)
+    try:
+        return read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=path)
+    except MystMetadataParsingError as exc:
+        text = str(exc)
+        where = re.search(r"[Cc]ode cell (\d+) at line (\d+)", text)
+        why = re.search(r"msg='([^']*)'", text)
+        cell = f"code cell #{where.group(1)}" if where else "a code cell"
+        line = f":{where.group(2)}" if where else ""
+        reason = why.group(1) if why else text.splitlines()[0] if text else type(exc).__name__
+        raise UserError(f"{path}{line}: the options of {cell} (the cell starting on that line) cannot be read: "
+                        f"{reason}") from None
 
 
 def _cache(root: Path) -> Any:
@@ -359,6 +373,45 @@ def load_manifest(root: Path) -> dict[str, Any]:
 
 def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
     files.write_json(manifest_path(root), manifest)
+
+
+#: executions remembered per chapter besides the manifest's last one, so that reverting an edit reuses outputs
+HISTORY = 8
+
+
+def history_path(root: Path) -> Path:
+    return engine_dir(root) / "history.json"
+
+
+def load_history(root: Path) -> dict[str, list[dict[str, Any]]]:
+    data = files.read_json(history_path(root), "the engine's execution history")
+    return data if isinstance(data, dict) else {}
+
+
+def remember(history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]) -> None:
+    """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last :data:`HISTORY`."""
+    kept = [e for e in history.get(chapter, []) if isinstance(e, dict) and e.get("outputs") != entry.get("outputs")]
+    history[chapter] = [entry, *kept][:HISTORY]
+
+
+def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: str, before: dict[str, str],
+                  env: str, profile: str, settings: dict[str, str]) -> dict[str, Any] | None:
+    """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
+
+    jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
+    finds the outputs of the reverted state; an edit of a module reverted does not (that state's outputs
+    were replaced), and the outputs' digest says so.
+    """
+    for entry in past:
+        if not isinstance(entry, dict) or entry.get("status") != "executed" or entry.get("code") != code:
+            continue
+        deps = {d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))}
+        dists = distribution_digests(sorted(entry.get("distributions") or {}))
+        if _why_stale(entry, code, deps, settings, env, profile, dists):
+            continue
+        if not cached_outputs_problem(root, chapter, entry.get("outputs")):
+            return entry
+    return None
 
 
 def outputs_digest(nb: nbformat.NotebookNode) -> str:
@@ -675,19 +728,25 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     repair_jupyter_cache(root)
     env, profile, settings = environment_key(root), device_profile(), output_settings()
     manifest = load_manifest(root)
+    history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
     pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
-        nb = read_notebook(root / f"{chapter}.md")
-        code = code_hash(nb, root)
-        invalid = _validate(root, chapter, nb)
-        if invalid:
+        try:
+            nb = read_notebook(root / f"{chapter}.md")
+        except UserError as exc:
+            nb, invalid = None, str(exc)
+        else:
+            invalid = _validate(root, chapter, nb)
+        if nb is None or invalid:
+            # Its manifest entry stays: the outputs of its last execution are still right for its last state,
+            # so reverting the edit re-executes nothing (the page cannot be built until it is fixed).
             results[chapter] = ChapterResult(chapter, "failed", "invalid cells", 0.0, "", {}, invalid)
-            manifest.pop(chapter, None)
             continue
+        code = code_hash(nb, root)
         old = manifest.get(chapter, {})
         deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
         dists = distribution_digests(sorted(old.get("distributions") or {}))
@@ -697,6 +756,14 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
+        elif not force:
+            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings)
+            if earlier is not None:  # a reverted edit: this state's outputs are still cached
+                manifest[chapter] = old = earlier
+                deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
+                key = chapter_key(code, deps, env, profile, settings,
+                                  distribution_digests(sorted(old.get("distributions") or {})))
+                reason = ""
         if reason:
             to_run.append((chapter, code, reason))
         else:
@@ -707,6 +774,11 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
         to_run.sort(key=lambda job: order.index(job[0]))
         _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
     save_manifest(root, manifest)
+    for chapter in names:
+        entry = manifest.get(chapter)
+        if results[chapter].status == "executed" and entry:
+            remember(history, chapter, entry)
+    files.write_json(history_path(root), history)
     return [results[c] for c in names]
 
 

@@ -628,3 +628,33 @@ def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stal
     assert again.reason.startswith("installed package changed: fakedist 1.0 ")
     (again,) = engine.run(root)
     assert again.status == "hit"
+
+
+def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the_last_execution(book: Path) -> None:
+    path = book / "book" / "ch.md"
+    good = path.read_text()
+    path.write_text(good.replace(":label: compute\n", ":label: compute\n:tolerance: {rtol: [1\n"))
+    (result,) = engine.run(book)
+    assert result.status == "failed"
+    line = good.splitlines().index("```{code-cell} ipython3") + 1
+    assert result.error == (f"{path}:{line}: the options of code cell #1 (the cell starting on that line) cannot be "
+                            "read: Invalid options format (bad YAML)")
+    assert "book/ch" in engine.load_manifest(book)  # its last execution is still known...
+    path.write_text(good)
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("hit", "unchanged")  # ...so the fix executes nothing
+
+
+def test_reverting_an_edit_to_the_last_executed_state_executes_nothing(book: Path) -> None:
+    path = book / "book" / "ch.md"
+    good = path.read_text()
+    path.write_text(good.replace("print(double(", "print(1 + double("))
+    (edited,) = engine.run(book)
+    assert edited.status == "executed", edited.error
+    assert printed(book) == "43\n"
+    path.write_text(good)
+    (reverted,) = engine.run(book)
+    assert (reverted.status, reverted.reason) == ("hit", "unchanged")
+    assert printed(book) == "42\n"
+    (again,) = engine.run(book)
+    assert again.status == "hit"
