@@ -463,8 +463,17 @@ def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, secon
 
 
 def _worker_init() -> None:
-    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed)."""
+    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed).
+
+    A worker leaves the engine's process group: a SIGINT sent to the group (Ctrl-C in a terminal, ``kill -INT
+    -PGID``) reaches the engine alone, which stops the workers and their kernels itself, or, where the engine
+    ignores SIGINT (started in the background), carries on; it never kills a kernel from under a cell.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.setpgid(0, 0)
+    except OSError:  # not permitted here: the SIGINT stays ignored all the same
+        pass
     parent = os.getppid()
 
     def watch() -> None:
@@ -503,7 +512,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     import subprocess
 
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     root = Path(root_s)
     path = root / f"{chapter}.md"
@@ -561,9 +570,17 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         )
     except CellExecutionError as exc:
         error = f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
-    except Exception:  # kernel death and the like
-        tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
-        error = f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n{tail}"
+    except Exception as exc:  # the kernel died (nbclient's clean-up may raise over it), did not start...
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, DeadKernelError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
+            error = (f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
+                     f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})")
+        else:
+            tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
+            error = (f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n"
+                     f"{tail}")
     finally:
         done.set()
     wall = time.perf_counter() - started

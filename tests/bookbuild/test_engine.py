@@ -658,3 +658,36 @@ def test_reverting_an_edit_to_the_last_executed_state_executes_nothing(book: Pat
     assert printed(book) == "42\n"
     (again,) = engine.run(book)
     assert again.status == "hit"
+
+
+def test_a_kernel_that_dies_is_one_line_naming_the_cell(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "dies", "import os\nos._exit(1)")
+    add_cell(tmp_path, "after", "print('never')")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "failed"
+    assert result.error.startswith("book/ch.md: the kernel died while cell 'dies' was running")
+    assert len(result.error.splitlines()) == 1
+    assert "Traceback" not in result.error
+
+
+def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_chapters_running(
+        tmp_path: Path) -> None:
+    import os
+
+    write_book(tmp_path)
+    pid_file = tmp_path / "kernel.pid"
+    add_cell(tmp_path, "wait", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+             "time.sleep(4)\nprint('done')")
+    code = ("import sys; from pathlib import Path; from bookbuild import engine; "
+            "(r,) = engine.run(Path(sys.argv[1])); print('RESULT', r.status, r.error)")
+    # Started in the background by a shell (nohup, `make check &`): SIGINT ignored, so Ctrl-C means nothing to it.
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    _wait_for(pid_file)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert "RESULT executed" in out, out
+    assert "Traceback" not in out
+    assert cell_text(tmp_path, "wait") == "done\n"
