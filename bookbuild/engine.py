@@ -673,10 +673,11 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
     if status == "executed":
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
-        try:
-            os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
-        except OSError:  # a read-only checkout (BOOK_BUILD_DIR elsewhere) renders no HTML from this tree
-            pass
+        if build_dir(root).is_relative_to(root):  # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+            try:
+                os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+            except OSError:
+                pass
     result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
                            out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
     return result, entry

@@ -691,3 +691,44 @@ def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_c
     assert "RESULT executed" in out, out
     assert "Traceback" not in out
     assert cell_text(tmp_path, "wait") == "done\n"
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(root.rglob("*"))}
+
+
+def test_a_read_only_checkout_with_the_build_dir_elsewhere_executes_and_writes_nothing_into_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import stat
+
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write_book(root)
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path / "elsewhere"))
+    before = _tree(root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        (result,) = engine.run(root)
+        assert result.status == "executed", result.error
+        assert printed(root) == "42\n"
+        assert _tree(root) == before  # not a file added, written or touched (root could have written: see mtimes)
+        (again,) = engine.run(root)
+        assert again.status == "hit"
+    finally:
+        for path in [root, *root.rglob("*")]:
+            os.chmod(path, path.stat().st_mode | stat.S_IWUSR)
+
+
+def test_a_read_only_checkout_without_its_corpora_says_so_instead_of_writing_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bookbuild import gate
+    from bookbuild.files import UserError
+
+    (tmp_path / "chapter_code" / "corpora").mkdir(parents=True)
+    (tmp_path / "chapter_code" / "corpora" / "texts.py").write_text("")
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path.parent / (tmp_path.name + "-build")))
+    with pytest.raises(UserError, match=r"^data/shakespeare.txt not built yet, and with BOOK_BUILD_DIR set"):
+        gate.prepare_data(tmp_path)
+    assert not (tmp_path / "data").exists()
