@@ -55,8 +55,7 @@ def build(builder: str = "html", check: bool = False) -> int:
     from bookbuild import gate
 
     if os.environ.get("BOOK_BUILD_DIR", "").strip():
-        raise UserError("BOOK_BUILD_DIR is for `make check` in a read-only checkout; the HTML build writes "
-                        "into the checkout's _build/. Unset it to build the book.")
+        return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
     checks, profile = gate.run_and_check(ROOT)
@@ -118,6 +117,28 @@ def build(builder: str = "html", check: bool = False) -> int:
         print(f"\nBuild succeeded in {elapsed:.0f} s. The {builder} output is in {BUILD_DIR / 'latex'}"
               + (f" (the PDF: {BUILD_DIR / 'latex' / 'book.pdf'})" if builder == "pdflatex" else ""))
     return 0
+
+
+def build_elsewhere(builder: str, check: bool, root: Path = ROOT) -> int:
+    """The build of a read-only checkout: in a copy under ``$BOOK_BUILD_DIR/checkout``; nothing written into ``root``.
+
+    The HTML build writes beside its sources (the generated report pages, Sphinx's output, the corpora in
+    ``data/`` on first use), so it builds a copy of the sources, whose execution state starts from the one
+    ``make check`` keeps in ``$BOOK_BUILD_DIR`` (chapters executed there are reused, trainings are not redone).
+    """
+    from bookbuild import engine
+
+    state = engine.build_dir(root)
+    work = state / "checkout"
+    work.mkdir(parents=True, exist_ok=True)
+    copy_sources(work, root=root)
+    for name in ("engine", ".jupyter_cache", "runs"):
+        if (state / name).is_dir() and not (work / "_build" / name).exists():
+            shutil.copytree(state / name, work / "_build" / name, ignore=shutil.ignore_patterns("*.lock*"))
+    env = {k: v for k, v in os.environ.items() if k != "BOOK_BUILD_DIR"}
+    print(f"build: a read-only checkout (BOOK_BUILD_DIR is set): building a copy in {work}", flush=True)
+    argv = [sys.executable, "-m", "bookbuild", "build", "--builder", builder, *(["--check"] if check else [])]
+    return subprocess.run(argv, cwd=work, env=env).returncode
 
 
 #: reference pages, if in the toc

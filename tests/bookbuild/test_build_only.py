@@ -101,3 +101,25 @@ def test_only_builds_the_named_page_alone_with_its_references_into_the_last_full
         assert f"bookbuild-full-build\">{text}</span>" in html
     assert not (work / "_build" / "html" / "book" / "b.html").exists()  # neither executed nor rendered
     assert "b is broken" not in (work / "_build" / "build.log").read_text()
+
+
+def test_a_read_only_checkout_with_the_build_dir_elsewhere_builds_the_html_and_writes_nothing_into_it(
+        tmp_path: Path) -> None:
+    import os
+    import stat
+
+    root = tmp_path / "book-root"
+    fixture_book(root)
+    before = {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")}
+    for path in [root, *root.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        env = {**os.environ, "BOOK_BUILD_DIR": str(tmp_path / "state")}
+        done = subprocess.run([sys.executable, "-m", "bookbuild", "build"], cwd=root, env=env, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert (tmp_path / "state" / "checkout" / "_build" / "html" / "book" / "a.html").is_file()
+        assert {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")} == before
+    finally:
+        for path in [root, *root.rglob("*")]:
+            os.chmod(path, path.stat().st_mode | stat.S_IWUSR)
