@@ -11,14 +11,20 @@ chapter on
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
-- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions).
+- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions);
+- the installed distributions its kernel imported: version and a digest of ``RECORD`` each
+  (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
 
 The key is taken **before** a chapter executes: every repository file is
-hashed first, the chapter's dependencies are looked up in that snapshot, and
-after the run each one is hashed again. A file that changed while the chapter
-ran makes the result *stale*: it is discarded, and the build says which file
-and asks for another run, so outputs never pass for a version of the code that
-did not produce them.
+hashed first, and the chapter's dependencies are looked up in that snapshot.
+In the kernel, each repository file is hashed again the moment the chapter
+opens or imports it (:mod:`bookbuild.kernel_hooks`), and after the run each
+dependency once more. A file that was read in another version than the
+snapshot's, or changed by the end, makes the result *stale*: it is discarded,
+and the build says which file and asks for another run, so outputs never pass
+for a version of the code that did not produce them, not even after an edit
+reverted mid-run. An earlier execution whose key is the key now (an edit
+reverted) is reused from a short history when its outputs are still cached.
 
 A chapter whose key is unchanged is a cache hit and does not run. A chapter
 that runs is executed with nbclient in its own kernel; chapters run in
