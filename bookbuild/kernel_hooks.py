@@ -64,7 +64,7 @@ def _signature(st: os.stat_result) -> tuple[int, ...]:
 def _hash_file(path: str) -> str | None:
     """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or None if unreadable."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the hook
     except OSError:
         return None
     try:
