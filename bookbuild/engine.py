@@ -780,7 +780,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
-        elif not force:
+        elif not force and old:  # an edit since its last execution (a damaged manifest rebuilds everything)
             earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings)
             if earlier is not None:  # a reverted edit: this state's outputs are still cached
                 manifest[chapter] = old = earlier
