@@ -55,8 +55,7 @@ def build(builder: str = "html", check: bool = False) -> int:
     from bookbuild import gate
 
     if os.environ.get("BOOK_BUILD_DIR", "").strip():
-        raise UserError("BOOK_BUILD_DIR is for `make check` in a read-only checkout; the HTML build writes "
-                        "into the checkout's _build/. Unset it to build the book.")
+        return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
     checks, profile = gate.run_and_check(ROOT)
@@ -120,6 +119,28 @@ def build(builder: str = "html", check: bool = False) -> int:
     return 0
 
 
+def build_elsewhere(builder: str, check: bool, root: Path = ROOT) -> int:
+    """The build of a read-only checkout: in a copy under ``$BOOK_BUILD_DIR/checkout``; nothing written into ``root``.
+
+    The HTML build writes beside its sources (the generated report pages, Sphinx's output, the corpora in
+    ``data/`` on first use), so it builds a copy of the sources, whose execution state starts from the one
+    ``make check`` keeps in ``$BOOK_BUILD_DIR`` (chapters executed there are reused, trainings are not redone).
+    """
+    from bookbuild import engine
+
+    state = engine.build_dir(root)
+    work = state / "checkout"
+    work.mkdir(parents=True, exist_ok=True)
+    copy_sources(work, root=root)
+    for name in ("engine", ".jupyter_cache", "runs"):
+        if (state / name).is_dir() and not (work / "_build" / name).exists():
+            shutil.copytree(state / name, work / "_build" / name, ignore=shutil.ignore_patterns("*.lock*"))
+    env = {k: v for k, v in os.environ.items() if k != "BOOK_BUILD_DIR"}
+    print(f"build: a read-only checkout (BOOK_BUILD_DIR is set): building a copy in {work}", flush=True)
+    argv = [sys.executable, "-m", "bookbuild", "build", "--builder", builder, *(["--check"] if check else [])]
+    return subprocess.run(argv, cwd=work, env=env).returncode
+
+
 #: reference pages, if in the toc
 ALWAYS_INCLUDED = ["book/glossary", "book/bibliography", "book/checked", "book/build-report"]
 COPIED = ["_config.yml", "book", "chapter_code", "bookbuild", "panels", "data", "baselines", "pyproject.toml",
@@ -129,10 +150,10 @@ _REFERENCE = re.compile(r"\{(?:ref|numref|eq|prf:ref)\}`(?:[^`<]*<)?(?P<target>[
 _DOC_REFERENCE = re.compile(r"\{doc\}`(?:[^`<]*<)?/?(?P<doc>[^`>]+)>?`")
 
 
-def copy_sources(work: Path, with_toc: bool = True) -> None:
+def copy_sources(work: Path, with_toc: bool = True, root: Path = ROOT) -> None:
     """Copy what a build needs (sources, code, baselines, lock files) into ``work``, replacing older copies."""
     for name in [*COPIED, "_toc.yml"] if with_toc else COPIED:
-        src, target = ROOT / name, work / name
+        src, target = root / name, work / name
         if target.is_dir():
             shutil.rmtree(target)
         elif target.exists():
@@ -169,31 +190,61 @@ def pages_needed(root: Path, names: list[str]) -> list[str]:
     return [n for n in order if n in needed]
 
 
-def build_only(pages: list[str], dest: Path | None = None) -> int:
-    """Build ``pages`` and the pages they refer to (so every cross-reference resolves) in a private copy.
+def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) -> int:
+    """Build ``pages`` alone in a private copy; their cross-references to other pages link to the last full build.
 
     For authors working on one chapter while others are mid-edit: the copy lives
     in ``_build/only-<name>`` (or ``dest``) with its own execution state, which
-    starts from the checkout's (so chapters already executed there are reused),
-    and pages that nothing needed refers to are left out of its table of contents.
+    starts from the checkout's (so chapters already executed there are reused).
+    Its table of contents holds the named pages, the reference pages
+    (:data:`ALWAYS_INCLUDED`: glossary, bibliography, what the build checked, its
+    report) and, as its root, a short page listing them; no other page is executed
+    or rendered, so a chapter broken elsewhere does not stop it. A ``{ref}``,
+    ``{numref}``, ``{eq}`` or ``{doc}`` to a page left out resolves from the last
+    full build's ``_build/html/xrefs.json`` (:mod:`bookbuild.xrefs`), as a link into
+    that build. Before any full build, the copy also builds every page the named
+    ones refer to, directly or not (:func:`pages_needed`), and says so.
     """
     names = [p.removesuffix(".md") for p in pages]
     for name in names:
-        if not (ROOT / f"{name}.md").exists():
-            raise UserError(f"--only: no such page {name}.md under {ROOT}")
-    needed = pages_needed(ROOT, names)
-    work = dest or BUILD_DIR / ("only-" + "-".join(Path(n).name for n in names))
+        if not (root / f"{name}.md").exists():
+            raise UserError(f"--only: no such page {name}.md under {root}")
+    build_dir = root / "_build"
+    known = build_dir / "html" / "xrefs.json"
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    order = [toc["root"]] + [e["file"] for part in toc.get("parts", []) for e in part.get("chapters", [])]
+    if known.is_file():
+        needed = [n for n in order if n in names or n in ALWAYS_INCLUDED]
+    else:
+        needed = pages_needed(root, names)
+        print(f"--only: no full build yet ({known} is missing), so the pages that {', '.join(names)} refer to are "
+              "built too", flush=True)
+    work = dest or build_dir / ("only-" + "-".join(Path(n).name for n in names))
     work.mkdir(parents=True, exist_ok=True)
-    copy_sources(work, with_toc=False)
+    copy_sources(work, with_toc=False, root=root)
     for state in ("engine", ".jupyter_cache", "runs"):  # memoized runs too: a page build must not retrain
-        if (BUILD_DIR / state).is_dir() and not (work / "_build" / state).exists():
-            shutil.copytree(BUILD_DIR / state, work / "_build" / state, ignore=shutil.ignore_patterns("*.lock*"))
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+        if (build_dir / state).is_dir() and not (work / "_build" / state).exists():
+            shutil.copytree(build_dir / state, work / "_build" / state, ignore=shutil.ignore_patterns("*.lock*"))
     for part in toc.get("parts", []):
         part["chapters"] = [e for e in part.get("chapters", []) if e["file"] in needed]
     toc["parts"] = [part for part in toc.get("parts", []) if part["chapters"]]
     (work / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    print(f"--only: building {', '.join(needed)} in {work}", flush=True)
+    if known.is_file():
+        config = yaml.safe_load((work / "_config.yml").read_text())
+        sphinx = config.setdefault("sphinx", {})
+        extensions = sphinx.setdefault("extra_extensions", [])
+        if "bookbuild.xrefs" not in extensions:
+            extensions.append("bookbuild.xrefs")
+        sphinx.setdefault("config", {}).update(bookbuild_xref_inventory=str(known),
+                                               bookbuild_xref_base=(build_dir / "html").as_uri())
+        (work / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+        if toc["root"] not in names:  # the root page stands in as a list of what this build holds
+            title = config.get("title", "The book")
+            listed = "\n".join(f"- {{doc}}`/{n}`" for n in needed if n != toc["root"])
+            (work / f"{toc['root']}.md").write_text(
+                f"# {title}: {', '.join(names)}\n\nA build of some pages only; their references to other pages "
+                f"link to the last full build.\n\n{listed}\n")
+    print(f"--only: building {', '.join(n for n in needed)} in {work}", flush=True)
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "bookbuild", "build"], cwd=work)
     verdict = "succeeded" if proc.returncode == 0 else f"FAILED (exit {proc.returncode}); log: {work / '_build'}"

@@ -11,14 +11,20 @@ chapter on
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
-- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions).
+- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions);
+- the installed distributions its kernel imported: version and a digest of ``RECORD`` each
+  (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
 
 The key is taken **before** a chapter executes: every repository file is
-hashed first, the chapter's dependencies are looked up in that snapshot, and
-after the run each one is hashed again. A file that changed while the chapter
-ran makes the result *stale*: it is discarded, and the build says which file
-and asks for another run, so outputs never pass for a version of the code that
-did not produce them.
+hashed first, and the chapter's dependencies are looked up in that snapshot.
+In the kernel, each repository file is hashed again the moment the chapter
+opens or imports it (:mod:`bookbuild.kernel_hooks`), and after the run each
+dependency once more. A file that was read in another version than the
+snapshot's, or changed by the end, makes the result *stale*: it is discarded,
+and the build says which file and asks for another run, so outputs never pass
+for a version of the code that did not produce them, not even after an edit
+reverted mid-run. An earlier execution whose key is the key now (an edit
+reverted) is reused from a short history when its outputs are still cached.
 
 A chapter whose key is unchanged is a cache hit and does not run. A chapter
 that runs is executed with nbclient in its own kernel; chapters run in
@@ -142,11 +148,25 @@ def is_notebook(path: Path) -> bool:
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree)."""
-    from myst_nb.core.read import read_myst_markdown_notebook
+    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree).
+
+    A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one line naming the file,
+    the line of the cell and the cell, not myst-nb's traceback.
+    """
+    from myst_nb.core.read import MystMetadataParsingError, read_myst_markdown_notebook
     from myst_parser.config.main import MdParserConfig
 
-    return read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=path)
+    try:
+        return read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=path)
+    except MystMetadataParsingError as exc:
+        text = str(exc)
+        where = re.search(r"[Cc]ode cell (\d+) at line (\d+)", text)
+        why = re.search(r"msg='([^']*)'", text)
+        cell = f"code cell #{where.group(1)}" if where else "a code cell"
+        line = f":{where.group(2)}" if where else ""
+        reason = why.group(1) if why else text.splitlines()[0] if text else type(exc).__name__
+        raise UserError(f"{path}{line}: the options of {cell} (the cell starting on that line) cannot be read: "
+                        f"{reason}") from None
 
 
 def _cache(root: Path) -> Any:
@@ -223,6 +243,25 @@ def environment_key(root: Path) -> str:
     if gpu:
         digest.update(json.dumps(gpu, sort_keys=True).encode())
     return digest.hexdigest()[:16]
+
+
+def distribution_digests(names: list[str]) -> dict[str, str]:
+    """Per installed distribution: its version and a digest of its ``RECORD`` (every installed file's hash).
+
+    The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
+    so upgrading, downgrading or reinstalling one of them re-executes the chapters that import it; one no longer
+    installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files, torch, Python).
+    """
+    out = {}
+    for name in names:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "missing"
+            continue
+        record = dist.read_text("RECORD")
+        out[name] = f"{dist.version} " + (sha256_bytes(record.encode())[:16] if record is not None else "no-RECORD")
+    return out
 
 
 def gpu_software() -> dict[str, str]:
@@ -320,9 +359,10 @@ def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
     return out
 
 
-def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str]) -> str:
-    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings},
-                      sort_keys=True)
+def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str],
+                dists: dict[str, str] | None = None) -> str:
+    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings,
+                       "dists": dists or {}}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -339,6 +379,45 @@ def load_manifest(root: Path) -> dict[str, Any]:
 
 def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
     files.write_json(manifest_path(root), manifest)
+
+
+#: executions remembered per chapter besides the manifest's last one, so that reverting an edit reuses outputs
+HISTORY = 8
+
+
+def history_path(root: Path) -> Path:
+    return engine_dir(root) / "history.json"
+
+
+def load_history(root: Path) -> dict[str, list[dict[str, Any]]]:
+    data = files.read_json(history_path(root), "the engine's execution history")
+    return data if isinstance(data, dict) else {}
+
+
+def remember(history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]) -> None:
+    """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last :data:`HISTORY`."""
+    kept = [e for e in history.get(chapter, []) if isinstance(e, dict) and e.get("outputs") != entry.get("outputs")]
+    history[chapter] = [entry, *kept][:HISTORY]
+
+
+def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: str, before: dict[str, str],
+                  env: str, profile: str, settings: dict[str, str]) -> dict[str, Any] | None:
+    """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
+
+    jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
+    finds the outputs of the reverted state; an edit of a module reverted does not (that state's outputs
+    were replaced), and the outputs' digest says so.
+    """
+    for entry in past:
+        if not isinstance(entry, dict) or entry.get("status") != "executed" or entry.get("code") != code:
+            continue
+        deps = {d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))}
+        dists = distribution_digests(sorted(entry.get("distributions") or {}))
+        if _why_stale(entry, code, deps, settings, env, profile, dists):
+            continue
+        if not cached_outputs_problem(root, chapter, entry.get("outputs")):
+            return entry
+    return None
 
 
 def outputs_digest(nb: nbformat.NotebookNode) -> str:
@@ -390,8 +469,17 @@ def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, secon
 
 
 def _worker_init() -> None:
-    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed)."""
+    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed).
+
+    A worker leaves the engine's process group: a SIGINT sent to the group (Ctrl-C in a terminal, ``kill -INT
+    -PGID``) reaches the engine alone, which stops the workers and their kernels itself, or, where the engine
+    ignores SIGINT (started in the background), carries on; it never kills a kernel from under a cell.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.setpgid(0, 0)
+    except OSError:  # not permitted here: the SIGINT stays ignored all the same
+        pass
     parent = os.getppid()
 
     def watch() -> None:
@@ -436,7 +524,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     import subprocess
 
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     root = Path(root_s)
     path = root / f"{chapter}.md"
@@ -494,9 +582,17 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         )
     except CellExecutionError as exc:
         error = f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
-    except Exception:  # kernel death and the like
-        tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
-        error = f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n{tail}"
+    except Exception as exc:  # the kernel died (nbclient's clean-up may raise over it), did not start...
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, DeadKernelError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
+            error = (f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
+                     f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})")
+        else:
+            tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
+            error = (f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n"
+                     f"{tail}")
     finally:
         done.set()
     wall = time.perf_counter() - started
@@ -515,7 +611,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
 
 
 def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: dict[str, str], env: str,
-               profile: str) -> str:
+               profile: str, dists: dict[str, str] | None = None) -> str:
     if not old:
         return "never executed"
     if old.get("status") in ("failed", "stale"):
@@ -533,6 +629,13 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
         return "locked dependencies changed"
     if old.get("profile") != profile:
         return f"device profile {old.get('profile')} -> {profile}"
+    if dists is not None:
+        if not isinstance(old.get("distributions"), dict):
+            return "installed packages not recorded yet"
+        changed = [f"{name} {old['distributions'][name]} -> {dists.get(name)}" for name in sorted(old["distributions"])
+                   if old["distributions"][name] != dists.get(name)]
+        if changed:
+            return "installed package changed: " + ", ".join(changed)
     return ""
 
 
@@ -550,21 +653,28 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
     status = "failed" if out["error"] else "executed"
     error = out["error"]
     if not error:
-        moved = [d for d in deps_list if d in before and before[d] != after[d]]
+        # What the kernel read, hashed as it opened each file (kernel_hooks), must be the snapshot's version...
+        seen = out["trace"].get("seen", {})
+        read_other = [d for d in deps_list if d in before and any(h != before[d] for h in seen.get(d, []))]
+        # ...and no dependency may differ from it after the run either (one read before the hooks were installed).
+        moved = sorted({d for d in deps_list if d in before and before[d] != after[d]} | set(read_other))
         if moved:
             status = "stale"
             error = (
-                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing, so its outputs "
-                "belong to no single version of the sources; they were discarded. Run the build again."
+                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing (it read a version "
+                "other than the one hashed when the build started), so its outputs belong to no single version "
+                "of the sources; they were discarded. Run the build again."
             )
+    dists = distribution_digests(out["trace"].get("distributions", []))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    key = chapter_key(code, deps, env, profile, settings)
+    key = chapter_key(code, deps, env, profile, settings, dists)
     entry = {
         "code": code,
         "dependencies": deps,
         "settings": settings,
         "env": env,
         "profile": profile,
+        "distributions": dists,
         "status": status,
         "wall_s": out["wall_s"],
         "executed_at": stamp,
@@ -575,7 +685,11 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
     if status == "executed":
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
-        os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+        if build_dir(root).is_relative_to(root):  # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+            try:
+                os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+            except OSError:
+                pass
     result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
                            out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
     return result, entry
@@ -636,32 +750,50 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
+    # And this engine's own bookbuild, whose kernel_hooks must report what this engine reads (a fixture book in a
+    # test has no bookbuild of its own, and an editable install may point at another checkout).
+    path = [str(root), *([str(ROOT)] if ROOT != root else []), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
     files.ensure_writable(engine_dir(root))
     repair_jupyter_cache(root)
     env, profile, settings = environment_key(root), device_profile(), output_settings()
     manifest = load_manifest(root)
+    history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
     pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
-        nb = read_notebook(root / f"{chapter}.md")
-        code = code_hash(nb, root)
-        invalid = _validate(root, chapter, nb)
-        if invalid:
+        try:
+            nb = read_notebook(root / f"{chapter}.md")
+        except UserError as exc:
+            nb, invalid = None, str(exc)
+        else:
+            invalid = _validate(root, chapter, nb)
+        if nb is None or invalid:
+            # Its manifest entry stays: the outputs of its last execution are still right for its last state,
+            # so reverting the edit re-executes nothing (the page cannot be built until it is fixed).
             results[chapter] = ChapterResult(chapter, "failed", "invalid cells", 0.0, "", {}, invalid)
-            manifest.pop(chapter, None)
             continue
+        code = code_hash(nb, root)
         old = manifest.get(chapter, {})
         deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
-        key = chapter_key(code, deps, env, profile, settings)
-        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile)
+        dists = distribution_digests(sorted(old.get("distributions") or {}))
+        key = chapter_key(code, deps, env, profile, settings, dists)
+        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile, dists)
         if not reason:
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
+        elif not force and old:  # an edit since its last execution (a damaged manifest rebuilds everything)
+            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings)
+            if earlier is not None:  # a reverted edit: this state's outputs are still cached
+                manifest[chapter] = old = earlier
+                deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
+                key = chapter_key(code, deps, env, profile, settings,
+                                  distribution_digests(sorted(old.get("distributions") or {})))
+                reason = ""
         if reason:
             to_run.append((chapter, code, reason))
         else:
@@ -672,6 +804,11 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
         to_run.sort(key=lambda job: order.index(job[0]))
         _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
     save_manifest(root, manifest)
+    for chapter in names:
+        entry = manifest.get(chapter)
+        if results[chapter].status == "executed" and entry:
+            remember(history, chapter, entry)
+    files.write_json(history_path(root), history)
     return [results[c] for c in names]
 
 

@@ -408,6 +408,14 @@ def prepare_data(root: Path) -> None:
     """
     if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
+    if not engine.build_dir(root).is_relative_to(root):  # BOOK_BUILD_DIR elsewhere: nothing goes into the checkout
+        corpora = ["shakespeare.txt"] + (["milton.txt"] if (root / "chapter_code" / "corpora" / "milton.py").is_file()
+                                         else [])
+        missing = [f"data/{name}" for name in corpora if not (root / "data" / name).is_file()]
+        if missing:
+            raise files.UserError(f"{', '.join(missing)} not built yet, and with BOOK_BUILD_DIR set the build writes "
+                                  "nothing into the checkout: build the corpora once where the checkout is writable "
+                                  "(`make check` without BOOK_BUILD_DIR), then run this again")
     engine.pin_bytecode(root)
     probe = "from chapter_code.corpora.texts import shakespeare_text; shakespeare_text()"
     if (root / "chapter_code" / "corpora" / "milton.py").is_file():

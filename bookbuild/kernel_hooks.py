@@ -2,11 +2,17 @@
 
 Four things, none of them visible on the page:
 
-- **A trace of what the chapter read.** An audit hook sees every ``open`` and
-  every directory listing (``os.listdir``, ``os.scandir``) of a path inside the
-  repository; at the end, the ``chapter_code`` modules in ``sys.modules`` are
-  added. Files the chapter *wrote* are reported separately: they are its
-  outputs, not its inputs.
+- **A trace of what the chapter read.** An audit hook sees every ``open``
+  (``io.open_code`` of an import too) and every directory listing
+  (``os.listdir``, ``os.scandir``) of a path inside the repository, and hashes
+  the file's bytes (the folder's names) *at that moment*, as the engine's
+  snapshot hashes them: the engine compares these hashes with its snapshot from
+  before the run, so a file edited and reverted while the chapter ran is caught
+  even though it reads the same before and after. At the end, the
+  ``chapter_code`` modules in ``sys.modules`` are added, with the installed
+  distributions the kernel imported (by name; the engine keys their versions
+  and ``RECORD`` files). Files the chapter *wrote* are reported separately:
+  they are its outputs, not its inputs.
 - **A summary of every figure.** A display formatter for matplotlib figures
   adds, beside the PNG, a JSON summary of what the figure says (titles, axis
   labels, tick labels, legend entries, annotations: compared exactly by the
@@ -27,9 +33,12 @@ before anything is stored or rendered.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
+import stat
 import sys
 import threading
 import time
@@ -38,7 +47,58 @@ from typing import Any
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "sweeps": [], "notes": []}
+#: as :data:`bookbuild.files.LAB_MARKER` (not imported: the kernel would then depend on bookbuild/files.py)
+_LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
+
+_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "sweeps": [], "notes": [],
+                          "seen": {}}
+_hashing = threading.local()  # the hook's own reads raise audit events too
+_known: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (stat signature, hash): a file opened again
+
+
+def _signature(st: os.stat_result) -> tuple[int, ...]:
+    # ctime changes on every write and cannot be set back, so an edit that restores size and mtime still shows
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _hash_file(path: str) -> str | None:
+    """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or None if unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the hook
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        known = _known.get(path)
+        if known is not None and known[0] == _signature(st):
+            return known[1]
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        if path.endswith(".py"):
+            data = _LAB_MARKER.sub(b"", data)
+        digest = hashlib.sha256(data).hexdigest()
+        if _signature(os.fstat(fd)) == _signature(st):  # not written while it was read
+            _known[path] = (_signature(st), digest)
+        return digest
+    finally:
+        os.close(fd)
+
+
+def _hash_listing(path: str) -> str | None:
+    try:
+        names = [n for n in os.listdir(path) if n != "__pycache__" and not n.startswith(".")]
+    except OSError:
+        return None
+    return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+
+
+def _seen(key: str, digest: str | None) -> None:
+    if digest is not None:
+        _state["seen"].setdefault(key, set()).add(digest)
 
 
 def _inside(path: str) -> str | None:
@@ -65,6 +125,12 @@ def _audit(event: str, args: tuple) -> None:
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
         )
         (_state["written"] if writes else _state["read"]).add(rel)
+        if not writes and not getattr(_hashing, "busy", False):
+            _hashing.busy = True
+            try:
+                _seen(rel, _hash_file(path))
+            finally:
+                _hashing.busy = False
     elif event in ("os.listdir", "os.scandir"):
         caller = sys._getframe(1).f_code.co_filename
         if caller.startswith("<frozen importlib") or "importlib" in caller:  # the import system's own lookups
@@ -72,9 +138,16 @@ def _audit(event: str, args: tuple) -> None:
         target = args[0] if args and args[0] is not None else "."
         if isinstance(target, int):  # a file descriptor: nothing to name
             return
-        rel = _inside(os.path.abspath(os.fsdecode(target)))
+        path = os.path.abspath(os.fsdecode(target))
+        rel = _inside(path)
         if rel is not None:
             _state["listed"].add(rel)
+            if not getattr(_hashing, "busy", False):
+                _hashing.busy = True
+                try:
+                    _seen(rel.rstrip(os.sep) + "/" if rel else "./", _hash_listing(path))
+                finally:
+                    _hashing.busy = False
 
 
 def _number(value: Any) -> Any:
@@ -246,6 +319,20 @@ def report(message: str) -> None:
         print(message, file=sys.stderr)
 
 
+def imported_distributions() -> list[str]:
+    """The installed distributions whose top-level modules this process imported (not the standard library's)."""
+    from importlib import metadata
+
+    root = _state.get("root", "\0")
+    tops = set()
+    for name in {name.partition(".")[0] for name in list(sys.modules)} - set(sys.stdlib_module_names):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file or not os.path.abspath(file).startswith(root):  # the repository's own: keyed by their files
+            tops.add(name)
+    owners = metadata.packages_distributions()
+    return sorted({dist for top in tops for dist in owners.get(top, [])})
+
+
 def finish(out: str) -> None:
     """Write what the chapter read, listed and wrote, its modules and its runtime fingerprint to ``out``."""
     modules = set()
@@ -267,6 +354,8 @@ def finish(out: str) -> None:
     read = {rel for rel in _state["read"] | modules if os.path.isfile(root + rel)}
     trace = {
         "read": sorted(read - _state["written"]),
+        "seen": {rel: sorted(digests) for rel, digests in _state["seen"].items()},
+        "distributions": imported_distributions(),
         "written": sorted(_state["written"]),
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,

@@ -566,3 +566,181 @@ def test_progress_names_hidden_cells_by_label_and_the_builds_own_cells_by_what_t
     out = capfd.readouterr().out
     assert "engine: book/ch: cell 'hidden-slow' running for" in out
     assert "cell #" not in out
+
+
+def _by_another_process(code: str) -> str:
+    """A cell that runs ``code`` in a second process (an editor): the kernel's trace does not see its writes."""
+    return f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {code!r}], check=True)"
+
+
+def _edit(path: str, old: str, new: str) -> str:
+    return _by_another_process(f"import pathlib; p = pathlib.Path({path!r}); "
+                               f"p.write_text(p.read_text().replace({old!r}, {new!r}))")
+
+
+@pytest.mark.parametrize("target", ["data", "module"])
+def test_a_dependency_edited_and_reverted_while_the_chapter_ran_is_stale_not_passed(
+        tmp_path: Path, target: str) -> None:
+    write_book(tmp_path)
+    path = tmp_path / "book" / "ch.md"
+    if target == "data":  # edited before the chapter reads it, restored after: same bytes before and after the run
+        text = path.read_text().replace("```{code-cell} ipython3\n:label: compute\n",
+                                        "```{code-cell} ipython3\n:label: edit\n"
+                                        + _edit("../data/number.txt", "21", "22") + "\n```\n\n"
+                                        "```{code-cell} ipython3\n:label: compute\n")
+        path.write_text(text)
+        add_cell(tmp_path, "revert", _edit("../data/number.txt", "22", "21"))
+        dependency = "data/number.txt"
+    else:
+        (tmp_path / "chapter_code" / "other.py").write_text("VALUE = 1\n")
+        add_cell(tmp_path, "edit", _edit("../chapter_code/other.py", "1", "2"))
+        add_cell(tmp_path, "use", "from chapter_code.other import VALUE\nprint(VALUE)")
+        add_cell(tmp_path, "revert", _edit("../chapter_code/other.py", "2", "1"))
+        dependency = "chapter_code/other.py"
+    (result,) = engine.run(tmp_path)
+    assert result.status == "stale", result.error
+    assert f"{dependency} changed while the chapter was executing" in result.error
+    assert len(result.error.splitlines()) == 1
+    with pytest.raises(KeyError):  # nothing stored for myst-nb or the gate
+        engine.rendered_notebook(tmp_path, "book/ch")
+    (again,) = engine.run(tmp_path)
+    assert again.reason == "stale last time"
+
+
+def test_a_dependency_edited_and_reverted_after_the_chapter_read_it_is_sound(tmp_path: Path) -> None:
+    write_book(tmp_path)  # the mirror case: the kernel read exactly the snapshot's version
+    add_cell(tmp_path, "edit", _edit("../data/number.txt", "21", "22"))
+    add_cell(tmp_path, "revert", _edit("../data/number.txt", "22", "21"))
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    assert printed(tmp_path) == "42\n"
+
+
+def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, site = tmp_path / "repo", tmp_path / "site"
+    root.mkdir()
+    (site / "fakedist_pkg").mkdir(parents=True)
+    (site / "fakedist_pkg" / "__init__.py").write_text("X = 1\n")
+    info = site / "fakedist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakedist\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("fakedist_pkg\n")
+    (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=one,6\n")
+    monkeypatch.syspath_prepend(str(site))  # the engine finds it as the kernel does (PYTHONPATH)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    write_book(root)
+    add_cell(root, "uses", "import fakedist_pkg\nprint(fakedist_pkg.X)")
+    (first,) = engine.run(root)
+    assert first.status == "executed", first.error
+    assert engine.load_manifest(root)["book/ch"]["distributions"]["fakedist"].startswith("1.0 ")
+    (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=two,6\n")  # reinstalled with other files
+    (again,) = engine.run(root)
+    assert again.status == "executed"
+    assert again.reason.startswith("installed package changed: fakedist 1.0 ")
+    (again,) = engine.run(root)
+    assert again.status == "hit"
+
+
+def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the_last_execution(book: Path) -> None:
+    path = book / "book" / "ch.md"
+    good = path.read_text()
+    path.write_text(good.replace(":label: compute\n", ":label: compute\n:tolerance: {rtol: [1\n"))
+    (result,) = engine.run(book)
+    assert result.status == "failed"
+    line = good.splitlines().index("```{code-cell} ipython3") + 1
+    assert result.error == (f"{path}:{line}: the options of code cell #1 (the cell starting on that line) cannot be "
+                            "read: Invalid options format (bad YAML)")
+    assert "book/ch" in engine.load_manifest(book)  # its last execution is still known...
+    path.write_text(good)
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == ("hit", "unchanged")  # ...so the fix executes nothing
+
+
+def test_reverting_an_edit_to_the_last_executed_state_executes_nothing(book: Path) -> None:
+    path = book / "book" / "ch.md"
+    good = path.read_text()
+    path.write_text(good.replace("print(double(", "print(1 + double("))
+    (edited,) = engine.run(book)
+    assert edited.status == "executed", edited.error
+    assert printed(book) == "43\n"
+    path.write_text(good)
+    (reverted,) = engine.run(book)
+    assert (reverted.status, reverted.reason) == ("hit", "unchanged")
+    assert printed(book) == "42\n"
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+
+
+def test_a_kernel_that_dies_is_one_line_naming_the_cell(tmp_path: Path) -> None:
+    write_book(tmp_path)
+    add_cell(tmp_path, "dies", "import os\nos._exit(1)")
+    add_cell(tmp_path, "after", "print('never')")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "failed"
+    assert result.error.startswith("book/ch.md: the kernel died while cell 'dies' was running")
+    assert len(result.error.splitlines()) == 1
+    assert "Traceback" not in result.error
+
+
+def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_chapters_running(
+        tmp_path: Path) -> None:
+    import os
+
+    write_book(tmp_path)
+    pid_file = tmp_path / "kernel.pid"
+    add_cell(tmp_path, "wait", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+             "time.sleep(4)\nprint('done')")
+    code = ("import sys; from pathlib import Path; from bookbuild import engine; "
+            "(r,) = engine.run(Path(sys.argv[1])); print('RESULT', r.status, r.error)")
+    # Started in the background by a shell (nohup, `make check &`): SIGINT ignored, so Ctrl-C means nothing to it.
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    _wait_for(pid_file)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert "RESULT executed" in out, out
+    assert "Traceback" not in out
+    assert cell_text(tmp_path, "wait") == "done\n"
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(root.rglob("*"))}
+
+
+def test_a_read_only_checkout_with_the_build_dir_elsewhere_executes_and_writes_nothing_into_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import stat
+
+    root = tmp_path / "checkout"
+    root.mkdir()
+    write_book(root)
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path / "elsewhere"))
+    before = _tree(root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        (result,) = engine.run(root)
+        assert result.status == "executed", result.error
+        assert printed(root) == "42\n"
+        assert _tree(root) == before  # not a file added, written or touched (root could have written: see mtimes)
+        (again,) = engine.run(root)
+        assert again.status == "hit"
+    finally:
+        for path in [root, *root.rglob("*")]:
+            os.chmod(path, path.stat().st_mode | stat.S_IWUSR)
+
+
+def test_a_read_only_checkout_without_its_corpora_says_so_instead_of_writing_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bookbuild import gate
+    from bookbuild.files import UserError
+
+    (tmp_path / "chapter_code" / "corpora").mkdir(parents=True)
+    (tmp_path / "chapter_code" / "corpora" / "texts.py").write_text("")
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path.parent / (tmp_path.name + "-build")))
+    with pytest.raises(UserError, match=r"^data/shakespeare.txt not built yet, and with BOOK_BUILD_DIR set"):
+        gate.prepare_data(tmp_path)
+    assert not (tmp_path / "data").exists()
