@@ -218,7 +218,8 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
 
 
 _NUMBER = re.compile(r"(?<![\w`.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w`])")
-_ROLE = re.compile(r"\{[a-z:]+\}`[^`]*`")
+#: a role (``{lit-math}`...``` included) or inline math: numbers inside either are left as they are
+_ROLE = re.compile(r"\{[a-z:-]+\}`[^`]*`|\$[^$\n]+\$")
 
 
 def _literal_numbers(text: str) -> str:

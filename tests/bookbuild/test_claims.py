@@ -98,3 +98,11 @@ def test_a_claim_names_its_check_in_angle_brackets(body: str, expected: tuple | 
 def test_numbers_inside_a_claim_are_prose() -> None:
     assert check_text("A {claim}``takes 12 steps, {glue:text}`n` in all <c-a>``.\n")
     assert check_text("A {claim}``takes {glue:text}`n` steps <c-2layer>``.\n") == []
+
+
+def test_the_appendix_marks_numbers_as_literal_but_never_inside_math() -> None:
+    from bookbuild.claims import _literal_numbers
+
+    text = "below {lit-math}`10^{-3}` and $x = 0$ after 12 steps, {glue:text}`n` of 3.5"
+    assert _literal_numbers(text) == ("below {lit-math}`10^{-3}` and $x = 0$ after {lit}`12` steps, "
+                                      "{glue:text}`n` of {lit}`3.5`")
