@@ -180,7 +180,7 @@ def draw_stacked_and_bidirectional(steps: int = 3) -> Figure:
     if isinstance(steps, bool) or not isinstance(steps, int) or not 2 <= steps <= 5:
         raise ValueError(f"steps must be an int in [2, 5]; got {steps!r}")
     use_book_style()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(7.6, 3.6))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(6.8, 3.6))
     lower, upper, backward = COLORS["lstm"], COLORS["other"], COLORS["rnn"]
     for t in range(1, steps + 1):
         # the stack: input, layer 1, layer 2, output, from the bottom up

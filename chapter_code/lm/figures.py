@@ -117,7 +117,7 @@ def plot_seed_scores(
             "scores must hold at least one model with at least one protocol"
         )
     use_book_style()
-    fig, ax = plt.subplots(figsize=(7.4, 3.8))
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
     markers = ("o", "^", "s")
     protocols = list(next(iter(scores.values())))
     for col, (model, by_protocol) in enumerate(scores.items()):
@@ -145,12 +145,9 @@ def plot_seed_scores(
     ax.set_xticks(range(len(scores)), list(scores))
     ax.set_xlim(-0.6, len(scores) - 0.4)
     ax.set_ylabel("test loss (nats per character)")
-    # clear of the data
+    # below the axes, clear of the data and inside the figure's width
     ax.legend(
-        fontsize="small",
-        loc="upper left",
-        bbox_to_anchor=(1.02, 1.0),
-        borderaxespad=0.0,
+        loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, borderaxespad=0.0
     )
     fig.tight_layout()
     return fig
