@@ -258,10 +258,15 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
         app.env.temp_data["provenance_manifest"] = cache
     if docname not in cache:
         return None
-    try:
-        return engine.rendered_notebook(root, docname), cache[docname]
-    except Exception:  # no cached outputs for the page as it stands: nothing to describe
-        return None
+    # read once per page: the figure links (doctree-resolved) and the glue provenance (html-page-context)
+    notebooks = app.env.temp_data.setdefault("provenance_notebooks", {})
+    if docname not in notebooks:
+        try:
+            notebooks[docname] = engine.rendered_notebook(root, docname)
+        except Exception:  # no cached outputs for the page as it stands: nothing to describe
+            notebooks[docname] = None
+    nb = notebooks[docname]
+    return None if nb is None else (nb, cache[docname])
 
 
 def _traced_text_role() -> Any:
