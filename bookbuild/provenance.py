@@ -272,6 +272,8 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
 def _traced_text_role() -> Any:
     from myst_nb.ext.glue.roles import PasteTextRole
 
+    from bookbuild.notation import set_scientific
+
     class TracedPasteTextRole(PasteTextRole):
         """``{glue:text}``, with the glued key on the node so the page can say where the number came from."""
 
@@ -282,6 +284,7 @@ def _traced_text_role() -> Any:
             for node in result:
                 if isinstance(node, nodes.inline) and "pasted-text" in node["classes"]:
                     node["classes"] += ["glued", f"glue-key-{key}"]
+                    set_scientific(node)  # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.notation)
             return result, messages
 
     return TracedPasteTextRole()
