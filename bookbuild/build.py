@@ -101,7 +101,7 @@ def build(builder: str = "html", check: bool = False) -> int:
         return code
     index = HTML_DIR / "index.html"
     if check:
-        code = gate.verdict(checks, profile) or gate.prose_verdict(ROOT)
+        code = gate.verdict(checks, profile) or gate.prose_verdict(ROOT) or gate.layout_verdict(ROOT, checks)
         if code:
             print(f"\nBuild FAILED the output check after {elapsed:.0f} s (the HTML is in {HTML_DIR})",
                   file=sys.stderr)
@@ -111,6 +111,10 @@ def build(builder: str = "html", check: bool = False) -> int:
         if diffs:
             print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
                   "`make check` fails until they are reviewed and accepted with `make accept`.")
+        overlaps = gate.figure_overlaps(ROOT, checks)
+        if overlaps:
+            print(f"\nNote: {len(overlaps)} pair(s) of texts overlap in figures; `make check` fails until the "
+                  "plotting code is fixed:", *overlaps, sep="\n  ")
     if builder == "html":
         print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
     else:

@@ -475,6 +475,40 @@ def _indented(text: str) -> str:
     return "\n".join("      " + line for line in text.splitlines())
 
 
+def figure_overlaps(root: Path, checks: list[ChapterCheck]) -> list[str]:
+    """One line per figure whose texts overlap (:mod:`bookbuild.figure_layout`), page and cell named."""
+    problems = []
+    for check_ in checks:
+        if check_.result.status in ("failed", "stale"):
+            continue
+        try:
+            nb = engine.rendered_notebook(root, check_.result.chapter)
+        except KeyError:
+            continue
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            label = cell.metadata.get("label", "unlabelled cell")
+            figures = [o.get("data", {}).get(records.FIGURE_MIME) for o in cell.get("outputs", [])]
+            for n, summary in enumerate([f for f in figures if f], start=1):
+                summary = json.loads(summary) if isinstance(summary, str) else summary
+                for pair in summary.get("overlaps", []):
+                    problems.append(f"{check_.result.chapter} [{label}] figure {n}: texts overlap: {pair}")
+    return problems
+
+
+def layout_verdict(root: Path, checks: list[ChapterCheck]) -> int:
+    """1, with one line per pair of overlapping texts in a figure, or 0. Not something to accept: fix the plot."""
+    problems = figure_overlaps(root, checks)
+    if problems:
+        print(f"\n{len(problems)} pair(s) of texts overlap in the chapters' figures (fix the plotting code):",
+              file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def prose_verdict(root: Path) -> int:
     """The prose-number check (:mod:`bookbuild.prose`): 1, with one message per hand-typed number, or 0."""
     from bookbuild.prose import check_pages
@@ -496,9 +530,11 @@ def check(root: Path = engine.ROOT) -> int:
     checks, profile = run_and_check(root)
     paired = claims_verdict(claim_pages(root, checks))
     outputs = verdict(checks, profile)
+    layout = layout_verdict(root, checks)
     failed = [what for what, code in (("outputs differ from the baselines", outputs),
                                       ("numbers are typed into the prose (listed above)", prose),
-                                      ("claims and checks do not pair up (listed above)", paired)) if code]
+                                      ("claims and checks do not pair up (listed above)", paired),
+                                      ("texts overlap in figures (listed above)", layout)) if code]
     if failed:
         print(f"check FAILED: {'; '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -211,7 +211,13 @@ def summarise_figure(fig: Any) -> dict[str, Any]:
             if isinstance(image, AxesImage):
                 array = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
                 data.append({"axes": n, "image": [[_number(v) for v in row] for row in np.atleast_2d(array)]})
-    return {"text": text, "data": data}
+    summary: dict[str, Any] = {"text": text, "data": data}
+    from bookbuild.figure_layout import overlapping_texts
+
+    overlaps = overlapping_texts(fig)
+    if overlaps:  # only then: a clean figure's summary is what it always was
+        summary["overlaps"] = overlaps
+    return summary
 
 
 def _install_figure_formatter() -> None:

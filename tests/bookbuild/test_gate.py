@@ -395,3 +395,47 @@ def test_old_baselines_are_migrated_without_executing_or_rewriting_outputs(tmp_p
     assert base["@options"] == [{"cell": "c", "tolerance": {"rtol": 0.01}}]
     assert [r["pyobject"] for r in base["@listings"]] == ["double"]
     assert base["@panels"] == []
+
+
+# ---- figures whose texts overlap (issue 28, item 4) --------------------------------------------------------
+
+def test_overlapping_texts_fail_the_check_with_page_cell_and_texts(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture,
+                                                                   tmp_path: Path) -> None:
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import nbformat
+
+    from bookbuild.kernel_hooks import FIGURE_MIME, summarise_figure
+
+    def summary_of(clash: bool) -> dict:
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.text(0.4, 0.5, "first")
+        ax.text(0.4 if clash else 0.05, 0.5 if clash else 0.1, "second")
+        summary = summarise_figure(fig)
+        plt.close(fig)
+        return summary
+
+    clean, clashing = summary_of(False), summary_of(True)
+    assert "overlaps" not in clean  # a clean figure's summary is unchanged: nothing new to accept
+    assert clashing["overlaps"] == ['"first" and "second"']
+    nb = nbformat.v4.new_notebook()
+    cells = []
+    for label, summary in (("fig-ok", clean), ("fig-bad", clashing)):
+        cell = nbformat.v4.new_code_cell("plot()", metadata={"label": label})
+        data = {"image/png": "", FIGURE_MIME: json.dumps(summary)}
+        cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+        cells.append(cell)
+    nb.cells = cells
+    monkeypatch.setattr(engine, "rendered_notebook", lambda root, chapter: nb)
+    ok = engine.ChapterResult("book/ch", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    checks = [gate.ChapterCheck(ok, [], ({}, {}, {}))]
+    assert gate.figure_overlaps(tmp_path, checks) == ['book/ch [fig-bad] figure 1: texts overlap: "first" and "second"']
+    assert gate.layout_verdict(tmp_path, checks) == 1
+    assert "1 pair(s) of texts overlap in the chapters' figures" in capsys.readouterr().err
+    nb.cells = cells[:1]
+    assert gate.layout_verdict(tmp_path, checks) == 0
