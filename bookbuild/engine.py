@@ -172,6 +172,9 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 def _cache(root: Path) -> Any:
     from jupyter_cache import get_cache
 
+    from bookbuild import cachekey
+
+    cachekey.install()  # a caption or a label does not re-execute a page (bookbuild.cachekey)
     return get_cache(str(jupyter_cache_dir(root)))
 
 

@@ -179,6 +179,9 @@ def _on_config_inited(app: Sphinx, config: object) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, object]:
+    from bookbuild import cachekey
+
+    cachekey.install()  # myst-nb's lookup of the stored outputs hashes as the engine's does
     _register_bibliography_style()
     app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
     switch_off_thebe(app)

@@ -102,6 +102,23 @@ def test_code_cell_edit_reexecutes(book: Path) -> None:
     assert printed(book) == "43\n"
 
 
+def test_caption_alt_and_label_edits_execute_nothing_but_a_tag_does(book: Path) -> None:
+    """A figure's caption, its alt text and a cell's label are read as the page renders (bookbuild.cachekey)."""
+    path = book / "book" / "ch.md"
+    original = path.read_text()
+    path.write_text(original.replace(":label: compute\n", ":label: compute-renamed\n:mystnb:\n:  figure:\n"
+                                     ":    caption: a caption\n:  image:\n:    alt: an alt text\n"))
+    (again,) = engine.run(book)
+    assert again.status == "hit"
+    assert printed(book) == "42\n"  # myst-nb finds the stored outputs for the edited page
+    nb = engine.rendered_notebook(book, "book/ch")
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    assert code.metadata["mystnb"]["figure"]["caption"] == "a caption"  # the page's metadata, not the stored one
+    path.write_text(original.replace(":label: compute\n", ":label: compute\n:tags: [raises-exception]\n"))
+    (tagged,) = engine.run(book)
+    assert (tagged.status, tagged.reason) == ("executed", "code cells changed")
+
+
 def test_imported_module_edit_reexecutes(book: Path) -> None:
     (book / "chapter_code" / "tiny.py").write_text("def double(x):\n    return x + x + 1\n")
     (again,) = engine.run(book)
