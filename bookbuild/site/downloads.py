@@ -5,9 +5,10 @@ Part of :mod:`bookbuild.site` (which calls :func:`connect`).
 - **The chapters as notebooks.** sphinx-book-theme's download menu offers a
   page's ``.ipynb`` only when launch buttons (Binder, Colab) are configured,
   and the book runs nothing in the reader's browser. :func:`chapter_notebook`
-  copies each executed chapter (``_build/jupyter_execute/<page>.ipynb``, the
-  notebook myst-nb rendered, outputs included) into the site's ``_sources/``
-  and puts it in the menu beside the ``.md`` source.
+  writes each executed chapter (the page's cells merged with the outputs myst-nb
+  rendered, from the execution cache: ``_build/jupyter_execute`` holds the cells
+  without them) into the site's ``_sources/`` and puts it in the menu beside the
+  ``.md`` source.
 
 - **Where the PDF lives.** ``make pdf`` writes ``_build/latex/book.pdf``; then
   :func:`publish` (called by :func:`bookbuild.build.build` after a PDF build)
@@ -114,14 +115,19 @@ def publish(pdf: Path, outdir: Path) -> Path | None:
 
 
 def chapter_notebook(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """Copy the executed notebook of ``pagename``, if it has one, where the theme's ``.ipynb`` item links."""
-    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
-    is_notebook = "kernelspec" in app.env.metadata.get(pagename, {})  # not a page that once was one
-    if not is_notebook or not executed.is_file() or context.get("ipynb_source"):
+    """Write the executed notebook of ``pagename``, if it has one, where the theme's ``.ipynb`` item links."""
+    import nbformat
+
+    from bookbuild.provenance import executed_notebook
+
+    if "kernelspec" not in app.env.metadata.get(pagename, {}) or context.get("ipynb_source"):
+        return
+    notebook = executed_notebook(app, pagename)
+    if notebook is None:  # no outputs cached for the page as it stands
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(executed, target)
+    target.write_text(nbformat.writes(notebook), encoding="utf-8")
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
