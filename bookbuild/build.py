@@ -120,6 +120,12 @@ def build(builder: str = "html", check: bool = False) -> int:
     else:
         print(f"\nBuild succeeded in {elapsed:.0f} s. The {builder} output is in {BUILD_DIR / 'latex'}"
               + (f" (the PDF: {BUILD_DIR / 'latex' / 'book.pdf'})" if builder == "pdflatex" else ""))
+        if builder == "pdflatex":
+            from bookbuild.site import downloads
+
+            published = downloads.publish(BUILD_DIR / "latex" / "book.pdf", HTML_DIR)
+            if published is not None:
+                print(f"The site links it from every page's header: {published}")
     return 0
 
 

@@ -269,6 +269,12 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
     return None if nb is None else (nb, cache[docname])
 
 
+def executed_notebook(app: Any, docname: str) -> Any:
+    """The chapter page's source merged with its cached outputs (read once per page, shared), or None."""
+    found = _chapter(app, docname)
+    return None if found is None else found[0]
+
+
 def _traced_text_role() -> Any:
     from myst_nb.ext.glue.roles import PasteTextRole
 

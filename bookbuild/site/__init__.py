@@ -21,7 +21,10 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
    descriptions, favicon, a post-build pass over the HTML);
 7. makes the pages quicker to show on a phone (``speed.py``: figures loaded
    lazily with their size stated; where the math is left to the browser,
-   MathJax loaded after the first paint and typesetting lazily).
+   MathJax loaded after the first paint and typesetting lazily);
+8. links the downloads (``downloads.py``): the book's PDF from every page's
+   header, and each chapter as an executed notebook in the download menu;
+9. gives search results a summary, the text around the match (``search.py``).
 
 The assets live here, never under the book's ``_static/``, because Jupyter Book
 1 adds a script tag for every ``.js`` file it finds there to every page.
@@ -38,7 +41,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y, mathrender, speed
+from bookbuild.site import a11y, downloads, mathrender, search, speed
 
 ASSETS = Path(__file__).with_name("assets")
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
@@ -193,8 +196,11 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)
+    downloads.connect(app)
+    search.connect(app)
     speed.connect(app)
     mathrender.connect(app)
     # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
     # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
-    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
+    # 3: every page written again, for the header's PDF button and the search texts (downloads.py, search.py).
+    return {"version": "1", "env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}
