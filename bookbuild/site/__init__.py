@@ -21,7 +21,9 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
 6. repairs the markup that keeps the pages from passing axe-core and the Nu
    validator, and what slows their first paint (``a11y.py``: page
    descriptions, favicon, a post-build pass over the HTML);
-7. makes the pages quicker to show on a phone (``speed.py``: figures loaded
+7. previews what a link points to, on hover, focus or a first tap, from a
+   template of previews built into each page (``previews.py``);
+8. makes the pages quicker to show on a phone (``speed.py``: figures loaded
    lazily with their size stated; where the math is left to the browser,
    MathJax loaded after the first paint and typesetting lazily).
 
@@ -38,7 +40,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y, citations, mathrender, speed
+from bookbuild.site import a11y, citations, mathrender, previews, speed
 from bookbuild.site.citations import author_year_label  # noqa: F401  (re-exported: the tests import it here)
 
 ASSETS = Path(__file__).with_name("assets")
@@ -141,6 +143,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)
+    previews.connect(app)
     speed.connect(app)
     mathrender.connect(app)
     # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
