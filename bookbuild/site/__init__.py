@@ -148,4 +148,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     mathrender.connect(app)
     # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
     # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
-    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
+    # 3: link previews, collected as each page is written (previews.py): every page is written once with them.
+    return {"version": "1", "env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}

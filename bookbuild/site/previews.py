@@ -116,7 +116,11 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
         head.extend(list(_copy(heading).contents))
         return "section", [head, *_first_paragraphs(heading)]
     if el.name == "figure":
-        return "figure", [*el.select("img")[:1], *el.select("figcaption")[:1]]
+        captions = [_copy(c) for c in el.select("figcaption")[:1]]
+        for caption in captions:  # a figcaption belongs in a figure; the preview's caption is a plain block
+            caption.name = "div"
+            caption["class"] = "link-tip-caption"
+        return "figure", [*el.select("img")[:1], *captions]
     if el.name == "table":
         caption = el.find("caption")
         if caption is None:

@@ -132,7 +132,8 @@ def test_sections_figures_tables_equations_exercises_listings_and_the_page() -> 
     assert figure.img["src"] == "../_images/cell.png"
     assert "style" not in figure.img.attrs
     assert figure.img["loading"] == "lazy"
-    assert "One LSTM step" in figure.get_text()
+    assert "One LSTM step" in figure.select_one("div.link-tip-caption").get_text()
+    assert figure.find("figcaption") is None  # valid outside a figure
     assert "big" not in found["html"]["tab-m-gates"]  # a table previews as its caption
     assert "\\[c_t" in found["html"]["equation-eq-m-lstm"]
     assert "(3.1)" in found["html"]["equation-eq-m-lstm"]

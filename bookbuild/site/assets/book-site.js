@@ -374,9 +374,9 @@
     }
     function hideSoon(link) {
       clearTimeout(closing);
-      closing = setTimeout(function () {
+      closing = setTimeout(function () { // time for the pointer to cross from the link onto the preview
         if (owner === link && !tip.matches(":hover") && document.activeElement !== link) hide();
-      }, 200);
+      }, 400);
     }
     document.querySelectorAll("article.bd-article a.reference.internal[href]").forEach(function (link) {
       if (!previews[link.getAttribute("href")] || link.classList.contains("image-reference")) return;
@@ -397,6 +397,7 @@
         }
       });
     });
+    tip.addEventListener("mouseenter", function () { clearTimeout(closing); });
     tip.addEventListener("mouseleave", function () { if (owner) hideSoon(owner); });
     document.addEventListener("keydown", function (event) {
       if (event.key === "Escape" && !tip.hidden) {
