@@ -83,10 +83,11 @@ def register() -> None:
     if _registered:
         return
     from pybtex.plugin import register_plugin
+    from pybtex.richtext import Text
     from pybtex.style.formatting.unsrt import Style as UnsrtStyle
     from pybtex.style.labels import BaseLabelStyle
     from pybtex.style.sorting import BaseSortingStyle
-    from pybtex.style.template import field, first_of, join, optional
+    from pybtex.style.template import field, first_of, join, node, optional
     from sphinxcontrib.bibtex import plugin as bibtex_plugin
     from sphinxcontrib.bibtex.style.referencing import BracketStyle
     from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
@@ -129,15 +130,20 @@ def register() -> None:
                 super().inner(role_name),
             ]
 
+    @node
+    def notes(children, data, left="[", right="]", sep=", "):  # type: ignore[no-untyped-def]
+        """A textual citation's pre- and post-text in brackets, or nothing when it has none."""
+        info = data["reference_info"]
+        given = [text for text in (info.pre_text, info.post_text) if text]
+        return Text(left, sep.join(given), right) if given else Text()
+
     @dataclass
     class Textual(BasicAuthorYearTextualReferenceStyle):
         """Elman [1990]; RNN textbook chapter."""
 
         def inner(self, role_name: str):  # type: ignore[no-untyped-def]
             return first_of[
-                optional[join(sep=self.text_reference_sep)[reference[shorthand], optional[join[
-                    self.bracket.left, join2(sep1=self.pre_text_sep, sep2=self.post_text_sep)[pre_text, post_text],
-                    self.bracket.right]]]],
+                optional[join(sep=self.text_reference_sep)[reference[shorthand], notes]],
                 super().inner(role_name),
             ]
 

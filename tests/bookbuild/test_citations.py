@@ -200,3 +200,38 @@ def test_the_bibliography_page_lists_the_two_files_apart() -> None:
     page = (BOOK / "bibliography.md").read_text()
     assert "```{bibliography} references.bib" in page
     assert "```{bibliography} sources.bib" in page
+
+
+def cite(role: str, keys: list[str], pre: str = "", post: str = "") -> str:
+    """What ``{cite:<role>}`keys``` shows, as plain text (the link is left out)."""
+    import pybtex.plugin
+    from sphinxcontrib.bibtex import plugin as bibtex_plugin
+    from sphinxcontrib.bibtex.style.referencing import format_references
+    from sphinxcontrib.bibtex.style.template import SphinxReferenceInfo
+
+    citations.register()
+    references = bibtex_plugin.find_plugin("sphinxcontrib.bibtex.style.referencing", citations.STYLE)()
+    entries = pybtex.plugin.find_plugin("pybtex.style.formatting", citations.STYLE)()
+    cited = []
+    for key in keys:
+        found = BIB["sources.bib"].entries.get(key) or BIB["references.bib"].entries[key]
+        info = SphinxReferenceInfo(builder=None, fromdocname="a", todocname="b", citation_id=key, title=None,
+                                   pre_text=pre, post_text=post)
+        cited.append((found, next(iter(entries.format_entries([found]))), info))
+    return str(format_references(references, role, cited))
+
+
+@pytest.mark.parametrize(
+    ("role", "keys", "post", "shown"),
+    [
+        ("p", ["elman1990"], "", "[Elman, 1990]"),
+        ("t", ["elman1990"], "", "Elman [1990]"),
+        ("p", ["hochreiter1997", "gers2000"], "", "[Hochreiter and Schmidhuber, 1997; Gers et al., 2000]"),
+        ("p", ["srcgated"], "", "[gated-RNN textbook section]"),
+        ("t", ["srcgated"], "", "gated-RNN textbook section"),  # no empty brackets where there is no year
+        ("t", ["srcworkshop"], "its lab", "sequence-models workshop [its lab]"),
+        ("p", ["pascanu2013", "srctextbook"], "", "[Pascanu et al., 2013; RNN textbook chapter]"),
+    ],
+)
+def test_citations_show_author_and_year_or_the_shorthand(role: str, keys: list[str], post: str, shown: str) -> None:
+    assert cite(role, keys, post=post) == shown

@@ -224,6 +224,8 @@ def test_citations_and_bibliography_share_the_author_year_style(site_dir: Path) 
     chapters = [p for p in PAGES if p.startswith("book/") and p not in ("book/bibliography.html",)]
     for page in chapters:
         text = BeautifulSoup((site_dir / page).read_text(encoding="utf-8"), "html.parser")
+        for span in text.select("span.bibtex-citation"):
+            assert "[]" not in span.get_text(), f"{page}: an empty bracket in {span.get_text()!r}"
         for a in text.select('a[href^="bibliography.html#"]'):
             label = labels[a["href"].split("#", 1)[1]]
             shown = label.rsplit(", ", 1)[-1] if author_year.match(label) else label.lower()
