@@ -14,12 +14,16 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
 4. adds the site's stylesheet and script from ``assets/`` (code wrapped to the
    column, readable figures on a phone, the sidebar buttons of the theme
    repaired, solution headers that open instead of jumping away);
-5. registers an author-year label style for the bibliography, so the list at
-   the end uses the same "Author, year" labels as the citations in the text;
+5. registers the bibliography's styles (``citations.py``): the list at the end
+   uses the same "Author, year" labels as the citations in the text, in
+   alphabetical order, and the three source documents are cited by a shorthand
+   that says what each is;
 6. repairs the markup that keeps the pages from passing axe-core and the Nu
    validator, and what slows their first paint (``a11y.py``: page
    descriptions, favicon, a post-build pass over the HTML);
-7. makes the pages quicker to show on a phone (``speed.py``: figures loaded
+7. previews what a link points to, on hover, focus or a first tap, from a
+   template of previews built into each page (``previews.py``);
+8. makes the pages quicker to show on a phone (``speed.py``: figures loaded
    lazily with their size stated; where the math is left to the browser,
    MathJax loaded after the first paint and typesetting lazily);
 8. links the downloads (``downloads.py``): the book's PDF from every page's
@@ -32,16 +36,15 @@ The assets live here, never under the book's ``_static/``, because Jupyter Book
 
 from __future__ import annotations
 
-import codecs
 import importlib.util
 import shutil
-from collections import Counter
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y, downloads, mathrender, search, speed
+from bookbuild.site import a11y, citations, downloads, mathrender, previews, search, speed
+from bookbuild.site.citations import author_year_label  # noqa: F401  (re-exported: the tests import it here)
 
 ASSETS = Path(__file__).with_name("assets")
 MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
@@ -123,56 +126,6 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
             shutil.rmtree(outdir / "_static" / "mathjax", ignore_errors=True)
 
 
-# ----------------------------------------------------------------------------- bibliography labels
-
-
-def _plain(latex: str) -> str:
-    """A BibTeX name or year as plain text: accents decoded, braces dropped."""
-    import latexcodec  # noqa: F401  (registers the "ulatex" codec; installed with sphinxcontrib-bibtex)
-
-    return codecs.decode(latex, "ulatex").replace("{", "").replace("}", "")
-
-
-def author_year_label(entry: object) -> str:
-    """``Elman, 1990``; ``Hochreiter and Schmidhuber, 1997``; ``Bengio et al., 1994``."""
-    persons = entry.persons.get("author") or entry.persons.get("editor") or []  # type: ignore[attr-defined]
-    surnames = [_plain(" ".join(p.prelast_names + p.last_names)) for p in persons]
-    if not surnames:
-        who = _plain(entry.fields.get("organization", entry.fields.get("title", entry.key)))  # type: ignore[attr-defined]
-    elif len(surnames) == 1:
-        who = surnames[0]
-    elif len(surnames) == 2:
-        who = f"{surnames[0]} and {surnames[1]}"
-    else:
-        who = f"{surnames[0]} et al."
-    return f"{who}, {_plain(entry.fields.get('year', 'n.d.'))}"  # type: ignore[attr-defined]
-
-
-def _register_bibliography_style() -> None:
-    from pybtex.plugin import register_plugin
-    from pybtex.style.formatting.unsrt import Style as UnsrtStyle
-    from pybtex.style.labels import BaseLabelStyle
-
-    class AuthorYearLabels(BaseLabelStyle):
-        def format_labels(self, sorted_entries):  # type: ignore[no-untyped-def]
-            entries = list(sorted_entries)
-            labels = [author_year_label(e) for e in entries]
-            repeated = {label for label, n in Counter(labels).items() if n > 1}
-            seen: Counter[str] = Counter()
-            for label in labels:
-                if label in repeated:  # two works by the same authors in one year: 1997a, 1997b
-                    seen[label] += 1
-                    label = label + "abcdefghijklmnopqrstuvwxyz"[seen[label] - 1]
-                yield label
-
-    class AuthorYearStyle(UnsrtStyle):
-        default_label_style = "book_author_year"
-        default_sorting_style = "author_year_title"
-
-    register_plugin("pybtex.style.labels", "book_author_year", AuthorYearLabels, force=True)
-    register_plugin("pybtex.style.formatting", "book_author_year", AuthorYearStyle, force=True)
-
-
 def _on_config_inited(app: Sphinx, config: object) -> None:
     paths = config.html_static_path  # type: ignore[attr-defined]
     if str(ASSETS) not in paths:
@@ -185,7 +138,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     from bookbuild import cachekey
 
     cachekey.install()  # myst-nb's lookup of the stored outputs hashes as the engine's does
-    _register_bibliography_style()
+    citations.register()
     app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
     switch_off_thebe(app)
     app.setup_extension("bookbuild.site.panels")  # the interactive panels' directive and player (panels.py)
@@ -198,9 +151,11 @@ def setup(app: Sphinx) -> dict[str, object]:
     a11y.connect(app)
     downloads.connect(app)
     search.connect(app)
+    previews.connect(app)
     speed.connect(app)
     mathrender.connect(app)
     # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
     # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
     # 3: every page written again, for the header's PDF button and the search texts (downloads.py, search.py).
-    return {"version": "1", "env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}
+    # 4: link previews, collected as each page is written (previews.py): every page is written once with them.
+    return {"version": "1", "env_version": 4, "parallel_read_safe": True, "parallel_write_safe": True}

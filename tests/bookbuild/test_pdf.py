@@ -128,3 +128,14 @@ def test_chapters_are_lifted_out_of_the_root_page_and_reference_pages_become_app
     assert root.children[-2].astext() == "\\appendix\n"
     assert [c["docname"] for c in root.children if isinstance(c, addnodes.start_of_file)] == [
         "book/recurrence", "book/glossary"]
+
+
+def test_the_bibliography_shows_labels_and_no_tex_or_n_d(text: str) -> None:
+    """The list of references at the end: author-year labels and the source documents' shorthands, no "n.d."
+    and no TeX left as text (the entries of book/references.bib are checked one by one in test_citations.py)."""
+    references = text[text.rindex("Bahdanau et al., 2015"):]
+    for label in ("Elman, 1990", "Hochreiter and Schmidhuber, 1997", "RNN textbook chapter",
+                  "Sequence-models workshop", "Gated-RNN textbook section"):
+        assert label in references, label
+    assert "n.d." not in references
+    assert not re.search(r"\\[A-Za-z]+|\$", references), re.search(r".{40}(\\[A-Za-z]+|\$).{40}", references)

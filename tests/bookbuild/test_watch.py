@@ -16,7 +16,9 @@ def test_the_configuration_is_the_one_jupyter_book_builds_with(tmp_path) -> None
         assert extension in values["extensions"], extension
     assert values["external_toc_path"] == "_toc.yml"
     assert values["nitpicky"] is True
-    assert values["bibtex_bibfiles"] == [str(watch.ROOT / "book" / "references.bib")]  # not under _build/watch
+    book = watch.ROOT / "book"
+    # not under _build/watch
+    assert values["bibtex_bibfiles"] == [str(book / "references.bib"), str(book / "sources.bib")]
     assert values["nb_execution_mode"] == watch.sphinx_config()["nb_execution_mode"]
 
 

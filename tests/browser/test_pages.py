@@ -199,17 +199,37 @@ def test_internal_links_and_anchors_resolve(site_dir: Path) -> None:
 
 
 def test_citations_and_bibliography_share_the_author_year_style(site_dir: Path) -> None:
+    """Each entry's label is "Author, year" (or a source document's shorthand, never "n.d."); each section of
+    the list is in label order; no entry shows TeX; every citation in the chapters shows its entry's label."""
+    from bookbuild.site.citations import SHORTHAND, label_sort_key
+    from tests.bookbuild.test_citations import BIB, RAW_TEX
+
     soup = BeautifulSoup((site_dir / "book" / "bibliography.html").read_text(encoding="utf-8"), "html.parser")
     labels = {d["id"]: d.select_one("span.label").get_text().strip("[]") for d in soup.select("div.citation")}
     assert len(labels) > 10
-    author_year = re.compile(r"^[^\d,]+, (\d{4}[a-z]?|n\.d\.)$")  # "Elman, 1990", "Source workshop, n.d."
-    assert [label for label in labels.values() if not author_year.match(label)] == []
-    for page in ["recurrence", "gradients", "gated"]:
-        text = BeautifulSoup((site_dir / "book" / f"{page}.html").read_text(encoding="utf-8"), "html.parser")
+    shorthands = {e.fields[SHORTHAND] for e in BIB["sources.bib"].entries.values()}
+    author_year = re.compile(r"^[^\d,]+, \d{4}[a-z]?$")  # "Elman, 1990", "Bengio et al., 1994"
+    assert [label for label in labels.values() if not author_year.match(label) and label.lower()
+            not in {s.lower() for s in shorthands}] == []
+    lists = soup.select("div.citation-list")
+    assert len(lists) == 2  # the papers, then the three source documents
+    for section in lists:
+        in_order = [d.select_one("span.label").get_text().strip("[]") for d in section.select("div.citation")]
+        assert in_order == sorted(in_order, key=label_sort_key)
+    for d in soup.select("div.citation"):
+        text = d.get_text(" ", strip=True)
+        assert "n.d." not in text, text
+        assert not RAW_TEX.search(text), text
+        assert not re.search(r"[{}]", text), text
+    chapters = [p for p in PAGES if p.startswith("book/") and p not in ("book/bibliography.html",)]
+    for page in chapters:
+        text = BeautifulSoup((site_dir / page).read_text(encoding="utf-8"), "html.parser")
+        for span in text.select("span.bibtex-citation"):
+            assert "[]" not in span.get_text(), f"{page}: an empty bracket in {span.get_text()!r}"
         for a in text.select('a[href^="bibliography.html#"]'):
             label = labels[a["href"].split("#", 1)[1]]
-            year = label.rsplit(", ", 1)[1]
-            assert year in a.get_text(), f"{page}: citation {a.get_text()!r} does not match its entry [{label}]"
+            shown = label.rsplit(", ", 1)[-1] if author_year.match(label) else label.lower()
+            assert shown in a.get_text().lower(), f"{page}: citation {a.get_text()!r} does not show [{label}]"
 
 
 @pytest.mark.parametrize("name", [n for n in PAGES if n.startswith("book/")])

@@ -303,8 +303,118 @@
     window.addEventListener("scroll", function () { if (!tip.hidden && owner) place(owner); }, { passive: true });
   }
 
+  // Where a link goes (bookbuild/site/previews.py): the page's <template id="book-previews"> holds a short
+  // preview of each target its text links to (a citation's entry, a term's definition, a section's opening,
+  // a figure, table, equation, exercise or listing), keyed by the link's href. One shared preview opens on
+  // hover (after a short pause, so a pointer passing over the text opens nothing) and on keyboard focus; it
+  // stays while the pointer is over it, and Escape closes it with the focus left on the link (WCAG 1.4.13).
+  // On a touch screen, where there is no hover, the first tap on a link shows its preview docked at the foot
+  // of the screen, with a link to go there; a second tap on the same link follows it.
+  function linkPreviews() {
+    var source = document.getElementById("book-previews");
+    if (!source || !source.content) return;
+    var previews = {};
+    source.content.querySelectorAll("[data-href]").forEach(function (el) {
+      previews[el.getAttribute("data-href")] = el;
+    });
+    var GO = { citation: "the bibliography entry", term: "the glossary entry", section: "the section",
+      page: "the page", figure: "the figure", table: "the table", equation: "the equation",
+      exercise: "the exercise", listing: "the listing" };
+    var tip = document.createElement("div");
+    tip.id = "link-tip";
+    tip.className = "link-tip";
+    tip.setAttribute("role", "tooltip");
+    tip.hidden = true;
+    document.body.appendChild(tip);
+    var owner = null, closedOn = null, touch = false, opening = null, closing = null;
+
+    function fill(link) {
+      var preview = previews[link.getAttribute("href")];
+      tip.textContent = "";
+      tip.appendChild(preview.cloneNode(true));
+      tip.setAttribute("data-kind", preview.getAttribute("data-kind"));
+      if (touch) {
+        var go = document.createElement("a");
+        go.className = "link-tip-go";
+        go.href = link.href;
+        go.textContent = "Go to " + (GO[preview.getAttribute("data-kind")] || "the link") + " \u2192";
+        tip.appendChild(go);
+      }
+      // Where the math is typeset in the browser (no Node at build time), the preview's math is typeset now.
+      if (window.MathJax && window.MathJax.typesetPromise && tip.querySelector(".math")) {
+        window.MathJax.typesetPromise([tip]).catch(function () {});
+      }
+    }
+    function place(link) {
+      if (window.innerWidth <= 600) { tip.style.left = ""; tip.style.top = ""; return; } // docked by CSS
+      var r = link.getBoundingClientRect();
+      var width = Math.min(tip.offsetWidth, document.documentElement.clientWidth - 16);
+      var left = Math.max(8, Math.min(r.left, document.documentElement.clientWidth - width - 8));
+      var below = r.bottom + 6;
+      var top = below + tip.offsetHeight > window.innerHeight - 8 ? r.top - tip.offsetHeight - 6 : below;
+      tip.style.left = left + "px";
+      tip.style.top = Math.max(8, top) + "px";
+    }
+    function show(link) {
+      clearTimeout(opening);
+      clearTimeout(closing);
+      if (owner && owner !== link) owner.removeAttribute("aria-describedby");
+      owner = link;
+      fill(link);
+      tip.hidden = false;
+      link.setAttribute("aria-describedby", "link-tip");
+      place(link);
+    }
+    function hide() {
+      clearTimeout(opening);
+      clearTimeout(closing);
+      tip.hidden = true;
+      if (owner) owner.removeAttribute("aria-describedby");
+      owner = null;
+    }
+    function hideSoon(link) {
+      clearTimeout(closing);
+      closing = setTimeout(function () { // time for the pointer to cross from the link onto the preview
+        if (owner === link && !tip.matches(":hover") && document.activeElement !== link) hide();
+      }, 400);
+    }
+    document.querySelectorAll("article.bd-article a.reference.internal[href]").forEach(function (link) {
+      if (!previews[link.getAttribute("href")] || link.classList.contains("image-reference")) return;
+      link.removeAttribute("title"); // the browser's own tooltip would repeat the preview
+      link.addEventListener("mouseenter", function () {
+        if (touch) return;
+        clearTimeout(closing);
+        clearTimeout(opening);
+        if (owner !== link) opening = setTimeout(function () { show(link); }, 300);
+      });
+      link.addEventListener("mouseleave", function () { clearTimeout(opening); hideSoon(link); });
+      link.addEventListener("focus", function () { if (closedOn !== link && !touch) show(link); });
+      link.addEventListener("blur", function () { closedOn = null; hideSoon(link); });
+      link.addEventListener("click", function (event) {
+        if (touch && owner !== link) { // the first tap previews; the next one follows the link
+          event.preventDefault();
+          show(link);
+        }
+      });
+    });
+    tip.addEventListener("mouseenter", function () { clearTimeout(closing); });
+    tip.addEventListener("mouseleave", function () { if (owner) hideSoon(owner); });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && !tip.hidden) {
+        closedOn = owner;
+        hide();
+      }
+    });
+    document.addEventListener("pointerdown", function (event) {
+      touch = event.pointerType === "touch" || event.pointerType === "pen";
+      if (!tip.hidden && !tip.contains(event.target) && event.target.closest("a") !== owner) hide();
+    }, true);
+    window.addEventListener("scroll", function () { if (!tip.hidden && owner && !touch) place(owner); }, { passive: true });
+  }
+
   function ready() {
     gluePreviews();
+    linkPreviews();
     claimPreviewsDismissible();
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
