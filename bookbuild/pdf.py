@@ -364,8 +364,9 @@ _TABLE_TOKEN = 12
 #: the text width in table characters (6.5 pt each at the body size, a wide average for DejaVu), and
 #: what a column's padding (two \tabcolsep, 12 pt) costs in the same unit
 TABLE_CHARS, TABLE_PADDING = 72, 2
-#: a table of more rows than this is a longtable, which breaks across pages
-LONG_TABLE_ROWS = 8
+#: a table of more rows than this, or more lines of text (estimated), is a longtable, which breaks
+#: across pages
+LONG_TABLE_ROWS, LONG_TABLE_LINES = 8, 36
 #: the sizes a table may be set in, largest first: LaTeX size command and its scale to the body size
 TABLE_SIZES = [("", 1.0), ("\\small", 0.9), ("\\footnotesize", 0.8)]
 
@@ -398,8 +399,8 @@ def _breakable(text: str) -> list[nodes.Node]:
 
 
 def _chars(text: str) -> int:
-    """A text's width in table characters: a capital (or m, w) is wider than the average letter."""
-    return round(sum(1.4 if c.isupper() or c in "mw" else 1.0 for c in text))
+    """A text's width in table characters: a capital (or m, w) and a digit are wider than the average letter."""
+    return round(sum(1.4 if c.isupper() or c in "mw" else 1.2 if c.isdigit() else 1.0 for c in text))
 
 
 def _cell_extent(entry: nodes.Element) -> tuple[int, int]:
@@ -415,7 +416,7 @@ def _cell_extent(entry: nodes.Element) -> tuple[int, int]:
         text = str(node)
         length += _chars(text)
         for token in re.split(r"[ \t\n]+", text):  # a no-break space joins
-            unbreakable = max(unbreakable, *(_chars(p) + 1 for p in _pieces(token)))
+            unbreakable = max(unbreakable, *(_chars(p) + 2 for p in _pieces(token)))
     return length, unbreakable
 
 
@@ -425,34 +426,68 @@ def column_widths(natural: list[int], least: list[int], chars: float, pad: int =
     None when even the least widths do not fit."""
     if sum(least) + pad * len(least) > chars:
         return None
+    widths = [lo + pad for lo in least]
     for lines in range(1, max(natural) + 1):
         slack = 0 if lines == 1 else 2  # a wrapped line is rarely full
-        widths = [max(lo, -(-n // lines) + slack) + pad for n, lo in zip(natural, least, strict=True)]
-        if sum(widths) <= chars:
-            return widths
-    return [lo + pad for lo in least]
+        fitted = [max(lo, -(-n // lines) + slack) + pad for n, lo in zip(natural, least, strict=True)]
+        if sum(fitted) <= chars:
+            widths = fitted
+            break
+    # what is left of the line goes to the columns still short of their natural width
+    short = [max(n + pad - w, 0) for n, w in zip(natural, widths, strict=True)]
+    left = int(chars - sum(widths))
+    if left > 0 and sum(short):
+        widths = [w + left * s // sum(short) for w, s in zip(widths, short, strict=True)]
+    return widths
+
+
+def _measure(tgroup: nodes.Element, columns: int) -> tuple[list[int], list[int], list[list[int]]] | None:
+    """Each column's natural and least width, and each cell's length; None when a cell spans columns."""
+    natural, least = [1] * columns, [1] * columns
+    cells: list[list[int]] = []
+    for row in tgroup.findall(nodes.row):
+        entries = [c for c in row.children if isinstance(c, nodes.entry)]
+        if len(entries) != columns:
+            return None
+        cells.append([])
+        for n, entry in enumerate(entries):
+            length, unbreakable = _cell_extent(entry)
+            natural[n], least[n] = max(natural[n], length), max(least[n], unbreakable)
+            cells[-1].append(length)
+    return natural, least, cells
+
+
+def _break_long_tokens(table: nodes.Element) -> None:
+    for text in list(table.findall(nodes.Text)):
+        if text.parent is None or any(isinstance(a, nodes.raw | nodes.math | nodes.literal_block)
+                                      for a in _ancestors(text)):
+            continue
+        pieces = _breakable(str(text))
+        if len(pieces) > 1:
+            parent = text.parent
+            at = parent.index(text)
+            parent.remove(text)
+            for offset, piece in enumerate(pieces):
+                parent.insert(at + offset, piece)
 
 
 def tables_fit(doctree: nodes.document) -> None:
-    """Column widths from each table's content, in the largest size it fits; long tokens may break."""
+    """Column widths from each table's content, in the largest size it fits; long tokens may break; a
+    table that may not fit on one page is a longtable (a tabular cannot break across pages)."""
     for table in list(doctree.findall(nodes.table)):
+        _break_long_tokens(table)
         tgroup = table.next_node(nodes.tgroup)
-        if tgroup is None or "colwidths-given" in table["classes"]:  # the page set its own widths
+        specs = [c for c in tgroup.children if isinstance(c, nodes.colspec)] if tgroup is not None else []
+        measured = _measure(tgroup, len(specs)) if specs else None
+        if measured is None:  # a cell spans columns: the table is left to LaTeX
             continue
-        specs = [c for c in tgroup.children if isinstance(c, nodes.colspec)]
-        rows = list(tgroup.findall(nodes.row))
-        if not specs or not rows:
-            continue
-        natural, least = [1] * len(specs), [1] * len(specs)
-        for row in rows:
-            entries = [c for c in row.children if isinstance(c, nodes.entry)]
-            if len(entries) != len(specs):  # a cell spans columns: leave the table to LaTeX
-                break
-            for n, entry in enumerate(entries):
-                length, unbreakable = _cell_extent(entry)
-                natural[n], least[n] = max(natural[n], length), max(least[n], unbreakable)
+        natural, least, cells = measured
+        size, scale = "", 1.0
+        if "colwidths-given" in table["classes"]:  # the page set its own widths: kept, in the body size
+            given = [float(spec.get("colwidth", 1)) for spec in specs]
+            widths = [max(1, round(TABLE_CHARS * g / sum(given))) for g in given]
         else:
-            size, widths = "", None
+            widths = None
             for size, scale in TABLE_SIZES:  # noqa: B007 (the size found is used below)
                 # in the smaller type a character is narrower, the padding is not
                 widths = column_widths(natural, least, TABLE_CHARS / scale, round(TABLE_PADDING / scale))
@@ -462,23 +497,14 @@ def tables_fit(doctree: nodes.document) -> None:
             for spec, width in zip(specs, widths, strict=True):
                 spec["colwidth"] = width
             table["classes"].append("colwidths-given")
-            if len(rows) > LONG_TABLE_ROWS:  # may break across pages (a tabular cannot)
-                table["classes"].append("longtable")
-            if size and table.parent is not None:
-                at = table.parent.index(table)
-                table.parent.insert(at + 1, _raw("\\endgroup\n"))
-                table.parent.insert(at, _raw(f"\\begingroup{size}\n"))
-        for text in list(table.findall(nodes.Text)):
-            if text.parent is None or any(isinstance(a, nodes.raw | nodes.math | nodes.literal_block)
-                                          for a in _ancestors(text)):
-                continue
-            pieces = _breakable(str(text))
-            if len(pieces) > 1:
-                parent = text.parent
-                at = parent.index(text)
-                parent.remove(text)
-                for offset, piece in enumerate(pieces):
-                    parent.insert(at + offset, piece)
+        lines = sum(max(-(-length // max(w - TABLE_PADDING, 1)) for length, w in zip(row, widths, strict=True))
+                    for row in cells)
+        if len(cells) > LONG_TABLE_ROWS or lines * scale > LONG_TABLE_LINES:
+            table["classes"].append("longtable")
+        if size and table.parent is not None:
+            at = table.parent.index(table)
+            table.parent.insert(at + 1, _raw("\\endgroup\n"))
+            table.parent.insert(at, _raw(f"\\begingroup{size}\n"))
 
 
 def for_print(app: Any, doctree: nodes.document, docname: str) -> None:

@@ -283,6 +283,18 @@ def test_no_overfull_line_wider_than_one_point(log: str) -> None:
     assert not wide, f"{len(wide)} overfull lines (see the LaTeX log): {wide[:8]}"
 
 
+#: how far a page may run into its bottom margin where framed.sty splits a code box across pages
+#: (it overshoots by up to about 2 pt, invisibly); a table or figure taller than the page is far more
+FRAME_SPLIT_PT = 3.0
+
+
+def test_nothing_runs_off_the_foot_of_a_page(log: str) -> None:
+    overfull = [(float(height), where) for height, where in
+                re.findall(r"^Overfull \\vbox \(([\d.]+)pt too high\) (.*)$", log, re.MULTILINE)]
+    tall = [f"{height:.1f} pt {where}" for height, where in overfull if height > FRAME_SPLIT_PT]
+    assert not tall, f"boxes taller than their page (see the LaTeX log): {tall[:8]}"
+
+
 def test_one_font_family_for_text_code_and_math(pdf: Path) -> None:
     listed = subprocess.run(["pdffonts", str(pdf)], capture_output=True, text=True, check=True).stdout
     names = {line.split()[0].split("+")[-1] for line in listed.splitlines()[2:] if line.strip()}
@@ -482,6 +494,37 @@ def test_column_widths_fit_the_line_with_the_fewest_lines_per_cell() -> None:
     assert all(w >= lo + TABLE_PADDING for w, lo in zip(widths, least, strict=True))
     assert column_widths([5, 6], [5, 6], TABLE_CHARS) == [5 + TABLE_PADDING, 6 + TABLE_PADDING]
     assert column_widths([40] * 8, [10] * 8, TABLE_CHARS) is None  # smaller type, then
+
+
+def small_table(rows: list[list[str]], classes: list[str] | None = None) -> nodes.table:
+    table = nodes.table(classes=classes or [])
+    tgroup = nodes.tgroup(cols=len(rows[0]))
+    tgroup += [nodes.colspec(colwidth=1) for _ in rows[0]]
+    body = nodes.tbody()
+    for cells in rows:
+        body += nodes.row("", *(nodes.entry("", nodes.paragraph("", cell)) for cell in cells))
+    tgroup += body
+    table += tgroup
+    return table
+
+
+def test_tables_get_widths_from_their_content_smaller_type_when_wide_and_page_breaks_when_long() -> None:
+    doc = nodes.document(None, None)
+    narrow = small_table([["chapter", "key"], ["Recurrent language models", "9c21cc9e29ab7d60707f"]])
+    wide = small_table([[f"column{n}_with_a_long_name" for n in range(8)]] * 2)
+    long = small_table([["a row", "of text"]] * 12)
+    given = small_table([["x " * 150, "y " * 150]] * 6, classes=["colwidths-given"])
+    doc += [narrow, wide, long, given]
+    book_pdf.tables_fit(doc)
+    widths = [spec["colwidth"] for spec in narrow.findall(nodes.colspec)]
+    assert sum(widths) <= TABLE_CHARS
+    assert widths[1] >= 10 + TABLE_PADDING  # the key's pieces (ten digits) stay whole
+    assert "longtable" not in narrow["classes"]
+    assert wide.parent.children[wide.parent.index(wide) - 1].astext() in ("\\begingroup\\small\n",
+                                                                          "\\begingroup\\footnotesize\n")
+    assert "longtable" in long["classes"]
+    assert "longtable" in given["classes"]  # about 6 x 9 lines: more than a page holds, whoever set the widths
+    assert [spec["colwidth"] for spec in given.findall(nodes.colspec)] == [1, 1]
 
 
 def test_long_tokens_in_tables_break_after_separators_and_within_hashes() -> None:
