@@ -21,8 +21,10 @@ book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build
 
 CHROMIUM := /usr/lib/chromium/chromium
 NODE_TOOLS := tests/browser/node
-HAVE_TEX = { command -v xelatex && command -v latexmk && command -v pdftotext && kpsewhich tgtermes.sty; } >/dev/null 2>&1
-TEX_PACKAGES := texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra texlive-xetex latexmk tex-gyre fonts-freefont-otf poppler-utils
+# The PDF is set in DejaVu (text, code and math: bookbuild/latex/bookprint.sty); fontconfig's fc-list finds it.
+HAVE_TEX = { command -v xelatex && command -v latexmk && command -v pdftotext && kpsewhich environ.sty \
+  && fc-list 'DejaVu Serif:style=Italic' | grep -q . && fc-list 'DejaVu Math TeX Gyre' | grep -q .; } >/dev/null 2>&1
+TEX_PACKAGES := texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra texlive-xetex latexmk fontconfig fonts-dejavu-core fonts-dejavu-extra poppler-utils
 
 pdf: $(ENV_STAMP) tex  ## build the PDF edition into _build/latex/book.pdf (installs TeX Live with apt where it can)
 	$(PY) -m bookbuild build --builder pdflatex
@@ -33,9 +35,9 @@ tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); e
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  echo "Installing TeX Live for the PDF (apt-get, about 85 MB)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
-	else echo "make pdf needs xelatex, latexmk, pdftotext and the TeX Gyre fonts. On Debian or Ubuntu, as root:" >&2; \
+	else echo "make pdf needs xelatex, latexmk, pdftotext and the DejaVu fonts (with DejaVu Math). On Debian or Ubuntu, as root:" >&2; \
 	  echo "  apt-get install --no-install-recommends $(TEX_PACKAGES)" >&2; \
-	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, and poppler's pdftotext." >&2; exit 2; fi
+	  echo "Elsewhere, install TeX Live with its xetex, latex-extra and fonts-recommended collections, latexmk, poppler's pdftotext and the DejaVu fonts." >&2; exit 2; fi
 
 # What `make test` installs where apt-get runs as root (chromium, TeX Live, Slurm, npm and Java, then the pinned
 # npm tools) goes on in the background while the book executes: `.ci/setup-system start` begins one sequential job

@@ -1,9 +1,12 @@
-"""The PDF edition (``make pdf``): chapters, figures, numbered listings, no solutions, no terminal noise.
+"""The PDF edition (``make pdf``): its structure, fonts, figures, panels, tables and links, as a reader checks them.
 
 ``make test`` builds the PDF after the HTML when TeX Live is present (it
 installs it with apt where it can) and points ``$BOOK_PDF`` at it; without it
-these tests are skipped with the reason. ``bookbuild.pdf``'s tree surgery is
-also tested directly on a small document, without TeX.
+the tests that read the PDF are skipped with the reason. They read the PDF's
+text (pdftotext), its fonts (pdffonts) and images (pdfimages), the LaTeX log
+beside it (missing glyphs, overfull lines), and pages rendered as a reader sees
+them (pdftoppm). ``bookbuild.pdf``'s tree surgery is also tested directly on
+small documents, without TeX.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -20,9 +25,26 @@ import yaml
 from docutils import nodes
 from sphinx import addnodes
 
-from bookbuild.pdf import SOLUTIONS_NOTE, chapters_as_chapters
+from bookbuild import pdf as book_pdf
+from bookbuild.pdf import (
+    BODY_PT,
+    LARGEST_FIGURE_TEXT_PT,
+    SOLUTIONS_NOTE,
+    TABLE_CHARS,
+    TABLE_PADDING,
+    bibliography_in_its_appendix,
+    chapters_as_chapters,
+    column_widths,
+    figure_width_inches,
+    lab_links,
+    panels_as_figures,
+    print_wording,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
+APPENDICES = ["book/glossary", "book/bibliography", "book/building", "book/checked", "book/build-report"]
+#: what a missing glyph leaves in extracted text, in the renderers that show one
+MISSING_GLYPH_MARKS = ["\ufffd", "\u2370", "\u25a1"]
 
 
 def chapters() -> list[str]:
@@ -30,10 +52,34 @@ def chapters() -> list[str]:
     return [c["file"] for part in toc["parts"] for c in part["chapters"]]
 
 
+def numbered_chapters() -> list[str]:
+    return [p for p in chapters() if p not in APPENDICES]
+
+
 def title_of(page: str) -> str:
     text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
     return next(line[2:].strip() for line in text.splitlines() if line.startswith("# "))
 
+
+def panels_on_pages() -> list[tuple[str, str]]:
+    """(page, panel name) for every ``{book-panel}`` directive of the book."""
+    found = []
+    for page in chapters():
+        text = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        found += [(page, m.group(1)) for m in re.finditer(r"^```\{book-panel\}\s+(\S+)", text, re.MULTILINE)]
+    return found
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def squeezed(text: str) -> str:
+    """Text without any whitespace: a path broken across lines reads whole again."""
+    return "".join(text.split())
+
+
+# --- the built PDF ------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def pdf() -> Path:
@@ -43,8 +89,9 @@ def pdf() -> Path:
     path = Path(given)
     if not path.is_file():
         pytest.fail(f"BOOK_PDF={given} is not a file; build it with `make pdf`")
-    if shutil.which("pdftotext") is None:
-        pytest.fail("pdftotext (poppler-utils) is needed to read the PDF; `make tex` installs it")
+    for tool in ("pdftotext", "pdfinfo", "pdffonts", "pdfimages", "pdftoppm"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} (poppler-utils) is needed to read the PDF; `make tex` installs it")
     return path
 
 
@@ -54,44 +101,159 @@ def text(pdf: Path) -> str:
                           check=True).stdout
 
 
+@pytest.fixture(scope="module")
+def pages(text: str) -> list[str]:
+    """The text of each page (pdftotext separates pages by form feeds)."""
+    found = text.split("\f")
+    return found[:-1] if found and not found[-1].strip() else found
+
+
+@pytest.fixture(scope="module")
+def log(pdf: Path) -> str:
+    path = pdf.with_suffix(".log")
+    if not path.is_file():
+        pytest.fail(f"no LaTeX log beside {pdf} ({path.name}); build the PDF with `make pdf`")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+@pytest.fixture(scope="module")
+def tex(pdf: Path) -> str:
+    path = pdf.with_suffix(".tex")
+    if not path.is_file():
+        pytest.fail(f"no LaTeX source beside {pdf}; build the PDF with `make pdf`")
+    return path.read_text(encoding="utf-8")
+
+
+def first_line(page: str) -> str:
+    return next((line.strip() for line in page.splitlines() if line.strip()), "")
+
+
+def chapter_openings(pages: list[str]) -> dict[int, str]:
+    """Page index -> "Chapter 3" / "Appendix B" / "Preface" / "Index" for the pages that open one."""
+    found = {}
+    for n, page in enumerate(pages):
+        line = first_line(page)
+        if re.fullmatch(r"(Chapter \d+|Appendix [A-Z])", line) or line in ("Preface", "Index"):
+            found[n] = line
+    return found
+
+
 def test_page_count_is_a_book(pdf: Path) -> None:
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
-    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
-    assert 40 <= pages <= 600, pages
+    count = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+    assert 40 <= count <= 600, count
 
 
-def test_every_chapter_is_a_chapter_with_its_text(text: str) -> None:
-    # the reference pages, from the glossary on (bookbuild.pdf.FIRST_APPENDIX), in the table of contents' order
-    listed = chapters()
-    appendices = listed[listed.index("book/glossary"):]
-    numbered = listed[:listed.index("book/glossary")]
-    for n, page in enumerate(numbered, start=1):
+def test_front_matter_is_a_title_page_the_contents_and_a_preface(pages: list[str]) -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert flat(config["title"]) in flat(pages[0]), "page 1 is the title page"
+    assert first_line(pages[1]) == "Contents"
+    openings = chapter_openings(pages)
+    preface = next(n for n, what in openings.items() if what == "Preface")
+    chapter_one = next(n for n, what in openings.items() if what == "Chapter 1")
+    assert 1 < preface < chapter_one
+    # front matter in roman page numbers, the chapters from arabic 1
+    assert re.search(r"^\s*[ivx]+\s*$", pages[preface].rstrip().splitlines()[-1]), "the preface is numbered in roman"
+    assert pages[chapter_one].rstrip().splitlines()[-1].strip() == "1", "Chapter 1 begins on page 1"
+
+
+def test_every_chapter_is_a_numbered_chapter_and_reference_pages_are_appendices(text: str) -> None:
+    flat_text = flat(text).lower()
+    for n, page in enumerate(numbered_chapters(), start=1):
         title = title_of(page)
-        # a line of the contents, which may open a page of it (pdftotext's form feed)
         assert re.search(rf"^\f?{n}\s+{re.escape(title)}", text, re.MULTILINE), f"chapter {n} {title!r} not in the TOC"
-        flat = " ".join(text.split()).lower()
-        assert flat.count(" ".join(title.split()).lower()) >= 2, f"chapter {n} has no heading of its own"
-    for letter, page in zip("ABCDEFGH", appendices, strict=False):
+        assert flat_text.count(flat(title).lower()) >= 2, f"chapter {n} has no heading of its own"
+    for letter, page in zip("ABCDE", APPENDICES, strict=True):
         assert re.search(rf"^\f?{letter}\s+{re.escape(title_of(page))}", text, re.MULTILINE), page
+    contents = text.split("\f")[1:4]
+    lines = [line.strip() for part in contents for line in part.splitlines()]
+    assert any(re.match(r"Preface\b", line) for line in lines)
+    assert any(re.match(r"Index\b", line) for line in lines)
+    # no second, unnumbered bibliography after the appendices
+    assert not any(re.match(r"Bibliography\s+\d+$", line) for line in lines), "an unnumbered Bibliography"
 
 
-def test_every_figure_is_embedded(pdf: Path) -> None:
-    listed = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
-    embedded = len(listed.splitlines()) - 2  # two header lines
-    figures = 0
-    for page in chapters():
-        baseline = ROOT / "baselines" / "cpu-avx2" / f"{Path(page).name}.json"
-        if baseline.is_file():
-            records = json.loads(baseline.read_text())
-            figures += sum(out.get("kind") == "image" for outs in records.values() for out in outs)
-    assert figures > 10
-    assert embedded >= figures, (embedded, figures)
+def test_running_heads_name_the_chapter(pages: list[str]) -> None:
+    openings = chapter_openings(pages)
+    titles = {f"Chapter {n}": title_of(p) for n, p in enumerate(numbered_chapters(), start=1)}
+    titles.update({f"Appendix {letter}": title_of(p) for letter, p in zip("ABCD", APPENDICES, strict=True)})
+    current, wrong = None, []
+    for n, page in enumerate(pages):
+        if n in openings:
+            current = openings[n]
+            continue
+        if current is None or not page.strip():
+            continue
+        head = first_line(page)
+        expected = f"{current}. {titles[current]}" if current in titles else current
+        if not flat(head).startswith(flat(expected)[:40]):
+            wrong.append((n + 1, head[:80], expected))
+    assert not wrong, f"pages whose running head does not name their chapter: {wrong[:5]}"
+
+
+def site_bibliography_labels() -> list[str] | None:
+    html_dir = Path(os.environ.get("BOOK_HTML_DIR") or ROOT / "_build" / "html")
+    page = html_dir / "book" / "bibliography.html"
+    if not page.is_file():
+        return None
+    html = page.read_text(encoding="utf-8")
+    main = html[html.find("<main"):]
+    labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>(.*?)'
+                        r'<span class="fn-bracket">\]</span></span>', main, re.DOTALL)
+    return [re.sub(r"<[^>]+>", "", label).strip() for label in labels]
+
+
+def test_the_bibliography_is_appendix_b_with_the_sites_entries_and_labels(tex: str, pages: list[str]) -> None:
+    start = tex.index(r"\chapter{Bibliography}")
+    appendix = tex[start:tex.index(r"\chapter{", start + 10)]
+    assert r"\begin{sphinxthebibliography}" in appendix, "the entries are not inside Appendix B"
+    assert tex.count(r"\begin{sphinxthebibliography}") == 1
+    labels = [re.sub(r"\\sphinxhyphen\{\}", "-", label)
+              for label in re.findall(r"\\bibitem\[(.*?)\]\{", appendix)]
+    assert len(labels) >= 20
+    site = site_bibliography_labels()
+    if site is not None:
+        assert labels == site, "the PDF's bibliography differs from the site's (entries, labels or order)"
+    printed = flat("".join(p for p in pages if first_line(p).startswith(("Appendix B", "Appendix B."))))
+    for label in labels[:3] + labels[-3:]:
+        assert f"[{flat(label)}]" in printed, label
+
+
+def test_the_index_holds_the_glossary_terms_with_the_pages_that_use_them(pages: list[str], pdf: Path) -> None:
+    openings = chapter_openings(pages)
+    start = next(n for n, what in openings.items() if what == "Index")
+    index = flat(" ".join(pages[start:]))
+    glossary = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    block = glossary.split("```{glossary}", 1)[1].split("```", 1)[0]
+    terms = [line.strip() for line in block.splitlines() if line.strip() and not line.startswith((" ", ":"))]
+    assert len(terms) > 10
+    missing = [t for t in terms if t not in index]
+    assert not missing, missing
+    # one entry per term: its uses in the chapters merge with its glossary entry
+    ind = pdf.with_suffix(".ind").read_text(encoding="utf-8")
+    items = [squeezed(item) for item in re.findall(r"^\s*\\item \\spxentry\{(.*?)\},", ind, re.MULTILINE)]
+    assert len(items) == len(set(items)), sorted({i for i in items if items.count(i) > 1})
+    # a term used in the chapters lists more than its glossary page
+    entries = re.findall(r"([a-z][a-z -]+?), ((?:\d+, )*\d+)", index)
+    assert sum(len(pages.split(", ")) > 1 for _, pages in entries) >= 5, entries[:10]
+
+
+def test_panels_print_as_numbered_captioned_figures_in_print_wording(text: str, tex: str) -> None:
+    panels = panels_on_pages()
+    assert len(panels) >= 5
+    whole = squeezed(text)
+    for page, name in panels:
+        assert squeezed(f"{page}.html#panel-{name}") in whole, f"panel {name}: no address of its interactive version"
+    captions = re.findall(r"\\caption\{\\sphinxstylestrong\{[^}]*\}.*?Interactive in the HTML edition", tex)
+    assert len(captions) == len(panels), "each panel is a captioned figure"
+    assert flat(text).count("Interactive in the HTML edition") == len(panels)
+    for browser_words in ("move a slider", "your browser", "in your browser"):
+        assert browser_words not in flat(text), browser_words
 
 
 def test_solutions_are_omitted_and_the_reader_is_told(text: str) -> None:
-    flat = " ".join(text.split())
-    assert " ".join(SOLUTIONS_NOTE.split()) in flat
-    assert "Solution to Exercise" not in flat
+    assert flat(SOLUTIONS_NOTE) in flat(text)
+    assert "Solution to Exercise" not in flat(text)
 
 
 def test_no_terminal_or_kernel_noise(text: str) -> None:
@@ -100,34 +262,148 @@ def test_no_terminal_or_kernel_noise(text: str) -> None:
         assert noise not in text, noise
 
 
-def test_listings_are_numbered_and_cells_are_not() -> None:
-    tex_file = ROOT / "_build" / "latex" / "book.tex"
-    if not tex_file.is_file() or not os.environ.get("BOOK_PDF"):
-        pytest.skip("no LaTeX output (build the PDF with `make pdf`)")
-    tex = tex_file.read_text(encoding="utf-8")
+def test_listings_are_numbered_and_cells_are_not(tex: str) -> None:
     numbered = tex.count("numbers=left")
     verbatim = tex.count(r"\begin{sphinxVerbatim}")
     assert numbered > 10
     assert numbered < verbatim  # code cells and outputs are not numbered
 
 
-def test_chapters_are_lifted_out_of_the_root_page_and_reference_pages_become_appendices() -> None:
+def test_no_glyph_is_missing(log: str, text: str) -> None:
+    missing = sorted(set(re.findall(r"Missing character: There is no (.+?) in font", log)))
+    assert not missing, f"characters the fonts lack: {missing}"
+    for mark in MISSING_GLYPH_MARKS:
+        assert mark not in text, f"a missing-glyph mark {mark!r} in the text"
+
+
+def test_no_overfull_line_wider_than_one_point(log: str) -> None:
+    overfull = [(float(width), where) for width, where in
+                re.findall(r"^Overfull \\hbox \(([\d.]+)pt too wide\) (.*)$", log, re.MULTILINE)]
+    wide = [f"{width:.1f} pt {where}" for width, where in overfull if width > 1.0]
+    assert not wide, f"{len(wide)} overfull lines (see the LaTeX log): {wide[:8]}"
+
+
+#: how far a page may run into its bottom margin where framed.sty splits a code box across pages
+#: (it overshoots by up to about 2 pt, invisibly); a table or figure taller than the page is far more
+FRAME_SPLIT_PT = 3.0
+
+
+def test_nothing_runs_off_the_foot_of_a_page(log: str) -> None:
+    overfull = [(float(height), where) for height, where in
+                re.findall(r"^Overfull \\vbox \(([\d.]+)pt too high\) (.*)$", log, re.MULTILINE)]
+    tall = [f"{height:.1f} pt {where}" for height, where in overfull if height > FRAME_SPLIT_PT]
+    assert not tall, f"boxes taller than their page (see the LaTeX log): {tall[:8]}"
+
+
+def test_one_font_family_for_text_code_and_math(pdf: Path) -> None:
+    listed = subprocess.run(["pdffonts", str(pdf)], capture_output=True, text=True, check=True).stdout
+    names = {line.split()[0].split("+")[-1] for line in listed.splitlines()[2:] if line.strip()}
+    assert names, listed
+    others = sorted(n for n in names if not n.startswith("DejaVu"))
+    assert not others, f"fonts outside the DejaVu family: {others}"
+
+
+def test_figures_are_set_so_their_text_is_at_most_the_body_size(tex: str, pdf: Path) -> None:
+    included = re.findall(r"\\sphinxincludegraphics(\[[^\]]*\])?\{\{?([^}]+?)\}?\}", tex)
+    assert len(included) > 10
+    for options, name in included:
+        width = re.search(r"width=([\d.]+)in", options or "")
+        assert width, f"{name} has no width of its own: it would be set at the text width"
+        png = pdf.parent / (name if name.endswith(".png") else f"{name}.png")
+        size = book_pdf._png_size(png)
+        assert size is not None, png
+        natural = size[0] / size[2]
+        text_scale = float(width.group(1)) / natural
+        assert text_scale * LARGEST_FIGURE_TEXT_PT <= BODY_PT + 0.05, (name, text_scale)
+
+
+def test_each_labs_notebooks_are_named_with_where_the_site_offers_them(text: str) -> None:
+    whole = squeezed(text)
+    labs = [p for p in numbered_chapters() if "\n## Lab\n" in (ROOT / f"{p}.md").read_text(encoding="utf-8")]
+    assert len(labs) >= 5
+    for page in labs:
+        slug = Path(page).name
+        for edition in ("student", "solution"):
+            assert f"_build/labs/{slug}-{edition}.ipynb" in whole, (page, edition)
+        assert f"{page}.html#lab" in whole, page
+
+
+def test_rendered_pages_show_no_empty_page_no_uncaptioned_figure_no_missing_glyph(
+        pdf: Path, pages: list[str], tmp_path: Path) -> None:
+    """What a reader leafing through sees: pages rendered by pdftoppm, at a low resolution, in grey."""
+    subprocess.run(["pdftoppm", "-gray", "-r", "20", str(pdf), str(tmp_path / "p")], check=True)
+    rendered = sorted(tmp_path.glob("p-*.pgm"))
+    assert len(rendered) == len(pages)
+    openings = chapter_openings(pages)
+    blank = []
+    for n, image in enumerate(rendered):
+        ink = _ink(image)
+        if ink < 0.0005 and n + 1 not in openings and n != len(rendered) - 1:
+            blank.append(n + 1)
+    assert not blank, f"empty pages that do not come before a chapter: {blank}"
+    listed = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
+    with_images = sorted({int(line.split()[0]) for line in listed.splitlines()[2:]
+                          if line.split() and line.split()[2] == "image"})
+    assert with_images
+    uncaptioned = [p for p in with_images if not re.search(r"Fig\. \d+\.\d+: ", flat(pages[p - 1]))]
+    assert not uncaptioned, f"pages with a figure and no figure caption: {uncaptioned}"
+    for p in with_images:
+        page_text = subprocess.run(["pdftotext", "-f", str(p), "-l", str(p), str(pdf), "-"],
+                                   capture_output=True, text=True, check=True).stdout
+        assert not any(mark in page_text for mark in MISSING_GLYPH_MARKS), p
+
+
+def _ink(pgm: Path) -> float:
+    """The share of inked pixels on a rendered page, its head and foot (running head, page number) left out."""
+    data = pgm.read_bytes()
+    header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s", data)
+    assert header, pgm
+    width, height = int(header.group(1)), int(header.group(2))
+    pixels = data[header.end():]
+    body = pixels[width * int(height * 0.085): width * (height - int(height * 0.07))]
+    return sum(1 for value in body if value < 230) / max(len(body), 1)
+
+
+def test_every_figure_is_embedded(pdf: Path) -> None:
+    listed = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
+    embedded = sum(1 for line in listed.splitlines()[2:] if line.split() and line.split()[2] == "image")
+    figures = 0
+    for page in chapters():
+        baseline = ROOT / "baselines" / "cpu-avx2" / f"{Path(page).name}.json"
+        if baseline.is_file():
+            records = json.loads(baseline.read_text())
+            figures += sum(out.get("kind") == "image" for outs in records.values() for out in outs)
+    assert figures > 10
+    assert embedded >= figures + len(panels_on_pages()), (embedded, figures)
+
+
+# --- bookbuild.pdf on small documents, without TeX --------------------------------------------------
+
+def small_book() -> tuple[nodes.document, nodes.section]:
     doc = nodes.document(None, None)
     root = nodes.section("", nodes.title("", "Book"), nodes.paragraph("", "Preface text."))
     notation = nodes.section("", nodes.title("", "Notation"), nodes.paragraph("", "Symbols."))
     last = nodes.section("", nodes.title("", "This build"))
-    for name in ["book/recurrence", "book/glossary"]:
+    for name in ["book/recurrence", "book/glossary", "book/bibliography"]:
         included = addnodes.start_of_file(docname=name)
-        included += nodes.section("", nodes.title("", name))
+        included += nodes.section("", nodes.title("", name), docname=name)
         last += included
     root += [notation, last]
     doc += root
+    return doc, root
+
+
+def test_chapters_are_lifted_out_of_the_root_page_which_becomes_the_preface() -> None:
+    doc, root = small_book()
     chapters_as_chapters(doc)
     kinds = [type(c).__name__ for c in root.children]
-    assert kinds == ["title", "paragraph", "rubric", "paragraph", "rubric", "start_of_file", "raw", "start_of_file"]
-    assert root.children[-2].astext() == "\\appendix\n"
+    assert kinds == ["title", "raw", "paragraph", "rubric", "paragraph", "rubric", "raw", "start_of_file", "raw",
+                     "start_of_file", "start_of_file"]
+    assert root.children[1].astext() == "\\bookfrontchapter{Preface}\n"
+    assert root.children[6].astext() == "\\bookmainmatter\n"
+    assert root.children[8].astext() == "\\appendix\n"
     assert [c["docname"] for c in root.children if isinstance(c, addnodes.start_of_file)] == [
-        "book/recurrence", "book/glossary"]
+        "book/recurrence", "book/glossary", "book/bibliography"]
 
 
 def test_the_bibliography_shows_labels_and_no_tex_or_n_d(text: str) -> None:
@@ -139,3 +415,166 @@ def test_the_bibliography_shows_labels_and_no_tex_or_n_d(text: str) -> None:
         assert label in references, label
     assert "n.d." not in references
     assert not re.search(r"\\[A-Za-z]+|\$", references), re.search(r".{40}(\\[A-Za-z]+|\$).{40}", references)
+
+
+def test_the_gathered_citations_move_into_the_bibliography_appendix() -> None:
+    from sphinx.builders.latex.nodes import thebibliography
+
+    doc, root = small_book()
+    chapters_as_chapters(doc)
+    citations = thebibliography()
+    citations += nodes.citation("", nodes.label("", "Elman, 1990"), nodes.paragraph("", "Finding structure."))
+    doc += citations
+    bibliography_in_its_appendix(doc)
+    assert citations.parent is not doc
+    assert citations.parent["docname"] == "book/bibliography"
+
+
+def panel_box(name: str = "forget-power") -> nodes.container:
+    """A panel as bookbuild.site.panels builds it."""
+    box = nodes.container(classes=["book-panel"], ids=[f"panel-{name}"])
+    box += nodes.paragraph("", "", nodes.strong("", "The forget-gate power, with a slider for the forget bias"),
+                           classes=["book-panel-title"])
+    static = nodes.container(classes=["book-panel-static"])
+    static += nodes.figure("", nodes.image(uri="_build/panels/x.png", alt="alt"))
+    box += [nodes.raw("", "<noscript>", format="html"), static, nodes.raw("", "</noscript>", format="html")]
+    box += nodes.paragraph("", "What the path keeps after k steps.", classes=["book-panel-summary"])
+    box += nodes.paragraph("", "Computed, here at build time and in your browser when you move a slider.",
+                           classes=["book-panel-note"])
+    box += nodes.paragraph("", "", nodes.strong("", "Check yourself. "), nodes.Text("Why?"))
+    box += nodes.raw("", '<details class="book-panel-answer"><summary>Answer</summary>', format="html")
+    box += nodes.paragraph("", "Because.")
+    box += nodes.raw("", "</details>", format="html")
+    beats = nodes.enumerated_list()
+    beats += [nodes.list_item("", nodes.paragraph("", f"Beat {n}.")) for n in range(4)]
+    box += beats
+    data = {"controls": [{"id": "bias", "label": "forget-gate bias b_f"}]}
+    box += nodes.raw("", f'<script type="application/json" class="book-panel-data">{json.dumps(data)}</script>',
+                     format="html")
+    return box
+
+
+def test_a_panel_becomes_a_captioned_figure_followed_by_its_text_in_print_wording() -> None:
+    doc = nodes.document(None, None)
+    section = nodes.section("", nodes.title("", "Gated"), panel_box(), docname="book/gated")
+    doc += section
+    panels_as_figures(doc)
+    print_wording(doc)
+    figure = section.children[1]
+    assert isinstance(figure, nodes.figure)
+    assert figure["ids"] == ["panel-forget-power"]
+    caption = figure.next_node(nodes.caption).astext()
+    assert caption.startswith("The forget-gate power. What the path keeps after k steps.")
+    assert ("Interactive in the HTML edition, where the panel plays its 4 beats and has a slider for "
+            "forget-gate bias b_f: book/gated.html#panel-forget-power.") in caption
+    after = flat(" ".join(n.astext() for n in section.children[2:]))
+    assert "slider" not in after.replace("for every slider setting", "")
+    assert "your browser" not in after
+    assert "Answer. Because." in after
+    assert "The panel's 4 beats, one sentence each:" in after
+    assert not list(section.findall(nodes.raw))
+
+
+def test_print_wording_rewrites_the_prose_about_moving_a_slider() -> None:
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph("", "built, and when you move a slider\nyour browser repeats the rules")
+    print_wording(doc)
+    assert "you move" not in doc.astext()
+    assert "in the HTML edition, when a reader moves a slider, the browser repeats" in doc.astext()
+
+
+def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
+    doc = nodes.document(None, None)
+    paragraph = nodes.paragraph("", "Notebooks: the ")
+    paragraph += addnodes.download_reference("", "", nodes.literal("", "student edition"),
+                                             reftarget="../_build/labs/recurrence-student.ipynb")
+    paragraph += nodes.Text(".")
+    doc += nodes.section("", nodes.title("", "Lab"), paragraph, ids=["lab"], docname="book/recurrence")
+    lab_links(doc)
+    said = flat(doc.astext())
+    assert "the student edition (_build/labs/recurrence-student.ipynb)." in said
+    assert "download links on page book/recurrence.html#lab" in said
+    assert "\\ref{\\detokenize{book/recurrence:lab}}" in said
+
+
+def test_column_widths_fit_the_line_with_the_fewest_lines_per_cell() -> None:
+    natural, least = [47, 20, 9, 13, 19, 19], [10, 8, 7, 4, 8, 10]
+    widths = column_widths(natural, least, TABLE_CHARS)
+    assert widths is not None
+    assert sum(widths) <= TABLE_CHARS
+    assert all(w >= lo + TABLE_PADDING for w, lo in zip(widths, least, strict=True))
+    assert column_widths([5, 6], [5, 6], TABLE_CHARS) == [5 + TABLE_PADDING, 6 + TABLE_PADDING]
+    assert column_widths([40] * 8, [10] * 8, TABLE_CHARS) is None  # smaller type, then
+
+
+def small_table(rows: list[list[str]], classes: list[str] | None = None) -> nodes.table:
+    table = nodes.table(classes=classes or [])
+    tgroup = nodes.tgroup(cols=len(rows[0]))
+    tgroup += [nodes.colspec(colwidth=1) for _ in rows[0]]
+    body = nodes.tbody()
+    for cells in rows:
+        body += nodes.row("", *(nodes.entry("", nodes.paragraph("", cell)) for cell in cells))
+    tgroup += body
+    table += tgroup
+    return table
+
+
+def test_tables_get_widths_from_their_content_smaller_type_when_wide_and_page_breaks_when_long() -> None:
+    doc = nodes.document(None, None)
+    narrow = small_table([["chapter", "key"], ["Recurrent language models", "9c21cc9e29ab7d60707f"]])
+    wide = small_table([[f"column{n}_with_a_long_name" for n in range(8)]] * 2)
+    long = small_table([["a row", "of text"]] * 12)
+    given = small_table([["x " * 150, "y " * 150]] * 6, classes=["colwidths-given"])
+    doc += [narrow, wide, long, given]
+    book_pdf.tables_fit(doc)
+    widths = [spec["colwidth"] for spec in narrow.findall(nodes.colspec)]
+    assert sum(widths) <= TABLE_CHARS
+    assert widths[1] >= 10 + TABLE_PADDING  # the key's pieces (ten digits) stay whole
+    assert "longtable" not in narrow["classes"]
+    assert wide.parent.children[wide.parent.index(wide) - 1].astext() in ("\\begingroup\\small\n",
+                                                                          "\\begingroup\\footnotesize\n")
+    assert "longtable" in long["classes"]
+    assert "longtable" in given["classes"]  # about 6 x 9 lines: more than a page holds, whoever set the widths
+    assert [spec["colwidth"] for spec in given.findall(nodes.colspec)] == [1, 1]
+
+
+def test_long_tokens_in_tables_break_after_separators_and_within_hashes() -> None:
+    assert book_pdf._pieces("chapter_code.lm.char_models.train_char_lm")[:3] == ["chapter_", "code.", "lm."]
+    assert book_pdf._pieces("9c21cc9e29ab7d60707f") == ["9c21cc9e29", "ab7d60707f"]
+    assert book_pdf._pieces("2.13.0+cpu") == ["2.13.0+cpu"]  # short enough to stay whole
+    joined = book_pdf._breakable("1.1\u00a0\u00d7\u00a010 apart")
+    assert [n.astext() for n in joined] == ["1.1\u00a0\u00d7\u00a010", " ", "apart"]
+
+
+def _png(width: int, height: int, dpi: float) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    per_metre = round(dpi / 0.0254)
+    raw = b"".join(b"\x00" + b"\xff" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"pHYs", struct.pack(">IIB", per_metre, per_metre, 1))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def test_a_figure_is_set_so_its_largest_text_is_the_body_size(tmp_path: Path) -> None:
+    path = tmp_path / "f.png"
+    path.write_bytes(_png(1240, 10, 200))
+    width, height, dpi = book_pdf._png_size(path)
+    assert (width, height, round(dpi)) == (1240, 10, 200)
+    inches = figure_width_inches(width, dpi)
+    assert inches == pytest.approx(6.2 * BODY_PT / LARGEST_FIGURE_TEXT_PT, rel=1e-4)
+    doc = nodes.document(None, None)
+    doc += nodes.image(uri="f.png")
+    book_pdf.figure_widths(doc, tmp_path)
+    assert doc.next_node(nodes.image)["width"] == f"{inches:.2f}in"
+
+
+def test_no_figure_draws_text_larger_than_the_size_the_pdf_assumes() -> None:
+    style = (ROOT / "chapter_code" / "core" / "book.mplstyle").read_text()
+    sizes = [float(v) for k, v in re.findall(r"^([\w.]*size):\s*([\d.]+)\s*$", style, re.MULTILINE)
+             if "fig" not in k]
+    assert sizes, "no font sizes in the style file"
+    for source in (ROOT / "chapter_code").rglob("*.py"):
+        sizes += [float(v) for v in re.findall(r"\bfontsize=([\d.]+)", source.read_text(encoding="utf-8"))]
+    assert max(sizes) <= LARGEST_FIGURE_TEXT_PT, max(sizes)
