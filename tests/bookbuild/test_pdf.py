@@ -251,6 +251,14 @@ def test_panels_print_as_numbered_captioned_figures_in_print_wording(text: str, 
         assert browser_words not in flat(text), browser_words
 
 
+def test_a_long_table_without_a_caption_does_not_borrow_a_table_number(tex: str) -> None:
+    tables = re.findall(r"\\begin\{longtable\}(.*?)\\endhead", tex, re.DOTALL)
+    assert tables
+    for table in tables:
+        first_head, continued = table.split("\\endfirsthead", 1)
+        assert ("\\thetable" in continued) == ("\\caption{" in first_head), continued[:200]
+
+
 def test_solutions_are_omitted_and_the_reader_is_told(text: str) -> None:
     assert flat(SOLUTIONS_NOTE) in flat(text)
     assert "Solution to Exercise" not in flat(text)
