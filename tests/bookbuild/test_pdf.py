@@ -575,3 +575,17 @@ def test_no_figure_draws_text_larger_than_the_size_the_pdf_assumes() -> None:
     for source in (ROOT / "chapter_code").rglob("*.py"):
         sizes += [float(v) for v in re.findall(r"\bfontsize=([\d.]+)", source.read_text(encoding="utf-8"))]
     assert max(sizes) <= LARGEST_FIGURE_TEXT_PT, max(sizes)
+
+
+def test_a_fresh_machine_gets_the_fonts_the_pdf_is_set_in() -> None:
+    style = (ROOT / "bookbuild" / "latex" / "bookprint.sty").read_text()
+    families = set(re.findall(r"\\set(?:main|sans|mono|math)font\{([^}]+)\}", style))
+    assert families == {"DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono", "DejaVu Math TeX Gyre"}
+    makefile = (ROOT / "Makefile").read_text()
+    packages = re.search(r"^TEX_PACKAGES := (.*)$", makefile, re.MULTILINE).group(1).split()
+    # core: Serif, Sans, Sans Mono upright and bold; extra: their italics and DejaVu Math TeX Gyre
+    assert {"fonts-dejavu-core", "fonts-dejavu-extra", "fontconfig", "texlive-xetex", "poppler-utils"} <= set(packages)
+    setup_system = (ROOT / ".ci" / "setup-system").read_text()
+    for check in (makefile, setup_system):  # `make tex` and `make test` see a missing font as missing TeX
+        assert "fc-list 'DejaVu Math TeX Gyre'" in check
+        assert "fc-list 'DejaVu Serif:style=Italic'" in check
