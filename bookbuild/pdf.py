@@ -42,8 +42,10 @@ only when the builder writes LaTeX:
   ``{download}`` links, so each names its file's path, and the lab section
   says on which page of the HTML edition the notebooks are offered.
 - **Wide tables fit.** Tables get column widths from their content and break
-  their long tokens (hashes, versions, settings) where a reader would
-  (:func:`tables_fit`).
+  their long tokens (hashes, versions, settings) where a reader would; a wide
+  one is set in smaller type, a long one breaks across pages
+  (:func:`tables_fit`). A long table without a caption says it continues
+  without borrowing another table's number (``bookbuild/latex/longtable.tex.jinja``).
 """
 
 from __future__ import annotations
@@ -534,6 +536,17 @@ def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
             solution.parent.remove(solution)
 
 
+#: LaTeX-only templates and the style file: bookbuild/latex
+LATEX_DIR = Path(__file__).with_name("latex")
+
+
+def latex_templates(app: Any) -> None:
+    """Sphinx's LaTeX table templates, as amended for the PDF (``bookbuild/latex/*.tex.jinja``), when writing LaTeX."""
+    if app.builder.format == "latex" and str(LATEX_DIR) not in app.config.templates_path:
+        app.config.templates_path.insert(0, str(LATEX_DIR))
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", latex_templates)
     app.connect("doctree-resolved", for_print)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

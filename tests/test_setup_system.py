@@ -151,6 +151,9 @@ def test_what_is_already_installed_is_not_installed_again(tmp_path: Path) -> Non
     for name in ("munged", "slurmctld", "slurmd", "sbatch", "java", "xelatex", "latexmk", "pdftotext", "kpsewhich"):
         (bin_dir / name).write_text("#!/bin/bash\nexit 0\n")
         (bin_dir / name).chmod(0o755)
+    # the DejaVu fonts the PDF is set in, as fontconfig lists them
+    (bin_dir / "fc-list").write_text("#!/bin/bash\necho \"/usr/share/fonts/truetype/dejavu/DejaVu.ttf: DejaVu\"\n")
+    (bin_dir / "fc-list").chmod(0o755)
     started = setup(work, env, "start")
     assert "installing chromium, the browser tests' npm tools in the background" in started.stdout
     assert setup(work, env, "wait").returncode == 0

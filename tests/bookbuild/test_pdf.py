@@ -251,6 +251,14 @@ def test_panels_print_as_numbered_captioned_figures_in_print_wording(text: str, 
         assert browser_words not in flat(text), browser_words
 
 
+def test_a_long_table_without_a_caption_does_not_borrow_a_table_number(tex: str) -> None:
+    tables = re.findall(r"\\begin\{longtable\}(.*?)\\endhead", tex, re.DOTALL)
+    assert tables
+    for table in tables:
+        first_head, continued = table.split("\\endfirsthead", 1)
+        assert ("\\thetable" in continued) == ("\\caption{" in first_head), continued[:200]
+
+
 def test_solutions_are_omitted_and_the_reader_is_told(text: str) -> None:
     assert flat(SOLUTIONS_NOTE) in flat(text)
     assert "Solution to Exercise" not in flat(text)
@@ -578,3 +586,17 @@ def test_no_figure_draws_text_larger_than_the_size_the_pdf_assumes() -> None:
     for source in (ROOT / "chapter_code").rglob("*.py"):
         sizes += [float(v) for v in re.findall(r"\bfontsize=([\d.]+)", source.read_text(encoding="utf-8"))]
     assert max(sizes) <= LARGEST_FIGURE_TEXT_PT, max(sizes)
+
+
+def test_a_fresh_machine_gets_the_fonts_the_pdf_is_set_in() -> None:
+    style = (ROOT / "bookbuild" / "latex" / "bookprint.sty").read_text()
+    families = set(re.findall(r"\\set(?:main|sans|mono|math)font\{([^}]+)\}", style))
+    assert families == {"DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono", "DejaVu Math TeX Gyre"}
+    makefile = (ROOT / "Makefile").read_text()
+    packages = re.search(r"^TEX_PACKAGES := (.*)$", makefile, re.MULTILINE).group(1).split()
+    # core: Serif, Sans, Sans Mono upright and bold; extra: their italics and DejaVu Math TeX Gyre
+    assert {"fonts-dejavu-core", "fonts-dejavu-extra", "fontconfig", "texlive-xetex", "poppler-utils"} <= set(packages)
+    setup_system = (ROOT / ".ci" / "setup-system").read_text()
+    for check in (makefile, setup_system):  # `make tex` and `make test` see a missing font as missing TeX
+        assert "fc-list 'DejaVu Math TeX Gyre'" in check
+        assert "fc-list 'DejaVu Serif:style=Italic'" in check
