@@ -4,9 +4,10 @@ A cell that reports a grid of numbers calls :func:`show_table` instead of
 printing aligned f-strings: the rows go out as a Markdown table (optionally
 inside a ``{table}`` directive with a caption), which myst-nb parses like the
 page's own Markdown, so the site shows an HTML table and the PDF a LaTeX one.
-Columns whose every filled cell starts with a number are right-aligned, the
-others left-aligned; text is escaped, so a sample holding ``*``, ``|`` or
-``$`` reads as itself.
+Columns whose every filled cell starts with a number are right-aligned, their
+cells do not break across lines and numbers in E notation in them are set as
+powers of ten (:func:`powers_of_ten`); the other columns are left-aligned; text is
+escaped, so a sample holding ``*``, ``|`` or ``$`` reads as itself.
 
 Pages: every chapter that reports a table of results (first: "Generating text").
 """
@@ -21,6 +22,11 @@ from typing import Any
 _NUMERIC = re.compile(r"^[-+\u2212]?(?:\d|\.\d)")
 #: Markdown punctuation that could start markup inside a table cell.
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|$~&#!])")
+
+#: The no-break space that joins the parts of a numeric cell.
+NBSP = "\u00a0"
+#: A number in E notation standing alone (``4.4e-05``, not inside a word or number).
+_E_NUMBER = re.compile(r"(?<![\w.])([-+]?\d+(?:\.\d+)?)[eE]([-+]?)(\d+)(?![\w.])")
 
 Format = str | Callable[[Any], str]
 
@@ -42,6 +48,32 @@ def escape(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", " ".join(text.splitlines()))
 
 
+def powers_of_ten(text: str) -> str:
+    """Each number in E notation in ``text`` set as a power of ten, as the prose sets
+    glued numbers: ``4.4e-05`` becomes ``4.4 × 10`` with the exponent ``−5`` as a
+    superscript (MyST's ``{sup}`` role), joined by no-break spaces; a mantissa of 1
+    is dropped (``1e-06`` is 10 to the ``−6``)."""
+
+    def power(m: re.Match[str]) -> str:
+        mantissa, sign, digits = m.groups()
+        exponent = ("\u2212" if sign == "-" else "") + str(int(digits))
+        unsigned = mantissa.lstrip("+-")
+        base = (
+            "10"
+            if re.fullmatch(r"1(?:\.0+)?", unsigned)
+            else f"{unsigned}{NBSP}×{NBSP}10"
+        )
+        return (
+            ("\u2212" if mantissa.startswith("-") else "")
+            + base
+            + "{sup}`"
+            + exponent
+            + "`"
+        )
+
+    return _E_NUMBER.sub(power, text)
+
+
 def is_numeric(texts: Sequence[str]) -> bool:
     """Whether a column reads as numbers: at least one filled cell, and every filled
     cell starts with a number (``0.43 [0.40, 0.47]``, ``12%``, ``-3`` do; ``n/a``
@@ -57,6 +89,7 @@ def markdown_table(
     formats: Mapping[str, Format] | None = None,
     caption: str | None = None,
     name: str | None = None,
+    keep_together: bool = True,
 ) -> str:
     """The Markdown of a table with a header of ``columns`` and one line per row.
 
@@ -64,7 +97,8 @@ def markdown_table(
     value (a missing key is an empty cell). ``formats`` maps a column to its format
     (:func:`cell_text`). With a ``caption`` (Markdown, not escaped) the table is wrapped
     in a ``{table}`` directive, numbered like the page's figures; ``name`` gives it a
-    label to ``{numref}``.
+    label to ``{numref}``. With ``keep_together`` (the default) the parts of a
+    numeric cell are joined by no-break spaces; without, a wide table may wrap them.
     """
     if not columns:
         raise ValueError("a table needs at least one column")
@@ -97,15 +131,26 @@ def markdown_table(
         grid.append(
             [cell_text(v, formats.get(c)) for v, c in zip(values, columns, strict=True)]
         )
-    align = [
-        "---:" if is_numeric([r[j] for r in grid]) else ":---"
-        for j in range(len(columns))
+    numeric = [is_numeric([r[j] for r in grid]) for j in range(len(columns))]
+    align = ["---:" if n else ":---" for n in numeric]
+    # a number with its range ("0.91 [0.89, 0.94]") stays on one line: no-break spaces
+    grid = [
+        [
+            t.replace(" ", NBSP) if n and keep_together else t
+            for t, n in zip(r, numeric, strict=True)
+        ]
+        for r in grid
     ]
     lines = [
         "| " + " | ".join(escape(c) for c in columns) + " |",
         "|" + "|".join(align) + "|",
     ]
-    lines += ["| " + " | ".join(escape(t) for t in r) + " |" for r in grid]
+    for r in grid:
+        texts = [
+            powers_of_ten(escape(t)) if n else escape(t)
+            for t, n in zip(r, numeric, strict=True)
+        ]
+        lines.append("| " + " | ".join(texts) + " |")
     body = "\n".join(lines)
     if caption is None:
         return body
@@ -120,12 +165,17 @@ def show_table(
     formats: Mapping[str, Format] | None = None,
     caption: str | None = None,
     name: str | None = None,
+    keep_together: bool = True,
 ) -> None:
     """Display :func:`markdown_table`'s table as the cell's Markdown output."""
     from IPython.display import Markdown, display
 
-    display(
-        Markdown(
-            markdown_table(rows, columns, formats=formats, caption=caption, name=name)
-        )
+    md = markdown_table(
+        rows,
+        columns,
+        formats=formats,
+        caption=caption,
+        name=name,
+        keep_together=keep_together,
     )
+    display(Markdown(md))

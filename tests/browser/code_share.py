@@ -34,7 +34,9 @@ MEASURE = r"""
 () => {
   const article = document.querySelector('main article.bd-article') || document.querySelector('main');
   const height = e => e.getBoundingClientRect().height;
-  const shown = e => height(e) > 0 && e.getBoundingClientRect().width > 0;
+  // a folded solution keeps its content's boxes but hides them (visibility: hidden, in a 0-px section)
+  const shown = e => height(e) > 0 && e.getBoundingClientRect().width > 0
+    && e.checkVisibility({ visibilityProperty: true, opacityProperty: true });
   const label = e => (e.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60);
   const isFigure = o => o.matches('figure, img, .figure-data') && !o.querySelector('pre')
     || (o.querySelector('img, svg') && !o.querySelector('pre, p, table'));

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
-from chapter_code.core.tables import cell_text, escape, is_numeric, markdown_table, show_table
+from chapter_code.core.tables import cell_text, escape, is_numeric, markdown_table, powers_of_ten, show_table
 
 
 def parsed_cells(md: str) -> list[list[str]]:
@@ -40,6 +40,22 @@ def test_a_table_has_its_header_its_rows_and_right_aligned_numbers() -> None:
         "| tau = 1 | 0.88 |  |",
     ]
     assert parsed_cells(md) == [["rule", "known", "repeats"], ["greedy", "1.00", "0.610"], ["tau = 1", "0.88", ""]]
+
+
+def test_e_notation_in_numeric_columns_is_set_as_powers_of_ten() -> None:
+    assert powers_of_ten("4.4e-05") == "4.4\u00a0×\u00a010{sup}`\u22125`"
+    assert powers_of_ten("-3.0e+07") == "\u22123.0\u00a0×\u00a010{sup}`7`"
+    assert powers_of_ten("1e-06 [1.0e-3, 2e4]") == "10{sup}`\u22126` [10{sup}`\u22123`, 2\u00a0×\u00a010{sup}`4`]"
+    assert powers_of_ten("v1.2e3x and 12") == "v1.2e3x and 12"  # not a number standing alone
+    md = markdown_table([["lstm", "2.3e-01"], ["e-mail", "0.5"]], ["model", "drift"])
+    assert md.splitlines()[2:] == ["| lstm | 2.3\u00a0×\u00a010{sup}`\u22121` |", "| e-mail | 0.5 |"]
+
+
+def test_numeric_cells_do_not_break_across_lines() -> None:
+    md = markdown_table([["tau = 1", "0.71 [0.65, 0.77]"]], ["rule", "known words"])
+    assert md.splitlines()[2] == "| tau = 1 | 0.71\u00a0\\[0.65,\u00a00.77\\] |"
+    loose = markdown_table([["a", "1 (2)"]], ["x", "y"], keep_together=False)
+    assert loose.splitlines()[2] == "| a | 1 (2) |"
 
 
 def test_markup_in_text_cells_reads_as_itself() -> None:
@@ -94,6 +110,9 @@ def test_show_table_displays_the_markdown(monkeypatch: pytest.MonkeyPatch) -> No
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)
-    show_table([["x", 2]], ["name", "n"], caption="A caption")
+    show_table([["x", "2 (3)"]], ["name", "n"], caption="A caption", keep_together=False)
     assert len(shown) == 1
-    assert shown[0]._repr_markdown_() == markdown_table([["x", 2]], ["name", "n"], caption="A caption")
+    assert shown[0]._repr_markdown_() == markdown_table(
+        [["x", "2 (3)"]], ["name", "n"], caption="A caption", keep_together=False
+    )
+    assert "2 (3)" in shown[0]._repr_markdown_()
