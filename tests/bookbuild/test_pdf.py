@@ -600,3 +600,8 @@ def test_a_fresh_machine_gets_the_fonts_the_pdf_is_set_in() -> None:
     for check in (makefile, setup_system):  # `make tex` and `make test` see a missing font as missing TeX
         assert "fc-list 'DejaVu Math TeX Gyre'" in check
         assert "fc-list 'DejaVu Serif:style=Italic'" in check
+
+
+def test_the_body_size_the_figures_are_scaled_to_is_the_documents() -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["sphinx"]["config"]["latex_elements"]["pointsize"] == f"{BODY_PT:g}pt"
