@@ -104,6 +104,11 @@ def _resolve(app: Any, env: Any, node: Any, contnode: Any) -> Any:
 
 
 def setup(app: Any) -> dict[str, Any]:
+    from bookbuild import cachekey
+
+    # myst-nb's lookup of the engine's stored outputs must hash as the engine does (bookbuild.cachekey); every
+    # book the engine builds loads this extension (`--only` needs it), the site's extension too
+    cachekey.install()
     app.add_config_value("bookbuild_xref_inventory", "", "env")
     app.add_config_value("bookbuild_xref_base", "", "env")
     app.connect("build-finished", _write_inventory)
