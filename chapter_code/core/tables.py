@@ -104,6 +104,12 @@ def markdown_table(
         raise ValueError("a table needs at least one column")
     if len(set(columns)) != len(columns):
         raise ValueError(f"column names must be distinct; got {list(columns)}")
+    blank = [i for i, c in enumerate(columns) if not str(c).strip()]
+    if blank:
+        raise ValueError(
+            f"column {blank[0]} has no header; every column needs one (a screen reader "
+            f"announces it with each cell); got {list(columns)}"
+        )
     if name is not None and caption is None:
         raise ValueError("a table with a name needs a caption")
     formats = dict(formats or {})

@@ -94,6 +94,7 @@ def test_a_caption_wraps_the_table_in_a_table_directive_with_its_name() -> None:
     [
         ([[1]], [], {}, "at least one column"),
         ([[1, 2]], ["a", "a"], {}, "distinct"),
+        ([[1, 2]], [" ", "a"], {}, "column 0 has no header"),
         ([[1, 2]], ["a"], {}, "row 0 has 2 values for 1 columns"),
         ([{"b": 1}], ["a"], {}, "row 0 has values for columns the table does not have"),
         ([[1]], ["a"], {"formats": {"b": ".2f"}}, "formats for columns"),
