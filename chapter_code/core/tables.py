@@ -52,10 +52,13 @@ def powers_of_ten(text: str) -> str:
     """Each number in E notation in ``text`` set as a power of ten, as the prose sets
     glued numbers: ``4.4e-05`` becomes ``4.4 × 10`` with the exponent ``−5`` as a
     superscript (MyST's ``{sup}`` role), joined by no-break spaces; a mantissa of 1
-    is dropped (``1e-06`` is 10 to the ``−6``)."""
+    is dropped (``1e-06`` is 10 to the ``−6``) and a zero exponent too (``2.3e+00``
+    is 2.3)."""
 
     def power(m: re.Match[str]) -> str:
         mantissa, sign, digits = m.groups()
+        if int(digits) == 0:  # 2.3e+00 is 2.3
+            return mantissa.lstrip("+").replace("-", "\u2212")
         exponent = ("\u2212" if sign == "-" else "") + str(int(digits))
         unsigned = mantissa.lstrip("+-")
         base = (
