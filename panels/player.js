@@ -560,11 +560,26 @@
       this.typesetLater(el);
     }
 
-    /** Without math typeset at build time, the page's MathJax typesets what was copied in. */
+    /**
+     * Without math typeset at build time (no Node when the book was built), the page loads MathJax after its
+     * first paint (book-site.js): what was copied in is typeset then, or now if MathJax is already there.
+     */
     typesetLater(el) {
       const raw = Array.from(el.querySelectorAll("span.math")).some((m) => !m.querySelector("mjx-container"));
-      if (raw && window.MathJax && window.MathJax.typesetPromise) {
-        window.MathJax.typesetPromise([el]).catch(() => {});
+      if (!raw) {
+        return;
+      }
+      const typeset = () => window.MathJax.typesetPromise([el]).catch(() => {});
+      if (window.MathJax && window.MathJax.typesetPromise) {
+        typeset();
+      } else if (document.querySelector("script[data-book-mathjax]")) {
+        const watch = new MutationObserver(() => {
+          if (document.documentElement.dataset.bookMath === "typeset" && window.MathJax.typesetPromise) {
+            watch.disconnect();
+            typeset();
+          }
+        });
+        watch.observe(document.documentElement, { attributes: true, attributeFilter: ["data-book-math"] });
       }
     }
 
