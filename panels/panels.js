@@ -1,7 +1,13 @@
 /* The six panels' drawings, for the player in player.js.
  *
- * Each renderer draws one state into a 640 x 300 SVG. Numbers that belong to
- * a beat come from the panel's data (chapter_code/panels/data.py); where a
+ * Each renderer draws one state on a Canvas (player.js): `g.w` x `g.h` user
+ * units, 640 wide in the wide layout and the stage's own width in CSS px in the
+ * narrow one (`g.narrow`, below 600 px), with `height(narrow, w)` telling the
+ * player how tall. Labels are set with `g.text` (TeX between dollar signs for
+ * the math: italic letters, sub- and superscripts) or `g.place` (the first of
+ * several spots where the label collides with none drawn before); every axis
+ * drawn with `g.axis` has a label naming what it measures. Numbers that belong
+ * to a beat come from the panel's data (chapter_code/panels/data.py); where a
  * reader moves a slider, `compute` recomputes the same quantity as the Python
  * function named beside it, and the browser tests compare the two.
  */
@@ -9,44 +15,75 @@
   "use strict";
 
   const P = window.BookPanels;
-  const el = P.svgEl;
-  const fmt = P.number;
+  const sg = P.signed; // a number as the drawings set it: a true minus sign, a power of ten as a superscript
+  const fmt = sg;
+  const say = (v, d) => P.number(v, d).replace(/^-/, "\u2212"); // a number in a sentence under the drawing
   const INK = "#1a1a1a";
   const GREY = "#595959"; // 7:1 on white
   const BLUE = "#0072B2"; // the book's LSTM blue, 5:1 on white
   const WINE = "#882255"; // the gradient, 9:1 on white
   const GREEN = "#007A5A"; // the GRU green, darkened to 5:1 on white
   const PALE = "#cfe3f1";
+  const GRID = "#e3e3e3";
 
-  function text(svg, x, y, s, attrs) {
-    svg.appendChild(el("text", Object.assign({ x, y, fill: INK, "font-size": 14 }, attrs || {}), s));
+  /** 10 to the power e, as a tick label: 1, or 10 with the exponent as a superscript. */
+  const power = (e) => (e === 0 ? "1" : `$10^{${e}}$`);
+
+  /**
+   * A legend: a short line sample before each label, left to right from x, its top at `top`, wrapping at the
+   * right edge; returns its bottom.
+   */
+  function legend(g, x, top, items) {
+    const opts = { size: "small" };
+    const boxes = g.extentsOf(items.map((item) => item.label), opts);
+    const rise = Math.max(...boxes.map((b) => -b.y));
+    const depth = Math.max(...boxes.map((b) => b.y + b.height));
+    let at = x;
+    let row = top + rise;
+    items.forEach((item, i) => {
+      const width = 30 + boxes[i].width;
+      if (at > x && at + width > g.w - 6) {
+        at = x;
+        row += rise + depth + 3;
+      }
+      g.line(at, row - 4, at + 24, row - 4, { stroke: item.stroke, "stroke-width": item.width || 2,
+        "stroke-dasharray": item.dash });
+      g.text(at + 30, row, item.label, opts);
+      at += width + 18;
+    });
+    return row + depth;
   }
 
-  function line(svg, x1, y1, x2, y2, attrs) {
-    svg.appendChild(el("line", Object.assign({ x1, y1, x2, y2, stroke: INK, "stroke-width": 1.5 }, attrs || {})));
-  }
-
-  function path(svg, points, attrs) {
-    const d = points.map(([x, y], i) => `${i ? "L" : "M"}${x.toFixed(1)},${y.toFixed(1)}`).join("");
-    svg.appendChild(el("path", Object.assign({ d, fill: "none", stroke: INK, "stroke-width": 2 }, attrs || {})));
-  }
-
-  /** A log axis from `low` to `high` (powers of ten) over [top, bottom]; returns the value -> y map. */
-  function logAxis(svg, low, high, top, bottom, left, right, every) {
-    const lo = Math.log10(low);
-    const hi = Math.log10(high);
+  /**
+   * Axes of a plot with a log vertical axis from `low` to `high` (powers of ten, a tick every `every`
+   * decades) over [top, bottom], and a horizontal axis to `right`, each with its label; the vertical axis
+   * stands as far right as its rotated label and its widest tick label need. Returns {y: value -> y, left}.
+   */
+  function logAxes(g, o) {
+    const lo = Math.log10(o.low);
+    const hi = Math.log10(o.high);
+    const exponents = [];
+    for (let e = Math.ceil(lo); e <= hi; e += o.every) {
+      exponents.push(e);
+    }
+    const widest = Math.max(...g.extentsOf(exponents.map(power), { size: "small" }).map((b) => b.width));
+    // the rotated label's baseline: its letters (and superscripts) rise to its left, its descenders to its right
+    const [label] = g.extentsOf([o.yLabel], { size: "small" });
+    const labelX = 4 - label.y;
+    const left = Math.ceil(labelX + label.y + label.height + 6 + widest + 6);
     const y = (v) => {
       const l = Math.min(hi, Math.max(lo, v > 0 ? Math.log10(v) : lo));
-      return bottom - ((l - lo) / (hi - lo)) * (bottom - top);
+      return o.bottom - ((l - lo) / (hi - lo)) * (o.bottom - o.top);
     };
-    for (let e = Math.ceil(lo); e <= hi; e += every) {
-      line(svg, left, y(10 ** e), right, y(10 ** e), { stroke: "#e3e3e3", "stroke-width": 1 });
-      text(svg, left - 6, y(10 ** e) + 4, e === 0 ? "1" : `10${fmt(10 ** e, 1).split("10")[1]}`,
-        { "text-anchor": "end", "font-size": 12 });
+    for (const e of exponents) {
+      g.line(left, y(10 ** e), o.right, y(10 ** e), { stroke: GRID, "stroke-width": 1 });
+      g.text(left - 6, y(10 ** e) + 4, power(e), { anchor: "end", size: "small" });
     }
-    line(svg, left, top, left, bottom);
-    line(svg, left, bottom, right, bottom);
-    return y;
+    g.axis("y", left, o.top, left, o.bottom);
+    g.axis("x", left, o.bottom, o.right, o.bottom);
+    g.text(labelX, (o.top + o.bottom) / 2, o.yLabel, { anchor: "middle", rotate: -90, size: "small", axis: "y" });
+    g.text((left + o.right) / 2, g.h - 10, o.xLabel, { anchor: "middle", size: "small", axis: "x" });
+    return { y, left };
   }
 
   // ------------------------------------------------------------------ one-unit RNN (one_unit_gradient)
@@ -72,81 +109,103 @@
 
   P.register("one-unit", {
     compute: oneUnit,
+    height: (narrow) => (narrow ? 350 : 310),
     describe(s, data) {
       const r = oneUnit(s, data);
-      return `Your setting: w = ${fmt(s.w, 3)}, x = ${fmt(s.x, 3)}. The state reaches ${fmt(r.states[data.steps], 3)}; `
-        + `${data.steps} steps back the measured product is ${fmt(r.products[data.steps])} and the bound `
-        + `${fmt(r.bounds[data.steps])}.`;
+      return `Your setting: {w} = ${say(s.w, 3)}, {x} = ${say(s.x, 3)}. The state reaches `
+        + `${say(r.states[data.steps], 3)}; ${data.steps} steps back the measured product is `
+        + `${say(r.products[data.steps])} and the bound ${say(r.bounds[data.steps])}.`;
     },
-    draw(svg, s, data) {
+    draw(g, s, data) {
       const r = oneUnit(s, data);
-      const left = 70;
-      const right = 620;
-      const y = logAxis(svg, data.floor, 1e30, 30, 250, left, right, 10);
-      const x = (d) => left + (d / data.steps) * (right - left);
-      for (let d = 0; d <= data.steps; d += 10) {
-        text(svg, x(d), 268, String(d), { "text-anchor": "middle", "font-size": 12 });
+      const n = data.steps;
+      const setting = `$w$ = ${sg(s.w, 3)}, $x$ = ${sg(s.x, 3)}`;
+      const read = `measured ${fmt(r.products[n])}, bound ${fmt(r.bounds[n])} at ${n} steps back`;
+      const head = g.wrap(g.narrow ? 8 : 12, 4, `${setting}: ${read}`);
+      const last = legend(g, g.narrow ? 8 : 78, head + 6, [
+        { label: "measured $|\\partial h_T / \\partial h_s|$", stroke: BLUE, width: 3 },
+        { label: "bound $|w|^{T-s}$", stroke: GREY, dash: "7 5" },
+      ]);
+      const right = g.w - (g.narrow ? 12 : 20);
+      const top = last + 18;
+      const bottom = g.h - 52;
+      const { y, left } = logAxes(g, { low: data.floor, high: 1e30, top, bottom, right, every: 10,
+        yLabel: "gradient product (log)", xLabel: "distance $T - s$ (steps back)" });
+      const x = (d) => left + (d / n) * (right - left);
+      for (let d = 0; d <= n; d += g.narrow ? 20 : 10) {
+        g.text(x(d), bottom + 18, String(d), { anchor: "middle", size: "small" });
       }
-      text(svg, (left + right) / 2, 292, "distance T \u2212 s (steps back)", { "text-anchor": "middle", "font-size": 13 });
-      path(svg, r.bounds.map((v, d) => [x(d), y(v)]), { stroke: GREY, "stroke-dasharray": "7 5" });
-      path(svg, r.products.map((v, d) => [x(d), y(v)]), { stroke: BLUE, "stroke-width": 3 });
-      text(svg, left + 10, 20, `w = ${fmt(s.w, 3)}, x = ${fmt(s.x, 3)}: measured ${fmt(r.products[data.steps])}, `
-        + `bound ${fmt(r.bounds[data.steps])} at ${data.steps} steps`, { "font-size": 13 });
-      text(svg, right - 4, 44, "solid: measured; dashed: bound |w|\u1d48", { "text-anchor": "end", "font-size": 12 });
+      g.path(r.bounds.map((v, d) => [x(d), y(v)]), { stroke: GREY, "stroke-dasharray": "7 5" });
+      g.path(r.products.map((v, d) => [x(d), y(v)]), { stroke: BLUE, "stroke-width": 3 });
     },
   });
 
   // ------------------------------------------------------------------ truncation lanes (unroll + autograd)
 
   P.register("truncation-lanes", {
-    describe(s, data) {
-      return data.beats[data.beats.length - 1].text;
+    height: (narrow) => (narrow ? 345 : 300),
+    describe() {
+      return "";
     },
-    draw(svg, s, data) {
+    draw(g, s, data) {
       const n = data.steps;
-      const xs = (t) => 90 + ((t - 1) * 460) / (n - 1);
+      const N = g.narrow;
+      const first = N ? 28 : 90;
+      const lastX = N ? g.w - 64 : 550;
+      const xs = (t) => first + ((t - 1) * (lastX - first)) / (n - 1);
+      const rad = N ? 14 : 17;
       const cutX = (xs(data.cut) + xs(data.cut + 1)) / 2;
       const lanes = [
-        { key: "carry", y: 85, name: "carry, detached", value: s.carryValue, grad: s.carryGrad },
-        { key: "reset", y: 215, name: "reset to zero", value: s.resetValue, grad: s.resetGrad },
+        { key: "carry", y: N ? 95 : 85, name: "carry, detached", value: s.carryValue, grad: s.carryGrad },
+        { key: "reset", y: N ? 255 : 215, name: "reset to zero", value: s.resetValue, grad: s.resetGrad },
       ];
-      line(svg, cutX, 20, cutX, 290, { "stroke-dasharray": "4 4" });
-      text(svg, cutX, 14, "cut", { "text-anchor": "middle", "font-size": 12 });
+      g.line(cutX, 22, cutX, g.h - 8, { "stroke-dasharray": "4 4" });
+      g.text(cutX, 15, "cut", { anchor: "middle", size: "small" });
       for (const lane of lanes) {
         const reach = data.lanes[lane.key];
-        text(svg, 10, lane.y - 36, lane.name, { "font-weight": "bold" });
-        line(svg, xs(1), lane.y, xs(n), lane.y, { stroke: GREY });
-        line(svg, xs(1), lane.y + 34, xs(n), lane.y + 34, { stroke: "#d9c2cf", "stroke-width": 3 });
+        const track = lane.y + (N ? 30 : 34);
+        g.text(10, lane.y - (N ? 46 : 40), lane.name, { weight: "bold" });
+        if (lane.key === "reset") { // the state does not pass the cut: the second chunk starts from zero
+          g.line(xs(1), lane.y, xs(data.cut), lane.y, { stroke: GREY });
+          g.line(cutX, lane.y, xs(n), lane.y, { stroke: GREY });
+        } else {
+          g.line(xs(1), lane.y, xs(n), lane.y, { stroke: GREY });
+        }
+        g.line(xs(1), track, xs(n), track, { stroke: "#d9c2cf", "stroke-width": 3 });
         for (let t = 1; t <= n; t += 1) {
           const shaded = reach.value.includes(t) && t <= lane.value + 1e-9;
           const ringed = s.loss > 0 && reach.gradient.includes(t) && t >= lane.grad - 1e-9;
-          svg.appendChild(el("circle", { cx: xs(t), cy: lane.y, r: 17, fill: shaded ? PALE : "#fff",
-            stroke: ringed ? WINE : GREY, "stroke-width": ringed ? 4 : 1.5 }));
-          text(svg, xs(t), lane.y + 5, `h${t}`, { "text-anchor": "middle", "font-size": 13 });
+          g.add("circle", { cx: xs(t), cy: lane.y, r: rad, fill: shaded ? PALE : "#fff",
+            stroke: ringed ? WINE : GREY, "stroke-width": ringed ? 4 : 1.5 });
+          g.text(xs(t), lane.y + 4, `$h_${t}$`, { anchor: "middle", size: "small" });
         }
         if (lane.key === "reset") {
-          svg.appendChild(el("rect", { x: xs(data.cut + 1) - 45, y: lane.y - 10, width: 20, height: 20, fill: "#fff",
-            stroke: INK }));
-          text(svg, xs(data.cut + 1) - 35, lane.y + 5, "0", { "text-anchor": "middle", "font-size": 13 });
+          g.add("rect", { x: cutX - 7, y: lane.y - 10, width: 14, height: 20, fill: "#fff", stroke: INK });
+          g.text(cutX, lane.y + 5, "0", { anchor: "middle", size: "small" });
         } else {
-          svg.appendChild(el("rect", { x: cutX - 22, y: lane.y - 24, width: 44, height: 16, fill: "#fff", stroke: INK }));
-          text(svg, cutX, lane.y - 12, "detach", { "text-anchor": "middle", "font-size": 11 });
+          const top = lane.y - (N ? 38 : 36);
+          g.add("rect", { x: cutX - 27, y: top, width: 54, height: 19, fill: "#fff", stroke: INK });
+          g.text(cutX, top + 14, "detach", { anchor: "middle", size: "small" });
         }
-        text(svg, xs(data.marked), lane.y + 62, `x${data.marked} \u2191`, { "text-anchor": "middle", "font-size": 12 });
+        g.text(xs(data.marked), lane.y + (N ? 52 : 60), `$x_${data.marked}$ \u2191`, { anchor: "middle",
+          size: "small" });
         if (lane.value >= data.marked) {
-          svg.appendChild(el("circle", { cx: xs(lane.value), cy: lane.y - 26, r: 6, fill: BLUE }));
+          g.add("circle", { cx: xs(lane.value), cy: lane.y - rad - 7, r: 5, fill: BLUE });
         }
         if (s.loss > 0) {
           const gx = xs(Math.min(n, lane.grad));
-          svg.appendChild(el("path", { d: `M${gx - 8},${lane.y + 34}L${gx + 6},${lane.y + 27}L${gx + 6},${lane.y + 41}Z`,
-            fill: WINE }));
-          text(svg, xs(n) + 28, lane.y + 5, `L${n}`, { fill: WINE, "font-weight": "bold" });
+          g.add("path", { d: `M${gx - 8},${track}L${gx + 6},${track - 7}L${gx + 6},${track + 7}Z`, fill: WINE });
+          g.text(xs(n) + rad + 10, lane.y + 5, `$L_${n}$`, { fill: WINE, weight: "bold" });
         }
         if (s.verdict > 0) {
           const valueCrosses = Math.max(...reach.value) > data.cut;
           const gradCrosses = Math.min(...reach.gradient) <= data.cut;
-          text(svg, cutX + 8, lane.y + 56, `value ${valueCrosses ? "crosses" : "stops"}; gradient `
-            + `${gradCrosses ? "crosses" : "stops"}`, { "font-size": 13, "font-weight": "bold" });
+          const verdict = `value ${valueCrosses ? "crosses" : "stops"}; gradient ${gradCrosses ? "crosses" : "stops"}`;
+          if (N) {
+            g.text(10, lane.y + 74, verdict, { weight: "bold" });
+          } else {
+            g.text(cutX + 8, lane.y + 60, verdict, { weight: "bold", size: "small" });
+          }
         }
       }
     },
@@ -155,38 +214,80 @@
   // ------------------------------------------------------------------ LSTM gates (lstm_update)
 
   P.register("lstm-gates", {
+    height: (narrow) => (narrow ? 385 : 300),
     describe(s) {
-      return `f = ${fmt(s.f)}, i = ${fmt(s.i)}, o = ${fmt(s.o)}: c = ${fmt(s.c, 3)}, h = ${fmt(s.h, 3)}.`;
+      return `f = ${say(s.f)}, i = ${say(s.i)}, o = ${say(s.o)}: c = ${say(s.c, 3)}, h = ${say(s.h, 3)}.`;
     },
-    draw(svg, s) {
-      const gates = [["forget f", s.f], ["input i", s.i], ["output o", s.o]];
-      gates.forEach(([name, v], j) => {
-        const x = 30 + j * 75;
-        svg.appendChild(el("rect", { x, y: 60, width: 44, height: 180, fill: "#fff", stroke: INK }));
-        const open = Math.min(1, Math.max(0, v)); // a gate lies in [0, 1]; the bar never leaves its box
-        svg.appendChild(el("rect", { x, y: 60 + 180 * (1 - open), width: 44, height: 180 * open, fill: BLUE }));
-        text(svg, x + 22, 52, fmt(v, 2), { "text-anchor": "middle" });
-        text(svg, x + 22, 260, name, { "text-anchor": "middle", "font-size": 13 });
-      });
-      text(svg, 30, 24, "gate openings", { "font-weight": "bold" });
-      const zero = 470;
-      const scale = 120; // px per unit, the axis from -1 to 1
-      const rows = [["c\u209c\u208b\u2081 (carried in)", s.cPrev, 80, GREY], ["c\u209c (carried on)", s.c, 150, BLUE],
-        ["h\u209c (shown)", s.h, 220, GREEN]];
-      line(svg, zero, 50, zero, 245, { stroke: GREY });
-      text(svg, zero - scale, 275, "\u22121", { "text-anchor": "middle", "font-size": 12 });
-      text(svg, zero, 275, "0", { "text-anchor": "middle", "font-size": 12 });
-      text(svg, zero + scale, 275, "1", { "text-anchor": "middle", "font-size": 12 });
-      line(svg, zero - scale, 250, zero + scale, 250, { stroke: GREY });
-      for (const [name, v, y, color] of rows) {
-        const w = v * scale;
-        svg.appendChild(el("rect", { x: Math.min(zero, zero + w), y: y - 14, width: Math.abs(w), height: 28, fill: color }));
-        text(svg, 255, y + 5, name, { "font-size": 13 });
-        text(svg, zero + (v >= 0 ? -6 : 6), y - 20, fmt(v, 3), { "text-anchor": v >= 0 ? "end" : "start", "font-size": 13 });
+    draw(g, s) {
+      const N = g.narrow;
+      const gates = [["forget $f$", s.f], ["input $i$", s.i], ["output $o$", s.o]];
+      const factor = (v) => (v < 0 ? `(${sg(v)})` : sg(v));
+      const cell = `$c_t$ = ${fmt(s.f)} \u00d7 ${factor(s.cPrev)} + ${fmt(s.i)} \u00d7 ${factor(s.g)} = ${sg(s.c)}`;
+      const shown = `$h_t$ = ${fmt(s.o)} \u00d7 $\\tanh(c_t)$ = ${sg(s.h)}`;
+      const rows = [["$c_{t-1}$ (carried in)", s.cPrev, GREY], ["$c_t$ (carried on)", s.c, BLUE],
+        ["$h_t$ (shown)", s.h, GREEN]];
+      const open = (v) => Math.min(1, Math.max(0, v)); // a gate lies in [0, 1]; the bar never leaves its box
+      let zero;
+      let scale;
+      let axisY;
+      if (N) {
+        g.wrap(8, g.wrap(8, 4, cell) + 3, shown);
+        const bx = 80;
+        const bw = g.w - bx - 44;
+        gates.forEach(([name, v], j) => {
+          const y = 70 + j * 26;
+          g.text(8, y + 4, name, { size: "small" });
+          g.add("rect", { x: bx, y: y - 8, width: bw, height: 16, fill: "#fff", stroke: INK });
+          g.add("rect", { x: bx, y: y - 8, width: bw * open(v), height: 16, fill: BLUE });
+          g.text(bx + bw + 6, y + 4, fmt(v, 2), { size: "small" });
+        });
+        g.axis("gate", bx, 136, bx + bw, 136);
+        g.text(bx, 152, "0", { anchor: "middle", size: "small" });
+        g.text(bx + bw, 152, "1", { anchor: "middle", size: "small" });
+        g.text(bx + bw / 2, 152, "gate opening", { anchor: "middle", size: "small", axis: "gate" });
+        zero = g.w / 2;
+        scale = (g.w - 32) / 2;
+        rows.forEach(([name, v, color], j) => {
+          const y = 196 + j * 48;
+          g.text(8, y - 14, name, { size: "small" });
+          g.text(g.w - 8, y - 14, sg(v), { anchor: "end", size: "small" });
+          g.add("rect", { x: Math.min(zero, zero + v * scale), y: y - 8, width: Math.abs(v * scale), height: 16,
+            fill: color });
+        });
+        axisY = 318;
+        g.line(zero, 170, zero, axisY, { stroke: GREY });
+      } else {
+        gates.forEach(([name, v], j) => {
+          const x = 36 + j * 72;
+          g.add("rect", { x, y: 60, width: 44, height: 180, fill: "#fff", stroke: INK });
+          g.add("rect", { x, y: 60 + 180 * (1 - open(v)), width: 44, height: 180 * open(v), fill: BLUE });
+          g.text(x + 22, 52, fmt(v, 2), { anchor: "middle" });
+          g.text(x + 22, 260, name, { anchor: "middle", size: "small" });
+        });
+        g.axis("gate", 26, 60, 26, 240);
+        g.text(20, 65, "1", { anchor: "end", size: "small" });
+        g.text(20, 244, "0", { anchor: "end", size: "small" });
+        g.text(36, 24, "gate opening", { weight: "bold", size: "small", axis: "gate" });
+        g.wrap(255, g.wrap(255, 4, cell, { size: "small" }) + 3, shown, { size: "small" });
+        zero = 470;
+        scale = 120; // px per unit, the axis from -1 to 1
+        rows.forEach(([name, v, color], j) => {
+          const y = 96 + j * 62;
+          g.text(255, y + 5, name, { size: "small" });
+          g.text(zero + (v >= 0 ? -6 : 6), y - 20, sg(v), { anchor: v >= 0 ? "end" : "start", size: "small" });
+          g.add("rect", { x: Math.min(zero, zero + v * scale), y: y - 14, width: Math.abs(v * scale), height: 28,
+            fill: color });
+        });
+        axisY = 250;
+        g.line(zero, 56, zero, axisY, { stroke: GREY });
       }
-      text(svg, 255, 18, `c\u209c = ${fmt(s.f)} \u00d7 ${fmt(s.cPrev, 3)} + ${fmt(s.i)} \u00d7 ${fmt(s.g)} = `
-        + `${fmt(s.c, 3)}`, { "font-size": 13 });
-      text(svg, 255, 38, `h\u209c = ${fmt(s.o)} \u00d7 tanh(c\u209c) = ${fmt(s.h, 3)}`, { "font-size": 13 });
+      g.axis("value", zero - scale, axisY, zero + scale, axisY, { stroke: GREY });
+      for (const v of [-1, 0, 1]) {
+        g.line(zero + v * scale, axisY - 4, zero + v * scale, axisY + 4, { stroke: GREY });
+        g.text(zero + v * scale, axisY + 17, sg(v), { anchor: "middle", size: "small" });
+      }
+      g.text(zero, axisY + (N ? 40 : 38), "cell and hidden value", { anchor: "middle", size: "small",
+        axis: "value" });
     },
   });
 
@@ -203,32 +304,38 @@
 
   P.register("forget-power", {
     compute: forgetCurve,
+    height: (narrow) => (narrow ? 370 : 320),
     describe(s, data) {
       const c = forgetCurve(s, data);
-      return `Your setting: b_f = ${fmt(s.b, 3)}, f = ${fmt(1 / (1 + Math.exp(-s.b)), 3)}; after ${data.mark} steps `
-        + `${fmt(c[data.mark - 1])}, after ${data.steps} steps ${fmt(c[data.steps - 1])}.`;
+      return `Your setting: {bf} = ${say(s.b, 3)}, {f} = ${say(1 / (1 + Math.exp(-s.b)), 3)}; after ${data.mark} `
+        + `steps ${say(c[data.mark - 1])}, after ${data.steps} steps ${say(c[data.steps - 1])}.`;
     },
-    draw(svg, s, data) {
-      const left = 70;
-      const right = 600;
-      const y = logAxis(svg, data.floor, 1, 40, 250, left, right, 20);
+    draw(g, s, data) {
+      const f = 1 / (1 + Math.exp(-s.b));
+      const c = forgetCurve(s, data);
+      const at = (k) => `$f^{${k}}$ = ${fmt(c[k - 1])}`;
+      const x0 = g.narrow ? 8 : 12;
+      const line1 = g.wrap(x0, 4, `$b_f$ = ${sg(s.b, 3)}: every gate is $f = \\sigma(b_f)$ = ${fmt(f)}`);
+      const line2 = g.wrap(x0, line1 + 3, `at the dots: ${at(data.mark)} and ${at(data.steps)}`);
+      const last = legend(g, g.narrow ? 8 : 78, line2 + 6, [
+        { label: "the chosen bias", stroke: BLUE, width: 3 },
+        { label: `$b_f$ = ${sg(data.reference)}`, stroke: GREY, dash: "7 5" },
+      ]);
+      const right = g.w - (g.narrow ? 14 : 24);
+      const top = last + 18;
+      const bottom = g.h - 52;
+      const { y, left } = logAxes(g, { low: data.floor, high: 1, top, bottom, right, every: 20,
+        yLabel: "share kept, $f^k$ (log)", xLabel: "steps $k$ along the direct path" });
       const x = (k) => left + ((k - 1) / (data.steps - 1)) * (right - left);
       for (const k of [1, 20, 40, 60, 80].filter((k) => k <= data.steps)) {
-        text(svg, x(k), 268, String(k), { "text-anchor": "middle", "font-size": 12 });
+        g.text(x(k), bottom + 18, String(k), { anchor: "middle", size: "small" });
       }
-      text(svg, (left + right) / 2, 292, "steps k along the direct path", { "text-anchor": "middle", "font-size": 13 });
       const ref = forgetCurve({ b: data.reference }, data);
-      path(svg, ref.map((v, j) => [x(j + 1), y(v)]), { stroke: GREY, "stroke-dasharray": "7 5" });
-      const c = forgetCurve(s, data);
-      path(svg, c.map((v, j) => [x(j + 1), y(v)]), { stroke: BLUE, "stroke-width": 3 });
+      g.path(ref.map((v, j) => [x(j + 1), y(v)]), { stroke: GREY, "stroke-dasharray": "7 5" });
+      g.path(c.map((v, j) => [x(j + 1), y(v)]), { stroke: BLUE, "stroke-width": 3 });
       for (const k of [data.mark, data.steps]) {
-        svg.appendChild(el("circle", { cx: x(k), cy: y(c[k - 1]), r: 5, fill: BLUE }));
-        text(svg, x(k) + (k === data.steps ? -8 : 8), y(c[k - 1]) - 10, `f${k === data.steps ? "\u2078\u2070" : "\u00b2\u2070"}`
-          + ` = ${fmt(c[k - 1])}`, { "text-anchor": k === data.steps ? "end" : "start", "font-size": 13 });
+        g.add("circle", { cx: x(k), cy: y(c[k - 1]), r: 5, fill: BLUE });
       }
-      const f = 1 / (1 + Math.exp(-s.b));
-      text(svg, left + 10, 24, `b_f = ${fmt(s.b, 3)}: f = \u03c3(b_f) = ${fmt(f, 3)}   (dashed: b_f = ${fmt(data.reference)})`,
-        { "font-size": 13 });
     },
   });
 
@@ -242,46 +349,67 @@
 
   P.register("keep-dial", {
     compute: dial,
+    height: (narrow) => (narrow ? 350 : 310),
     describe(s, data) {
       const r = dial(s, data);
-      return `Your setting: keep u = ${fmt(s.u, 3)}: ${fmt(r.kept, 3)} kept plus ${fmt(r.written, 3)} written gives `
-        + `${fmt(r.new, 3)}.`;
+      return `Your setting: keep {u} = ${say(s.u, 3)}: ${say(r.kept, 3)} kept plus ${say(r.written, 3)} written `
+        + `gives ${say(r.new, 3)}.`;
     },
-    draw(svg, s, data) {
+    draw(g, s, data) {
+      const N = g.narrow;
       const r = dial(s, data);
-      const x = (v) => 320 + v * 250;
-      line(svg, x(-1), 90, x(1), 90, { stroke: GREY });
-      for (const v of [-1, 0, 1]) {
-        line(svg, x(v), 84, x(v), 96, { stroke: GREY });
-        text(svg, x(v), 114, v === -1 ? "\u22121" : String(v), { "text-anchor": "middle", "font-size": 12 });
+      const rule = "new = $u$ \u00d7 old + $(1 - u)$ \u00d7 candidate";
+      const sum = `${fmt(s.u, 3)} \u00d7 ${sg(data.old)} + ${fmt(1 - s.u, 3)} \u00d7 ${sg(data.candidate)} = `
+        + `${sg(r.new)}`;
+      const lineY = N ? 118 : 100;
+      const half = N ? g.w / 2 - 24 : 250;
+      const x = (v) => g.w / 2 + v * half;
+      if (N) {
+        g.wrap(8, g.wrap(8, 4, rule) + 3, `= ${sum}`);
+      } else {
+        g.text(20, 24, `${rule} = ${sum}`, { size: "small" });
       }
-      svg.appendChild(el("circle", { cx: x(data.old), cy: 90, r: 8, fill: GREEN }));
-      text(svg, x(data.old), 64, `old ${fmt(data.old)}`, { "text-anchor": "middle", "font-size": 13 });
+      g.axis("state", x(-1), lineY, x(1), lineY, { stroke: GREY });
+      for (const v of [-1, 0, 1]) {
+        g.line(x(v), lineY - 6, x(v), lineY + 6, { stroke: GREY });
+        g.text(x(v), lineY + 22, sg(v), { anchor: "middle", size: "small" });
+      }
+      g.text(x(-1), lineY + 42, "state value", { size: "small", axis: "state" });
+      g.add("circle", { cx: x(data.old), cy: lineY, r: 8, fill: GREEN });
       const c = x(data.candidate);
-      svg.appendChild(el("path", { d: `M${c},80L${c + 10},90L${c},100L${c - 10},90Z`, fill: "#fff", stroke: GREEN,
-        "stroke-width": 2.5 }));
-      text(svg, c, 64, `candidate ${fmt(data.candidate)}`, { "text-anchor": "middle", "font-size": 13 });
-      svg.appendChild(el("circle", { cx: x(r.new), cy: 90, r: 13, fill: "none", stroke: INK, "stroke-width": 3 }));
-      text(svg, x(r.new), 140, `new ${fmt(r.new, 3)}`, { "text-anchor": "middle", "font-weight": "bold" });
+      g.add("path", { d: `M${c},${lineY - 10}L${c + 10},${lineY}L${c},${lineY + 10}L${c - 10},${lineY}Z`,
+        fill: "#fff", stroke: GREEN, "stroke-width": 2.5 });
+      g.add("circle", { cx: x(r.new), cy: lineY, r: 13, fill: "none", stroke: INK, "stroke-width": 3 });
+      const above = (v) => [[x(v), lineY - 20, "middle"], [x(v), lineY - 40, "middle"], [x(v), lineY - 60, "middle"]];
+      g.place(`old ${sg(data.old)}`, above(data.old), { size: "small" });
+      g.place(`candidate ${sg(data.candidate)}`, above(data.candidate), { size: "small" });
+      g.place(`new ${sg(r.new)}`, [[x(r.new), lineY + 34, "middle"], [x(r.new), lineY + 54, "middle"]],
+        { weight: "bold" });
       // the share bar: write on the left, keep on the right
-      const barX = 120;
-      const barW = 400;
-      svg.appendChild(el("rect", { x: barX, y: 160, width: barW, height: 22, fill: "#fff", stroke: INK }));
-      svg.appendChild(el("rect", { x: barX + barW * (1 - s.u), y: 160, width: barW * s.u, height: 22, fill: GREEN }));
-      text(svg, barX - 6, 176, `write ${fmt(1 - s.u, 3)}`, { "text-anchor": "end", "font-size": 13 });
-      text(svg, barX + barW + 6, 176, `keep ${fmt(s.u, 3)}`, { "font-size": 13 });
+      const barX = N ? 24 : 140;
+      const barW = N ? g.w - 48 : 360;
+      const barY = N ? 196 : 166;
+      g.add("rect", { x: barX, y: barY, width: barW, height: 20, fill: "#fff", stroke: INK });
+      g.add("rect", { x: barX + barW * (1 - s.u), y: barY, width: barW * s.u, height: 20, fill: GREEN });
+      if (N) {
+        g.text(barX, barY - 8, `write ${fmt(1 - s.u, 3)}`, { size: "small" });
+        g.text(barX + barW, barY - 8, `keep ${fmt(s.u, 3)}`, { anchor: "end", size: "small" });
+      } else {
+        g.text(barX - 8, barY + 15, `write ${fmt(1 - s.u, 3)}`, { anchor: "end", size: "small" });
+        g.text(barX + barW + 8, barY + 15, `keep ${fmt(s.u, 3)}`, { size: "small" });
+      }
       // the dial: a half circle from write-all (left) to keep-all (right)
-      const cx = 320;
-      const cy = 285;
-      const rad = 80;
-      path(svg, Array.from({ length: 31 }, (_, j) => [cx - rad * Math.cos((Math.PI * j) / 30),
+      const cx = g.w / 2;
+      const cy = N ? 310 : 276;
+      const rad = N ? 56 : 66;
+      g.path(Array.from({ length: 31 }, (_, j) => [cx - rad * Math.cos((Math.PI * j) / 30),
         cy - rad * Math.sin((Math.PI * j) / 30)]), { stroke: GREY });
       const a = Math.PI * s.u;
-      line(svg, cx, cy, cx - (rad - 8) * Math.cos(a), cy - (rad - 8) * Math.sin(a), { "stroke-width": 3.5 });
-      text(svg, cx - rad - 10, cy - 4, "write all", { "text-anchor": "end", "font-size": 12 });
-      text(svg, cx + rad + 10, cy - 4, `keep all   (u = ${fmt(s.u, 3)})`, { "font-size": 12 });
-      text(svg, 20, 24, `${fmt(s.u, 3)} \u00d7 ${fmt(data.old)} + ${fmt(1 - s.u, 3)} \u00d7 ${fmt(data.candidate)} = `
-        + `${fmt(r.kept, 3)} + ${fmt(r.written, 3)} = ${fmt(r.new, 3)}`, { "font-size": 13 });
+      g.line(cx, cy, cx - (rad - 8) * Math.cos(a), cy - (rad - 8) * Math.sin(a), { "stroke-width": 3.5 });
+      g.add("circle", { cx, cy, r: 4, fill: INK });
+      g.text(cx - rad - 10, cy, "write all", { anchor: "end", size: "small" });
+      g.text(cx + rad + 10, cy, "keep all", { size: "small" });
+      g.text(cx, cy + 24, `$u$ = ${fmt(s.u, 3)}`, { anchor: "middle", size: "small" });
     },
   });
 
@@ -322,45 +450,95 @@
 
   P.register("sampling-explorer", {
     compute: sampling,
+    height: (narrow) => (narrow ? 350 : 330),
     describe(s, data) {
       const r = sampling(s, data);
       const n = r.nucleus.filter((v) => v > 0).length;
-      return `Your setting: \u03c4 = ${fmt(s.tau, 3)}, k = ${r.k}, p = ${fmt(s.p, 3)}. softmax(z / \u03c4) gives a `
-        + `${fmt(r.temperature[0])} and f ${fmt(r.temperature[r.temperature.length - 1])}; top-${r.k} keeps `
+      return `Your setting: {tau} = ${say(s.tau, 3)}, {k} = ${r.k}, {p} = ${say(s.p, 3)}. The temperature gives a `
+        + `${say(r.temperature[0])} and f ${say(r.temperature[r.temperature.length - 1])}; top-${r.k} keeps `
         + `${keptNames(r.topK, data)}; the nucleus keeps ${n} token${n === 1 ? "" : "s"}, ${keptNames(r.nucleus, data)}.`;
     },
-    draw(svg, s, data) {
+    draw(g, s, data) {
+      const N = g.narrow;
       const r = sampling(s, data);
       const nKept = (dist) => dist.filter((v) => v > 0).length;
+      const logits = `logits $z$ = (${data.logits.map((v) => sg(v)).join(", ")})`;
+      const softmax = "$\\mathrm{softmax}(z / \\tau)$";
+      const colW = N ? (g.w - 20) / 3 : 208;
+      const x0 = N ? 20 : 14;
       const columns = [
-        { x: 14, title: "softmax(z / \u03c4)", dist: r.temperature },
-        { x: 222, title: `top-k, k = ${r.k}: ${nKept(r.topK)} kept`, dist: r.topK },
-        { x: 430, title: `nucleus, p = ${fmt(s.p, 3)}: ${nKept(r.nucleus)} kept`, dist: r.nucleus },
-      ];
-      const rowY = (i) => 66 + i * 35;
-      const barLeft = 44;
-      const barMax = 112; // px for probability 1
-      text(svg, 14, 20, `\u03c4 = ${fmt(s.tau, 3)}; logits z = (${data.logits.map((v) => fmt(v)).join(", ")})`
-        .replace(/-/g, "\u2212"), { "font-size": 13 });
+        { title: [softmax, ""], dist: r.temperature },
+        { title: ["top-k", `$k$ = ${r.k}: ${nKept(r.topK)} kept`], dist: r.topK },
+        { title: ["nucleus", `$p$ = ${fmt(s.p, 3)}: ${nKept(r.nucleus)} kept`], dist: r.nucleus },
+      ].map((col, j) => Object.assign(col, { x: x0 + j * colW }));
+      const barLeft = N ? 2 : 40;
+      const barMax = N ? colW - 46 : 112; // px for probability 1
+      const barH = N ? 20 : 22;
+      // narrow: each column's title in two lines below the header, the rows below the titles
+      const bold = { weight: "bold", size: "small" };
+      const small = { size: "small" };
+      let titles = [];
+      let rowTop = 60;
+      if (N) {
+        const head = g.wrap(8, g.wrap(8, 4, `$\\tau$ = ${fmt(s.tau, 3)}`) + 3, logits, small);
+        const first = g.below(head + 5, columns[0].title[0], bold);
+        const b = g.extentsOf(columns.map((c) => c.title[0]), bold);
+        const second = g.below(first + Math.max(...b.map((e) => e.y + e.height)) + 1, columns[1].title[1], small);
+        titles = [first, second];
+        const b2 = g.extentsOf(columns.map((c) => c.title[1] || "a"), small);
+        rowTop = second + Math.max(...b2.map((e) => e.y + e.height)) + 6;
+      } else {
+        g.text(14, 20, `$\\tau$ = ${fmt(s.tau, 3)}; ${logits}`, small);
+      }
+      const rowY = (i) => rowTop + i * (N ? 26 : 30);
+      if (N) {
+        data.tokens.forEach((name, i) => g.text(6, rowY(i) + 15, name, small));
+      }
+      const axisY = rowY(data.tokens.length) + 2;
       columns.forEach((col, j) => {
-        text(svg, col.x, 48, col.title, { "font-weight": "bold", "font-size": 13 });
+        if (N) {
+          g.text(col.x, titles[0], col.title[0], bold);
+          if (col.title[1]) {
+            g.text(col.x, titles[1], col.title[1], small);
+          }
+        } else {
+          const title = j === 0 ? softmax : `${col.title[0]}, ${col.title[1]}`;
+          g.text(col.x, 46, title, { weight: "bold", size: "small" });
+        }
+        const bar0 = col.x + barLeft;
         data.tokens.forEach((name, i) => {
           const y = rowY(i);
-          text(svg, col.x + 4, y + 16, name, { "font-size": 14 });
+          if (!N) {
+            g.text(col.x + 4, y + 16, name);
+          }
           if (j > 0) { // what the temperature gave this token before the cut, hollow
-            svg.appendChild(el("rect", { x: col.x + barLeft, y, width: barMax * r.temperature[i], height: 22,
-              fill: "none", stroke: GREY, "stroke-dasharray": "3 2" }));
+            g.add("rect", { x: bar0, y, width: barMax * r.temperature[i], height: barH, fill: "none", stroke: GREY,
+              "stroke-dasharray": "3 2" });
           }
           const v = col.dist[i];
           if (v > 0) {
-            svg.appendChild(el("rect", { x: col.x + barLeft, y: y + 3, width: barMax * v, height: 16, fill: BLUE }));
+            g.add("rect", { x: bar0, y: y + 3, width: barMax * v, height: barH - 6, fill: BLUE });
           }
-          text(svg, col.x + barLeft + barMax * Math.max(v, j > 0 ? r.temperature[i] : 0) + 4, y + 16,
-            v > 0 ? fmt(v) : "cut", { "font-size": 12, fill: v > 0 ? INK : WINE });
+          g.text(bar0 + barMax * Math.max(v, j > 0 ? r.temperature[i] : 0) + 4, y + (N ? 15 : 16),
+            v > 0 ? fmt(v) : "cut", { size: "small", fill: v > 0 ? INK : WINE });
         });
+        g.axis(`probability-${j + 1}`, bar0, axisY, bar0 + barMax, axisY, { stroke: GREY });
+        const ticks = N ? [0, 1] : [0, 0.5, 1];
+        for (const t of ticks) {
+          g.line(bar0 + barMax * t, axisY, bar0 + barMax * t, axisY + 4, { stroke: GREY });
+          g.text(bar0 + barMax * t, axisY + 17, String(t), { anchor: "middle", size: "small" });
+        }
+        g.text(bar0 + barMax / 2, axisY + (N ? 34 : 36), "probability", { anchor: "middle", size: "small",
+          axis: `probability-${j + 1}` });
       });
-      text(svg, 14, 292, "filled: the distribution a token is drawn from; dashed: softmax(z / \u03c4) before the cut",
-        { "font-size": 12, fill: GREY });
+      const filled = "filled: the distribution a token is drawn from;";
+      const dashed = `dashed: ${softmax} before the cut`;
+      if (N) {
+        g.text(8, g.h - 26, filled, { size: "small", fill: GREY });
+        g.text(8, g.h - 7, dashed, { size: "small", fill: GREY });
+      } else {
+        g.text(14, g.h - 10, `${filled} ${dashed}`, { size: "small", fill: GREY });
+      }
     },
   });
 })();

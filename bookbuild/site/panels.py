@@ -16,14 +16,25 @@ repository root (copied into ``_static/panels/`` and linked only from pages
 that hold a panel), which draws the live figure where the static one would
 stand and adds the controls. In HTML the static figure sits in ``<noscript>``:
 only a reader without JavaScript sees (and downloads) it.
+
+Math in a panel's text (TeX between dollar signs, see
+:mod:`chapter_code.panels.data`; code names between backticks become code) becomes Sphinx math nodes, so it is typeset
+like the rest of the page: MathJax SVG with its MathML for screen readers in
+HTML (at build time, :mod:`bookbuild.site.mathrender`), LaTeX math in the PDF.
+In HTML each formula is wrapped in ``<span class="book-panel-tex"
+data-tex="...">`` (its source, which the browser tests compare with the data),
+and the panel's ``symbols`` are typeset once in a hidden block, from which the
+player copies them into its slider labels and setting descriptions.
 """
 
 from __future__ import annotations
 
+import html
 import shutil
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
@@ -52,6 +63,29 @@ def _raw(text: str) -> nodes.raw:
     return nodes.raw("", text, format="html")
 
 
+def inline(text: str) -> list[nodes.Node]:
+    """``text`` as inline nodes: plain text, code for each ```...``` span, and math for each ``$...$`` span
+    (wrapped, in HTML, in a span that keeps its TeX)."""
+    parts = text.split("$")
+    if len(parts) % 2 == 0:
+        raise ValueError(f"book-panel: unbalanced $ in {text!r}")
+    out: list[nodes.Node] = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            pieces = part.split("`")
+            if len(pieces) % 2 == 0:
+                raise ValueError(f"book-panel: unbalanced ` in {text!r}")
+            out += [nodes.literal(p, p) if j % 2 else nodes.Text(p) for j, p in enumerate(pieces) if p]
+        else:
+            out += [_raw(f'<span class="book-panel-tex" data-tex="{html.escape(part)}">'), nodes.math(part, part),
+                    _raw("</span>")]
+    return out
+
+
+def _para(text: str, **kwargs: object) -> nodes.paragraph:
+    return nodes.paragraph("", "", *inline(text), **kwargs)
+
+
 class BookPanel(SphinxDirective):
     required_arguments = 1
     has_content = False
@@ -73,34 +107,44 @@ class BookPanel(SphinxDirective):
         self.env.book_panels.setdefault(self.env.docname, set()).add(name)  # type: ignore[attr-defined]
 
         box = nodes.container(classes=["book-panel"], ids=[f"panel-{name}"])
-        box += nodes.paragraph("", "", nodes.strong("", data["title"]), classes=["book-panel-title"])
+        box += nodes.paragraph("", "", nodes.strong("", "", *inline(data["title"])), classes=["book-panel-title"])
         static = nodes.container(classes=["book-panel-static"])
         figure = nodes.figure()
-        figure += nodes.image(uri="/" + png.relative_to(srcdir).as_posix(), alt=data["summary"])
+        figure += nodes.image(uri="/" + png.relative_to(srcdir).as_posix(), alt=data["alt"])
         static += figure
         # In HTML the static figure is for readers without JavaScript only: the player draws in its place,
         # and a browser running scripts does not download an image inside <noscript>.
         box += [_raw("<noscript>"), static, _raw("</noscript>")]
-        box += nodes.paragraph("", data["summary"], classes=["book-panel-summary"])
-        note = nodes.paragraph("", "", classes=["book-panel-note"])
-        note += nodes.strong("", "Measured or illustrative. ")
-        note += nodes.Text(data["note"])
+        box += _para(data["summary"], classes=["book-panel-summary"])
+        note = _para(data["note"], classes=["book-panel-note"])
+        note.insert(0, nodes.strong("", "Measured or illustrative. "))
         box += note
         if "check" in data:
-            box += nodes.paragraph("", "", nodes.strong("", "Check yourself. "), nodes.Text(data["check"]["question"]))
+            question = _para(data["check"]["question"])
+            question.insert(0, nodes.strong("", "Check yourself. "))
+            box += question
             box += _raw('<details class="book-panel-answer"><summary>Answer</summary>')
-            box += nodes.paragraph("", data["check"]["answer"])
+            box += _para(data["check"]["answer"])
             box += _raw("</details>")
+        if data.get("symbols"):
+            symbols = nodes.paragraph()
+            for key, tex in data["symbols"].items():
+                symbols += [_raw(f'<span data-symbol="{html.escape(key)}">'), nodes.math(tex, tex), _raw("</span>")]
+            only = addnodes.only(expr="html")
+            only += [_raw('<div class="book-panel-symbols" hidden>'), symbols, _raw("</div>")]
+            box += only
         box += _raw('<details class="book-panel-transcript"><summary>Transcript, one sentence per beat</summary>')
         transcript = nodes.enumerated_list(classes=["book-panel-beats"])
         for beat in data["beats"]:
-            transcript += nodes.list_item("", nodes.paragraph("", beat["text"]))
+            transcript += nodes.list_item("", _para(beat["text"]))
         box += transcript
         box += _raw(
-            "<p>Keyboard, with the drawing focused: Space or K plays or pauses; the arrow keys step between beats; "
-            "Home and End jump to the first and last beat; Escape pauses. A parameter slider pauses the animation "
-            "and redraws it for your value; Play returns to the timeline. With reduced motion set in your system, "
-            "each beat is shown finished, without movement.</p></details>"
+            "<p>The panel opens on its first beat and waits: Next and Back step between beats, and Play shows "
+            "them in turn, each for a time in proportion to its words (the speed menu scales it). Keyboard, with "
+            "the drawing focused: Space or K plays or pauses; the arrow keys step between beats; Home and End jump "
+            "to the first and last beat; Escape pauses. A parameter slider pauses the animation and redraws it for "
+            "your value; Play returns to the timeline. With reduced motion set in your system, each beat is shown "
+            "finished, without movement.</p></details>"
         )
         box += _raw(f'<script type="application/json" class="book-panel-data">{panel_json(name)}</script>')
         return [box]

@@ -20,6 +20,14 @@ Every sentence that states a result is checked when the data is built
 (:func:`_claim` raises if it is false), so a panel cannot say what its numbers
 do not show.
 
+Text that a page shows (titles, summaries, notes, beats) writes its math as TeX
+between dollar signs (``$b_f = +1$``) and the names of code between backticks; the
+directive typesets the math as the page's own math and the names as code. A slider's
+label and a setting's description name a symbol as ``{key}``, one of the panel's
+``symbols`` (TeX), typeset once on the page. Each beat carries the number of words
+of its narration (:func:`reading_words`): playing, the player holds a beat ``words *
+msPerWord`` milliseconds (at 1x), after a move of ``moveMs``.
+
 Pages: "Gradients through time" (``one-unit``, ``truncation-lanes``) and "Gated memory:
 LSTM and GRU" (``lstm-gates``, ``forget-power``, ``keep-dial``), "Generating text"
 (``sampling-explorer``), through the ``book-panel`` directive of
@@ -46,9 +54,11 @@ from chapter_code.sampling.explorer import (
 
 Panel = dict[str, Any]
 
-#: Milliseconds one beat takes at 1x: the first part moves, the rest holds the finished
-#: state.
-BEAT_MS = 3000
+#: Milliseconds a beat's move takes at 1x (nothing moves under reduced motion).
+MOVE_MS = 1200
+#: Milliseconds a beat is held per word of its narration at 1x: about 180 words a
+#: minute, slow enough to read a sentence with numbers while looking at the picture.
+MS_PER_WORD = 330
 
 _SUPERSCRIPT = str.maketrans(
     "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
@@ -70,6 +80,20 @@ def number(value: float, digits: int = 2) -> str:
 def _signed(value: float) -> str:
     """``+1``, ``0``, ``−1``: a bias as the panels print it."""
     return "0" if value == 0 else f"{value:+g}".replace("-", "\u2212")
+
+
+def reading_words(text: str) -> int:
+    """The words a reader reads in ``text``: its whitespace-separated pieces, math
+    included (``$b_f = +1$`` is three).
+    """
+    return len(text.replace("$", "").split())
+
+
+def _tex_signed(value: float) -> str:
+    """``+1``, ``0``, ``-1``: a signed number inside TeX (an ASCII minus, which TeX
+    sets as a minus sign).
+    """
+    return "0" if value == 0 else f"{value:+g}"
 
 
 def _claim(condition: bool, what: str) -> None:
@@ -123,23 +147,24 @@ def one_unit_panel() -> Panel:
     beats = [
         _beat(
             {"w": small.w, "x": small.x},
-            f"w = {small.w:g} and x = {small.x:g}: the state stays at "
-            f"{small.states[-1]:g}, every factor is exactly w, and the measured "
+            f"$w = {small.w:g}$ and $x = {small.x:g}$: the state stays at "
+            f"{small.states[-1]:g}, every factor is exactly $w$, and the measured "
             f"product (solid) lies on the bound (dashed); {d} steps back both are "
             f"{number(small.products[d])}. The gradient vanishes, as the bound says "
             "it must.",
         ),
         _beat(
             {"w": linear.w, "x": linear.x},
-            f"The weight rises to w = {linear.w:g}, the input stays {linear.x:g}. The "
-            f"state is still {linear.states[-1]:g}, where tanh passes the gradient "
+            f"The weight rises to $w = {linear.w:g}$, the input stays {linear.x:g}. "
+            f"The state is still {linear.states[-1]:g}, where $\\tanh$ passes the "
+            "gradient "
             "unchanged, so the product climbs along the bound to "
             f"{number(linear.products[d])} at {d} steps back: it explodes.",
         ),
         _beat(
             {"w": saturated.w, "x": saturated.x},
-            f"Same weight, input x = {saturated.x:g}. The state saturates at "
-            f"{saturated.states[-1]:.3f}, each factor (1 \u2212 h\u00b2)w is "
+            f"Same weight, input $x = {saturated.x:g}$. The state saturates at "
+            f"{saturated.states[-1]:.3f}, each factor $(1 - h^2)\\,w$ is "
             f"{saturated.factors[-1]:.3f}, and the product falls to "
             f"{number(saturated.products[d])} while the bound still climbs to "
             f"{number(saturated.bounds[d])}. A weight above 1 permits explosion; "
@@ -150,13 +175,18 @@ def one_unit_panel() -> Panel:
         "name": "one-unit",
         "title": "One hidden unit: the measured gradient product against the bound",
         "summary": (
-            f"A one-unit RNN h\u209c = tanh(w h\u209c\u208b\u2081 + x) run for {d} "
-            "steps from h\u2080 = 0. Solid: the measured |\u2202h_T/\u2202h_s|, the "
-            "product of the one-step factors; dashed: the bound |w|^(T\u2212s). The "
+            f"A one-unit RNN $h_t = \\tanh(w\\,h_{{t-1}} + x)$ run for {d} steps "
+            "from $h_0 = 0$. Solid: the measured $|\\partial h_T / \\partial h_s|$, "
+            "the product of the one-step factors; dashed: the bound $|w|^{T-s}$. The "
             "vertical axis is logarithmic."
         ),
+        "alt": (
+            "A line chart on a logarithmic vertical axis: the measured gradient "
+            "product and its bound against the distance back in time, for the "
+            "panel's weight and input."
+        ),
         "note": "Measured, not illustrative: every point is computed by "
-        "one_unit_gradient, here at build time and "
+        "`one_unit_gradient`, here at build time and "
         "in your browser when you move a slider. Products below "
         f"{number(ONE_UNIT_FLOOR)} are drawn on the "
         "bottom edge.",
@@ -165,19 +195,20 @@ def one_unit_panel() -> Panel:
         "controls": [
             {
                 "id": "w",
-                "label": "recurrent weight w",
+                "label": "recurrent weight {w}",
                 "min": -3.0,
                 "max": 3.0,
                 "step": 0.05,
             },
             {
                 "id": "x",
-                "label": "constant input x",
+                "label": "constant input {x}",
                 "min": -1.0,
                 "max": 1.0,
                 "step": 0.05,
             },
         ],
+        "symbols": {"w": "w", "x": "x"},
         "beats": beats,
     }
 
@@ -336,9 +367,14 @@ def truncation_panel() -> Panel:
         f"step {m}'s value reaches. Pointed packets and ringed states: where the "
         "gradient of the loss at "
         f"step {n} reaches.",
+        "alt": (
+            f"Two rows of {n} circles, the states of one stream, with a dashed cut "
+            f"after step {cut}: shading marks where the value of step {m}'s input "
+            f"reaches, rings where the gradient of the loss at step {n} reaches."
+        ),
         "note": "Measured on a small network: which states the value changes and which "
         "inputs receive a nonzero "
-        "gradient are computed by unroll (the chapter's listing) and autograd on a "
+        "gradient are computed by `unroll` (the chapter's listing) and autograd on a "
         "four-unit Elman RNN; "
         "the six steps and the one cut are a schematic of chunks that are in "
         "practice tens of steps long.",
@@ -438,7 +474,7 @@ def lstm_gates_panel() -> Panel:
         f"its {fmt(s[0]['cPrev'])}. The output gate is shut, so the hidden state "
         f"shows {fmt(s[0]['h'])}: the value is stored, not shown.",
         f"The output gate opens to {fmt(s[1]['o'])}. The cell is unchanged at "
-        f"{fmt(s[1]['c'])}; the hidden state shows tanh of it, {fmt(s[1]['h'])}.",
+        f"{fmt(s[1]['c'])}; the hidden state shows $\\tanh$ of it, {fmt(s[1]['h'])}.",
         f"The forget gate drops to {fmt(s[2]['f'])}: the cell keeps half of "
         f"{fmt(s[2]['cPrev'])}, "
         f"{fmt(s[2]['c'])}, and the hidden state follows, {fmt(s[2]['h'])}.",
@@ -455,16 +491,20 @@ def lstm_gates_panel() -> Panel:
         "name": "lstm-gates",
         "title": "The LSTM's three gates: what the cell keeps, what it writes, what it "
         "shows",
-        "summary": "One LSTM unit over five steps. Three bars: the forget, input and "
-        "output gates' openings. The top "
-        "line: the carried cell state c, from c\u209c\u208b\u2081 to c\u209c; the "
-        "bottom: the exposed "
-        "hidden state h\u209c = o\u209c tanh(c\u209c).",
+        "summary": f"One LSTM unit over {len(s)} steps. Three bars: the forget, input "
+        "and output gates' openings. The top line: the carried cell state $c$, from "
+        "$c_{t-1}$ to $c_t$; the bottom: the exposed hidden state "
+        "$h_t = o_t \\tanh(c_t)$.",
+        "alt": (
+            "Three bars for the forget, input and output gates' openings beside "
+            "three horizontal bars for the cell state carried in, the cell state "
+            "carried on and the hidden state shown, on a scale from minus one to one."
+        ),
         "note": "Illustrative: the openings and candidates are set by hand (1, 0.5 or "
         "0) so the arithmetic can be "
         "read off the picture; in a trained network they are vectors computed at "
         "every step. The cell and "
-        "hidden values are computed from them by lstm_update, the chapter's two "
+        "hidden values are computed from them by `lstm_update`, the chapter's two "
         "update lines.",
         "controls": [],
         "beats": [_beat(state, text) for state, text in zip(s, texts, strict=True)],
@@ -506,32 +546,40 @@ def forget_power_panel() -> Panel:
     for b in FORGET_BEATS:
         f = torch.sigmoid(torch.tensor(b, dtype=torch.float64)).item()
         texts.append(
-            f"b_f = {_signed(b)}: every forget gate is "
-            f"\u03c3({_signed(b).lstrip('+')}) = {f:.3f}; after {mark} steps the "
+            f"$b_f = {_tex_signed(b)}$: every forget gate is "
+            f"$\\sigma({b:g}) = {f:.3f}$; after {mark} steps the "
             f"direct path keeps {number(curves[b][mark - 1])}, after {k} steps "
             f"{number(curves[b][-1])}."
         )
     texts[0] += (
-        f" The dashed line is b_f = {FORGET_REFERENCE_BIAS:g}, near where PyTorch's "
+        f" The dashed line is $b_f = {FORGET_REFERENCE_BIAS:g}$, near where PyTorch's "
         "initialisation starts."
     )
     ratio = curves[1.0][-1] / curves[0.0][-1]
-    texts[2] += f" That is {number(ratio)} times more than at b_f = 0, and still tiny."
+    texts[2] += (
+        f" That is {number(ratio)} times more than at "
+        f"$b_f = {FORGET_REFERENCE_BIAS:g}$, and still tiny."
+    )
     half = 0.5 ** (1 / k)
     texts[3] += (
         " Each step of bias changes the slope on the log axis; for half the signal "
-        f"to survive {k} steps a gate needs f = {half:.4f}."
+        f"to survive {k} steps a gate needs $f = {half:.4f}$."
     )
     return {
         "name": "forget-power",
-        "title": "The forget-gate power f^k, with a slider for the forget bias",
+        "title": "The forget-gate power $f^k$, with a slider for the forget bias",
         "summary": (
-            "What the direct path through the cell keeps after k steps when every "
-            f"forget gate equals f = \u03c3(b_f), for k = 1 to {k}, on a log axis. "
-            f"Solid: the chosen bias; dashed: b_f = {FORGET_REFERENCE_BIAS:g}."
+            "What the direct path through the cell keeps after $k$ steps when every "
+            f"forget gate equals $f = \\sigma(b_f)$, for $k = 1$ to {k}, on a log "
+            f"axis. Solid: the chosen bias; dashed: $b_f = {FORGET_REFERENCE_BIAS:g}$."
         ),
-        "note": "Computed, and simplified on purpose: one constant gate multiplied k "
-        "times (forget_power), the "
+        "alt": (
+            "A line chart on a logarithmic vertical axis: the share of the signal "
+            "the direct path keeps against the number of steps, one falling line "
+            "per forget bias."
+        ),
+        "note": "Computed, and simplified on purpose: one constant gate multiplied $k$ "
+        "times (`forget_power`), the "
         "direct path of the chapter's equation only. Nothing here is trained; the "
         "memory test below, not "
         "this arithmetic, is the evidence about training. Values below "
@@ -544,12 +592,13 @@ def forget_power_panel() -> Panel:
         "controls": [
             {
                 "id": "b",
-                "label": "forget-gate bias b_f",
+                "label": "forget-gate bias {bf}",
                 "min": -3.0,
                 "max": 5.0,
                 "step": 0.05,
             }
         ],
+        "symbols": {"bf": "b_f", "f": "f"},
         "beats": [_beat({"b": b}, t) for b, t in zip(FORGET_BEATS, texts, strict=True)],
     }
 
@@ -581,39 +630,45 @@ def keep_dial_panel() -> Panel:
         _claim(low <= p["new"] <= high, "the new state on the segment")
     full, none, half = (parts[u] for u in DIAL_BEATS)
     texts = [
-        f"The dial at keep u = {DIAL_BEATS[0]:g}: all of the old state {DIAL_OLD:g} "
+        f"The dial at keep $u = {DIAL_BEATS[0]:g}$: all of the old state {DIAL_OLD:g} "
         f"is kept and nothing of the candidate {DIAL_CANDIDATE:g} is written; the new "
         f"state stays at {full['new']:.2f}.",
-        f"The dial at u = {DIAL_BEATS[1]:g}: nothing is kept and the whole candidate "
+        f"The dial at $u = {DIAL_BEATS[1]:g}$: nothing is kept and the whole candidate "
         "is written; the new state moves "
         f"the length of the segment to {none['new']:.2f}, overwritten.",
-        f"The dial at u = {DIAL_BEATS[2]:g}: the {half['kept']:.2f} it keeps and the "
+        f"The dial at $u = {DIAL_BEATS[2]:g}$: the {half['kept']:.2f} it keeps and the "
         f"{half['written']:.2f} it writes sum to {half['new']:.2f}. A single gate "
         "sets both shares, so the new state can only fall between the old state and "
         "the candidate.",
     ]
     return {
         "name": "keep-dial",
-        "title": "The GRU's keep dial: one gate keeps u of the old state and writes 1 "
-        "\u2212 u of the candidate",
+        "title": "The GRU's keep dial: one gate keeps $u$ of the old state and writes "
+        "$1 - u$ of the candidate",
         "summary": f"One coordinate of a GRU: the old state ({DIAL_OLD:g}) and the "
         f"candidate ({DIAL_CANDIDATE:g}) on "
-        "a line from \u22121 to 1, the new state between them, and the update gate u "
+        "a line from \u22121 to 1, the new state between them, and the update gate $u$ "
         "as a dial.",
+        "alt": (
+            "A number line with the old state, the candidate and the new state "
+            "between them; below it a bar split into the shares written and kept, "
+            "and a half-circle dial for the update gate."
+        ),
         "note": "Illustrative values (the chapter's example unit) put through "
-        "keep_dial, the last line of the GRU "
+        "`keep_dial`, the last line of the GRU "
         "update; the gate is set by hand, not produced by a trained network.",
         "old": DIAL_OLD,
         "candidate": DIAL_CANDIDATE,
         "controls": [
             {
                 "id": "u",
-                "label": "keep u (update gate)",
+                "label": "keep {u} (update gate)",
                 "min": 0.0,
                 "max": 1.0,
                 "step": 0.01,
             }
         ],
+        "symbols": {"u": "u"},
         "beats": [_beat({"u": u}, t) for u, t in zip(DIAL_BEATS, texts, strict=True)],
     }
 
@@ -713,29 +768,30 @@ def sampling_panel() -> Panel:
         return ", ".join(number(q[EXPLORER_TOKENS.index(n)]) for n in names)
 
     texts = [
-        f"Six tokens with logits {z}. At \u03c4 = {tau[0]:g}, with k = {vocab} and p "
-        f"= {SAMPLING_BEATS[0][2]:g}, nothing is cut: all three columns show "
-        f"softmax(z), which gives the favourite a {number(t1['temperature'][0])} and "
-        f"the last token f {number(t1['temperature'][-1])}.",
-        f"Halve the temperature, \u03c4 = {tau[1]:g}: every gap between logits "
+        f"Six tokens with logits {z}. At $\\tau = {tau[0]:g}$, with $k = {vocab}$ and "
+        f"$p = {SAMPLING_BEATS[0][2]:g}$, nothing is cut: all three columns show "
+        f"$\\mathrm{{softmax}}(z)$, which gives the favourite a "
+        f"{number(t1['temperature'][0])} and the last token f "
+        f"{number(t1['temperature'][-1])}.",
+        f"Halve the temperature, $\\tau = {tau[1]:g}$: every gap between logits "
         f"doubles, a rises to {number(t_cold['temperature'][0])} and f falls to "
         f"{number(t_cold['temperature'][-1])}. The order of the tokens stays the same.",
-        f"Double it instead, \u03c4 = {tau[2]:g}: the gaps halve, a falls to "
+        f"Double it instead, $\\tau = {tau[2]:g}$: the gaps halve, a falls to "
         f"{number(t_hot['temperature'][0])} and f rises to "
         f"{number(t_hot['temperature'][-1])}, on the way to the uniform "
         f"{number(1 / vocab)}; still in the same order.",
-        f"Back at \u03c4 = {tau[3]:g}, top-k with k = {SAMPLING_BEATS[3][1]}: a and "
+        f"Back at $\\tau = {tau[3]:g}$, top-k with $k = {SAMPLING_BEATS[3][1]}$: a and "
         "b are kept and renormalised "
         f"to {probs(k2['topK'], ['a', 'b'])}; c to f get exactly zero.",
-        f"The nucleus with p = {p:g}: a and b hold only {number(pair)}, so c is kept "
+        f"The nucleus with $p = {p:g}$: a and b hold only {number(pair)}, so c is kept "
         f"too, which brings the sum to {number(trio)}; the three are renormalised to "
         f"{probs(p_mid['nucleus'], ['a', 'b', 'c'])}.",
-        f"Colder, \u03c4 = {tau[5]:g}: a alone holds "
+        f"Colder, $\\tau = {tau[5]:g}$: a alone holds "
         f"{number(p_cold['temperature'][0])}, and a and b together "
         f"{number(sum(p_cold['temperature'][:2]))}, so the nucleus shrinks to "
         f"{_tokens(_kept(p_cold['nucleus']))}; "
         f"top-{SAMPLING_BEATS[5][1]} keeps two tokens, as always.",
-        f"Hotter, \u03c4 = {tau[6]:g}: the mass spreads, and the nucleus needs "
+        f"Hotter, $\\tau = {tau[6]:g}$: the mass spreads, and the nucleus needs "
         f"{sizes[2]} tokens, {_tokens(_kept(p_hot['nucleus']))}, to reach {p:g}, "
         f"while top-{SAMPLING_BEATS[6][1]} still keeps two. The nucleus follows how "
         "spread out the distribution is; k does not.",
@@ -744,30 +800,36 @@ def sampling_panel() -> Panel:
         "name": "sampling-explorer",
         "title": "The sampling explorer: temperature, top-k and nucleus on one logit "
         "vector",
-        "summary": f"Six tokens, a to f, with fixed logits ({z}). Left: softmax(z / "
-        "\u03c4). Middle: top-k. "
-        "Right: the nucleus with mass p. Hollow bars: the temperature distribution "
+        "summary": f"Six tokens, a to f, with fixed logits ({z}). Left: "
+        "$\\mathrm{softmax}(z / \\tau)$. Middle: top-k. "
+        "Right: the nucleus with mass $p$. Hollow bars: the temperature distribution "
         "before the cut; filled "
         "bars: the renormalised distribution a token is drawn from.",
         "note": "Computed, on an illustrative logit vector (the one of the chapter's "
         "explorer figure): every "
-        "distribution is what temperature_probs, top_k_probs and nucleus_probs "
+        "distribution is what `temperature_probs`, `top_k_probs` and `nucleus_probs` "
         "return, here at build time "
-        "(through explorer_data) and in your browser when you move a slider. No "
+        "(through `explorer_data`) and in your browser when you move a slider. No "
         "model is involved.",
+        "alt": (
+            "Three bar charts side by side, one bar per token a to f: the "
+            "temperature distribution, the top-k distribution and the nucleus "
+            "distribution, with the tokens each rule cuts marked."
+        ),
         "logits": list(EXPLORER_LOGITS),
         "tokens": list(EXPLORER_TOKENS),
         "controls": [
             {
                 "id": "tau",
-                "label": "temperature \u03c4",
+                "label": "temperature {tau}",
                 "min": 0.1,
                 "max": 4.0,
                 "step": 0.05,
             },
-            {"id": "k", "label": "top-k: k", "min": 1, "max": vocab, "step": 1},
-            {"id": "p", "label": "nucleus: p", "min": 0.05, "max": 1.0, "step": 0.01},
+            {"id": "k", "label": "top-k: {k}", "min": 1, "max": vocab, "step": 1},
+            {"id": "p", "label": "nucleus: {p}", "min": 0.05, "max": 1.0, "step": 0.01},
         ],
+        "symbols": {"tau": "\\tau", "k": "k", "p": "p"},
         "beats": [
             _beat({"tau": t, "k": k, "p": q}, text)
             for (t, k, q), text in zip(SAMPLING_BEATS, texts, strict=True)
@@ -789,11 +851,22 @@ PANELS: dict[str, Callable[[], Panel]] = {
 
 
 def panel(name: str) -> Panel:
-    """The data of one panel, with ``beatMs``; a clear error for an unknown name."""
+    """The data of one panel, with its timing (``moveMs``, ``msPerWord``, each beat's
+    ``words``); a clear error for an unknown name.
+    """
     if name not in PANELS:
         raise ValueError(f"name must be one of {sorted(PANELS)}; got {name!r}")
     data = PANELS[name]()
-    data["beatMs"] = BEAT_MS
+    for key in ["title", "summary", "note"]:  # apostrophes as the page typesets them
+        if key in data:
+            data[key] = data[key].replace("'", "\u2019")
+    if "check" in data:
+        data["check"] = {k: v.replace("'", "\u2019") for k, v in data["check"].items()}
+    data.setdefault("symbols", {})
+    data["moveMs"] = MOVE_MS
+    data["msPerWord"] = MS_PER_WORD
+    for beat in data["beats"]:
+        beat["words"] = reading_words(beat["text"])
     return data
 
 

@@ -1,8 +1,18 @@
-"""The interactive panels on the built pages, driven in Chromium: keyboard, reduced motion, transcript, numbers.
+"""The interactive panels on the built pages, driven in Chromium: reading, layout, keyboard, motion, numbers.
 
 Every panel of :mod:`chapter_code.panels.data` is opened on the page that holds
-it. The tests check that the player starts paused on the final beat with the
-static figure replaced; that the keyboard alone reaches every beat and every
+it, at desktop and phone widths (1280 and 390 px) in the theme's light and dark
+modes (issue 28, item 5). The tests check that the player opens on its first
+beat, paused, with the static figure replaced, and waits there until the reader
+steps it; that playing holds each beat for a time in proportion to the words of
+its narration (read off a fake clock); that below 600 px of stage width the
+drawing takes its narrow layout and that no text of the panel is under
+:data:`MIN_TEXT_PX` CSS px; that no two labels of a drawing collide and none
+leaves it, at every beat, half-way between beats and at the corners of its
+sliders (element boxes, measured in the browser); that every axis drawn has a
+label; that the math of titles, summaries, narration and slider labels is the
+book's typeset math and that no TeX source shows, in the drawing either. Also
+that the keyboard alone reaches every beat and every
 control; that with ``prefers-reduced-motion`` no frame is drawn between two
 beats (and that without it, frames are); that the transcript has one entry per
 beat, equal to the Python data; and that where the JavaScript recomputes a
@@ -16,6 +26,7 @@ probability is an exact zero, compared with no tolerance.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +34,8 @@ from pathlib import Path
 import pytest
 
 from chapter_code.panels import data as panel_data
-from chapter_code.panels.data import PANELS
+from chapter_code.panels.data import PANELS, reading_words
+from tests.browser.test_pages import VIEWPORTS, open_page
 
 #: Where each panel lives.
 PAGE_OF = {
@@ -36,10 +48,27 @@ PAGE_OF = {
 }
 #: Relative tolerance between a JavaScript number and the Python one (float64 both sides).
 JS_REL_TOL = 1e-12
+#: Smallest text a panel may show, drawing included, in CSS px (issue 28: 12 px on a phone).
+MIN_TEXT_PX = 12.0
+#: Stage width below which a drawing takes its narrow layout, in CSS px.
+NARROW_BELOW = 600
+#: The axes each drawing has (each must carry a label); the truncation lanes are a diagram of states, no plot.
+AXES = {
+    "one-unit": {"x", "y"},
+    "truncation-lanes": set(),
+    "lstm-gates": {"gate", "value"},
+    "forget-power": {"x", "y"},
+    "keep-dial": {"state"},
+    "sampling-explorer": {"probability-1", "probability-2", "probability-3"},
+}
+#: How far a beat's measured duration on the fake clock may stray from its reading time: two frames (a move
+#: ends on the first frame after its time is up, and the frames fall on the clock's 16 ms grid).
+CLOCK_TOL_MS = 40
+CONFIGS = [(viewport, scheme) for viewport in VIEWPORTS for scheme in ("light", "dark")]
 
 
 def test_every_panel_has_a_page() -> None:
-    assert set(PAGE_OF) == set(PANELS)
+    assert set(PAGE_OF) == set(PANELS) == set(AXES)
 
 
 @pytest.fixture(params=[False, True], ids=["motion", "reduced-motion"])
@@ -78,18 +107,331 @@ def embedded(page, name: str) -> dict:  # type: ignore[no-untyped-def]
     return json.loads(page.locator(f"#panel-{name} script.book-panel-data").text_content())
 
 
-@pytest.mark.parametrize("opened", list(PANELS), indirect=True)
-def test_panel_loads_paused_on_its_final_state(opened) -> None:  # type: ignore[no-untyped-def]
-    page, name = opened
+# ---- one page per chapter, width and colour scheme, on a fake clock (shared by the tests below) -----------------
+
+
+@pytest.fixture(params=CONFIGS, ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in CONFIGS], scope="module")
+def config(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def pages(browser, site_dir: Path, config: tuple[str, str]) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+    """Chapter page -> the page opened at this width and scheme, opened on first use. Time is a paused fake clock:
+    nothing happens until a test runs it (``page.clock.run_for``)."""
+    viewport, scheme = config
+    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=scheme)
+    context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+
+    class Pages(dict):  # type: ignore[type-arg]
+        def __missing__(self, chapter: str) -> object:
+            p = context.new_page()
+            errors: list[str] = []
+            p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            p.on("pageerror", lambda e: errors.append(str(e)))
+            p.clock.install()
+            open_page(p, site_dir, chapter)
+            p.clock.pause_at(p.evaluate("() => Date.now()") + 1000)
+            p.clock.run_for(500)
+            names = [n for n, c in PAGE_OF.items() if c == chapter]
+            p.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
+                                timeout=15000)
+            assert p.evaluate("() => document.documentElement.dataset.theme") == scheme
+            p.console_errors = errors  # type: ignore[attr-defined]
+            self[chapter] = p
+            return p
+
+    opened = Pages()
+    yield opened
+    for p in opened.values():
+        assert p.console_errors == []
+    context.close()
+
+
+def player(pages: dict, name: str) -> object:  # type: ignore[type-arg]
+    """The page holding panel ``name``, with its player paused on the first beat, as a reader finds it."""
+    page = pages[PAGE_OF[name]]
+    page.evaluate(f"() => {{ const P = document.getElementById('panel-{name}').bookPanel; P.speed = 1;"
+                  " P.speedMenu.value = '1'; P.seek(0); }")
+    return page
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_panel_opens_paused_on_its_first_beat_and_waits(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = pages[PAGE_OF[name]]
     panel = page.locator(f"#panel-{name}")
     data = embedded(page, name)
     assert attr(page, name, "playing") == "false"
-    assert attr(page, name, "beat") == str(len(data["beats"]) - 1)  # the final state is drawn on load
+    assert attr(page, name, "beat") == "0"  # the first beat: a prompt to predict is not answered by the picture
+    page.clock.run_for(120_000)  # two minutes without the reader: nothing moves on
+    assert (attr(page, name, "beat"), attr(page, name, "playing")) == ("0", "false")
     assert panel.locator("noscript, .book-panel-static").count() == 0  # the static figure gave way to the live one
     assert page.evaluate(f"() => performance.getEntriesByType('resource').filter(r => r.name.includes('{name}.png'))"
                          ".length") == 0  # and was not downloaded
-    assert panel.locator("svg *").count() > 5  # something drawn
-    assert data["beats"][-1]["text"] in panel.locator(".book-panel-now").text_content()
+    assert panel.locator(".book-panel-stage svg *").count() > 5  # something drawn
+    assert narration(page, name) == f"Beat 1 of {len(data['beats'])}. {untex(data['beats'][0]['text'])}"
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_a_beat_advances_when_the_reader_steps_it(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = player(pages, name)
+    beats = embedded(page, name)["beats"]
+    root = f"#panel-{name}"
+    assert page.get_attribute(f"{root} .book-panel-back", "aria-disabled") == "true"
+    page.click(f"{root} .book-panel-next")
+    assert attr(page, name, "beat") == "1"
+    assert narration(page, name).endswith(untex(beats[1]["text"]))
+    page.clock.run_for(60_000)
+    assert attr(page, name, "beat") == "1"  # stepping does not start the timeline
+    page.focus(f"{root} .book-panel-stage")
+    page.keyboard.press("ArrowRight")
+    assert attr(page, name, "beat") == "2"
+    page.click(f"{root} .book-panel-back")
+    assert attr(page, name, "beat") == "1"
+    page.focus(f"{root} .book-panel-stage")
+    page.keyboard.press("End")
+    assert page.get_attribute(f"{root} .book-panel-next", "aria-disabled") == "true"
+    page.click(f"{root} .book-panel-next", force=True)  # aria-disabled, yet it may be pressed: nothing follows
+    assert attr(page, name, "beat") == str(len(beats) - 1)
+
+
+# The times at which the drawn beat changes, on the page's (fake) clock.
+RECORD_BEATS = """(name) => {
+  const r = document.getElementById('panel-' + name);
+  r.beatTimes = [[r.dataset.beat, performance.now()]];
+  if (!r.beatWatch) {
+    r.beatWatch = new MutationObserver(() => {
+      const last = r.beatTimes[r.beatTimes.length - 1];
+      if (r.dataset.beat !== last[0]) { r.beatTimes.push([r.dataset.beat, performance.now()]); }
+    });
+    r.beatWatch.observe(r, { attributes: true, attributeFilter: ['data-beat'] });
+  }
+}"""
+
+
+def beat_times(page, name: str, speed: float, run_ms: float) -> list[list]:  # type: ignore[no-untyped-def]
+    """Play panel ``name`` from its first beat at ``speed`` for ``run_ms`` of the page's clock; return
+    [beat, time] at each change of the beat drawn, from the press of Play."""
+    page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek(0)")
+    page.select_option(f"#panel-{name}-speed", str(speed))
+    page.evaluate(RECORD_BEATS, name)
+    page.click(f"#panel-{name} .book-panel-play")
+    page.clock.run_for(int(run_ms))
+    times = page.evaluate(f"() => document.getElementById('panel-{name}').beatTimes")
+    page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek(0)")
+    return times
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_playing_holds_each_beat_in_proportion_to_its_words(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = player(pages, name)
+    data = embedded(page, name)
+    beats = panel_data.panel(name)["beats"]
+    words = [b["words"] for b in beats]
+    assert words == [reading_words(b["text"]) for b in beats] == [b["words"] for b in data["beats"]]
+    per_word, move = data["msPerWord"], data["moveMs"]
+    assert per_word >= 250  # at most 240 words a minute at 1x: a beat of 52 words stays 13 s or more
+    # Every beat drawn finished (reduced motion), so that the clock runs through the whole timeline without frames.
+    page.emulate_media(reduced_motion="reduce")
+    try:
+        for speed in (1, 0.5):
+            times = beat_times(page, name, speed, sum(w * per_word for w in words) / speed + 1000)
+            assert [int(b) for b, _ in times] == list(range(len(beats))), times  # every beat, in order, once
+            held = [b - a for (_, a), (_, b) in itertools.pairwise(times)]  # how long each beat but the last stayed
+            for i, t in enumerate(held):
+                assert t == pytest.approx(words[i] * per_word / speed, abs=CLOCK_TOL_MS), (speed, i, words[i], t)
+    finally:
+        page.emulate_media(reduced_motion="no-preference")
+    # With motion, the move into a beat comes first, then the beat is held as long.
+    times = beat_times(page, name, 2, (words[0] * per_word + move + words[1] * per_word) / 2 + 100)
+    assert [int(b) for b, _ in times][:3] == [0, 1, 2]
+    assert times[2][1] - times[1][1] == pytest.approx((move + words[1] * per_word) / 2, abs=CLOCK_TOL_MS)
+    assert attr(page, name, "playing") == "false"
+
+
+# Every text of a panel, drawing included, with its size in CSS px; the layout drawn and the stage's width.
+SIZES = """([name, MIN]) => {
+  const root = document.getElementById('panel-' + name);
+  const stage = root.querySelector('.book-panel-stage');
+  const svg = stage.querySelector('svg');
+  const scale = svg.getScreenCTM().a;
+  const small = [];
+  svg.querySelectorAll('text:not(.halo), text:not(.halo) tspan').forEach(e => {
+    const px = parseFloat(getComputedStyle(e).fontSize) * scale;
+    if (e.textContent.trim() && px < MIN) { small.push([e.textContent, px]); }
+  });
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const el = walker.currentNode.parentElement;
+    if (!walker.currentNode.textContent.trim() || el.closest('svg, script, noscript, mjx-assistive-mml')
+        || !el.getClientRects().length) { continue; }
+    const px = parseFloat(getComputedStyle(el).fontSize);
+    if (px < MIN) { small.push([walker.currentNode.textContent.trim().slice(0, 50), px]); }
+  }
+  return { small, layout: root.dataset.layout, viewBox: svg.viewBox.baseVal.width, stage: stage.clientWidth,
+           svg: svg.getBoundingClientRect().width, overflow: root.scrollWidth > root.clientWidth + 1 };
+}"""
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_narrow_layout_below_600_px_and_no_text_under_12_px(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = player(pages, name)
+    page.evaluate(f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ d.open = true; }})")
+    try:
+        for i in range(len(embedded(page, name)["beats"])):
+            page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek({i})")
+            got = page.evaluate(SIZES, [name, MIN_TEXT_PX])
+            assert got["small"] == [], f"{name}, beat {i + 1}: text under {MIN_TEXT_PX} px: {got['small']}"
+            assert not got["overflow"], f"{name}: the panel is wider than its box"
+            assert got["svg"] <= got["stage"] + 0.5
+            if got["stage"] < NARROW_BELOW:
+                assert got["layout"] == "narrow"
+                assert got["viewBox"] == int(got["stage"])  # a unit of the drawing is a CSS pixel
+            else:
+                assert got["layout"] == "wide"
+            assert (got["layout"] == "narrow") == (config[0] == "phone")
+    finally:
+        page.evaluate(f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ d.open = false; }})")
+
+
+# Labels of the drawing (the text elements, not their halos) that overlap each other or leave the drawing.
+COLLISIONS = """(name) => {
+  const svg = document.querySelector('#panel-' + name + ' .book-panel-stage svg');
+  const r = svg.getBoundingClientRect();
+  const boxes = Array.from(svg.querySelectorAll('text:not(.halo)')).filter(t => t.textContent.trim())
+    .map(t => ({ t: t.textContent, b: t.getBoundingClientRect() }));
+  const problems = [];
+  boxes.forEach(({ t, b }, i) => {
+    if (b.left < r.left - 0.5 || b.top < r.top - 0.5 || b.right > r.right + 0.5 || b.bottom > r.bottom + 0.5) {
+      problems.push(`'${t}' leaves the drawing`);
+    }
+    for (const o of boxes.slice(i + 1)) {
+      const x = Math.min(b.right, o.b.right) - Math.max(b.left, o.b.left);
+      const y = Math.min(b.bottom, o.b.bottom) - Math.max(b.top, o.b.top);
+      if (x > 0.5 && y > 0.5) { problems.push(`'${t}' overlaps '${o.t}'`); }
+    }
+  });
+  return problems;
+}"""
+
+
+def drawn_states(page, name: str) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """Put the panel in each state a reader can reach: every beat, each half-way from the one before, and every
+    corner of its sliders (min and max of each, on the first beat); yield what it is."""
+    data = embedded(page, name)
+    set_state = "([name, i, progress, override]) => { const P = document.getElementById('panel-' + name).bookPanel;" \
+                " P.pause(); P.index = i; P.progress = progress; P.override = override; P.render(); }"
+    for i in range(len(data["beats"])):
+        for progress in ([0.5, 1] if i else [1]):
+            page.evaluate(set_state, [name, i, progress, None])
+            yield f"beat {i + 1}" + (" half-way" if progress < 1 else "")
+    controls = data["controls"]
+    for corner in itertools.product(*[(c["min"], c["max"]) for c in controls]) if controls else []:
+        override = {**data["beats"][0]["state"], **{c["id"]: v for c, v in zip(controls, corner, strict=True)}}
+        page.evaluate(set_state, [name, 0, 1, override])
+        yield f"sliders at {override}"
+    page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek(0)")
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_labels_never_collide(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = player(pages, name)
+    for state in drawn_states(page, name):
+        problems = page.evaluate(COLLISIONS, name)
+        assert problems == [], f"{name} at {state}: {problems}"
+
+
+# The axes drawn (data-axis of the axis lines) and the text of the labels that name them.
+AXIS_LABELS = """(name) => {
+  const svg = document.querySelector('#panel-' + name + ' .book-panel-stage svg');
+  const axes = Array.from(svg.querySelectorAll('.book-panel-axis')).map(a => a.dataset.axis);
+  const labels = {};
+  svg.querySelectorAll('text.book-panel-axis-label').forEach(t => {
+    (labels[t.dataset.axis] = labels[t.dataset.axis] || []).push(t.textContent.trim());
+  });
+  return { axes, labels };
+}"""
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_every_axis_has_a_label(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = player(pages, name)
+    for state in drawn_states(page, name):
+        got = page.evaluate(AXIS_LABELS, name)
+        assert set(got["axes"]) == AXES[name], f"{name} at {state}: axes {got['axes']}"
+        assert sorted(got["labels"]) == sorted(set(got["axes"])), f"{name} at {state}: labels {got['labels']}"
+        assert all(len(texts) == 1 and len(texts[0]) > 2 for texts in got["labels"].values()), got["labels"]
+
+
+def untex(text: str) -> str:
+    """A panel's text as the tests read it off a page: each formula as its TeX source, without the dollars."""
+    return text.replace("$", "")
+
+
+# The text of an element with each typeset formula read as its TeX (the data-tex of its wrapper), and the
+# formulas that are not typeset with MathJax's SVG and its MathML for screen readers.
+READ = """(el) => {
+  const copy = el.cloneNode(true);
+  const untypeset = [];
+  copy.querySelectorAll('.book-panel-tex').forEach(w => {
+    const ok = w.querySelector('mjx-container > svg') && w.querySelector('mjx-assistive-mml > math');
+    if (!ok) { untypeset.push(w.dataset.tex); }
+    w.replaceWith(document.createTextNode(w.dataset.tex));
+  });
+  copy.querySelectorAll('mjx-container').forEach(m => m.replaceWith(document.createTextNode('\u00a7')));
+  return { text: copy.textContent.replace(/\\s+/g, ' ').trim(), untypeset };
+}"""
+
+
+def read(page, selector: str) -> dict:  # type: ignore[no-untyped-def]
+    return page.locator(selector).evaluate(READ)
+
+
+def narration(page, name: str) -> str:  # type: ignore[no-untyped-def]
+    got = read(page, f"#panel-{name} .book-panel-now")
+    assert got["untypeset"] == []
+    return got["text"]
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_math_in_titles_and_narration_is_typeset_like_the_book(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = player(pages, name)
+    data = panel_data.panel(name)
+    root = f"#panel-{name}"
+    for selector, text in [(".book-panel-title", data["title"]), (".book-panel-summary", data["summary"])]:
+        got = read(page, f"{root} {selector}")
+        assert got == {"text": untex(text), "untypeset": []}, selector
+        assert page.locator(f"{root} {selector} .book-panel-tex").count() == text.count("$") // 2
+    for i, beat in enumerate(data["beats"]):
+        page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek({i})")
+        assert narration(page, name) == f"Beat {i + 1} of {len(data['beats'])}. {untex(beat['text'])}"
+        assert page.locator(f"{root} .book-panel-now .book-panel-tex").count() == beat["text"].count("$") // 2
+    for control in data["controls"]:  # a symbol in a slider's label is the page's typeset symbol too
+        label = page.locator(f"label[for='panel-{name}-{control['id']}']")
+        symbols = control["label"].count("{")
+        assert label.locator("mjx-container > svg").count() == symbols
+        assert "{" not in label.evaluate(READ)["text"]
+    drawn = page.locator(f"{root} .book-panel-stage svg").text_content()
+    assert not set("$\\^_{}") & set(drawn), f"TeX source shows in the drawing: {drawn!r}"
+    for state in drawn_states(page, name):
+        drawn = page.locator(f"{root} .book-panel-stage svg").text_content()
+        assert not set("$\\^_{}") & set(drawn), f"{name} at {state}: TeX source shows in the drawing: {drawn!r}"
+
+
+def test_the_drawing_redraws_narrow_when_the_window_narrows(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    context, page = _open(browser, site_dir, "keep-dial")
+    try:
+        names = [n for n, c in PAGE_OF.items() if c == PAGE_OF["keep-dial"]]
+        layouts = f"() => {names}.map(n => document.getElementById('panel-' + n).dataset.layout)"
+        assert set(page.evaluate(layouts)) == {"wide"}
+        page.set_viewport_size(VIEWPORTS["phone"])
+        page.wait_for_function(f"() => ({layouts})().every(l => l === 'narrow')", timeout=5000)
+        page.set_viewport_size(VIEWPORTS["desktop"])
+        page.wait_for_function(f"() => ({layouts})().every(l => l === 'wide')", timeout=5000)
+        assert page.console_errors == []
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("opened", list(PANELS), indirect=True)
@@ -114,7 +456,7 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     for _ in range(n - 1):
         page.keyboard.press("ArrowRight")
         seen.append(int(attr(page, name, "beat")))
-        assert data["beats"][seen[-1]]["text"] in page.locator(f"{root} .book-panel-now").text_content()
+        assert narration(page, name).endswith(untex(data["beats"][seen[-1]]["text"]))
     assert seen == list(range(n))
     page.keyboard.press("ArrowLeft")
     assert attr(page, name, "beat") == str(n - 2)
@@ -130,13 +472,13 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("K")
     assert attr(page, name, "playing") == "false"
 
-    # Tab on through the controls: play button, scrubber, speed menu, then each parameter slider.
+    # Tab on through the controls: Back, Next, Play, the scrubber, the speed menu, then each parameter slider.
     reached = []
-    for _ in range(4 + len(data["controls"])):
+    for _ in range(6 + len(data["controls"])):
         page.keyboard.press("Tab")
         reached.append(page.evaluate("() => document.activeElement.id || document.activeElement.className"))
     controls = [f"panel-{name}-{c['id']}" for c in data["controls"]]
-    assert "book-panel-play" in reached
+    assert {"book-panel-back", "book-panel-next", "book-panel-play"} <= set(reached)
     assert f"panel-{name}-beat" in reached
     assert f"panel-{name}-speed" in reached
     assert set(controls) <= set(reached), f"controls not reached by Tab: {set(controls) - set(reached)}"
@@ -153,13 +495,13 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("Enter")
     assert attr(page, name, "playing") == "true"
     for control in data["controls"]:
-        before = page.inner_html(f"{root} svg")
+        before = page.inner_html(f"{root} .book-panel-stage svg")
         slider = f"#panel-{name}-{control['id']}"
         page.focus(slider)
         at_max = page.evaluate(f"() => {{ const i = document.querySelector('{slider}'); return +i.value >= +i.max; }}")
         page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")  # pauses and recomputes the picture
         assert attr(page, name, "playing") == "false"
-        assert page.inner_html(f"{root} svg") != before
+        assert page.inner_html(f"{root} .book-panel-stage svg") != before
         assert "Your setting" in page.locator(f"{root} .book-panel-now").text_content()
 
 
@@ -172,7 +514,8 @@ def test_reduced_motion_shows_finished_beats_only(browser, site_dir: Path, name:
             f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = [];"
             " new MutationObserver(() => r.seenProgress.push(r.dataset.progress))"
             ".observe(r, {attributes: true, attributeFilter: ['data-progress', 'data-beat']});"
-            " r.bookPanel.speed = 2; r.bookPanel.seek(0); r.bookPanel.play(); }"
+            # a fast reader (40 ms a word), so that two beats pass within the test's wait
+            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; r.bookPanel.seek(0); r.bookPanel.play(); }"
         )
         page.wait_for_function(f"() => document.querySelector('{root}').dataset.beat === '2'", timeout=15000)
         page.wait_for_timeout(100)
@@ -195,7 +538,7 @@ def test_transcript_has_one_entry_per_beat(opened) -> None:  # type: ignore[no-u
     beats = panel_data.panel(name)["beats"]
     items = page.locator(f"#panel-{name} details.book-panel-transcript li")
     assert items.count() == len(beats) == len(embedded(page, name)["beats"])
-    assert [i.text_content().strip() for i in items.all()] == [b["text"] for b in beats]
+    assert [i.evaluate(READ) for i in items.all()] == [{"text": untex(b["text"]), "untypeset": []} for b in beats]
     assert not items.first.is_visible()  # folded until asked for
     page.locator(f"#panel-{name} details.book-panel-transcript summary").focus()
     page.keyboard.press("Enter")  # the transcript opens from the keyboard
@@ -278,7 +621,7 @@ def test_a_count_moving_between_beats_is_drawn_and_shown_whole(browser, site_dir
             "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
             " P.index = i; P.progress = 0.4; P.render();"
             " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
-            " r.querySelector('svg').textContent]; }",
+            " r.querySelector('.book-panel-stage svg').textContent]; }",
             move,
         )
         k = round(k_from + (k_to - k_from) * 0.4)

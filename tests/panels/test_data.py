@@ -40,6 +40,37 @@ def test_every_panel_has_beats_with_text_and_controls_that_hold_its_values(name:
     json.loads(panel_json(name))  # strict JSON (no NaN)
 
 
+def _outside_math(text: str) -> str:
+    """``text`` less its formulas (``$...$``) and its code names (```...```)."""
+    prose = "".join(part for i, part in enumerate(text.split("$")) if i % 2 == 0)
+    assert prose.count("`") % 2 == 0, text
+    return "".join(part for i, part in enumerate(prose.split("`")) if i % 2 == 0)
+
+
+@pytest.mark.parametrize("name", list(PANELS))
+def test_text_writes_its_math_as_tex_between_dollars_and_names_known_symbols(name: str) -> None:
+    data = panel(name)
+    texts = [data["title"], data["summary"], data["note"], *[b["text"] for b in data["beats"]]]
+    texts += list(data.get("check", {}).values())
+    for text in texts:
+        assert text.count("$") % 2 == 0, text  # every formula closed, every code name too
+        assert all(ord(c) < 128 for c in "".join(text.split("$")[1::2])), text  # TeX in ASCII, for LaTeX too
+        outside = _outside_math(text)
+        assert not re.search(r"[_^\\]|\b[a-zA-Z]_[a-zA-Z]|\u2202", outside), f"TeX or math outside $...$: {text!r}"
+    assert data["alt"]
+    assert "$" not in data["alt"]  # alt text is read aloud: plain words
+    for control in data["controls"]:
+        assert set(re.findall(r"\{(\w+)\}", control["label"])) <= set(data["symbols"]), control["label"]
+
+
+def test_reading_words_counts_formulas_by_their_pieces() -> None:
+    assert panel_data.reading_words("$b_f = +1$: every gate") == 5
+    assert panel_data.reading_words("One  two\nthree") == 3
+    for name in PANELS:
+        for beat in panel(name)["beats"]:
+            assert beat["words"] == panel_data.reading_words(beat["text"]) >= 10
+
+
 def test_panel_json_is_safe_inside_a_script_element(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "title": "</script><b>", "beats": []})
     text = panel_json("keep-dial")
@@ -213,6 +244,7 @@ def test_small_formatters_at_their_edges() -> None:
     assert panel_data._signed(0) == "0"
     assert panel_data._signed(2) == "+2"
     assert panel_data._signed(-1.5) == "\u22121.5"
+    assert [panel_data._tex_signed(v) for v in (-1.0, 0.0, 2.0)] == ["-1", "0", "+2"]
     assert panel_data._tokens(["a", "b", "c"]) == "a to c"
     assert number(1e-3) == "0.001"
     assert number(9999.0) == "10000"  # rounded to three significant digits, printed plainly
@@ -247,10 +279,11 @@ def test_lstm_gate_states_name_the_gate_out_of_range_and_accept_the_edges() -> N
 
 def test_panel_json_is_compact_unescaped_and_strict(monkeypatch: pytest.MonkeyPatch) -> None:
     text = panel_json("sampling-explorer")
-    assert "\u03c4" in text  # UTF-8 as is, not \\u escapes
+    assert "\u2212" in text  # UTF-8 as is, not \\u escapes
     assert '": ' not in text
     assert '", "' not in text
-    assert json.loads(text)["beatMs"] == panel_data.BEAT_MS
+    assert json.loads(text)["msPerWord"] == panel_data.MS_PER_WORD
+    assert json.loads(text)["moveMs"] == panel_data.MOVE_MS
     monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "title": "<b>", "beats": []})
     assert "\\u003cb>" in panel_json("keep-dial")
     monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "value": float("nan"), "beats": []})
