@@ -90,6 +90,18 @@ class BookPanel(SphinxDirective):
     required_arguments = 1
     has_content = False
 
+    def _layout_check(self, name: str):  # type: ignore[no-untyped-def]
+        """The build's figure-layout rule for the panel's static figure: no two of its texts overlap
+        (``bookbuild.figure_layout``, as for every figure a chapter draws)."""
+        from bookbuild.figure_layout import overlapping_texts
+
+        def check(fig) -> None:  # type: ignore[no-untyped-def]
+            clashes = overlapping_texts(fig)
+            if clashes:
+                raise self.error(f"book-panel {name}: texts of its static figure overlap: " + "; ".join(clashes))
+
+        return check
+
     def run(self) -> list[nodes.Node]:
         from chapter_code.panels.data import PANELS, panel, panel_json
         from chapter_code.panels.figures import write_static_figure
@@ -99,7 +111,7 @@ class BookPanel(SphinxDirective):
             raise self.error(f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}")
         data = panel(name)
         srcdir = Path(self.env.srcdir)
-        png = write_static_figure(name, srcdir / "_build" / "panels" / f"{name}.png")
+        png = write_static_figure(name, srcdir / "_build" / "panels" / f"{name}.png", check=self._layout_check(name))
         for module in DEPENDS:
             self.env.note_dependency(str(ROOT / "chapter_code" / module))
         self.env.note_dependency(__file__)

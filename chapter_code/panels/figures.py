@@ -13,6 +13,7 @@ through the ``book-panel`` directive of :mod:`bookbuild.site.panels`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -206,12 +207,17 @@ def static_figure(name: str) -> Figure:
     return plot_keep_dial(DIAL_OLD, DIAL_CANDIDATE, DIAL_BEATS[-1])
 
 
-def write_static_figure(name: str, path: Path) -> Path:
+def write_static_figure(
+    name: str, path: Path, check: Callable[[Figure], None] | None = None
+) -> Path:
     """Draw panel ``name``'s static figure and write it as the book's PNG (see
-    :func:`figure_png`) to ``path``.
+    :func:`figure_png`) to ``path``; ``check``, if given, sees the drawn figure first
+    (the build's layout check raises there, and nothing is written).
     """
     fig = static_figure(name)
     try:
+        if check is not None:
+            check(fig)
         data, _ = figure_png(fig)
     finally:
         plt.close(fig)

@@ -38,3 +38,24 @@ def test_mathjax_is_copied_into_the_output_only(tmp_path: Path) -> None:
     assert all((target / part).exists() for part in MATHJAX_PARTS)
     assert not (target / "tex-svg-full.js").exists()  # only the parts the site loads
     assert not list((Path(__file__).parents[2] / "book").glob("_static/**/*.js"))  # never the book's _static/
+
+
+def test_a_panel_whose_static_figure_has_overlapping_texts_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib.pyplot as plt
+
+    from bookbuild import figure_layout
+    from bookbuild.site.panels import BookPanel
+    from chapter_code.panels.figures import static_figure
+
+    class Directive:
+        def error(self, message: str) -> Exception:
+            return ValueError(message)
+
+    fig = static_figure("keep-dial")
+    try:
+        BookPanel._layout_check(Directive(), "keep-dial")(fig)  # the real figure passes
+        monkeypatch.setattr(figure_layout, "overlapping_texts", lambda f: ['"a" and "b"'])
+        with pytest.raises(ValueError, match='^book-panel keep-dial: texts of its static figure overlap: "a" and "b"$'):
+            BookPanel._layout_check(Directive(), "keep-dial")(fig)
+    finally:
+        plt.close(fig)

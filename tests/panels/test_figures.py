@@ -120,3 +120,30 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_p
         assert image.format == "PNG"
         assert float(image.text[SMALLEST_TEXT_KEY]) > 0
     assert sorted(p.name for p in target.parent.iterdir()) == ["keep-dial.png"]
+
+
+@pytest.mark.parametrize("name", sorted(PANELS))
+def test_no_two_texts_of_a_static_figure_overlap(name: str) -> None:
+    """The rule the build applies to every figure a chapter draws (bookbuild.figure_layout), here for the
+    panels' static figures, which the book-panel directive draws and checks the same way."""
+    from bookbuild.figure_layout import overlapping_texts
+
+    fig = static_figure(name)
+    try:
+        assert overlapping_texts(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_a_failing_check_leaves_no_file(tmp_path: Path) -> None:
+    target = tmp_path / "keep-dial.png"
+    seen = []
+
+    def refuse(fig) -> None:  # type: ignore[no-untyped-def]
+        seen.append(len(fig.axes))
+        raise RuntimeError("texts overlap")
+
+    with pytest.raises(RuntimeError, match="texts overlap"):
+        write_static_figure("keep-dial", target, check=refuse)
+    assert seen == [1]  # the one axes of the dial, drawn before the check
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
