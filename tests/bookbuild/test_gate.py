@@ -293,7 +293,7 @@ def test_a_listing_of_an_object_no_longer_defined_fails_in_one_line(tmp_path: Pa
 def test_changed_panel_data_is_a_difference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from chapter_code.panels import data
 
-    slider = {"controls": [{"name": "bias", "min": -3, "max": 3}], "title": "Forget"}
+    slider = {"controls": [{"name": "bias", "min": -3, "max": 3}], "title": "Forget", "beats": [{"text": "One beat."}]}
     monkeypatch.setitem(data.PANELS, "probe", lambda: json_copy(slider))
     accept_page(tmp_path, monkeypatch, panel="```{book-panel} probe\n```")
     assert one_page(tmp_path, monkeypatch, panel="```{book-panel} probe\n```")[0].differences == []
