@@ -12,8 +12,8 @@ chapter on
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
 - the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions);
-- the installed distributions its kernel imported: version and a digest of ``RECORD`` each
-  (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
+- the installed distributions its kernel imported: version, a digest of ``RECORD`` and the size and time of
+  each installed file (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
 
 The key is taken **before** a chapter executes: every repository file is
 hashed first, and the chapter's dependencies are looked up in that snapshot.
@@ -248,23 +248,55 @@ def environment_key(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def distribution_digests(names: list[str]) -> dict[str, str]:
-    """Per installed distribution: its version and a digest of its ``RECORD`` (every installed file's hash).
+def distribution_digests(names: list[str], cache: dict[str, str] | None = None) -> dict[str, str]:
+    """Per installed distribution: its version, a digest of its ``RECORD`` and one of its installed files.
 
     The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
-    so upgrading, downgrading or reinstalling one of them re-executes the chapters that import it; one no longer
-    installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files, torch, Python).
+    so upgrading, downgrading or reinstalling one of them (a new ``RECORD``), or editing a file of it in place
+    (a file's size or modification time, :func:`installed_files_digest`), re-executes the chapters that import it;
+    one no longer installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files,
+    torch, Python). ``cache`` (name -> digest) spares stating a distribution's files twice in one engine run.
     """
     out = {}
     for name in names:
+        if cache is not None and name in cache:
+            out[name] = cache[name]
+            continue
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             out[name] = "missing"
             continue
         record = dist.read_text("RECORD")
-        out[name] = f"{dist.version} " + (sha256_bytes(record.encode())[:16] if record is not None else "no-RECORD")
+        if record is None:
+            out[name] = f"{dist.version} no-RECORD"
+        else:
+            out[name] = (f"{dist.version} {sha256_bytes(record.encode())[:16]} "
+                         f"files {installed_files_digest(Path(str(dist.locate_file(''))), record)}")
+        if cache is not None:
+            cache[name] = out[name]
     return out
+
+
+def installed_files_digest(base: Path, record: str) -> str:
+    """A digest of the path, size and modification time of every file ``record`` (a ``RECORD``) lists under ``base``.
+
+    Stat only, no reading (torch installs thousands of files): an edit in place changes the size or the
+    modification time, which ``RECORD``, written at install time, does not show. Bytecode (``__pycache__``) is
+    left out: the interpreter may rewrite it, and it follows its source.
+    """
+    digest = hashlib.sha256()
+    for line in record.splitlines():
+        rel = line.rsplit(",", 2)[0]
+        if not rel or "__pycache__" in rel or rel.endswith(".pyc"):
+            continue
+        try:
+            st = os.stat(base / rel)
+        except OSError:
+            digest.update(f"{rel}\0missing\n".encode())
+            continue
+        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def gpu_software() -> dict[str, str]:
@@ -404,7 +436,8 @@ def remember(history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict
 
 
 def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: str, before: dict[str, str],
-                  env: str, profile: str, settings: dict[str, str]) -> dict[str, Any] | None:
+                  env: str, profile: str, settings: dict[str, str],
+                  dist_cache: dict[str, str] | None = None) -> dict[str, Any] | None:
     """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
 
     jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
@@ -415,7 +448,7 @@ def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: st
         if not isinstance(entry, dict) or entry.get("status") != "executed" or entry.get("code") != code:
             continue
         deps = {d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))}
-        dists = distribution_digests(sorted(entry.get("distributions") or {}))
+        dists = distribution_digests(sorted(entry.get("distributions") or {}), dist_cache)
         if _why_stale(entry, code, deps, settings, env, profile, dists):
             continue
         if not cached_outputs_problem(root, chapter, entry.get("outputs")):
@@ -764,6 +797,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
+    dist_cache: dict[str, str] = {}  # the installed distributions as they are now (after a run: stated again)
     pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
@@ -782,7 +816,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
         code = code_hash(nb, root)
         old = manifest.get(chapter, {})
         deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
-        dists = distribution_digests(sorted(old.get("distributions") or {}))
+        dists = distribution_digests(sorted(old.get("distributions") or {}), dist_cache)
         key = chapter_key(code, deps, env, profile, settings, dists)
         reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile, dists)
         if not reason:
@@ -790,12 +824,13 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
         elif not force and old:  # an edit since its last execution (a damaged manifest rebuilds everything)
-            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings)
+            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings,
+                                    dist_cache)
             if earlier is not None:  # a reverted edit: this state's outputs are still cached
                 manifest[chapter] = old = earlier
                 deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
                 key = chapter_key(code, deps, env, profile, settings,
-                                  distribution_digests(sorted(old.get("distributions") or {})))
+                                  distribution_digests(sorted(old.get("distributions") or {}), dist_cache))
                 reason = ""
         if reason:
             to_run.append((chapter, code, reason))
