@@ -555,6 +555,63 @@ def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
     return str(cell.metadata.get("label", f"unlabelled cell starting {first[:40]!r}"))
 
 
+class KernelStartError(Exception):
+    """The kernel exited while the client still waited for it to start (raised by :func:`_watch_kernel_start`)."""
+
+
+def _kernel_socket_dir() -> Path:
+    """A private folder for a kernel's sockets, with a path short enough for a Unix socket's name."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="bk-kernel-"))
+    if len(str(folder)) > 80 and Path("/tmp").is_dir():  # a long TMPDIR: socket names are limited to 107 bytes
+        folder.rmdir()
+        folder = Path(tempfile.mkdtemp(prefix="bk-kernel-", dir="/tmp"))
+    return folder
+
+
+def _kernel_config(sockets: Path) -> Any:
+    """Kernels talk over Unix sockets in ``sockets``, not TCP ports.
+
+    A TCP port is chosen free and then bound by the kernel a moment later, so on a busy machine another
+    process can take it first: the kernel then dies at start ("Address already in use") and the client,
+    sending to a port that answers nothing, can wait for ever. Socket files in a private folder cannot clash.
+    """
+    from traitlets.config import Config
+
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.connection_file = str(sockets / "kernel.json")
+    return config
+
+
+def _watch_kernel_start(client: Any, current: dict[str, Any], done: threading.Event) -> None:
+    """Stop a client that waits for a kernel which already exited before running its first cell.
+
+    jupyter_client notices a dead kernel between its attempts to reach it, but a send to a kernel that never
+    bound its sockets can block; then, 10 s after the kernel process ended, this raises
+    :class:`KernelStartError` in the waiting (main) thread through SIGUSR1 (again every 10 s until it ends).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if not current.get("started") and not done.is_set():
+            raise KernelStartError("the kernel exited while starting")
+
+    signal.signal(signal.SIGUSR1, stop)
+
+    def watch() -> None:
+        while not done.wait(1.0) and not current.get("started"):
+            process = getattr(getattr(client.km, "provisioner", None), "process", None)
+            if process is not None and process.poll() is not None:
+                while not done.wait(10.0) and not current.get("started"):
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                return
+
+    threading.Thread(target=watch, name="bookbuild-kernel-start", daemon=True).start()
+
+
 def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     """Execute one chapter in a fresh kernel (runs in a worker process); return a plain dict."""
     import subprocess
@@ -582,7 +639,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     done = threading.Event()
 
     def on_cell_execute(cell: Any, cell_index: int) -> None:
-        current.update(index=cell_index, since=time.perf_counter())
+        current.update(index=cell_index, since=time.perf_counter(), started=True)
 
     def on_cell_executed(cell: Any, cell_index: int, execute_reply: Any) -> None:
         took = time.perf_counter() - current["since"]
@@ -597,6 +654,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
 
     kernel_log = state / "kernels" / f"{Path(chapter).name}.log"
     kernel_log.parent.mkdir(parents=True, exist_ok=True)
+    sockets = _kernel_socket_dir()
     client = NotebookClient(
         traced,
         timeout=timeout,
@@ -605,8 +663,10 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         record_timing=False,
         on_cell_execute=on_cell_execute,
         on_cell_executed=on_cell_executed,
+        config=_kernel_config(sockets),
     )
     threading.Thread(target=ticker, daemon=True).start()
+    _watch_kernel_start(client, current, done)
     error = ""
     try:
         with kernel_log.open("w") as log:  # the kernel's own stderr (connection notices, crashes) goes here
@@ -622,7 +682,12 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         cause: BaseException | None = exc
         while cause is not None and not isinstance(cause, DeadKernelError):
             cause = cause.__cause__ or cause.__context__
-        if cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
+        if not current.get("started"):  # it never ran a cell: it exited while starting, or never answered
+            last = [ln for ln in (kernel_log.read_text() if kernel_log.exists() else "").splitlines()
+                    if ln.strip() and "WARNING" not in ln]
+            why = last[-1].strip()[:200] if last else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            error = f"{chapter}.md: the kernel exited before it ran the first cell ({why}; its log: {kernel_log})"
+        elif cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
             error = (f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
                      f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})")
         else:
@@ -631,6 +696,11 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
                      f"{tail}")
     finally:
         done.set()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        import shutil
+
+        shutil.rmtree(sockets, ignore_errors=True)
     wall = time.perf_counter() - started
     error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]

@@ -736,6 +736,38 @@ def test_a_kernel_that_dies_is_one_line_naming_the_cell(tmp_path: Path) -> None:
     assert "Traceback" not in result.error
 
 
+def test_a_kernel_that_exits_while_starting_is_one_line_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 30, item 10 (found by the probes: a kernel that lost its TCP port to another process died at start)
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text("import os\nos._exit(7)\n")  # dies before any socket
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_book(root)
+    started = time.perf_counter()
+    (result,) = engine.run(root)
+    assert result.status == "failed"
+    assert result.error.startswith("book/ch.md: the kernel exited before it ran the first cell (")
+    assert len(result.error.splitlines()) == 1
+    assert "Traceback" not in result.error
+    assert time.perf_counter() - started < 60
+
+
+def test_kernels_talk_over_sockets_in_a_private_folder_not_tcp_ports(tmp_path: Path) -> None:
+    # a TCP port chosen free can be taken by another process before the kernel binds it (a busy machine)
+    write_book(tmp_path)
+    add_cell(tmp_path, "transport", "import json\nfrom ipykernel.connect import get_connection_file\n"
+             "print(json.loads(open(get_connection_file()).read())['transport'])")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    cells = engine.rendered_notebook(tmp_path, "book/ch").cells
+    cell = next(c for c in cells if c.metadata.get("label") == "transport")
+    assert "".join(o.get("text", "") for o in cell.outputs) == "ipc\n"
+
+
+
 def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_chapters_running(
         tmp_path: Path) -> None:
     import os
