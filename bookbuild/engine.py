@@ -12,8 +12,8 @@ chapter on
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
 - the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions);
-- the installed distributions its kernel imported: version and a digest of ``RECORD`` each
-  (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
+- the installed distributions its kernel imported: version, a digest of ``RECORD`` and the size and time of
+  each installed file (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
 
 The key is taken **before** a chapter executes: every repository file is
 hashed first, and the chapter's dependencies are looked up in that snapshot.
@@ -248,23 +248,55 @@ def environment_key(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def distribution_digests(names: list[str]) -> dict[str, str]:
-    """Per installed distribution: its version and a digest of its ``RECORD`` (every installed file's hash).
+def distribution_digests(names: list[str], cache: dict[str, str] | None = None) -> dict[str, str]:
+    """Per installed distribution: its version, a digest of its ``RECORD`` and one of its installed files.
 
     The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
-    so upgrading, downgrading or reinstalling one of them re-executes the chapters that import it; one no longer
-    installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files, torch, Python).
+    so upgrading, downgrading or reinstalling one of them (a new ``RECORD``), or editing a file of it in place
+    (a file's size or modification time, :func:`installed_files_digest`), re-executes the chapters that import it;
+    one no longer installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files,
+    torch, Python). ``cache`` (name -> digest) spares stating a distribution's files twice in one engine run.
     """
     out = {}
     for name in names:
+        if cache is not None and name in cache:
+            out[name] = cache[name]
+            continue
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             out[name] = "missing"
             continue
         record = dist.read_text("RECORD")
-        out[name] = f"{dist.version} " + (sha256_bytes(record.encode())[:16] if record is not None else "no-RECORD")
+        if record is None:
+            out[name] = f"{dist.version} no-RECORD"
+        else:
+            out[name] = (f"{dist.version} {sha256_bytes(record.encode())[:16]} "
+                         f"files {installed_files_digest(Path(str(dist.locate_file(''))), record)}")
+        if cache is not None:
+            cache[name] = out[name]
     return out
+
+
+def installed_files_digest(base: Path, record: str) -> str:
+    """A digest of the path, size and modification time of every file ``record`` (a ``RECORD``) lists under ``base``.
+
+    Stat only, no reading (torch installs thousands of files): an edit in place changes the size or the
+    modification time, which ``RECORD``, written at install time, does not show. Bytecode (``__pycache__``) is
+    left out: the interpreter may rewrite it, and it follows its source.
+    """
+    digest = hashlib.sha256()
+    for line in record.splitlines():
+        rel = line.rsplit(",", 2)[0]
+        if not rel or "__pycache__" in rel or rel.endswith(".pyc"):
+            continue
+        try:
+            st = os.stat(base / rel)
+        except OSError:
+            digest.update(f"{rel}\0missing\n".encode())
+            continue
+        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
 
 
 def gpu_software() -> dict[str, str]:
@@ -404,7 +436,8 @@ def remember(history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict
 
 
 def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: str, before: dict[str, str],
-                  env: str, profile: str, settings: dict[str, str]) -> dict[str, Any] | None:
+                  env: str, profile: str, settings: dict[str, str],
+                  dist_cache: dict[str, str] | None = None) -> dict[str, Any] | None:
     """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
 
     jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
@@ -415,7 +448,7 @@ def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: st
         if not isinstance(entry, dict) or entry.get("status") != "executed" or entry.get("code") != code:
             continue
         deps = {d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))}
-        dists = distribution_digests(sorted(entry.get("distributions") or {}))
+        dists = distribution_digests(sorted(entry.get("distributions") or {}), dist_cache)
         if _why_stale(entry, code, deps, settings, env, profile, dists):
             continue
         if not cached_outputs_problem(root, chapter, entry.get("outputs")):
@@ -522,6 +555,63 @@ def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
     return str(cell.metadata.get("label", f"unlabelled cell starting {first[:40]!r}"))
 
 
+class KernelStartError(Exception):
+    """The kernel exited while the client still waited for it to start (raised by :func:`_watch_kernel_start`)."""
+
+
+def _kernel_socket_dir() -> Path:
+    """A private folder for a kernel's sockets, with a path short enough for a Unix socket's name."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="bk-kernel-"))
+    if len(str(folder)) > 80 and Path("/tmp").is_dir():  # a long TMPDIR: socket names are limited to 107 bytes
+        folder.rmdir()
+        folder = Path(tempfile.mkdtemp(prefix="bk-kernel-", dir="/tmp"))
+    return folder
+
+
+def _kernel_config(sockets: Path) -> Any:
+    """Kernels talk over Unix sockets in ``sockets``, not TCP ports.
+
+    A TCP port is chosen free and then bound by the kernel a moment later, so on a busy machine another
+    process can take it first: the kernel then dies at start ("Address already in use") and the client,
+    sending to a port that answers nothing, can wait for ever. Socket files in a private folder cannot clash.
+    """
+    from traitlets.config import Config
+
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.connection_file = str(sockets / "kernel.json")
+    return config
+
+
+def _watch_kernel_start(client: Any, current: dict[str, Any], done: threading.Event) -> None:
+    """Stop a client that waits for a kernel which already exited before running its first cell.
+
+    jupyter_client notices a dead kernel between its attempts to reach it, but a send to a kernel that never
+    bound its sockets can block; then, 10 s after the kernel process ended, this raises
+    :class:`KernelStartError` in the waiting (main) thread through SIGUSR1 (again every 10 s until it ends).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if not current.get("started") and not done.is_set():
+            raise KernelStartError("the kernel exited while starting")
+
+    signal.signal(signal.SIGUSR1, stop)
+
+    def watch() -> None:
+        while not done.wait(1.0) and not current.get("started"):
+            process = getattr(getattr(client.km, "provisioner", None), "process", None)
+            if process is not None and process.poll() is not None:
+                while not done.wait(10.0) and not current.get("started"):
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                return
+
+    threading.Thread(target=watch, name="bookbuild-kernel-start", daemon=True).start()
+
+
 def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     """Execute one chapter in a fresh kernel (runs in a worker process); return a plain dict."""
     import subprocess
@@ -549,7 +639,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     done = threading.Event()
 
     def on_cell_execute(cell: Any, cell_index: int) -> None:
-        current.update(index=cell_index, since=time.perf_counter())
+        current.update(index=cell_index, since=time.perf_counter(), started=True)
 
     def on_cell_executed(cell: Any, cell_index: int, execute_reply: Any) -> None:
         took = time.perf_counter() - current["since"]
@@ -564,6 +654,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
 
     kernel_log = state / "kernels" / f"{Path(chapter).name}.log"
     kernel_log.parent.mkdir(parents=True, exist_ok=True)
+    sockets = _kernel_socket_dir()
     client = NotebookClient(
         traced,
         timeout=timeout,
@@ -572,8 +663,10 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         record_timing=False,
         on_cell_execute=on_cell_execute,
         on_cell_executed=on_cell_executed,
+        config=_kernel_config(sockets),
     )
     threading.Thread(target=ticker, daemon=True).start()
+    _watch_kernel_start(client, current, done)
     error = ""
     try:
         with kernel_log.open("w") as log:  # the kernel's own stderr (connection notices, crashes) goes here
@@ -589,7 +682,12 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         cause: BaseException | None = exc
         while cause is not None and not isinstance(cause, DeadKernelError):
             cause = cause.__cause__ or cause.__context__
-        if cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
+        if not current.get("started"):  # it never ran a cell: it exited while starting, or never answered
+            last = [ln for ln in (kernel_log.read_text() if kernel_log.exists() else "").splitlines()
+                    if ln.strip() and "WARNING" not in ln]
+            why = last[-1].strip()[:200] if last else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            error = f"{chapter}.md: the kernel exited before it ran the first cell ({why}; its log: {kernel_log})"
+        elif cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
             error = (f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
                      f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})")
         else:
@@ -598,6 +696,11 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
                      f"{tail}")
     finally:
         done.set()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        import shutil
+
+        shutil.rmtree(sockets, ignore_errors=True)
     wall = time.perf_counter() - started
     error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]
@@ -764,6 +867,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
+    dist_cache: dict[str, str] = {}  # the installed distributions as they are now (after a run: stated again)
     pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
@@ -782,7 +886,7 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
         code = code_hash(nb, root)
         old = manifest.get(chapter, {})
         deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
-        dists = distribution_digests(sorted(old.get("distributions") or {}))
+        dists = distribution_digests(sorted(old.get("distributions") or {}), dist_cache)
         key = chapter_key(code, deps, env, profile, settings, dists)
         reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile, dists)
         if not reason:
@@ -790,12 +894,13 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
         elif not force and old:  # an edit since its last execution (a damaged manifest rebuilds everything)
-            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings)
+            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings,
+                                    dist_cache)
             if earlier is not None:  # a reverted edit: this state's outputs are still cached
                 manifest[chapter] = old = earlier
                 deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
                 key = chapter_key(code, deps, env, profile, settings,
-                                  distribution_digests(sorted(old.get("distributions") or {})))
+                                  distribution_digests(sorted(old.get("distributions") or {}), dist_cache))
                 reason = ""
         if reason:
             to_run.append((chapter, code, reason))

@@ -329,11 +329,12 @@ def imported_distributions() -> list[str]:
     """The installed distributions whose top-level modules this process imported (not the standard library's)."""
     from importlib import metadata
 
-    root = _state.get("root", "\0")
     tops = set()
     for name in {name.partition(".")[0] for name in list(sys.modules)} - set(sys.stdlib_module_names):
         file = getattr(sys.modules.get(name), "__file__", None)
-        if not file or not os.path.abspath(file).startswith(root):  # the repository's own: keyed by their files
+        # The repository's own modules are keyed by their files. An environment inside the checkout (`make book`'s
+        # .venv) is not the repository's own: its folder is one the trace leaves out, so its packages count here.
+        if not file or "root" not in _state or _inside(os.path.abspath(file)) is None:
             tops.add(name)
     owners = metadata.packages_distributions()
     return sorted({dist for top in tops for dist in owners.get(top, [])})

@@ -660,6 +660,41 @@ def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stal
     assert again.status == "hit"
 
 
+def _fake_site(site: Path) -> Path:
+    """An installed distribution ``fakedist`` (package ``fakedist_pkg``) in the folder ``site``; its dist-info."""
+    (site / "fakedist_pkg").mkdir(parents=True)
+    (site / "fakedist_pkg" / "__init__.py").write_text("X = 1\n")
+    info = site / "fakedist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakedist\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text("fakedist_pkg\n")
+    (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=one,6\nfakedist-1.0.dist-info/RECORD,,\n")
+    return info
+
+
+def test_distributions_of_an_environment_inside_the_checkout_are_keyed_and_a_changed_file_re_executes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 30, item 3 (probe installed-reinstalled / installed-hand-edit): `make book` puts the environment in
+    # the checkout (.venv), an untracked folder; its packages are not the repository's own and must be keyed
+    site = tmp_path / ".venv" / "lib" / "site-packages"
+    _fake_site(site)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    write_book(tmp_path)
+    add_cell(tmp_path, "uses", "import fakedist_pkg\nprint(fakedist_pkg.X)")
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    assert engine.load_manifest(tmp_path)["book/ch"]["distributions"]["fakedist"].startswith("1.0 ")
+    (hit,) = engine.run(tmp_path)
+    assert hit.status == "hit"
+    module = site / "fakedist_pkg" / "__init__.py"
+    module.write_text("X = 2\n")  # edited in place: its RECORD still says what was installed
+    (again,) = engine.run(tmp_path)
+    assert again.status == "executed"
+    assert again.reason.startswith("installed package changed: fakedist 1.0 ")
+    assert "2\n" in printed(tmp_path)  # (a reinstall, a new RECORD: test_a_changed_installed_distribution_...)
+
+
 def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the_last_execution(book: Path) -> None:
     path = book / "book" / "ch.md"
     good = path.read_text()
@@ -699,6 +734,38 @@ def test_a_kernel_that_dies_is_one_line_naming_the_cell(tmp_path: Path) -> None:
     assert result.error.startswith("book/ch.md: the kernel died while cell 'dies' was running")
     assert len(result.error.splitlines()) == 1
     assert "Traceback" not in result.error
+
+
+def test_a_kernel_that_exits_while_starting_is_one_line_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 30, item 10 (found by the probes: a kernel that lost its TCP port to another process died at start)
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text("import os\nos._exit(7)\n")  # dies before any socket
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_book(root)
+    started = time.perf_counter()
+    (result,) = engine.run(root)
+    assert result.status == "failed"
+    assert result.error.startswith("book/ch.md: the kernel exited before it ran the first cell (")
+    assert len(result.error.splitlines()) == 1
+    assert "Traceback" not in result.error
+    assert time.perf_counter() - started < 60
+
+
+def test_kernels_talk_over_sockets_in_a_private_folder_not_tcp_ports(tmp_path: Path) -> None:
+    # a TCP port chosen free can be taken by another process before the kernel binds it (a busy machine)
+    write_book(tmp_path)
+    add_cell(tmp_path, "transport", "import json\nfrom ipykernel.connect import get_connection_file\n"
+             "print(json.loads(open(get_connection_file()).read())['transport'])")
+    (result,) = engine.run(tmp_path)
+    assert result.status == "executed", result.error
+    cells = engine.rendered_notebook(tmp_path, "book/ch").cells
+    cell = next(c for c in cells if c.metadata.get("label") == "transport")
+    assert "".join(o.get("text", "") for o in cell.outputs) == "ipc\n"
+
 
 
 def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_chapters_running(
