@@ -70,6 +70,8 @@ FIRST_APPENDIX = "book/glossary"
 BIBLIOGRAPHY = "book/bibliography"
 #: the heading of the root page's text in the PDF
 PREFACE = "Preface"
+#: the class of the preface's headings, which were the root page's sections (unnumbered, no label)
+PREFACE_HEADING = "book-preface-heading"
 #: the body text size, in points (``latex_elements.pointsize`` in ``_config.yml``)
 BODY_PT = 10.0
 #: the largest text a figure draws, in points at the figure's own size: the book's style file
@@ -140,7 +142,8 @@ def chapters_as_chapters(doctree: nodes.document) -> None:
         chapter.parent.remove(chapter)
     for child in [c for c in root.children if isinstance(c, nodes.section)]:
         title = child.next_node(nodes.title)
-        heading = nodes.rubric("", "", *title.children) if title is not None else None
+        heading = (nodes.rubric("", "", *title.children, classes=[PREFACE_HEADING], ids=list(child["ids"]))
+                   if title is not None else None)
         body = [c for c in child.children if c is not title]
         child.replace_self(([heading] if heading is not None else []) + body)
     at = 1 if root.children and isinstance(root.children[0], nodes.title) else 0
@@ -342,10 +345,15 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
             continue
         told.add(id(paragraph))
         anchor = section["ids"][0] if section is not None and section["ids"] else ""
+        heading = _preface_heading_before(paragraph, section)
+        if heading is not None:  # in the preface: an unnumbered heading, which LaTeX gives no number
+            anchor = heading["ids"][0] if heading["ids"] else ""
         where = nodes.paragraph()
         where += nodes.Text("In the HTML edition these notebooks are download links on page ")
         where += nodes.literal("", f"{page}.html" + (f"#{anchor}" if anchor else ""))
-        if anchor:  # the number LaTeX gives this section
+        if heading is not None:
+            where += nodes.Text(f" (in the {PREFACE}, under \u201c{heading.astext()}\u201d)")
+        elif anchor:  # the number LaTeX gives this section
             where += nodes.Text(" (Section ")
             where += _raw(f"\\ref{{\\detokenize{{{page}:{anchor}}}}}")
             where += nodes.Text(")")
@@ -355,6 +363,41 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
         where += nodes.literal("", "python -m bookbuild.labs")
         where += nodes.Text(") writes them to the paths named here.")
         paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, where)
+
+
+def _preface_heading_before(node: nodes.Node, section: nodes.Node | None) -> nodes.rubric | None:
+    """The preface heading (a former section of the root page) that ``node`` stands under, if any."""
+    child = node
+    while child.parent is not None and child.parent is not section:
+        child = child.parent
+    if child.parent is None:
+        return None
+    siblings = child.parent.children
+    for sibling in reversed(siblings[: siblings.index(child)]):
+        if isinstance(sibling, nodes.rubric):
+            return sibling if PREFACE_HEADING in sibling["classes"] else None
+    return None
+
+
+def exercise_references(doctree: nodes.document, registry: dict[str, Any]) -> None:
+    """Point a numbered reference to an exercise at the label sphinx-exercise gives it in LaTeX.
+
+    sphinx-exercise writes ``\\label{exercise:<label>}`` and rewrites the references of the exercise's own page
+    into ``\\hyperref[exercise:<label>]``; a reference from another page (the appendix of checks quoting a
+    claim) keeps Sphinx's ``<page>:<label>``, which LaTeX never defines ("Exercise ??").
+    """
+    from sphinx import addnodes
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_latex_number_reference
+
+    for ref in list(doctree.findall(addnodes.number_reference)):
+        if isinstance(ref, exercise_latex_number_reference) or ref.parent is None:
+            continue
+        label = str(ref.get("refid") or ref.get("refuri", "")).rsplit("#", 1)[-1]
+        target = registry.get(label)
+        if target is None or not isinstance(target.get("node"), exercise_enumerable_node):
+            continue
+        new = exercise_latex_number_reference("", "", *ref.children, refid=label)
+        ref.replace_self(new)
 
 
 #: characters after which a long token in a table cell may break (paths, versions, settings, lists)
@@ -522,6 +565,7 @@ def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
     print_wording(doctree)
     figure_widths(doctree, Path(app.srcdir))
     lab_links(doctree, docname)
+    exercise_references(doctree, getattr(app.env, "sphinx_exercise_registry", {}))
     tables_fit(doctree)
     for block in doctree.findall(nodes.literal_block):
         if _is_listing(block):

@@ -284,6 +284,12 @@ def test_no_glyph_is_missing(log: str, text: str) -> None:
         assert mark not in text, f"a missing-glyph mark {mark!r} in the text"
 
 
+def test_every_reference_resolves(log: str, text: str) -> None:
+    undefined = sorted(set(re.findall(r"LaTeX Warning: (?:Hyper r|R)eference `([^'\n]+)", log)))
+    assert not undefined, f"references LaTeX could not resolve (they print as ??): {undefined}"
+    assert "??" not in text
+
+
 def test_no_overfull_line_wider_than_one_point(log: str) -> None:
     overfull = [(float(width), where) for width, where in
                 re.findall(r"^Overfull \\hbox \(([\d.]+)pt too wide\) (.*)$", log, re.MULTILINE)]
@@ -504,6 +510,45 @@ def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
     assert "the student edition (_build/labs/recurrence-student.ipynb)." in said
     assert "download links on page book/recurrence.html#lab" in said
     assert "\\ref{\\detokenize{book/recurrence:lab}}" in said
+
+
+def test_downloads_in_the_preface_name_their_heading_not_a_section_number() -> None:
+    """The root page's sections print as unnumbered headings of the preface: no ``\\ref`` to a number LaTeX
+    never gives (it printed "Section ??"), and the address is the heading's own anchor, not the book's title."""
+    doc, root = small_book()
+    labs_section = nodes.section("", nodes.title("", "Labs"), ids=["labs", "sec-intro-labs"])
+    paragraph = nodes.paragraph("", "All labs: ")
+    paragraph += addnodes.download_reference("", "", nodes.literal("", "zip"),
+                                             reftarget="../_build/labs/labs-student.zip")
+    labs_section += paragraph
+    root["ids"] = ["recurrent-sequence-models"]
+    root.insert(3, labs_section)
+    chapters_as_chapters(doc)
+    lab_links(doc, "book/intro")
+    said = flat(doc.astext())
+    assert "download links on page book/intro.html#labs (in the Preface, under \u201cLabs\u201d)" in said, said
+    assert "\\ref{" not in said
+    assert "#recurrent-sequence-models" not in said
+
+
+def test_a_reference_from_another_page_to_an_exercise_points_at_the_exercise_s_label() -> None:
+    """sphinx-exercise labels an exercise ``exercise:<label>`` in LaTeX and rewrites only the references of its
+    own page; one from another page (the appendix of checks) must point there too, not at a label LaTeX lacks
+    ("Exercise ??")."""
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_latex_number_reference
+
+    doc = nodes.document(None, None)
+    paragraph = nodes.paragraph("", "the passage traced in ")
+    paragraph += addnodes.number_reference("", "Exercise 7.4", refuri="beyond.html#ex-b-scratch",
+                                           title="Exercise %s")
+    paragraph += addnodes.number_reference("", "Fig. 7.1", refuri="beyond.html#fig-b-costs", title="Fig. %s")
+    doc += paragraph
+    book_pdf.exercise_references(doc, {"ex-b-scratch": {"node": exercise_enumerable_node()}})
+    first, second = paragraph.children[1:]
+    assert isinstance(first, exercise_latex_number_reference)
+    assert first["refid"] == "ex-b-scratch"
+    assert first.astext() == "Exercise 7.4"
+    assert not isinstance(second, exercise_latex_number_reference)  # not an exercise: left alone
 
 
 def test_column_widths_fit_the_line_with_the_fewest_lines_per_cell() -> None:
