@@ -218,12 +218,43 @@ def print_wording(doctree: nodes.document) -> None:
             text.parent.replace(text, nodes.Text(new))
 
 
-def _controls_phrase(controls: list[dict[str, Any]]) -> str:
+#: a slider label's placeholder for one of the panel's symbols (``"forget-gate bias {bf}"``)
+_SYMBOL = re.compile(r"\{(\w+)\}")
+
+
+def _with_symbols(label: str, symbols: dict[str, str]) -> list[nodes.Node]:
+    """A slider label as text, each ``{name}`` of the panel's ``symbols`` typeset as math."""
+    out: list[nodes.Node] = []
+    for i, part in enumerate(_SYMBOL.split(label)):
+        if i % 2 and part in symbols:
+            out.append(nodes.math(symbols[part], symbols[part]))
+        elif part:
+            out.append(nodes.Text(part if i % 2 == 0 else f"{{{part}}}"))
+    return out
+
+
+def _controls_phrase(controls: list[dict[str, Any]], symbols: dict[str, str] | None = None) -> list[nodes.Node]:
     labels = [str(c.get("label", c.get("id", ""))) for c in controls]
     if not labels:
-        return ""
-    listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    return f" and has {'a slider' if len(labels) == 1 else 'sliders'} for {listed}"
+        return []
+    out: list[nodes.Node] = [nodes.Text(f" and has {'a slider' if len(labels) == 1 else 'sliders'} for ")]
+    for n, label in enumerate(labels):
+        if n:
+            out.append(nodes.Text(" and " if n == len(labels) - 1 else ", "))
+        out += _with_symbols(label, symbols or {})
+    return out
+
+
+def _title_for_print(title: nodes.paragraph) -> list[nodes.Node]:
+    """A panel's title as caption text: its math kept, the HTML spans around it dropped, and no clause
+    about its sliders (the caption names them)."""
+    kept = (nodes.Text, nodes.math, nodes.literal)
+    shown = [n for n in title.findall(lambda n: isinstance(n, kept))
+             if not any(isinstance(a, nodes.raw | nodes.math | nodes.literal) for a in _ancestors(n))]
+    out = [n.deepcopy() if not isinstance(n, nodes.Text) else nodes.Text(str(n)) for n in shown]
+    if out and isinstance(out[-1], nodes.Text):
+        out[-1] = nodes.Text(_CONTROLS_CLAUSE.sub("", str(out[-1])))
+    return out
 
 
 def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
@@ -247,13 +278,14 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
         page = _page_of(box, docname)
         caption = nodes.caption()
         if title is not None:
-            caption += nodes.strong("", _CONTROLS_CLAUSE.sub("", title.astext()) + ".")
+            caption += nodes.strong("", "", *_title_for_print(title), nodes.Text("."))
             caption += nodes.Text(" ")
         if summary is not None:
-            caption += summary.children
+            caption += [c for c in summary.children if not isinstance(c, nodes.raw)]  # HTML-only spans
         n_beats = len(beats.children) if beats is not None else 0
-        caption += nodes.Text(f" Interactive in the HTML edition, where the panel plays its {n_beats} beats"
-                              f"{_controls_phrase(data.get('controls', []))}: ")
+        caption += nodes.Text(f" Interactive in the HTML edition, where the panel plays its {n_beats} beats")
+        caption += _controls_phrase(data.get("controls", []), data.get("symbols", {}))
+        caption += nodes.Text(": ")
         caption += nodes.literal("", f"{page}.html#panel-{name}")
         caption += nodes.Text(".")
         figure = nodes.figure("", image.deepcopy(), caption, ids=[f"panel-{name}"])

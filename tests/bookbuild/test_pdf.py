@@ -244,8 +244,11 @@ def test_panels_print_as_numbered_captioned_figures_in_print_wording(text: str, 
     whole = squeezed(text)
     for page, name in panels:
         assert squeezed(f"{page}.html#panel-{name}") in whole, f"panel {name}: no address of its interactive version"
-    captions = re.findall(r"\\caption\{\\sphinxstylestrong\{[^}]*\}.*?Interactive in the HTML edition", tex)
+    captions = re.findall(r"\\caption\{\\sphinxstylestrong\{.*?Interactive in the HTML edition[^\n]*", tex)
     assert len(captions) == len(panels), "each panel is a captioned figure"
+    for caption in captions:  # the site's HTML around math, or a slider's {symbol} placeholder, printed as text
+        assert "book-panel-tex" not in caption, caption[:160]
+        assert not re.search(r"\\\{\w+\\\}", caption), caption[:300]
     assert flat(text).count("Interactive in the HTML edition") == len(panels)
     for browser_words in ("move a slider", "your browser", "in your browser"):
         assert browser_words not in flat(text), browser_words
@@ -488,6 +491,34 @@ def test_a_panel_becomes_a_captioned_figure_followed_by_its_text_in_print_wordin
     assert "Answer. Because." in after
     assert "The panel's 4 beats, one sentence each:" in after
     assert not list(section.findall(nodes.raw))
+
+
+def test_a_panel_caption_typesets_its_math_and_slider_symbols_and_prints_no_html() -> None:
+    """The title's math comes as the site builds it (an HTML span around a math node, bookbuild.site.panels):
+    the caption keeps the math and drops the span; a slider label's ``{symbol}`` is the panel's symbol, typeset."""
+    from bookbuild.site.panels import inline
+
+    box = panel_box()
+    box.children[0].replace_self(nodes.paragraph(
+        "", "", nodes.strong("", "", *inline("The forget-gate power $f^k$, with a slider for the forget bias")),
+        classes=["book-panel-title"]))
+    data = {"controls": [{"id": "b", "label": "forget-gate bias {bf}"}, {"id": "k", "label": "top-k: {k}"}],
+            "symbols": {"bf": "b_f", "k": "k"}}
+    box.children[-1].replace_self(nodes.raw(
+        "", f'<script type="application/json" class="book-panel-data">{json.dumps(data)}</script>', format="html"))
+    doc = nodes.document(None, None)
+    section = nodes.section("", nodes.title("", "Gated"), box, docname="book/gated")
+    doc += section
+    panels_as_figures(doc)
+    caption = section.children[1].next_node(nodes.caption)
+    assert not list(caption.findall(nodes.raw)), "HTML in the caption"
+    said = caption.astext()
+    assert "<span" not in said
+    assert "{bf}" not in said
+    assert "{k}" not in said
+    assert said.startswith("The forget-gate power f^k. "), said
+    assert [m.astext() for m in caption.findall(nodes.math)] == ["f^k", "b_f", "k"]
+    assert "sliders for forget-gate bias b_f and top-k: k: book/gated.html#panel-forget-power." in said
 
 
 def test_print_wording_rewrites_the_prose_about_moving_a_slider() -> None:
