@@ -198,7 +198,9 @@ def print_wording(doctree: nodes.document) -> None:
     """Put the panels' sentences about the browser in print terms (:data:`PRINT_WORDING`).
 
     Adjacent text nodes are joined first (MyST keeps each source line in its own), so a phrase
-    broken across lines of a page's source is found.
+    broken across lines of a page's source is found. Nodes are replaced by position: a text node
+    equals any other of the same string (``Element.remove`` and ``Element.replace`` would take the
+    first equal one, such as an earlier line break).
     """
     for element in list(doctree.findall(nodes.TextElement)):
         children = element.children
@@ -206,8 +208,8 @@ def print_wording(doctree: nodes.document) -> None:
         while at < len(children) - 1:
             if isinstance(children[at], nodes.Text) and isinstance(children[at + 1], nodes.Text):
                 joined = nodes.Text(str(children[at]) + str(children[at + 1]))
-                element.remove(children[at + 1])
-                element.replace(children[at], joined)
+                del element[at + 1]
+                element[at] = joined
             else:
                 at += 1
     for text in list(doctree.findall(nodes.Text)):
@@ -215,7 +217,8 @@ def print_wording(doctree: nodes.document) -> None:
         for pattern, replacement in PRINT_WORDING:
             new = pattern.sub(replacement, new)
         if new != str(text) and text.parent is not None:
-            text.parent.replace(text, nodes.Text(new))
+            parent = text.parent
+            parent[next(i for i, c in enumerate(parent.children) if c is text)] = nodes.Text(new)
 
 
 #: a slider label's placeholder for one of the panel's symbols (``"forget-gate bias {bf}"``)

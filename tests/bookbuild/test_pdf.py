@@ -529,6 +529,23 @@ def test_print_wording_rewrites_the_prose_about_moving_a_slider() -> None:
     assert "in the HTML edition, when a reader moves a slider, the browser repeats" in doc.astext()
 
 
+def test_joining_text_keeps_every_piece_where_it_stands() -> None:
+    """Text nodes compare as strings: joining by value removed an earlier equal piece (a line break between two
+    inline nodes) and put the joined text in its place, so Chapter 5's PDF read "tau < 1stretches every gap
+    ..., so the favourite gains mass; as, so the favourite gains mass; as"."""
+    doc = nodes.document(None, None)
+    paragraph = nodes.paragraph("", "", nodes.Text("Dividing by "), nodes.math("", "\\tau < 1"), nodes.Text("\n"),
+                                nodes.inline("", "stretches every gap"), nodes.Text(", so it gains; as"),
+                                nodes.Text("\n"), nodes.math("", "\\tau \\to 0"), nodes.Text(" all of it"),
+                                nodes.Text("\n"), nodes.Text("goes to one."))
+    doc += paragraph
+    before = paragraph.astext()
+    print_wording(doc)
+    assert paragraph.astext() == before
+    assert [type(c).__name__ for c in paragraph.children] == ["Text", "math", "Text", "inline", "Text", "math",
+                                                              "Text"]
+
+
 def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
     doc = nodes.document(None, None)
     paragraph = nodes.paragraph("", "Notebooks: the ")
