@@ -323,6 +323,10 @@ def test_glued_numbers_are_powers_of_ten_not_e_notation(site_dir: Path, name: st
         assert glued, f"{name}: no glued number found (the marker class changed?)"
     left = [g.get_text() for g in glued if any(isinstance(p, tuple) for p in split_scientific(g.get_text()))]
     assert left == []
+    # literals too: a source's 1.2e-07 or a setting's 2e-3 quoted in the prose ({lit}, bookbuild.sphinx_lit)
+    literal = [s.get_text() for s in soup.select("span.lit")
+               if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
+    assert literal == [], f"{name}: literals in E notation: {literal[:5]}"
     if name == "book/gated.html":  # one known small number: set with a superscript exponent
         assert any(g.select_one("sup") for g in glued)
 
