@@ -113,7 +113,12 @@ MEASURE = r"""
       });
     }
   });
-  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions };
+  // a table's caption, when the table scrolls sideways, stays readable in the column
+  const tableCaptions = Array.from(main.querySelectorAll('table > caption')).filter(shown).map(c => {
+    const r = c.getBoundingClientRect();
+    return { text: label(c), left: r.left, right: r.right, columnLeft: column.left, columnRight: right };
+  });
+  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions, tableCaptions };
 }
 """
 
@@ -241,6 +246,16 @@ def test_captions_are_not_faint(measured, name: str, viewport: str, scheme: str)
     assert faint == [], f"{where(name, viewport, scheme)}: captions under {MIN_CONTRAST}:1: {faint[:3]}"
     light = [f"{c['text']!r} ({c['weight']:.0f})" for c in measured[name]["captions"] if c["weight"] < MIN_TEXT_WEIGHT]
     assert light == [], f"{where(name, viewport, scheme)}: captions in a light face: {light[:3]}"
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_table_captions_stay_in_the_column(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """A table wider than the column scrolls sideways; its caption does not go with it: a reader on a phone
+    reads "Table 7.4 Gates outside the LSTM and the GRU." without scrolling, from its first word."""
+    off = [f"{c['text']!r} ({c['left']:.0f}-{c['right']:.0f} px, column {c['columnLeft']:.0f}-{c['columnRight']:.0f})"
+           for c in measured[name]["tableCaptions"]
+           if c["left"] < c["columnLeft"] - 1 or c["right"] > c["columnRight"] + 1]
+    assert off == [], f"{where(name, viewport, scheme)}: table captions running past the column: {off[:3]}"
 
 
 @pytest.mark.parametrize("selector", ["main pre", "div.math > mjx-container"])
