@@ -70,6 +70,8 @@ FIRST_APPENDIX = "book/glossary"
 BIBLIOGRAPHY = "book/bibliography"
 #: the heading of the root page's text in the PDF
 PREFACE = "Preface"
+#: the class of the preface's headings, which were the root page's sections (unnumbered, no label)
+PREFACE_HEADING = "book-preface-heading"
 #: the body text size, in points (``latex_elements.pointsize`` in ``_config.yml``)
 BODY_PT = 10.0
 #: the largest text a figure draws, in points at the figure's own size: the book's style file
@@ -140,7 +142,8 @@ def chapters_as_chapters(doctree: nodes.document) -> None:
         chapter.parent.remove(chapter)
     for child in [c for c in root.children if isinstance(c, nodes.section)]:
         title = child.next_node(nodes.title)
-        heading = nodes.rubric("", "", *title.children) if title is not None else None
+        heading = (nodes.rubric("", "", *title.children, classes=[PREFACE_HEADING], ids=list(child["ids"]))
+                   if title is not None else None)
         body = [c for c in child.children if c is not title]
         child.replace_self(([heading] if heading is not None else []) + body)
     at = 1 if root.children and isinstance(root.children[0], nodes.title) else 0
@@ -195,7 +198,9 @@ def print_wording(doctree: nodes.document) -> None:
     """Put the panels' sentences about the browser in print terms (:data:`PRINT_WORDING`).
 
     Adjacent text nodes are joined first (MyST keeps each source line in its own), so a phrase
-    broken across lines of a page's source is found.
+    broken across lines of a page's source is found. Nodes are replaced by position: a text node
+    equals any other of the same string (``Element.remove`` and ``Element.replace`` would take the
+    first equal one, such as an earlier line break).
     """
     for element in list(doctree.findall(nodes.TextElement)):
         children = element.children
@@ -203,8 +208,8 @@ def print_wording(doctree: nodes.document) -> None:
         while at < len(children) - 1:
             if isinstance(children[at], nodes.Text) and isinstance(children[at + 1], nodes.Text):
                 joined = nodes.Text(str(children[at]) + str(children[at + 1]))
-                element.remove(children[at + 1])
-                element.replace(children[at], joined)
+                del element[at + 1]
+                element[at] = joined
             else:
                 at += 1
     for text in list(doctree.findall(nodes.Text)):
@@ -212,15 +217,47 @@ def print_wording(doctree: nodes.document) -> None:
         for pattern, replacement in PRINT_WORDING:
             new = pattern.sub(replacement, new)
         if new != str(text) and text.parent is not None:
-            text.parent.replace(text, nodes.Text(new))
+            parent = text.parent
+            parent[next(i for i, c in enumerate(parent.children) if c is text)] = nodes.Text(new)
 
 
-def _controls_phrase(controls: list[dict[str, Any]]) -> str:
+#: a slider label's placeholder for one of the panel's symbols (``"forget-gate bias {bf}"``)
+_SYMBOL = re.compile(r"\{(\w+)\}")
+
+
+def _with_symbols(label: str, symbols: dict[str, str]) -> list[nodes.Node]:
+    """A slider label as text, each ``{name}`` of the panel's ``symbols`` typeset as math."""
+    out: list[nodes.Node] = []
+    for i, part in enumerate(_SYMBOL.split(label)):
+        if i % 2 and part in symbols:
+            out.append(nodes.math(symbols[part], symbols[part]))
+        elif part:
+            out.append(nodes.Text(part if i % 2 == 0 else f"{{{part}}}"))
+    return out
+
+
+def _controls_phrase(controls: list[dict[str, Any]], symbols: dict[str, str] | None = None) -> list[nodes.Node]:
     labels = [str(c.get("label", c.get("id", ""))) for c in controls]
     if not labels:
-        return ""
-    listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    return f" and has {'a slider' if len(labels) == 1 else 'sliders'} for {listed}"
+        return []
+    out: list[nodes.Node] = [nodes.Text(f" and has {'a slider' if len(labels) == 1 else 'sliders'} for ")]
+    for n, label in enumerate(labels):
+        if n:
+            out.append(nodes.Text(" and " if n == len(labels) - 1 else ", "))
+        out += _with_symbols(label, symbols or {})
+    return out
+
+
+def _title_for_print(title: nodes.paragraph) -> list[nodes.Node]:
+    """A panel's title as caption text: its math kept, the HTML spans around it dropped, and no clause
+    about its sliders (the caption names them)."""
+    kept = (nodes.Text, nodes.math, nodes.literal)
+    shown = [n for n in title.findall(lambda n: isinstance(n, kept))
+             if not any(isinstance(a, nodes.raw | nodes.math | nodes.literal) for a in _ancestors(n))]
+    out = [n.deepcopy() if not isinstance(n, nodes.Text) else nodes.Text(str(n)) for n in shown]
+    if out and isinstance(out[-1], nodes.Text):
+        out[-1] = nodes.Text(_CONTROLS_CLAUSE.sub("", str(out[-1])))
+    return out
 
 
 def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
@@ -244,13 +281,14 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
         page = _page_of(box, docname)
         caption = nodes.caption()
         if title is not None:
-            caption += nodes.strong("", _CONTROLS_CLAUSE.sub("", title.astext()) + ".")
+            caption += nodes.strong("", "", *_title_for_print(title), nodes.Text("."))
             caption += nodes.Text(" ")
         if summary is not None:
-            caption += summary.children
+            caption += [c for c in summary.children if not isinstance(c, nodes.raw)]  # HTML-only spans
         n_beats = len(beats.children) if beats is not None else 0
-        caption += nodes.Text(f" Interactive in the HTML edition, where the panel plays its {n_beats} beats"
-                              f"{_controls_phrase(data.get('controls', []))}: ")
+        caption += nodes.Text(f" Interactive in the HTML edition, where the panel plays its {n_beats} beats")
+        caption += _controls_phrase(data.get("controls", []), data.get("symbols", {}))
+        caption += nodes.Text(": ")
         caption += nodes.literal("", f"{page}.html#panel-{name}")
         caption += nodes.Text(".")
         figure = nodes.figure("", image.deepcopy(), caption, ids=[f"panel-{name}"])
@@ -342,10 +380,15 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
             continue
         told.add(id(paragraph))
         anchor = section["ids"][0] if section is not None and section["ids"] else ""
+        heading = _preface_heading_before(paragraph, section)
+        if heading is not None:  # in the preface: an unnumbered heading, which LaTeX gives no number
+            anchor = heading["ids"][0] if heading["ids"] else ""
         where = nodes.paragraph()
         where += nodes.Text("In the HTML edition these notebooks are download links on page ")
         where += nodes.literal("", f"{page}.html" + (f"#{anchor}" if anchor else ""))
-        if anchor:  # the number LaTeX gives this section
+        if heading is not None:
+            where += nodes.Text(f" (in the {PREFACE}, under \u201c{heading.astext()}\u201d)")
+        elif anchor:  # the number LaTeX gives this section
             where += nodes.Text(" (Section ")
             where += _raw(f"\\ref{{\\detokenize{{{page}:{anchor}}}}}")
             where += nodes.Text(")")
@@ -355,6 +398,41 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
         where += nodes.literal("", "python -m bookbuild.labs")
         where += nodes.Text(") writes them to the paths named here.")
         paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, where)
+
+
+def _preface_heading_before(node: nodes.Node, section: nodes.Node | None) -> nodes.rubric | None:
+    """The preface heading (a former section of the root page) that ``node`` stands under, if any."""
+    child = node
+    while child.parent is not None and child.parent is not section:
+        child = child.parent
+    if child.parent is None:
+        return None
+    siblings = child.parent.children
+    for sibling in reversed(siblings[: siblings.index(child)]):
+        if isinstance(sibling, nodes.rubric):
+            return sibling if PREFACE_HEADING in sibling["classes"] else None
+    return None
+
+
+def exercise_references(doctree: nodes.document, registry: dict[str, Any]) -> None:
+    """Point a numbered reference to an exercise at the label sphinx-exercise gives it in LaTeX.
+
+    sphinx-exercise writes ``\\label{exercise:<label>}`` and rewrites the references of the exercise's own page
+    into ``\\hyperref[exercise:<label>]``; a reference from another page (the appendix of checks quoting a
+    claim) keeps Sphinx's ``<page>:<label>``, which LaTeX never defines ("Exercise ??").
+    """
+    from sphinx import addnodes
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_latex_number_reference
+
+    for ref in list(doctree.findall(addnodes.number_reference)):
+        if isinstance(ref, exercise_latex_number_reference) or ref.parent is None:
+            continue
+        label = str(ref.get("refid") or ref.get("refuri", "")).rsplit("#", 1)[-1]
+        target = registry.get(label)
+        if target is None or not isinstance(target.get("node"), exercise_enumerable_node):
+            continue
+        new = exercise_latex_number_reference("", "", *ref.children, refid=label)
+        ref.replace_self(new)
 
 
 #: characters after which a long token in a table cell may break (paths, versions, settings, lists)
@@ -522,6 +600,7 @@ def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
     print_wording(doctree)
     figure_widths(doctree, Path(app.srcdir))
     lab_links(doctree, docname)
+    exercise_references(doctree, getattr(app.env, "sphinx_exercise_registry", {}))
     tables_fit(doctree)
     for block in doctree.findall(nodes.literal_block):
         if _is_listing(block):

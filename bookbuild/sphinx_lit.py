@@ -4,7 +4,9 @@ The prose-number check (:mod:`bookbuild.prose`) refuses any number in a page's
 prose that is not glued from the computation. A number that is deliberately a
 literal (an illustrative position, a fact of the method, a figure quoted from a
 cited source) is wrapped in this role; it renders as the plain text, inside a
-``<span class="lit">``, so the reader sees an ordinary number.
+``<span class="lit">``, so the reader sees an ordinary number; one in E notation
+(a source's ``1.2e-07``, a setting's ``2e-3``) is set as a power of ten, as the
+glued numbers are (:mod:`bookbuild.notation`).
 
 Inline math whose numbers are such literals (a definition, an illustrative
 value, a worked identity: ``{lit-math}`\sigma(0) = 0.5```) is written with
@@ -23,8 +25,12 @@ from docutils import nodes
 def lit_role(
     name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """Render ``text`` as plain inline text marked with the class ``lit``."""
-    return [nodes.inline(rawtext, text, classes=["lit"])], []
+    """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as a power of ten)."""
+    from bookbuild.notation import set_scientific
+
+    node = nodes.inline(rawtext, text, classes=["lit"])
+    set_scientific(node)
+    return [node], []
 
 
 def lit_math_role(

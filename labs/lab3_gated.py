@@ -257,9 +257,11 @@ LAB = Lab(
             hints=(
                 "The cell state is an accumulator: part of the old one is kept, part "
                 "of the candidate is written. Which gate decides which part?",
-                "Two lines with elementwise products (`*`): $c_t = f_t \\odot "
-                "c_{t-1} + i_t \\odot g_t$, then "
-                "$h_t$ is the output gate times the tanh of $c_t$.",
+                "Call your `lstm_gates` once. The new cell state is a sum of two "
+                "elementwise products (`*`): one keeps part of `c_prev`, the other "
+                "writes part of the candidate, each weighted by the gate that hint "
+                "2.1 asks you to name. The new hidden state is made from the new cell "
+                "state, squashed into (-1, 1), by the one gate left.",
             ),
             checkpoint=checkpoint_lstm_cell_step,
         ),
@@ -276,9 +278,12 @@ LAB = Lab(
                 "Each gate is a sigmoid of its input part plus its recurrent part; "
                 "the two forms differ only in "
                 "where $r$ enters the candidate: before or after the recurrent weight.",
-                "`reset_after=True` (nn.GRU): `tanh(gx_n + r * (h_prev @ w_n.T + "
-                "b_n))`. `reset_after=False` (Cho et al.): the reset gate scales "
-                "`h_prev` first, and `w_n` multiplies the product.",
+                "`r` and `u` are the sigmoid of their input part plus `h_prev` times "
+                "their recurrent block (transposed) plus its bias. For the candidate, "
+                "`reset_after=True` (nn.GRU) takes the recurrent part whole, weight "
+                "and bias `b_n`, and lets `r` scale it; `reset_after=False` (Cho et "
+                "al.) lets `r` scale `h_prev` first, and `w_n` multiplies the "
+                "product. Either way the candidate is squashed into (-1, 1).",
             ),
             checkpoint=checkpoint_gru_step,
             reference=reference_gru_step,

@@ -296,10 +296,11 @@ LAB = Lab(
                 "before `backward`, and clipping must act on the new gradients before "
                 "the optimizer reads them.",
                 "Create the optimizer once, before the loop, and put the model in "
-                "training mode. In the loop: `x, y = random_windows(...)`, `logits, _ "
-                "= model(x)`, the loss from your scorer, `opt.zero_grad()`, "
-                "`loss.backward()`, clip, `opt.step()`, then log when `step % "
-                "config.log_every == 0` or it is the last step.",
+                "training mode. Each step, in this order: draw the windows, run the "
+                "model (it returns the logits and a state you do not need), score the "
+                "logits, clear the old gradients, backpropagate, clip, step the "
+                "optimizer; then log if the step is a multiple of `config.log_every` "
+                "or the last one.",
             ),
             checkpoint=checkpoint_fit_next_token,
             reference=reference_fit_next_token,

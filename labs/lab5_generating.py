@@ -312,9 +312,9 @@ LAB = Lab(
                 "Tokens of probability zero leave the sum and the count of degrees of "
                 "freedom; they only matter if one of them was drawn.",
                 "Work in float64: expected counts are `probs * counts.sum()`; a bool "
-                "`support = probs > 0` selects the terms; check `counts[~support]` "
-                "first and return `math.inf` if any were drawn; return the sum as a "
-                "Python `float`.",
+                "mask of the tokens of nonzero probability selects the terms; check "
+                "the counts outside the mask first and return `math.inf` if any were "
+                "drawn; return the sum as a Python `float`.",
             ),
             checkpoint=checkpoint_chi_square_statistic,
         ),

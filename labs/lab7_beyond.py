@@ -337,16 +337,17 @@ LAB = Lab(
                 "`nn.LSTM`'s order i, f, g, o. Turn them into the pairs $(a_t, b_t)$, "
                 "get every $c_t$ from `scan_linear` (or `loop_linear` when `parallel` "
                 "is false), starting from $c_0 = 0$, and return every $h_t$ `(B, T, "
-                "H)`."
+                "H)`. The LSTM's update, from Chapter 3, is $c_t = f_t \\odot c_{t-1} "
+                "+ i_t \\odot g_t$, with $h_t = o_t \\odot \\tanh(c_t)$."
             ),
             hints=(
-                "Compare $c_t = f_t \\odot c_{t-1} + i_t \\odot g_t$ with $c_t = a_t "
-                "\\odot c_{t-1} + b_t$: which gate is $a_t$, and what is $b_t$? None "
+                "Set the LSTM's update from the task beside $c_t = a_t \\odot c_{t-1} "
+                "+ b_t$: which gate is $a_t$, and what is $b_t$? None "
                 "of them needs $h_{t-1}$, so all steps are computed at once.",
-                "Split `self.blocks(x)` into four along the last axis; squash them as "
-                "an LSTM does; `a` is the forget gate, `b` the input gate times the "
-                "candidate; run the scan or the loop on `(a, b)`; return the output "
-                "gate times the tanh of the cell states.",
+                "Split `self.blocks(x)` into four along the last axis and squash each "
+                "as an LSTM does; read the pair off the comparison of hint 4.1 (one "
+                "gate alone, and one product); run the scan or the loop on it; the "
+                "outputs come from the cell states as in any LSTM.",
             ),
             checkpoint=checkpoint_input_gated_lstm,
             reference=reference_input_gated_lstm,

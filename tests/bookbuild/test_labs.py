@@ -142,6 +142,31 @@ def test_notebooks_stand_alone_and_their_checkpoints_and_first_hints_hold_no_ans
         assert block.count("<details>") == len(exercise.hints)  # each hint folded on its own
 
 
+def _code_key(code: str) -> str:
+    """Code compared as a reader copies it: whitespace and the ``torch.`` prefix do not count."""
+    return re.sub(r"\s+", "", code).replace("torch.", "")
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_no_hint_writes_out_a_line_of_the_answer_or_an_equation_the_task_does_not_give(lab: labs.Lab) -> None:
+    """The last hint gives the shape of the answer, not the answer: no code in any hint holds a whole solution
+    line or its right-hand side, and a hint's equation is one the task or the lab's introduction already states
+    (a hint may point at the specification, not write the update the exercise asks for)."""
+    for exercise in lab.exercises:
+        answers = []
+        for line in _solution_lines(exercise):
+            right = re.split(r"^return\s|(?<![=!<>])=(?!=)", line, maxsplit=1)[-1]
+            answers += [_code_key(line), _code_key(right)]
+        answers = [a for a in answers if len(a) >= 15]
+        for k, hint in enumerate(exercise.hints, start=1):
+            for span in re.findall(r"`([^`]+)`", hint):
+                given = [a for a in answers if a in _code_key(span)]
+                assert not given, f"{exercise.target}: hint {k} writes out the answer's {given[0]!r}"
+            for equation in re.findall(r"\$([^$]*=[^$]*)\$", hint):
+                assert equation in exercise.task or equation in lab.intro, (
+                    f"{exercise.target}: hint {k} writes out ${equation}$, which the task does not give")
+
+
 def test_written_notebooks_and_zips_are_byte_stable(tmp_path: Path) -> None:
     first = {p.name: p.read_bytes() for p in labs.write_labs(tmp_path / "a")}
     second = {p.name: p.read_bytes() for p in labs.write_labs(tmp_path / "b")}

@@ -244,8 +244,11 @@ def test_panels_print_as_numbered_captioned_figures_in_print_wording(text: str, 
     whole = squeezed(text)
     for page, name in panels:
         assert squeezed(f"{page}.html#panel-{name}") in whole, f"panel {name}: no address of its interactive version"
-    captions = re.findall(r"\\caption\{\\sphinxstylestrong\{[^}]*\}.*?Interactive in the HTML edition", tex)
+    captions = re.findall(r"\\caption\{\\sphinxstylestrong\{.*?Interactive in the HTML edition[^\n]*", tex)
     assert len(captions) == len(panels), "each panel is a captioned figure"
+    for caption in captions:  # the site's HTML around math, or a slider's {symbol} placeholder, printed as text
+        assert "book-panel-tex" not in caption, caption[:160]
+        assert not re.search(r"\\\{\w+\\\}", caption), caption[:300]
     assert flat(text).count("Interactive in the HTML edition") == len(panels)
     for browser_words in ("move a slider", "your browser", "in your browser"):
         assert browser_words not in flat(text), browser_words
@@ -282,6 +285,12 @@ def test_no_glyph_is_missing(log: str, text: str) -> None:
     assert not missing, f"characters the fonts lack: {missing}"
     for mark in MISSING_GLYPH_MARKS:
         assert mark not in text, f"a missing-glyph mark {mark!r} in the text"
+
+
+def test_every_reference_resolves(log: str, text: str) -> None:
+    undefined = sorted(set(re.findall(r"LaTeX Warning: (?:Hyper r|R)eference `([^'\n]+)", log)))
+    assert not undefined, f"references LaTeX could not resolve (they print as ??): {undefined}"
+    assert "??" not in text
 
 
 def test_no_overfull_line_wider_than_one_point(log: str) -> None:
@@ -484,12 +493,57 @@ def test_a_panel_becomes_a_captioned_figure_followed_by_its_text_in_print_wordin
     assert not list(section.findall(nodes.raw))
 
 
+def test_a_panel_caption_typesets_its_math_and_slider_symbols_and_prints_no_html() -> None:
+    """The title's math comes as the site builds it (an HTML span around a math node, bookbuild.site.panels):
+    the caption keeps the math and drops the span; a slider label's ``{symbol}`` is the panel's symbol, typeset."""
+    from bookbuild.site.panels import inline
+
+    box = panel_box()
+    box.children[0].replace_self(nodes.paragraph(
+        "", "", nodes.strong("", "", *inline("The forget-gate power $f^k$, with a slider for the forget bias")),
+        classes=["book-panel-title"]))
+    data = {"controls": [{"id": "b", "label": "forget-gate bias {bf}"}, {"id": "k", "label": "top-k: {k}"}],
+            "symbols": {"bf": "b_f", "k": "k"}}
+    box.children[-1].replace_self(nodes.raw(
+        "", f'<script type="application/json" class="book-panel-data">{json.dumps(data)}</script>', format="html"))
+    doc = nodes.document(None, None)
+    section = nodes.section("", nodes.title("", "Gated"), box, docname="book/gated")
+    doc += section
+    panels_as_figures(doc)
+    caption = section.children[1].next_node(nodes.caption)
+    assert not list(caption.findall(nodes.raw)), "HTML in the caption"
+    said = caption.astext()
+    assert "<span" not in said
+    assert "{bf}" not in said
+    assert "{k}" not in said
+    assert said.startswith("The forget-gate power f^k. "), said
+    assert [m.astext() for m in caption.findall(nodes.math)] == ["f^k", "b_f", "k"]
+    assert "sliders for forget-gate bias b_f and top-k: k: book/gated.html#panel-forget-power." in said
+
+
 def test_print_wording_rewrites_the_prose_about_moving_a_slider() -> None:
     doc = nodes.document(None, None)
     doc += nodes.paragraph("", "built, and when you move a slider\nyour browser repeats the rules")
     print_wording(doc)
     assert "you move" not in doc.astext()
     assert "in the HTML edition, when a reader moves a slider, the browser repeats" in doc.astext()
+
+
+def test_joining_text_keeps_every_piece_where_it_stands() -> None:
+    """Text nodes compare as strings: joining by value removed an earlier equal piece (a line break between two
+    inline nodes) and put the joined text in its place, so Chapter 5's PDF read "tau < 1stretches every gap
+    ..., so the favourite gains mass; as, so the favourite gains mass; as"."""
+    doc = nodes.document(None, None)
+    paragraph = nodes.paragraph("", "", nodes.Text("Dividing by "), nodes.math("", "\\tau < 1"), nodes.Text("\n"),
+                                nodes.inline("", "stretches every gap"), nodes.Text(", so it gains; as"),
+                                nodes.Text("\n"), nodes.math("", "\\tau \\to 0"), nodes.Text(" all of it"),
+                                nodes.Text("\n"), nodes.Text("goes to one."))
+    doc += paragraph
+    before = paragraph.astext()
+    print_wording(doc)
+    assert paragraph.astext() == before
+    assert [type(c).__name__ for c in paragraph.children] == ["Text", "math", "Text", "inline", "Text", "math",
+                                                              "Text"]
 
 
 def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
@@ -504,6 +558,45 @@ def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
     assert "the student edition (_build/labs/recurrence-student.ipynb)." in said
     assert "download links on page book/recurrence.html#lab" in said
     assert "\\ref{\\detokenize{book/recurrence:lab}}" in said
+
+
+def test_downloads_in_the_preface_name_their_heading_not_a_section_number() -> None:
+    """The root page's sections print as unnumbered headings of the preface: no ``\\ref`` to a number LaTeX
+    never gives (it printed "Section ??"), and the address is the heading's own anchor, not the book's title."""
+    doc, root = small_book()
+    labs_section = nodes.section("", nodes.title("", "Labs"), ids=["labs", "sec-intro-labs"])
+    paragraph = nodes.paragraph("", "All labs: ")
+    paragraph += addnodes.download_reference("", "", nodes.literal("", "zip"),
+                                             reftarget="../_build/labs/labs-student.zip")
+    labs_section += paragraph
+    root["ids"] = ["recurrent-sequence-models"]
+    root.insert(3, labs_section)
+    chapters_as_chapters(doc)
+    lab_links(doc, "book/intro")
+    said = flat(doc.astext())
+    assert "download links on page book/intro.html#labs (in the Preface, under \u201cLabs\u201d)" in said, said
+    assert "\\ref{" not in said
+    assert "#recurrent-sequence-models" not in said
+
+
+def test_a_reference_from_another_page_to_an_exercise_points_at_the_exercise_s_label() -> None:
+    """sphinx-exercise labels an exercise ``exercise:<label>`` in LaTeX and rewrites only the references of its
+    own page; one from another page (the appendix of checks) must point there too, not at a label LaTeX lacks
+    ("Exercise ??")."""
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_latex_number_reference
+
+    doc = nodes.document(None, None)
+    paragraph = nodes.paragraph("", "the passage traced in ")
+    paragraph += addnodes.number_reference("", "Exercise 7.4", refuri="beyond.html#ex-b-scratch",
+                                           title="Exercise %s")
+    paragraph += addnodes.number_reference("", "Fig. 7.1", refuri="beyond.html#fig-b-costs", title="Fig. %s")
+    doc += paragraph
+    book_pdf.exercise_references(doc, {"ex-b-scratch": {"node": exercise_enumerable_node()}})
+    first, second = paragraph.children[1:]
+    assert isinstance(first, exercise_latex_number_reference)
+    assert first["refid"] == "ex-b-scratch"
+    assert first.astext() == "Exercise 7.4"
+    assert not isinstance(second, exercise_latex_number_reference)  # not an exercise: left alone
 
 
 def test_column_widths_fit_the_line_with_the_fewest_lines_per_cell() -> None:

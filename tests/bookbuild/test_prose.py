@@ -119,6 +119,20 @@ def test_lit_role_renders_plain_text() -> None:
     assert node["classes"] == ["lit"]
 
 
+def test_lit_role_sets_e_notation_as_a_power_of_ten() -> None:
+    """A literal in E notation (a source's 1.2e-07, a setting's 2e-3) reads as the glued numbers do."""
+    from docutils import nodes
+
+    from bookbuild.sphinx_lit import lit_role
+
+    (node,), _ = lit_role("lit", "{lit}`1.2e-07`", "1.2e-07", 1, None)
+    assert node["classes"] == ["lit"]
+    assert node.astext() == "1.2\u00a0×\u00a010\u22127"
+    assert [type(c).__name__ for c in node.children] == ["Text", "superscript"]
+    (setting,), _ = lit_role("lit", "{lit}`2e-3`", "2e-3", 1, None)
+    assert setting.next_node(nodes.superscript).astext() == "\u22123"
+
+
 def test_figure_captions_in_code_cell_options_are_prose() -> None:
     page = (
         "```{code-cell} ipython3\n:label: fig-a\n:mystnb:\n:  figure:\n"

@@ -137,6 +137,14 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
     )
     assert too_wide == [], f"{name} at {viewport}: code wider than the column: {too_wide[:3]}"
 
+    # Figures as a reader who opens the folded cells and solutions sees them: a solution's figure is set
+    # inside the admonition's indent, narrower than the column.
+    page.evaluate(
+        "() => { document.querySelectorAll('main details').forEach(d => { d.open = true; });"
+        " document.querySelectorAll('main .toggle-hidden > .admonition-title button.toggle-button')"
+        ".forEach(b => b.click()); }"
+    )
+    page.wait_for_timeout(300)
     images = page.evaluate(
         "() => Array.from(document.querySelectorAll('main img')).map(i => ({src: i.currentSrc || i.src,"
         " alt: (i.getAttribute('alt') || '').trim(), natural: i.naturalWidth, shown: i.getBoundingClientRect().width,"

@@ -113,7 +113,12 @@ MEASURE = r"""
       });
     }
   });
-  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions };
+  // a table's caption, when the table scrolls sideways, stays readable in the column
+  const tableCaptions = Array.from(main.querySelectorAll('table > caption')).filter(shown).map(c => {
+    const r = c.getBoundingClientRect();
+    return { text: label(c), left: r.left, right: r.right, columnLeft: column.left, columnRight: right };
+  });
+  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions, tableCaptions };
 }
 """
 
@@ -243,6 +248,16 @@ def test_captions_are_not_faint(measured, name: str, viewport: str, scheme: str)
     assert light == [], f"{where(name, viewport, scheme)}: captions in a light face: {light[:3]}"
 
 
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_table_captions_stay_in_the_column(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """A table wider than the column scrolls sideways; its caption does not go with it: a reader on a phone
+    reads "Table 7.4 Gates outside the LSTM and the GRU." without scrolling, from its first word."""
+    off = [f"{c['text']!r} ({c['left']:.0f}-{c['right']:.0f} px, column {c['columnLeft']:.0f}-{c['columnRight']:.0f})"
+           for c in measured[name]["tableCaptions"]
+           if c["left"] < c["columnLeft"] - 1 or c["right"] > c["columnRight"] + 1]
+    assert off == [], f"{where(name, viewport, scheme)}: table captions running past the column: {off[:3]}"
+
+
 @pytest.mark.parametrize("selector", ["main pre", "div.math > mjx-container"])
 def test_wide_code_and_formulas_scroll_from_the_keyboard(browser, site_dir: Path, selector: str) -> None:  # type: ignore[no-untyped-def]
     """On a phone, Tab reaches a block that scrolls and the arrow keys scroll it."""
@@ -323,6 +338,10 @@ def test_glued_numbers_are_powers_of_ten_not_e_notation(site_dir: Path, name: st
         assert glued, f"{name}: no glued number found (the marker class changed?)"
     left = [g.get_text() for g in glued if any(isinstance(p, tuple) for p in split_scientific(g.get_text()))]
     assert left == []
+    # literals too: a source's 1.2e-07 or a setting's 2e-3 quoted in the prose ({lit}, bookbuild.sphinx_lit)
+    literal = [s.get_text() for s in soup.select("span.lit")
+               if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
+    assert literal == [], f"{name}: literals in E notation: {literal[:5]}"
     if name == "book/gated.html":  # one known small number: set with a superscript exponent
         assert any(g.select_one("sup") for g in glued)
 
