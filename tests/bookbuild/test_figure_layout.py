@@ -12,6 +12,13 @@ import pytest  # noqa: E402
 from bookbuild.figure_layout import drawn_texts, overlapping_texts  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _matplotlib_defaults():
+    """The sizes below are matplotlib's defaults: a test that ran before may have applied the book's style."""
+    with plt.style.context("default"):
+        yield
+
+
 def test_a_clean_figure_has_no_overlap() -> None:
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.plot([0, 1, 2], [1, 3, 2])
@@ -35,7 +42,8 @@ def test_crowded_tick_labels_collide() -> None:
     found = overlapping_texts(fig)
     assert found
     assert all(part.startswith('"label') for pair in found for part in pair.split(" and "))
-    ax.set_xticks(ticks, [f"label {t}" for t in ticks], rotation=90)  # rotated: they stand side by side
+    fig.set_size_inches(6, 2)  # wide enough that rotated labels stand side by side with room between
+    ax.set_xticks(ticks, [f"label {t}" for t in ticks], rotation=90)
     assert overlapping_texts(fig) == []
     plt.close(fig)
 
