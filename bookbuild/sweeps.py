@@ -233,7 +233,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
             "threads": print_.threads,
             "locks": runs.environment()["locks"],
         },
-        "git_commit": print_.git_commit,
+        "git_commit": record_commit(root_path, print_.git_commit),
         "host": socket.gethostname(),
         "slurm_job_id": slurm.get("SLURM_JOB_ID"),
         "slurm": slurm,
@@ -453,6 +453,19 @@ class Progress:
         print(f"experiments {self.name}: job {job.id} FAILED\n  params: {json.dumps(job.params, sort_keys=True)}\n"
               f"  seed: {job.seed}\n" + "\n".join("  | " + line for line in error.rstrip().splitlines()[-25:]),
               file=self.out, flush=True)
+
+
+def record_commit(root: Path, stamp: str) -> str:
+    """The commit a record names: the build's stamp (``runtime.fingerprint``), less its ``+dirty`` when
+    the only uncommitted changes are records.
+
+    :func:`run` refuses to start on other changes, so the records an earlier
+    sweep of the same session wrote (not yet committed) do not make the code
+    that ran a "dirty" one.
+    """
+    if stamp.endswith("+dirty") and not uncommitted_changes(root):
+        return stamp.removesuffix("+dirty")
+    return stamp
 
 
 def uncommitted_changes(root: Path) -> list[str]:

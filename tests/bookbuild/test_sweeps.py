@@ -332,3 +332,22 @@ def test_jobs_share_gpus_evenly_when_workers_outnumber_them() -> None:
     assert sweeps.least_loaded(load, 2) == [0, 1]
     with pytest.raises(ValueError, match="n must be between 1 and the 2 GPU"):
         sweeps.least_loaded(load, 3)
+
+
+def test_uncommitted_records_do_not_make_a_record_dirty(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.invalid")
+    git("config", "user.name", "t")
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "a.json").write_text("{}")
+    (tmp_path / "code.py").write_text("X = 1\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "one")
+    (tmp_path / "records" / "a.json").write_text('{"new": 1}')  # an earlier sweep's fresh record
+    assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc"
+    (tmp_path / "code.py").write_text("X = 2\n")  # code changed: dirty it is
+    assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc+dirty"
+    assert sweeps.record_commit(tmp_path, "abc") == "abc"
