@@ -47,8 +47,8 @@ from chapter_code.lm.char_models import WORKSHOP
 class Resources:
     """What one job asks a scheduler for (Slurm: ``--time``, ``--gpus-per-node``,
     ``--cpus-per-task``, partition). ``minutes`` is a wall-clock limit: the CPU
-    configurations' are about three times a job's time on an idle 2-core machine,
-    since a build often runs beside a sweep there.
+    configurations' are several times a job's time on an idle 2-core machine,
+    since a build often runs beside a (niced) sweep there.
     """
 
     minutes: int = 30
@@ -161,7 +161,7 @@ CHAR_LM_WORKSHOP = Sweep(
                 for name in WORKSHOP
             },
             seeds=(0, 1, 2),
-            resources=Resources(minutes=120),
+            resources=Resources(minutes=240),
         ),
         "smoke": Grid(
             {
@@ -289,7 +289,7 @@ WORD_LM_SCALE = Sweep(
         "cpu": Grid(
             _word_jobs(SIZES, WordRecipe()),
             seeds=(0, 1, 2),
-            resources=Resources(minutes=60),
+            resources=Resources(minutes=180),
         ),
         "cluster": Grid(
             _word_jobs(CLUSTER_SIZES, _WORD_CLUSTER),
