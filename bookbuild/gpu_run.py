@@ -46,14 +46,25 @@ configuration (one job; it needs the corpora in ``data/``, which the first
 promises is in ``OUT`` (``tests/bookbuild/test_gpu_run.py``).
 
 The budget (wall seconds on one H200 with 16 cores). Two facts of the code set
-it: no chapter moves its models or tensors to ``runtime.setup()``'s device,
-and ``word_lm_metrics`` takes no device, so under ``BOOK_DEVICE=cuda`` the
-PyTorch work of chapters and sweep still runs on the CPU cores (the GPU adds
-its determinism settings and its profile, and runs JAX's cells where the
-host's JAX has a GPU backend). The estimates are therefore CPU times from
+it. No chapter moves its models or tensors to ``runtime.setup()``'s device (the
+training functions of ``lm.char_lm`` follow their model's device, so a chapter
+could, but none does yet), so under ``BOOK_DEVICE=cuda`` the chapters' PyTorch
+work still runs on the CPU cores (the GPU adds its determinism settings and
+its profile, and runs JAX's cells where the host's JAX has a GPU backend). The
+sweep's jobs (``word_lm_metrics``) put their models and batches on the GPU,
+ten at a time sharing it. The chapters' estimates are therefore CPU times from
 BENCHMARKS.md, on the assumption that one unshared core of the GPU machine is
 at least as fast as a core of the 2-core build machine, whose times are upper
-bounds measured under load (two chapters on two cores, load average 5-13):
+bounds measured under load (two chapters on two cores, load average 5-13). The
+sweep's estimate is arithmetic, not a measurement (no GPU has run it): per
+training word, forward and backward cost about three times the forward's
+``16 h^2`` floating-point operations per LSTM layer plus ``2 h V`` for the read-out,
+which summed over the six sizes and 1.57 million training positions per job is
+about 1.5 PFLOP for the 18 jobs; at an assumed 15 TFLOP/s sustained in FP32
+(TF32 off; about a quarter of the H200's FP32 peak, cuDNN's LSTM kernels at
+batch 64 being far from peak) that is about 100 s of GPU time, plus about
+15 s per job to start (torch, CUDA, cuDNN, the corpus and its vocabulary) in
+two waves of ten:
 
 ====================  =========================================  ==========  ==========
 chapter or step       measured on the 2-core machine (s)         estimate    timeout
@@ -73,10 +84,9 @@ building (its table)  8-12 (measured as the front page's)        10          all
 7. beyond             131 in CI + classification 259 at load     260
                       13 (76 s of CPU); Chapter 3's grid shared
 reports               engine results in hand, two comparisons    10
-sweep (18 jobs, 10    0.37-0.71 CPU s per step at vocabulary     250
-at a time)            10,000, hidden 128-256 (2-core machine,
-                      loaded); assumed x0.6 on an idle core:
-                      90-170 s per job of 350 steps
+sweep (18 jobs on     not measured: the arithmetic above, ~100 s  150
+the GPU, 10 at a      of GPU time and two waves of job starts
+time)
 baselines             a no-change build: 7-12                    15          40
 collect               copies                                     2           -
 total                                                            ~375        475

@@ -291,6 +291,10 @@ def _load_sweep(name: str, **kwargs: Any) -> Any:
     from bookbuild.sweeps import load
 
     loaded = load(name, **kwargs)
+    if loaded is None:  # none_if_unrun and no record yet
+        _state["sweeps"].append({"sweep": name, "config": kwargs.get("config", "cpu"), "records": 0,
+                                 "total": None, "commits": [], "cell": _cell()})
+        return None
     commits = sorted({str(r.get("git_commit", "")) for r in loaded.records} - {""})
     _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
                              "total": loaded.total, "commits": commits, "cell": _cell()})

@@ -233,7 +233,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
             "threads": print_.threads,
             "locks": runs.environment()["locks"],
         },
-        "git_commit": print_.git_commit,
+        "git_commit": record_commit(root_path, print_.git_commit),
         "host": socket.gethostname(),
         "slurm_job_id": slurm.get("SLURM_JOB_ID"),
         "slurm": slurm,
@@ -346,12 +346,15 @@ class SweepRecords:
 
 
 def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path | None = None,
-         sweep: Any = None) -> SweepRecords:
+         sweep: Any = None, none_if_unrun: bool = False) -> SweepRecords | None:
     """Every record of sweep ``name``'s ``config``, checked against the current code, parameters and data.
 
     Raises :class:`SweepNotReady` when any record is stale or damaged, or when
     records are missing (unless ``allow_partial``: then a partial sweep comes
     back with ``complete == False`` and the missing jobs listed).
+    ``none_if_unrun``: ``None`` when the configuration has no record at all (a
+    chapter that says so; every job's path was still read, so the chapter
+    re-executes when records appear); stale or damaged records still raise.
     """
     sweep = sweep or get(name)
     statuses = survey(sweep, config, root)
@@ -363,6 +366,8 @@ def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path
         more = [f"  ... and {len(bad) - 8} more"] if len(bad) > 8 else []
         raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) has {len(bad)} stale or damaged record(s) of "
                             f"{len(statuses)}:\n" + "\n".join(lines + more) + f"\n{fix}")
+    if none_if_unrun and len(missing) == len(statuses):
+        return None
     if missing and (not allow_partial or len(missing) == len(statuses)):
         what = ("has no records yet" if len(missing) == len(statuses)
                 else f"is partial: {len(statuses) - len(missing)} of {len(statuses)} jobs done, "
@@ -448,6 +453,19 @@ class Progress:
         print(f"experiments {self.name}: job {job.id} FAILED\n  params: {json.dumps(job.params, sort_keys=True)}\n"
               f"  seed: {job.seed}\n" + "\n".join("  | " + line for line in error.rstrip().splitlines()[-25:]),
               file=self.out, flush=True)
+
+
+def record_commit(root: Path, stamp: str) -> str:
+    """The commit a record names: the build's stamp (``runtime.fingerprint``), less its ``+dirty`` when
+    the only uncommitted changes are records.
+
+    :func:`run` refuses to start on other changes, so the records an earlier
+    sweep of the same session wrote (not yet committed) do not make the code
+    that ran a "dirty" one.
+    """
+    if stamp.endswith("+dirty") and not uncommitted_changes(root):
+        return stamp.removesuffix("+dirty")
+    return stamp
 
 
 def uncommitted_changes(root: Path) -> list[str]:
@@ -540,6 +558,17 @@ def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int
     return 0
 
 
+def least_loaded(load: dict[int, int], n: int) -> list[int]:
+    """The ``n`` GPUs running the fewest jobs (ties: the lower index), for a local job.
+
+    With more workers than GPUs (``--workers 10`` on one GPU) jobs share a GPU,
+    spread evenly: each job's kernels are small beside what one large GPU holds.
+    """
+    if not 1 <= n <= len(load):
+        raise ValueError(f"n must be between 1 and the {len(load)} GPU(s); got {n!r}")
+    return sorted(sorted(load), key=lambda gpu: load[gpu])[:n]
+
+
 def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid: Any, cluster: str, slots: int,
                   gpus: list[int], partition: str | None, logs: Path, progress: Progress, poll_s: float,
                   give_up_s: float | None) -> None:
@@ -559,7 +588,7 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
         executor.update_parameters(timeout_min=res.minutes)
     waiting = list(todo)
     active: list[tuple[Job, Any, list[int]]] = []  # (job, submitit job, GPUs it holds)
-    free_gpus = list(gpus)
+    gpu_load = dict.fromkeys(gpus, 0)  # jobs running on each GPU
 
     def stop(signum: int, frame: Any) -> None:  # a kill (SIGTERM) cancels the jobs, as Ctrl-C does
         raise KeyboardInterrupt(f"signal {signum}")
@@ -574,7 +603,9 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
                 job = waiting.pop(0)
                 held: list[int] = []
                 if gpus:
-                    held, free_gpus = free_gpus[: res.gpus], free_gpus[res.gpus:]
+                    held = least_loaded(gpu_load, res.gpus)
+                    for gpu in held:
+                        gpu_load[gpu] += 1
                     executor.update_parameters(gpus_per_node=res.gpus, visible_gpus=held)
                 active.append((job, executor.submit(run_job, *args(job)), held))
             progress.update(len(active), len(waiting))
@@ -586,7 +617,8 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
             for entry in [a for a in active if a[1].done()]:
                 job, sjob, held = entry
                 active.remove(entry)
-                free_gpus += held
+                for gpu in held:
+                    gpu_load[gpu] -= 1
                 error = sjob.exception()
                 if error is None:
                     progress.walls.append(sjob.result()["wall_s"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from chapter_code.beyond.seq2seq import Seq2Seq, dot_product_attention
+from chapter_code.core.arguments import positive_ints
 
 
 @torch.no_grad()
@@ -27,8 +28,7 @@ def greedy_with_weights(
     """
     if not net.attention:
         raise ValueError("net must be a Seq2Seq built with attention=True")
-    if not isinstance(length, int) or length < 1:
-        raise ValueError(f"length must be an int >= 1; got {length!r}")
+    positive_ints(length=length)
     enc, h = net.encoder(net.embed(source))  # (B, S, H), (1, B, H)
     token = torch.full_like(source[:, :1], net.vocab)  # (B, 1): the start symbol
     tokens, weights = [], []

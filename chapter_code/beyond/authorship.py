@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_int_fields, positive_ints
 from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import shakespeare_text
 from chapter_code.lm.ngram import CharNGram
@@ -70,7 +71,8 @@ class AuthorshipConfig:
     test_seed: int = 99
 
     def __post_init__(self) -> None:
-        for name in [
+        positive_int_fields(
+            self,
             "block",
             "embedding_size",
             "hidden_size",
@@ -79,10 +81,7 @@ class AuthorshipConfig:
             "n_test",
             "select_length",
             "test_seed",
-        ]:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        )
         if (
             isinstance(self.cycle, bool)
             or not isinstance(self.cycle, int)
@@ -155,8 +154,7 @@ def split_blocks(text: str, block: int, cycle: int) -> Blocks:
     Block ``i`` goes to test when ``i % cycle == cycle - 1``, to validation when
     ``i % cycle == cycle - 2``, to training otherwise.
     """
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise ValueError(f"block must be an int >= 1; got {block!r}")
+    positive_ints(block=block)
     if isinstance(cycle, bool) or not isinstance(cycle, int) or cycle < 3:
         raise ValueError(f"cycle must be an int >= 3; got {cycle!r}")
     if len(text) < cycle * block:
@@ -175,8 +173,7 @@ def evenly(items: list[str], n: int) -> list[str]:
     """``n`` of ``items``, spread evenly over the list (all of them when ``n >=
     len(items)``).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int >= 1; got {n!r}")
+    positive_ints(n=n)
     if n >= len(items):
         return list(items)
     return [items[i * len(items) // n] for i in range(n)]
@@ -188,9 +185,7 @@ def sample_passages(
     """``n`` passages of ``length`` characters, each inside one block (block and start
     drawn uniformly).
     """
-    for name, value in [("n", n), ("length", length)]:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+    positive_ints(n=n, length=length)
     if not blocks or min(len(b) for b in blocks) < length:
         raise ValueError(
             f"blocks must be non-empty and each at least length = {length} "

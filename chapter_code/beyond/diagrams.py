@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
+from chapter_code.core.arguments import positive_ints
 from chapter_code.core.plotting import COLORS, use_book_style
 
 
@@ -21,8 +22,7 @@ def scan_spans(length: int) -> list[list[tuple[int, int]]]:
     """Per row (the inputs, then each round), the steps (first, last) each position
     1..length holds, 1-based.
     """
-    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
-        raise ValueError(f"length must be an int >= 1; got {length!r}")
+    positive_ints(length=length)
     rows = [[(t, t) for t in range(1, length + 1)]]
     offset = 1
     while offset < length:

@@ -19,11 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-
-def _check_sizes(**sizes: int) -> None:
-    for name, value in sizes.items():
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+from chapter_code.core.arguments import positive_ints
 
 
 class GLU(nn.Module):
@@ -31,7 +27,7 @@ class GLU(nn.Module):
 
     def __init__(self, in_features: int, out_features: int) -> None:
         super().__init__()
-        _check_sizes(in_features=in_features, out_features=out_features)
+        positive_ints(in_features=in_features, out_features=out_features)
         # value and gate blocks in one map
         self.both = nn.Linear(in_features, 2 * out_features)
 
@@ -47,7 +43,7 @@ class SwiGLU(nn.Module):
 
     def __init__(self, features: int, hidden: int) -> None:
         super().__init__()
-        _check_sizes(features=features, hidden=hidden)
+        positive_ints(features=features, hidden=hidden)
         self.gate = nn.Linear(features, hidden, bias=False)
         self.value = nn.Linear(features, hidden, bias=False)
         self.out = nn.Linear(hidden, features, bias=False)
@@ -63,7 +59,7 @@ class Highway(nn.Module):
 
     def __init__(self, features: int, gate_bias: float = -1.0) -> None:
         super().__init__()
-        _check_sizes(features=features)
+        positive_ints(features=features)
         self.transform = nn.Linear(features, features)
         self.gate = nn.Linear(features, features)
         with torch.no_grad():

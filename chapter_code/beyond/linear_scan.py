@@ -31,6 +31,8 @@ import math
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
+
 
 def combine(
     first: tuple[torch.Tensor, torch.Tensor], second: tuple[torch.Tensor, torch.Tensor]
@@ -91,8 +93,7 @@ def scan_rounds(length: int) -> int:
     """Rounds the doubling scan needs for ``length`` steps: ceil(log2 length) (0 for one
     step).
     """
-    if not isinstance(length, int) or length < 1:
-        raise ValueError(f"length must be an int >= 1; got {length!r}")
+    positive_ints(length=length)
     return math.ceil(math.log2(length))
 
 
@@ -136,9 +137,7 @@ class MinGRU(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
-        for name, value in [("input_size", input_size), ("hidden_size", hidden_size)]:
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_ints(input_size=input_size, hidden_size=hidden_size)
         self.gate = nn.Linear(input_size, hidden_size)
         self.candidate = nn.Linear(input_size, hidden_size)
 
@@ -169,9 +168,7 @@ class InputGatedLSTM(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
-        for name, value in [("input_size", input_size), ("hidden_size", hidden_size)]:
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_ints(input_size=input_size, hidden_size=hidden_size)
         self.hidden_size = hidden_size
         self.blocks = nn.Linear(input_size, 4 * hidden_size)  # (4H, F): i, f, g, o
 

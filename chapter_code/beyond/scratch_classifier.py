@@ -40,6 +40,7 @@ from chapter_code.beyond.authorship import (
     sample_passages,
     split_blocks,
 )
+from chapter_code.core.arguments import positive_int_fields, positive_ints
 from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import shakespeare_text
 
@@ -54,9 +55,7 @@ class VanillaCell(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
-        for name, value in [("input_size", input_size), ("hidden_size", hidden_size)]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_ints(input_size=input_size, hidden_size=hidden_size)
         self.hidden_size = hidden_size
         self.input_map = nn.Linear(input_size, hidden_size)
         self.recurrent = nn.Linear(hidden_size, hidden_size, bias=False)
@@ -84,9 +83,7 @@ class FusedLSTMCell(nn.Module):
         self, input_size: int, hidden_size: int, forget_bias: float = 1.0
     ) -> None:
         super().__init__()
-        for name, value in [("input_size", input_size), ("hidden_size", hidden_size)]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_ints(input_size=input_size, hidden_size=hidden_size)
         self.hidden_size = hidden_size
         self.fused = nn.Linear(hidden_size + input_size, 4 * hidden_size)  # (4H, H + F)
         with torch.no_grad():
@@ -217,7 +214,8 @@ class ScratchConfig:
     probe_len: int = 48  # length of the passage whose gates are traced
 
     def __post_init__(self) -> None:
-        for name in [
+        positive_int_fields(
+            self,
             "min_len",
             "max_len",
             "embedding_size",
@@ -227,10 +225,7 @@ class ScratchConfig:
             "n_valid",
             "block",
             "probe_len",
-        ]:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        )
         if (
             not self.min_len <= self.max_len <= self.block
             or self.probe_len > self.block

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_int_fields, positive_ints
+
 
 @dataclass(frozen=True)
 class ReversalConfig:
@@ -46,7 +48,8 @@ class ReversalConfig:
     test_seed: int = 99
 
     def __post_init__(self) -> None:
-        for name in [
+        positive_int_fields(
+            self,
             "vocab",
             "min_len",
             "max_len",
@@ -55,10 +58,7 @@ class ReversalConfig:
             "steps",
             "batch_size",
             "n_test",
-        ]:
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        )
         if self.min_len > self.max_len:
             raise ValueError(
                 f"min_len must be <= max_len; got {self.min_len} > {self.max_len}"
@@ -73,9 +73,7 @@ def make_reversal(
     n: int, length: int, vocab: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` uniform sources of ``length`` tokens (n, L) and their reversals (n, L)."""
-    for name, value in [("n", n), ("length", length), ("vocab", vocab)]:
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+    positive_ints(n=n, length=length, vocab=vocab)
     source = torch.randint(0, vocab, (n, length), generator=generator)  # (N, L)
     return source, source.flip(1)
 

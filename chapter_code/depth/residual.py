@@ -33,6 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
 from chapter_code.lm.char_lm import (
     TrainConfig,
     Vocab,
@@ -46,12 +47,7 @@ LSTMState = tuple[torch.Tensor, torch.Tensor]
 
 
 def _layers(num_layers: object) -> int:
-    if (
-        isinstance(num_layers, bool)
-        or not isinstance(num_layers, int)
-        or num_layers < 1
-    ):
-        raise ValueError(f"num_layers must be an int >= 1; got {num_layers!r}")
+    positive_ints(num_layers=num_layers)
     return num_layers
 
 

@@ -36,6 +36,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
+from chapter_code.core.device import pick_device
 from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import Splits
 from chapter_code.lm.char_lm import TrainConfig, fixed_window_loss, random_windows
@@ -91,17 +93,34 @@ class WordRecipe:
     )
     eval_every: int = 100
     dropout: float = 0.2
+    #: one matrix for the embedding and the read-out (their widths are equal here)
+    tied: bool = False
+
+
+def recipe_from_dict(recipe: dict[str, Any]) -> WordRecipe:
+    """The :class:`WordRecipe` a sweep's job parameters hold (``dataclasses.asdict``
+    of one).
+    """
+    return WordRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
 
 
 class WordLM(nn.Module):
     """Embedding (width = hidden size), an LSTM stack with dropout between layers and a
-    linear read-out.
+    linear read-out; ``tied``: the read-out's weight is the embedding's matrix.
     """
 
     def __init__(
-        self, vocab_size: int, hidden_size: int, num_layers: int, dropout: float
+        self,
+        vocab_size: int,
+        hidden_size: int,
+        num_layers: int,
+        dropout: float,
+        tied: bool = False,
     ) -> None:
         super().__init__()
+        positive_ints(
+            vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers
+        )
         self.embed = nn.Embedding(vocab_size, hidden_size)
         self.drop = nn.Dropout(dropout)
         self.rnn = nn.LSTM(
@@ -112,6 +131,8 @@ class WordLM(nn.Module):
             dropout=dropout if num_layers > 1 else 0.0,
         )
         self.readout = nn.Linear(hidden_size, vocab_size)
+        if tied:  # (V, H) both: one parameter, counted once
+            self.readout.weight = self.embed.weight
 
     def forward(
         self, tokens: torch.Tensor, state: object = None
@@ -193,12 +214,19 @@ def word_lm_metrics(
 ) -> dict[str, Any]:
     """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the
     checkpoint on validation; test once.
+
+    The model and its batches live on the job's device (``BOOK_DEVICE``, which
+    the sweep sets: ``cuda`` when its configuration asks for a GPU); windows are
+    drawn on the CPU, so a seed draws the same windows on either device.
     """
-    config = WordRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
+    config = recipe_from_dict(recipe)
     vocab, by_author = word_splits(config.vocab_size)
     ids = {name: joined(by_author, name) for name in SPLIT_NAMES}
+    device = pick_device()
     torch.manual_seed(seed)
-    model = WordLM(len(vocab), hidden_size, num_layers, config.dropout)
+    model = WordLM(len(vocab), hidden_size, num_layers, config.dropout, config.tied).to(
+        device
+    )
     generator = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=config.train.lr)
     window = config.train.window
@@ -208,6 +236,7 @@ def word_lm_metrics(
         model.train()
         # (B, W) each
         x, y = random_windows(ids["train"], window, config.train.batch_size, generator)
+        x, y = x.to(device), y.to(device)
         loss = lm_loss_and_ppl(model(x)[0], y)[0]
         opt.zero_grad()
         loss.backward()
@@ -230,7 +259,9 @@ def word_lm_metrics(
         "best_step": best[1],
         "test_nats": test,
         "test_perplexity": float(torch.tensor(test).exp()),
+        # a tied matrix is one parameter: counted once
         "parameters": sum(p.numel() for p in model.parameters()),
+        "device": str(device),
         "valid_curve": valid_curve,
         "test_nats_by_author": test_by_author,
         "test_perplexity_by_author": {

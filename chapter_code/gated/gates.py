@@ -21,6 +21,8 @@ import math
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
+
 #: The order in which PyTorch stacks the gate blocks of each cell.
 GATE_ORDER: dict[str, tuple[str, ...]] = {
     "lstm": ("i", "f", "g", "o"),
@@ -286,8 +288,7 @@ def output_gate_demo(
     Returns (output gate, cell state, hidden state) per step, each of length
     ``len(openings) * steps_each``, computed with :func:`lstm_update`.
     """
-    if not isinstance(steps_each, int) or steps_each < 1:
-        raise ValueError(f"steps_each must be an int >= 1; got {steps_each!r}")
+    positive_ints(steps_each=steps_each)
     if len(openings) == 0 or any(not 0.0 <= o <= 1.0 for o in openings):
         raise ValueError(
             "openings must be a non-empty sequence of values in [0, 1]; got "
@@ -309,8 +310,7 @@ def forget_power(biases: list[float], steps: int) -> torch.Tensor:
     """``sigmoid(b)**k`` for k = 1..steps: the direct-path factor with a constant forget
     gate; (len(biases), steps).
     """
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1; got {steps!r}")
+    positive_ints(steps=steps)
     if len(biases) == 0:
         raise ValueError("biases must hold at least one value")
     f = torch.sigmoid(torch.tensor(biases, dtype=torch.float64)).unsqueeze(1)  # (n, 1)

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from chapter_code.bptt.gradients import grad_at_first_input
+from chapter_code.core.arguments import positive_int_fields, positive_ints
 from chapter_code.gated.gates import lstm_gates, lstm_update, set_gate_bias
 from chapter_code.gated.model_batch import StackedRecall, clip_per_model, stacked_loss
 
@@ -90,7 +91,8 @@ class RecallConfig:
     test_seed: int = 2
 
     def __post_init__(self) -> None:
-        for name in [
+        positive_int_fields(
+            self,
             "lag",
             "vocab",
             "hidden_size",
@@ -98,10 +100,7 @@ class RecallConfig:
             "n_test",
             "batch_size",
             "epochs",
-        ]:
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        )
         if not self.lr > 0 or not self.clip > 0:
             raise ValueError(
                 f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}"
@@ -116,9 +115,7 @@ def make_recall(
     """``n`` sequences of ``lag`` uniform tokens, one-hot (n, lag, vocab), and labels =
     first token (n,).
     """
-    for name, value in [("n", n), ("lag", lag), ("vocab", vocab)]:
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+    positive_ints(n=n, lag=lag, vocab=vocab)
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, vocab, (n, lag), generator=gen)  # (N, T)
     return nn.functional.one_hot(tokens, vocab).float(), tokens[:, 0]

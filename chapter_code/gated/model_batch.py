@@ -27,6 +27,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_ints
+
 GATE_COUNT = {"rnn": 1, "lstm": 4, "gru": 3}
 MODULE_TYPE = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 REC_NAMES = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
@@ -41,13 +43,7 @@ class StackedRecall(nn.Module):
         super().__init__()
         if cell not in GATE_COUNT:
             raise ValueError(f"cell must be one of {sorted(GATE_COUNT)}; got {cell!r}")
-        for name, value in [
-            ("n_models", n_models),
-            ("vocab", vocab),
-            ("hidden_size", hidden_size),
-        ]:
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_ints(n_models=n_models, vocab=vocab, hidden_size=hidden_size)
         self.cell, self.hidden_size = cell, hidden_size
         gh = GATE_COUNT[cell] * hidden_size
         self.weight_ih = nn.Parameter(torch.zeros(n_models, gh, vocab))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from chapter_code.core.arguments import positive_int_fields, positive_ints
 from chapter_code.lm.perplexity import lm_loss_and_ppl
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
@@ -81,14 +82,12 @@ class CharLM(nn.Module):
         super().__init__()
         if cell not in CELLS:
             raise ValueError(f"cell must be one of {sorted(CELLS)}; got {cell!r}")
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("embedding_size", embedding_size),
-            ("hidden_size", hidden_size),
-            ("num_layers", num_layers),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_ints(
+            vocab_size=vocab_size,
+            embedding_size=embedding_size,
+            hidden_size=hidden_size,
+            num_layers=num_layers,
+        )
         self.cell = cell
         self.embed = nn.Embedding(vocab_size, embedding_size)
         self.rnn = CELLS[cell](
@@ -123,14 +122,16 @@ class TrainConfig:
     log_every: int = 50
 
     def __post_init__(self) -> None:
-        for name in ("window", "batch_size", "steps", "log_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+        positive_int_fields(self, "window", "batch_size", "steps", "log_every")
         if not self.lr > 0 or not self.clip > 0:
             raise ValueError(
                 f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}"
             )
+
+
+def model_device(model: nn.Module) -> torch.device:
+    """The device of ``model``'s parameters: where its inputs must be (CPU or GPU)."""
+    return next(model.parameters()).device
 
 
 def random_windows(
@@ -164,6 +165,7 @@ def fit_next_token(
     norm [4], and take an Adam step.
     """
     ### BEGIN SOLUTION
+    ids = ids.to(model_device(model))  # the batches live where the model does
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     history = []
     model.train()
@@ -203,7 +205,7 @@ def fixed_window_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
     fresh state.
     """
     model.eval()  # [1]
-    x, y = _windows(ids, window)  # [2] (N, W)
+    x, y = _windows(ids.to(model_device(model)), window)  # [2] (N, W)
     # the N windows side by side, as a batch: no state passes between them
     logits, _ = model(x)  # [3]
     return lm_loss_and_ppl(logits, y)[0].item()  # [4]
@@ -215,7 +217,7 @@ def streaming_loss(model: CharLM, ids: torch.Tensor, window: int) -> float:
     window into the next.
     """
     model.eval()
-    x, y = _windows(ids, window)  # (N, W)
+    x, y = _windows(ids.to(model_device(model)), window)  # (N, W)
     state = None
     total = 0.0
     for i in range(x.shape[0]):  # one window at a time, in order

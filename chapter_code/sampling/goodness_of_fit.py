@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
+from chapter_code.core.arguments import positive_ints
 from chapter_code.sampling.rules import Rule
 
 
@@ -41,8 +42,7 @@ def draw_counts(
     """
     if logits.dim() != 1:
         raise ValueError(f"logits must have shape (V,); got {tuple(logits.shape)}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int >= 1; got {n!r}")
+    positive_ints(n=n)
     tokens = rule(logits.expand(n, -1), generator)  # (n,)
     return torch.bincount(tokens, minlength=logits.shape[0])  # (V,)
 
@@ -102,8 +102,7 @@ def chi_square_quantile(level: float, dof: int) -> float:
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1); got {level!r}")
-    if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
-        raise ValueError(f"dof must be an int >= 1; got {dof!r}")
+    positive_ints(dof=dof)
     low, high = 0.0, float(dof)
     while regularized_gamma(dof / 2, high / 2) < level:
         high *= 2

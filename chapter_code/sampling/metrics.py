@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
+from chapter_code.core.arguments import positive_ints
+
 _STRIP = string.punctuation + "\u2018\u2019\u201c\u201d"
 
 
@@ -50,8 +52,7 @@ def repeated_ngram_share(text: str, n: int = 3) -> float:
     """Fraction of the word ``n``-grams of ``text`` that already occurred earlier in
     ``text`` (0 for no repeats).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int >= 1; got {n!r}")
+    positive_ints(n=n)
     found = words_of(text)
     grams = [tuple(found[i : i + n]) for i in range(len(found) - n + 1)]
     if not grams:

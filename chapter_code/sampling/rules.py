@@ -26,6 +26,8 @@ from collections.abc import Callable
 
 import torch
 
+from chapter_code.core.arguments import positive_ints
+
 Rule = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
 
@@ -130,8 +132,7 @@ def temperature_rule(temperature: float) -> Rule:
 
 
 def top_k_rule(k: int, temperature: float = 1.0) -> Rule:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1; got {k!r}")
+    positive_ints(k=k)
     temperature_probs(torch.zeros(1), temperature)
     return lambda logits, g: draw(
         top_k_probs(logits, min(k, logits.shape[-1]), temperature), g

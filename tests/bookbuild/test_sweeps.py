@@ -89,6 +89,18 @@ def test_missing_records_fail_with_the_refresh_command(repo: Path) -> None:
     assert "make experiments SWEEP=tiny CONFIG=cpu" in str(err.value)
 
 
+def test_an_unrun_configuration_can_be_asked_for_as_none(repo: Path) -> None:
+    assert sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), none_if_unrun=True) is None
+    run(tiny(), repo)
+    (repo / "records/tiny/cpu/x2.seed1.json").unlink()
+    partial = sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), allow_partial=True, none_if_unrun=True)
+    assert partial is not None and partial.missing == ["x2.seed1"]  # noqa: PT018 - some records: loaded
+    with (repo / "tinysweep" / "jobs.py").open("a") as handle:
+        handle.write("# an edit\n")
+    with pytest.raises(sweeps.SweepNotReady, match="stale"):  # stale records are never "unrun"
+        sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), none_if_unrun=True)
+
+
 def test_changed_code_makes_records_stale_but_an_unrelated_module_does_not(repo: Path) -> None:
     run(tiny(), repo)
     (repo / "tinysweep" / "unrelated.py").write_text("X = 2\n")
@@ -305,3 +317,37 @@ def test_records_being_written_and_a_copy_outside_git_do_not_count_as_changes(re
     _git(repo, "commit", "-q", "-m", "jobs and a record")
     (repo / "records" / "r.json").write_text('{"x": 1}')
     assert sweeps.uncommitted_changes(repo) == []
+
+
+def test_jobs_share_gpus_evenly_when_workers_outnumber_them() -> None:
+    load = dict.fromkeys([0, 1], 0)
+    taken = []
+    for _ in range(5):  # five one-GPU jobs on two GPUs: 0, 1, 0, 1, 0
+        (gpu,) = sweeps.least_loaded(load, 1)
+        load[gpu] += 1
+        taken.append(gpu)
+    assert taken == [0, 1, 0, 1, 0]
+    load[0] -= 2  # two jobs on GPU 0 end: the next job goes there
+    assert sweeps.least_loaded(load, 1) == [0]
+    assert sweeps.least_loaded(load, 2) == [0, 1]
+    with pytest.raises(ValueError, match="n must be between 1 and the 2 GPU"):
+        sweeps.least_loaded(load, 3)
+
+
+def test_uncommitted_records_do_not_make_a_record_dirty(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.invalid")
+    git("config", "user.name", "t")
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "a.json").write_text("{}")
+    (tmp_path / "code.py").write_text("X = 1\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "one")
+    (tmp_path / "records" / "a.json").write_text('{"new": 1}')  # an earlier sweep's fresh record
+    assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc"
+    (tmp_path / "code.py").write_text("X = 2\n")  # code changed: dirty it is
+    assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc+dirty"
+    assert sweeps.record_commit(tmp_path, "abc") == "abc"

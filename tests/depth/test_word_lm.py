@@ -228,3 +228,54 @@ def test_job_keeps_the_initial_weights_when_no_score_is_a_number(monkeypatch: py
     initial = WordLM(len(wordlm.word_splits(20)[0]), 8, 1, 0.2).readout.weight
     assert torch.equal(seen[3], initial)  # the test reads the weights training started from
     assert not torch.equal(seen[2], initial)
+
+
+def test_tied_model_shares_one_matrix_and_counts_it_once() -> None:
+    torch.manual_seed(0)
+    untied, tied = WordLM(50, 8, 2, 0.0), WordLM(50, 8, 2, 0.0, tied=True)
+    assert tied.readout.weight is tied.embed.weight
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(untied) - count(tied) == 50 * 8  # one (V, H) matrix fewer
+    # the same function untied, both matrices set to the tied one: the shared matrix's gradient
+    # is the sum of the two uses' gradients (autograd adds them)
+    untied.load_state_dict({k: v for k, v in tied.state_dict().items()})
+    assert torch.equal(untied.readout.weight, untied.embed.weight)
+    tokens = torch.randint(0, 50, (2, 4))
+    for model in (tied, untied):
+        model(tokens)[0].square().mean().backward()
+    both = untied.embed.weight.grad + untied.readout.weight.grad  # type: ignore[operator]
+    assert torch.allclose(tied.embed.weight.grad, both, atol=1e-7)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [0, True, 2.5])
+def test_model_sizes_checked(bad: object) -> None:
+    with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
+        WordLM(10, bad, 1, 0.0)  # type: ignore[arg-type]
+
+
+def _tiny_recipe(**changes: object) -> dict[str, object]:
+    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=4, log_every=2))
+    return dataclasses.asdict(dataclasses.replace(recipe, **changes))
+
+
+def test_job_runs_on_the_device_the_sweep_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    monkeypatch.delenv("BOOK_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    default = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
+    monkeypatch.setenv("BOOK_DEVICE", "cpu")
+    explicit = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
+    assert explicit["device"] == default["device"] == "cpu"
+    assert explicit == default  # the device moves are no-ops on the CPU: the same numbers
+    monkeypatch.setenv("BOOK_DEVICE", "cuda")
+    with pytest.raises(ValueError, match="sees no CUDA device"):
+        wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
+
+
+def test_tied_job_has_fewer_parameters_and_trains(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_authors(monkeypatch)
+    untied = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
+    tied = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe(tied=True))
+    vocab, _ = wordlm.word_splits(20)  # the toy corpus has fewer words than 20
+    assert untied["parameters"] - tied["parameters"] == len(vocab) * 8
+    assert tied["valid_nats"] < untied["valid_curve"][0][1] + 1.0  # a finite, trained score

@@ -1,0 +1,46 @@
+"""The build's device, from ``BOOK_DEVICE``: the one choice a job or a chapter reads.
+
+Its own module, apart from :mod:`chapter_code.core.runtime`, so that a sweep's job
+that puts its model on the device (:mod:`chapter_code.depth.word_lm`) is tied to this
+short file and not to the whole runtime (a record is tied to the source of what its
+job imports). :mod:`chapter_code.core.runtime` re-exports both names, and is still
+what pins the numerics before torch is first imported.
+
+Pages: none (the build's machinery).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import torch
+
+
+class SettingError(ValueError):
+    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming
+    it and what it accepts.
+    """
+
+
+_CUDA_NAME = re.compile(r"cuda(:\d+)?")
+
+
+def pick_device(requested: str | None = None) -> torch.device:
+    """Return the build's device: ``requested``, else ``$BOOK_DEVICE``, else CUDA if
+    present, else CPU.
+    """
+    name = requested if requested is not None else os.environ.get("BOOK_DEVICE", "")
+    name = name.strip().lower()
+    if not name:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if _CUDA_NAME.fullmatch(name):
+        if not torch.cuda.is_available():
+            raise SettingError(
+                f"BOOK_DEVICE={name!r} asks for CUDA, but this PyTorch build sees no "
+                "CUDA device; unset BOOK_DEVICE or set it to 'cpu'"
+            )
+        return torch.device(name)
+    raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
