@@ -167,7 +167,7 @@ class Ctx:
     def bookbuild(self, *args: str, **kw: object) -> Run:
         return self.cmd([self.python, "-m", "bookbuild", *args], **kw)
 
-    def cmd(self, argv: list[str], env: dict[str, str] | None = None, timeout: float = 1500,
+    def cmd(self, argv: list[str], env: dict[str, str] | None = None, timeout: float = 3600,
             watch: Callable[[str, subprocess.Popen], None] | None = None, cwd: Path | None = None,
             preexec: Callable[[], None] | None = None, new_session: bool = False) -> Run:
         """Run ``argv`` in the copy, output merged; ``watch(line, proc)`` sees every line as it comes."""
@@ -177,7 +177,13 @@ class Ctx:
                                 start_new_session=new_session)
         assert proc.stdout is not None
         lines: list[str] = []
-        killer = threading.Timer(timeout, lambda: _kill_group(proc))
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            _kill_group(proc)
+
+        killer = threading.Timer(timeout, kill)
         killer.start()
         try:
             for line in proc.stdout:
@@ -189,6 +195,8 @@ class Ctx:
             killer.cancel()
         run = Run([str(a) for a in argv], rc, "".join(lines), time.perf_counter() - started)
         self.runs.append(run)
+        if timed_out.is_set():
+            self.expect(False, f"finished within the probe's limit of {timeout:.0f} s (killed by the prober)")
         with self.log.open("a") as log:
             shown = " ".join(a.replace(str(self.root), "<copy>") for a in run.argv)
             log.write(f"\n$ {shown}\n# exit {rc} after {run.seconds:.1f} s\n{run.out}")
