@@ -1163,7 +1163,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="gate-probes-", dir=args.scratch))
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), time.strftime("%Y-%m-%d %H:%M")
     load_before = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     print(f"probes: {len(chosen)} probe(s); copies under {scratch}", flush=True)
     base, commit = make_base(scratch)
@@ -1178,7 +1178,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     wall = time.perf_counter() - started
     load_after = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
-    this_run = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit, "probes": [r.name for r in results],
+    this_run = {"date": time.strftime("%Y-%m-%d %H:%M"), "started": started_at, "commit": commit,
+                "probes": [r.name for r in results],
                 "wall_s": round(wall), "load_before": load_before, "load_after": load_after, "cores": os.cpu_count()}
     for r in results:
         r.run = this_run["date"]
