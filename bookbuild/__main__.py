@@ -49,13 +49,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _add_experiments(sub: argparse._SubParsersAction) -> None:
-    """``experiments {list,status,run,check}``: sweeps as jobs with stored records (bookbuild.sweeps)."""
+    """``experiments {list,status,run,check,seal}``: sweeps as jobs with stored records (bookbuild.sweeps)."""
     e = sub.add_parser("experiments", help="run experiment sweeps as jobs and check their records (records/)")
     actions = e.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="the defined sweeps and their configurations")
     for action, text in [("status", "which records are fresh, stale or missing"),
                          ("run", "run the jobs whose record is missing or stale"),
-                         ("check", "re-run the cheapest record and compare its metrics with the stored ones")]:
+                         ("check", "re-run the cheapest record and compare its metrics with the stored ones"),
+                         ("seal", "add its record_sha256 to every committed record written before records "
+                                  "carried one")]:
         p = actions.add_parser(action, help=text)
         p.add_argument("name", help="the sweep (see `experiments list`)")
         p.add_argument("--config", default="cpu", help="the sweep's configuration: cpu (default), cluster, smoke...")

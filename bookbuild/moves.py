@@ -145,8 +145,13 @@ def migrate(from_commit: str, root: Path | None = None, dry_run: bool = False,
                             sweeps.code_hash(new_function, root)[0]:
                         report.append(f"{path.relative_to(root)}: fresh already")
                         continue
+                    if sweeps.SEAL in record and record[sweeps.SEAL] != sweeps.seal(record):
+                        raise MoveError(f"{path.relative_to(root)}: edited since it was written (its "
+                                        "record_sha256 does not match its content); not moved")
                     moved = check_move(record, new_function, old_root, root, allowed)
                     moved["moved"]["from_commit"] = commit[:12]
+                    if sweeps.SEAL in record:  # re-keyed by this proof, sealed again
+                        moved[sweeps.SEAL] = sweeps.seal(moved)
                     if not dry_run:
                         files.write_json(path, moved)
                     report.append(f"{path.relative_to(root)}: {record['function']} -> {new_function}")

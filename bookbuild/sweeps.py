@@ -284,16 +284,52 @@ def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
         return None, f"unreadable ({type(exc).__name__}: {exc})"
 
 
+def changed_since_commit(folder: Path, root: Path) -> set[str] | None:
+    """Names of the files in ``folder`` that differ from the last commit or were never committed.
+
+    ``None`` where there is no commit to compare with (a copy of the tree outside git, no git).
+    """
+    try:
+        rel = folder.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+    names: set[str] = set()
+    for argv in (["git", "diff", "--name-only", "HEAD", "--", rel],
+                 ["git", "ls-files", "--others", "--exclude-standard", "--", rel]):
+        try:
+            done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if done.returncode != 0:
+            return None
+        names |= {Path(line.strip()).name for line in done.stdout.splitlines() if line.strip()}
+    return names
+
+
+#: What a record without a seal (written before records carried one) says when it differs from its commit.
+UNSEALED_EDIT = ("edited since it was committed (it carries no record_sha256, being older than the seal; "
+                 "`python -m bookbuild experiments seal {name} --config {config}` seals committed records)")
+
+
 def survey(sweep: Any, config: str, root: Path | None = None) -> list[JobStatus]:
-    """The state of every job of ``config``, read from ``records/<sweep>/``."""
+    """The state of every job of ``config``, read from ``records/<sweep>/``.
+
+    A sealed record (``record_sha256``) edited by hand is damaged; an unsealed one (older than the seal) is
+    damaged when it differs from the last commit (:func:`changed_since_commit`).
+    """
     root = root or ROOT
     function = function_path(sweep.job)
     digest, _ = code_hash(function, root)
     data = data_hashes(sweep.data, root)
     folder = records_dir(sweep.name, config, root)
     out = []
+    changed: set[str] | None = None
     for job in jobs(sweep, config):
         record, problem = _read_record(folder / f"{job.id}.json")
+        if record is not None and SEAL not in record:
+            changed = changed_since_commit(folder, root) if changed is None else changed
+            if changed is not None and f"{job.id}.json" in changed:
+                record, problem = None, UNSEALED_EDIT.format(name=sweep.name, config=config)
         if problem:
             out.append(JobStatus(job, "damaged", None, problem))
         elif record is None:
@@ -703,14 +739,51 @@ def status_text(sweep: Any, config: str, root: Path | None = None) -> tuple[str,
     for s in statuses:
         if s.state != "fresh":
             lines.append(f"  {s.job.id}: {s.state}" + (f" ({s.detail})" if s.detail else ""))
+    unsealed = [s for s in statuses if s.state == "fresh" and s.record is not None and SEAL not in s.record]
+    if unsealed:
+        lines.append(f"  {len(unsealed)} fresh record(s) carry no record_sha256 (written before records were sealed): "
+                     "a hand edit shows only against the last commit; seal them with `python -m bookbuild "
+                     f"experiments seal {sweep.name} --config {config}` and commit")
     ok = all(s.state == "fresh" for s in statuses)
     if not ok:
         lines.append(f"refresh with: {refresh_command(sweep.name, config)}")
     return "\n".join(lines), ok
 
 
+def seal_records(sweep: Any, config: str, root: Path | None = None) -> tuple[list[str], bool]:
+    """Seal (``record_sha256``) every record of ``config`` written before records were sealed.
+
+    Only records as committed: one that differs from the last commit may have been edited by hand, and
+    sealing it would bless the edit; it is named and left as it is. Returns the report's lines and
+    whether nothing was refused. Outside git nothing can be vouched for, and nothing is sealed.
+    """
+    root = root or ROOT
+    folder = records_dir(sweep.name, config, root)
+    changed = changed_since_commit(folder, root)
+    if changed is None:
+        return [f"experiments seal: {folder} is not in a git checkout: no commit vouches for its records"], False
+    lines, ok = [], True
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        record, problem = _read_record(path)
+        rel = path.relative_to(root).as_posix()
+        if problem or record is None:
+            lines.append(f"  {rel}: not sealed: {problem}")
+            ok = False
+        elif SEAL in record:
+            continue
+        elif path.name in changed:
+            lines.append(f"  {rel}: not sealed: it differs from the last commit (commit or restore it first)")
+            ok = False
+        else:
+            record[SEAL] = seal(record)
+            files.write_json(path, record)
+            lines.append(f"  {rel}: sealed")
+    sealed = sum(line.endswith(": sealed") for line in lines)
+    return [f"sweep {sweep.name} (config {config}): {sealed} record(s) sealed", *lines], ok
+
+
 def cli(args: Any) -> int:
-    """``python -m bookbuild experiments {list,status,run,check}`` (called from ``bookbuild.__main__``)."""
+    """``python -m bookbuild experiments {list,status,run,check,seal}`` (called from ``bookbuild.__main__``)."""
     if args.action == "list":
         for name, sweep in registry().items():
             configs = ", ".join(f"{c} ({len(g.jobs)} jobs x {len(g.seeds)} seeds)" for c, g in sweep.configs.items())
@@ -720,6 +793,10 @@ def cli(args: Any) -> int:
     if args.action == "status":
         text, ok = status_text(sweep, args.config)
         print(text)
+        return 0 if ok else 1
+    if args.action == "seal":
+        lines, ok = seal_records(sweep, args.config)
+        print("\n".join(lines))
         return 0 if ok else 1
     if args.action == "check":
         loaded = load(sweep.name, args.config, allow_partial=True, sweep=sweep)

@@ -163,6 +163,57 @@ def test_a_record_edited_by_hand_is_not_fresh(repo: Path) -> None:
     assert sweeps.status_text(tiny(), "cpu", repo)[1]
 
 
+def _unsealed_and_committed(repo: Path) -> Path:
+    """The tiny sweep's records as records were written before the seal, committed; the path of one."""
+    run(tiny(), repo)
+    for path in (repo / "records/tiny/cpu").glob("*.json"):
+        record = json.loads(path.read_text())
+        del record[sweeps.SEAL]
+        path.write_text(json.dumps(record, indent=1))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "tinysweep", "records")
+    _git(repo, "commit", "-q", "-m", "records before the seal")
+    return repo / "records/tiny/cpu/x3.seed0.json"
+
+
+def test_an_unsealed_record_edited_since_its_commit_is_not_fresh(repo: Path) -> None:
+    # issue 30, item 11 (probe status-hand-edited-record): every committed record predates the seal
+    path = _unsealed_and_committed(repo)
+    text, ok = sweeps.status_text(tiny(), "cpu", repo)
+    assert ok
+    assert "4 fresh record(s) carry no record_sha256" in text
+    record = json.loads(path.read_text())
+    record["metrics"]["value"] = 8  # a better number, typed in
+    path.write_text(json.dumps(record, indent=1))
+    text, ok = sweeps.status_text(tiny(), "cpu", repo)
+    assert not ok
+    assert "x3.seed0: damaged (edited since it was committed (it carries no record_sha256" in text
+    with pytest.raises(sweeps.SweepNotReady, match="x3.seed0: damaged"):
+        sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
+
+
+def test_seal_seals_the_committed_records_and_refuses_an_edited_one(repo: Path) -> None:
+    path = _unsealed_and_committed(repo)
+    record = json.loads(path.read_text())
+    record["metrics"]["value"] = 8
+    path.write_text(json.dumps(record, indent=1))
+    lines, ok = sweeps.seal_records(tiny(), "cpu", repo)
+    assert not ok
+    assert lines[0] == "sweep tiny (config cpu): 3 record(s) sealed"
+    assert "  records/tiny/cpu/x3.seed0.json: not sealed: it differs from the last commit" in "\n".join(lines)
+    assert sweeps.SEAL not in json.loads(path.read_text())
+    _git(repo, "checkout", "--", "records/tiny/cpu/x3.seed0.json")  # the edit undone
+    lines, ok = sweeps.seal_records(tiny(), "cpu", repo)
+    assert ok
+    assert lines[0] == "sweep tiny (config cpu): 1 record(s) sealed"
+    for sealed in (repo / "records/tiny/cpu").glob("*.json"):
+        record = json.loads(sealed.read_text())
+        assert record[sweeps.SEAL] == sweeps.seal(record)
+    text, ok = sweeps.status_text(tiny(), "cpu", repo)
+    assert ok
+    assert "carry no record_sha256" not in text
+
+
 def test_failed_job_reports_its_params_and_error_and_fails_the_run(repo: Path) -> None:
     code, out = run(tiny(fail=True), repo)
     assert code == 1
