@@ -362,6 +362,10 @@ def test_glued_numbers_are_powers_of_ten_not_e_notation(site_dir: Path, name: st
         assert glued, f"{name}: no glued number found (the marker class changed?)"
     left = [g.get_text() for g in glued if any(isinstance(p, tuple) for p in split_scientific(g.get_text()))]
     assert left == []
+    # a number glued from another page (the appendix of checks quotes the chapters' sentences) too
+    pasted = [s.get_text() for s in soup.select("span.pasted-text")
+              if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
+    assert pasted == [], f"{name}: numbers glued from another page in E notation: {pasted[:5]}"
     # literals too: a source's 1.2e-07 or a setting's 2e-3 quoted in the prose ({lit}, bookbuild.sphinx_lit)
     literal = [s.get_text() for s in soup.select("span.lit")
                if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
