@@ -303,10 +303,20 @@ def nonresult_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any
 # --------------------------------------------------------------------------- the Sphinx role
 
 
+def _reader_html(text: str) -> str:
+    """``text`` escaped for HTML, each number in E notation set as a power of ten (:mod:`bookbuild.notation`)."""
+    import html
+
+    from bookbuild.notation import split_scientific
+
+    return "".join(html.escape(p) if isinstance(p, str) else f"{html.escape(p[0])}<sup>{html.escape(p[1])}</sup>"
+                   for p in split_scientific(text))
+
+
 def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
     import html
 
-    values = "".join(f'<span class="claim-tip-value">{html.escape(k)} = {html.escape(v)}</span>'
+    values = "".join(f'<span class="claim-tip-value">{html.escape(k)} = {_reader_html(str(v))}</span>'
                      for k, v in record.get("values", {}).items())
     status = "held in this build" if record.get("held") else "did NOT hold"
     return (
@@ -314,7 +324,7 @@ def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
         f'<button type="button" class="claim-mark" aria-describedby="claim-tip-{uid}" '
         f'aria-label="what this build checked">&#10003;</button>'
         f'<span class="claim-tip" role="tooltip" id="claim-tip-{uid}">'
-        f'<span class="claim-tip-head">Checked: {html.escape(record.get("because", ""))} ({status})</span>'
+        f'<span class="claim-tip-head">Checked: {_reader_html(record.get("because", ""))} ({status})</span>'
         f'<code class="claim-tip-condition">{html.escape(record.get("condition", ""))}</code>'
         + (f'<span class="claim-tip-values">Values in this build: {values}</span>' if values else "")
         + f'<a class="claim-tip-link" href="checked.html#check-{name}">every check of this build</a></span></span>'

@@ -366,11 +366,22 @@ def page_provenance(app: Any, pagename: str, templatename: str, context: dict[st
     context["body"] += f'<script type="application/json" id="glue-provenance">{blob}</script>'
 
 
+def scientific_pasted_text(app: Any, doctree: nodes.document, docname: str) -> None:
+    """A number glued from another page (``{glue:text}`page.md::key```, which myst-nb pastes after the roles
+    have run) in the reader's notation too: 1e-6 as 10⁻⁶, as the traced role sets the page's own."""
+    from bookbuild.notation import set_scientific
+
+    for node in list(doctree.findall(nodes.inline)):
+        if "pasted-text" in node["classes"]:
+            set_scientific(node)
+
+
 def setup(app: Any) -> dict[str, Any]:
     from myst_nb.ext.glue.domain import NbGlueDomain
 
     NbGlueDomain.roles = {**NbGlueDomain.roles, "text": _traced_text_role()}
     app.connect("doctree-resolved", mark_listings)
+    app.connect("doctree-resolved", scientific_pasted_text)
     app.connect("html-page-context", page_provenance)
     app.connect("build-finished", write_figure_data)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -40,8 +40,36 @@ def lit_math_role(
     return [nodes.math(rawtext, text)], []
 
 
+#: The modules that render the prose's numbers and claims into a page: literals, the notation of E
+#: numbers, claims and their previews, glued numbers (bookbuild/*.py).
+RENDERING = ("sphinx_lit.py", "notation.py", "claims.py", "provenance.py")
+
+
+def rendering_key() -> str:
+    """A hash of the code that renders literals, numbers and claims (:data:`RENDERING`)."""
+    import hashlib
+    from pathlib import Path
+
+    here = Path(__file__)
+    return hashlib.sha256(b"".join(here.with_name(n).read_bytes() for n in RENDERING)).hexdigest()[:16]
+
+
+def pages_to_reread(app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Every page, once, when the code that renders its numbers has changed since the environment was saved.
+
+    Sphinx re-reads a page when its source changes, not when a role's code does, so a page that never
+    changes (the appendix of checks, rewritten with the same text) would keep the old rendering.
+    """
+    key = rendering_key()
+    if getattr(env, "book_lit_rendering", None) == key:
+        return []
+    env.book_lit_rendering = key
+    return sorted(set(env.found_docs) - added - removed)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register the ``lit`` and ``lit-math`` roles."""
     app.add_role("lit", lit_role)
     app.add_role("lit-math", lit_math_role)
+    app.connect("env-get-outdated", pages_to_reread)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

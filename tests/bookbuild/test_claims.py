@@ -106,3 +106,14 @@ def test_the_appendix_marks_numbers_as_literal_but_never_inside_math() -> None:
     text = "below {lit-math}`10^{-3}` and $x = 0$ after 12 steps, {glue:text}`n` of 3.5"
     assert _literal_numbers(text) == ("below {lit-math}`10^{-3}` and $x = 0$ after {lit}`12` steps, "
                                       "{glue:text}`n` of {lit}`3.5`")
+
+
+def test_a_claim_s_preview_sets_e_notation_as_powers_of_ten_outside_its_code() -> None:
+    from bookbuild.claims import _tip_html
+
+    record = {"because": "the loop matches nn.RNN to 1e-6", "condition": "diff_rnn <= 1e-6", "held": True,
+              "values": {"largest difference": "1.19209e-07"}}
+    tip = _tip_html("c-rnn-torch", record, "u1")
+    assert "to 10<sup>\u22126</sup>" in tip
+    assert "largest difference = 1.19209\u00a0×\u00a010<sup>\u22127</sup>" in tip
+    assert "<code class=\"claim-tip-condition\">diff_rnn &lt;= 1e-6</code>" in tip  # code stays as written

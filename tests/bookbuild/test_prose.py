@@ -133,6 +133,19 @@ def test_lit_role_sets_e_notation_as_a_power_of_ten() -> None:
     assert setting.next_node(nodes.superscript).astext() == "\u22123"
 
 
+def test_pages_are_read_again_once_when_the_rendering_of_literals_changes() -> None:
+    from types import SimpleNamespace
+
+    from bookbuild.sphinx_lit import pages_to_reread, rendering_key
+
+    env = SimpleNamespace(found_docs={"book/a", "book/checked", "book/new"})
+    assert pages_to_reread(None, env, {"book/new"}, set(), set()) == ["book/a", "book/checked"]
+    assert env.book_lit_rendering == rendering_key()
+    assert pages_to_reread(None, env, set(), set(), set()) == []  # the same code: nothing more
+    env.book_lit_rendering = "an older rendering"
+    assert pages_to_reread(None, env, set(), set(), set()) == ["book/a", "book/checked", "book/new"]
+
+
 def test_figure_captions_in_code_cell_options_are_prose() -> None:
     page = (
         "```{code-cell} ipython3\n:label: fig-a\n:mystnb:\n:  figure:\n"

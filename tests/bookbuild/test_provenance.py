@@ -102,3 +102,19 @@ def test_the_kernel_notes_each_run_with_the_cell_that_called_it(monkeypatch) -> 
     monkeypatch.setattr(kernel_hooks, "_cell", lambda: 7)
     kernel_hooks.note_run("f", "key", "computed", 1.0, 1.0)
     assert kernel_hooks._state["runs"][0]["cell"] == 7
+
+
+def test_a_number_glued_from_another_page_is_set_as_a_power_of_ten() -> None:
+    from docutils import nodes
+
+    from bookbuild.provenance import scientific_pasted_text
+
+    doc = nodes.document(None, None)
+    paragraph = nodes.paragraph("", "below ", nodes.inline("1e-6", "1e-6", classes=["pasted-text"]),
+                                nodes.Text(" and 2.5e-3 in plain text"))
+    doc += paragraph
+    scientific_pasted_text(None, doc, "book/checked")
+    pasted = paragraph.children[1]
+    assert [type(c).__name__ for c in pasted.children] == ["Text", "superscript"]
+    assert pasted.astext() == "10\u22126"
+    assert paragraph.astext().endswith("2.5e-3 in plain text")  # only glued numbers change

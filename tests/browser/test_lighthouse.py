@@ -27,8 +27,9 @@ from tests.browser.test_pages import PAGES
 LIGHTHOUSE = Path(__file__).with_name("lighthouse") / "node_modules" / ".bin" / "lighthouse"
 CHAPTERS = [p for p in PAGES if p.startswith("book/") and p not in
             {"book/intro.html", "book/glossary.html", "book/bibliography.html", "book/build-report.html"}]
-#: The standard each chapter's median score must meet, per category (issue 19).
-FLOORS = {"performance": 70, "accessibility": 98, "best-practices": 100, "seo": 95}
+#: The standard each chapter's median score must meet, per category: issue 19, raised by issue 28 (performance at
+#: least 70, the others 100).
+FLOORS = {"performance": 70, "accessibility": 100, "best-practices": 100, "seo": 100}
 
 pytestmark = pytest.mark.audit
 

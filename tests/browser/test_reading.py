@@ -202,6 +202,30 @@ def test_display_formulas_are_not_cut_off(measured, name: str, viewport: str, sc
     assert overlapped == [], f"{at}: equation numbers over their formulas: {overlapped[:3]}"
 
 
+#: Chapters whose display formulas are still wider than the column at 1280 px (issue 28 asks that every one fit
+#: there): each needs its page's TeX broken into aligned rows or its annotations moved to the prose, a change
+#: to the chapter, not the site. Strict: a chapter that comes to fit fails here until it is taken off the list.
+WIDE_AT_1280 = {
+    "book/gated.html": "Eq. 3.5, the GRU's four lines with their annotations",
+    "book/language-models.html": "Eq. 4.1, embedding, cell and softmax on one line",
+    "book/generating.html": "Eq. 5.3, the renormalised distribution with S_k and S_p defined beside it",
+    "book/depth.html": "Eq. 6.2, the three parameter counts on one line",
+    "book/beyond.html": "Eq. 7.1, the input-gated LSTM's gates and update on two lines",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"too wide at 1280 px: {WIDE_AT_1280[n]}"))
+    if n in WIDE_AT_1280 else n for n in CHAPTERS])
+def test_display_formulas_fit_their_column_on_a_desktop(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """At 1280 px no formula needs to scroll: it fits its box (on a phone it may scroll, with a cue)."""
+    if viewport != "desktop":
+        pytest.skip("on a phone a formula may scroll sideways (test_display_formulas_are_not_cut_off)")
+    wide = [f"{f['text']!r} ({f['drawingWidth']:.0f} > {f['boxWidth']} px)" for f in measured[name]["formulas"]
+            if f.get("rendered") and f["drawingWidth"] > f["boxWidth"] + 1]
+    assert wide == [], f"{where(name, viewport, scheme)}: formulas wider than the column: {wide[:3]}"
+
+
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_code_text_is_readable_on_a_phone(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
     if viewport != "phone":
@@ -338,6 +362,10 @@ def test_glued_numbers_are_powers_of_ten_not_e_notation(site_dir: Path, name: st
         assert glued, f"{name}: no glued number found (the marker class changed?)"
     left = [g.get_text() for g in glued if any(isinstance(p, tuple) for p in split_scientific(g.get_text()))]
     assert left == []
+    # a number glued from another page (the appendix of checks quotes the chapters' sentences) too
+    pasted = [s.get_text() for s in soup.select("span.pasted-text")
+              if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
+    assert pasted == [], f"{name}: numbers glued from another page in E notation: {pasted[:5]}"
     # literals too: a source's 1.2e-07 or a setting's 2e-3 quoted in the prose ({lit}, bookbuild.sphinx_lit)
     literal = [s.get_text() for s in soup.select("span.lit")
                if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
