@@ -279,8 +279,11 @@ LAB = Lab(
         Exercise(
             target="chapter_code.lm.char_lm:fit_next_token",
             context=(
+                "chapter_code.core.arguments:positive_ints",
+                "chapter_code.core.arguments:positive_int_fields",
                 "chapter_code.lm.char_lm:CharLM",
                 "chapter_code.lm.char_lm:TrainConfig",
+                "chapter_code.lm.char_lm:model_device",
             ),
             task=(
                 "Train `model` for `config.steps` steps with Adam at `config.lr`. "

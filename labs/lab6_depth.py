@@ -278,7 +278,7 @@ LAB = Lab(
         Exercise(
             target="chapter_code.depth.layers:prefix_only_loss",
             context=(
-                "chapter_code.depth.layers:_positive",
+                "chapter_code.core.arguments:positive_ints",
                 "chapter_code.lm.perplexity:lm_loss_and_ppl",
             ),
             task=(

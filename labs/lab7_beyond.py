@@ -330,6 +330,7 @@ LAB = Lab(
         ),
         Exercise(
             target="chapter_code.beyond.linear_scan:InputGatedLSTM",
+            context=("chapter_code.core.arguments:positive_ints",),
             task=(
                 "Write `forward`: an LSTM whose gates and candidate read only $x_t$, "
                 "so that its cell is the linear recurrence of this lab. `self.blocks` "

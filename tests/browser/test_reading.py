@@ -202,21 +202,7 @@ def test_display_formulas_are_not_cut_off(measured, name: str, viewport: str, sc
     assert overlapped == [], f"{at}: equation numbers over their formulas: {overlapped[:3]}"
 
 
-#: Chapters whose display formulas are still wider than the column at 1280 px (issue 28 asks that every one fit
-#: there): each needs its page's TeX broken into aligned rows or its annotations moved to the prose, a change
-#: to the chapter, not the site. Strict: a chapter that comes to fit fails here until it is taken off the list.
-WIDE_AT_1280 = {
-    "book/gated.html": "Eq. 3.5, the GRU's four lines with their annotations",
-    "book/language-models.html": "Eq. 4.1, embedding, cell and softmax on one line",
-    "book/generating.html": "Eq. 5.3, the renormalised distribution with S_k and S_p defined beside it",
-    "book/depth.html": "Eq. 6.2, the three parameter counts on one line",
-    "book/beyond.html": "Eq. 7.1, the input-gated LSTM's gates and update on two lines",
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"too wide at 1280 px: {WIDE_AT_1280[n]}"))
-    if n in WIDE_AT_1280 else n for n in CHAPTERS])
+@pytest.mark.parametrize("name", CHAPTERS)
 def test_display_formulas_fit_their_column_on_a_desktop(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
     """At 1280 px no formula needs to scroll: it fits its box (on a phone it may scroll, with a cue)."""
     if viewport != "desktop":
