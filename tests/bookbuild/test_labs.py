@@ -142,6 +142,25 @@ def test_notebooks_stand_alone_and_their_checkpoints_and_first_hints_hold_no_ans
         assert block.count("<details>") == len(exercise.hints)  # each hint folded on its own
 
 
+#: What would tie a notebook to this repository's folders: reading a file, or a path relative to the checkout.
+_FILE_ACCESS = re.compile(
+    r"""\bopen\(|\bPath\(|read_text|read_bytes|torch\.load|np\.load"""
+    r"""|['"](\.\.?/|data/|records/|book/|_build/|labs/|chapter_code/)"""
+)
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_notebooks_read_no_file_and_name_no_path_of_the_repository(lab: labs.Lab) -> None:
+    """A lab opened alone (a laptop, Colab) has no checkout beside it: its code cells read no file and name no
+    path relative to the repository; the data they use is written into the notebook or drawn from a seed."""
+    for edition in ("student", "solution"):
+        for cell in labs.notebook(lab, edition).cells:
+            if cell.cell_type == "code":
+                found = _FILE_ACCESS.search(cell.source)
+                near = "" if found is None else cell.source[max(0, found.start() - 40) : found.end() + 40]
+                assert found is None, f"{lab.slug} ({edition}) reads a file or names a path: {near!r}"
+
+
 def _code_key(code: str) -> str:
     """Code compared as a reader copies it: whitespace and the ``torch.`` prefix do not count."""
     return re.sub(r"\s+", "", code).replace("torch.", "")
