@@ -76,6 +76,8 @@ def fixture_book(root: Path) -> None:
     (root / "chapter_code" / "__init__.py").write_text("")
     (root / "chapter_code" / "core" / "__init__.py").write_text("")
     shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
+    # and the one chapter_code module runtime imports (the device setting, BOOK_DEVICE)
+    shutil.copy(Path(runtime.__file__).with_name("device.py"), root / "chapter_code" / "core" / "device.py")
     shutil.copytree(Path(build.__file__).parent, root / "bookbuild", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "_config.yml").write_text(CONFIG)
     (root / "_toc.yml").write_text(TOC)

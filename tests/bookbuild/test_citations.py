@@ -51,6 +51,7 @@ BESIDE_THE_SOURCES = {
         "Scratch against `nn.LSTM`: the initialisation",
         "Beside the source's scoreboard",
         "Beside the source's scale study",
+        "The same study on one large GPU",  # its models' sizes beside the source's three
     },
     "beyond": {"This build beside the sources"},
 }
