@@ -237,6 +237,13 @@ class Ctx:
                            + (f" (executed {', '.join(run.executed()) or 'some chapter'})"
                               if run.has(r"^engine: executing") else ""))
 
+    def check_passes_executing_nothing(self, **env: str) -> Run:
+        """``check`` (with ``env`` added to the probe's environment) must pass and execute nothing."""
+        run = self.bookbuild(*CHECK, env=self.env(**env)) if env else self.bookbuild(*CHECK)
+        self.passes(run, r"check: every output")
+        self.executes_nothing(run)
+        return run
+
     def executes(self, run: Run, chapters: list[str]) -> bool:
         return self.expect(sorted(run.executed()) == sorted(chapters),
                            f"executes exactly {', '.join(chapters)} (executed: {', '.join(run.executed()) or 'none'})")
@@ -752,23 +759,17 @@ def _(c: Ctx) -> None:
 
 @probe("device-spaced-CPU", "9", 'BOOK_DEVICE=" CPU "', "must pass, executing nothing")
 def _(c: Ctx) -> None:
-    run = c.bookbuild(*CHECK, env=c.env(BOOK_DEVICE=" CPU "))
-    c.passes(run, r"check: every output")
-    c.executes_nothing(run)
+    c.check_passes_executing_nothing(BOOK_DEVICE=" CPU ")
 
 
 @probe("device-explicit-cpu", "9", "BOOK_DEVICE=cpu", "must pass, executing nothing")
 def _(c: Ctx) -> None:
-    run = c.bookbuild(*CHECK, env=c.env(BOOK_DEVICE="cpu"))
-    c.passes(run, r"check: every output")
-    c.executes_nothing(run)
+    c.check_passes_executing_nothing(BOOK_DEVICE="cpu")
 
 
 @probe("threads-spelled", "own", 'BOOK_THREADS=" 1 "', "must pass, executing nothing")
 def _(c: Ctx) -> None:
-    run = c.bookbuild(*CHECK, env=c.env(BOOK_THREADS=" 1 "))
-    c.passes(run, r"check: every output")
-    c.executes_nothing(run)
+    c.check_passes_executing_nothing(BOOK_THREADS=" 1 ")
 
 
 @probe("seed-abc", "9", "BOOK_SEED=abc", "must fail at once: one line, exit 2, no kernel started")
@@ -782,26 +783,20 @@ def _(c: Ctx) -> None:
 @probe("caption-edit", "9", "a word of Fig. 1.1's caption changed", "must pass, executing nothing")
 def _(c: Ctx) -> None:
     c.edit(PAGE, 'caption: "Two drawings of the same model.', 'caption: "Two pictures of the same model.')
-    run = c.bookbuild(*CHECK)
-    c.passes(run, r"check: every output")
-    c.executes_nothing(run)
+    c.check_passes_executing_nothing()
 
 
 @probe("alt-text-edit", "9", "a word of Fig. 1.1's alt text changed", "must pass, executing nothing")
 def _(c: Ctx) -> None:
     c.edit(PAGE, 'alt: "Left, a single box', 'alt: "Left, one box')
-    run = c.bookbuild(*CHECK)
-    c.passes(run, r"check: every output")
-    c.executes_nothing(run)
+    c.check_passes_executing_nothing()
 
 
 @probe("prose-only-edit", "own", "a word of a paragraph changed", "must pass, executing nothing")
 def _(c: Ctx) -> None:
     c.edit(PAGE, "This picture is\nwhat the next chapter differentiates.", "This picture is\nwhat the next chapter "
            "takes apart.")
-    run = c.bookbuild(*CHECK)
-    c.passes(run, r"check: every output")
-    c.executes_nothing(run)
+    c.check_passes_executing_nothing()
 
 
 @probe("revert-an-edit", "9", "a printed line of a cell changed, `check`; the edit reverted, `check`",
