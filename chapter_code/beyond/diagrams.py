@@ -56,7 +56,7 @@ def draw_doubling_scan(length: int = 8) -> Figure:
                 f"{first}:{last}" if first != last else f"{t}",
                 ha="center",
                 va="center",
-                fontsize=12,
+                fontsize=12.5,
                 bbox={
                     "boxstyle": "round,pad=0.3",
                     "facecolor": COLORS["linear"] if full else "white",
@@ -95,9 +95,9 @@ def draw_doubling_scan(length: int = 8) -> Figure:
             f"round {r}\noffset {offset}",
             ha="right",
             va="center",
-            fontsize=12,
+            fontsize=12.5,
         )
-    ax.text(0.2, 0, "steps", ha="right", va="center", fontsize=12)
+    ax.text(0.2, 0, "steps", ha="right", va="center", fontsize=12.5)
     ax.set_xlim(-1.2, length + 0.6)
     ax.set_ylim(-len(rows) + 0.5, 0.5)
     ax.axis("off")

@@ -181,7 +181,7 @@ def _box(
             alpha=0.3,
         )
     )
-    ax.text(x, y, text, ha="center", va="center", fontsize=11, color="black")
+    ax.text(x, y, text, ha="center", va="center", fontsize=12.5, color="black")
 
 
 def _op(ax: plt.Axes, x: float, y: float, text: str) -> None:
@@ -192,9 +192,7 @@ def _op(ax: plt.Axes, x: float, y: float, text: str) -> None:
     ax.add_patch(
         Circle((x, y), 0.45 if wide else 0.3, fc="white", ec="black", lw=1, zorder=3)
     )
-    ax.text(
-        x, y, text, ha="center", va="center", fontsize=10.5 if wide else 12, zorder=4
-    )
+    ax.text(x, y, text, ha="center", va="center", fontsize=12.5, zorder=4)
 
 
 def _arrow(
@@ -219,21 +217,21 @@ def draw_cell_diagram(cell: str) -> Figure:
     if cell not in GATE_ORDER:
         raise ValueError(f"cell must be one of {sorted(GATE_ORDER)}; got {cell!r}")
     use_book_style()
-    # narrow, so that its text stays legible on a phone
-    fig, ax = plt.subplots(figsize=(5.4, 2.6))
+    # the book's figure width, its type at the style's sizes (the phone test reads it)
+    fig, ax = plt.subplots(figsize=(6.4, 3.1))
     gate_color, cand_color = (
         COLORS["lstm"] if cell == "lstm" else COLORS["gru"],
         COLORS["rnn"],
     )
     # the input bus: [x_t, h_{t-1}]
     ax.plot([0.4, 9.6], [1.0, 1.0], color="black", lw=1)
-    ax.text(0.3, 1.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
-    ax.text(5.0, 0.2, "$x_t$", ha="center", va="center", fontsize=11)
+    ax.text(0.3, 1.0, "$h_{t-1}$", ha="right", va="center", fontsize=12.5)
+    ax.text(5.0, 0.2, "$x_t$", ha="center", va="center", fontsize=12.5)
     _arrow(ax, (5.0, 0.4), (5.0, 0.95))
     if cell == "lstm":
         ax.plot([0.4, 9.6], [4.0, 4.0], color="black", lw=2)  # the cell-state line
-        ax.text(0.3, 4.0, "$c_{t-1}$", ha="right", va="center", fontsize=11)
-        ax.text(9.7, 4.0, "$c_t$", ha="left", va="center", fontsize=11)
+        ax.text(0.3, 4.0, "$c_{t-1}$", ha="right", va="center", fontsize=12.5)
+        ax.text(9.7, 4.0, "$c_t$", ha="left", va="center", fontsize=12.5)
         blocks = [
             (2.0, r"$f_t$: $\sigma$", gate_color),
             (3.6, r"$i_t$: $\sigma$", gate_color),
@@ -256,12 +254,12 @@ def draw_cell_diagram(cell: str) -> Figure:
         _arrow(ax, (8.2, 2.95), (8.2, 2.25))
         _arrow(ax, (7.6, 2.0), (7.95, 2.0))
         _arrow(ax, (8.45, 2.0), (9.6, 2.0))
-        ax.text(9.7, 2.0, "$h_t$", ha="left", va="center", fontsize=11)
-        ax.set_title("One LSTM step", fontsize=12)
+        ax.text(9.7, 2.0, "$h_t$", ha="left", va="center", fontsize=12.5)
+        ax.set_title("One LSTM step", fontsize=13)
     else:
         ax.plot([0.4, 9.6], [4.0, 4.0], color="black", lw=2)  # the state line
-        ax.text(0.3, 4.0, "$h_{t-1}$", ha="right", va="center", fontsize=11)
-        ax.text(9.7, 4.0, "$h_t$", ha="left", va="center", fontsize=11)
+        ax.text(0.3, 4.0, "$h_{t-1}$", ha="right", va="center", fontsize=12.5)
+        ax.text(9.7, 4.0, "$h_t$", ha="left", va="center", fontsize=12.5)
         for x, label, color in [
             (2.0, r"$u_t$: $\sigma$", gate_color),
             (3.7, r"$r_t$: $\sigma$", gate_color),
@@ -276,14 +274,14 @@ def draw_cell_diagram(cell: str) -> Figure:
         _arrow(ax, (5.45, 2.0), (5.95, 2.0))
         _op(ax, 2.0, 4.0, r"$\times$")
         _arrow(ax, (2.0, 2.3), (2.0, 3.75))
-        ax.text(2.15, 3.0, "$u_t$", fontsize=11)
+        ax.text(2.15, 3.0, "$u_t$", fontsize=12.5)
         _op(ax, 7.8, 3.2, r"$\times$")
         _arrow(ax, (6.6, 2.3), (7.6, 3.05))
         _arrow(ax, (2.5, 2.3), (7.55, 3.2), ls="--")
-        ax.text(3.3, 2.9, "$1 - u_t$", fontsize=11)
+        ax.text(3.3, 2.9, "$1 - u_t$", fontsize=12.5)
         _op(ax, 7.8, 4.0, "+")
         _arrow(ax, (7.8, 3.45), (7.8, 3.75))
-        ax.set_title("One GRU step", fontsize=12)
+        ax.set_title("One GRU step", fontsize=13)
     ax.set_xlim(-0.6, 10.4)
     ax.set_ylim(0, 4.6)
     ax.set_aspect("equal")  # circles stay round

@@ -70,10 +70,10 @@ def share(measured: dict) -> float:  # type: ignore[type-arg]
 
 def measure_page(browser, site_dir: Path, name: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
     """Open ``name`` at :data:`WIDTH` (light scheme, no network) and return the :data:`MEASURE` result."""
+    from tests.browser.conftest import new_context
     from tests.browser.test_pages import open_page
 
-    context = browser.new_context(viewport=WIDTH, color_scheme="light")
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    context = new_context(browser, viewport=WIDTH, scheme="light")
     try:
         page = context.new_page()
         open_page(page, site_dir, name)
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print each chapter's share (and its largest counted cells with ``--cells``) for a built site."""
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import chromium_binary
+    from tests.browser.conftest import chromium_binary, launch_chromium
     from tests.browser.test_reading import CHAPTERS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results = {}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+        browser = launch_chromium(p)
         for name in CHAPTERS:
             if not (args.html / name).exists():
                 continue

@@ -71,6 +71,30 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     return work / "_build" / "html"
 
 
+def launch_chromium(playwright):  # type: ignore[no-untyped-def]
+    """Debian's Chromium (or ``$BOOK_CHROMIUM``), headless, launched through a Playwright instance."""
+    binary = chromium_binary()
+    if binary is None:
+        raise RuntimeError("no Chromium to drive: install Debian's chromium or set BOOK_CHROMIUM")
+    return playwright.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+
+
+def new_context(browser, *, scheme: str | None = None, offline: bool = True, **options):  # type: ignore[no-untyped-def]
+    """A browser context for the book's pages: ``scheme`` ("light"/"dark") is both the system's colour scheme and
+    the theme's stored choice; ``offline`` aborts every request that is not for a local file; other keyword
+    arguments go to Playwright's ``new_context``.
+    """
+    if scheme is not None:
+        options["color_scheme"] = scheme
+    context = browser.new_context(**options)
+    if scheme is not None:
+        # The theme reads the reader's choice from localStorage (its light/dark button), else the system's.
+        context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
+    if offline:
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    return context
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """A headless Chromium; the tests are skipped, with the reason, when there is none."""
@@ -83,6 +107,6 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+        chromium = launch_chromium(p)
         yield chromium
         chromium.close()

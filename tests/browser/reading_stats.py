@@ -66,7 +66,7 @@ def summary(measured: dict, figures: list[dict]) -> dict:  # type: ignore[type-a
 def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import chromium_binary
+    from tests.browser.conftest import chromium_binary, launch_chromium, new_context
     from tests.browser.test_pages import VIEWPORTS, open_page
     from tests.browser.test_reading import CHAPTERS, MEASURE
 
@@ -81,10 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, dict[str, dict]] = {}  # type: ignore[type-arg]
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+        browser = launch_chromium(p)
         for width, viewport in VIEWPORTS.items():
-            context = browser.new_context(viewport=viewport, color_scheme="light")
-            context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+            context = new_context(browser, viewport=viewport, scheme="light")
             for name in CHAPTERS:
                 if not (html / name).exists():
                     continue

@@ -33,6 +33,7 @@ from bs4 import BeautifulSoup
 
 from bookbuild.build import ROOT
 from bookbuild.site.downloads import FALLBACK_DOC, FALLBACK_LABEL, PDF_NAME
+from tests.browser.conftest import new_context
 from tests.browser.test_pages import PAGES, VIEWPORTS, open_page
 from tests.browser.test_reading import MIN_CONTRAST, SCHEMES, contrast
 
@@ -90,8 +91,7 @@ def scheme(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def tab(browser, viewport: str, scheme: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
     """A page at this width and colour scheme that records non-file requests and console errors."""
-    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=scheme)
-    context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
+    context = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme, offline=False)
     outside: list[str] = []
     errors: list[str] = []
 

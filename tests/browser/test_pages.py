@@ -15,17 +15,27 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import matplotlib
 import pytest
 import yaml
 from bs4 import BeautifulSoup
 from PIL import Image
 
 from bookbuild.build import ROOT
-from chapter_code.core.plotting import SMALLEST_TEXT_KEY
+from chapter_code.core.plotting import PIXEL_RATIO, SMALLEST_TEXT_KEY, STYLE_FILE
+from tests.browser.conftest import new_context
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 #: Smallest figure text a phone may show, in CSS pixels (the figure's text height in the PNG, scaled as displayed).
 MIN_FIGURE_TEXT_PX = 9.0
+#: One width and one type scale for every figure (issue 28): each is drawn for the column, at the width the book's
+#: matplotlib style gives a figure (6.4 in, shown 640 CSS px wide), within what ``bbox_inches="tight"`` trims or
+#: adds; on a desktop none is shrunk to fit, so a point of type is the same size in every figure; and no text is
+#: set smaller than the style's smallest size (its tick labels).
+_STYLE = matplotlib.rc_params_from_file(str(STYLE_FILE), use_default_template=False)
+FIGURE_WIDTH_CSS = _STYLE["figure.figsize"][0] * _STYLE["figure.dpi"]
+FIGURE_WIDTH_BAND = (0.85, 1.07)
+SMALLEST_FIGURE_PT = min(_STYLE["xtick.labelsize"], _STYLE["ytick.labelsize"], _STYLE["legend.fontsize"])
 CHAPTER_WITH_SOLUTIONS = "book/gradients.html"
 SIDEBAR_VISIBILITY = "getComputedStyle(document.getElementById('pst-primary-sidebar')).visibility"
 
@@ -48,7 +58,7 @@ def viewport(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def page(browser, viewport: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
     """A fresh page in a context that aborts and records every non-file request and collects console errors."""
-    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    context = new_context(browser, viewport=VIEWPORTS[viewport], offline=False)
     outside: list[str] = []
     errors: list[str] = []
 
@@ -150,7 +160,7 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
         " alt: (i.getAttribute('alt') || '').trim(), natural: i.naturalWidth, shown: i.getBoundingClientRect().width,"
         " aspect: i.naturalHeight / i.naturalWidth,"
         " shownAspect: i.getBoundingClientRect().height / i.getBoundingClientRect().width,"
-        " figure: !!i.closest('.cell_output, figure'),"
+        " figure: !!i.closest('.cell_output, figure'), inAside: !!i.closest('.admonition, details, .panel'),"
         " declared: (+i.getAttribute('height') || NaN) / (+i.getAttribute('width') || NaN)}))"
     )
     for img in images:
@@ -168,6 +178,22 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
                 f"{name} at {viewport}: the smallest text of {png.name} is {shown_px:.1f} CSS px "
                 f"(< {MIN_FIGURE_TEXT_PX})"
             )
+            if viewport == "desktop" and not img["inAside"]:
+                natural_css = img["natural"] / PIXEL_RATIO
+                low, high = (FIGURE_WIDTH_CSS * f for f in FIGURE_WIDTH_BAND)
+                assert low <= natural_css <= high, (
+                    f"{name}: {png.name} is drawn {natural_css:.0f} CSS px wide, not at the book's figure width "
+                    f"({low:.0f}-{high:.0f} px: figure.figsize in {STYLE_FILE.name})"
+                )
+                assert img["shown"] == pytest.approx(natural_css, rel=0.01), (
+                    f"{name}: {png.name} is shown {img['shown']:.0f} px wide for {natural_css:.0f}: shrunk, so its "
+                    "type is smaller than the other figures'"
+                )
+                smallest_pt = text_px / (PIXEL_RATIO * _STYLE["figure.dpi"]) * 72
+                assert smallest_pt >= SMALLEST_FIGURE_PT - 0.05, (
+                    f"{name}: {png.name} sets text at {smallest_pt:.1f} pt, below the style's smallest "
+                    f"{SMALLEST_FIGURE_PT} pt"
+                )
 
 
 def test_every_page_of_the_site_is_checked(site_dir: Path) -> None:

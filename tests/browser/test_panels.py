@@ -35,6 +35,7 @@ import pytest
 
 from chapter_code.panels import data as panel_data
 from chapter_code.panels.data import PANELS, reading_words
+from tests.browser.conftest import new_context
 from tests.browser.test_pages import VIEWPORTS, open_page
 
 #: Where each panel lives.
@@ -77,9 +78,8 @@ def reduced(request: pytest.FixtureRequest) -> bool:
 
 
 def _open(browser, site_dir: Path, name: str, reduced_motion: bool = False) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                  reduced_motion="reduce" if reduced_motion else "no-preference")
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    context = new_context(browser, viewport={"width": 1280, "height": 900},
+                          reduced_motion="reduce" if reduced_motion else "no-preference")
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -120,9 +120,7 @@ def pages(browser, site_dir: Path, config: tuple[str, str]) -> Iterator[dict]:  
     """Chapter page -> the page opened at this width and scheme, opened on first use. Time is a paused fake clock:
     nothing happens until a test runs it (``page.clock.run_for``)."""
     viewport, scheme = config
-    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=scheme)
-    context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    context = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme)
 
     class Pages(dict):  # type: ignore[type-arg]
         def __missing__(self, chapter: str) -> object:

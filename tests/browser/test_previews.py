@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from tests.browser.conftest import new_context
 from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
 CHAPTER = "book/gated.html"
@@ -109,8 +110,7 @@ def test_the_pointer_can_move_onto_a_hover_preview(page, site_dir, viewport) -> 
 
 
 def test_a_first_tap_previews_and_a_second_follows_the_link(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport=VIEWPORTS["phone"], has_touch=True, is_mobile=True)
-    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+    context = new_context(browser, viewport=VIEWPORTS["phone"], has_touch=True, is_mobile=True)
     tab = context.new_page()
     try:
         open_page(tab, site_dir, CHAPTER)
