@@ -230,28 +230,30 @@ class Runner:
     def run(self, *steps: Step, until: float | None = None) -> None:
         """Run ``steps`` side by side; each ends by itself, at its timeout, or at ``until`` (monotonic)."""
         live: list[tuple[Step, subprocess.Popen, float, Any]] = []
-        for step in steps:
-            self.steps.append(step)
-            limit = min(step.timeout_s, max(1.0, (until or self.deadline) - time.monotonic()))
-            step.timeout_s = round(limit, 1)
-            log_path = self.out / "logs" / f"{step.name}.log"
-            step.log = str(log_path.relative_to(self.out))
-            log = log_path.open("w")
-            log.write(f"$ {' '.join(step.argv)}\n(timeout {limit:.0f} s; cwd {self.root})\n\n")
-            log.flush()
-            env = {**os.environ, **step.env}
-            try:
-                proc = subprocess.Popen(step.argv, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
-            except OSError as exc:
-                step.status, step.note = "failed", f"could not start: {exc}"
-                log.close()
-                continue
-            step.status = "running"
-            live.append((step, proc, time.monotonic(), log))
-            print(f"gpu-run: {step.name}: started (timeout {limit:.0f} s)", flush=True)
-        self.write_summary()
+        # Everything from the first start on is inside the try: a signal that lands while the steps start or
+        # while the summary is written still stops what was started and marks it interrupted.
         try:
+            for step in steps:
+                self.steps.append(step)
+                limit = min(step.timeout_s, max(1.0, (until or self.deadline) - time.monotonic()))
+                step.timeout_s = round(limit, 1)
+                log_path = self.out / "logs" / f"{step.name}.log"
+                step.log = str(log_path.relative_to(self.out))
+                log = log_path.open("w")
+                log.write(f"$ {' '.join(step.argv)}\n(timeout {limit:.0f} s; cwd {self.root})\n\n")
+                log.flush()
+                env = {**os.environ, **step.env}
+                try:
+                    proc = subprocess.Popen(step.argv, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                except OSError as exc:
+                    step.status, step.note = "failed", f"could not start: {exc}"
+                    log.close()
+                    continue
+                step.status = "running"
+                live.append((step, proc, time.monotonic(), log))
+                print(f"gpu-run: {step.name}: started (timeout {limit:.0f} s)", flush=True)
+            self.write_summary()
             self._wait(live)
         except BaseException:  # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
             for step, proc, began, log in live:

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,34 @@ def new_context(browser, *, scheme: str | None = None, offline: bool = True, **o
     if offline:
         context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
     return context
+
+
+@contextmanager
+def recording_page(browser, *, scheme: str | None = None, **options):  # type: ignore[no-untyped-def]
+    """A fresh page (in its own :func:`new_context`) that aborts every request that is not for a local file and
+    records it in ``page.outside_requests``, and collects console errors and uncaught exceptions in
+    ``page.console_errors``."""
+    context = new_context(browser, scheme=scheme, offline=False, **options)
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def route(r):  # type: ignore[no-untyped-def]
+        if r.request.url.startswith("file://"):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    try:
+        p = context.new_page()
+        p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        p.on("pageerror", lambda e: errors.append(str(e)))
+        p.outside_requests = outside
+        p.console_errors = errors
+        yield p
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ from bs4 import BeautifulSoup
 
 from bookbuild.build import ROOT
 from bookbuild.site.downloads import FALLBACK_DOC, FALLBACK_LABEL, PDF_NAME
-from tests.browser.conftest import new_context
+from tests.browser.conftest import recording_page
 from tests.browser.test_pages import PAGES, VIEWPORTS, open_page
 from tests.browser.test_reading import MIN_CONTRAST, SCHEMES, contrast
 
@@ -91,25 +91,8 @@ def scheme(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def tab(browser, viewport: str, scheme: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
     """A page at this width and colour scheme that records non-file requests and console errors."""
-    context = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme, offline=False)
-    outside: list[str] = []
-    errors: list[str] = []
-
-    def route(r):  # type: ignore[no-untyped-def]
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            outside.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    p = context.new_page()
-    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    p.outside_requests = outside  # type: ignore[attr-defined]
-    p.console_errors = errors  # type: ignore[attr-defined]
-    yield p
-    context.close()
+    with recording_page(browser, viewport=VIEWPORTS[viewport], scheme=scheme) as p:
+        yield p
 
 
 def where(name: str, viewport: str, scheme: str) -> str:

@@ -23,7 +23,7 @@ from PIL import Image
 
 from bookbuild.build import ROOT
 from chapter_code.core.plotting import PIXEL_RATIO, SMALLEST_TEXT_KEY, STYLE_FILE
-from tests.browser.conftest import new_context
+from tests.browser.conftest import recording_page
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 #: Smallest figure text a phone may show, in CSS pixels (the figure's text height in the PNG, scaled as displayed).
@@ -58,25 +58,8 @@ def viewport(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def page(browser, viewport: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
     """A fresh page in a context that aborts and records every non-file request and collects console errors."""
-    context = new_context(browser, viewport=VIEWPORTS[viewport], offline=False)
-    outside: list[str] = []
-    errors: list[str] = []
-
-    def route(r):  # type: ignore[no-untyped-def]
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            outside.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    p = context.new_page()
-    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    p.outside_requests = outside  # type: ignore[attr-defined]
-    p.console_errors = errors  # type: ignore[attr-defined]
-    yield p
-    context.close()
+    with recording_page(browser, viewport=VIEWPORTS[viewport]) as p:
+        yield p
 
 
 def open_page(page, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
