@@ -155,3 +155,82 @@ def test_window_sweep_uses_a_log_window_axis_and_the_streaming_line() -> None:
     plt.close(fig)
     with pytest.raises(ValueError, match="one length"):
         plot_window_sweep([16], [1.0, 2.0], "#0072B2")
+
+
+def test_seed_scores_every_marker_line_label_and_place() -> None:
+    from chapter_code.lm.figures import plot_seed_scores
+
+    scores = {
+        "RNN": {"fixed": [1.66, 1.65], "carried": [1.64, 1.63]},
+        "LSTM": {"fixed": [1.55], "carried": []},
+        "GRU": {"fixed": [1.5, 1.49, 1.48], "carried": [1.47]},
+    }
+    colors = {"RNN": "#123456", "LSTM": "#654321", "GRU": "#ABCDEF"}
+    fig = plot_seed_scores(scores, colors, reduced={"LSTM": 1.8}, baseline=("best n-gram", 1.7))
+    (ax,) = fig.axes
+    lines = line_facts(ax)
+    # two protocols 0.18 apart around each column; the reduced bar 0.35 each side of it
+    assert [(ln["x"], ln["y"], ln["color"], ln["ls"], ln["label"]) for ln in lines[:-1]] == [
+        ([-0.09, -0.09], [1.66, 1.65], "#123456", "None", "RNN, fixed"),
+        ([0.09, 0.09], [1.64, 1.63], "#123456", "None", "RNN, carried"),
+        ([0.91], [1.55], "#654321", "None", "LSTM, fixed"),
+        ([], [], "#654321", "None", "_child3"),  # an empty protocol draws nothing and gets no legend entry
+        ([0.65, 1.35], [1.8, 1.8], "#654321", ":", "LSTM, reduced size"),
+        ([1.91, 1.91, 1.91], [1.5, 1.49, 1.48], "#ABCDEF", "None", "GRU, fixed"),
+        ([2.09], [1.47], "#ABCDEF", "None", "GRU, carried"),
+    ]
+    markers = [line.get_marker() for line in ax.get_lines()]
+    assert markers[:4] == ["o", "^", "o", "^"]
+    assert markers[5:7] == ["o", "^"]
+    baseline = lines[-1]
+    assert (baseline["y"], baseline["color"], baseline["ls"], baseline["label"]) == (
+        [1.7, 1.7], "#999999", "--", "best n-gram")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["RNN", "LSTM", "GRU"]
+    assert list(ax.get_xticks()) == [0, 1, 2]
+    assert ax.get_xlim() == pytest.approx((-0.6, 2.6))
+    assert ax.get_ylabel() == "test loss (nats per character)"
+    legend = ax.get_legend()
+    assert _legend(ax) == ["RNN, fixed", "RNN, carried", "LSTM, fixed", "LSTM, reduced size", "GRU, fixed",
+                           "GRU, carried", "best n-gram"]
+    assert legend._ncols == 2
+    assert legend._loc == 9  # upper center, below the axes
+    assert tuple(legend.get_bbox_to_anchor()._bbox.bounds[:2]) == pytest.approx((0.5, -0.12))
+    assert legend.borderaxespad == 0.0
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 4.8))
+    assert _tight(ax)
+    plt.close(fig)
+    # a third protocol takes squares; without `reduced` or `baseline` nothing else is drawn
+    fig = plot_seed_scores({"RNN": {"a": [1.0], "b": [1.1], "c": [1.2]}}, {"RNN": "#123456"})
+    (ax,) = fig.axes
+    assert [line.get_marker() for line in ax.get_lines()] == ["o", "^", "s"]
+    assert [list(line.get_xdata()) for line in ax.get_lines()] == [[-0.18], [0.0], [0.18]]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="^scores must hold at least one model with at least one protocol$"):
+        plot_seed_scores({"RNN": {}}, {"RNN": "#123456"})
+
+
+def test_window_sweep_every_line_label_and_the_base_two_axis() -> None:
+    from chapter_code.lm.figures import plot_window_sweep
+
+    fig = plot_window_sweep([16, 32, 64], [1.9, 1.8, 1.75], "#123456", streaming=1.7)
+    (ax,) = fig.axes
+    lines = line_facts(ax)
+    assert [(ln["x"], ln["y"], ln["color"], ln["ls"], ln["label"]) for ln in lines] == [
+        ([16.0, 32.0, 64.0], [1.9, 1.8, 1.75], "#123456", "-", "fixed windows"),
+        ([0.0, 1.0], [1.7, 1.7], "#123456", ":", "state carried (streaming)"),
+    ]
+    assert ax.get_lines()[0].get_marker() == "o"
+    assert ax.xaxis.get_transform().base == 2
+    assert list(ax.get_xticks()) == [16, 32, 64]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["16", "32", "64"]
+    assert ax.get_xlabel() == "window length (characters, state reset at each window)"
+    assert ax.get_ylabel() == "test loss (nats per character)"
+    assert _legend(ax) == ["fixed windows", "state carried (streaming)"]
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
+    assert _tight(ax)
+    plt.close(fig)
+    fig = plot_window_sweep([8], [2.0], "#123456")
+    assert len(fig.axes[0].get_lines()) == 1
+    plt.close(fig)
+    with pytest.raises(ValueError, match="^windows and losses must be non-empty and of one length; got 0 and 0$"):
+        plot_window_sweep([], [], "#123456")
