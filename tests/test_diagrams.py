@@ -1,5 +1,5 @@
 """The schematics (the loop and its unrolling; the LSTM and GRU cells; the stacked and bidirectional
-wiring) against snapshots.
+wiring; the doubling scan) against snapshots.
 
 A diagram is drawn from literal coordinates, so its only specification is what it
 draws: every text, box, circle, arrow and line with its place and style, read back
@@ -18,6 +18,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
+from chapter_code.beyond.diagrams import draw_doubling_scan
 from chapter_code.depth.figures import draw_stacked_and_bidirectional
 from chapter_code.gated.figures import draw_cell_diagram
 from chapter_code.rnn.diagrams import draw_loop_and_unrolled
@@ -31,6 +32,8 @@ DIAGRAMS = {
     "cell_gru": lambda: draw_cell_diagram("gru"),
     "stacked_and_bidirectional_default": draw_stacked_and_bidirectional,
     "stacked_and_bidirectional_2": lambda: draw_stacked_and_bidirectional(2),
+    "doubling_scan_default": draw_doubling_scan,
+    "doubling_scan_5": lambda: draw_doubling_scan(5),
 }
 
 

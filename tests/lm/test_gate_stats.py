@@ -36,6 +36,10 @@ def test_the_summary_counts_values_above_each_threshold() -> None:
     assert gates.summary() == pytest.approx({"mean": values.mean().item(), "above 0.9": 0.75, "above 0.99": 0.5})
     with pytest.raises(ValueError, match="threshold must lie in"):
         gates.share_above(1.0)
+    with pytest.raises(ValueError, match="threshold must lie in"):
+        gates.share_above(0.0)
+    # strictly above: the value 0.5 itself (exact in float32) does not count
+    assert gates.share_above(0.5) == pytest.approx(0.75)
 
 
 def test_bad_input_is_refused_with_the_argument_named() -> None:
