@@ -37,7 +37,7 @@ from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict, score_run
 from chapter_code.depth.word_lm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_robustness import recall_metrics
-from chapter_code.gated.memory_task import CONTENDERS, RecallConfig
+from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
 from chapter_code.lm.char_lm import TrainConfig
 from chapter_code.lm.char_lm_sweep import char_lm_metrics
 from chapter_code.lm.char_models import WORKSHOP
@@ -116,6 +116,14 @@ MEMORY_ROBUSTNESS = Sweep(
             _recall_jobs(CONTENDERS, RecallConfig()),
             seeds=tuple(range(64)),
             resources=Resources(minutes=20),
+        ),
+        # The chapter's own grid (its seeds, the source's count of three): the same
+        # jobs as the chapter's table trains with run_grid, made ahead of the build so
+        # that a cold build can read them (issue 31).
+        "book-grid": Grid(
+            _recall_jobs(CONTENDERS, RecallConfig()),
+            seeds=SEEDS,
+            resources=Resources(minutes=40),
         ),
         "smoke": Grid(
             _recall_jobs(
