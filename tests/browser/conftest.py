@@ -80,10 +80,11 @@ def launch_chromium(playwright):  # type: ignore[no-untyped-def]
     return playwright.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
 
 
-def new_context(browser, *, scheme: str | None = None, offline: bool = True, **options):  # type: ignore[no-untyped-def]
+def new_context(browser, *, scheme: str | None = None, offline: bool = True, outside: list[str] | None = None,
+                **options):  # type: ignore[no-untyped-def]
     """A browser context for the book's pages: ``scheme`` ("light"/"dark") is both the system's colour scheme and
-    the theme's stored choice; ``offline`` aborts every request that is not for a local file; other keyword
-    arguments go to Playwright's ``new_context``.
+    the theme's stored choice; ``offline`` aborts every request that is not for a local file, noting its URL in
+    ``outside`` when given; other keyword arguments go to Playwright's ``new_context``.
     """
     if scheme is not None:
         options["color_scheme"] = scheme
@@ -92,7 +93,16 @@ def new_context(browser, *, scheme: str | None = None, offline: bool = True, **o
         # The theme reads the reader's choice from localStorage (its light/dark button), else the system's.
         context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
     if offline:
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file://") else r.abort())
+
+        def route(r):  # type: ignore[no-untyped-def]
+            if r.request.url.startswith("file://"):
+                r.continue_()
+                return
+            if outside is not None:
+                outside.append(r.request.url)
+            r.abort()
+
+        context.route("**/*", route)
     return context
 
 
@@ -101,18 +111,9 @@ def recording_page(browser, *, scheme: str | None = None, **options):  # type: i
     """A fresh page (in its own :func:`new_context`) that aborts every request that is not for a local file and
     records it in ``page.outside_requests``, and collects console errors and uncaught exceptions in
     ``page.console_errors``."""
-    context = new_context(browser, scheme=scheme, offline=False, **options)
     outside: list[str] = []
     errors: list[str] = []
-
-    def route(r):  # type: ignore[no-untyped-def]
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            outside.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
+    context = new_context(browser, scheme=scheme, outside=outside, **options)
     try:
         p = context.new_page()
         p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
