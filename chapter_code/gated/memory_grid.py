@@ -7,13 +7,20 @@ their numbers: here, one after another, or side by side in single-thread
 worker processes; with ``batched=True`` the runs of one cell type train as one
 stacked computation (:mod:`chapter_code.gated.model_batch`).
 
-Pages: "Gated memory: LSTM and GRU" (the grid and its results table).
+The book's build does not train the grid itself: the same jobs run ahead of it
+as the ``book-grid`` configuration of the memory-robustness sweep
+(:mod:`chapter_code.experiments`), and :func:`runs_from_records` turns their
+checked records back into the runs :func:`run_grid` returns.
+
+Pages: "Gated memory: LSTM and GRU" (the grid and its results table); "Beyond
+the single carried state" (the LSTM's accuracies beside the input-gated cell).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
@@ -112,6 +119,61 @@ def _run_grid_batched(
         ) as pool:
             done = list(pool.map(_train_group, jobs))
     by_key = {(r.label, r.seed): r for runs in done for r in runs}
+    return [by_key[(c.label, s)] for c in contenders for s in seeds]
+
+
+def runs_from_records(
+    records: Sequence[Mapping],
+    contenders: Sequence[Contender] = CONTENDERS,
+    seeds: Sequence[int] = SEEDS,
+    config: RecallConfig | None = None,
+) -> list[RecallRun]:
+    """The runs :func:`run_grid` would return, rebuilt from sweep records.
+
+    ``records`` are the memory-robustness sweep's records (one per (contender,
+    seed) job of :func:`chapter_code.gated.memory_robustness.recall_metrics`).
+    The runs come back in (contender, seed) order, with the record's wall time as
+    ``seconds`` and no weights (``state`` is empty: a record keeps numbers only).
+    Raises ``ValueError`` naming each pair without a record, and each record
+    trained with another recipe than ``config`` (when given).
+    """
+    if len(contenders) == 0 or len(seeds) == 0:
+        raise ValueError("contenders and seeds must each hold at least one entry")
+    want = None if config is None else dataclasses.asdict(config)
+    by_key: dict[tuple[str, int], RecallRun] = {}
+    for record in records:
+        try:
+            label = record["params"]["contender"]["label"]
+            recipe = record["params"]["recipe"]
+            metrics, seed = record["metrics"], record["seed"]
+            run = RecallRun(
+                label=label,
+                seed=seed,
+                birth=metrics["birth"],
+                accuracy=metrics["final_accuracy"],
+                epochs=metrics["epochs"],
+                history=list(metrics["history"]),
+                seconds=float(record["wall_s"]),
+            )
+        except (KeyError, TypeError) as missing:
+            raise ValueError(
+                f"not a memory-robustness record (no {missing}): {sorted(record)}"
+            ) from None
+        if want is not None and recipe != want:
+            differ = sorted(k for k in want if recipe.get(k) != want[k])
+            raise ValueError(
+                f"record {label!r}, seed {seed} was trained with another recipe "
+                f"(differs in {', '.join(differ) or 'its fields'})"
+            )
+        by_key[(label, seed)] = run
+    absent = [
+        f"{c.label}, seed {s}"
+        for c in contenders
+        for s in seeds
+        if (c.label, s) not in by_key
+    ]
+    if absent:
+        raise ValueError(f"no record for {len(absent)} run(s): " + "; ".join(absent))
     return [by_key[(c.label, s)] for c in contenders for s in seeds]
 
 

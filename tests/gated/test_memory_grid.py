@@ -236,3 +236,41 @@ def test_batched_grid_matches_batched_groups() -> None:
     assert [(r.label, r.seed) for r in grid] == [(c.label, s) for c in contenders for s in (0, 1)]
     group = train_recall_batched([(CONTENDERS[4], 0), (CONTENDERS[4], 1)], TINY)
     assert [r.history for r in grid[2:]] == [r.history for r in group]
+
+
+def _records(contenders, seeds, recipe: RecallConfig) -> list[dict]:
+    """Records as the sweep's runner writes them: the sweep's own job parameters, the job's metrics."""
+    from chapter_code.experiments import _recall_jobs
+    from chapter_code.gated.memory_robustness import recall_metrics
+
+    return [{"params": params, "seed": seed, "wall_s": 1.5 + seed, "metrics": recall_metrics(seed=seed, **params)}
+            for params in _recall_jobs(contenders, recipe).values() for seed in seeds]
+
+
+def test_runs_from_records_are_the_grid_runs() -> None:
+    contenders = [CONTENDERS[0], CONTENDERS[4]]
+    records = _records(contenders, (0, 1), TINY)
+    rebuilt = mg.runs_from_records(records[::-1], contenders, (0, 1), config=TINY)  # any record order
+    grid = mg.run_grid(contenders, (0, 1), TINY, workers=0)
+    assert keys(rebuilt) == keys(grid) == [(c.label, s) for c in contenders for s in (0, 1)]
+    for r, g in zip(rebuilt, grid, strict=True):
+        assert (r.accuracy, r.history, r.epochs, r.birth) == (g.accuracy, g.history, g.epochs, g.birth)
+        assert r.state == {}
+    assert [r.seconds for r in rebuilt] == [1.5, 2.5, 1.5, 2.5]
+
+
+def test_runs_from_records_name_what_is_missing_or_differs() -> None:
+    records = [{"params": {"contender": {"label": c.label}, "recipe": {}}, "seed": s, "wall_s": 1.0,
+                "metrics": {"birth": 0.0, "final_accuracy": 0.5, "epochs": 1, "history": [0.5]}}
+               for c in CONTENDERS[:2] for s in (0, 1)]
+    with pytest.raises(ValueError, match=r"^no record for 1 run\(s\): LSTM, default, seed 1$"):
+        mg.runs_from_records(records[:3], CONTENDERS[:2], (0, 1))  # names only the missing pair
+    with pytest.raises(ValueError, match=r"^no record for 5 run\(s\): vanilla RNN, seed 1; vanilla RNN, seed 2; LSTM, default, seed 0;"):
+        mg.runs_from_records(records[:1], CONTENDERS[:2], (0, 1, 2))
+    with pytest.raises(ValueError, match=r"seed 0 was trained with another recipe \(differs in batch_size"):
+        mg.runs_from_records(records, CONTENDERS[:2], (0, 1), config=TINY)
+    broken = [dict(records[0], metrics={"birth": 0.0})]
+    with pytest.raises(ValueError, match=r"^not a memory-robustness record \(no 'final_accuracy'\)"):
+        mg.runs_from_records(broken, CONTENDERS[:1], (0,))
+    with pytest.raises(ValueError, match="contenders and seeds must each hold at least one entry"):
+        mg.runs_from_records(records, [], (0,))
