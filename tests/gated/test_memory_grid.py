@@ -265,7 +265,8 @@ def test_runs_from_records_name_what_is_missing_or_differs() -> None:
                for c in CONTENDERS[:2] for s in (0, 1)]
     with pytest.raises(ValueError, match=r"^no record for 1 run\(s\): LSTM, default, seed 1$"):
         mg.runs_from_records(records[:3], CONTENDERS[:2], (0, 1))  # names only the missing pair
-    with pytest.raises(ValueError, match=r"^no record for 5 run\(s\): vanilla RNN, seed 1; vanilla RNN, seed 2; LSTM, default, seed 0;"):
+    five = r"^no record for 5 run\(s\): vanilla RNN, seed 1; vanilla RNN, seed 2; LSTM, default, seed 0;"
+    with pytest.raises(ValueError, match=five):
         mg.runs_from_records(records[:1], CONTENDERS[:2], (0, 1, 2))
     with pytest.raises(ValueError, match=r"seed 0 was trained with another recipe \(differs in batch_size"):
         mg.runs_from_records(records, CONTENDERS[:2], (0, 1), config=TINY)
