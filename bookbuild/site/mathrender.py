@@ -129,10 +129,15 @@ def node_binary() -> str | None:
     return shutil.which("node")
 
 
-def typeset(pages: dict[str, list[Formula]], tex: dict, mathjax_dir: Path, node: str) -> dict:
+def typeset(pages: dict[str, list[Formula]], tex: dict, mathjax_dir: Path, node: str, fold: bool = True) -> dict:
     """Typeset every page's formulas in one Node process; return its answer (``css``, and per page name
-    ``cache`` and ``formulas``). A formula MathJax rejects raises :class:`MathRenderError` naming its page."""
+    ``cache`` and ``formulas``). A formula MathJax rejects raises :class:`MathRenderError` naming its page.
+
+    ``fold`` (the build's choice): each ``<g>`` that only wraps one drawn element is folded into it
+    (``mathjax_render.js`` says which are kept), the same drawing with fewer elements for the phone to
+    style and lay out; ``fold=False`` gives MathJax's own tree, for the tests' comparison."""
     request = {
+        "fold": fold,
         "tex": tex,
         "pages": [
             {"name": name, "formulas": [{"tex": f.tex, "display": f.display} for f in formulas]}
