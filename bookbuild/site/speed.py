@@ -115,7 +115,39 @@ def mathjax_after_first_paint(outdir: Path, name: str, text: str) -> str:
     return MATHJAX_TAG.sub(r'<script data-book-mathjax="\1"></script>', text)
 
 
-REPAIRS: list[Repair] = [figures_load_lazily, head_scripts_deferred, mathjax_after_first_paint]
+PRE_TAG = re.compile(r"<pre(?P<attrs>(?:\s[^>]*)?)>(?P<body>.*?)</pre>", re.S)
+
+
+def code_blocks_sized(outdir: Path, name: str, text: str) -> str:
+    """Every ``<pre>`` states its count of lines (``style="--book-lines: N"``), so that book-site.css can skip
+    laying out a block that is off the screen and still reserve its exact height, and the length of its longest
+    line (``data-book-cols``), from which book-site.js tells whether the block will scroll before it is drawn.
+
+    A block's lines never wrap on screen (book-site.css), so its content is ``N`` line heights tall; the count
+    is that of its text's line breaks (a break at the very start or end draws no line of its own).
+    """
+
+    def fix(match: re.Match[str]) -> str:
+        attrs, body = match.group("attrs"), match.group("body")
+        if "--book-lines" in attrs:
+            return match.group(0)
+        inner = body[1:] if body.startswith("\n") else body
+        lines = max(1, inner.count("\n") + (0 if inner.endswith("\n") else 1))
+        text = html.unescape(re.sub(r"<[^>]*>", "", inner))
+        cols = max((len(line.expandtabs()) for line in text.split("\n")), default=0)
+        style = re.search(r'\sstyle="([^"]*)"', attrs)
+        if style:
+            kept = style.group(1).rstrip().rstrip(";")
+            attrs = attrs.replace(style.group(0), f' style="{kept}; --book-lines: {lines}"' if kept
+                                  else f' style="--book-lines: {lines}"')
+        else:
+            attrs = f'{attrs} style="--book-lines: {lines}"'
+        return f'<pre{attrs} data-book-cols="{cols}">{body}</pre>'
+
+    return PRE_TAG.sub(fix, text)
+
+
+REPAIRS: list[Repair] = [figures_load_lazily, head_scripts_deferred, mathjax_after_first_paint, code_blocks_sized]
 
 
 def speed_page(outdir: Path, name: str, text: str) -> str:

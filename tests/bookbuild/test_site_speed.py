@@ -7,6 +7,7 @@ themes write, quickly, and that a second pass changes nothing.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PIL import Image
@@ -93,3 +94,18 @@ def test_the_lazy_typesetting_extension_is_configured_and_vendored() -> None:
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["mathjax3_config"]
     assert "ui/lazy" in config["loader"]["load"]
     assert "ui" in MATHJAX_PARTS  # copied with MathJax into _static/mathjax/ui/lazy.js
+
+
+def test_code_blocks_state_their_lines_and_longest_line() -> None:
+    page = ('<div class="highlight"><pre><span></span><span class="k">def</span> f():\n'
+            '    return &quot;&lt;&gt;&quot;\n</pre></div>\n'
+            '<pre style="color: red;">\none\ntwo\tx\nthree</pre><pre></pre>')
+    out = speed.code_blocks_sized(Path("."), "book/x.html", page)
+    blocks = re.findall(r"<pre([^>]*)>", out)
+    # two lines (the closing line break draws none), the second 15 characters once its entities are read
+    assert blocks[0] == ' style="--book-lines: 2" data-book-cols="15"'
+    # a line break just after <pre> draws no line either; a tab counts to its stop; the page's own style is kept
+    assert blocks[1] == ' style="color: red; --book-lines: 3" data-book-cols="9"'
+    assert blocks[2] == ' style="--book-lines: 1" data-book-cols="0"'
+    assert speed.code_blocks_sized(Path("."), "book/x.html", out) == out  # a second pass changes nothing
+    assert speed.code_blocks_sized in speed.REPAIRS

@@ -45,10 +45,14 @@ KEYBOARD_CHAPTER = "book/gated.html"
 
 # One script: every number the tests below need, as plain data. Folded cells (details) and solutions (the fold
 # buttons of sphinx-togglebutton) are opened first, as a reader would, so that their code is measured too.
-MEASURE = r"""
+OPEN_FOLDS = r"""
 () => {
   document.querySelectorAll('main details').forEach(d => { d.open = true; });
   document.querySelectorAll('main .toggle-hidden > .admonition-title button.toggle-button').forEach(b => b.click());
+}
+"""
+MEASURE = r"""
+() => {
   const px = v => parseFloat(v) || 0;
   const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
   const label = e => (e.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 70);
@@ -144,9 +148,11 @@ def measured(browser, site_dir: Path, viewport: str, scheme: str) -> Iterator[di
             p = context.new_page()
             try:
                 open_page(p, site_dir, name)
+                # A code block off the screen is drawn when it comes near it, or at the reader's first Tab; the
+                # Tab draws every block at once (and what is measured is what a reader sees once it is drawn).
+                p.keyboard.press("Tab")
+                p.evaluate(OPEN_FOLDS)
                 p.wait_for_timeout(400)  # the theme gives scrolling blocks their tab stops 300 ms after a change
-                result = p.evaluate(MEASURE)
-                p.wait_for_timeout(400)  # ... and again once the folded cells opened above are laid out
                 result = p.evaluate(MEASURE)
             finally:
                 p.close()
@@ -273,6 +279,7 @@ def test_wide_code_and_formulas_scroll_from_the_keyboard(browser, site_dir: Path
     try:
         p = context.new_page()
         open_page(p, site_dir, KEYBOARD_CHAPTER)
+        p.keyboard.press("Tab")  # a keyboard reader: every code block is drawn from the first Tab on
         p.wait_for_timeout(400)
         index = p.evaluate(
             "sel => Array.from(document.querySelectorAll(sel)).findIndex(e =>"
@@ -316,6 +323,7 @@ def test_code_in_a_folded_cell_gets_its_tab_stop_when_opened(browser, site_dir: 
     try:
         p = context.new_page()
         open_page(p, site_dir, KEYBOARD_CHAPTER)
+        p.keyboard.press("Tab")  # a keyboard reader (every code block is drawn from the first Tab on)
         p.wait_for_timeout(400)
         assert p.evaluate("() => document.querySelectorAll('main details pre').length") > 0
         p.evaluate("() => document.querySelectorAll('main details').forEach(d => { d.open = true; })")
@@ -328,6 +336,53 @@ def test_code_in_a_folded_cell_gets_its_tab_stop_when_opened(browser, site_dir: 
         assert any(b["scrolls"] for b in blocks), f"{KEYBOARD_CHAPTER}: no folded code scrolls at phone width"
         stuck = [b["text"] for b in blocks if b["scrolls"] and b["tabindex"] != "0"]
         assert stuck == [], f"{KEYBOARD_CHAPTER}: opened folded code that scrolls but takes no tab stop: {stuck[:3]}"
+    finally:
+        context.close()
+
+
+# Each code block's box: its height and whether it scrolls (and its tab stop), in document order.
+CODE_BOXES = """() => Array.from(document.querySelectorAll('main pre')).map(e => ({
+  height: e.getBoundingClientRect().height, scrolls: e.scrollWidth > e.clientWidth + 1,
+  tabindex: e.getAttribute('tabindex'), text: e.textContent.slice(0, 50) }))"""
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_code_off_the_screen_is_drawn_later_in_a_box_of_its_final_height(browser, site_dir: Path,
+                                                                         viewport: str) -> None:  # type: ignore[no-untyped-def]
+    """A block off the screen is not laid out until it comes near (content-visibility, book-site.css), in a box
+    of exactly the height it has once drawn, so nothing moves; drawn by scrolling (no keyboard), a wide block
+    takes its tab stop when it is drawn (book-site.js)."""
+    context = new_context(browser, viewport=VIEWPORTS[viewport], offline=False)
+    try:
+        p = context.new_page()
+        open_page(p, site_dir, KEYBOARD_CHAPTER)
+        p.wait_for_timeout(400)
+        p.wait_for_timeout(400)  # past the theme's own tab stops (300 ms after a change), which must not win
+        lazy = p.evaluate(CODE_BOXES)
+        height = p.evaluate("() => document.documentElement.scrollHeight")
+        skipped = p.evaluate("() => Array.from(document.querySelectorAll('main pre'))"
+                             ".filter(e => getComputedStyle(e).contentVisibility === 'auto').length")
+        assert skipped == len(lazy) > 20, f"{KEYBOARD_CHAPTER}: {skipped} of {len(lazy)} code blocks drawn lazily"
+        drawn = []
+        for i in range(len(lazy)):  # a reader scrolling through the page; each block measured while on the screen
+            p.evaluate(f"() => document.querySelectorAll('main pre')[{i}].scrollIntoView({{block: 'center'}})")
+            p.wait_for_timeout(80)
+            drawn.append(p.evaluate(CODE_BOXES)[i])
+        assert p.evaluate("() => document.documentElement.scrollHeight") == height
+        moved = [(a["text"], a["height"], b["height"]) for a, b in zip(lazy, drawn, strict=True)
+                 if abs(a["height"] - b["height"]) > 0.5]
+        assert moved == [], f"{KEYBOARD_CHAPTER}: code blocks whose reserved height is not their drawn one: {moved[:3]}"
+        wide = [b for b in drawn if b["scrolls"]]
+        if viewport == "phone":
+            assert wide, f"{KEYBOARD_CHAPTER}: no code block scrolls at phone width"
+        stuck = [b["text"] for b in wide if b["tabindex"] != "0"]
+        assert stuck == [], f"{KEYBOARD_CHAPTER}: wide code drawn on scrolling without its tab stop: {stuck[:3]}"
+        # Before it was drawn, each block that scrolls once drawn already had its tab stop (from its longest line):
+        # a keyboard, or an accessibility checker, finds every wide block in the tab order at once.
+        late = [b["text"] for a, b in zip(lazy, drawn, strict=True) if b["scrolls"] and a["tabindex"] != "0"]
+        assert late == [], f"{KEYBOARD_CHAPTER}: wide code without its tab stop until drawn: {late[:3]}"
+        extra = [b["text"] for a, b in zip(lazy, drawn, strict=True) if not b["scrolls"] and a["tabindex"] == "0"]
+        assert len(extra) <= 2, f"{KEYBOARD_CHAPTER}: blocks given a tab stop they do not need: {extra[:3]}"
     finally:
         context.close()
 

@@ -123,28 +123,86 @@
   // no width when the theme looked), so such a block could not be scrolled from the keyboard.
   // A ResizeObserver reads the widths after the browser's own layout, on load and whenever a box changes
   // size (a fold opened, the window turned), so this forces no extra layout of a long page.
+  // A code block off the screen is not laid out (content-visibility, book-site.css) and reports no overflow
+  // until it is drawn. Until then its longest line (data-book-cols, written by the build) times the width of
+  // one character of its font tells whether it will scroll, and so whether it takes a tab stop now; the theme,
+  // which measures the undrawn block and finds nothing to scroll, is not allowed to take that stop away. Once
+  // drawn (contentvisibilityautostatechange) the block is measured; it keeps its size, so the ResizeObserver
+  // would not see it. A reader who presses Tab gets every block drawn, and measured, before the focus moves.
   function scrollingBoxesFocusable() {
     const boxes = document.querySelectorAll("div.math > mjx-container, main pre");
     if (boxes.length === 0 || !window.ResizeObserver) {
       return;
     }
-    const observer = new ResizeObserver((entries) => {
+    const drawn = new WeakSet();
+    const willScroll = new WeakMap(); // undrawn block -> whether its longest line is wider than its box
+    const lazy = (box) => box.tagName === "PRE" && box.dataset.bookCols !== undefined && !drawn.has(box);
+    const charWidths = new Map();
+    function charWidth(style) {
+      const font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      if (!charWidths.has(font)) {
+        const context = document.createElement("canvas").getContext("2d");
+        context.font = font;
+        charWidths.set(font, context.measureText("0").width);
+      }
+      return charWidths.get(font);
+    }
+    function measure(targets) {
       // Every width is read before any tab stop is set: a write between two reads would make the browser
       // lay the whole page out again for the second read.
-      const scrolls = entries.map(({ target: box }) => box.scrollWidth > box.clientWidth + 1);
-      entries.forEach(({ target: box }, i) => {
+      const scrolls = targets.map((box) => {
+        if (!lazy(box)) {
+          return box.scrollWidth > box.clientWidth + 1;
+        }
+        const style = getComputedStyle(box);
+        const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const wide = box.clientWidth > 0 && Number(box.dataset.bookCols) * charWidth(style) > room + 1;
+        willScroll.set(box, wide);
+        return wide;
+      });
+      targets.forEach((box, i) => {
         if (scrolls[i]) {
           box.tabIndex = 0;
         } else if (box.tagName === "PRE") {
-          if (box.clientWidth > 0 && box.scrollHeight <= box.clientHeight + 1) {
+          if (box.clientWidth > 0 && (lazy(box) || box.scrollHeight <= box.clientHeight + 1)) {
             box.tabIndex = -1; // as the theme does for a block that does not scroll
           }
         } else if (box.hasAttribute("tabindex") && !box.querySelector("mjx-math")) { // not MathJax's own
           box.removeAttribute("tabindex");
         }
       });
+    }
+    const observer = new ResizeObserver((entries) => measure(entries.map((entry) => entry.target)));
+    boxes.forEach((box) => {
+      observer.observe(box);
+      if (box.tagName === "PRE") {
+        box.addEventListener("contentvisibilityautostatechange", (event) => {
+          if (event.skipped) {
+            drawn.delete(box);
+          } else {
+            drawn.add(box);
+            requestAnimationFrame(() => measure([box]));
+          }
+        });
+      }
     });
-    boxes.forEach((box) => observer.observe(box));
+    new MutationObserver((records) => {
+      records.forEach(({ target: box }) => {
+        if (box.tabIndex !== 0 && lazy(box) && willScroll.get(box)) {
+          box.tabIndex = 0;
+        }
+      });
+    }).observe(document.querySelector("main") || document.body,
+               { subtree: true, attributes: true, attributeFilter: ["tabindex"] });
+    document.addEventListener("keydown", function drawEveryBlock(event) {
+      if (event.key !== "Tab") {
+        return;
+      }
+      document.removeEventListener("keydown", drawEveryBlock, true);
+      document.documentElement.dataset.bookKeyboard = "";
+      boxes.forEach((box) => drawn.add(box));
+      measure(Array.from(boxes));
+    }, true);
   }
 
   function afterFirstPaint(callback) {
