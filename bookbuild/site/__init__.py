@@ -115,11 +115,30 @@ def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> N
             section["ids"] = [nodes.make_id(f"{prefix}-{section['ids'][0]}")]
 
 
+def refresh_assets(outdir: Path) -> list[str]:
+    """Copy each file of ``assets/`` that differs from its copy in ``outdir/_static``; return their names.
+
+    Sphinx copies the static files only in a build that writes a page, so an edit to ``book-site.css`` or
+    ``book-site.js`` alone never reached the site of a later ``make book``.
+    """
+    static = outdir / "_static"
+    copied = []
+    for src in sorted(ASSETS.iterdir()):
+        dst = static / src.name
+        if src.is_file() and (not dst.is_file() or dst.read_bytes() != src.read_bytes()):
+            static.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+            copied.append(src.name)
+    return copied
+
+
 def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
-    """MathJax goes into the output only when a page still loads it (no Node to typeset the math at build
-    time, mathrender.py); otherwise a copy left by an earlier build goes."""
+    """The site's own assets as they are now (:func:`refresh_assets`). MathJax goes into the output only when a
+    page still loads it (no Node to typeset the math at build time, mathrender.py); otherwise a copy left by an
+    earlier build goes."""
     if exc is None and app.builder.format == "html":
         outdir = Path(app.outdir)
+        refresh_assets(outdir)
         if mathrender.pages_loading_mathjax(outdir):
             copy_mathjax(outdir)
         else:

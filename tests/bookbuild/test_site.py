@@ -59,3 +59,15 @@ def test_a_panel_whose_static_figure_has_overlapping_texts_stops_the_build(monke
             BookPanel._layout_check(Directive(), "keep-dial")(fig)
     finally:
         plt.close(fig)
+
+
+def test_an_edited_asset_reaches_the_site_without_a_page_written(tmp_path: Path) -> None:
+    from bookbuild.site import ASSETS, refresh_assets
+
+    names = sorted(p.name for p in ASSETS.iterdir() if p.is_file())
+    assert {"book-site.css", "book-site.js"} <= set(names)
+    assert refresh_assets(tmp_path) == names  # a site without them gets every one
+    (tmp_path / "_static" / "book-site.js").write_text("// the version of an earlier build\n")
+    assert refresh_assets(tmp_path) == ["book-site.js"]
+    assert (tmp_path / "_static" / "book-site.js").read_bytes() == (ASSETS / "book-site.js").read_bytes()
+    assert refresh_assets(tmp_path) == []  # nothing differs: nothing copied
