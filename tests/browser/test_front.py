@@ -205,7 +205,8 @@ def test_front_page_is_written_for_readers(tab, site_dir: Path, viewport: str, s
 def test_building_page_holds_how_the_book_is_made(tab, site_dir: Path, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
     opened(tab, site_dir, BUILDING, scheme)
     at = where(BUILDING, viewport, scheme)
-    text = tab.evaluate("() => document.querySelector('main').innerText")
+    # textContent: a code block off the screen is not drawn yet (content-visibility), so innerText leaves it out
+    text = tab.evaluate("() => document.querySelector('main').textContent")
     for words in ("make book", "make test", "make pdf", "BOOK_THREADS", "chapter_code.core.runtime"):
         assert words in text, f"{at}: the building page never says {words!r}"
     table = tab.evaluate("() => Array.from(document.querySelectorAll('main table td')).map(td => td.innerText)")
