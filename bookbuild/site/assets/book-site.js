@@ -135,7 +135,7 @@
       return;
     }
     const drawn = new WeakSet();
-    const willScroll = new WeakMap(); // undrawn block -> whether its longest line is wider than its box
+    const willScroll = new WeakMap(); // block -> whether it scrolls (measured, or estimated while undrawn)
     const lazy = (box) => box.tagName === "PRE" && box.dataset.bookCols !== undefined && !drawn.has(box);
     const charWidths = new Map();
     function charWidth(style) {
@@ -152,7 +152,11 @@
       // lay the whole page out again for the second read.
       const scrolls = targets.map((box) => {
         if (!lazy(box)) {
-          return box.scrollWidth > box.clientWidth + 1;
+          const wide = box.scrollWidth > box.clientWidth + 1;
+          if (box.tagName === "PRE") {
+            willScroll.set(box, wide); // what it measured drawn holds once it is off the screen again
+          }
+          return wide;
         }
         const style = getComputedStyle(box);
         const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
