@@ -22,8 +22,9 @@ job's module and of what that imports, not to this file, so adding a sweep here 
 every record fresh.
 
 Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
-"Depth, direction and scale" (the scoreboard; the word-level scale study, defined, its
-records not yet made).
+"Depth, direction and scale" (the scoreboard and its one-seed runs, the GRU with
+one gate removed, the word-level scale study); "Beyond the single carried state"
+(the authorship classifier, the input-gated cell on the memory test).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chapter_code.beyond.authorship import AuthorshipConfig
+from chapter_code.beyond.authorship_sweep import authorship_metrics
+from chapter_code.beyond.parallel_recall_sweep import input_gated_metrics
+from chapter_code.depth.gru_ablation import VARIANTS as GRU_VARIANTS
+from chapter_code.depth.gru_ablation import ablation_run
 from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict, score_run
 from chapter_code.depth.word_lm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
@@ -190,6 +196,52 @@ _TINY_SCORE = ScoreRecipe(
     train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0),
 )
 
+#: the seed of Chapter 6's one-seed runs (its small start, doubled budget and
+#: learning-rate exercise)
+BOOK_SCORE_SEED = 0
+#: the Adam learning rates of Chapter 6's exercise; the recipe's own is on the
+#: scoreboard already
+SCORE_LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def doubled_steps(recipe: ScoreRecipe) -> ScoreRecipe:
+    """``recipe`` with twice its training steps (Chapter 6's forget-bias exercise)."""
+    return dataclasses.replace(
+        recipe, train=dataclasses.replace(recipe.train, steps=2 * recipe.train.steps)
+    )
+
+
+def with_lr(recipe: ScoreRecipe, lr: float) -> ScoreRecipe:
+    """``recipe`` with Adam's learning rate ``lr``."""
+    return dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, lr=lr))
+
+
+def lr_job(lr: float) -> str:
+    """The ``book-runs`` job name of nn.LSTM at learning rate ``lr``."""
+    return f"lstm-lr-{lr:g}"
+
+
+def _book_score_jobs() -> dict[str, dict[str, Any]]:
+    base = ScoreRecipe()
+    jobs = {
+        "lstm-scratch-small": {
+            "contender": "lstm-scratch-small",
+            "recipe": recipe_dict(base),
+        },
+        "lstm-forget1-double-steps": {
+            "contender": "lstm-forget1",
+            "recipe": recipe_dict(doubled_steps(base)),
+        },
+    }
+    for lr in SCORE_LR_GRID:
+        if lr != base.train.lr:
+            jobs[lr_job(lr)] = {
+                "contender": "lstm",
+                "recipe": recipe_dict(with_lr(base, lr)),
+            }
+    return jobs
+
+
 SCOREBOARD = Sweep(
     name="scoreboard",
     job=score_run,
@@ -219,10 +271,115 @@ SCOREBOARD = Sweep(
             seeds=tuple(range(10)),
             resources=Resources(minutes=30),
         ),
+        # Chapter 6's one-seed runs beyond the cpu grid, made ahead of the build like
+        # the memory test's grid (issue 31): the small-initialisation scratch LSTM,
+        # the forget-bias LSTM with twice the steps, and nn.LSTM at the exercise's
+        # other learning rates.
+        "book-runs": Grid(
+            _book_score_jobs(),
+            seeds=(BOOK_SCORE_SEED,),
+            resources=Resources(minutes=40),
+        ),
         "smoke": Grid(
             {
                 c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)}
                 for c in ("rnn", "lstm-scratch")
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+
+GRU_ABLATION = Sweep(
+    name="gru-ablation",
+    job=ablation_run,
+    description=(
+        "Chapter 6's exercise: the scoreboard's GRU with one gate removed (the reset "
+        "gate held open, or the update gate held shut), the scoreboard's recipe, one "
+        "seed: validation perplexity."
+    ),
+    data=("data/shakespeare.txt",),
+    configs={
+        "book-runs": Grid(
+            {v: {"variant": v, "recipe": recipe_dict()} for v in GRU_VARIANTS},
+            seeds=(BOOK_SCORE_SEED,),
+            resources=Resources(minutes=40),
+        ),
+        "smoke": Grid(
+            {
+                v: {"variant": v, "recipe": recipe_dict(_TINY_SCORE)}
+                for v in GRU_VARIANTS
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+
+#: the seed of Chapter 7's one-seed runs (the authorship classifier; the input-gated
+#: cell on the memory test takes the memory grid's last seed, as the chapter says)
+BOOK_BEYOND_SEED = 0
+
+AUTHORSHIP = Sweep(
+    name="authorship",
+    job=authorship_metrics,
+    description=(
+        "Chapter 7's many-to-one classifier: which of Shakespeare and Milton wrote a "
+        "passage, a character LSTM read out from its last state against per-author "
+        "character n-gram models, tested at five passage lengths."
+    ),
+    data=("data/shakespeare.txt", "data/milton.txt"),
+    configs={
+        "book-runs": Grid(
+            {"lstm-and-ngram": {"config": dataclasses.asdict(AuthorshipConfig())}},
+            seeds=(BOOK_BEYOND_SEED,),
+            resources=Resources(minutes=40),
+        ),
+        "smoke": Grid(
+            {
+                "lstm-and-ngram": {
+                    "config": dataclasses.asdict(
+                        AuthorshipConfig(
+                            lengths=(16, 32),
+                            embedding_size=4,
+                            hidden_size=8,
+                            steps=3,
+                            batch_size=8,
+                            n_test=8,
+                            orders=(1, 2),
+                        )
+                    )
+                }
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+INPUT_GATED_RECALL = Sweep(
+    name="input-gated-recall",
+    job=input_gated_metrics,
+    description=(
+        "Chapter 7's input-gated LSTM cell (its gates read the input alone) on Chapter "
+        "3's memory test, with the chapter's recipe."
+    ),
+    configs={
+        "book-runs": Grid(
+            {"input-gated-forget1": {"recipe": dataclasses.asdict(RecallConfig())}},
+            seeds=(SEEDS[-1],),
+            resources=Resources(minutes=40),
+        ),
+        "smoke": Grid(
+            {
+                "input-gated-forget1": {
+                    "recipe": dataclasses.asdict(
+                        RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)
+                    )
+                }
             },
             seeds=(0,),
             resources=Resources(minutes=5),
@@ -327,5 +484,14 @@ WORD_LM_SCALE = Sweep(
 
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
 SWEEPS: dict[str, Sweep] = {
-    s.name: s for s in [MEMORY_ROBUSTNESS, CHAR_LM_WORKSHOP, SCOREBOARD, WORD_LM_SCALE]
+    s.name: s
+    for s in [
+        MEMORY_ROBUSTNESS,
+        CHAR_LM_WORKSHOP,
+        SCOREBOARD,
+        GRU_ABLATION,
+        WORD_LM_SCALE,
+        AUTHORSHIP,
+        INPUT_GATED_RECALL,
+    ]
 }

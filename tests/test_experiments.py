@@ -9,8 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 
-from chapter_code.experiments import _recall_jobs, _slug, _smoke_recipe
-from chapter_code.gated.memory_task import CONTENDERS, RecallConfig
+from chapter_code import experiments
+from chapter_code.beyond.authorship import AuthorshipConfig
+from chapter_code.depth.gru_ablation import VARIANTS
+from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
+from chapter_code.experiments import (
+    _book_score_jobs,
+    _recall_jobs,
+    _slug,
+    _smoke_recipe,
+    doubled_steps,
+    lr_job,
+    with_lr,
+)
+from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
 from chapter_code.lm.char_models import WORKSHOP
 
 
@@ -35,3 +47,53 @@ def test_smoke_recipe_shrinks_only_the_sizes_and_the_training_length() -> None:
         expected.update(hidden_size=16, embedding_size=8)
         expected["train"].update(steps=5, batch_size=4, window=16)
         assert tiny == expected
+
+
+def test_doubled_steps_and_with_lr_change_one_field_of_the_training_only() -> None:
+    base = ScoreRecipe()
+    doubled = doubled_steps(base)
+    assert doubled.train.steps == 2 * base.train.steps
+    assert dataclasses.replace(doubled, train=base.train) == base
+    assert dataclasses.replace(doubled.train, steps=base.train.steps) == base.train
+    fast = with_lr(base, 3e-2)
+    assert fast.train.lr == 3e-2
+    assert dataclasses.replace(fast.train, lr=base.train.lr) == base.train
+    assert dataclasses.replace(fast, train=base.train) == base
+
+
+def test_lr_job_names_are_the_rate_written_short() -> None:
+    assert [lr_job(lr) for lr in (1e-3, 3e-3, 1e-2, 3e-2)] == [
+        "lstm-lr-0.001", "lstm-lr-0.003", "lstm-lr-0.01", "lstm-lr-0.03"]
+
+
+def test_book_score_jobs_are_the_chapters_runs() -> None:
+    """What Chapter 6 trained with run_once before these runs became records: the same calls of score_run."""
+    base = ScoreRecipe()
+    jobs = _book_score_jobs()
+    others = [lr for lr in experiments.SCORE_LR_GRID if lr != base.train.lr]
+    assert len(others) == 3
+    assert base.train.lr in experiments.SCORE_LR_GRID
+    assert list(jobs) == ["lstm-scratch-small", "lstm-forget1-double-steps"] + [lr_job(lr) for lr in others]
+    assert jobs["lstm-scratch-small"] == {"contender": "lstm-scratch-small", "recipe": recipe_dict()}
+    doubled = {"contender": "lstm-forget1", "recipe": recipe_dict(doubled_steps(base))}
+    assert jobs["lstm-forget1-double-steps"] == doubled
+    for lr in others:
+        assert jobs[lr_job(lr)] == {"contender": "lstm", "recipe": recipe_dict(with_lr(base, lr))}
+    grid = experiments.SCOREBOARD.configs["book-runs"]
+    assert grid.jobs == jobs
+    assert grid.seeds == (experiments.BOOK_SCORE_SEED,) == (0,)
+
+
+def test_the_one_seed_sweeps_hold_the_chapters_runs() -> None:
+    ablation = experiments.GRU_ABLATION.configs["book-runs"]
+    assert ablation.jobs == {v: {"variant": v, "recipe": recipe_dict()} for v in VARIANTS}
+    assert ablation.seeds == (0,)
+    auth = experiments.AUTHORSHIP.configs["book-runs"]
+    assert auth.jobs == {"lstm-and-ngram": {"config": dataclasses.asdict(AuthorshipConfig())}}
+    assert auth.seeds == (experiments.BOOK_BEYOND_SEED,) == (0,)
+    gated = experiments.INPUT_GATED_RECALL.configs["book-runs"]
+    assert gated.jobs == {"input-gated-forget1": {"recipe": dataclasses.asdict(RecallConfig())}}
+    assert gated.seeds == (SEEDS[-1],)
+    for sweep in [experiments.GRU_ABLATION, experiments.AUTHORSHIP, experiments.INPUT_GATED_RECALL]:
+        assert set(sweep.configs) == {"book-runs", "smoke"}
+        assert experiments.SWEEPS[sweep.name] is sweep
