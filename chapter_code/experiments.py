@@ -217,8 +217,12 @@ def with_lr(recipe: ScoreRecipe, lr: float) -> ScoreRecipe:
 
 
 def lr_job(lr: float) -> str:
-    """The ``book-runs`` job name of nn.LSTM at learning rate ``lr``."""
-    return f"lstm-lr-{lr:g}"
+    """The ``book-runs`` job name of nn.LSTM at learning rate ``lr`` (``lstm-lr-3e-2``:
+    a job name holds no dot); ``lr`` must have one significant digit."""
+    short = f"{lr:.0e}".replace("e-0", "e-").replace("e+0", "e")
+    if float(short) != lr:
+        raise ValueError(f"lr must have one significant digit, like 3e-3; got {lr!r}")
+    return f"lstm-lr-{short}"
 
 
 def _book_score_jobs() -> dict[str, dict[str, Any]]:

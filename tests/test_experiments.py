@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
+from bookbuild import sweeps
 from chapter_code import experiments
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.depth.gru_ablation import VARIANTS
@@ -62,8 +65,16 @@ def test_doubled_steps_and_with_lr_change_one_field_of_the_training_only() -> No
 
 
 def test_lr_job_names_are_the_rate_written_short() -> None:
-    assert [lr_job(lr) for lr in (1e-3, 3e-3, 1e-2, 3e-2)] == [
-        "lstm-lr-0.001", "lstm-lr-0.003", "lstm-lr-0.01", "lstm-lr-0.03"]
+    assert [lr_job(lr) for lr in (1e-3, 3e-3, 1e-2, 3e-2, 5.0, 20.0)] == [
+        "lstm-lr-1e-3", "lstm-lr-3e-3", "lstm-lr-1e-2", "lstm-lr-3e-2", "lstm-lr-5e0", "lstm-lr-2e1"]
+    with pytest.raises(ValueError, match=r"one significant digit, like 3e-3; got 0\.0015"):
+        lr_job(1.5e-3)
+
+
+def test_every_sweep_is_valid() -> None:
+    """Names a record can take (no dot in a job name), seeds, plain parameters: what the runner checks first."""
+    for sweep in experiments.SWEEPS.values():
+        sweeps.validate(sweep)
 
 
 def test_book_score_jobs_are_the_chapters_runs() -> None:
