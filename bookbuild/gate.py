@@ -129,7 +129,13 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
         if result.status in ("failed", "stale"):
             checks.append(ChapterCheck(result, [], None, compared))
             continue
-        nb = engine.rendered_notebook(root, result.chapter)
+        try:
+            nb = engine.rendered_notebook(root, result.chapter)
+        except KeyError:  # its code cells were edited after they executed, while this command ran
+            raise files.UserError(
+                f"{result.chapter}.md changed while the build was running: its code cells no longer match the "
+                "outputs just executed, so there is nothing to compare; run the command again (it executes only "
+                "what changed)") from None
         recs, images, options = records.extract(nb, result.chapter)
         page, problems = page_records(root, result.chapter, options)
         recs = {**recs, **page}

@@ -5,4 +5,37 @@ process's environment, so each pytest-xdist worker, and every process a test
 starts, computes on the same kernels as the book's chapters.
 """
 
+import json  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 import chapter_code.core.runtime  # noqa: F401  (imported for its side effect: the CPU pins)
+
+#: Where every run of the suite leaves its test times (issue 31: what the suite spends, by file and by test, read
+#: by `benchmarks/ci_time.sh` after a CI run). `BOOK_TEST_TIMES=` (empty) writes nothing.
+TIMES_FILE = os.environ.get("BOOK_TEST_TIMES", "_build/test-times.json")
+_times: dict[str, float] = {}
+_started = time.time()
+
+
+def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
+    """Sum each test's set-up, call and tear-down time (in the controller, which sees every worker's reports)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        _times[report.nodeid] = _times.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
+    if not TIMES_FILE or os.environ.get("PYTEST_XDIST_WORKER") is not None or not _times:
+        return
+    by_file: dict[str, float] = {}
+    for nodeid, seconds in _times.items():
+        by_file[nodeid.split("::")[0]] = by_file.get(nodeid.split("::")[0], 0.0) + seconds
+    out = Path(TIMES_FILE)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "wall_s": round(time.time() - _started, 1),
+        "test_seconds": round(sum(_times.values()), 1),
+        "by_file": {k: round(v, 2) for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])},
+        "slowest": {k: round(v, 2) for k, v in sorted(_times.items(), key=lambda kv: -kv[1])[:60]},
+    }, indent=1) + "\n")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import engine, gate, records
+from bookbuild import engine, files, gate, records
 
 
 def test_accept_refuses_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -439,3 +439,18 @@ def test_overlapping_texts_fail_the_check_with_page_cell_and_texts(monkeypatch: 
     assert "1 pair(s) of texts overlap in the chapters' figures" in capsys.readouterr().err
     nb.cells = cells[:1]
     assert gate.layout_verdict(tmp_path, checks) == 0
+
+
+def test_a_page_edited_while_the_build_ran_is_a_clear_error_not_a_traceback(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen in a session: a chapter's code cells edited while `make check` executed it; the gate's read of its
+    rendered notebook found no cached outputs for the new cells and a KeyError escaped as a traceback."""
+    def missing(root: Path, chapter: str):  # type: ignore[no-untyped-def]
+        raise KeyError("Cache record not found for NB with hashkey: 3ebd")
+
+    (tmp_path / "book").mkdir()
+    monkeypatch.setattr(engine, "rendered_notebook", missing)
+    result = engine.ChapterResult("book/ch", "executed", "code cells changed", 1.0, "k", {}, "", "t", None)
+    with pytest.raises(files.UserError, match=r"book/ch\.md changed while the build was running: .* run the "
+                                              r"command again"):
+        gate.check_chapters(tmp_path, [result], "cpu-avx2", compared=True)

@@ -34,7 +34,7 @@ from bs4 import BeautifulSoup
 from bookbuild.build import ROOT
 from bookbuild.site.downloads import FALLBACK_DOC, FALLBACK_LABEL, PDF_NAME
 from tests.browser.conftest import recording_page
-from tests.browser.test_pages import PAGES, VIEWPORTS, open_page
+from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, settle_transitions
 from tests.browser.test_reading import MIN_CONTRAST, SCHEMES, contrast
 
 FRONT = "book/intro.html"
@@ -103,6 +103,7 @@ def opened(tab, site_dir: Path, name: str, scheme: str, query: str = "") -> None
     if query:
         tab.goto((site_dir / name).as_uri() + query)
         tab.wait_for_load_state("load")
+        settle_transitions(tab)
     else:
         open_page(tab, site_dir, name)
     assert tab.evaluate("() => document.documentElement.dataset.theme") == scheme
