@@ -21,6 +21,12 @@ from chapter_code.gated.memory_task import RecallConfig
 def input_gated_metrics(seed: int, recipe: dict[str, Any]) -> dict[str, Any]:
     """Train the input-gated cell on the memory test with ``recipe`` (fields of
     :class:`RecallConfig`) and ``seed``: final test accuracy, the accuracy after
-    every epoch, and the training's wall time.
+    every epoch, and the training's wall time (``train_seconds``: a measured time,
+    which a re-run's check does not compare).
     """
-    return train_input_gated_recall(seed, RecallConfig(**recipe))
+    run = train_input_gated_recall(seed, RecallConfig(**recipe))
+    return {
+        "accuracy": run["accuracy"],
+        "history": run["history"],
+        "train_seconds": run["seconds"],
+    }

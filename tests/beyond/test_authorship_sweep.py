@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bookbuild import runs
+from bookbuild import runs, sweeps
 from chapter_code.beyond import authorship, authorship_sweep
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.beyond.authorship_sweep import authorship_metrics, config_from_dict, from_metrics
@@ -64,7 +64,7 @@ def test_from_metrics_gives_back_what_the_run_returns_without_its_weights() -> N
 
 def test_from_metrics_refuses_lists_that_do_not_match_their_keys() -> None:
     metrics = {"authors": ["a", "b"], "lengths": [8, 16], "orders": [1, 2], "lstm": [0.5], "ngram": [0.5, 0.6],
-               "ngram_order": 1, "ngram_valid": [0.5, 0.5], "train_chars": 10, "losses": [], "seconds": 1.0}
+               "ngram_order": 1, "ngram_valid": [0.5, 0.5], "train_chars": 10, "losses": [], "train_seconds": 1.0}
     with pytest.raises(ValueError, match=r"metrics\['lstm'\] holds 1 values for 2 keys"):
         from_metrics(metrics)
     with pytest.raises(ValueError, match=r"metrics\['ngram_valid'\] holds 1 values for 2 keys"):
@@ -85,4 +85,6 @@ def test_the_job_calls_the_chapters_function(monkeypatch: pytest.MonkeyPatch) ->
     assert seen == {"seed": 7, "config": SHORT}
     assert metrics == {"authors": ["S", "M"], "lengths": [8, 16], "lstm": [0.75, 1.0], "ngram": [0.5, 0.25],
                        "ngram_order": 2, "orders": [3, 1, 2], "ngram_valid": [0.1, 0.2, 0.3], "train_chars": 40,
-                       "losses": [2.0, 1.5], "seconds": 3.5}
+                       "losses": [2.0, 1.5], "train_seconds": 3.5}
+    assert sweeps.is_timing("train_seconds")  # the spot check does not compare it
+    assert from_metrics(metrics)["seconds"] == 3.5

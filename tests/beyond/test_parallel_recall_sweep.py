@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from bookbuild import sweeps
 from chapter_code.beyond import parallel_recall_sweep
 from chapter_code.beyond.parallel_recall import train_input_gated_recall
 from chapter_code.beyond.parallel_recall_sweep import input_gated_metrics
@@ -19,14 +20,17 @@ def test_the_job_is_the_chapters_run_with_the_recipe_from_plain_fields() -> None
     run = train_input_gated_recall(4, RECIPE)
     assert metrics["history"] == run["history"]
     assert metrics["accuracy"] == run["accuracy"]
-    assert set(metrics) == {"accuracy", "history", "seconds"}
+    assert set(metrics) == {"accuracy", "history", "train_seconds"}
+    assert sweeps.is_timing("train_seconds")  # the spot check does not compare it
 
 
 def test_the_recipe_passes_through_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     seen = []
     monkeypatch.setattr(parallel_recall_sweep, "train_input_gated_recall",
-                        lambda seed, config: seen.append((seed, config)) or {"accuracy": 0.5})
-    assert input_gated_metrics(3, dataclasses.asdict(RECIPE)) == {"accuracy": 0.5}
+                        lambda seed, config: seen.append((seed, config))
+                        or {"accuracy": 0.5, "history": [0.5], "seconds": 2.0})
+    assert input_gated_metrics(3, dataclasses.asdict(RECIPE)) == {"accuracy": 0.5, "history": [0.5],
+                                                                  "train_seconds": 2.0}
     assert seen == [(3, RECIPE)]
 
 
