@@ -127,8 +127,8 @@ check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differ
 accept: $(ENV_STAMP)  ## record the current outputs as baselines on purpose and print what changed
 	$(PY) -m bookbuild accept
 
-bench: $(ENV_STAMP)  ## measure cold build, no-change rebuild, prose-only and one-listing edits (in a temp copy)
-	$(PY) -m bookbuild bench
+bench: $(ENV_STAMP)  ## the authors' loop beside a plain Jupyter Book build, medians (in temp copies): make bench [REPEATS=3]
+	$(PY) -m bookbuild bench --repeats $(or $(REPEATS),3)
 
 bench-show:  ## print the stored build measurements (benchmarks/results.json)
 	@$(PY) -m bookbuild bench --show

@@ -27,8 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
     a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
     a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
-    bench = sub.add_parser("bench", help="time cold build, no-change rebuild, prose-only and one-listing edits")
+    bench = sub.add_parser("bench", help="time the authors' loop (no change, prose, a figure cell, a listing) side "
+                           "by side with a plain Jupyter Book build of the same pages")
     bench.add_argument("--show", action="store_true", help="print the stored measurements instead")
+    bench.add_argument("--repeats", type=int, default=3, help="readings of each step (medians; default 3)")
     sub.add_parser("clean", help="remove _build/, including the execution cache")
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
@@ -115,7 +117,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "bench":
         from bookbuild import bench as bench_mod
 
-        return bench_mod.main(show=args.show)
+        if args.repeats < 1:
+            raise UserError(f"--repeats must be at least 1; got {args.repeats}")
+        return bench_mod.main(show=args.show, repeats=args.repeats)
     if args.command == "clean":
         return build.clean()
     if args.command == "gpu-run":
