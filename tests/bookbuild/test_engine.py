@@ -7,6 +7,7 @@ tiny ``chapter_code`` package and data file, and runs the real engine on it
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,11 +65,24 @@ def printed(root: Path) -> str:
     return "".join(o.get("text", "") for o in code.outputs)
 
 
-@pytest.fixture
-def book(tmp_path: Path) -> Path:
-    write_book(tmp_path)
-    (first,) = engine.run(tmp_path)
+@pytest.fixture(scope="session")
+def executed_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture book, executed once per test process (one kernel, a few seconds): :func:`book` copies it."""
+    root = tmp_path_factory.mktemp("executed-book")
+    write_book(root)
+    (first,) = engine.run(root)
     assert first.status == "executed", first.error
+    assert printed(root) == "42\n"
+    return root
+
+
+@pytest.fixture
+def book(tmp_path: Path, executed_book: Path) -> Path:
+    """A fresh copy of the executed fixture book (sources, execution cache and manifest, times kept): the copy is
+    a cache hit as it stands, which the test checks before handing it over."""
+    shutil.copytree(executed_book, tmp_path, dirs_exist_ok=True)
+    (again,) = engine.run(tmp_path)
+    assert again.status == "hit", f"the copied book is not a cache hit: {again.status} ({again.reason})"
     assert printed(tmp_path) == "42\n"
     return tmp_path
 
