@@ -76,7 +76,7 @@ test: setup-start $(ENV_STAMP)  ## lint; build the book once, failing on any war
 	  echo "PDF built: _build/latex/book.pdf"; \
 	else echo "NOTE: no TeX Live here; the PDF tests will be skipped (see make tex)"; fi
 	@$(call phase,tests)
-	BOOK_HTML_DIR=_build/html BOOK_PDF=$$($(HAVE_TEX) && echo _build/latex/book.pdf) $(PY) -m pytest -n auto
+	BOOK_HTML_DIR=_build/html BOOK_PDF=$$($(HAVE_TEX) && echo _build/latex/book.pdf) $(PY) -m pytest -n auto --dist loadgroup
 	@$(call phase,done)
 
 test-clean: $(ENV_STAMP)  ## the slow tests: a clean build of the whole book in a temporary copy; one record of each sweep retrained
