@@ -12,8 +12,9 @@ from pathlib import Path  # noqa: E402
 
 import chapter_code.core.runtime  # noqa: F401  (imported for its side effect: the CPU pins)
 
-#: Where every run of the suite leaves its test times (issue 31: what the suite spends, by file and by test, read
-#: by `benchmarks/ci_time.sh` after a CI run). `BOOK_TEST_TIMES=` (empty) writes nothing.
+#: Where every run of the suite leaves its test times (issue 31: what the suite spends, by file, by test function
+#: and by test; after `benchmarks/ci_time.sh --keep`, in the clone's `_build/`). `BOOK_TEST_TIMES=` (empty) writes
+#: nothing.
 TIMES_FILE = os.environ.get("BOOK_TEST_TIMES", "_build/test-times.json")
 _times: dict[str, float] = {}
 _started = time.time()

@@ -30,7 +30,7 @@ import pytest
 
 from bookbuild.build import ROOT
 from tests.browser.conftest import new_context
-from tests.browser.test_pages import PAGES, VIEWPORTS, open_page
+from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, settle_transitions
 
 #: One worker runs this file (`make test` distributes with `--dist loadgroup`): its pages are measured once per
 #: width in a module fixture, which two workers would each do again.
@@ -143,13 +143,12 @@ def scheme(request: pytest.FixtureRequest) -> str:
 
 
 #: The theme's own switch (pydata-sphinx-theme's light/dark button): the mode and theme attributes and the stored
-#: choice, then the colour transitions finished, as a reader sees the page a moment after the click.
+#: choice (then :func:`settle_transitions`, as a reader sees the page a moment after the click).
 SWITCH_THEME = r"""
 (scheme) => {
   localStorage.setItem('mode', scheme);
   document.documentElement.dataset.mode = scheme;
   document.documentElement.dataset.theme = scheme;
-  document.getAnimations().forEach(a => { if (a instanceof CSSTransition) a.finish(); });
 }
 """
 
@@ -167,6 +166,7 @@ def measure_page(page, site_dir: Path, name: str, schemes: list[str]) -> dict[st
     for i, scheme in enumerate(schemes):
         if i:
             page.evaluate(SWITCH_THEME, scheme)
+            settle_transitions(page)
         out[scheme] = page.evaluate(MEASURE)
     return out
 
