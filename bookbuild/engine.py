@@ -148,17 +148,35 @@ def is_notebook(path: Path) -> bool:
     return len(head) == 3 and "kernelspec" in head[1]
 
 
+#: Parsed notebooks of this process, (path, text) -> notebook: one build reads each page five times (the staleness
+#: pass, the gate, the claims, the figure check, the provenance), and parsing is most of a no-change build's cost.
+_PARSED: dict[tuple[str, str], nbformat.NotebookNode] = {}
+
+
 def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree).
+    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree); a fresh copy per call.
 
     A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one line naming the file,
-    the line of the cell and the cell, not myst-nb's traceback.
+    the line of the cell and the cell, not myst-nb's traceback. A text read before in this process is not
+    parsed again (the key is the whole text, so an edit is always seen).
     """
+    import copy
+
+    text = path.read_text()
+    key = (str(path), text)
+    if key not in _PARSED:
+        if len(_PARSED) > 64:  # a long-lived process (make watch) keeps only recent texts
+            _PARSED.clear()
+        _PARSED[key] = _parse_notebook(path, text)
+    return copy.deepcopy(_PARSED[key])
+
+
+def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
     from myst_nb.core.read import MystMetadataParsingError, read_myst_markdown_notebook
     from myst_parser.config.main import MdParserConfig
 
     try:
-        return read_myst_markdown_notebook(path.read_text(), MdParserConfig(), path=path)
+        return read_myst_markdown_notebook(text, MdParserConfig(), path=path)
     except MystMetadataParsingError as exc:
         text = str(exc)
         where = re.search(r"[Cc]ode cell (\d+) at line (\d+)", text)

@@ -15,6 +15,7 @@ the cells' outputs (reserved keys :data:`LISTINGS` and :data:`PANELS` of
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -52,6 +53,14 @@ def _fences(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     return out
 
 
+@functools.lru_cache(maxsize=128)
+def _tags(source: str, modname: str, filename: str) -> dict[str, tuple[str, int, int]]:
+    """Sphinx's objects of a module's source, name -> (kind, first line, last line); parsed once per text."""
+    from sphinx.pycode import ModuleAnalyzer
+
+    return ModuleAnalyzer.for_string(source, modname, filename).find_tags()
+
+
 def listing_text(path: Path, pyobject: str | None) -> str:
     """The text Sphinx's ``literalinclude`` shows of ``path`` (only the object ``pyobject``, if given)."""
     try:
@@ -60,9 +69,7 @@ def listing_text(path: Path, pyobject: str | None) -> str:
         raise ListingError(f"the file {path} does not exist") from None
     if not pyobject:
         return source
-    from sphinx.pycode import ModuleAnalyzer
-
-    tags = ModuleAnalyzer.for_string(source, path.stem, str(path)).find_tags()
+    tags = _tags(source, path.stem, str(path))
     if pyobject not in tags:
         raise ListingError(f"{path.name} defines no object {pyobject!r} (:pyobject:)")
     _, start, end = tags[pyobject]

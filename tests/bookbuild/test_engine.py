@@ -87,6 +87,18 @@ def book(tmp_path: Path, executed_book: Path) -> Path:
     return tmp_path
 
 
+def test_a_page_read_again_is_an_equal_fresh_copy_and_an_edit_is_always_seen(tmp_path: Path) -> None:
+    page = tmp_path / "ch.md"
+    head = "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n"
+    page.write_text(head + "```{code-cell} ipython3\nx = 1\n```\n")
+    first = engine.read_notebook(page)
+    first.cells[0].source = "changed by a caller"
+    second = engine.read_notebook(page)
+    assert second.cells[0].source == "x = 1"  # the memo handed out a copy, not its own notebook
+    page.write_text(head + "```{code-cell} ipython3\nx = 2\n```\n")
+    assert engine.read_notebook(page).cells[0].source == "x = 2"
+
+
 def test_first_run_traces_module_and_data_dependencies(book: Path) -> None:
     entry = engine.load_manifest(book)["book/ch"]
     assert entry["fingerprint"] is None  # the fixture chapter never calls runtime.setup()

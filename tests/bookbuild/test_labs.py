@@ -197,6 +197,41 @@ def test_written_notebooks_and_zips_are_byte_stable(tmp_path: Path) -> None:
             assert archive.read(f"depth-{edition}.ipynb") == first[f"depth-{edition}.ipynb"]
 
 
+def test_a_build_rewrites_the_labs_only_when_an_input_or_a_written_file_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "labs"
+    written = labs.write_labs_if_stale(out)
+    assert written is not None
+    assert len(written) == 2 * len(LABS) + 2
+    assert labs.write_labs_if_stale(out) is None  # the same inputs, the same files: nothing to do
+    student = out / "depth-student.ipynb"
+    text = student.read_bytes()
+    student.write_bytes(text.replace(b"YOUR CODE HERE", b"EDITED BY HAND"))
+    assert labs.write_labs_if_stale(out) is not None
+    assert student.read_bytes() == text
+    student.unlink()
+    assert labs.write_labs_if_stale(out) is not None
+    assert student.read_bytes() == text
+    (out / labs.STAMP).write_text("{not json")
+    assert labs.write_labs_if_stale(out) is not None  # a damaged stamp
+    monkeypatch.setattr(labs, "inputs_key", lambda root=labs.ROOT: "another key")
+    assert labs.write_labs_if_stale(out) is not None  # an input changed
+
+
+def test_the_labs_inputs_key_follows_the_taught_code_and_the_lab_modules(tmp_path: Path) -> None:
+    for folder in ("labs", "chapter_code/rnn"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "a.py").write_text("x = 1\n")
+    first = labs.inputs_key(tmp_path)
+    assert labs.inputs_key(tmp_path) == first
+    for folder in ("labs", "chapter_code/rnn"):
+        (tmp_path / folder / "a.py").write_text("x = 2\n")
+        assert labs.inputs_key(tmp_path) != first
+        (tmp_path / folder / "a.py").write_text("x = 1\n")
+    (tmp_path / "chapter_code" / "rnn" / "b.py").write_text("")
+    assert labs.inputs_key(tmp_path) != first  # a new module
+
+
 def test_markers_change_no_key_and_no_listing(tmp_path: Path) -> None:
     plain = "def f(x):\n    return x + 1\n"
     marked = "def f(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION\n"

@@ -116,6 +116,19 @@ def test_a_loosened_tolerance_is_a_difference_and_the_output_is_compared_with_th
     assert diffs_against(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options=tighter)) == []
 
 
+def test_a_figure_is_compared_by_its_pixels_only_when_its_bytes_differ(tmp_path: Path) -> None:
+    old = tmp_path / "old.png"
+    Image.new("RGB", (20, 20), "white").save(old)
+    assert records._image_difference(old, old.read_bytes(), 2) is None  # the same file
+    changed = io.BytesIO()
+    Image.new("RGB", (20, 20), "black").save(changed, format="PNG")
+    assert "figure differs" in records._image_difference(old, changed.getvalue(), 2)
+    recompressed = io.BytesIO()
+    Image.new("RGB", (20, 20), "white").save(recompressed, format="PNG", compress_level=0)
+    assert recompressed.getvalue() != old.read_bytes()
+    assert records._image_difference(old, recompressed.getvalue(), 2) is None  # other bytes, the same pixels
+
+
 def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
     accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2]))
     nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
