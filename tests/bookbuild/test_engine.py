@@ -19,6 +19,9 @@ import pytest
 
 from bookbuild import engine
 
+#: One worker (make test: --dist loadgroup): the executed fixture book (a session fixture) is made once.
+pytestmark = pytest.mark.xdist_group("engine")
+
 CHAPTER = """\
 ---
 jupytext:

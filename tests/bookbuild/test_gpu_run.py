@@ -21,6 +21,8 @@ import pytest
 from bookbuild import gpu_run
 
 ROOT = gpu_run.ROOT
+#: The dry run is a module fixture that takes about 15 s: on one worker (--dist loadgroup) it runs once.
+pytestmark = pytest.mark.xdist_group("gpu-run")
 
 
 @pytest.fixture(scope="module")

@@ -72,6 +72,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
     return out
 
 
+@pytest.mark.xdist_group("labs-executed")  # one worker: the labs run once in one kernel (about 15 s)
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
 def test_the_solution_edition_passes_every_checkpoint(lab: labs.Lab, executed) -> None:
     printed = executed[(lab.slug, "solution")]
@@ -81,6 +82,7 @@ def test_the_solution_edition_passes_every_checkpoint(lab: labs.Lab, executed) -
     assert sum(labs.BEGIN in c.source for c in nb.cells) == len(lab.exercises)  # nbgrader's markers kept
 
 
+@pytest.mark.xdist_group("labs-executed")  # one worker: the labs run once in one kernel (about 15 s)
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
 def test_the_student_edition_fails_each_checkpoint_with_its_stub_message(lab: labs.Lab, executed) -> None:
     printed = executed[(lab.slug, "student")]

@@ -92,6 +92,7 @@ def validator_messages(site_dir: Path) -> dict[str, list[str]]:
     return messages
 
 
+@pytest.mark.xdist_group("nu-validator")  # one worker: the validator (a Java start, about 15 s) runs once
 @pytest.mark.parametrize("name", ALL_PAGES)
 def test_nu_validator_reports_no_errors(validator_messages: dict[str, list[str]], name: str) -> None:
     errors = [m for m in validator_messages[name] if not any(a in m for a in VNU_ACCEPTED)]

@@ -38,6 +38,10 @@ from chapter_code.panels.data import PANELS, reading_words
 from tests.browser.conftest import new_context
 from tests.browser.test_pages import VIEWPORTS, open_page
 
+#: The pages opened per width and scheme (and the shared desk pages) are module fixtures: on one worker
+#: (make test: --dist loadgroup) each is opened once, not once per worker.
+pytestmark = pytest.mark.xdist_group("panels")
+
 #: Where each panel lives.
 PAGE_OF = {
     "one-unit": "book/gradients.html",
@@ -93,13 +97,52 @@ def _open(browser, site_dir: Path, name: str, reduced_motion: bool = False) -> I
     return context, page
 
 
-@pytest.fixture
-def opened(browser, site_dir: Path, request: pytest.FixtureRequest) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    name = request.param
-    context, page = _open(browser, site_dir, name)
-    yield page, name
-    assert page.console_errors == []
+@pytest.fixture(scope="module")
+def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+    """Chapter page -> the page at 1280 px on the real clock, opened on first use and shared by the tests that
+    drive or read one panel from its first beat (each through :func:`live`, which resets the panel first)."""
+    context = new_context(browser, viewport={"width": 1280, "height": 900})
+
+    class Pages(dict):  # type: ignore[type-arg]
+        def __missing__(self, chapter: str) -> object:
+            p = context.new_page()
+            errors: list[str] = []
+            p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            p.on("pageerror", lambda e: errors.append(str(e)))
+            p.goto((site_dir / chapter).as_uri())
+            names = [n for n, c in PAGE_OF.items() if c == chapter]
+            p.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
+                                timeout=15000)
+            p.console_errors = errors  # type: ignore[attr-defined]
+            self[chapter] = p
+            return p
+
+    opened = Pages()
+    yield opened
     context.close()
+
+
+#: Puts a panel back as the page loaded it: paused on its first beat at 1x, its reading pace and frame count
+#: restored, its transcript folded.
+RESET = """(name) => {
+  const r = document.getElementById('panel-' + name); const P = r.bookPanel;
+  P.data.msPerWord = JSON.parse(r.querySelector('script.book-panel-data').textContent).msPerWord;
+  P.speed = 1; P.speedMenu.value = '1'; P.seek(0); P.movingFrames = 0;
+  r.querySelectorAll('details.book-panel-transcript').forEach(d => { d.open = false; });
+  document.activeElement?.blur();
+}"""
+
+
+@pytest.fixture
+def live(desk: dict, name: str) -> Iterator[object]:  # type: ignore[type-arg]
+    """The page holding panel ``name`` (parametrized), the panel reset as loaded, with motion; a console error
+    while the test runs fails it."""
+    page = desk[PAGE_OF[name]]
+    page.emulate_media(reduced_motion="no-preference")
+    page.evaluate(RESET, name)
+    before = len(page.console_errors)
+    yield page
+    assert page.console_errors[before:] == []
 
 
 def attr(page, name: str, key: str) -> str:  # type: ignore[no-untyped-def]
@@ -437,10 +480,9 @@ def test_the_drawing_redraws_narrow_when_the_window_narrows(browser, site_dir: P
         context.close()
 
 
-@pytest.mark.parametrize("opened", list(PANELS), indirect=True)
-def test_keyboard_alone_reaches_every_beat_and_control(opened) -> None:  # type: ignore[no-untyped-def]
-    page, name = opened
-    _drive_by_keyboard(page, name)
+@pytest.mark.parametrize("name", list(PANELS))
+def test_keyboard_alone_reaches_every_beat_and_control(live, name: str) -> None:  # type: ignore[no-untyped-def]
+    _drive_by_keyboard(live, name)
 
 
 def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -509,35 +551,52 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_reduced_motion_shows_finished_beats_only(browser, site_dir: Path, name: str, reduced: bool) -> None:  # type: ignore[no-untyped-def]
-    context, page = _open(browser, site_dir, name, reduced_motion=reduced)
+def test_reduced_motion_shows_finished_beats_only(live, name: str, reduced: bool) -> None:  # type: ignore[no-untyped-def]
+    page, root = live, f"#panel-{name}"
+    page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")  # the player asks at every move
     try:
-        root = f"#panel-{name}"
         page.evaluate(
             f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = [];"
-            " new MutationObserver(() => r.seenProgress.push(r.dataset.progress))"
-            ".observe(r, {attributes: true, attributeFilter: ['data-progress', 'data-beat']});"
+            " if (r.progressWatch) r.progressWatch.disconnect();"
+            " r.progressWatch = new MutationObserver(() => r.seenProgress.push(r.dataset.progress));"
+            " r.progressWatch.observe(r, {attributes: true, attributeFilter: ['data-progress', 'data-beat']});"
             # a fast reader (40 ms a word), so that two beats pass within the test's wait
             " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; r.bookPanel.seek(0); r.bookPanel.play(); }"
         )
-        page.wait_for_function(f"() => document.querySelector('{root}').dataset.beat === '2'", timeout=15000)
+        # polled on a timer: a page that draws nothing new (reduced motion) may give no animation frame to poll on
+        page.wait_for_function(f"() => document.querySelector('{root}').dataset.beat === '2'", timeout=15000,
+                               polling=50)
         page.wait_for_timeout(100)
         frames = page.evaluate(f"() => document.querySelector('{root}').bookPanel.movingFrames")
         progress = page.evaluate(f"() => document.querySelector('{root}').seenProgress")
-        if reduced:
-            assert frames == 0
-            assert set(progress) == {"1"}, "a state between two beats was drawn under reduced motion"
-        else:
-            assert frames > 0
-            assert any(p != "1" for p in progress)
+        page.evaluate(f"() => document.querySelector('{root}').progressWatch.disconnect()")
+    finally:
+        page.evaluate(RESET, name)
+    if reduced:
+        assert frames == 0
+        assert set(progress) == {"1"}, "a state between two beats was drawn under reduced motion"
+    else:
+        assert frames > 0
+        assert any(p != "1" for p in progress)
+
+
+def test_a_page_loaded_under_reduced_motion_draws_no_frame_between_beats(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """The shared pages switch the preference after loading; one page is also loaded with it set."""
+    context, page = _open(browser, site_dir, "forget-power", reduced_motion=True)
+    try:
+        page.evaluate("() => { const P = document.getElementById('panel-forget-power').bookPanel;"
+                      " P.data.msPerWord = 40; P.speed = 2; P.seek(0); P.play(); }")
+        page.wait_for_function("() => document.getElementById('panel-forget-power').dataset.beat === '2'",
+                               timeout=15000, polling=50)
+        assert page.evaluate("() => document.getElementById('panel-forget-power').bookPanel.movingFrames") == 0
         assert page.console_errors == []
     finally:
         context.close()
 
 
-@pytest.mark.parametrize("opened", list(PANELS), indirect=True)
-def test_transcript_has_one_entry_per_beat(opened) -> None:  # type: ignore[no-untyped-def]
-    page, name = opened
+@pytest.mark.parametrize("name", list(PANELS))
+def test_transcript_has_one_entry_per_beat(live, name: str) -> None:  # type: ignore[no-untyped-def]
+    page = live
     beats = panel_data.panel(name)["beats"]
     items = page.locator(f"#panel-{name} details.book-panel-transcript li")
     assert items.count() == len(beats) == len(embedded(page, name)["beats"])
@@ -562,74 +621,75 @@ JS_CASES = {
 
 
 @pytest.mark.parametrize("name", list(JS_CASES))
-def test_javascript_numbers_match_python(browser, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    context, page = _open(browser, site_dir, name)
-    try:
-        params, python = JS_CASES[name]
-        for p in params:
-            got = page.evaluate(
-                "([name, p]) => { const d = document.getElementById('panel-' + name).bookPanel.data;"
-                " const r = BookPanels.compute(name, p, d); return Array.isArray(r) ? {curve: r} : r; }",
-                [name, p],
-            )
-            want = python(p)
-            for key, value in want.items():
-                got_v = got[key]
-                if isinstance(value, list):
-                    assert len(got_v) == len(value)
-                    for a, b in zip(got_v, value, strict=True):
-                        assert a == pytest.approx(b, rel=JS_REL_TOL, abs=1e-300), (name, p, key)
-                else:
-                    assert got_v == pytest.approx(value, rel=JS_REL_TOL, abs=1e-15), (name, p, key)
-    finally:
-        context.close()
+def test_javascript_numbers_match_python(live, name: str) -> None:  # type: ignore[no-untyped-def]
+    params, python = JS_CASES[name]
+    for p in params:
+        got = live.evaluate(
+            "([name, p]) => { const d = document.getElementById('panel-' + name).bookPanel.data;"
+            " const r = BookPanels.compute(name, p, d); return Array.isArray(r) ? {curve: r} : r; }",
+            [name, p],
+        )
+        want = python(p)
+        for key, value in want.items():
+            got_v = got[key]
+            if isinstance(value, list):
+                assert len(got_v) == len(value)
+                for a, b in zip(got_v, value, strict=True):
+                    assert a == pytest.approx(b, rel=JS_REL_TOL, abs=1e-300), (name, p, key)
+            else:
+                assert got_v == pytest.approx(value, rel=JS_REL_TOL, abs=1e-15), (name, p, key)
+
+
+@pytest.fixture(scope="module")
+def static_pages(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+    """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read only)."""
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+
+    class Pages(dict):  # type: ignore[type-arg]
+        def __missing__(self, chapter: str) -> object:
+            p = context.new_page()
+            p.goto((site_dir / chapter).as_uri())
+            self[chapter] = p
+            return p
+
+    yield Pages()
+    context.close()
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_without_javascript_the_static_figure_and_transcript_stand(browser, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto((site_dir / PAGE_OF[name]).as_uri())
-        img = page.locator(f"#panel-{name} .book-panel-static img")
-        img.scroll_into_view_if_needed()
-        page.wait_for_function("(i) => i.complete && i.naturalWidth > 0", arg=img.element_handle(), timeout=10000)
-        assert img.is_visible()
-        assert img.get_attribute("alt")
-        beats = len(panel_data.panel(name)["beats"])
-        assert page.locator(f"#panel-{name} details.book-panel-transcript li").count() == beats
-        assert page.locator(f"#panel-{name} .book-panel-stage").count() == 0
-    finally:
-        context.close()
+def test_without_javascript_the_static_figure_and_transcript_stand(static_pages: dict, name: str) -> None:  # type: ignore[type-arg]
+    page = static_pages[PAGE_OF[name]]
+    img = page.locator(f"#panel-{name} .book-panel-static img")
+    img.scroll_into_view_if_needed()
+    page.wait_for_function("(i) => i.complete && i.naturalWidth > 0", arg=img.element_handle(), timeout=10000)
+    assert img.is_visible()
+    assert img.get_attribute("alt")
+    beats = len(panel_data.panel(name)["beats"])
+    assert page.locator(f"#panel-{name} details.book-panel-transcript li").count() == beats
+    assert page.locator(f"#panel-{name} .book-panel-stage").count() == 0
 
 
-def test_javascript_prints_numbers_as_python_does(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    context, page = _open(browser, site_dir, "keep-dial")
-    try:
-        values = [0.0, 0.35, 0.5334, -0.0098, 1e-3, 9.99e-4, 2.6e-4, 4.2e-18, 9999.0, 1e4, -1.15e18, 3.1e-73]
-        for digits in (1, 2, 3):
-            got = page.evaluate("([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits])
-            assert got == [panel_data.number(v, digits) for v in values], digits
-    finally:
-        context.close()
+@pytest.mark.parametrize("name", ["keep-dial"])
+def test_javascript_prints_numbers_as_python_does(live, name: str) -> None:  # type: ignore[no-untyped-def]
+    values = [0.0, 0.35, 0.5334, -0.0098, 1e-3, 9.99e-4, 2.6e-4, 4.2e-18, 9999.0, 1e4, -1.15e18, 3.1e-73]
+    for digits in (1, 2, 3):
+        got = live.evaluate("([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits])
+        assert got == [panel_data.number(v, digits) for v in values], digits
 
 
-def test_a_count_moving_between_beats_is_drawn_and_shown_whole(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    context, page = _open(browser, site_dir, "sampling-explorer")
-    try:
-        beats = panel_data.panel("sampling-explorer")["beats"]
-        move = next(i for i in range(1, len(beats)) if beats[i]["state"]["k"] != beats[i - 1]["state"]["k"])
-        k_from, k_to = beats[move - 1]["state"]["k"], beats[move]["state"]["k"]
-        shown = page.evaluate(
-            "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
-            " P.index = i; P.progress = 0.4; P.render();"
-            " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
-            " r.querySelector('.book-panel-stage svg').textContent]; }",
-            move,
-        )
-        k = round(k_from + (k_to - k_from) * 0.4)
-        assert shown[0] == str(k)
-        assert f"top-k, k = {k}: {k} kept" in shown[1]
-        assert page.console_errors == []
-    finally:
-        context.close()
+@pytest.mark.parametrize("name", ["sampling-explorer"])
+def test_a_count_moving_between_beats_is_drawn_and_shown_whole(live, name: str) -> None:  # type: ignore[no-untyped-def]
+    beats = panel_data.panel(name)["beats"]
+    move = next(i for i in range(1, len(beats)) if beats[i]["state"]["k"] != beats[i - 1]["state"]["k"])
+    k_from, k_to = beats[move - 1]["state"]["k"], beats[move]["state"]["k"]
+    shown = live.evaluate(
+        "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
+        " P.index = i; P.progress = 0.4; P.render();"
+        " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
+        " r.querySelector('.book-panel-stage svg').textContent]; }",
+        move,
+    )
+    live.evaluate(RESET, name)
+    k = round(k_from + (k_to - k_from) * 0.4)
+    assert shown[0] == str(k)
+    assert f"top-k, k = {k}: {k} kept" in shown[1]
