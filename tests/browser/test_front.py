@@ -35,7 +35,7 @@ from bookbuild.build import ROOT
 from bookbuild.site.downloads import FALLBACK_DOC, FALLBACK_LABEL, PDF_NAME
 from tests.browser.conftest import recording_page
 from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, settle_transitions
-from tests.browser.test_reading import MIN_CONTRAST, SCHEMES, contrast
+from tests.browser.test_reading import MIN_CONTRAST, SCHEMES, SWITCH_THEME, contrast
 
 FRONT = "book/intro.html"
 BUILDING = f"{FALLBACK_DOC}.html"
@@ -242,9 +242,21 @@ def test_every_page_has_one_pdf_button_that_resolves(site_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("name", HEADER_PAGES)
-def test_pdf_button_is_in_the_header(tab, site_dir: Path, viewport: str, scheme: str, name: str) -> None:  # type: ignore[no-untyped-def]
-    opened(tab, site_dir, name, scheme)
+def test_pdf_button_is_in_the_header(browser, site_dir: Path, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Loaded once per width, in the first scheme, then read again with the theme switched in place to the other
+    (tests/browser/test_reading.py checks that a switch draws what a load in that scheme does)."""
+    with recording_page(browser, viewport=VIEWPORTS[viewport], scheme=SCHEMES[0]) as tab:
+        opened(tab, site_dir, name, SCHEMES[0])
+        for i, scheme in enumerate(SCHEMES):
+            if i:
+                tab.evaluate(SWITCH_THEME, scheme)
+                settle_transitions(tab)
+            _check_pdf_button(tab, site_dir, viewport, scheme, name, click=i == len(SCHEMES) - 1)
+
+
+def _check_pdf_button(tab, site_dir: Path, viewport: str, scheme: str, name: str, click: bool) -> None:  # type: ignore[no-untyped-def]
     at = where(name, viewport, scheme)
+    assert tab.evaluate("() => document.documentElement.dataset.theme") == scheme, at
     buttons = [b for b in tab.locator(".bd-header-article a.btn-book-pdf").all() if b.is_visible()]
     assert len(buttons) == 1, f"{at}: {len(buttons)} visible PDF buttons in the header"
     button = buttons[0]
@@ -264,7 +276,7 @@ def test_pdf_button_is_in_the_header(tab, site_dir: Path, viewport: str, scheme:
     faint = readable(tab, ".bd-header-article a.btn-book-pdf .btn__text-container", at)
     assert faint == [], f"{at}: the PDF button's word is faint: {faint}"
     assert_pdf_link(site_dir, name, button.get_attribute("href"))
-    if not (site_dir / PDF_NAME).is_file():  # the fallback: a click lands on the section that says how to make it
+    if click and not (site_dir / PDF_NAME).is_file():  # the fallback: a click lands on the section that says how
         button.click()
         tab.wait_for_load_state("load")
         assert tab.url.endswith(f"{BUILDING}#{FALLBACK_LABEL}"), f"{at}: the button led to {tab.url}"

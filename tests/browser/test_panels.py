@@ -103,7 +103,7 @@ def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-
     drive or read one panel from its first beat (each through :func:`live`, which resets the panel first)."""
     context = new_context(browser, viewport={"width": 1280, "height": 900})
 
-    class Pages(dict):  # type: ignore[type-arg]
+    class Pages(FrontPages):
         def __missing__(self, chapter: str) -> object:
             p = context.new_page()
             errors: list[str] = []
@@ -153,6 +153,16 @@ def embedded(page, name: str) -> dict:  # type: ignore[no-untyped-def]
     return json.loads(page.locator(f"#panel-{name} script.book-panel-data").text_content())
 
 
+class FrontPages(dict):  # type: ignore[type-arg]
+    """Chapter page -> an open page of one context, brought to the front when asked for: a page behind another
+    gets no animation frames, and Playwright's click waits for frames (it took a second a click)."""
+
+    def __getitem__(self, chapter: str) -> object:
+        page = super().__getitem__(chapter)  # opens it (``__missing__``) on first use
+        page.bring_to_front()
+        return page
+
+
 # ---- one page per chapter, width and colour scheme, on a fake clock (shared by the tests below) -----------------
 
 
@@ -168,7 +178,7 @@ def pages(browser, site_dir: Path, config: tuple[str, str]) -> Iterator[dict]:  
     viewport, scheme = config
     context = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme)
 
-    class Pages(dict):  # type: ignore[type-arg]
+    class Pages(FrontPages):
         def __missing__(self, chapter: str) -> object:
             p = context.new_page()
             errors: list[str] = []
@@ -645,7 +655,7 @@ def static_pages(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-
     """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read only)."""
     context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
 
-    class Pages(dict):  # type: ignore[type-arg]
+    class Pages(FrontPages):
         def __missing__(self, chapter: str) -> object:
             p = context.new_page()
             p.goto((site_dir / chapter).as_uri())
