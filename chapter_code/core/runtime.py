@@ -45,6 +45,7 @@ import os
 import platform
 import random
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -408,6 +409,25 @@ def _check_pins() -> None:
 _STATE: dict[str, object] = {}
 
 
+def use_deterministic_algorithms(warn_only: bool) -> None:
+    """What ``torch.use_deterministic_algorithms(True, warn_only=...)`` does, without
+    importing PyTorch's compiler.
+
+    The public call also sets the compiler's ``deterministic`` option, and to do so
+    it imports ``torch._inductor``, which takes about a second in every process
+    that calls :func:`setup` (every chapter's kernel, every sweep job) though the
+    book compiles nothing. Here the option is set where the compiler reads it when
+    it is imported (``TORCHINDUCTOR_DETERMINISTIC``), or on its config if it
+    already is, and the flag itself as the public call sets it
+    (``tests/core/test_runtime.py`` checks both against the public call).
+    """
+    os.environ["TORCHINDUCTOR_DETERMINISTIC"] = "1"
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        inductor.deterministic = True  # type: ignore[attr-defined]
+    torch._C._set_deterministic_algorithms(True, warn_only=warn_only)
+
+
 def setup(seed: int | None = None) -> torch.device:
     """Fix threads, seeds and determinism for this process and return the device.
 
@@ -427,7 +447,7 @@ def setup(seed: int | None = None) -> torch.device:
         # On the GPU, every kernel must be deterministic: an operation without a
         # deterministic CUDA implementation raises (naming itself) rather than printing
         # a warning into a page.
-        torch.use_deterministic_algorithms(True)
+        use_deterministic_algorithms(warn_only=False)
         torch.backends.cuda.matmul.allow_tf32 = (
             False  # TF32 rounds matmul inputs to 10 bits of mantissa
         )
@@ -437,7 +457,7 @@ def setup(seed: int | None = None) -> torch.device:
             False  # benchmarking picks kernels by timing: another run, another kernel
         )
     else:
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        use_deterministic_algorithms(warn_only=True)
     seed_everything(base_seed)
     _STATE.update(device=device, threads=threads, seed=base_seed)
     return device

@@ -761,3 +761,37 @@ def test_the_kernel_hook_installs_the_build_as_backend(no_backend) -> None:
     kernel_hooks._install_backend()
     assert set(runtime._BACKEND) == {"run_once", "load_sweep"}
     assert runtime._BACKEND["run_once"] is kernel_hooks._run_once
+
+
+_DETERMINISM = """
+import sys
+import torch
+from chapter_code.core import runtime
+if {compiler_first}:
+    import torch._inductor.config
+if {public}:
+    torch.use_deterministic_algorithms(True, warn_only={warn_only})
+else:
+    runtime.use_deterministic_algorithms(warn_only={warn_only})
+imported = "torch._inductor" in sys.modules
+import torch._inductor.config as compiler
+print(imported, torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+      compiler.deterministic)
+"""
+
+
+@pytest.mark.parametrize("warn_only", [True, False])
+@pytest.mark.parametrize("compiler_first", [False, True], ids=["compiler-later", "compiler-imported"])
+def test_determinism_is_set_as_the_public_call_sets_it_without_importing_the_compiler(
+        warn_only: bool, compiler_first: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_DETERMINISTIC"}
+
+    def state(public: bool) -> list[str]:
+        code = _DETERMINISM.format(public=public, warn_only=warn_only, compiler_first=compiler_first)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                              cwd=Path(runtime.__file__).resolve().parents[2], check=True)
+        return done.stdout.split()
+
+    ours, public = state(False), state(True)
+    assert ours[1:] == public[1:] == ["True", str(warn_only), "True"]  # the flag, its mode, the compiler's option
+    assert ours[0] == str(compiler_first)  # the compiler was imported only where the process imported it itself
