@@ -188,6 +188,17 @@ def _kill(pid: int, started: str) -> None:
         pass
 
 
+def _interruptible() -> None:
+    """In a step's process before it starts: Ctrl-C (SIGINT) interrupts it, as in a terminal.
+
+    A process started in the background by a non-interactive shell (``cmd &``, some CI runners and
+    schedulers) inherits SIGINT ignored, and an ignored signal stays ignored across ``exec``: its steps would
+    then sit out the interrupt that stops a step past its timeout, and be killed only after
+    :data:`GRACE_S`, their kernels and jobs left unstopped.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
     """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs), then kill what is left.
 
@@ -245,7 +256,8 @@ class Runner:
                 env = {**os.environ, **step.env}
                 try:
                     proc = subprocess.Popen(step.argv, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, start_new_session=True,
+                                            preexec_fn=_interruptible)
                 except OSError as exc:
                     step.status, step.note = "failed", f"could not start: {exc}"
                     log.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -145,6 +146,22 @@ def test_a_step_past_its_timeout_is_stopped_with_what_it_started_and_the_rest_ru
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert [s["status"] for s in summary["steps"]] == ["timed out", "failed", "ok"]
     assert summary["finished"] is False  # written as each step ends; run() marks it finished
+
+
+def test_a_step_is_interrupted_at_its_timeout_even_when_the_runner_ignores_ctrl_c(tmp_path: Path) -> None:
+    """Started from a background job, the runner inherits SIGINT ignored; its steps must not."""
+    runner = gpu_run.Runner(tmp_path / "out", tmp_path, dry_run=False, budget_s=60)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        started = time.monotonic()
+        runner.run(gpu_run.Step("slow", [sys.executable, "-c", "import time; time.sleep(30)"], 2))
+        took = time.monotonic() - started
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    (step,) = runner.steps
+    assert step.status == "timed out"
+    assert step.rc != 0
+    assert took < gpu_run.GRACE_S, f"{took:.1f} s: the step sat out the interrupt and was killed after the grace"
 
 
 def test_steps_never_run_past_the_budget(tmp_path: Path) -> None:

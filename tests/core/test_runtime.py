@@ -780,8 +780,8 @@ print(imported, torch.are_deterministic_algorithms_enabled(), torch.is_determini
 """
 
 
-@pytest.mark.parametrize("warn_only", [True, False])
-@pytest.mark.parametrize("compiler_first", [False, True], ids=["compiler-later", "compiler-imported"])
+@pytest.mark.parametrize(("warn_only", "compiler_first"), [(True, False), (False, True)],
+                         ids=["cpu-compiler-later", "gpu-compiler-imported"])
 def test_determinism_is_set_as_the_public_call_sets_it_without_importing_the_compiler(
         warn_only: bool, compiler_first: bool) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_DETERMINISTIC"}
