@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fcntl
 import json
 import os
 import re
@@ -112,11 +113,17 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
     for item in cfg["exclude"].get("lines", []) + mod_cfg.get("lines", []):
         patterns.append(item["pattern"])
         notes.append(f"lines matching `{item['pattern']}`: {item['reason']}")
+    deselect = mod_cfg.get("deselect", [])
+    if deselect:  # tests that cannot run against mutmut's trampolines (each with its reason in the report)
+        if not mod_cfg.get("deselect_reason"):
+            raise SystemExit(f"mutation: [modules.{module}] deselect needs a deselect_reason")
+        notes.append(f"tests not run: {', '.join(deselect)}: {mod_cfg['deselect_reason']}")
     table = {
         "source_paths": ["chapter_code"],
         "only_mutate": [module_path(module)],
         "pytest_add_cli_args_test_selection": tests,
-        "pytest_add_cli_args": ["-p", "no:xdist", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+        "pytest_add_cli_args": ["-p", "no:xdist", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning",
+                                *(f"--deselect={t}" for t in deselect)],
         "do_not_mutate_patterns": patterns,
         "use_git_change_detection": False,
     }
@@ -232,9 +239,13 @@ def _report(module: str, cfg: dict, work: Path, table: dict, notes: list[str], e
     (OUT / f"{module}.md").write_text("\n".join(lines) + "\n")
 
     summary_path = OUT / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    summary[module] = result
-    summary_path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    # Two runs of different modules may finish together (`make mutation` in two shells): the read, update
+    # and write of the shared summary hold a lock, so neither loses the other's entry.
+    with open(OUT / "summary.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        summary[module] = result
+        summary_path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     print(f"   {module}: {score:.1%} ({detected}/{len(scored)}), {len(survivors)} surviving, {seconds:.0f} s"
           f" -> {OUT / (module + '.md')}", flush=True)
     return result

@@ -20,6 +20,12 @@ _times: dict[str, float] = {}
 _started = time.time()
 
 
+def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    # pytest-xdist registers `xdist_group`; a run without it (mutmut runs the tests with `-p no:xdist`) must still
+    # accept the marker under --strict-markers (tests/test_suite_groups.py checks that the groups hold under xdist).
+    config.addinivalue_line("markers", "xdist_group(name): tests that one xdist worker runs, in one process")
+
+
 def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
     """Sum each test's set-up, call and tear-down time (in the controller, which sees every worker's reports)."""
     if os.environ.get("PYTEST_XDIST_WORKER") is None:

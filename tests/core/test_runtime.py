@@ -795,3 +795,131 @@ def test_determinism_is_set_as_the_public_call_sets_it_without_importing_the_com
     ours, public = state(False), state(True)
     assert ours[1:] == public[1:] == ["True", str(warn_only), "True"]  # the flag, its mode, the compiler's option
     assert ours[0] == str(compiler_first)  # the compiler was imported only where the process imported it itself
+
+
+# ---- settings read from a given mapping, not from this process -----------------------------------------
+
+def test_settings_of_a_given_mapping_ignore_this_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build reads the settings a chapter's kernel will get (a mapping it is about to pass on): every
+    variable comes from that mapping, none from this process, even where this process's value is unusable."""
+    with_cuda(monkeypatch, False)
+    with_env(monkeypatch, BOOK_DEVICE="tpu", BOOK_THREADS="0", BOOK_SEED="-5")  # each refused if read
+    assert runtime.settings({}) == runtime.Settings(device="cpu", threads=1, seed=0)
+    given = {"BOOK_DEVICE": " CPU ", "BOOK_THREADS": "3", "BOOK_SEED": "17"}
+    assert runtime.settings(given) == runtime.Settings(device="cpu", threads=3, seed=17)
+    assert runtime._int_from_env("BOOK_THREADS", 1, 1, {"BOOK_THREADS": "4"}) == 4
+    assert runtime._int_from_env("BOOK_THREADS", 2, 1, {}) == 2  # absent from the mapping: the default
+
+
+# ---- what a GPU build reports, with what torch reports faked -------------------------------------------
+
+def fake_cuda_software(monkeypatch: pytest.MonkeyPatch, *, cuda: str | None, cudnn: int | None) -> None:
+    monkeypatch.setattr(runtime.torch.version, "cuda", cuda)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "is_available", lambda: cudnn is not None)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "version", lambda: cudnn)
+
+
+def test_gpu_software_names_torch_cuda_and_cudnn_and_none_for_what_is_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert runtime.gpu_software(torch.device("cpu")) == {}
+    fake_cuda_software(monkeypatch, cuda="12.4", cudnn=91002)
+    assert runtime.gpu_software(torch.device("cuda:0")) == {"torch": torch.__version__, "cuda": "12.4",
+                                                            "cudnn": "91002"}
+    fake_cuda_software(monkeypatch, cuda=None, cudnn=None)
+    assert runtime.gpu_software(torch.device("cuda:0")) == {"torch": torch.__version__, "cuda": "none",
+                                                            "cudnn": "none"}
+    # cuDNN's version is not asked for when cuDNN is not available (it may raise there)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "is_available", lambda: False)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "version", lambda: 1 / 0)
+    assert runtime.gpu_software(torch.device("cuda:0"))["cudnn"] == "none"
+
+
+def test_gpu_kind_asks_for_the_capability_of_the_device_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    capability = {0: (8, 0), 1: (9, 0)}
+    monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: capability[torch.device(d).index])
+    assert runtime.gpu_kind(torch.device("cuda:1")) == "sm90"
+    assert runtime.gpu_kind(torch.device("cuda:0")) == "sm80"
+    assert runtime.gpu_kind(torch.device("cpu")) == "none"
+
+
+def test_a_gpu_profile_is_described_with_its_capability_and_what_its_baselines_depend_on() -> None:
+    assert runtime.describe_profile("cuda-sm90") == (
+        "NVIDIA GPUs of compute capability 9.0 through CUDA, with deterministic algorithms, TF32 off and cuDNN "
+        "deterministic; their baselines hold for the PyTorch, CUDA and cuDNN versions they were recorded with")
+    assert runtime.describe_profile("cuda-sm120").startswith("NVIDIA GPUs of compute capability 12.0 through")
+    assert runtime.describe_profile("cuda-sm86").startswith("NVIDIA GPUs of compute capability 8.6 through")
+
+
+def fake_gpu_numerics(monkeypatch: pytest.MonkeyPatch, *, enabled: bool, warn_only: bool, matmul_tf32: bool,
+                      cudnn_tf32: bool, deterministic: bool, benchmark: bool) -> None:
+    monkeypatch.setattr(runtime.torch, "are_deterministic_algorithms_enabled", lambda: enabled)
+    monkeypatch.setattr(runtime.torch, "is_deterministic_algorithms_warn_only_enabled", lambda: warn_only)
+    monkeypatch.setattr(runtime.torch.backends.cuda.matmul, "allow_tf32", matmul_tf32)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "allow_tf32", cudnn_tf32)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "deterministic", deterministic)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "benchmark", benchmark)
+
+
+GPU_NUMERICS_CASES = [
+    # (enabled, warn_only, matmul TF32, cuDNN TF32, cuDNN deterministic, benchmark) -> the line
+    ((True, False, False, False, True, False),
+     "deterministic algorithms, TF32 off, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, True, False, False, True, False),
+     "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN benchmark off"),
+    ((False, False, False, False, True, False),
+     "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, False, True, False, True, False),
+     "deterministic algorithms, TF32 on, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, False, False, True, True, False),
+     "deterministic algorithms, TF32 on, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, False, False, False, False, True),
+     "deterministic algorithms, TF32 off, cuDNN not deterministic, cuDNN benchmark on"),
+]
+
+
+@pytest.mark.parametrize(("flags", "line"), GPU_NUMERICS_CASES)
+def test_gpu_numerics_reads_back_each_setting_in_force(monkeypatch: pytest.MonkeyPatch, flags: tuple[bool, ...],
+                                                       line: str) -> None:
+    """Each setting read back on its own: deterministic (and not warn-only), TF32 on if either switch is, cuDNN's
+    two flags, then cuBLAS's workspace pin as set or unset."""
+    keys = ("enabled", "warn_only", "matmul_tf32", "cudnn_tf32", "deterministic", "benchmark")
+    fake_gpu_numerics(monkeypatch, **dict(zip(keys, flags, strict=True)))
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    assert runtime.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=:4096:8"
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+    assert runtime.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=(unset)"
+
+
+def test_a_cuda_fingerprint_shows_its_gpu_numerics_and_a_cpu_one_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_build(monkeypatch, "cuda:0", "12.4")
+    monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
+    monkeypatch.setattr(runtime, "gpu_numerics", lambda: "deterministic algorithms, TF32 off")
+    fp = runtime.fingerprint()
+    assert fp.gpu_numerics == "deterministic algorithms, TF32 off"
+    rows = dict(fp.as_rows())
+    assert (rows["GPU kind"], rows["cuDNN"], rows["GPU numerics"]) == ("sm90", fp.cudnn_version,
+                                                                       "deterministic algorithms, TF32 off")
+    assert [label for label, _ in fp.as_rows()][6:9] == ["GPU kind", "cuDNN", "GPU numerics"]
+    fake_build(monkeypatch, "cpu", None)
+    assert runtime.fingerprint().gpu_numerics == "none"
+
+
+# ---- determinism set in this process --------------------------------------------------------------------
+
+@pytest.mark.parametrize("warn_only", [True, False])
+def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_before_or_after(
+        monkeypatch: pytest.MonkeyPatch, warn_only: bool) -> None:
+    """In this process (the comparison with the public call runs in fresh processes, above): the flag and its
+    warn-only mode as asked; the compiler's variable set to 1; an already imported compiler config switched on."""
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    config = types.SimpleNamespace(deterministic=False)
+    monkeypatch.setitem(sys.modules, "torch._inductor.config", config)
+    monkeypatch.delenv("TORCHINDUCTOR_DETERMINISTIC", raising=False)
+    try:
+        runtime.use_deterministic_algorithms(warn_only=warn_only)
+        assert torch.are_deterministic_algorithms_enabled() is True
+        assert torch.is_deterministic_algorithms_warn_only_enabled() is warn_only
+        assert os.environ["TORCHINDUCTOR_DETERMINISTIC"] == "1"
+        assert config.deterministic is True
+    finally:
+        torch._C._set_deterministic_algorithms(before[0], warn_only=before[1])
