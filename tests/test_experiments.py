@@ -8,6 +8,7 @@ record's identity.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import pytest
 
@@ -16,16 +17,19 @@ from chapter_code import experiments
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.depth.gru_ablation import VARIANTS
 from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
+from chapter_code.depth.word_lm import WordRecipe, word_lm_metrics
 from chapter_code.experiments import (
     _book_score_jobs,
     _recall_jobs,
     _slug,
     _smoke_recipe,
+    _word_jobs,
     doubled_steps,
     lr_job,
     with_lr,
 )
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
+from chapter_code.lm.char_lm import TrainConfig
 from chapter_code.lm.char_models import WORKSHOP
 
 
@@ -108,3 +112,19 @@ def test_the_one_seed_sweeps_hold_the_chapters_runs() -> None:
     for sweep in [experiments.GRU_ABLATION, experiments.AUTHORSHIP, experiments.INPUT_GATED_RECALL]:
         assert set(sweep.configs) == {"book-runs", "smoke"}
         assert experiments.SWEEPS[sweep.name] is sweep
+
+
+def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> None:
+    # Pins the scale study's job parameters, called directly (the module builds its grids at
+    # import): one job per size, named as the size, holding the hidden size and layer count of
+    # its pair and the recipe as plain data, under the names word_lm_metrics takes besides seed.
+    recipe = WordRecipe(vocab_size=200, train=TrainConfig(window=8, batch_size=4, steps=4))
+    jobs = _word_jobs({"wide": (16, 1), "deep": (8, 2)}, recipe)
+    plain = dataclasses.asdict(recipe)
+    assert jobs == {
+        "wide": {"hidden_size": 16, "num_layers": 1, "recipe": plain},
+        "deep": {"hidden_size": 8, "num_layers": 2, "recipe": plain},
+    }
+    assert list(jobs) == ["wide", "deep"]
+    takes = set(inspect.signature(word_lm_metrics).parameters) - {"seed"}
+    assert all(set(params) == takes for params in jobs.values())

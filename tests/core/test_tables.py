@@ -118,3 +118,41 @@ def test_show_table_displays_the_markdown(monkeypatch: pytest.MonkeyPatch) -> No
         [["x", "2 (3)"]], ["name", "n"], caption="A caption", keep_together=False
     )
     assert "2 (3)" in shown[0]._repr_markdown_()
+
+
+def test_a_zero_exponent_drops_a_leading_plus_and_keeps_the_sign_of_a_minus() -> None:
+    # Pins the zero-exponent branch on signed mantissas: "+2.3e+00" is "2.3" (the plus is
+    # dropped from the left, where it stands), "-2.3e-00" is "−2.3" with a true minus sign.
+    assert powers_of_ten("+2.3e+00") == "2.3"
+    assert powers_of_ten("-2.3e-00") == "\u22122.3"
+    assert powers_of_ten("+1e0 [+4.5E+00]") == "1 [4.5]"
+
+
+def test_e_notation_in_a_text_column_is_left_as_written() -> None:
+    # Pins that only numeric columns are set as powers of ten: a text cell naming a
+    # setting ("lr 3e-3") keeps its E notation, while the numeric column beside it is set.
+    md = markdown_table([["lr 3e-3", "1e-06"], ["n/a", "2.0e+01"]], ["setting", "loss"])
+    assert md.splitlines()[1] == "|:---|---:|"
+    assert md.splitlines()[2:] == ["| lr 3e-3 | 10{sup}`\u22126` |", "| n/a | 2.0\u00a0×\u00a010{sup}`1` |"]
+
+
+def test_show_table_passes_every_option_on_and_keeps_numeric_cells_together_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Pins that show_table hands its formats, caption and name to markdown_table, and that its
+    # keep_together defaults to True like markdown_table's: the cell "2 (3)" is joined by
+    # no-break spaces, the value 0.123 formatted to two places, the table labelled.
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    show_table([["x", "2 (3)", 0.123]], ["name", "n", "p"], formats={"p": ".2f"}, caption="Cap", name="tab-x")
+    md = shown[0]._repr_markdown_()
+    assert md.splitlines() == [
+        "```{table} Cap",
+        ":name: tab-x",
+        "| name | n | p |",
+        "|:---|---:|---:|",
+        "| x | 2\u00a0(3) | 0.12 |",
+        "```",
+    ]
