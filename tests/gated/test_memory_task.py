@@ -557,3 +557,14 @@ def test_keep_gates() -> None:
     assert mt.KEEP_GATE == {"lstm": "f", "gru": "z"}
     assert mt.CELLS == {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
     assert math.isclose(1 / math.sqrt(MINI.hidden_size), 0.5)
+
+
+def test_a_run_s_accuracy_is_its_last_epoch_s_not_another_one_s() -> None:
+    # with two epochs the last entry is also the second, so three epochs whose accuracies differ tell them apart
+    config = RecallConfig(lag=2, vocab=3, hidden_size=3, n_train=12, n_test=40, batch_size=4, epochs=4, lr=0.2)
+    run, _ = mt.train_recall(GRU2, 1, config)
+    (batched,) = mt.train_recall_batched([(GRU2, 1)], config)
+    for r in (run, batched):
+        assert len(r.history) == 4
+        assert len(set(r.history[-3:])) == 3, r.history  # the last three epochs differ on this seed
+        assert r.accuracy == r.history[-1]

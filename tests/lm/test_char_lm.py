@@ -199,3 +199,10 @@ def test_gradient_reach_scores_the_last_position() -> None:
     loss = nn.functional.cross_entropy(model.readout(states[:, -1]), y[:, -1], reduction="sum")
     (grad,) = torch.autograd.grad(loss, emb)
     torch.testing.assert_close(reach, grad.norm(dim=-1).mean(dim=0).flip(0))
+
+
+@pytest.mark.parametrize("field", ["window", "batch_size", "steps", "log_every"])
+def test_train_config_refuses_a_zero_count_naming_the_field(field: str) -> None:
+    # each count is checked, not only the first: a config of zero steps or batches would train nothing, silently
+    with pytest.raises(ValueError, match=rf"^{field}\b"):
+        TrainConfig(**{field: 0})
