@@ -173,3 +173,14 @@ def test_outside_a_kernel_nothing_is_registered(monkeypatch: pytest.MonkeyPatch)
     figures.use_book_style()  # get_ipython() is None: returns quietly
     monkeypatch.setitem(sys.modules, "IPython", None)  # IPython not importable: returns quietly too
     figures.use_book_style()
+
+
+def test_tick_labels_written_on_a_switched_off_axes_do_not_count() -> None:
+    # labels set by hand exist and are visible even after ax.axis("off"); they are not drawn, so they must not count
+    fig, (shown, off) = plt.subplots(1, 2)
+    shown.text(0.5, 0.5, "drawn", fontsize=10)
+    shown.tick_params(labelsize=10)
+    off.set_xticks([0, 1], ["a", "b"], fontsize=5)
+    off.axis("off")
+    assert smallest_text_points(fig) == 10
+    plt.close(fig)

@@ -279,3 +279,10 @@ def test_tied_job_has_fewer_parameters_and_trains(monkeypatch: pytest.MonkeyPatc
     vocab, _ = wordlm.word_splits(20)  # the toy corpus has fewer words than 20
     assert untied["parameters"] - tied["parameters"] == len(vocab) * 8
     assert tied["valid_nats"] < untied["valid_curve"][0][1] + 1.0  # a finite, trained score
+
+
+@pytest.mark.parametrize("field", ["vocab_size", "hidden_size", "num_layers"])
+def test_a_word_model_refuses_each_zero_size_by_name(field: str) -> None:
+    sizes = {"vocab_size": 5, "hidden_size": 4, "num_layers": 1, "dropout": 0.0, field: 0}
+    with pytest.raises(ValueError, match=rf"^{field}\b"):
+        WordLM(**sizes)
