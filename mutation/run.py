@@ -12,7 +12,9 @@ For each module it builds a scratch copy of the repository under
 mutate that one module (every mutant of it: the full set) and to run the test
 files that import it (plus any named in ``mutation/config.toml``, or only the
 files its ``only_tests`` names, with the reason, where the importing files are too
-slow for a full run). mutmut then
+slow for a full run), less the tests its ``deselect`` names (with the reason: tests
+that cannot run under mutmut) and, for a module without a fork server, the JAX
+twins' tests (they hang in a forked child, which would count as a kill). mutmut then
 runs, with one worker, only the tests that call each mutated function.
 
 It writes, per module:
