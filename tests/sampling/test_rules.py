@@ -203,3 +203,15 @@ def test_nucleus_stops_where_the_mass_before_a_token_reaches_p() -> None:
     before = sorted_probs.cumsum(dim=-1) - sorted_probs
     kept = nucleus_probs(LOGITS, float(before[2]), 1.0)  # mass before the third-ranked token equals p exactly
     assert (kept > 0).tolist() == [True, True, False, False, False]
+
+
+def test_nucleus_breaks_ties_at_its_edge_by_position() -> None:
+    # 40 tied top tokens (interleaved with lower ones) and p that keeps only some of them: the kept ones are the
+    # first tied tokens by position, as a stable sort ranks them (an unstable sort of 64 entries permutes ties)
+    logits = torch.zeros(64)
+    tied = torch.arange(0, 64)[torch.arange(64) % 8 != 7][:40]
+    logits[tied] = 3.0
+    probs = nucleus_probs(logits, 0.5)
+    kept = probs.nonzero().flatten()
+    assert 0 < len(kept) < len(tied)
+    assert kept.tolist() == tied[: len(kept)].tolist()
