@@ -89,6 +89,9 @@ def test_gpu_software_names_torch_cuda_and_cudnn(monkeypatch: pytest.MonkeyPatch
     fake_gpu(monkeypatch, cuda=None, cudnn=None)
     assert runtime.gpu_software(torch.device("cuda")) == {"torch": torch.__version__, "cuda": "none",
                                                            "cudnn": "none"}
+    # cuDNN's version is not asked for when cuDNN is not available (it may raise there)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "version", lambda: 1 / 0)
+    assert runtime.gpu_software(torch.device("cuda"))["cudnn"] == "none"
 
 
 def test_gpu_profile_description() -> None:
@@ -97,6 +100,19 @@ def test_gpu_profile_description() -> None:
     assert "TF32 off" in text
     assert "PyTorch, CUDA and cuDNN versions" in text
     assert runtime.describe_profile("cuda-sm100").startswith("NVIDIA GPUs of compute capability 10.0 ")
+    assert runtime.describe_profile("cuda-sm86").startswith("NVIDIA GPUs of compute capability 8.6 ")
+    assert runtime.describe_profile("cuda-sm120").startswith("NVIDIA GPUs of compute capability 12.0 ")
+    assert text == (
+        "NVIDIA GPUs of compute capability 9.0 through CUDA, with deterministic algorithms, TF32 off and cuDNN "
+        "deterministic; their baselines hold for the PyTorch, CUDA and cuDNN versions they were recorded with")
+
+
+def test_gpu_kind_asks_for_the_capability_of_the_device_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    capability = {0: (8, 0), 1: (9, 0)}
+    monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: capability[torch.device(d).index])
+    assert runtime.gpu_kind(torch.device("cuda:1")) == "sm90"
+    assert runtime.gpu_kind(torch.device("cuda:0")) == "sm80"
+    assert runtime.gpu_kind(torch.device("cpu")) == "none"
 
 
 # ---- the CUDA pins -----------------------------------------------------------------------------------------
@@ -156,6 +172,46 @@ def test_gpu_numerics_reads_the_settings_back(monkeypatch: pytest.MonkeyPatch) -
     torch.backends.cudnn.benchmark = True
     assert runtime.gpu_numerics() == ("deterministic algorithms: warn only, TF32 on, cuDNN not deterministic, "
                                       "cuDNN benchmark on, CUBLAS_WORKSPACE_CONFIG=(unset)")
+
+
+def fake_gpu_numerics(monkeypatch: pytest.MonkeyPatch, *, enabled: bool, warn_only: bool, matmul_tf32: bool,
+                      cudnn_tf32: bool, deterministic: bool, benchmark: bool) -> None:
+    monkeypatch.setattr(runtime.torch, "are_deterministic_algorithms_enabled", lambda: enabled)
+    monkeypatch.setattr(runtime.torch, "is_deterministic_algorithms_warn_only_enabled", lambda: warn_only)
+    monkeypatch.setattr(runtime.torch.backends.cuda.matmul, "allow_tf32", matmul_tf32)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "allow_tf32", cudnn_tf32)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "deterministic", deterministic)
+    monkeypatch.setattr(runtime.torch.backends.cudnn, "benchmark", benchmark)
+
+
+GPU_NUMERICS_CASES = [
+    # (enabled, warn_only, matmul TF32, cuDNN TF32, cuDNN deterministic, benchmark) -> the line
+    ((True, False, False, False, True, False),
+     "deterministic algorithms, TF32 off, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, True, False, False, True, False),
+     "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN benchmark off"),
+    ((False, False, False, False, True, False),
+     "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, False, True, False, True, False),
+     "deterministic algorithms, TF32 on, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, False, False, True, True, False),
+     "deterministic algorithms, TF32 on, cuDNN deterministic, cuDNN benchmark off"),
+    ((True, False, False, False, False, True),
+     "deterministic algorithms, TF32 off, cuDNN not deterministic, cuDNN benchmark on"),
+]
+
+
+@pytest.mark.parametrize(("flags", "line"), GPU_NUMERICS_CASES)
+def test_gpu_numerics_reads_back_each_setting_in_force(monkeypatch: pytest.MonkeyPatch, flags: tuple[bool, ...],
+                                                       line: str) -> None:
+    """Each setting read back on its own: deterministic (and not warn-only), TF32 on if either switch is, cuDNN's
+    two flags, then cuBLAS's workspace pin as set or unset."""
+    keys = ("enabled", "warn_only", "matmul_tf32", "cudnn_tf32", "deterministic", "benchmark")
+    fake_gpu_numerics(monkeypatch, **dict(zip(keys, flags, strict=True)))
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    assert runtime.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=:4096:8"
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+    assert runtime.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=(unset)"
 
 
 @pytest.mark.usefixtures("restored_torch_state")
