@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # importing runtime imports torch: the engine does it only wh
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
-DEFAULT_CELL_TIMEOUT = 1800  # seconds; the longest cell (Chapter 4's two Shakespeare trainings) takes 2-3 minutes
+DEFAULT_CELL_TIMEOUT = 1800  # seconds; the book's longest cells, memoized trainings, take one to two minutes cold
 BUILD_CELL_TIMEOUT = 300  # seconds at least, for the build's own first and last cells of a chapter
 PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -855,9 +855,8 @@ def execution_order(names: list[str], manifest: dict[str, Any],
     by its history. Starting the longest first keeps the other workers busy
     with the short chapters while it runs, instead of starting it late and
     waiting on it alone. A chapter that reuses another's memoized trainings
-    (Chapter 5 reads Chapter 4's models) may start first without losing work:
-    ``run_once`` computes each training once and the other chapter waits on
-    its lock.
+    may start first without losing work: ``run_once`` computes each training
+    once and the other chapter waits on its lock.
     """
     cold = COLD_SECONDS if cold is None else cold
 

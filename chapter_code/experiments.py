@@ -21,7 +21,8 @@ The job functions live in their own modules
 job's module and of what that imports, not to this file, so adding a sweep here leaves
 every record fresh.
 
-Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test);
+Pages: "Recurrent language models" and "Generating text" (Chapter 4's trained
+models); "Gated memory: LSTM and GRU" (the robustness of the memory test);
 "Depth, direction and scale" (the scoreboard and its one-seed runs, the GRU with
 one gate removed, the word-level scale study); "Beyond the single carried state"
 (the authorship classifier, the input-gated cell on the memory test).
@@ -44,9 +45,10 @@ from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict, score_run
 from chapter_code.depth.word_lm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_robustness import recall_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
+from chapter_code.lm.book_models import book_char_lm
 from chapter_code.lm.char_lm import TrainConfig
 from chapter_code.lm.char_lm_sweep import char_lm_metrics
-from chapter_code.lm.char_models import WORKSHOP
+from chapter_code.lm.char_models import CPU, PROSE_LSTM, WORKSHOP, corpus_file
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,41 @@ CHAR_LM_WORKSHOP = Sweep(
                 name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)}
                 for name in WORKSHOP
             },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+#: Chapter 4's three models, trained ahead of the build with their weights (issue 31):
+#: job name -> (corpus, recipe); Chapters 4 and 5 read them by these names
+BOOK_CHAR_MODELS = {
+    "prose-lstm": ("book-prose", PROSE_LSTM),
+    "shakespeare-rnn": ("shakespeare", CPU["rnn"]),
+    "shakespeare-lstm": ("shakespeare", CPU["lstm"]),
+}
+
+CHAR_LM_BOOK = Sweep(
+    name="char-lm-book",
+    job=book_char_lm,
+    description=(
+        "Chapter 4's trained models at the CPU recipe (the prose LSTM, the Shakespeare "
+        "RNN and LSTM), one seed, each record holding the model's weights: made ahead "
+        "of the build so that Chapters 4 and 5 read them instead of training."
+    ),
+    data=(corpus_file("shakespeare"), corpus_file("book-prose")),
+    configs={
+        # One seed, the chapter's.
+        "book-runs": Grid(
+            {
+                job: {"corpus": corpus, "recipe": dataclasses.asdict(recipe)}
+                for job, (corpus, recipe) in BOOK_CHAR_MODELS.items()
+            },
+            seeds=(0,),
+            resources=Resources(minutes=30),
+        ),
+        "smoke": Grid(
+            {"tiny-lstm": {"corpus": "shakespeare", "recipe": _smoke_recipe("lstm")}},
             seeds=(0,),
             resources=Resources(minutes=5),
         ),
@@ -492,6 +529,7 @@ SWEEPS: dict[str, Sweep] = {
     for s in [
         MEMORY_ROBUSTNESS,
         CHAR_LM_WORKSHOP,
+        CHAR_LM_BOOK,
         SCOREBOARD,
         GRU_ABLATION,
         WORD_LM_SCALE,
