@@ -77,9 +77,9 @@ building (its table)  8-12 (measured as the front page's)        10          all
 3. gated              311 cold beside Chapter 4; 445 in CI       280         left after
                       (18-run grid in 2 workers, a fixed                     env, less
                       argument of its memoized run)                          50 s
-4. language models    189 in CI; 200-284 cold                    190         (at least
-5. generating         19-52 once Chapter 4's models exist;       230         325 s)
-                      waits for them (shared run_once)
+4. language models    46 cold, its three models read from the    50          (at least
+                      char-lm-book records (281 s training)
+5. generating         11-25: reads the same records              25          325 s)
 6. depth              152 in CI; 290 at load 10-12               160
 7. beyond             131 in CI + classification 259 at load     260
                       13 (76 s of CPU); Chapter 3's grid shared
@@ -130,7 +130,7 @@ PACKAGES = ("bookbuild", "nbclient", "jupyter_cache", "myst_nb", "yaml", "submit
 #: Estimated wall seconds per chapter on the GPU machine (the budget table above), printed beside the measured ones.
 CHAPTER_ESTIMATES: dict[str, float] = {
     "book/intro": 10, "book/building": 10, "book/recurrence": 45, "book/gradients": 60, "book/gated": 280,
-    "book/language-models": 190, "book/generating": 230, "book/depth": 160, "book/beyond": 260,
+    "book/language-models": 50, "book/generating": 25, "book/depth": 160, "book/beyond": 260,
 }
 #: Files every run leaves in OUT, whatever happened (the dry run checks them).
 ALWAYS = ("summary.json", "summary.md", "timing.json", "timing.md", "logs")
