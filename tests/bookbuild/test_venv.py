@@ -65,7 +65,15 @@ def test_without_a_host_gpu_jax_the_locked_cpu_jax_is_installed(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     commands = install_commands(tmp_path, monkeypatch, gpu_jax=False)
     assert "--system-site-packages" not in commands[0]
-    assert commands[-1][-2:] == ["-r", str(book_venv.JAX_LOCK)]
+    installs = [cmd for cmd in commands if cmd[1:4] == ["-m", "pip", "install"]]
+    assert installs[-1][-2:] == ["-r", str(book_venv.JAX_LOCK)]
+    # pip compiles nothing; one compileall over the new site-packages, on every core, comes last
+    assert all("--no-compile" in cmd for cmd in installs)
+    assert len(installs) == 3
+    assert commands[-1] == [str(tmp_path / "env" / "bin" / "python"), "-c", book_venv.COMPILE,
+                            str(book_venv.site_packages(tmp_path / "env"))]
+    assert book_venv.site_packages(tmp_path / "env") == tmp_path / "env" / "lib" / (
+        "python{}.{}".format(*sys.version_info[:2])) / "site-packages"
 
 
 def test_the_probe_finds_no_gpu_jax_here_and_none_in_a_python_without_jax(tmp_path: Path) -> None:
