@@ -14,6 +14,9 @@ import pytest
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
 PAGE = "book/language-models.html"
+#: a page whose numbers still come from memoized runs (Chapter 4 reads its models from sweep records since
+#: 2026-12-03, so its numbers name records, not runs)
+RUNS_PAGE = "book/depth.html"
 
 
 def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
@@ -28,19 +31,40 @@ def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
     }""")
 
 
-def test_every_glued_number_has_a_provenance_entry(page, site_dir: Path) -> None:  # noqa: F811
-    open_page(page, site_dir, PAGE)
-    keys = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+def _provenance(tab, site_dir: Path, name: str) -> tuple[list[str], dict]:  # type: ignore[no-untyped-def]
+    """The page's glued numbers (their keys, in order) and its provenance data, after checking that every one
+    has an entry."""
+    open_page(tab, site_dir, name)
+    keys = tab.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
     assert len(keys) >= 50
     assert all(keys), "a glued number without provenance"
-    data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
+    data = json.loads(tab.evaluate("document.getElementById('glue-provenance').textContent"))
     assert set(keys) <= set(data)
+    return keys, data
+
+
+def test_every_glued_number_has_a_provenance_entry(page, site_dir: Path) -> None:  # noqa: F811
+    keys, data = _provenance(page, site_dir, RUNS_PAGE)
     with_runs = [k for k in keys if data[k]["runs"]]
     assert with_runs, "no number on the page names the memoized run it came from"
     run = data[with_runs[0]]["runs"][0]
     assert run["function"].startswith("chapter_code.")
     assert len(run["key"]) == 12
     assert run["outcome"] in ("computed", "reused")
+
+
+def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(page, site_dir: Path) -> None:  # noqa: F811
+    keys, data = _provenance(page, site_dir, PAGE)
+    assert not any(data[k]["runs"] for k in keys), "Chapter 4 trains nothing in the build: no memoized run"
+    named = [k for k in keys if any(s["sweep"] == "char-lm-book" for s in data[k]["sweeps"])]
+    assert len(named) >= 10, "the numbers measured on Chapter 4's models name the records they were read from"
+    record = next(s for s in data[named[0]]["sweeps"] if s["sweep"] == "char-lm-book")
+    assert record["config"] == "book-runs"
+    assert record["records"] == record["total"] == 3
+    assert all(len(c) == 12 for c in record["commits"])
+    page.locator(f'span.glued[data-glue="{named[0]}"]').first.focus()
+    made = f"Sweep records char-lm-book (book-runs): 3 of 3, made at commit {record['commits'][0]}"
+    assert made in _tip(page)["text"]
 
 
 def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, viewport):  # noqa: F811
@@ -62,7 +86,7 @@ def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, 
 
 
 def test_a_run_is_named_with_its_key_and_whether_this_build_computed_it(page, site_dir: Path) -> None:  # noqa: F811
-    open_page(page, site_dir, PAGE)
+    open_page(page, site_dir, RUNS_PAGE)
     data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
     shown = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
     key = next(k for k in shown if data[k]["runs"])
