@@ -67,6 +67,11 @@ def test_bad_tensors_are_named_not_loaded() -> None:
     damaged = {**good, "base64": base64.b64encode(bytes(raw)).decode()}
     with pytest.raises(ValueError, match=r"w: its bytes are damaged .*re-run the sweep"):
         decode_tensor(damaged, "w")
+    with pytest.raises(ValueError, match=r"^tensor: its bytes are damaged"):  # unnamed, it is "tensor"
+        decode_tensor(damaged)
+    # a character outside base64's alphabet is refused, not skipped (skipped, the bytes and their hash would match)
+    with pytest.raises(ValueError, match="Non-base64 digit found|Only base64 data is allowed"):
+        decode_tensor({**good, "base64": good["base64"][:4] + "!" + good["base64"][4:]})
     with pytest.raises(ValueError, match=r"6 values do not fill the shape \(4, 2\)"):
         decode_tensor({**good, "shape": [4, 2]})
     with pytest.raises(ValueError, match=r"dtype must be one of .*got 'float16'"):
@@ -105,6 +110,14 @@ def test_a_record_whose_weights_were_damaged_is_refused_with_its_job_named() -> 
     weights = record["metrics"]["state_dict"]["readout.bias"]
     weights["base64"] = base64.b64encode(b"\0" * len(base64.b64decode(weights["base64"]))).decode()
     with pytest.raises(ValueError, match=r"prose\.seed2: readout\.bias: its bytes are damaged"):
+        result_from_record(record)
+
+
+def test_a_record_without_its_job_or_seed_is_still_named() -> None:
+    record = _as_record(book_char_lm(seed=0, corpus="book-prose", recipe=dataclasses.asdict(TINY)))
+    del record["job"], record["seed"]
+    record["metrics"]["state_dict"]["readout.bias"]["sha256"] = "0" * 64
+    with pytest.raises(ValueError, match=r"^record\.seed\?: readout\.bias: its bytes are damaged"):
         result_from_record(record)
 
 
