@@ -155,6 +155,10 @@ class _Formatter:
 
 
 def _fake_ipython(monkeypatch: pytest.MonkeyPatch, shell: object) -> None:
+    # In a kernel the real IPython is imported already, and with it what the inline backend needs; import that
+    # backend before IPython is swapped for the fake, so the test passes whichever tests ran before it on its worker.
+    import matplotlib_inline.backend_inline  # noqa: F401
+
     module = types.ModuleType("IPython")
     module.get_ipython = lambda: shell  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "IPython", module)
