@@ -263,15 +263,19 @@ def install(root: str, excluded: list[str]) -> None:
     _state.update(root=root.rstrip(os.sep) + os.sep, excluded=set(excluded))
     sys.addaudithook(_audit)
     _install_figure_formatter()
-    _install_backend()
+    _install_backend(root)
     threading.Thread(target=_watchdog, name="bookbuild-watchdog", daemon=True).start()
 
 
-def _install_backend() -> None:
+def _install_backend(root: str) -> None:
     """Hand the build's memoizer and sweep loader to the taught code (``runtime.use_backend``).
 
-    A book without ``chapter_code.core.runtime`` (the engine's own tests) has nothing to install into.
+    A book without ``chapter_code/core/runtime.py`` under its root (the engine's own fixture books) has nothing
+    to install into; then nothing is imported, not even another checkout's runtime that the environment's
+    editable install would find (it imports PyTorch: about 2 s in every kernel of the engine's tests).
     """
+    if not os.path.isfile(os.path.join(root, "chapter_code", "core", "runtime.py")):
+        return
     try:
         from chapter_code.core import runtime
     except ImportError:

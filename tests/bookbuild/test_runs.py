@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from bookbuild import kernel_hooks, runs
+from bookbuild.build import ROOT
 
 TRAIN = '''
 import torch
@@ -177,7 +178,7 @@ def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
 
     saved = dict(runtime._BACKEND)
     try:
-        kernel_hooks._install_backend()
+        kernel_hooks._install_backend(str(ROOT))
         train = load()
         runtime.run_once(train.train, steps=2)
         runtime.run_once(train.train, steps=2)
@@ -185,6 +186,21 @@ def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
     finally:
         runtime._BACKEND.clear()
         runtime._BACKEND.update(saved)
+
+
+@pytest.mark.parametrize("own_runtime", [True, False], ids=["this-checkout", "a-fixture-book"])
+def test_the_backend_goes_only_into_the_runtime_of_the_book_being_executed(tmp_path: Path, own_runtime: bool) -> None:
+    # A fixture book without chapter_code/core/runtime.py gets no backend, and imports nothing: not this
+    # checkout's runtime either (which the editable install would find, and which imports PyTorch).
+    root = ROOT if own_runtime else tmp_path
+    code = ("import sys\nfrom bookbuild import kernel_hooks\n"
+            f"kernel_hooks._install_backend({str(root)!r})\n"
+            "from_build = 'chapter_code.core.runtime' in sys.modules and sys.modules['chapter_code.core.runtime']"
+            "._BACKEND.get('run_once') is kernel_hooks._run_once\n"
+            "print(from_build, 'torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == (["True", "True"] if own_runtime else ["False", "False"])
 
 
 def test_without_the_build_the_entry_point_computes_every_time(repo: Path) -> None:

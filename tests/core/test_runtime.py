@@ -757,8 +757,9 @@ def test_the_backend_takes_only_callables(no_backend) -> None:
 
 def test_the_kernel_hook_installs_the_build_as_backend(no_backend) -> None:
     from bookbuild import kernel_hooks
+    from bookbuild.build import ROOT
 
-    kernel_hooks._install_backend()
+    kernel_hooks._install_backend(str(ROOT))  # the book being executed: this checkout
     assert set(runtime._BACKEND) == {"run_once", "load_sweep"}
     assert runtime._BACKEND["run_once"] is kernel_hooks._run_once
 
