@@ -21,6 +21,13 @@ _started = time.time()
 
 
 def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    # One intra-op thread per test process, as the book's chapters compute (runtime.setup(): BOOK_THREADS unset is
+    # 1). PyTorch's default is one per core: two xdist workers on two cores then run four threads beside Chromium
+    # and Java, and a small model's every step waits at a barrier for a thread that is not scheduled (issue 31:
+    # the seq2seq reversal test took 77 s in the suite, 1.9 s alone). Tests that set threads restore this value.
+    import torch  # after the pins (runtime, imported above)
+
+    torch.set_num_threads(1)
     # pytest-xdist registers `xdist_group`; a run without it (mutmut runs the tests with `-p no:xdist`) must still
     # accept the marker under --strict-markers (tests/test_suite_groups.py checks that the groups hold under xdist).
     config.addinivalue_line("markers", "xdist_group(name): tests that one xdist worker runs, in one process")
