@@ -37,14 +37,27 @@ from typing import Any
 
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.beyond.authorship_sweep import authorship_metrics
+from chapter_code.beyond.book_runs import beyond_book_run
 from chapter_code.beyond.parallel_recall_sweep import input_gated_metrics
+from chapter_code.beyond.scratch_classifier import CORPUS_FILES as SCRATCH_FILES
+from chapter_code.beyond.scratch_classifier import (
+    ScratchConfig,
+    scratch_shakespeare_milton,
+)
+from chapter_code.beyond.seq2seq import ReversalConfig, train_reversal
+from chapter_code.beyond.translator import TranslatorConfig, train_translator
+from chapter_code.core.stored_calls import book_call
+from chapter_code.depth.book_runs import depth_book_run
 from chapter_code.depth.gru_ablation import VARIANTS as GRU_VARIANTS
 from chapter_code.depth.gru_ablation import ablation_run
+from chapter_code.depth.layers import TrapConfig, train_directional, train_tagger
+from chapter_code.depth.residual import DepthRecipe, depth_recipe_dict, depth_run
 from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict, score_run
 from chapter_code.depth.word_lm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
+from chapter_code.gated.book_runs import gated_book_run
 from chapter_code.gated.memory_robustness import recall_metrics
-from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
+from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig, train_recall
 from chapter_code.lm.book_models import book_char_lm
 from chapter_code.lm.char_lm import TrainConfig
 from chapter_code.lm.char_lm_sweep import char_lm_metrics
@@ -429,6 +442,192 @@ INPUT_GATED_RECALL = Sweep(
 )
 
 
+# The chapters' own one-off trainings (what ``runtime.run_once`` would train in the
+# build), each record one call with its whole result (chapter_code.core.stored_calls):
+# the jobs' parameters are the calls exactly as the chapters write them.
+
+#: Chapter 6: the depth study's stacks (plain and residual), the trap's two models,
+#: the two taggers
+_DEPTH_TRAP = TrapConfig()
+_DEPTH_CALLS = {
+    **{
+        f"stack-{layers}-{'residual' if residual else 'plain'}": book_call(
+            depth_run,
+            seed=0,
+            num_layers=layers,
+            residual=residual,
+            recipe=depth_recipe_dict(DepthRecipe()),
+        )
+        for layers, residual in [(1, False)]
+        + [(n, r) for n in (2, 3, 4) for r in (False, True)]
+    },
+    **{
+        f"trap-{name}": book_call(
+            train_directional,
+            corpus="shakespeare",
+            config=_DEPTH_TRAP,
+            bidirectional=name == "bidirectional",
+        )
+        for name in ("causal", "bidirectional")
+    },
+    **{
+        f"tagger-{name}": book_call(
+            train_tagger,
+            corpus="shakespeare",
+            config=_DEPTH_TRAP,
+            bidirectional=name == "bidirectional",
+            min_letters=5,
+        )
+        for name in ("causal", "bidirectional")
+    },
+}
+
+DEPTH_BOOK_RUNS = Sweep(
+    name="depth-book-runs",
+    job=depth_book_run,
+    description=(
+        "Chapter 6's own trainings, one seed each: the depth study's plain and "
+        "residual stacks, the trap's causal and bidirectional models, the two "
+        "taggers; each record holds the call's whole result, weights included."
+    ),
+    data=("data/shakespeare.txt",),
+    configs={
+        "book-runs": Grid(_DEPTH_CALLS, seeds=(0,), resources=Resources(minutes=30)),
+        "smoke": Grid(
+            {
+                "stack-tiny": book_call(
+                    depth_run,
+                    seed=0,
+                    num_layers=2,
+                    residual=True,
+                    recipe=depth_recipe_dict(
+                        DepthRecipe(
+                            train_chars=5_000,
+                            valid_chars=1_000,
+                            embedding_size=4,
+                            hidden_size=8,
+                            train=TrainConfig(window=8, batch_size=4, steps=3),
+                        )
+                    ),
+                )
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+#: Chapter 3: the two LSTMs whose forget gates the chapter traces (seed 0, the first
+#: seed on which the LSTM with forget bias +1 solves the task) and the exercise's
+#: learned initial state
+_GATED_CONFIG = RecallConfig()
+GATED_BOOK_RUNS = Sweep(
+    name="gated-book-runs",
+    job=gated_book_run,
+    description=(
+        "Chapter 3's runs that need their weights: the forget-gate trace's two LSTMs "
+        "and the learned initial state of the exercise; each record holds the run "
+        "whole, weights included."
+    ),
+    configs={
+        "book-runs": Grid(
+            {
+                **{
+                    f"trace-{_slug(c.label)}": book_call(
+                        train_recall, contender=c, seed=0, config=_GATED_CONFIG
+                    )
+                    for c in (CONTENDERS[2], CONTENDERS[1])
+                },
+                "learned-h0": book_call(
+                    train_recall,
+                    contender=CONTENDERS[2],
+                    seed=SEEDS[0],
+                    config=dataclasses.replace(_GATED_CONFIG, epochs=30),
+                    learn_h0=True,
+                ),
+            },
+            seeds=(0,),
+            resources=Resources(minutes=30),
+        ),
+        "smoke": Grid(
+            {
+                "tiny": book_call(
+                    train_recall,
+                    contender=CONTENDERS[2],
+                    seed=0,
+                    config=RecallConfig(lag=10, n_train=256, n_test=128, epochs=2),
+                )
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+#: Chapter 7: the reversal task's two encoder-decoders, the two classifiers trained
+#: from scratch, the exercise's two translators
+BEYOND_BOOK_RUNS = Sweep(
+    name="beyond-book-runs",
+    job=beyond_book_run,
+    description=(
+        "Chapter 7's own trainings, one seed each: the encoder-decoders on the "
+        "reversal task with and without attention, the Shakespeare-or-Milton "
+        "classifiers from scratch, the exercise's translators; each record holds the "
+        "call's whole result, weights included."
+    ),
+    data=SCRATCH_FILES,
+    configs={
+        "book-runs": Grid(
+            {
+                **{
+                    f"reversal-{name}": book_call(
+                        train_reversal,
+                        attention=flag,
+                        seed=BOOK_BEYOND_SEED,
+                        config=ReversalConfig(),
+                    )
+                    for name, flag in [("final-state", False), ("attention", True)]
+                },
+                **{
+                    f"scratch-{cell}": book_call(
+                        scratch_shakespeare_milton,
+                        cell=cell,
+                        seed=BOOK_BEYOND_SEED,
+                        config=ScratchConfig(),
+                    )
+                    for cell in ("rnn", "lstm")
+                },
+                **{
+                    f"translator-{cell}": book_call(
+                        train_translator,
+                        cell=cell,
+                        seed=BOOK_BEYOND_SEED,
+                        config=TranslatorConfig(),
+                    )
+                    for cell in ("rnn", "gru")
+                },
+            },
+            seeds=(0,),
+            resources=Resources(minutes=30),
+        ),
+        "smoke": Grid(
+            {
+                "translator-tiny": book_call(
+                    train_translator,
+                    cell="gru",
+                    seed=0,
+                    config=TranslatorConfig(
+                        hidden_size=8, embedding_size=4, steps=3, n_test=4
+                    ),
+                )
+            },
+            seeds=(0,),
+            resources=Resources(minutes=5),
+        ),
+    },
+)
+
+
 def _word_jobs(
     sizes: dict[str, tuple[int, int]], recipe: WordRecipe
 ) -> dict[str, dict[str, Any]]:
@@ -535,5 +734,8 @@ SWEEPS: dict[str, Sweep] = {
         WORD_LM_SCALE,
         AUTHORSHIP,
         INPUT_GATED_RECALL,
+        DEPTH_BOOK_RUNS,
+        GATED_BOOK_RUNS,
+        BEYOND_BOOK_RUNS,
     ]
 }
