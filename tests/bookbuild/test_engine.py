@@ -244,9 +244,9 @@ def test_a_fresh_clone_starts_the_longest_cold_chapters_first_and_the_table_cove
     names = engine.chapters(engine.ROOT)
     assert set(names) <= set(engine.COLD_SECONDS), "give a new chapter its cold time in engine.COLD_SECONDS"
     order = engine.execution_order(names, {})
-    # Since Chapters 3, 6 and 7 read their grids and one-seed runs from sweep records (2026-12-02) and Chapter 4 its
-    # three models (char-lm-book, 2026-12-03), Chapters 6 and 3, with their remaining memoized runs, are the longest.
-    assert order[:2] == ["book/depth", "book/gated"]
+    # Since Chapters 4, 6 and 7 read every training from sweep records (2026-12-03 and 12-04), Chapter 3, with the
+    # one run a build trains itself, and Chapter 4, with its measurements of the recorded models, are the longest.
+    assert order[:2] == ["book/gated", "book/language-models"]
     assert order == sorted(names, key=lambda c: -engine.COLD_SECONDS[c])
 
 
