@@ -125,6 +125,74 @@ def recording_page(browser, *, scheme: str | None = None, **options):  # type: i
         context.close()
 
 
+#: Tests that check one page at one width from the same load, (file, function): the first only reads the page
+#: (axe), the second changes it (the render check opens every fold). Each (page, width) pair of them is one xdist
+#: group, so that one worker loads the page once for both (:class:`SharedLoads`).
+SHARED_LOAD_TESTS = {("test_audit.py", "test_axe_finds_no_serious_violation"),
+                     ("test_pages.py", "test_page_renders_offline_without_errors")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which turns the groups into node-id suffixes
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if (item.path.name, getattr(item, "originalname", None)) in SHARED_LOAD_TESTS:
+            params = item.callspec.params  # type: ignore[attr-defined]
+            item.add_marker(pytest.mark.xdist_group(f"load-{params['viewport']}-{params['name']}"))
+
+
+class SharedLoads:
+    """Pages loaded once per (page, width) and shared: :meth:`reading` gives a test that leaves the page as it is
+    the loaded page and keeps it open; :meth:`changing` gives a test that changes it that same page if no test
+    changed it before (else a fresh load) and closes it afterwards. Each page is a :func:`recording_page` loaded
+    with ``test_pages.open_page``; ``load_outside_requests`` and ``load_console_errors`` hold what the load asked
+    for and logged (``outside_requests`` and ``console_errors`` go on collecting).
+    """
+
+    def __init__(self, browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+        self.browser, self.site_dir, self.open = browser, site_dir, {}
+
+    def _load(self, name: str, viewport: str):  # type: ignore[no-untyped-def]
+        from tests.browser.test_pages import VIEWPORTS, open_page
+
+        opened = recording_page(self.browser, viewport=VIEWPORTS[viewport])
+        page = opened.__enter__()
+        try:
+            open_page(page, self.site_dir, name)
+        except BaseException:
+            opened.__exit__(None, None, None)
+            raise
+        # what the load itself asked and logged, before a test acts on the page (axe's own stylesheet requests
+        # fail on file:// with a console error of their own)
+        page.load_outside_requests = list(page.outside_requests)
+        page.load_console_errors = list(page.console_errors)
+        return opened, page
+
+    def reading(self, name: str, viewport: str):  # type: ignore[no-untyped-def]
+        if (name, viewport) not in self.open:
+            self.open[name, viewport] = self._load(name, viewport)
+        return self.open[name, viewport][1]
+
+    @contextmanager
+    def changing(self, name: str, viewport: str):  # type: ignore[no-untyped-def]
+        opened, page = self.open.pop((name, viewport), None) or self._load(name, viewport)
+        try:
+            yield page
+        finally:
+            opened.__exit__(None, None, None)
+
+    def close(self) -> None:
+        while self.open:
+            self.open.popitem()[1][0].__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def shared_loads(browser, site_dir: Path) -> Iterator[SharedLoads]:  # type: ignore[no-untyped-def]
+    """This worker's :class:`SharedLoads`."""
+    loads = SharedLoads(browser, site_dir)
+    yield loads
+    loads.close()
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """A headless Chromium; the tests are skipped, with the reason, when there is none."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, page, viewport  # noqa: F401  (fixtures shared with test_pages)
+from tests.browser.test_pages import PAGES, VIEWPORTS, viewport  # noqa: F401  (the fixture shared with test_pages)
 
 NODE_TOOLS = Path(__file__).with_name("node") / "node_modules"
 AXE_JS = NODE_TOOLS / "axe-core" / "axe.min.js"
@@ -50,9 +50,9 @@ def tool(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", PAGES)  # index.html only redirects to the first page (validated below)
-def test_axe_finds_no_serious_violation(page, site_dir: Path, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_axe_finds_no_serious_violation(shared_loads, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     axe = tool(AXE_JS).read_text(encoding="utf-8")
-    open_page(page, site_dir, name)
+    page = shared_loads.reading(name, viewport)  # the load test_pages.py's render check then reads (and unfolds)
     page.wait_for_timeout(400)  # the theme's scripts settle (scrollable regions get their tab stops after 300 ms)
     page.add_script_tag(content=axe)
     result = page.evaluate(

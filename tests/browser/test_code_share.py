@@ -6,27 +6,17 @@ code cells with their printed (non-figure, non-table) output must take at most
 (:mod:`tests.browser.code_share` says what is measured; BENCHMARKS.md has the
 shares per chapter). Formatting code lives in ``chapter_code`` or in hidden
 cells, and results a reader scans are tables (``chapter_code.core.tables``).
+
+The browser test is
+``tests/browser/test_reading.py::test_code_and_printed_output_take_a_small_share_of_the_page``: it measures
+the share in the load that measures the page's code and formulas, one load of each chapter at 1280 px for both.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.browser.code_share import MAX_SHARE, measure_page, share
-from tests.browser.test_reading import CHAPTERS
-
-
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_code_and_printed_output_take_a_small_share_of_the_page(browser, site_dir: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    measured = measure_page(browser, site_dir, name)
-    largest = sorted(measured["cells"], key=lambda c: -(c["inputPx"] + c["textPx"]))[:3]
-    assert share(measured) <= MAX_SHARE, (
-        f"{name}: code cells and their printed output take {share(measured):.1%} of the page's height at 1280 px "
-        f"(at most {MAX_SHARE:.0%}); the largest: "
-        + "; ".join(f"{c['text']!r} ({c['inputPx']:.0f} + {c['textPx']:.0f} px)" for c in largest)
-    )
+from tests.browser.code_share import share
 
 
 def test_tables_and_figures_do_not_count() -> None:

@@ -93,10 +93,16 @@ def smallest_text_px(png: Path) -> float | None:
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]
-    open_page(page, site_dir, name)
-    assert page.outside_requests == [], f"{name} asked another host for: {page.outside_requests}"
-    assert page.console_errors == [], f"{name}: console errors: {page.console_errors}"
+def test_page_renders_offline_without_errors(shared_loads, site_dir: Path, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    # the load axe read (test_audit.py), if it ran on this worker first; this test opens the folds, so it is the last
+    with shared_loads.changing(name, viewport) as page:
+        check_rendered(page, viewport, name)
+
+
+def check_rendered(page, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The render check of one page loaded by :class:`~tests.browser.conftest.SharedLoads` (it opens every fold)."""
+    assert page.load_outside_requests == [], f"{name} asked another host for: {page.load_outside_requests}"
+    assert page.load_console_errors == [], f"{name}: console errors: {page.load_console_errors}"
 
     # Typeset when the book was built (SVG, bookbuild/site/mathrender.py) or, without Node, by MathJax here (CHTML);
     # either way with MathJax's assistive MathML, which screen readers read in place of the picture.
@@ -185,6 +191,26 @@ def test_page_renders_offline_without_errors(page, site_dir: Path, viewport: str
                     f"{name}: {png.name} sets text at {smallest_pt:.1f} pt, below the style's smallest "
                     f"{SMALLEST_FIGURE_PT} pt"
                 )
+
+
+def test_a_shared_load_keeps_what_the_load_logged_and_a_changed_page_is_loaded_again(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.browser.conftest import SharedLoads
+
+    (tmp_path / "p.html").write_text("<!doctype html><title>p</title><script>console.error('at load')</script>")
+    loads = SharedLoads(browser, tmp_path)
+    page = loads.reading("p.html", "desktop")
+    page.evaluate("() => console.error('later')")
+    assert loads.reading("p.html", "desktop") is page
+    assert page.load_console_errors == ["at load"]
+    assert page.console_errors == ["at load", "later"]
+    with loads.changing("p.html", "desktop") as changed:
+        assert changed is page
+    with loads.changing("p.html", "desktop") as again:
+        assert again is not page
+        assert again.console_errors == ["at load"]
+    loads.reading("p.html", "phone")
+    loads.close()
+    assert loads.open == {}
 
 
 def test_every_page_of_the_site_is_checked(site_dir: Path) -> None:
