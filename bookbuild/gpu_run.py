@@ -74,26 +74,28 @@ probe                 import torch: 3-6                          5           30
 building (its table)  8-12 (measured as the front page's)        10          all side
 1. recurrence         47.6 with JAX (the unrolled jit: 13.8)     45          by side:
 2. gradients          66.6 with JAX (16 scan compiles: 36)       60          the budget
-3. gated              311 cold beside Chapter 4; 445 in CI       280         left after
-                      (18-run grid in 2 workers, a fixed                     env, less
-                      argument of its memoized run)                          50 s
-4. language models    46 cold, its three models read from the    50          (at least
-                      char-lm-book records (281 s training)
-5. generating         11-25: reads the same records              25          325 s)
-6. depth              152 in CI; 290 at load 10-12               160
-7. beyond             131 in CI + classification 259 at load     260
-                      13 (76 s of CPU); Chapter 3's grid shared
+3. gated              72 cold (2026-12-04): its one memoized     80          left after
+                      run 46 s; grid, trace and learned-h0                   env, less
+                      runs read from records                                 50 s
+4. language models    46-59 cold, its three models read from     60          (at least
+                      the char-lm-book records (281 s training)
+5. generating         11-35: reads the same records              35          325 s)
+6. depth              23 cold: every training read from the      30
+                      depth-book-runs records (179 s of jobs)
+7. beyond             24 cold: every training read from the      30
+                      beyond-book-runs records (108 s of jobs)
 reports               engine results in hand, two comparisons    10
 sweep (18 jobs on     not measured: the arithmetic above, ~100 s  150
 the GPU, 10 at a      of GPU time and two waves of job starts
 time)
 baselines             a no-change build: 7-12                    15          40
 collect               copies                                     2           -
-total                                                            ~375        475
+total                                                            ~320        475
 ====================  =========================================  ==========  ==========
 
-The chapters' critical path is Chapter 3 (its grid) and Chapter 7 (which
-reuses that grid at its end): about 280-300 s. If the machine's cores are
+Since Chapters 3, 4, 6 and 7 read their trainings from sweep records, no chapter
+is much longer than the others: the chapters take about 80 s side by side (Chapter
+3's one memoized run the longest item). If the machine's cores are
 slower than assumed, the chapters step runs out of time first; the chapters
 that finished still get their baselines and reports, and the sweep's finished
 jobs their records.
@@ -129,8 +131,8 @@ CORPORA = ("data/shakespeare.txt", "data/milton.txt")
 PACKAGES = ("bookbuild", "nbclient", "jupyter_cache", "myst_nb", "yaml", "submitit", "filelock", "psutil")
 #: Estimated wall seconds per chapter on the GPU machine (the budget table above), printed beside the measured ones.
 CHAPTER_ESTIMATES: dict[str, float] = {
-    "book/intro": 10, "book/building": 10, "book/recurrence": 45, "book/gradients": 60, "book/gated": 280,
-    "book/language-models": 50, "book/generating": 25, "book/depth": 160, "book/beyond": 260,
+    "book/intro": 10, "book/building": 10, "book/recurrence": 45, "book/gradients": 60, "book/gated": 80,
+    "book/language-models": 60, "book/generating": 35, "book/depth": 30, "book/beyond": 30,
 }
 #: Files every run leaves in OUT, whatever happened (the dry run checks them).
 ALWAYS = ("summary.json", "summary.md", "timing.json", "timing.md", "logs")
