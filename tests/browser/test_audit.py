@@ -13,6 +13,7 @@ are listed in the warnings summary of the test run.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import warnings
@@ -55,8 +56,11 @@ def test_axe_finds_no_serious_violation(shared_loads, viewport: str, name: str) 
     page = shared_loads.reading(name, viewport)  # the load test_pages.py's render check then reads (and unfolds)
     page.wait_for_timeout(400)  # the theme's scripts settle (scrollable regions get their tab stops after 300 ms)
     page.add_script_tag(content=axe)
+    # preload: false, since a file:// page cannot fetch its stylesheets (the CORS errors in its console); the one
+    # rule that reads them, css-orientation-lock, is test_no_stylesheet_locks_the_orientation below
     result = page.evaluate(
-        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", AXE_TAGS
+        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations'],"
+        " preload: false})", AXE_TAGS
     )
     failing, accepted = [], []
     for v in result["violations"]:
@@ -70,6 +74,46 @@ def test_axe_finds_no_serious_violation(shared_loads, viewport: str, name: str) 
         # a built-in category: xdist's controller must be able to import a warning's class by name
         warnings.warn(f"accepted axe finding: {name} at {viewport}: {line}", UserWarning, stacklevel=1)
     assert failing == [], f"{name} at {viewport}, axe-core {result['testEngine']['version']}:\n" + "\n".join(failing)
+
+
+#: An orientation media query (its condition) and the rules inside it.
+ORIENTATION_QUERY = re.compile(r"@media[^{]*\borientation\s*:[^{]*\{")
+ROTATION = re.compile(r"\btransform\s*:[^;}]*\b(rotate[XYZ3d]*|matrix3?d?)\s*\(", re.IGNORECASE)
+
+
+def orientation_locks(css: str) -> list[str]:
+    """The orientation media queries of ``css`` that rotate anything: what axe-core's css-orientation-lock rule
+    (WCAG 2.1, 1.3.4) looks for, a page turned to undo the device's orientation."""
+    found = []
+    for match in ORIENTATION_QUERY.finditer(css):
+        depth, end = 1, match.end()
+        while depth and end < len(css):
+            depth += {"{": 1, "}": -1}.get(css[end], 0)
+            end += 1
+        if ROTATION.search(css[match.end():end]):
+            found.append(match.group(0).strip())
+    return found
+
+
+def test_the_orientation_check_finds_a_rotation_inside_an_orientation_query() -> None:
+    locked = "@media screen and (orientation: portrait) { html { transform: rotate(-90deg); } }"
+    assert orientation_locks(locked) == ["@media screen and (orientation: portrait) {"]
+    outside = "@media (orientation: landscape) { .a { margin: 0 } } .b { transform: rotate(1deg) }"
+    assert orientation_locks(outside) == []
+    assert orientation_locks("@media (max-width: 600px) { .a { transform: rotate(90deg) } }") == []
+
+
+def test_no_stylesheet_locks_the_orientation(site_dir: Path) -> None:
+    """axe-core's css-orientation-lock rule, done here for every stylesheet of the site and every page's own
+    ``<style>``: axe cannot read stylesheets from a page opened as a file."""
+    sheets = {p.relative_to(site_dir).as_posix(): p.read_text(encoding="utf-8", errors="replace")
+              for p in site_dir.rglob("*.css")}
+    for name in ALL_PAGES:
+        html = (site_dir / name).read_text(encoding="utf-8")
+        sheets[name] = "\n".join(re.findall(r"<style[^>]*>(.*?)</style>", html, re.DOTALL))
+    assert len(sheets) > len(ALL_PAGES)
+    locks = {name: found for name, css in sheets.items() if (found := orientation_locks(css))}
+    assert locks == {}, f"orientation locked (WCAG 1.3.4) by: {locks}"
 
 
 @pytest.fixture(scope="module")
