@@ -156,17 +156,17 @@ SWITCH_THEME = r"""
 """
 
 
-def measure_page(page, site_dir: Path, name: str, schemes: list[str], share: bool = False) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+def measure_page(page, site_dir: Path, name: str, schemes: list[str], with_share: bool = False) -> dict[str, dict]:  # type: ignore[no-untyped-def]
     """Open ``name`` (in the context's scheme, ``schemes[0]``), draw every code block and open every fold, and
     measure it; then switch the theme in place to each further scheme and measure again: scheme -> measurement.
-    With ``share``, the page is first measured as a reader first sees it, nothing unfolded, for
+    With ``with_share``, the page is first measured as a reader first sees it, nothing unfolded, for
     :mod:`tests.browser.code_share` (under the key ``"share"``): one load of the page serves both."""
     open_page(page, site_dir, name)
     # A code block off the screen is drawn when it comes near it, or at the reader's first Tab; the Tab draws
     # every block at once (and what is measured is what a reader sees once it is drawn).
     page.keyboard.press("Tab")
     out = {}
-    if share:  # drawn code keeps the height its box had before (test_code_off_the_screen_is_drawn_later...)
+    if with_share:  # drawn code keeps the height its box had before (test_code_off_the_screen_is_drawn_later...)
         page.wait_for_timeout(300)
         out["share"] = page.evaluate(CODE_SHARE_MEASURE)
     page.evaluate(OPEN_FOLDS)
@@ -191,7 +191,7 @@ def measured_schemes(browser, site_dir: Path, viewport: str) -> Iterator[dict[st
         def __missing__(self, name: str) -> dict:  # type: ignore[type-arg]
             p = context.new_page()
             try:
-                result = measure_page(p, site_dir, name, SCHEMES, share=VIEWPORTS[viewport] == SHARE_WIDTH)
+                result = measure_page(p, site_dir, name, SCHEMES, with_share=VIEWPORTS[viewport] == SHARE_WIDTH)
             finally:
                 p.close()
             self[name] = result
