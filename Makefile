@@ -58,23 +58,24 @@ $(PY) -m ruff format --check chapter_code labs
 $(PY) -m bookbuild.cellformat --check
 endef
 
-.PHONY: setup-start
+.PHONY: setup-start pdf-ready
 setup-start:  # start the background set-up of `make test` (first, so it overlaps creating .venv too)
 	@$(call phase,set-up started)
 	@$(SETUP_SYSTEM) start
 
+# What the build of `make test` runs once every chapter has executed, before the PDF it builds beside the HTML:
+# wait for the background set-up (it installs TeX Live); exit 3 where there is no TeX Live (no PDF, a note).
+pdf-ready:
+	@$(call phase,PDF beside the HTML: waiting for the set-up)
+	@$(SETUP_SYSTEM) wait
+	@$(call phase,PDF beside the HTML)
+	@$(HAVE_TEX) >/dev/null 2>&1 || exit 3
+
 test: setup-start $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
 	@$(call phase,environment ready; lint)
 	$(LINT)
-	@$(call phase,build)
-	$(PY) -m bookbuild build --check
-	@$(call phase,waiting for the set-up)
-	@$(SETUP_SYSTEM) wait
-	@$(call phase,PDF)
-	@if $(HAVE_TEX); then $(PY) -m bookbuild build --builder pdflatex >_build/pdf.log 2>&1 \
-	  || { tail -40 _build/pdf.log; echo "make test: the PDF did not build (log: _build/pdf.log)" >&2; exit 1; }; \
-	  echo "PDF built: _build/latex/book.pdf"; \
-	else echo "NOTE: no TeX Live here; the PDF tests will be skipped (see make tex)"; fi
+	@$(call phase,build (the HTML and the PDF beside it))
+	$(PY) -m bookbuild build --check --pdf-after "$(MAKE) -s pdf-ready"
 	@$(call phase,tests)
 	BOOK_HTML_DIR=_build/html BOOK_PDF=$$($(HAVE_TEX) && echo _build/latex/book.pdf) $(PY) -m pytest -n auto --dist loadgroup
 	@$(call phase,done)

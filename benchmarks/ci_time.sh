@@ -11,7 +11,7 @@
 # The breakdown comes from the timestamps that `make test` prints ("make test: [<epoch s> <UTC>] <phase>") and
 # from the background set-up's log: before make test (installing make), the environment (.venv, in parallel with
 # the set-up), lint, the book build (every chapter executed, with the output check), the wait for the set-up,
-# the PDF, the test suite; and, beside them, how long the background install itself took. A machine that
+# the PDF (since issue 31 beside the HTML), the test suite; and, beside them, how long the background install itself took. A machine that
 # already has chromium, TeX Live, npm and Java installs nothing, so only a fresh machine measures the set-up.
 # The run's output is kept in the clone's _build/ci-run.log (and printed as it goes).
 set -uo pipefail
@@ -30,7 +30,12 @@ breakdown() {  # $1: the output of a .ci/run; $2 (optional): its _build/setup.lo
       label["environment ready; lint"] = "lint (ruff)"
       label["build"] = "book build (chapters executed, output check, HTML)"
       label["waiting for the set-up"] = "waiting for the background set-up"
-      label["PDF"] = "PDF"
+      # since issue 31 the PDF builds beside the HTML: once the chapters have executed, one core renders the HTML
+      # while the other waits for the set-up, then builds the PDF
+      label["build (the HTML and the PDF beside it)"] = "book build: chapters executed, output check"
+      label["PDF beside the HTML: waiting for the set-up"] = "HTML rendering; beside it, the wait for the set-up"
+      label["PDF beside the HTML"] = "HTML and PDF at once, until both are built"
+      label["PDF"] = "PDF (after the HTML, before issue 31 put it beside)"
       label["tests"] = "test suite (pytest -n auto)"
       if (begun != "") printf "  %-58s %5d s\n", "before make test (make itself, if absent)", at[1] - begun
       for (i = 1; i < n; i++) {

@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
         "--only", nargs="+", metavar="PAGE", help="build only these pages (e.g. book/gradients) in a private copy"
     )
     b.add_argument("--check", action="store_true", help="also fail when an output differs from its baseline")
+    b.add_argument("--pdf-after", metavar="CMD",
+                   help="also build the PDF beside the HTML, once every chapter has executed and CMD has exited 0 "
+                   "(exit 3: no TeX Live here, no PDF); what make test runs")
     sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
     a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
     a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
@@ -103,10 +106,16 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("build", "check", "accept"):
         engine.book_settings()  # a bad BOOK_* setting: one line and exit 2, before any lock, kernel or build
     if args.command == "build":
+        if args.pdf_after and (args.builder != "html" or args.only):
+            given = "--only" if args.only else f"--builder {args.builder}"
+            raise UserError(f"--pdf-after builds the PDF beside the whole HTML book (--builder html, no --only); "
+                            f"got {given}")
+        if args.pdf_after:
+            build.refuse_pdf_after_elsewhere()
         if args.only:
             return build.build_only(args.only)
         with checkout_lock(engine.engine_dir(engine.ROOT), "make book"):
-            return build.build(args.builder, check=args.check)
+            return build.build(args.builder, check=args.check, pdf_after=args.pdf_after)
     if args.command in ("check", "accept"):
         from bookbuild import gate
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,16 +46,19 @@ def failures_in(log_text: str) -> list[str]:
     return [line for line in log_text.splitlines() if any(p.search(line) for p in FAILURE_PATTERNS)]
 
 
-def build(builder: str = "html", check: bool = False) -> int:
+def build(builder: str = "html", check: bool = False, pdf_after: str | None = None) -> int:
     """Execute what is stale (engine), write the build report, render the book; return an exit code.
 
     With ``check``, the build also fails when an output differs from its
     baseline: one execution of each chapter serves both the gate and the HTML
-    (what CI runs).
+    (what CI runs). With ``pdf_after`` (a shell command; HTML builds only), the
+    PDF is built beside the HTML once every chapter has executed (:class:`SidePdf`).
     """
     from bookbuild import gate
 
     if os.environ.get("BOOK_BUILD_DIR", "").strip():
+        if pdf_after:
+            refuse_pdf_after_elsewhere()
         return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
@@ -72,6 +76,122 @@ def build(builder: str = "html", check: bool = False) -> int:
         return 1
     env = dict(os.environ)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silences a debugger notice in kernels
+    side = SidePdf(pdf_after, env) if pdf_after and builder == "html" else None
+    if side is not None:
+        side.start()
+    try:
+        code = _render(builder, env)
+        pdf_code = side.finish() if side is not None and code == 0 else 0
+    finally:
+        if side is not None:
+            side.stop()  # nothing once it has finished; ends a PDF build left running by a failed HTML build
+    code = _verdicts(builder, check, checks, profile, code, time.perf_counter() - started)
+    if code == 0 and side is not None:
+        if pdf_code:
+            print(f"\nBuild FAILED: the PDF did not build (log: {SidePdf.LOG})", file=sys.stderr)
+            return pdf_code
+        side.publish()
+    return code
+
+
+def refuse_pdf_after_elsewhere() -> None:
+    """``--pdf-after`` writes the PDF beside this checkout's HTML: a clear error where BOOK_BUILD_DIR is set."""
+    if os.environ.get("BOOK_BUILD_DIR", "").strip():
+        raise UserError("--pdf-after builds the PDF in this checkout's _build/, and BOOK_BUILD_DIR builds a copy "
+                        "elsewhere: build the HTML there, then `make pdf` with the same BOOK_BUILD_DIR")
+
+
+class SidePdf:
+    """The PDF, built beside the HTML by a second Jupyter Book process (``bookbuild build --pdf-after CMD``).
+
+    The HTML's Sphinx phase (one process, about a minute) keeps one core busy; the PDF's (a second Sphinx
+    process, then xelatex) fills the other instead of running after it. It starts once every chapter has
+    executed. First ``CMD`` runs (``make -s pdf-ready``: wait for the background set-up, which installs TeX
+    Live): exit 0 builds the PDF, 3 means there is no TeX Live here (a note; the PDF tests are then skipped),
+    anything else fails the build. The PDF's Sphinx writes under ``_build/pdf-side`` (its own doctrees,
+    executed cells and panels, so the two processes never write one file); the execution cache and the
+    engine's outputs are only read by both. The PDF goes to ``_build/latex/book.pdf`` (where ``make pdf``
+    writes it) and, once the HTML passed its checks, into the site.
+    """
+
+    LOG = BUILD_DIR / "pdf.log"
+    OUTPUT = BUILD_DIR / "pdf-side"
+    PDF = BUILD_DIR / "latex" / "book.pdf"
+    NO_TEX = 3
+
+    def __init__(self, ready: str, env: dict[str, str]) -> None:
+        self.ready, self.env = ready, env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.code: int | None = None  # None: no PDF (no TeX Live here), or not finished
+        self.message = ""
+        self.stopped = False
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, name="side-pdf", daemon=True)
+
+    def start(self) -> None:
+        self.started = time.perf_counter()
+        self.thread.start()
+
+    def _run(self) -> None:
+        with self.LOG.open("w") as log:
+            ready = subprocess.Popen(self.ready, shell=True, cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+            assert ready.stdout is not None
+            for line in ready.stdout:  # shown as well: make test's phase lines, the set-up's wait
+                sys.stdout.write(line)
+                log.write(line)
+            ready.wait()
+            if ready.returncode == self.NO_TEX:
+                self.message = "NOTE: no TeX Live here; no PDF, and the PDF tests will be skipped (see make tex)"
+                return
+            if ready.returncode != 0:
+                self.code, self.message = ready.returncode, f"`{self.ready}` exited {ready.returncode}"
+                return
+            with self.lock:
+                if self.stopped:
+                    return
+                self.proc = subprocess.Popen([*jupyter_book_command("pdflatex"), "--path-output", str(self.OUTPUT)],
+                                             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+            self.code = self.proc.wait()
+
+    def finish(self) -> int:
+        """Wait for the PDF; 0 when it built (copied to ``_build/latex/book.pdf``) or there is no TeX Live."""
+        self.thread.join()
+        seconds = time.perf_counter() - self.started
+        if self.code is None:
+            print(self.message)
+            return 0
+        code = self.code or log_problems(self.LOG.read_text(), 0)
+        built = self.OUTPUT / "_build" / "latex" / "book.pdf"
+        if code == 0 and not built.is_file():
+            self.message, code = f"Jupyter Book exited 0 but wrote no {built}", 1
+        if code:
+            print("".join(self.LOG.read_text().splitlines(keepends=True)[-40:]), self.message, sep="\n",
+                  file=sys.stderr)
+            return code
+        # the whole LaTeX folder, as `make pdf` leaves it: the PDF tests read book.tex and book.log beside it
+        shutil.copytree(built.parent, self.PDF.parent, dirs_exist_ok=True)
+        print(f"PDF built beside the HTML in {seconds:.0f} s (from the end of execution; log: {self.LOG}): {self.PDF}")
+        return 0
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()
+        self.thread.join(timeout=60)
+
+    def publish(self) -> None:
+        """Copy the PDF into the site and point its links at it (nothing where no PDF was built)."""
+        from bookbuild.site import downloads
+
+        if self.code == 0 and downloads.publish(self.PDF, HTML_DIR) is not None:
+            print(f"The site links it from every page's header: {HTML_DIR / downloads.PDF_NAME}")
+
+
+def _render(builder: str, env: dict[str, str]) -> int:
+    """Run Jupyter Book over the executed chapters (logged to ``_build/build.log``); its exit code, or 1 when
+    its log shows a chapter that failed or that myst-nb executed itself."""
     with LOG_FILE.open("w") as log:
         proc = subprocess.Popen(
             jupyter_book_command(builder),
@@ -86,8 +206,11 @@ def build(builder: str = "html", check: bool = False) -> int:
             sys.stdout.write(line)
             log.write(line)
         code = proc.wait()
-    elapsed = time.perf_counter() - started
-    log_text = LOG_FILE.read_text()
+    return log_problems(LOG_FILE.read_text(), code)
+
+
+def log_problems(log_text: str, code: int) -> int:
+    """``code``, or 1 where ``log_text`` (a Jupyter Book log) shows a failed chapter or one myst-nb executed."""
     problems = failures_in(log_text)
     if problems:
         print("\nA chapter failed to execute:", *problems, sep="\n  ", file=sys.stderr)
@@ -96,6 +219,13 @@ def build(builder: str = "html", check: bool = False) -> int:
     if rogue:  # myst-nb found no engine output for a page, so it executed the page itself
         print("\nmyst-nb executed a page itself; the engine's outputs did not match it:", *rogue, sep="\n  ")
         code = code or 1
+    return code
+
+
+def _verdicts(builder: str, check: bool, checks: list, profile: str, code: int, elapsed: float) -> int:
+    """After Jupyter Book: the exit code of the whole build, with the output check's verdicts under ``check``."""
+    from bookbuild import gate
+
     if code != 0:
         print(f"\nBuild FAILED after {elapsed:.0f} s (exit {code}); full log in {LOG_FILE}", file=sys.stderr)
         return code

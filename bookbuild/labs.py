@@ -342,6 +342,14 @@ def write_labs_if_stale(out: Path = OUT, root: Path = ROOT) -> list[Path] | None
     import of torch and of the taught code, and the references' runs (about 3 s). A file deleted or edited
     in ``out`` is written again, and so is everything when any input changed (:func:`inputs_key`).
     """
+    from filelock import FileLock
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out.parent / f"{out.name}.lock")):  # two builds at once (HTML, PDF): one writes, one reads
+        return _write_labs_if_stale(out, root)
+
+
+def _write_labs_if_stale(out: Path, root: Path) -> list[Path] | None:
     import hashlib
 
     key = inputs_key(root)

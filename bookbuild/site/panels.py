@@ -111,7 +111,10 @@ class BookPanel(SphinxDirective):
             raise self.error(f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}")
         data = panel(name)
         srcdir = Path(self.env.srcdir)
-        png = write_static_figure(name, srcdir / "_build" / "panels" / f"{name}.png", check=self._layout_check(name))
+        # beside the builder's own output (``_build/panels`` for ``_build/html``), so that a PDF built at the same
+        # time into another output folder (``bookbuild build --pdf-after``) never writes the same file
+        folder = Path(self.env.app.outdir).parent / "panels"
+        png = write_static_figure(name, folder / f"{name}.png", check=self._layout_check(name))
         for module in DEPENDS:
             self.env.note_dependency(str(ROOT / "chapter_code" / module))
         self.env.note_dependency(__file__)

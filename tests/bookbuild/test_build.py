@@ -43,3 +43,102 @@ def test_a_build_with_book_build_dir_builds_a_copy_there(tmp_path: Path, monkeyp
     monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
     assert cli.main(["build", "--check"]) == 0
     assert calls == [("html", True)]  # the copy's build: tests/bookbuild/test_build_only.py
+
+
+# --- the PDF beside the HTML (`bookbuild build --pdf-after CMD`, what make test runs) ---------------------------
+
+#: A stand-in for `jupyter-book build ... --path-output OUT`: writes OUT/_build/latex/book.{pdf,tex,log}, then exits
+#: with the code in $FAKE_JB_EXIT (after $FAKE_JB_SLEEP seconds); with FAKE_JB_NO_PDF set it writes no PDF.
+FAKE_JUPYTER_BOOK = r"""
+import os, sys, time
+from pathlib import Path
+out = Path(sys.argv[sys.argv.index("--path-output") + 1]) / "_build" / "latex"
+time.sleep(float(os.environ.get("FAKE_JB_SLEEP", "0")))
+out.mkdir(parents=True, exist_ok=True)
+for suffix in ("tex", "log") if os.environ.get("FAKE_JB_NO_PDF") else ("pdf", "tex", "log"):
+    (out / f"book.{suffix}").write_text(f"fake {suffix}")
+print("fake jupyter-book ran")
+sys.exit(int(os.environ.get("FAKE_JB_EXIT", "0")))
+"""
+
+
+@pytest.fixture
+def side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """build.SidePdf with its folders under tmp_path and a fake Jupyter Book; call it with the ready command."""
+    import sys
+
+    script = tmp_path / "fake_jb.py"
+    script.write_text(FAKE_JUPYTER_BOOK)
+    monkeypatch.setattr(build, "jupyter_book_command", lambda builder: [sys.executable, str(script), builder])
+    monkeypatch.setattr(build.SidePdf, "LOG", tmp_path / "pdf.log")
+    monkeypatch.setattr(build.SidePdf, "OUTPUT", tmp_path / "pdf-side")
+    monkeypatch.setattr(build.SidePdf, "PDF", tmp_path / "latex" / "book.pdf")
+
+    def make(ready: str, **env: str) -> build.SidePdf:
+        return build.SidePdf(ready, {**__import__("os").environ, **env})
+
+    return make
+
+
+def test_the_side_pdf_builds_after_its_ready_command_and_lands_where_make_pdf_puts_it(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pdf = side("echo ready-said-this")
+    pdf.start()
+    assert pdf.finish() == 0
+    pdf.stop()
+    assert (tmp_path / "latex" / "book.pdf").read_text() == "fake pdf"
+    assert (tmp_path / "latex" / "book.log").read_text() == "fake log"  # the PDF tests read the log and the .tex
+    assert (tmp_path / "latex" / "book.tex").is_file()
+    log = (tmp_path / "pdf.log").read_text()
+    assert "ready-said-this" in log
+    assert "fake jupyter-book ran" in log
+
+
+def test_no_tex_live_is_a_note_and_no_pdf(side, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    pdf = side(f"exit {build.SidePdf.NO_TEX}")
+    pdf.start()
+    assert pdf.finish() == 0
+    assert "no TeX Live here" in capsys.readouterr().out
+    assert not (tmp_path / "latex").exists()
+    assert not (tmp_path / "pdf-side").exists()
+
+
+@pytest.mark.parametrize(("ready", "env", "message"), [
+    ("exit 1", {}, "`exit 1` exited 1"),
+    ("true", {"FAKE_JB_EXIT": "2"}, "fake jupyter-book ran"),
+    ("true", {"FAKE_JB_NO_PDF": "1"}, "exited 0 but wrote no"),
+], ids=["ready-failed", "jupyter-book-failed", "no-pdf-written"])
+def test_a_failed_side_pdf_fails_with_its_log(side, tmp_path: Path, capsys: pytest.CaptureFixture, ready: str,  # type: ignore[no-untyped-def]
+                                              env: dict[str, str], message: str) -> None:
+    pdf = side(ready, **env)
+    pdf.start()
+    assert pdf.finish() != 0
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "latex" / "book.pdf").exists()
+
+
+def test_a_failed_html_build_ends_the_pdf_build_left_running(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    pdf = side("true", FAKE_JB_SLEEP="60")
+    pdf.start()
+    deadline = time.monotonic() + 20
+    while pdf.proc is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pdf.proc is not None, "the fake Jupyter Book never started"
+    started = time.monotonic()
+    pdf.stop()
+    assert time.monotonic() - started < 10
+    assert pdf.proc.poll() is not None
+    assert not (tmp_path / "latex" / "book.pdf").exists()
+
+
+def test_pdf_after_is_refused_where_it_cannot_build_beside_the_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["build", "--pdf-after", "true", "--builder", "pdflatex"]) == 2
+    assert cli.main(["build", "--pdf-after", "true", "--only", "book/gradients"]) == 2
+    err = capsys.readouterr().err
+    assert "got --builder pdflatex" in err
+    assert "got --only" in err
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
+    assert cli.main(["build", "--pdf-after", "true"]) == 2
+    assert "BOOK_BUILD_DIR" in capsys.readouterr().err
