@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -121,7 +122,8 @@ class SidePdf:
 
     def __init__(self, ready: str, env: dict[str, str]) -> None:
         self.ready, self.env = ready, env
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None  # Jupyter Book's PDF build
+        self.ready_proc: subprocess.Popen[str] | None = None  # the ready command
         self.code: int | None = None  # None: no PDF (no TeX Live here), or not finished
         self.message = ""
         self.stopped = False
@@ -133,9 +135,15 @@ class SidePdf:
         self.thread.start()
 
     def _run(self) -> None:
+        # Each child leads a process group of its own, so that stop() ends it with everything it started
+        # (the set-up's wait; Sphinx, latexmk and xelatex); Ctrl-C reaches the build, whose stop() ends them.
         with self.LOG.open("w") as log:
-            ready = subprocess.Popen(self.ready, shell=True, cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+            with self.lock:
+                if self.stopped:
+                    return
+                ready = self.ready_proc = subprocess.Popen(
+                    self.ready, shell=True, cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
             assert ready.stdout is not None
             for line in ready.stdout:  # shown as well: make test's phase lines, the set-up's wait
                 sys.stdout.write(line)
@@ -151,7 +159,8 @@ class SidePdf:
                 if self.stopped:
                     return
                 self.proc = subprocess.Popen([*jupyter_book_command("pdflatex"), "--path-output", str(self.OUTPUT)],
-                                             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+                                             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                             start_new_session=True)
             self.code = self.proc.wait()
 
     def finish(self) -> int:
@@ -175,11 +184,20 @@ class SidePdf:
         return 0
 
     def stop(self) -> None:
+        """End whatever is still running (nothing once :meth:`finish` returned): each child's whole process group,
+        SIGTERM first, SIGKILL after 10 s."""
         with self.lock:
             self.stopped = True
-            if self.proc is not None and self.proc.poll() is None:
-                self.proc.terminate()
-        self.thread.join(timeout=60)
+            running = [p for p in (self.ready_proc, self.proc) if p is not None and p.poll() is None]
+        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+            for p in running:
+                try:
+                    os.killpg(p.pid, sig)
+                except ProcessLookupError:  # the group has ended
+                    pass
+            self.thread.join(timeout=wait)
+            if not self.thread.is_alive():
+                return
 
     def publish(self) -> None:
         """Copy the PDF into the site and point its links at it (nothing where no PDF was built)."""

@@ -53,6 +53,10 @@ FAKE_JUPYTER_BOOK = r"""
 import os, sys, time
 from pathlib import Path
 out = Path(sys.argv[sys.argv.index("--path-output") + 1]) / "_build" / "latex"
+if os.environ.get("FAKE_JB_CHILD"):  # a child of its own, as Sphinx starts latexmk and xelatex
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    Path(os.environ["FAKE_JB_CHILD"]).write_text(str(child.pid))
 time.sleep(float(os.environ.get("FAKE_JB_SLEEP", "0")))
 out.mkdir(parents=True, exist_ok=True)
 for suffix in ("tex", "log") if os.environ.get("FAKE_JB_NO_PDF") else ("pdf", "tex", "log"):
@@ -116,20 +120,55 @@ def test_a_failed_side_pdf_fails_with_its_log(side, tmp_path: Path, capsys: pyte
     assert not (tmp_path / "latex" / "book.pdf").exists()
 
 
-def test_a_failed_html_build_ends_the_pdf_build_left_running(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")  # a zombie (ended, not yet reaped by its parent) has ended too
+    return not (status.is_file() and "\nState:\tZ" in status.read_text())
+
+
+def _wait_for(condition, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
     import time
 
-    pdf = side("true", FAKE_JB_SLEEP="60")
-    pdf.start()
-    deadline = time.monotonic() + 20
-    while pdf.proc is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert pdf.proc is not None, "the fake Jupyter Book never started"
+    return bool(condition())
+
+
+def test_a_failed_html_build_ends_the_pdf_build_left_running_with_its_children(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    child_pid = tmp_path / "child.pid"
+    pdf = side("true", FAKE_JB_SLEEP="60", FAKE_JB_CHILD=str(child_pid))
+    pdf.start()
+    assert _wait_for(lambda: child_pid.is_file() and child_pid.read_text()), "the fake Jupyter Book never started"
     started = time.monotonic()
     pdf.stop()
     assert time.monotonic() - started < 10
     assert pdf.proc.poll() is not None
+    assert _wait_for(lambda: not _alive(int(child_pid.read_text())), 5), "Jupyter Book's child outlived stop()"
     assert not (tmp_path / "latex" / "book.pdf").exists()
+
+
+def test_a_failed_html_build_ends_the_wait_for_the_set_up(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    waiting = tmp_path / "waiting.pid"
+    pdf = side(f"sleep 60 & echo $! > {waiting}; wait")
+    pdf.start()
+    assert _wait_for(lambda: waiting.is_file() and waiting.read_text().strip()), "the ready command never started"
+    started = time.monotonic()
+    pdf.stop()
+    assert time.monotonic() - started < 10
+    assert not pdf.thread.is_alive()
+    assert _wait_for(lambda: not _alive(int(waiting.read_text())), 5), "the ready command's child outlived stop()"
+    assert pdf.proc is None  # Jupyter Book never started
+    assert not (tmp_path / "pdf-side").exists()
 
 
 def test_pdf_after_is_refused_where_it_cannot_build_beside_the_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
