@@ -560,9 +560,14 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
         assert "Your setting" in page.locator(f"{root} .book-panel-now").text_content()
 
 
+@pytest.mark.parametrize("config", TIMELINE_CONFIGS[:1], scope="module",
+                         ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in TIMELINE_CONFIGS[:1]])
 @pytest.mark.parametrize("name", list(PANELS))
-def test_reduced_motion_shows_finished_beats_only(live, name: str, reduced: bool) -> None:  # type: ignore[no-untyped-def]
-    page, root = live, f"#panel-{name}"
+def test_reduced_motion_shows_finished_beats_only(pages, config, name: str, reduced: bool) -> None:  # type: ignore[no-untyped-def]
+    """Played through two beats on the page's fake clock (its animation frames included), at 1280 px."""
+    page, root = player(pages, name), f"#panel-{name}"
+    data = embedded(page, name)
+    words = [b["words"] for b in data["beats"]]
     page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")  # the player asks at every move
     try:
         page.evaluate(
@@ -570,18 +575,20 @@ def test_reduced_motion_shows_finished_beats_only(live, name: str, reduced: bool
             " if (r.progressWatch) r.progressWatch.disconnect();"
             " r.progressWatch = new MutationObserver(() => r.seenProgress.push(r.dataset.progress));"
             " r.progressWatch.observe(r, {attributes: true, attributeFilter: ['data-progress', 'data-beat']});"
-            # a fast reader (40 ms a word), so that two beats pass within the test's wait
-            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; r.bookPanel.seek(0); r.bookPanel.play(); }"
+            # a fast reader (40 ms a word) at twice the speed, so that two beats pass in a few seconds of the clock
+            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; r.bookPanel.movingFrames = 0;"
+            " r.bookPanel.seek(0); r.bookPanel.play(); }"
         )
-        # polled on a timer: a page that draws nothing new (reduced motion) may give no animation frame to poll on
-        page.wait_for_function(f"() => document.querySelector('{root}').dataset.beat === '2'", timeout=15000,
-                               polling=50)
-        page.wait_for_timeout(100)
+        # the first two beats held and the two moves made, then 100 ms into the third beat
+        page.clock.run_for(int((40 * (words[0] + words[1]) + 2 * data["moveMs"]) / 2) + 100)
+        assert int(attr(page, name, "beat")) >= 2
         frames = page.evaluate(f"() => document.querySelector('{root}').bookPanel.movingFrames")
         progress = page.evaluate(f"() => document.querySelector('{root}').seenProgress")
         page.evaluate(f"() => document.querySelector('{root}').progressWatch.disconnect()")
     finally:
+        page.evaluate(f"() => document.querySelector('{root}').bookPanel.pause()")
         page.evaluate(RESET, name)
+        page.emulate_media(reduced_motion="no-preference")
     if reduced:
         assert frames == 0
         assert set(progress) == {"1"}, "a state between two beats was drawn under reduced motion"
