@@ -4,9 +4,9 @@
 #
 #   benchmarks/ci_time.sh                 clone HEAD into a temporary folder, run .ci/run there, print the breakdown
 #   benchmarks/ci_time.sh --keep          the same, keeping the clone (its path is printed)
-#   benchmarks/ci_time.sh --parse LOG [SETUP_LOG]
+#   benchmarks/ci_time.sh --parse LOG [SETUP_LOG [TEST_TIMES]]
 #                                         only print the breakdown of an earlier run's output (LOG) and, if given,
-#                                         its _build/setup.log
+#                                         its _build/setup.log and the suite's _build/test-times.json
 #
 # The breakdown comes from the timestamps that `make test` prints ("make test: [<epoch s> <UTC>] <phase>") and
 # from the background set-up's log: before make test (installing make), the environment (.venv, in parallel with
@@ -63,9 +63,21 @@ breakdown() {  # $1: the output of a .ci/run; $2 (optional): its _build/setup.lo
   fi
 }
 
+suite_files() {  # $1: the suite's _build/test-times.json (tests/conftest.py writes it): where the suite's time went
+  [ -f "$1" ] || return 0
+  python3 - "$1" <<'PY'
+import json, sys
+times = json.load(open(sys.argv[1]))
+print(f"  test suite: {times['wall_s']:.0f} s wall, {times['test_seconds']:.0f} test-seconds; the longest files:")
+for path, seconds in sorted(times["by_file"].items(), key=lambda item: -item[1])[:8]:
+    print(f"    {path:56} {seconds:5.0f} s")
+PY
+}
+
 if [ "${1:-}" = "--parse" ]; then
-  [ -n "${2:-}" ] || { echo "usage: $0 --parse LOG [SETUP_LOG]" >&2; exit 2; }
-  breakdown "$2" "${3:-}"
+  [ -n "${2:-}" ] || { echo "usage: $0 --parse LOG [SETUP_LOG [TEST_TIMES]]" >&2; exit 2; }
+  breakdown "$2" "${3:-}" || exit $?
+  suite_files "${4:-}"
   exit $?
 fi
 
@@ -85,6 +97,7 @@ cp "$work/ci-run.log" "$clone/_build/ci-run.log"
 echo
 echo "ci_time: .ci/run exited $rc after $(( $(date +%s) - begun )) s; breakdown:"
 breakdown "$work/ci-run.log" "$clone/_build/setup.log" "$begun"
+suite_files "$clone/_build/test-times.json"
 if [ "$keep" = 1 ]; then
   echo "ci_time: the clone is kept in $clone (the run's output: $clone/_build/ci-run.log)"
 else
