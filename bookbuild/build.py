@@ -86,11 +86,8 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
     finally:
         if side is not None:
             side.stop()  # nothing once it has finished; ends a PDF build left running by a failed HTML build
-    code = _verdicts(builder, check, checks, profile, code, time.perf_counter() - started)
+    code = _verdicts(builder, check, checks, profile, code, time.perf_counter() - started, pdf_code)
     if code == 0 and side is not None:
-        if pdf_code:
-            print(f"\nBuild FAILED: the PDF did not build (log: {SidePdf.LOG})", file=sys.stderr)
-            return pdf_code
         side.publish()
     return code
 
@@ -158,10 +155,27 @@ class SidePdf:
             with self.lock:
                 if self.stopped:
                     return
+                self._mark_unfinished()
                 self.proc = subprocess.Popen([*jupyter_book_command("pdflatex"), "--path-output", str(self.OUTPUT)],
                                              cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                              start_new_session=True)
             self.code = self.proc.wait()
+            if self.code == 0:
+                self.unfinished.unlink()
+
+    @property
+    def unfinished(self) -> Path:
+        """There while a PDF build runs, and after one that did not succeed."""
+        return self.OUTPUT / "unfinished"
+
+    def _mark_unfinished(self) -> None:
+        """Begin a PDF build. A build that was stopped part-way (the HTML failed, Ctrl-C, a kill) or that failed
+        can leave LaTeX's files cut short (a ``book.aux`` ending mid-line stops every later xelatex run), so
+        when the last build did not finish, its LaTeX folder is removed and this one starts it afresh."""
+        if self.unfinished.exists():
+            shutil.rmtree(self.OUTPUT / "_build" / "latex", ignore_errors=True)
+        self.unfinished.parent.mkdir(parents=True, exist_ok=True)
+        self.unfinished.write_text("a PDF build began here and has not finished\n")
 
     def finish(self) -> int:
         """Wait for the PDF; 0 when it built (copied to ``_build/latex/book.pdf``) or there is no TeX Live."""
@@ -240,8 +254,11 @@ def log_problems(log_text: str, code: int) -> int:
     return code
 
 
-def _verdicts(builder: str, check: bool, checks: list, profile: str, code: int, elapsed: float) -> int:
-    """After Jupyter Book: the exit code of the whole build, with the output check's verdicts under ``check``."""
+def _verdicts(builder: str, check: bool, checks: list, profile: str, code: int, elapsed: float,
+              pdf_code: int = 0) -> int:
+    """After Jupyter Book: the exit code of the whole build, with the output check's verdicts under ``check``;
+    ``pdf_code``: the exit code of the PDF built beside the HTML (:class:`SidePdf`), which fails a build that
+    passed everything else."""
     from bookbuild import gate
 
     if code != 0:
@@ -263,6 +280,10 @@ def _verdicts(builder: str, check: bool, checks: list, profile: str, code: int, 
         if overlaps:
             print(f"\nNote: {len(overlaps)} pair(s) of texts overlap in figures; `make check` fails until the "
                   "plotting code is fixed:", *overlaps, sep="\n  ")
+    if pdf_code:
+        print(f"\nBuild FAILED after {elapsed:.0f} s: the HTML passed, the PDF beside it did not build (exit "
+              f"{pdf_code}; log: {SidePdf.LOG})", file=sys.stderr)
+        return pdf_code
     if builder == "html":
         print(f"\nBuild succeeded in {elapsed:.0f} s. Open the book at:\n  file://{index}")
     else:

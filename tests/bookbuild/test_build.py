@@ -181,3 +181,89 @@ def test_pdf_after_is_refused_where_it_cannot_build_beside_the_html(tmp_path: Pa
     monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
     assert cli.main(["build", "--pdf-after", "true"]) == 2
     assert "BOOK_BUILD_DIR" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("pdf_code", [0, 2], ids=["pdf-built", "pdf-failed"])
+def test_a_failed_side_pdf_fails_the_build_after_its_checks_and_is_never_published(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, pdf_code: int) -> None:
+    from bookbuild import gate
+
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
+    monkeypatch.setattr(gate, "run_and_check", lambda root: ([], "cpu-test"))
+    monkeypatch.setattr(gate, "claim_pages", lambda root, checks: [])
+    monkeypatch.setattr(gate, "write_report", lambda *args: None)
+    monkeypatch.setattr(gate, "failures_text", lambda checks: "")
+    monkeypatch.setattr(gate, "figure_overlaps", lambda root, checks: [])
+    monkeypatch.setattr(build, "_render", lambda builder, env: 0)
+    published = []
+
+    class FakeSide:
+        LOG = build.SidePdf.LOG
+
+        def __init__(self, ready: str, env: dict) -> None:
+            pass
+
+        def start(self) -> None:
+            pass
+
+        def finish(self) -> int:
+            return pdf_code
+
+        def stop(self) -> None:
+            pass
+
+        def publish(self) -> None:
+            published.append(True)
+
+    monkeypatch.setattr(build, "SidePdf", FakeSide)
+    assert build.build("html", pdf_after="true") == pdf_code
+    captured = capsys.readouterr()
+    if pdf_code:
+        assert "the PDF beside it did not build" in captured.err
+        assert "Build succeeded" not in captured.out
+        assert published == []
+    else:
+        assert "Build succeeded" in captured.out
+        assert published == [True]
+
+
+def test_a_pdf_build_that_did_not_finish_leaves_no_cut_latex_file_to_the_next(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    latex = tmp_path / "pdf-side" / "_build" / "latex"
+    child_pid = tmp_path / "child.pid"
+    stopped = side("true", FAKE_JB_SLEEP="60", FAKE_JB_CHILD=str(child_pid))
+    stopped.start()
+    assert _wait_for(lambda: child_pid.is_file() and child_pid.read_text()), "the fake Jupyter Book never started"
+    stopped.stop()  # the HTML failed: the PDF build is ended part-way
+    latex.mkdir(parents=True, exist_ok=True)
+    (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}")  # cut short, as xelatex leaves it when killed
+    again = side("true")
+    again.start()
+    assert again.finish() == 0
+    assert not (latex / "book.aux").exists()  # the LaTeX folder began afresh
+    assert (latex / "book.pdf").is_file()
+    assert not (tmp_path / "pdf-side" / "unfinished").exists()
+
+
+def test_a_finished_pdf_build_keeps_its_latex_folder_for_the_next(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    latex = tmp_path / "pdf-side" / "_build" / "latex"
+    first = side("true")
+    first.start()
+    assert first.finish() == 0
+    (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}{1}}\n")  # what the next xelatex run starts from
+    second = side("true")
+    second.start()
+    assert second.finish() == 0
+    assert (latex / "book.aux").is_file()
+
+
+def test_a_failed_pdf_build_is_started_afresh_next_time(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    latex = tmp_path / "pdf-side" / "_build" / "latex"
+    failed = side("true", FAKE_JB_EXIT="1")
+    failed.start()
+    assert failed.finish() != 0
+    assert (tmp_path / "pdf-side" / "unfinished").exists()
+    (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}")
+    again = side("true")
+    again.start()
+    assert again.finish() == 0
+    assert not (latex / "book.aux").exists()
