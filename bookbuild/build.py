@@ -80,8 +80,11 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
     side = SidePdf(pdf_after, env) if pdf_after and builder == "html" else None
     if side is not None:
         side.start()
+    unfinished = begin_latex(BUILD_DIR / "latex") if builder == "pdflatex" else None  # make pdf
     try:
         code = _render(builder, env)
+        if unfinished is not None and code == 0:
+            unfinished.unlink()
         pdf_code = side.finish() if side is not None and code == 0 else 0
     finally:
         if side is not None:
@@ -90,6 +93,21 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
     if code == 0 and side is not None:
         side.publish()
     return code
+
+
+def begin_latex(latex: Path) -> Path:
+    """Begin a LaTeX build into the folder ``latex``; return its mark, to remove once the build succeeded.
+
+    A build that was stopped part-way (Ctrl-C, a kill, a failed HTML build beside it) or that failed can leave
+    LaTeX's files cut short (a ``book.aux`` ending mid-line stops every later xelatex run), so where the mark of
+    the last build is still there, the folder is removed and this build starts it afresh.
+    """
+    mark = latex.with_name(latex.name + ".unfinished")
+    if mark.exists():
+        shutil.rmtree(latex, ignore_errors=True)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_text("a LaTeX build began here and has not succeeded\n")
+    return mark
 
 
 def refuse_pdf_after_elsewhere() -> None:
@@ -155,27 +173,13 @@ class SidePdf:
             with self.lock:
                 if self.stopped:
                     return
-                self._mark_unfinished()
+                unfinished = begin_latex(self.OUTPUT / "_build" / "latex")
                 self.proc = subprocess.Popen([*jupyter_book_command("pdflatex"), "--path-output", str(self.OUTPUT)],
                                              cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                              start_new_session=True)
             self.code = self.proc.wait()
             if self.code == 0:
-                self.unfinished.unlink()
-
-    @property
-    def unfinished(self) -> Path:
-        """There while a PDF build runs, and after one that did not succeed."""
-        return self.OUTPUT / "unfinished"
-
-    def _mark_unfinished(self) -> None:
-        """Begin a PDF build. A build that was stopped part-way (the HTML failed, Ctrl-C, a kill) or that failed
-        can leave LaTeX's files cut short (a ``book.aux`` ending mid-line stops every later xelatex run), so
-        when the last build did not finish, its LaTeX folder is removed and this one starts it afresh."""
-        if self.unfinished.exists():
-            shutil.rmtree(self.OUTPUT / "_build" / "latex", ignore_errors=True)
-        self.unfinished.parent.mkdir(parents=True, exist_ok=True)
-        self.unfinished.write_text("a PDF build began here and has not finished\n")
+                unfinished.unlink()
 
     def finish(self) -> int:
         """Wait for the PDF; 0 when it built (copied to ``_build/latex/book.pdf``) or there is no TeX Live."""

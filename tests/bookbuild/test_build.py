@@ -241,7 +241,7 @@ def test_a_pdf_build_that_did_not_finish_leaves_no_cut_latex_file_to_the_next(si
     assert again.finish() == 0
     assert not (latex / "book.aux").exists()  # the LaTeX folder began afresh
     assert (latex / "book.pdf").is_file()
-    assert not (tmp_path / "pdf-side" / "unfinished").exists()
+    assert not (tmp_path / "pdf-side" / "_build" / "latex.unfinished").exists()
 
 
 def test_a_finished_pdf_build_keeps_its_latex_folder_for_the_next(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -261,9 +261,39 @@ def test_a_failed_pdf_build_is_started_afresh_next_time(side, tmp_path: Path) ->
     failed = side("true", FAKE_JB_EXIT="1")
     failed.start()
     assert failed.finish() != 0
-    assert (tmp_path / "pdf-side" / "unfinished").exists()
+    assert (tmp_path / "pdf-side" / "_build" / "latex.unfinished").exists()
     (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}")
     again = side("true")
     again.start()
     assert again.finish() == 0
     assert not (latex / "book.aux").exists()
+
+
+def test_make_pdf_starts_its_latex_folder_afresh_after_a_build_that_did_not_finish(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bookbuild import gate
+
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
+    monkeypatch.setattr(build, "BUILD_DIR", tmp_path)
+    monkeypatch.setattr(gate, "run_and_check", lambda root: ([], "cpu-test"))
+    monkeypatch.setattr(gate, "claim_pages", lambda root, checks: [])
+    monkeypatch.setattr(gate, "write_report", lambda *args: None)
+    monkeypatch.setattr(gate, "failures_text", lambda checks: "")
+    monkeypatch.setattr(build, "_verdicts", lambda *args, **kwargs: 0)
+    latex = tmp_path / "latex"
+    codes = iter([1, 0, 0])  # an xelatex that failed, then two that succeeded
+
+    def render(builder: str, env: dict) -> int:
+        latex.mkdir(exist_ok=True)
+        seen.append(sorted(p.name for p in latex.iterdir()))
+        (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}")
+        return next(codes)
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(build, "_render", render)
+    build.build("pdflatex")  # fails, leaving its cut book.aux and the mark
+    assert (tmp_path / "latex.unfinished").exists()
+    build.build("pdflatex")  # starts afresh, succeeds
+    assert not (tmp_path / "latex.unfinished").exists()
+    build.build("pdflatex")  # keeps what the last successful build left
+    assert seen == [[], [], ["book.aux"]]
