@@ -57,9 +57,9 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
     """
     from bookbuild import gate
 
+    if pdf_after:
+        refuse_pdf_after_elsewhere()
     if os.environ.get("BOOK_BUILD_DIR", "").strip():
-        if pdf_after:
-            refuse_pdf_after_elsewhere()
         return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
