@@ -24,11 +24,11 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
 7. previews what a link points to, on hover, focus or a first tap, from a
    template of previews built into each page (``previews.py``);
 8. makes the pages quicker to show on a phone (``speed.py``: figures loaded
-   lazily with their size stated; where the math is left to the browser,
+   lazily with their size stated, the previews' too; where the math is left to the browser,
    MathJax loaded after the first paint and typesetting lazily);
-8. links the downloads (``downloads.py``): the book's PDF from every page's
+9. links the downloads (``downloads.py``): the book's PDF from every page's
    header, and each chapter as an executed notebook in the download menu;
-9. gives search results a summary, the text around the match (``search.py``).
+10. gives search results a summary, the text around the match (``search.py``).
 
 The assets live here, never under the book's ``_static/``, because Jupyter Book
 1 adds a script tag for every ``.js`` file it finds there to every page.

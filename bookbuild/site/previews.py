@@ -7,8 +7,9 @@ Part of :mod:`bookbuild.site` (which calls :func:`connect`). Two steps:
    on the page becomes a short preview (:func:`collect`), written to ``<doctrees>/previews/<page>.json``.
    One file per page, so parallel writers never share one, and a later build that rewrites only some
    pages still finds the previews of the others.
-2. **Attach** (``build-finished``, after the accessibility and speed passes and before the math is
-   typeset, :mod:`bookbuild.site.mathrender`): each page Sphinx wrote in this build gets, before
+2. **Attach** (``build-finished``, after the accessibility pass and before the speed pass,
+   :mod:`bookbuild.site.speed`, which sizes the figures and listings of the previews as it does the page's,
+   and before the math is typeset, :mod:`bookbuild.site.mathrender`): each page Sphinx wrote in this build gets, before
    ``</body>``, one ``<template id="book-previews">`` holding the previews of the targets its article
    links to, keyed by the link's ``href`` as written (:func:`attach`). Their formulas are then typeset
    with the page's own, so they use its glyph cache; a template's content is inert, so it adds no ids, no
@@ -269,4 +270,4 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 def connect(app: Sphinx) -> None:
     """Register the two steps (called from :func:`bookbuild.site.setup`)."""
     app.connect("html-page-context", _on_page_context, priority=900)  # after the other extensions' changes
-    app.connect("build-finished", _on_build_finished, priority=915)  # after speed.py, before mathrender.py
+    app.connect("build-finished", _on_build_finished, priority=915)  # after a11y.py, before speed.py and mathrender.py

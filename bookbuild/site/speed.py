@@ -171,4 +171,6 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the pass (called from :func:`bookbuild.site.setup`)."""
-    app.connect("build-finished", _on_build_finished, priority=910)  # after the accessibility repairs
+    # after the accessibility repairs (900) and the link previews (previews.py, 915), whose templates copy figures
+    # and listings that this pass must size too; before the math is typeset (mathrender.py, 920)
+    app.connect("build-finished", _on_build_finished, priority=917)

@@ -71,3 +71,20 @@ def test_failures_in_finds_cell_errors() -> None:
     log = "reading sources\n/x.md: WARNING: Executing notebook failed: CellExecutionError [mystnb.exec]\nfine\n"
     assert failures_in(log) == ["/x.md: WARNING: Executing notebook failed: CellExecutionError [mystnb.exec]"]
     assert failures_in("all good\n") == []
+
+
+def test_every_image_of_every_page_is_lazy_and_sized_the_previews_too(site: Path) -> None:
+    """bookbuild.site.speed's pass reached every ``<img>`` the build wrote, those in the link previews' templates
+    included: each decodes asynchronously and states the pixel size of its local raster file."""
+    import re
+
+    from bookbuild.site.a11y import html_pages
+
+    unsized = []
+    for name, path in html_pages(site):
+        for tag in re.findall(r"<img [^>]*>", path.read_text(encoding="utf-8")):
+            src = re.search(r'\bsrc="([^"]+)"', tag)
+            local = src is not None and ":" not in src.group(1) and src.group(1).endswith(".png")
+            if 'decoding="async"' not in tag or (local and not re.search(r'\bwidth="\d+" height="\d+"', tag)):
+                unsized.append(f"{name}: {tag[-120:]}")
+    assert unsized == [], f"{len(unsized)} image(s) not lazy and sized:\n" + "\n".join(unsized[:5])

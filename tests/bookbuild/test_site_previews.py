@@ -198,3 +198,51 @@ def test_the_collected_previews_are_read_back_by_page(tmp_path: Path) -> None:
     loaded = previews.load(tmp_path)
     assert list(loaded) == ["book/gated.html"]
     assert loaded["book/gated.html"]["kinds"]["sec-m-lstm"] == "section"
+
+
+def build_finished_passes() -> list[tuple[int, str]]:
+    """(priority, module) of the post-build passes over the pages, as bookbuild.site registers them."""
+    from bookbuild.site import a11y, mathrender, speed
+
+    passes: list[tuple[int, str]] = []
+
+    class App:
+        def connect(self, event: str, callback: object, priority: int = 500) -> None:
+            if event == "build-finished":
+                passes.append((priority, callback.__module__.rsplit(".", 1)[-1]))  # type: ignore[attr-defined]
+
+    for module in (a11y, previews, speed, mathrender):
+        module.connect(App())  # type: ignore[arg-type]
+    return sorted(passes)
+
+
+def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figures_sized(tmp_path: Path) -> None:
+    """A preview copies a figure or a listing into the page's template after Sphinx wrote the page; the speed pass
+    (lazy, sized images; sized code blocks) must see it in the same build. Run before the previews, it left their
+    images without a size until the next build rewrote the page (seen: a fresh build and the build after it gave
+    different pages)."""
+    from PIL import Image
+
+    from bookbuild.site import speed
+
+    order = [name for _, name in build_finished_passes()]
+    assert order.index("previews") < order.index("speed") < order.index("mathrender"), order
+    (tmp_path / "_images").mkdir()
+    Image.new("RGB", (1040, 640)).save(tmp_path / "_images" / "cell.png")
+    found = {"book/gated.html": collected(CHAPTER, "book/gated.html")}
+    linking = CHAPTER.replace('<a class="reference internal" href="#nowhere">',
+                              '<a class="reference internal" href="#fig-m-lstm-cell">')
+
+    def one_build(text: str) -> str:  # the passes that touch these pages, in their registered order
+        for name in order:
+            if name == "previews":
+                text = previews.attach(text, "book/gated.html", found)
+            elif name == "speed":
+                text = speed.speed_page(tmp_path, "book/gated.html", text)
+        return text
+
+    once = one_build(page(linking))
+    [figure] = [e for e in template_entries(once) if e["data-kind"] == "figure"]
+    image = figure.select_one("img")
+    assert (image["width"], image["height"], image["decoding"]) == ("1040", "640", "async")
+    assert one_build(once) == once  # the next build leaves the page as this one wrote it
