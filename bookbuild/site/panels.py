@@ -25,13 +25,26 @@ In HTML each formula is wrapped in ``<span class="book-panel-tex"
 data-tex="...">`` (its source, which the browser tests compare with the data),
 and the panel's ``symbols`` are typeset once in a hidden block, from which the
 player copies them into its slider labels and setting descriptions.
+
+A panel's data and static figure are kept in ``_build/panel-cache`` (:class:`PanelCache`)
+with what they were computed from: the bytes of every ``chapter_code`` module the
+computation had imported, of this file and of the figure-layout check, and the
+versions of Python, PyTorch, NumPy and Matplotlib. A page read again with none of
+them changed (an edit to its prose or to one of its cells) takes them from there,
+without importing PyTorch or drawing the figure; any change recomputes them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
+import platform
 import shutil
+import sys
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
@@ -57,6 +70,79 @@ DEPENDS = [
     "sampling/rules.py",
     "sampling/explorer.py",
 ]
+
+
+#: Besides the ``chapter_code`` modules imported when a panel is computed, what its cache entry depends on (paths
+#: from the repository's root).
+CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/figure_layout.py", "chapter_code/core/book.mplstyle"]
+CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
+CACHE_FORMAT = 1
+
+
+def _digest(path: Path) -> str | None:
+    from bookbuild.files import code_bytes  # a lab marker in a listing changes no computation
+
+    try:
+        return hashlib.sha256(code_bytes(path)).hexdigest()
+    except OSError:
+        return None
+
+
+def _environment() -> dict[str, str | None]:
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {"format": str(CACHE_FORMAT), "python": platform.python_version(),
+            **{name: version(name) for name in CACHE_DISTRIBUTIONS}}
+
+
+def _imported_sources(root: Path = ROOT) -> list[Path]:
+    """The source files of the ``chapter_code`` modules this process has imported, and :data:`CACHE_FILES`."""
+    package = (root / "chapter_code").resolve()
+    found = {Path(f).resolve() for m in list(sys.modules.values()) if (f := getattr(m, "__file__", None))}
+    return sorted({f for f in found if f.is_relative_to(package)} | {(root / f).resolve() for f in CACHE_FILES})
+
+
+class PanelCache:
+    """Each panel's data, its script JSON and its static figure's PNG, kept in ``folder`` with the digests of the
+    files they were computed from (:func:`_imported_sources`) and :func:`_environment`. :meth:`get` gives them back
+    only while every one of those still matches; an entry that is unreadable, or whose PNG does not match its
+    digest, is treated as absent (and recomputed)."""
+
+    def __init__(self, folder: Path, root: Path = ROOT) -> None:
+        self.folder, self.root = folder, root  # the files are named relative to ``root``
+
+    def _entry(self, name: str) -> Path:
+        return self.folder / f"{name}.json"
+
+    def _png(self, name: str) -> Path:
+        return self.folder / f"{name}.png"
+
+    def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
+        """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where anything differs."""
+        try:
+            entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
+            png = self._png(name).read_bytes()
+            if (entry["environment"] != _environment() or hashlib.sha256(png).hexdigest() != entry["png"]
+                    or any(_digest(self.root / f) != d for f, d in entry["files"].items())):
+                return None
+            return entry["data"], entry["json"], png
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
+        """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
+        from bookbuild.files import write_bytes, write_text
+
+        root = self.root.resolve()
+        files = {f.relative_to(root).as_posix(): _digest(f) for f in _imported_sources(root)}
+        write_bytes(self._png(name), png)  # first: an entry never names a PNG that is not there yet
+        entry = {"environment": _environment(), "files": files, "png": hashlib.sha256(png).hexdigest(),
+                 "data": data, "json": script_json}  # data's keys in their order: the symbols are typeset in it
+        write_text(self._entry(name), json.dumps(entry, ensure_ascii=False, indent=1) + "\n")
 
 
 def _raw(text: str) -> nodes.raw:
@@ -102,19 +188,36 @@ class BookPanel(SphinxDirective):
 
         return check
 
-    def run(self) -> list[nodes.Node]:
+    def _computed(self, name: str, png: Path) -> tuple[dict[str, Any], str]:
+        """Panel ``name``'s data and script JSON, computed, with its static figure drawn into ``png``."""
         from chapter_code.panels.data import PANELS, panel, panel_json
         from chapter_code.panels.figures import write_static_figure
 
-        name = self.arguments[0]
         if name not in PANELS:
             raise self.error(f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}")
         data = panel(name)
+        write_static_figure(name, png, check=self._layout_check(name))
+        return data, panel_json(name, data)
+
+    def run(self) -> list[nodes.Node]:
+        from bookbuild.engine import build_dir
+        from bookbuild.files import write_bytes
+
+        name = self.arguments[0]
         srcdir = Path(self.env.srcdir)
         # beside the builder's own output (``_build/panels`` for ``_build/html``), so that a PDF built at the same
         # time into another output folder (``bookbuild build --pdf-after``) never writes the same file
         folder = Path(self.env.app.outdir).parent / "panels"
-        png = write_static_figure(name, folder / f"{name}.png", check=self._layout_check(name))
+        png = folder / f"{name}.png"
+        cache = PanelCache(build_dir(srcdir) / "panel-cache")
+        kept = cache.get(name)
+        if kept is None:
+            data, script_json = self._computed(name, png)
+            cache.put(name, data, script_json, png.read_bytes())
+        else:
+            data, script_json, png_bytes = kept
+            if not png.is_file() or png.read_bytes() != png_bytes:
+                write_bytes(png, png_bytes)
         for module in DEPENDS:
             self.env.note_dependency(str(ROOT / "chapter_code" / module))
         self.env.note_dependency(__file__)
@@ -161,7 +264,7 @@ class BookPanel(SphinxDirective):
             "your value; Play returns to the timeline. With reduced motion set in your system, each beat is shown "
             "finished, without movement.</p></details>"
         )
-        box += _raw(f'<script type="application/json" class="book-panel-data">{panel_json(name)}</script>')
+        box += _raw(f'<script type="application/json" class="book-panel-data">{script_json}</script>')
         return [box]
 
 

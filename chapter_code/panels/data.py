@@ -870,9 +870,14 @@ def panel(name: str) -> Panel:
     return data
 
 
-def panel_json(name: str) -> str:
-    """The panel's data as compact JSON, safe inside an HTML ``<script>`` element."""
+def panel_json(name: str, data: Panel | None = None) -> str:
+    """The panel's data as compact JSON, safe inside an HTML ``<script>`` element;
+    ``data``, if given, is ``panel(name)`` already computed.
+    """
     text = json.dumps(
-        panel(name), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        panel(name) if data is None else data,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        allow_nan=False,
     )
     return text.replace("<", "\\u003c")

@@ -1,0 +1,147 @@
+"""Tests for the panel cache of bookbuild.site.panels: a page read again takes its panels' data and static figures
+from ``_build/panel-cache`` while nothing they were computed from changed, and recomputes them when anything did.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from bookbuild.site import panels
+from bookbuild.site.panels import CACHE_FILES, PanelCache
+
+
+@pytest.fixture
+def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository root holding the cache's own files and one imported ``chapter_code`` module."""
+    root = tmp_path / "repo"
+    for name in CACHE_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"# {name}\n")
+    module = root / "chapter_code" / "fake_panel_source.py"
+    module.write_text("WEIGHT = 1.0\n")
+    fake = types.ModuleType("chapter_code_fake_panel_source")
+    fake.__file__ = str(module)
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    return root
+
+
+def stored(root: Path) -> PanelCache:
+    cache = PanelCache(root / "_build" / "panel-cache", root=root)
+    cache.put("keep-dial", {"title": "T", "symbols": {"z": "z", "a": "a"}}, '{"title":"T"}', b"png bytes")
+    return cache
+
+
+def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(fake_root: Path) -> None:
+    cache = stored(fake_root)
+    data, script_json, png = cache.get("keep-dial")  # type: ignore[misc]
+    assert (data, script_json, png) == ({"title": "T", "symbols": {"z": "z", "a": "a"}}, '{"title":"T"}', b"png bytes")
+    assert list(data["symbols"]) == ["z", "a"]  # in the order the panel gave them: the page typesets them so
+    entry = json.loads((fake_root / "_build" / "panel-cache" / "keep-dial.json").read_text())
+    assert set(entry["files"]) == {"chapter_code/fake_panel_source.py", *CACHE_FILES}
+    assert cache.get("one-unit") is None  # never stored
+
+
+@pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", *CACHE_FILES])
+def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_edit_does_not(
+    fake_root: Path, edited: str
+) -> None:
+    cache = stored(fake_root)
+    path = fake_root / edited
+    before = path.read_text()
+    path.write_text(before + "# edited\n")
+    assert cache.get("keep-dial") is None
+    path.write_text(before)
+    assert cache.get("keep-dial") is not None
+    path.unlink()
+    assert cache.get("keep-dial") is None  # a file it read is gone
+
+
+def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(fake_root: Path) -> None:
+    cache = stored(fake_root)
+    module = fake_root / "chapter_code" / "fake_panel_source.py"
+    module.write_text("### BEGIN SOLUTION\nWEIGHT = 1.0\n### END SOLUTION\n")
+    assert cache.get("keep-dial") is not None
+
+
+def test_another_python_pytorch_numpy_or_matplotlib_recomputes_it(
+    fake_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = stored(fake_root)
+    for name in ["python", *panels.CACHE_DISTRIBUTIONS]:
+        changed = dict(panels._environment(), **{name: "0.0.0"})
+        monkeypatch.setattr(panels, "_environment", lambda changed=changed: changed)
+        assert cache.get("keep-dial") is None, name
+    monkeypatch.undo()
+    assert cache.get("keep-dial") is not None
+
+
+@pytest.mark.parametrize("damage", ["png bytes changed", "png missing", "entry cut short", "entry not an object"])
+def test_a_damaged_entry_is_recomputed_never_used(fake_root: Path, damage: str) -> None:
+    cache = stored(fake_root)
+    folder = fake_root / "_build" / "panel-cache"
+    if damage == "png bytes changed":
+        (folder / "keep-dial.png").write_bytes(b"other bytes")
+    elif damage == "png missing":
+        (folder / "keep-dial.png").unlink()
+    elif damage == "entry cut short":
+        text = (folder / "keep-dial.json").read_text()
+        (folder / "keep-dial.json").write_text(text[: len(text) // 2])
+    else:
+        (folder / "keep-dial.json").write_text("[1, 2]")
+    assert cache.get("keep-dial") is None
+
+
+SPHINX_CONF = 'extensions = ["bookbuild.site.panels"]\nexclude_patterns = ["_build"]\n'
+
+
+def build_panel_page(src: Path) -> str:
+    """Build a one-page Sphinx project holding the keep-dial panel, in this process, afresh; its HTML."""
+    from sphinx.application import Sphinx
+
+    out = src / "_build" / "html"
+    app = Sphinx(str(src), str(src), str(out), str(src / "_build" / "doctrees"), "html", status=None, warning=None,
+                 freshenv=True)
+    app.build(force_all=True)
+    assert app.statuscode == 0
+    return (out / "index.html").read_text(encoding="utf-8")
+
+
+def panel_html(page: str) -> str:
+    """The panel's element on a page, from its start to the end of its data."""
+    start = page.index('id="panel-keep-dial"')
+    return page[start : page.index("</script>", page.index('class="book-panel-data"', start))]
+
+
+def test_a_page_read_again_takes_the_panel_from_the_cache_and_renders_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import chapter_code.panels.data as data
+    import chapter_code.panels.figures as figures
+
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
+    (tmp_path / "conf.py").write_text(SPHINX_CONF)
+    (tmp_path / "index.rst").write_text("Panel\n=====\n\n.. book-panel:: keep-dial\n")
+    computed: list[str] = []
+    real_panel = data.panel
+    monkeypatch.setattr(data, "panel", lambda name: computed.append(name) or real_panel(name))
+    drawn: list[str] = []
+    real_draw = figures.static_figure
+    monkeypatch.setattr(figures, "static_figure", lambda name: drawn.append(name) or real_draw(name))
+
+    first = build_panel_page(tmp_path)
+    png = tmp_path / "_build" / "panels" / "keep-dial.png"
+    first_png = png.read_bytes()
+    assert (computed, drawn) == (["keep-dial"], ["keep-dial"])
+    assert (tmp_path / "_build" / "panel-cache" / "keep-dial.json").is_file()
+
+    png.unlink()  # the figure beside the output is written again from the cache
+    second = build_panel_page(tmp_path)
+    assert (computed, drawn) == (["keep-dial"], ["keep-dial"])  # nothing computed or drawn again
+    assert panel_html(second) == panel_html(first)
+    assert png.read_bytes() == first_png
+    assert 'class="book-panel-data">' + data.panel_json("keep-dial") + "</script>" in second
