@@ -54,8 +54,9 @@ RATIO_TARGET = 2.0
 FIGURE_CELL_TARGET_S = 30.0
 #: The config keys of the book that name its own extensions' settings (left out of the plain build).
 PLAIN_DROP = {"bibtex_reference_style", "bibtex_default_style", "latex_additional_files", "mathjax_path"}
-#: What the first build may reuse from the author's build folder.
-REUSED = [".jupyter_cache", "engine", "runs"]
+#: What the first build may reuse from the author's build folder: executed outputs, the engine's state, memoized
+#: runs, and what an author's earlier builds compiled and drew (JAX's programs, the panels' data and figures).
+REUSED = [".jupyter_cache", "engine", "runs", "jax-cache", "panel-cache"]
 STEPS = ["no-change rebuild", "prose-only edit", "figure-cell edit (Chapter 3)", "listing edit (recurrence.py)"]
 
 
