@@ -869,13 +869,19 @@ def execution_order(names: list[str], manifest: dict[str, Any],
     return sorted(names, key=lambda c: (-expected(c), position[c]))
 
 
+_jax_cache_set: str | None = None  # the cache folder reuse_jax_compilations set (a user's is left alone)
+
+
 def reuse_jax_compilations(root: Path) -> None:
     """Chapter kernels keep the XLA programs JAX compiles in ``<build>/jax-cache`` (JAX's persistent compilation
     cache, every program however quick to compile), so a chapter re-executed after an edit loads them instead of
     compiling them again: the same programs, so the same numbers (the output check compares them). Chapter 3's
     three JAX cells took 3.3-3.6 s of its 11-12 s without the cache, 1.2-1.4 s with it. A value set by the user
-    wins."""
-    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(build_dir(root) / "jax-cache"))
+    wins. A damaged entry is compiled again; JAX's warning about it goes to the build log, not the cell
+    (:mod:`bookbuild.kernel_hooks`)."""
+    global _jax_cache_set
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (None, _jax_cache_set):  # not the user's: this root's
+        _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(build_dir(root) / "jax-cache")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 

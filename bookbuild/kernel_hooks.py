@@ -20,7 +20,8 @@ Four things, none of them visible on the page:
   limits: compared within tolerance). A wrong subscript in a label then fails
   the gate even where its pixels hardly change.
 - **Diagnostics for the build log.** What the build's own machinery has to
-  say inside a kernel (a damaged memoized run, recomputed) is collected by
+  say inside a kernel (a damaged memoized run, recomputed; JAX's warning about
+  a damaged entry of its compilation cache, compiled again) is collected by
   :func:`report` and handed to the engine with the trace, which prints it and
   puts it in the build report. Printed, it would become part of a cell's output,
   differ from the baseline and be stored by ``make accept``.
@@ -42,6 +43,7 @@ import stat
 import sys
 import threading
 import time
+import warnings
 from typing import Any
 
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
@@ -258,11 +260,30 @@ def _watchdog() -> None:
             os._exit(3)
 
 
+#: JAX's warnings about its persistent compilation cache (which the engine turns on for its kernels,
+#: :func:`bookbuild.engine.reuse_jax_compilations`): a damaged entry is compiled again, an entry that cannot be
+#: written is not kept; either way the cell computes the same, so it is said in the build log, never in the cell.
+_JAX_CACHE_WARNING = re.compile(r"^Error (reading|writing) persistent compilation cache entry ")
+
+
+def _route_jax_cache_warnings() -> None:
+    shown = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        if _JAX_CACHE_WARNING.match(str(message)):
+            report(f"JAX's compilation cache: {message} (compiled again, the same program)")
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def install(root: str, excluded: list[str]) -> None:
     """Start tracing reads under ``root`` (except the top-level folders in ``excluded``) and summarising figures."""
     _state.update(root=root.rstrip(os.sep) + os.sep, excluded=set(excluded))
     sys.addaudithook(_audit)
     _install_figure_formatter()
+    _route_jax_cache_warnings()
     _install_backend(root)
     threading.Thread(target=_watchdog, name="bookbuild-watchdog", daemon=True).start()
 

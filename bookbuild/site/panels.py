@@ -88,6 +88,13 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+def _content_digest(data: dict[str, Any], script_json: str) -> str:
+    """A digest of a panel's data and script JSON, kept in its entry: an entry edited or damaged on disk is
+    recomputed, never shown."""
+    text = json.dumps([data, script_json], ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _environment() -> dict[str, str | None]:
     def version(name: str) -> str | None:
         try:
@@ -109,8 +116,8 @@ def _imported_sources(root: Path = ROOT) -> list[Path]:
 class PanelCache:
     """Each panel's data, its script JSON and its static figure's PNG, kept in ``folder`` with the digests of the
     files they were computed from (:func:`_imported_sources`) and :func:`_environment`. :meth:`get` gives them back
-    only while every one of those still matches; an entry that is unreadable, or whose PNG does not match its
-    digest, is treated as absent (and recomputed)."""
+    only while every one of those still matches; an entry that is unreadable, or whose data or PNG does not match
+    its digest, is treated as absent (and recomputed)."""
 
     def __init__(self, folder: Path, root: Path = ROOT) -> None:
         self.folder, self.root = folder, root  # the files are named relative to ``root``
@@ -127,6 +134,7 @@ class PanelCache:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
             png = self._png(name).read_bytes()
             if (entry["environment"] != _environment() or hashlib.sha256(png).hexdigest() != entry["png"]
+                    or _content_digest(entry["data"], entry["json"]) != entry["content"]
                     or any(_digest(self.root / f) != d for f, d in entry["files"].items())):
                 return None
             return entry["data"], entry["json"], png
@@ -141,6 +149,7 @@ class PanelCache:
         files = {f.relative_to(root).as_posix(): _digest(f) for f in _imported_sources(root)}
         write_bytes(self._png(name), png)  # first: an entry never names a PNG that is not there yet
         entry = {"environment": _environment(), "files": files, "png": hashlib.sha256(png).hexdigest(),
+                 "content": _content_digest(data, script_json),
                  "data": data, "json": script_json}  # data's keys in their order: the symbols are typeset in it
         write_text(self._entry(name), json.dumps(entry, ensure_ascii=False, indent=1) + "\n")
 

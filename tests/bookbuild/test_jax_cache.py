@@ -19,6 +19,7 @@ def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_
 ) -> None:
     for name in ["JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "BOOK_BUILD_DIR"]:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(engine, "_jax_cache_set", None)
     engine.reuse_jax_compilations(tmp_path)
     cache = tmp_path / "_build" / "jax-cache"
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(cache)
@@ -35,7 +36,47 @@ def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_
     assert sorted(p.name for p in cache.iterdir()) == kept  # nothing compiled anew
 
 
+def test_a_damaged_entry_is_compiled_again_and_said_in_the_build_log_never_in_the_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from tests.bookbuild.test_engine import add_cell, cell_text, write_book
+
+    for name in ["JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "BOOK_BUILD_DIR"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(engine, "_jax_cache_set", None)
+    write_book(tmp_path)
+    add_cell(tmp_path, "jit", PROGRAM.replace("; ", "\n"))
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    computed = cell_text(tmp_path, "jit")
+    assert computed.startswith("[0.0, ")
+    entries = [p for p in (tmp_path / "_build" / "jax-cache").iterdir() if p.is_file()]
+    assert entries, "the chapter's kernel kept no compiled program"
+    for entry in entries:
+        entry.write_bytes(b"damaged")
+    capsys.readouterr()
+    (again,) = engine.run(tmp_path, force=True)
+    assert again.status == "executed", again.error
+    assert cell_text(tmp_path, "jit") == computed  # what the page shows, and the gate compares, is unchanged
+    assert again.notes, "the damaged entries went unreported"
+    assert all(n.startswith("JAX's compilation cache: Error reading persistent compilation cache entry for ")
+               for n in again.notes), again.notes
+    assert f"engine: book/ch: {again.notes[0]}" in capsys.readouterr().out
+
+
+def test_kernels_of_another_book_keep_their_programs_in_its_own_build_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ["JAX_COMPILATION_CACHE_DIR", "BOOK_BUILD_DIR"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(engine, "_jax_cache_set", None)
+    engine.reuse_jax_compilations(tmp_path / "one")
+    engine.reuse_jax_compilations(tmp_path / "two")  # one process, two books (the engine's tests do this)
+    assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "two" / "_build" / "jax-cache")
+
+
 def test_a_cache_folder_the_user_set_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "_jax_cache_set", None)
     monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "mine"))
     monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "2")
     engine.reuse_jax_compilations(tmp_path)

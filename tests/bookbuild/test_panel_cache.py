@@ -80,7 +80,8 @@ def test_another_python_pytorch_numpy_or_matplotlib_recomputes_it(
     assert cache.get("keep-dial") is not None
 
 
-@pytest.mark.parametrize("damage", ["png bytes changed", "png missing", "entry cut short", "entry not an object"])
+@pytest.mark.parametrize("damage", ["png bytes changed", "png missing", "entry cut short", "entry not an object",
+                                    "data edited", "script json edited"])
 def test_a_damaged_entry_is_recomputed_never_used(fake_root: Path, damage: str) -> None:
     cache = stored(fake_root)
     folder = fake_root / "_build" / "panel-cache"
@@ -91,8 +92,15 @@ def test_a_damaged_entry_is_recomputed_never_used(fake_root: Path, damage: str) 
     elif damage == "entry cut short":
         text = (folder / "keep-dial.json").read_text()
         (folder / "keep-dial.json").write_text(text[: len(text) // 2])
-    else:
+    elif damage == "entry not an object":
         (folder / "keep-dial.json").write_text("[1, 2]")
+    else:  # still valid JSON, every digest of a source file still matching
+        entry = json.loads((folder / "keep-dial.json").read_text())
+        if damage == "data edited":
+            entry["data"]["title"] = "Another title"
+        else:
+            entry["json"] = entry["json"].replace("T", "U")
+        (folder / "keep-dial.json").write_text(json.dumps(entry))
     assert cache.get("keep-dial") is None
 
 
