@@ -28,10 +28,11 @@ player copies them into its slider labels and setting descriptions.
 
 A panel's data and static figure are kept in ``_build/panel-cache`` (:class:`PanelCache`)
 with what they were computed from: the bytes of every ``chapter_code`` module the
-process had imported by then (the computation's own and any others), of this file and of the figure-layout check, and the
-versions of Python, PyTorch, NumPy and Matplotlib. A page read again with none of
-them changed (an edit to its prose or to one of its cells) takes them from there,
-without importing PyTorch or drawing the figure; any change recomputes them.
+process had imported by then (the computation's own and any others), of this file
+and of the figure-layout check, and the versions of Python, PyTorch, NumPy and
+Matplotlib. A page read again with none of them changed (an edit to its prose or to
+one of its cells) takes them from there, without importing PyTorch or drawing the
+figure; any change recomputes them.
 """
 
 from __future__ import annotations
