@@ -77,16 +77,7 @@ DEPENDS = [
 #: from the repository's root).
 CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/figure_layout.py", "chapter_code/core/book.mplstyle"]
 CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
-CACHE_FORMAT = 1
-
-
-def _digest(path: Path) -> str | None:
-    from bookbuild.files import code_bytes  # a lab marker in a listing changes no computation
-
-    try:
-        return hashlib.sha256(code_bytes(path)).hexdigest()
-    except OSError:
-        return None
+CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
 
 
 def _content_digest(data: dict[str, Any], script_json: str) -> str:
@@ -131,12 +122,14 @@ class PanelCache:
 
     def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
         """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where anything differs."""
+        from bookbuild.engine import current_hashes  # as the engine hashes a chapter's files (lab markers aside)
+
         try:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
             png = self._png(name).read_bytes()
             if (entry["environment"] != _environment() or hashlib.sha256(png).hexdigest() != entry["png"]
                     or _content_digest(entry["data"], entry["json"]) != entry["content"]
-                    or any(_digest(self.root / f) != d for f, d in entry["files"].items())):
+                    or current_hashes(self.root, list(entry["files"])) != entry["files"]):
                 return None
             return entry["data"], entry["json"], png
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -144,10 +137,11 @@ class PanelCache:
 
     def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
         """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
+        from bookbuild.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
         root = self.root.resolve()
-        files = {f.relative_to(root).as_posix(): _digest(f) for f in _imported_sources(root)}
+        files = current_hashes(root, [f.relative_to(root).as_posix() for f in _imported_sources(root)])
         write_bytes(self._png(name), png)  # first: an entry never names a PNG that is not there yet
         entry = {"environment": _environment(), "files": files, "png": hashlib.sha256(png).hexdigest(),
                  "content": _content_digest(data, script_json),
