@@ -172,35 +172,61 @@ def config(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def pages(browser, site_dir: Path, config: tuple[str, str]) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """Chapter page -> the page opened at this width and scheme, opened on first use. Time is a paused fake clock:
-    nothing happens until a test runs it (``page.clock.run_for``)."""
-    viewport, scheme = config
-    context = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme)
+def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+    """(width, scheme) -> chapter page -> the page opened at that width and scheme, each opened on first use and
+    kept for the module. Time is a paused fake clock: nothing happens until a test runs it
+    (``page.clock.run_for``). Keyed by the configuration rather than built per ``config`` parameter: a test that
+    parametrizes ``config`` itself (the timeline tests) would otherwise be handed the module's pages of whatever
+    configuration was open (seen: the 1280 px timeline played on 390 px pages)."""
+    contexts: dict[tuple[str, str], object] = {}
 
-    class Pages(FrontPages):
-        def __missing__(self, chapter: str) -> object:
-            p = context.new_page()
-            errors: list[str] = []
-            p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            p.on("pageerror", lambda e: errors.append(str(e)))
-            p.clock.install()
-            open_page(p, site_dir, chapter)
-            p.clock.pause_at(p.evaluate("() => Date.now()") + 1000)
-            p.clock.run_for(500)
-            names = [n for n, c in PAGE_OF.items() if c == chapter]
-            p.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
-                                timeout=15000)
-            assert p.evaluate("() => document.documentElement.dataset.theme") == scheme
-            p.console_errors = errors  # type: ignore[attr-defined]
-            self[chapter] = p
-            return p
+    def open_config(config: tuple[str, str]) -> FrontPages:
+        viewport, scheme = config
+        context = contexts[config] = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme)
 
-    opened = Pages()
-    yield opened
-    for p in opened.values():
-        assert p.console_errors == []
-    context.close()
+        class Pages(FrontPages):
+            def __missing__(self, chapter: str) -> object:
+                p = context.new_page()
+                errors: list[str] = []
+                p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                p.on("pageerror", lambda e: errors.append(str(e)))
+                p.clock.install()
+                open_page(p, site_dir, chapter)
+                p.clock.pause_at(p.evaluate("() => Date.now()") + 1000)
+                p.clock.run_for(500)
+                names = [n for n, c in PAGE_OF.items() if c == chapter]
+                p.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
+                                    timeout=15000)
+                assert p.evaluate("() => document.documentElement.dataset.theme") == scheme
+                p.console_errors = errors  # type: ignore[attr-defined]
+                self[chapter] = p
+                return p
+
+        return Pages()
+
+    class Configs(dict):  # type: ignore[type-arg]
+        def __missing__(self, config: tuple[str, str]) -> FrontPages:
+            self[config] = open_config(config)
+            return self[config]
+
+    configs = Configs()
+    yield configs
+    for pages_of_config in configs.values():
+        for p in pages_of_config.values():
+            assert p.console_errors == []
+    for context in contexts.values():
+        context.close()
+
+
+@pytest.fixture
+def pages(opened: dict, config: tuple[str, str]) -> dict:  # type: ignore[type-arg]
+    """Chapter page -> the page opened at this test's width and scheme (:func:`opened`)."""
+    return opened[tuple(config)]
+
+
+def shown_as(page) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """The theme a page shows and its window's width."""
+    return tuple(page.evaluate("() => [document.documentElement.dataset.theme, window.innerWidth]"))
 
 
 def player(pages: dict, name: str) -> object:  # type: ignore[type-arg]
@@ -282,6 +308,7 @@ def beat_times(page, name: str, speed: float, run_ms: float) -> list[list]:  # t
 @pytest.mark.parametrize("name", list(PANELS))
 def test_playing_holds_each_beat_in_proportion_to_its_words(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
     page = player(pages, name)
+    assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), "played on a page of another configuration"
     data = embedded(page, name)
     beats = panel_data.panel(name)["beats"]
     words = [b["words"] for b in beats]
@@ -566,6 +593,7 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
 def test_reduced_motion_shows_finished_beats_only(pages, config, name: str, reduced: bool) -> None:  # type: ignore[no-untyped-def]
     """Played through two beats on the page's fake clock (its animation frames included), at 1280 px."""
     page, root = player(pages, name), f"#panel-{name}"
+    assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), "played on a page of another configuration"
     data = embedded(page, name)
     words = [b["words"] for b in data["beats"]]
     page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")  # the player asks at every move
