@@ -60,3 +60,20 @@ def test_the_suite_s_longest_files_are_listed_longest_first(tmp_path: Path) -> N
     assert "443 s wall, 857 test-seconds" in out
     listed = re.findall(r"tests/test_(\d+)\.py", out)
     assert listed == ["11", "10", "9", "8", "7", "6", "5", "4"]
+
+
+def test_each_phase_gets_the_busy_share_of_the_cpu_samples_inside_it(tmp_path: Path) -> None:
+    log = tmp_path / "ci-run.log"
+    log.write_text("\n".join([phase(100, "set-up started"), phase(110, "tests"), phase(130, "done")]) + "\n")
+    samples = tmp_path / "cpu.txt"
+    # 2 cores: 200 jiffies a second in all; fully busy from 100 to 110 s, then half busy to 130 s
+    rows, busy = [], 0
+    for t in range(100, 131, 2):
+        rows.append(f"{t} {busy} {(t - 100) * 200}")
+        busy += 400 if t < 110 else 200
+    samples.write_text("\n".join(rows) + "\n")
+    done = subprocess.run(["bash", str(SCRIPT), "--parse", str(log), str(tmp_path / "no-setup.log"),
+                           str(tmp_path / "no-times.json"), str(samples)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shares = dict(re.findall(r"^\s{4}(set-up started|tests)\s+\d+ s\s+([\d.]+)%", done.stdout, re.MULTILINE))
+    assert shares == {"set-up started": "100.0", "tests": "50.0"}, done.stdout
