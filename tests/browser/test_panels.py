@@ -84,16 +84,29 @@ def reduced(request: pytest.FixtureRequest) -> bool:
     return request.param
 
 
-def _open(browser, site_dir: Path, name: str, reduced_motion: bool = False) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    context = new_context(browser, viewport={"width": 1280, "height": 900},
-                          reduced_motion="reduce" if reduced_motion else "no-preference")
+def recorded_page(context):  # type: ignore[no-untyped-def]
+    """A new page of ``context`` that collects console errors and uncaught exceptions in ``console_errors``."""
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.console_errors = errors
+    return page
+
+
+def wait_for_panels(page, chapter: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every panel of ``chapter`` has its player."""
+    names = [n for n, c in PAGE_OF.items() if c == chapter]
+    page.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
+                           timeout=15000)
+
+
+def _open(browser, site_dir: Path, name: str, reduced_motion: bool = False) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    context = new_context(browser, viewport={"width": 1280, "height": 900},
+                          reduced_motion="reduce" if reduced_motion else "no-preference")
+    page = recorded_page(context)
     page.goto((site_dir / PAGE_OF[name]).as_uri())
     page.wait_for_function(f"() => document.getElementById('panel-{name}').bookPanel !== undefined", timeout=15000)
-    page.console_errors = errors  # type: ignore[attr-defined]
     return context, page
 
 
@@ -105,15 +118,9 @@ def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-
 
     class Pages(FrontPages):
         def __missing__(self, chapter: str) -> object:
-            p = context.new_page()
-            errors: list[str] = []
-            p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            p.on("pageerror", lambda e: errors.append(str(e)))
+            p = recorded_page(context)
             p.goto((site_dir / chapter).as_uri())
-            names = [n for n, c in PAGE_OF.items() if c == chapter]
-            p.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
-                                timeout=15000)
-            p.console_errors = errors  # type: ignore[attr-defined]
+            wait_for_panels(p, chapter)
             self[chapter] = p
             return p
 
@@ -186,19 +193,13 @@ def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untype
 
         class Pages(FrontPages):
             def __missing__(self, chapter: str) -> object:
-                p = context.new_page()
-                errors: list[str] = []
-                p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                p.on("pageerror", lambda e: errors.append(str(e)))
+                p = recorded_page(context)
                 p.clock.install()
                 open_page(p, site_dir, chapter)
                 p.clock.pause_at(p.evaluate("() => Date.now()") + 1000)
                 p.clock.run_for(500)
-                names = [n for n, c in PAGE_OF.items() if c == chapter]
-                p.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
-                                    timeout=15000)
+                wait_for_panels(p, chapter)
                 assert p.evaluate("() => document.documentElement.dataset.theme") == scheme
-                p.console_errors = errors  # type: ignore[attr-defined]
                 self[chapter] = p
                 return p
 
