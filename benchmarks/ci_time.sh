@@ -141,6 +141,7 @@ probe_before=$(speed_probe)
 echo "ci_time: speed probe before the run: $probe_before s"
 cpu_sampler "$work/cpu.txt" &
 sampler=$!
+trap 'kill "$sampler" 2>/dev/null' EXIT  # killed (timeout's TERM), the script would leave the sampler running
 begun=$(date +%s)
 (cd "$clone" && bash .ci/run) 2>&1 | tee "$work/ci-run.log"
 rc=${PIPESTATUS[0]}
