@@ -11,15 +11,19 @@ import pytest
 
 from bookbuild import engine
 
-PROGRAM = "import jax, jax.numpy as jnp; print(jax.jit(lambda x: jnp.tanh(x) * 2.5)(jnp.arange(4.0)).tolist())"
 
-
-def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(autouse=True)
+def no_cache_folder_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a process that has set no JAX cache folder, its environment restored afterwards."""
     for name in ["JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "BOOK_BUILD_DIR"]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(engine, "_jax_cache_set", None)
+
+
+PROGRAM = "import jax, jax.numpy as jnp; print(jax.jit(lambda x: jnp.tanh(x) * 2.5)(jnp.arange(4.0)).tolist())"
+
+
+def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_same(tmp_path: Path) -> None:
     engine.reuse_jax_compilations(tmp_path)
     cache = tmp_path / "_build" / "jax-cache"
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(cache)
@@ -37,13 +41,10 @@ def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_
 
 
 def test_a_damaged_entry_is_compiled_again_and_said_in_the_build_log_never_in_the_cell(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     from tests.bookbuild.test_engine import add_cell, cell_text, write_book
 
-    for name in ["JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "BOOK_BUILD_DIR"]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(engine, "_jax_cache_set", None)
     write_book(tmp_path)
     add_cell(tmp_path, "jit", PROGRAM.replace("; ", "\n"))
     (first,) = engine.run(tmp_path)
@@ -64,19 +65,13 @@ def test_a_damaged_entry_is_compiled_again_and_said_in_the_build_log_never_in_th
     assert f"engine: book/ch: {again.notes[0]}" in capsys.readouterr().out
 
 
-def test_kernels_of_another_book_keep_their_programs_in_its_own_build_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in ["JAX_COMPILATION_CACHE_DIR", "BOOK_BUILD_DIR"]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(engine, "_jax_cache_set", None)
+def test_kernels_of_another_book_keep_their_programs_in_its_own_build_folder(tmp_path: Path) -> None:
     engine.reuse_jax_compilations(tmp_path / "one")
     engine.reuse_jax_compilations(tmp_path / "two")  # one process, two books (the engine's tests do this)
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "two" / "_build" / "jax-cache")
 
 
 def test_a_cache_folder_the_user_set_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "_jax_cache_set", None)
     monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "mine"))
     monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "2")
     engine.reuse_jax_compilations(tmp_path)
