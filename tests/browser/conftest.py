@@ -125,6 +125,18 @@ def recording_page(browser, *, scheme: str | None = None, **options):  # type: i
         context.close()
 
 
+class OnFirstUse(dict):  # type: ignore[type-arg]
+    """key -> ``make(key)``, made when first asked for and kept: pages opened, or measured, once per key."""
+
+    def __init__(self, make) -> None:  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):  # type: ignore[no-untyped-def]
+        self[key] = value = self.make(key)
+        return value
+
+
 #: Tests that check one page at one width from the same load, (file, function): the first only reads the page
 #: (axe), the second changes it (the render check opens every fold). Each (page, width) pair of them is one xdist
 #: group, so that one worker loads the page once for both (:class:`SharedLoads`).

@@ -35,7 +35,7 @@ import pytest
 
 from chapter_code.panels import data as panel_data
 from chapter_code.panels.data import PANELS, reading_words
-from tests.browser.conftest import new_context
+from tests.browser.conftest import OnFirstUse, new_context
 from tests.browser.test_pages import VIEWPORTS, open_page
 
 #: The pages opened per width and scheme (and the shared desk pages) are module fixtures: on one worker
@@ -116,16 +116,13 @@ def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-
     drive or read one panel from its first beat (each through :func:`live`, which resets the panel first)."""
     context = new_context(browser, viewport={"width": 1280, "height": 900})
 
-    class Pages(FrontPages):
-        def __missing__(self, chapter: str) -> object:
-            p = recorded_page(context)
-            p.goto((site_dir / chapter).as_uri())
-            wait_for_panels(p, chapter)
-            self[chapter] = p
-            return p
+    def open_chapter(chapter: str) -> object:
+        p = recorded_page(context)
+        p.goto((site_dir / chapter).as_uri())
+        wait_for_panels(p, chapter)
+        return p
 
-    opened = Pages()
-    yield opened
+    yield FrontPages(open_chapter)
     context.close()
 
 
@@ -160,9 +157,10 @@ def embedded(page, name: str) -> dict:  # type: ignore[no-untyped-def]
     return json.loads(page.locator(f"#panel-{name} script.book-panel-data").text_content())
 
 
-class FrontPages(dict):  # type: ignore[type-arg]
-    """Chapter page -> an open page of one context, brought to the front when asked for: a page behind another
-    gets no animation frames, and Playwright's click waits for frames (it took a second a click)."""
+class FrontPages(OnFirstUse):
+    """Chapter page -> an open page of one context, opened on first use and brought to the front when asked for:
+    a page behind another gets no animation frames, and Playwright's click waits for frames (it took a second a
+    click)."""
 
     def __getitem__(self, chapter: str) -> object:
         page = super().__getitem__(chapter)  # opens it (``__missing__``) on first use
@@ -191,26 +189,19 @@ def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untype
         viewport, scheme = config
         context = contexts[config] = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme)
 
-        class Pages(FrontPages):
-            def __missing__(self, chapter: str) -> object:
-                p = recorded_page(context)
-                p.clock.install()
-                open_page(p, site_dir, chapter)
-                p.clock.pause_at(p.evaluate("() => Date.now()") + 1000)
-                p.clock.run_for(500)
-                wait_for_panels(p, chapter)
-                assert p.evaluate("() => document.documentElement.dataset.theme") == scheme
-                self[chapter] = p
-                return p
+        def open_chapter(chapter: str) -> object:
+            p = recorded_page(context)
+            p.clock.install()
+            open_page(p, site_dir, chapter)
+            p.clock.pause_at(p.evaluate("() => Date.now()") + 1000)
+            p.clock.run_for(500)
+            wait_for_panels(p, chapter)
+            assert p.evaluate("() => document.documentElement.dataset.theme") == scheme
+            return p
 
-        return Pages()
+        return FrontPages(open_chapter)
 
-    class Configs(dict):  # type: ignore[type-arg]
-        def __missing__(self, config: tuple[str, str]) -> FrontPages:
-            self[config] = open_config(config)
-            return self[config]
-
-    configs = Configs()
+    configs = OnFirstUse(open_config)
     yield configs
     for pages_of_config in configs.values():
         for p in pages_of_config.values():
@@ -691,14 +682,12 @@ def static_pages(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-
     """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read only)."""
     context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
 
-    class Pages(FrontPages):
-        def __missing__(self, chapter: str) -> object:
-            p = context.new_page()
-            p.goto((site_dir / chapter).as_uri())
-            self[chapter] = p
-            return p
+    def open_chapter(chapter: str) -> object:
+        p = context.new_page()
+        p.goto((site_dir / chapter).as_uri())
+        return p
 
-    yield Pages()
+    yield FrontPages(open_chapter)
     context.close()
 
 

@@ -32,7 +32,7 @@ from bookbuild.build import ROOT
 from tests.browser.code_share import MAX_SHARE, share
 from tests.browser.code_share import MEASURE as CODE_SHARE_MEASURE
 from tests.browser.code_share import WIDTH as SHARE_WIDTH
-from tests.browser.conftest import new_context
+from tests.browser.conftest import OnFirstUse, new_context
 from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, settle_transitions
 
 #: One worker runs this file (`make test` distributes with `--dist loadgroup`): its pages are measured once per
@@ -193,25 +193,16 @@ def measurements(browser, site_dir: Path) -> Iterator[dict[str, dict[str, dict]]
         context = new_context(browser, viewport=VIEWPORTS[viewport], scheme=SCHEMES[0])
         contexts.append(context)
 
-        class Pages(dict):  # type: ignore[type-arg]
-            def __missing__(self, name: str) -> dict:  # type: ignore[type-arg]
-                p = context.new_page()
-                try:
-                    result = measure_page(p, site_dir, name, SCHEMES,
-                                          with_share=VIEWPORTS[viewport] == SHARE_WIDTH)
-                finally:
-                    p.close()
-                self[name] = result
-                return result
+        def measured(name: str) -> dict[str, dict]:
+            p = context.new_page()
+            try:
+                return measure_page(p, site_dir, name, SCHEMES, with_share=VIEWPORTS[viewport] == SHARE_WIDTH)
+            finally:
+                p.close()
 
-        return Pages()
+        return OnFirstUse(measured)
 
-    class Widths(dict):  # type: ignore[type-arg]
-        def __missing__(self, viewport: str) -> dict:  # type: ignore[type-arg]
-            self[viewport] = for_width(viewport)
-            return self[viewport]
-
-    yield Widths()
+    yield OnFirstUse(for_width)
     for context in contexts:
         context.close()
 
