@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.book-installed
 PORT ?= 8000
 
-.PHONY: help env book test test-clean check accept bench bench-show lint serve clean lock pdf mutation gpu-run watch
+.PHONY: help env book test test-clean check check-portable accept bench bench-show lint serve clean lock pdf mutation gpu-run watch
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -71,11 +71,13 @@ pdf-ready:
 	@$(call phase,PDF beside the HTML)
 	@$(HAVE_TEX) >/dev/null 2>&1 || exit 3
 
-test: setup-start $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; then the test suite
+test: setup-start $(ENV_STAMP)  ## lint; build the book once, failing on any warning or changed output; the PDF; the fragility probe; then the test suite
 	@$(call phase,environment ready; lint)
 	$(LINT)
 	@$(call phase,build (the HTML and the PDF beside it))
 	$(PY) -m bookbuild build --check --pdf-after "$(MAKE) -s pdf-ready"
+	@$(call phase,fragility probe)
+	$(PY) -m bookbuild portable
 	@$(call phase,tests)
 	BOOK_HTML_DIR=_build/html BOOK_PDF=$$($(HAVE_TEX) && echo _build/latex/book.pdf) $(PY) -m pytest -n auto --dist loadgroup
 	@$(call phase,done)
@@ -124,6 +126,9 @@ audit: $(ENV_STAMP) browser $(LIGHTHOUSE_STAMP)  ## Lighthouse (mobile, median o
 
 check: $(ENV_STAMP)  ## execute what is stale and fail on any output that differs from baselines/<profile>/
 	$(PY) -m bookbuild check
+
+check-portable: $(ENV_STAMP)  ## the fragility probe: chapters and sweep spot checks again on another CPU's kernels, at declared precision
+	$(PY) -m bookbuild portable
 
 accept: $(ENV_STAMP)  ## record the current outputs as baselines on purpose and print what changed
 	$(PY) -m bookbuild accept

@@ -1,4 +1,4 @@
-"""Command line: ``python -m bookbuild {build,check,accept,bench,clean,serve,experiments,gpu-run}``.
+"""Command line: ``python -m bookbuild {build,check,portable,accept,bench,clean,serve,experiments,gpu-run}``.
 
 Commands that execute chapters hold the checkout's build lock, so two of them
 started in one checkout run one after the other. A problem the user can fix
@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="also build the PDF beside the HTML, once every chapter has executed and CMD has exited 0 "
                    "(exit 3: no TeX Live here, no PDF); what make test runs")
     sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
+    sub.add_parser("portable", help="the fragility probe: the chapters and the sweeps' spot checks once more on "
+                   "another CPU's kernels, compared at each output's declared precision (bookbuild.portable)")
     a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
     a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
     bench = sub.add_parser("bench", help="time the authors' loop (no change, prose, a figure cell, a listing) side "
@@ -123,6 +125,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             return gate.accept()
         with checkout_lock(engine.engine_dir(engine.ROOT), f"make {args.command}"):
             return gate.check() if args.command == "check" else gate.accept(only=args.only)
+    if args.command == "portable":
+        from bookbuild import portable
+
+        return portable.main()
     if args.command == "bench":
         from bookbuild import bench as bench_mod
 

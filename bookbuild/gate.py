@@ -7,11 +7,14 @@ the engine. The build report page (``book/build-report.md``, generated) lists,
 per chapter, where and how it ran and whether its outputs match the baseline.
 
 Which baselines apply: ``baselines/<profile>/``. The pinned CPU profile is
-always compared (a missing baseline is a difference). A GPU kind
-(``cuda-sm90``) is compared only against baselines recorded with the same
-PyTorch, CUDA and cuDNN (``baselines/<profile>/software.json``, written by
-``accept``); a GPU kind with no baselines, or with baselines of other
-software, says so and compares nothing, as an unpinned CPU does.
+always compared (a missing baseline is a difference). A CPU that cannot run the
+pinned kernels (an ARM CPU, an x86 CPU without AVX2) has no baselines of its own:
+it is compared with the pinned profile's, at every output's declared precision,
+and the verdict says how many outputs matched exactly and how many within their
+precision. A GPU kind (``cuda-sm90``) is compared only against baselines recorded
+with the same PyTorch, CUDA and cuDNN (``baselines/<profile>/software.json``,
+written by ``accept``); a GPU kind with no baselines, or with baselines of other
+software, says so and compares nothing.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class ChapterCheck:
     recorded: tuple[dict, dict, dict] | None  # records, files, options
     compared: bool = True  # False where no baseline applies to this machine's profile
     unrecorded: tuple[str, ...] = ()  # page sections its baseline predates (not compared until accepted)
+    exactness: records.Exactness | None = None  # how many outputs matched bit for bit, how many within precision
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -62,6 +66,16 @@ def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
     return data if isinstance(data, dict) else {"unreadable": str(path)}
 
 
+def compared_profile(profile: str) -> str:
+    """Whose baselines ``profile`` is compared with: its own, except a CPU without a recorded profile of its own
+    (an ARM CPU, an x86 CPU without AVX2), which is compared with the pinned CPU profile's at declared precision."""
+    from chapter_code.core import runtime
+
+    if runtime.is_gpu_profile(profile) or profile in runtime.PROFILE_DESCRIPTIONS:
+        return profile
+    return runtime.PINNED_PROFILE
+
+
 def not_compared_reason(root: Path, profile: str, software: dict[str, str] | None = None) -> str:
     """Why outputs of ``profile`` are not compared on this machine ("" when they are).
 
@@ -80,9 +94,7 @@ def not_compared_reason(root: Path, profile: str, software: dict[str, str] | Non
             return (f"the baselines of {profile!r} were recorded with {_software_text(recorded)}, and this "
                     f"build runs {_software_text(software)}")
         return ""
-    if profile in runtime.PROFILE_DESCRIPTIONS or baseline_dir(root, profile).is_dir():
-        return ""
-    return f"no baseline applies to this machine (output profile {profile!r}: {runtime.describe_profile(profile)})"
+    return ""  # a CPU: its own baselines, or the pinned profile's at declared precision (compared_profile)
 
 
 def _software_text(software: dict[str, str]) -> str:
@@ -92,8 +104,8 @@ def _software_text(software: dict[str, str]) -> str:
 def profile_has_baselines(root: Path, profile: str) -> bool:
     """Whether outputs of ``profile`` are compared (see :func:`not_compared_reason`).
 
-    The pinned CPU profile always is (a missing baseline is a failure); a GPU
-    kind only against baselines of the same GPU software; an unpinned CPU never.
+    Every CPU is (against :func:`compared_profile`'s baselines; a missing baseline is a failure); a GPU kind
+    only against baselines of the same GPU software.
     """
     return not not_compared_reason(root, profile)
 
@@ -141,9 +153,11 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
         recs = {**recs, **page}
         diffs: list[records.Difference] = [records.Difference(result.chapter, "listing", "shown", p)
                                            for p in problems]
+        exactness = None
         if compared:
-            base = records.read_baseline(baseline_dir(root, profile), result.chapter)
+            base = records.read_baseline(baseline_dir(root, compared_profile(profile)), result.chapter)
             diffs = records.compare(result.chapter, base, recs, images, options, problems)
+            exactness = records.exactness(base, recs, images, diffs)
             if base is not None and any(d.figure for d in diffs):
                 diffs = write_review(root, result.chapter, base[1], images, diffs)
             elif review_dir(root, result.chapter).is_dir():  # nothing to review now: no stale images left
@@ -151,7 +165,7 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
             unrecorded = tuple(k for k in pagecontent.PAGE_KEYS if base is not None and k not in base[0])
         else:
             unrecorded = ()
-        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded))
+        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded, exactness))
     return checks
 
 
@@ -288,6 +302,25 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     for c in checks:
         deps = ", ".join(f"`{d}`" for d in c.result.dependencies) or "nothing traced"
         lines.append(f"- {{doc}}`/{c.result.chapter}`: {deps}")
+    lines += ["", "## Precision", "",
+              "Some results depend on the last bits of the CPU's kernels: Intel and AMD processors, for one, run "
+              "different matrix and vector-maths kernels for some shapes. So every output is compared at the "
+              "precision it really has: a value that is rounding error by nature (the largest difference between "
+              "two implementations) is recorded as its bound; a claim's other values within one unit of their last "
+              "shown digit; figures' plotted numbers within a relative "
+              f"{records.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell declares a tolerance with "
+              "its reason (below). `make check-portable` executes the chapters once more on other kernels to find "
+              "any output that moves.", ""]
+    if any(c.exactness for c in checks):
+        lines += [f"This build: {exactness_text(checks)}.", ""]
+    tolerances = declared_tolerances(checks)
+    if tolerances:
+        lines += ["| chapter | cell | tolerance | reason |", "|---|---|---|---|"]
+        for chapter, label, tol in tolerances:
+            amounts = ", ".join(f"{k} {v:g}" if k != "lines" else "lines " + ", ".join(f"'{x}'" for x in v)
+                                for k, v in tol.items() if k != "reason")
+            reason = str(tol.get("reason", "")).replace("|", "/")
+            lines.append(f"| {{doc}}`/{chapter}` | `{label}` | {amounts} | {reason} |")
     diffs = [d for c in checks for d in c.differences]
     if diffs:
         lines += ["", "## Differences from the baseline", ""]
@@ -473,8 +506,33 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
         print("Review them; if the change is intended, record it with `make accept` and commit the diff.",
               file=sys.stderr)
         return 1
-    print(f"check: every output of {len(checks)} chapter(s) matches baselines/{profile}/")
+    print(f"check: every output of {len(checks)} chapter(s) matches baselines/{compared_profile(profile)}/"
+          + (f" (this machine's profile: {profile})" if compared_profile(profile) != profile else "")
+          + f": {exactness_text(checks)}")
     return 0
+
+
+def exactness_text(checks: list[ChapterCheck]) -> str:
+    """``"812 outputs bit for bit, 3 within their declared precision (...)"``: how the outputs matched."""
+    found = [c.exactness for c in checks if c.exactness is not None]
+    exact = sum(e.exact for e in found)
+    within = [w for e in found for w in e.within]
+    text = f"{exact} output(s) bit for bit, {len(within)} within their declared precision"
+    if within:
+        text += " (" + ", ".join(within[:6]) + (", ..." if len(within) > 6 else "") + ")"
+    return text
+
+
+def declared_tolerances(checks: list[ChapterCheck]) -> list[tuple[str, str, dict]]:
+    """(chapter, cell, its ``:tolerance:``) for every cell that declares one, in page order."""
+    out = []
+    for c in checks:
+        if c.recorded is None:
+            continue
+        for label, opts in c.recorded[2].items():
+            if opts.get("tolerance"):
+                out.append((c.result.chapter, label, opts["tolerance"]))
+    return out
 
 
 def _indented(text: str) -> str:

@@ -704,28 +704,90 @@ def is_timing(key: str) -> bool:
     return key.startswith("seconds_") or key.endswith("_seconds")
 
 
-def compare(stored: dict[str, Any], again: dict[str, Any]) -> tuple[bool, str]:
-    """Whether a re-run reproduced a stored record: same code, metrics equal exactly; (equal, explanation).
+def _stored_array(node: Any) -> Any:
+    """A tensor a record stores (its dtype, shape and base64 bytes) as a NumPy array; ``None`` for anything else."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(node, dict) and {"dtype", "shape", "base64"} <= set(node):
+        from chapter_code.core.stored_calls import DTYPES
+
+        raw = base64.b64decode(node["base64"])
+        return np.frombuffer(raw, dtype=DTYPES[node["dtype"]]).reshape(node["shape"]).astype("float64")
+    return None
+
+
+def _within(stored: Any, again: Any, rtol: float, atol: float, path: str, worst: list[tuple[float, str]]) -> bool:
+    """Whether ``again`` equals ``stored`` with every float (and tensor value) within rtol/atol; the largest
+    relative deviation seen goes into ``worst``."""
+    import numpy as np
+
+    a, b = _stored_array(stored), _stored_array(again)
+    if a is not None or b is not None:
+        if a is None or b is None or a.shape != b.shape:
+            return False
+        gap = np.abs(a - b)
+        worst.append((float((gap / np.maximum(np.abs(a), atol or 1e-300)).max(initial=0.0)), path))
+        return bool(np.all(gap <= atol + rtol * np.abs(a)))
+    if isinstance(stored, float) and isinstance(again, float):
+        worst.append((abs(stored - again) / max(abs(stored), atol or 1e-300), path))
+        return math.isclose(stored, again, rel_tol=rtol, abs_tol=atol)
+    if isinstance(stored, dict) and isinstance(again, dict):
+        return stored.keys() == again.keys() and all(
+            _within(stored[k], again[k], rtol, atol, f"{path}.{k}", worst) for k in stored if k != "sha256")
+    if isinstance(stored, list) and isinstance(again, list):
+        return len(stored) == len(again) and all(
+            _within(x, y, rtol, atol, f"{path}[{i}]", worst) for i, (x, y) in enumerate(zip(stored, again,
+                                                                                          strict=True)))
+    return stored == again
+
+
+def compare(stored: dict[str, Any], again: dict[str, Any], precision: dict[str, Any] | None = None
+            ) -> tuple[bool, str]:
+    """Whether a re-run reproduced a stored record: same code, and every metric equal at the precision its sweep
+    declares (``Sweep.precision``: a float or tensor within rtol/atol, with the reason; exactly where none is
+    declared, and always exactly for counts and words); (equal, explanation).
 
     Measured times among the metrics (:func:`is_timing`) must be present in both
     but are not compared: they depend on the machine's load, not on the code.
     """
     name = f"{stored['job']}.seed{stored['seed']}"
+    precision = precision or {}
     if again["code_hash"] != stored["code_hash"]:
         return False, f"{name}: the record is stale: its code changed since it ran"
     keys = sorted(set(stored["metrics"]) | set(again["metrics"]))
-    diffs = [f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}" for k in keys
-             if (k not in stored["metrics"] or k not in again["metrics"])
-             or (not is_timing(k) and stored["metrics"][k] != again["metrics"][k])]
+    diffs, within = [], []
+    for k in keys:
+        if k not in stored["metrics"] or k not in again["metrics"]:
+            diffs.append(f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}")
+            continue
+        old, new = stored["metrics"][k], again["metrics"][k]
+        if is_timing(k) or old == new:
+            continue
+        declared = precision.get(k)
+        worst: list[tuple[float, str]] = []
+        if declared is not None and _within(old, new, declared.rtol, declared.atol, k, worst):
+            gap, where = max(worst, default=(0.0, k))
+            within.append(f"{k} within rtol {declared.rtol:g}, atol {declared.atol:g} (largest relative "
+                          f"deviation {gap:.1e}, at {where})")
+            continue
+        how = (f" (beyond its declared rtol {declared.rtol:g}, atol {declared.atol:g}: {declared.reason})"
+               if declared is not None else " (compared exactly: the sweep declares no precision for it)")
+        diffs.append(f"{k}{how}: stored {old!r}, now {new!r}")
     if diffs:
-        return False, f"{name}: metrics differ:\n  " + "\n  ".join(d[:300] for d in diffs)
-    return True, f"{name}: metrics equal ({again['wall_s']:.1f} s to re-run)"
+        return False, f"{name}: metrics differ:\n  " + "\n  ".join(d[:400] for d in diffs)
+    if within:
+        return True, f"{name}: metrics equal, " + "; ".join(within) + f" ({again['wall_s']:.1f} s to re-run)"
+    return True, f"{name}: metrics equal bit for bit ({again['wall_s']:.1f} s to re-run)"
 
 
 def spot_check(record: dict[str, Any], root: Path | None = None) -> tuple[bool, str]:
-    """Re-run ``record``'s job in a fresh process and compare its metrics exactly; (equal, explanation)."""
+    """Re-run ``record``'s job in a fresh process and compare its metrics at its sweep's declared precision;
+    (equal, explanation)."""
     try:
-        return compare(record, rerun(record, root))
+        sweep = registry().get(record["sweep"])
+        return compare(record, rerun(record, root), getattr(sweep, "precision", None))
     except RuntimeError as exc:
         return False, str(exc)
 

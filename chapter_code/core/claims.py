@@ -19,6 +19,14 @@ was checked and the values this build saw; the gate compares it with the
 baseline like any other output. Outside a kernel (a test, a lab) it checks
 and records only.
 
+Values are recorded at the precision they really have. A value the condition bounds
+above by a small number (``gap < 1e-6``, any literal up to :data:`ROUNDING_BOUND`) is
+rounding error by nature: it is recorded and shown as that bound, "below 1e-6", never
+as the draw of this CPU's last bits. :func:`below` and :func:`above` say the same of
+any value (a diverging run's loss is "above 2.773", whatever the draw). Every other
+float is shown to four significant digits, and the gate compares it within one unit
+of its last digit.
+
 Pages: every page with result sentences; the appendix "What this build checked" lists
 them all.
 """
@@ -39,6 +47,11 @@ from typing import Any
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 #: The prefix of the glued record of a check (``check:c-pad-state``).
 GLUE_PREFIX = "check:"
+#: A value that the condition bounds above by a literal no larger than this
+#: (``diff < 1e-6``) is rounding error by nature, recorded as the bound.
+ROUNDING_BOUND = 1e-3
+#: Significant digits of a float value in a check's record.
+DIGITS = 4
 
 
 class CheckFailed(AssertionError):
@@ -65,33 +78,108 @@ class Check:
 _DECLARED: dict[str, Check] = {}
 
 
-def _text(value: Any) -> str:
-    """A compared value as the reader sees it: floats to 6 significant digits, tensors
-    as their item(s).
+def limit_text(limit: float) -> str:
+    """A bound as a page writes it: ``1e-6``, ``0.001``, ``2.773``."""
+    text = f"{limit:.4g}"
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + m[1].replace("+", "") + m[2], text)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A value recorded as the bound it lies within ("below 1e-6"), not as its draw."""
+
+    value: float
+    limit: float
+    side: str  # "below" or "above"
+
+    def __post_init__(self) -> None:
+        if self.side not in ("below", "above"):
+            raise ValueError(f"side must be 'below' or 'above'; got {self.side!r}")
+        value, limit = float(self.value), float(self.limit)
+        inside = value < limit if self.side == "below" else value > limit
+        if not inside:
+            raise ValueError(
+                f"a value recorded as {self.side} {limit_text(limit)} must lie "
+                f"{self.side} it; got {value!r}"
+            )
+
+    def __str__(self) -> str:
+        return f"{self.side} {limit_text(self.limit)}"
+
+
+def below(value: Any, limit: float) -> Bound:
+    """Record ``value`` as "below ``limit``": for a value whose draw depends on the
+    CPU's last bits (a difference between two implementations, a diverging run).
     """
+    return Bound(_number(value), limit, "below")
+
+
+def above(value: Any, limit: float) -> Bound:
+    """Record ``value`` as "above ``limit``" (see :func:`below`)."""
+    return Bound(_number(value), limit, "above")
+
+
+def _number(value: Any) -> float:
+    if hasattr(value, "item") and callable(value.item):  # a one-element tensor
+        value = value.item()
+    return float(value)
+
+
+def _text(value: Any) -> str:
+    """A compared value as the reader sees it: floats to :data:`DIGITS` significant
+    digits (always with a decimal point, so an integer reads as an integer),
+    tensors as their item(s), a :class:`Bound` as its bound.
+    """
+    if isinstance(value, Bound):
+        return str(value)
     if hasattr(value, "tolist") and callable(value.tolist):  # torch / numpy
         value = value.tolist()
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.6g}"
+        return "nan" if math.isnan(value) else f"{value:#.{DIGITS}g}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_text(v) for v in value) + "]"
     return str(value)
 
 
-def _condition_source(frame: Any) -> str:
+def _bounded_above(condition: ast.AST, source: str) -> dict[str, float]:
+    """The expressions ``condition`` bounds above by a small literal (``x < 1e-6``):
+    their source text (spaces removed) -> the literal.
+    """
+    out: dict[str, float] = {}
+    for node in ast.walk(condition):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if isinstance(op, (ast.Gt, ast.GtE)):  # 1e-6 > x
+            left, right = right, left
+        elif not isinstance(op, (ast.Lt, ast.LtE)):
+            continue
+        if (
+            isinstance(right, ast.Constant)
+            and isinstance(right.value, (int, float))
+            and not isinstance(right.value, bool)
+            and 0 < right.value <= ROUNDING_BOUND
+        ):
+            text = "".join((ast.get_source_segment(source, left) or "").split())
+            if text:
+                out[text] = float(right.value)
+    return out
+
+
+def _condition_source(frame: Any) -> tuple[str, dict[str, float]]:
     """The source text of the ``condition`` argument of the :func:`check` call made in
-    ``frame``.
+    ``frame``, and which ``values`` it bounds above by a small literal (by name).
     """
     lines = linecache.getlines(frame.f_code.co_filename, frame.f_globals)
     if not lines:
-        return "(source not available)"
+        return "(source not available)", {}
     source = "".join(lines)
     try:
         tree = ast.parse(source)
     except SyntaxError:  # an IPython cell with magics: fall back to the line itself
-        return lines[frame.f_lineno - 1].strip()
+        return lines[frame.f_lineno - 1].strip(), {}
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
@@ -106,10 +194,33 @@ def _condition_source(frame: Any) -> str:
                 )
             )
             if condition is not None:
-                return " ".join(
+                text = " ".join(
                     (ast.get_source_segment(source, condition) or "").split()
                 )
-    return lines[frame.f_lineno - 1].strip()
+                return text, _bounded_values(node, condition, source)
+    return lines[frame.f_lineno - 1].strip(), {}
+
+
+def _bounded_values(
+    call: ast.Call, condition: ast.AST, source: str
+) -> dict[str, float]:
+    """The names in the call's literal ``values={...}`` whose expression the condition
+    bounds above by a small literal, with that literal.
+    """
+    bounded = _bounded_above(condition, source)
+    values = next((k.value for k in call.keywords if k.arg == "values"), None)
+    if not bounded or not isinstance(values, ast.Dict):
+        return {}
+    out = {}
+    for key, value in zip(values.keys, values.values, strict=True):
+        text = "".join((ast.get_source_segment(source, value) or "").split())
+        if (
+            isinstance(key, ast.Constant)
+            and isinstance(key.value, str)
+            and text in bounded
+        ):
+            out[key.value] = bounded[text]
+    return out
 
 
 def check(
@@ -143,14 +254,24 @@ def check(
     held = bool(condition)
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
+    source, bounded = (
+        _condition_source(caller)
+        if caller is not None
+        else ("(source not available)", {})
+    )
+    shown = dict(values or {})
+    for (
+        key,
+        limit,
+    ) in bounded.items():  # rounding error by nature: recorded as its bound
+        if not isinstance(shown[key], Bound) and _number(shown[key]) < limit:
+            shown[key] = below(shown[key], limit)
     record = Check(
         name=name,
         held=held,
         because=because.strip(),
-        condition=_condition_source(caller)
-        if caller is not None
-        else "(source not available)",
-        values={str(k): _text(v) for k, v in (values or {}).items()},
+        condition=source,
+        values={str(k): _text(v) for k, v in shown.items()},
     )
     _DECLARED[name] = record
     _publish(record)

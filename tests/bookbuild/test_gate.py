@@ -52,13 +52,19 @@ def test_report_states_the_verdict_first_and_the_rules(tmp_path: Path) -> None:
     assert "| |" not in page  # no empty table header
 
 
-def test_unknown_cpu_profile_is_built_but_not_compared(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_a_cpu_without_a_profile_of_its_own_is_compared_with_the_pinned_baselines(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
-    assert not gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")
-    assert gate.profile_has_baselines(tmp_path, "cpu-avx2")
-    code = gate.verdict([gate.ChapterCheck(ok, [], ({}, {}, {}), compared=False)], "cpu-aarch64-unpinned")
+    assert gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")
+    assert gate.compared_profile("cpu-aarch64-unpinned") == "cpu-avx2"
+    assert gate.compared_profile("cpu-avx2") == "cpu-avx2"
+    assert gate.compared_profile("cuda-sm90") == "cuda-sm90"
+    exact = records.Exactness(5, ["cell-2: glue check:c-x"])
+    code = gate.verdict([gate.ChapterCheck(ok, [], ({}, {}, {}), exactness=exact)], "cpu-aarch64-unpinned")
     assert code == 0
-    assert "no baseline applies to this machine" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "matches baselines/cpu-avx2/ (this machine's profile: cpu-aarch64-unpinned)" in out
+    assert "5 output(s) bit for bit, 1 within their declared precision (cell-2: glue check:c-x)" in out
 
 
 def test_check_writes_nothing_into_the_book_and_honours_book_build_dir(tmp_path: Path,
@@ -128,7 +134,7 @@ def test_which_profiles_accept_records(tmp_path: Path) -> None:
     assert gate.profile_is_recorded("cuda-sm90")
     assert not gate.profile_is_recorded("cpu-aarch64-unpinned")
     assert gate.profile_has_baselines(tmp_path, "cpu-avx2")  # missing CPU baselines are differences
-    assert not gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")
+    assert gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")  # compared with cpu-avx2's
 
 
 def test_accept_records_a_new_gpu_kind_with_its_software(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -382,9 +388,9 @@ def test_old_baselines_are_migrated_without_executing_or_rewriting_outputs(tmp_p
     import json
 
     one_page(tmp_path, monkeypatch)  # writes the page and its listed module
-    (tmp_path / "book" / "ch.md").write_text((tmp_path / "book" / "ch.md").read_text()
-                                             + "\n```{code-cell} ipython3\n:label: c\n:tolerance: {rtol: 0.01}\n"
-                                               "print(1)\n```\n")
+    cell = ("\n```{code-cell} ipython3\n:label: c\n:tolerance: {rtol: 0.01, reason: float32 rounding here}\n"
+            "print(1)\n```\n")
+    (tmp_path / "book" / "ch.md").write_text((tmp_path / "book" / "ch.md").read_text() + cell)
     folder = tmp_path / "baselines" / "cpu-avx2"
     folder.mkdir(parents=True)
     (folder / "ch.json").write_text('{\n "c": [\n  {"kind": "text", "lines": ["took 1.2 s"]}\n ]\n}\n')
@@ -392,7 +398,7 @@ def test_old_baselines_are_migrated_without_executing_or_rewriting_outputs(tmp_p
     assert gate.add_page_records(tmp_path) == 0
     base = json.loads((folder / "ch.json").read_text())
     assert base["c"] == [{"kind": "text", "lines": ["took 1.2 s"]}]
-    assert base["@options"] == [{"cell": "c", "tolerance": {"rtol": 0.01}}]
+    assert base["@options"] == [{"cell": "c", "tolerance": {"rtol": 0.01, "reason": "float32 rounding here"}}]
     assert [r["pyobject"] for r in base["@listings"]] == ["double"]
     assert base["@panels"] == []
 
@@ -454,3 +460,42 @@ def test_a_page_edited_while_the_build_ran_is_a_clear_error_not_a_traceback(tmp_
     with pytest.raises(files.UserError, match=r"book/ch\.md changed while the build was running: .* run the "
                                               r"command again"):
         gate.check_chapters(tmp_path, [result], "cpu-avx2", compared=True)
+
+
+# ---- a machine without a profile of its own (issue 57, item 4) ------------------------------------------------
+
+
+def _printing(text: str):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(loss)", metadata={"label": "result"})
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    nb.cells = [cell]
+    return nb
+
+
+def test_an_unpinned_cpu_is_checked_against_cpu_avx2_and_fails_beyond_precision(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    accept_page(tmp_path, monkeypatch, nb=_printing("loss = 0.1234\n"))
+    result = engine.ChapterResult("book/ch", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    for text, differs in [("loss = 0.1234\n", False), ("loss = 0.1235\n", True)]:
+        nb = _printing(text)
+        monkeypatch.setattr(engine, "rendered_notebook", lambda r, chapter, nb=nb: nb)
+        (check,) = gate.check_chapters(tmp_path, [result], "cpu-aarch64-unpinned")  # forced: another profile
+        assert check.compared
+        assert bool(check.differences) is differs
+        if not differs:
+            assert check.exactness.exact == 1
+            assert check.exactness.within == []
+    assert not (tmp_path / "baselines" / "cpu-aarch64-unpinned").exists()
+
+
+def test_the_report_lists_each_declared_tolerance_with_its_reason(tmp_path: Path) -> None:
+    (tmp_path / "book").mkdir()
+    ok = engine.ChapterResult("book/a", "executed", "forced", 1.0, "k", {}, "", "t", None)
+    options = {"fig": {"tolerance": {"rtol": 0.05, "image": 8, "reason": "a chaotic run's path"}}, "plain": {}}
+    check = gate.ChapterCheck(ok, [], ({}, {}, options), exactness=records.Exactness(3, ["fig"]))
+    page = gate.write_report(tmp_path, [check], "cpu-avx2").read_text()
+    assert "| {doc}`/book/a` | `fig` | rtol 0.05, image 8 | a chaotic run's path |" in page
+    assert "This build: 3 output(s) bit for bit, 1 within their declared precision (fig)." in page

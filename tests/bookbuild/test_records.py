@@ -17,6 +17,8 @@ from PIL import Image  # noqa: E402
 
 from bookbuild import records  # noqa: E402
 
+WHY = "float32 rounding in another order"
+
 
 def png_of_curve(ys: list[float]) -> str:
     # Matplotlib's defaults, whatever style another test in this worker applied (bbox "tight" changes the size).
@@ -76,7 +78,7 @@ def test_changed_printed_number_fails_and_names_cell(baseline: Path) -> None:
 
 
 def test_cell_tolerance_widens_the_number_comparison(baseline: Path) -> None:
-    loose = {"tolerance": {"rtol": 1e-3}}
+    loose = {"tolerance": {"rtol": 1e-3, "reason": WHY}}
     assert diffs_against(baseline, notebook("loss = 0.1235\n", [1, 2, 3, 2], options=loose)) == []
     assert len(diffs_against(baseline, notebook("loss = 0.1300\n", [1, 2, 3, 2], options=loose))) == 1
     assert len(diffs_against(baseline, notebook("gain = 0.1235\n", [1, 2, 3, 2], options=loose))) == 1
@@ -105,14 +107,15 @@ def test_marking_a_compared_cell_volatile_is_a_difference(baseline: Path) -> Non
 
 
 def test_a_loosened_tolerance_is_a_difference_and_the_output_is_compared_with_the_old_one(tmp_path: Path) -> None:
-    accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-6}}))
-    loose = {"tolerance": {"rtol": 0.1}}
+    strict = {"tolerance": {"rtol": 1e-6, "reason": WHY}}
+    accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options=strict))
+    loose = {"tolerance": {"rtol": 0.1, "reason": WHY}}
     diffs = diffs_against(tmp_path, notebook("loss = 0.1300\n", [1, 2, 3, 2], options=loose))
     assert [(d.cell, d.old, d.new) for d in diffs] == [
         ("result", ":tolerance: rtol 1e-06", "rtol 0.1 (a looser tolerance; outputs compared with 1e-06)"),
         ("result", "loss = 0.1234", "loss = 0.1300"),
     ]
-    tighter = {"tolerance": {"rtol": 1e-9}}
+    tighter = {"tolerance": {"rtol": 1e-9, "reason": WHY}}
     assert diffs_against(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2], options=tighter)) == []
 
 
@@ -132,7 +135,7 @@ def test_a_figure_is_compared_by_its_pixels_only_when_its_bytes_differ(tmp_path:
 def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
     accept_into(tmp_path, notebook("loss = 0.1234\n", [1, 2, 3, 2]))
     nb = notebook("loss = 0.1234\n", [1, 2, 3, 2])
-    nb.cells[3].metadata["image_tolerance"] = 50
+    nb.cells[3].metadata["tolerance"] = {"image": 50, "reason": WHY}
     (diff,) = diffs_against(tmp_path, nb)
     assert (diff.cell, diff.old) == ("figure", ":image_tolerance: 2")
 
@@ -140,11 +143,12 @@ def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
 # ---- accept rewrites only what differs (issue 30, item 9) ------------------------------------------------
 
 def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_tolerance(tmp_path: Path) -> None:
-    nb = notebook("took 1.25 s\nloss = 0.1234\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-3}})
+    nb = notebook("took 1.25 s\nloss = 0.1234\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-3, "reason": WHY}})
     accept_into(tmp_path, nb)
     before = (tmp_path / "ch.json").read_text()
     png = (tmp_path / "ch" / "figure-1.png").read_bytes()
-    again = notebook("took 9.75 s\nloss = 0.12345\n", [1, 2, 3, 2], options={"tolerance": {"rtol": 1e-3}})
+    loose = {"tolerance": {"rtol": 1e-3, "reason": WHY}}
+    again = notebook("took 9.75 s\nloss = 0.12345\n", [1, 2, 3, 2], options=loose)
     again.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.8"  # the intended change
     recs, images, options = records.extract(again, "book/ch")
     base = records.read_baseline(tmp_path, "book/ch")
@@ -369,3 +373,78 @@ def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) 
     diff = diffs_against(tmp_path, with_figure("step ", [1, 2, 3]))[0]  # (its pixels may move too)
     assert (diff.old, diff.new) == ("figure text 'axes 1 x label: step'", "'axes 1 x label: step '")
     assert "+axes 1 x label: step·" in diff.detail.splitlines()
+
+
+# ---- every output at the precision it has (issue 57) ----------------------------------------------------------
+
+
+def test_a_shown_float_may_move_by_one_unit_of_its_last_digit_and_no_more() -> None:
+    assert records.last_digit_unit("1.514") == pytest.approx(1e-3)
+    assert records.last_digit_unit("2.312e-10") == pytest.approx(1e-13)
+    assert [records.last_digit_unit(t) for t in ("64", "1e-6", "below", "nan")] == [None] * 4
+    assert records.shown_equal("1.514", "1.515")
+    assert records.shown_equal("9.999", "10.00")
+    assert not records.shown_equal("1.514", "1.516")
+    assert not records.shown_equal("64", "65")  # an integer (a count) is exact
+    assert not records.shown_equal("below 1e-6", "below 1e-5")  # a bound is exact
+    assert records.shown_equal("[1.000, 2]", "[1.001, 2]")
+    assert not records.shown_equal("[1.000, 2]", "[1.000, 3]")
+
+
+def _check_nb(record: dict):
+    import json
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("claims.check(...)", metadata={"label": "c-check"})
+    cell.outputs = [nbformat.v4.new_output(
+        "display_data", data={"application/papermill.record/text/plain": json.dumps(record)},
+        metadata={"scrapbook": {"name": "check:c-x", "mime_prefix": "application/papermill.record/"}})]
+    nb.cells = [cell]
+    return nb
+
+
+def test_a_checks_record_is_compared_exactly_except_its_values_at_their_shown_precision(tmp_path: Path) -> None:
+    record = {"because": "b", "condition": "x < 1e-6", "held": True, "name": "c-x",
+              "values": {"gap": "below 1e-6", "loss": "0.6321", "n": "64", "took": "0.26 s"}}
+    accept_into(tmp_path, _check_nb(record))
+    same = {**record, "values": {**record["values"], "loss": "0.6322", "took": "0.02 s"}}
+    assert diffs_against(tmp_path, _check_nb(same)) == []
+    for changed in ({"loss": "0.6324"}, {"n": "65"}, {"gap": "below 1e-5"}):
+        (diff,) = diffs_against(tmp_path, _check_nb({**record, "values": {**record["values"], **changed}}))
+        assert diff.old.startswith(f"value '{next(iter(changed))}'")
+    (diff,) = diffs_against(tmp_path, _check_nb({**record, "held": False}))
+    assert diff.old == "held True"
+
+
+def test_a_tolerance_needs_a_reason_and_lines_name_labels() -> None:
+    for tolerance, message in [({"rtol": 0.1}, "needs a reason"), ({"rtol": 0.1, "reason": "why"}, "needs a reason"),
+                               ({"rtol": 0.1, "lines": ["x"], "reason": WHY}, "lines must map labels"),
+                               ({"rtol": -1, "reason": WHY}, "must be a number >= 0")]:
+        nb = notebook("loss = 0.1\n", [1, 2], options={"tolerance": tolerance})
+        with pytest.raises(records.RecordError, match=message):
+            records.extract(nb, "book/ch")
+    nb = notebook("loss = 0.1\n", [1, 2], options={"image_tolerance": 9})
+    with pytest.raises(records.RecordError, match="is now written inside ':tolerance:' with its reason"):
+        records.extract(nb, "book/ch")
+
+
+def test_a_tolerance_for_named_lines_leaves_the_other_lines_at_the_default(tmp_path: Path) -> None:
+    import json
+
+    old = [{"axes": 1, "ylim": [0, 60]}, {"axes": 1, "line": "no clipping", "xy": [[0, 1.0], [1, 50.0]]},
+           {"axes": 1, "line": "clipped", "xy": [[0, 1.0], [1, 0.6]]}]
+    (tmp_path / "f-1.json").write_text(json.dumps(old))
+    (tmp_path / "f-1.png").write_bytes(b"png")
+    opts = {"tolerance": {"rtol": 0.02, "lines": {"no clipping": 10}, "reason": WHY}, "image_tolerance": 60}
+
+    def moved(unclipped: float, clipped: float, top: float) -> list[str]:
+        new = [{"axes": 1, "ylim": [0, top]}, {"axes": 1, "line": "no clipping", "xy": [[0, 1.0], [1, unclipped]]},
+               {"axes": 1, "line": "clipped", "xy": [[0, 1.0], [1, clipped]]}]
+        images = {"f-1.png": b"png", "f-1.json": json.dumps(new).encode()}
+        entry = {"kind": "image", "file": "f-1.png"}
+        return [d.new for d in records._figure_differences("ch", "fig", entry, entry, tmp_path, images, opts,
+                                                           0.02, 0.0)]
+
+    assert moved(20.0, 0.6, 25) == []  # the chaotic line and the limits around it moved: declared
+    assert moved(20.0, 0.605, 25) == []  # the other line within the cell's rtol
+    assert moved(20.0, 0.7, 25) == ["plotted data moved (e.g. 0.6 -> 0.7; rtol 0.02, atol 0)"]

@@ -63,6 +63,7 @@ def test_the_cheapest_smoke_job_of_each_sweep_reproduces_its_committed_record(na
     if not same:
         pytest.skip(f"{name}: its smoke records were made under another output profile than {profile}")
     ok, text = sweeps.spot_check(sweeps.cheapest(same))
+    print(f"sweep {name}: {text}")  # bit for bit, or which metrics within their declared precision
     assert ok, f"sweep {name}: {text}"
 
 

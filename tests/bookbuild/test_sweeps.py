@@ -259,7 +259,7 @@ def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> 
     assert ok, text
     ok, text = sweeps.compare({**record, "metrics": {**record["metrics"], "value": -1}}, again)
     assert not ok
-    assert "value: stored -1, now" in text
+    assert "value (compared exactly: the sweep declares no precision for it): stored -1, now" in text
     ok, text = sweeps.compare({**record, "code_hash": "0" * 64}, again)
     assert not ok
     assert "stale" in text
@@ -402,3 +402,57 @@ def test_uncommitted_records_do_not_make_a_record_dirty(tmp_path: Path) -> None:
     (tmp_path / "code.py").write_text("X = 2\n")  # code changed: dirty it is
     assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc+dirty"
     assert sweeps.record_commit(tmp_path, "abc") == "abc"
+
+
+# ---- each metric at the precision its sweep declares (issue 57) ---------------------------------------------
+
+
+def _record(metrics: dict) -> dict:
+    return {"job": "j", "seed": 0, "code_hash": "c", "wall_s": 1.0, "metrics": metrics}
+
+
+def _tensor(values: list[float]) -> dict:
+    import base64
+
+    import numpy as np
+
+    raw = np.asarray(values, dtype="<f4").tobytes()
+    return {"dtype": "float32", "shape": [len(values)], "sha256": "-", "base64": base64.b64encode(raw).decode()}
+
+
+def test_a_declared_precision_lets_the_last_bits_move_and_says_how_far_they_moved() -> None:
+    from chapter_code.experiments import Precision
+
+    close = {"loss": Precision(rtol=1e-3, atol=1e-6, reason="training on other kernels")}
+    stored = _record({"loss": [0.71381837, 0.70338213], "steps": 3, "w": _tensor([1.0, 2.0, 0.0])})
+    again = _record({"loss": [0.71381837, 0.70338207], "steps": 3, "w": _tensor([1.0, 2.0, 0.0])})
+    ok, text = sweeps.compare(stored, again, close)
+    assert ok, text
+    assert "loss within rtol 0.001, atol 1e-06 (largest relative deviation 8.5e-08, at loss[1])" in text
+    ok, text = sweeps.compare(stored, _record({**again["metrics"], "loss": [0.71381837, 0.75]}), close)
+    assert not ok
+    assert "beyond its declared rtol 0.001, atol 1e-06: training on other kernels" in text
+    ok, text = sweeps.compare(stored, _record({**again["metrics"], "steps": 4}), close)  # a count: exact
+    assert not ok
+    assert "steps (compared exactly" in text
+    ok, text = sweeps.compare(stored, again)  # no precision declared: bit for bit
+    assert not ok
+    assert "loss (compared exactly" in text
+
+
+def test_stored_tensors_are_compared_value_by_value_at_the_declared_precision() -> None:
+    from chapter_code.experiments import Precision
+
+    weights = {"w": Precision(rtol=1e-3, atol=1e-6, reason="weights after training")}
+    stored = _record({"w": {"embed": _tensor([1.0, -2.0, 0.0])}})
+    assert sweeps.compare(stored, _record({"w": {"embed": _tensor([1.0005, -2.0, 5e-7])}}), weights)[0]
+    assert not sweeps.compare(stored, _record({"w": {"embed": _tensor([1.01, -2.0, 0.0])}}), weights)[0]
+    assert not sweeps.compare(stored, _record({"w": {"embed": _tensor([1.0, -2.0])}}), weights)[0]  # shape
+
+
+def test_every_sweep_declares_the_precision_of_what_it_trains_with_a_reason() -> None:
+    for name, sweep in sweeps.registry().items():
+        for metric, precision in sweep.precision.items():
+            assert precision.rtol <= 1e-3, (name, metric)
+            assert precision.atol <= 1e-6, (name, metric)
+            assert len(precision.reason.split()) > 10, (name, metric)

@@ -86,7 +86,7 @@ def test_fingerprint_shows_the_profile_and_the_cpu_pins(monkeypatch: pytest.Monk
     if runtime.cpu_supports_pins():
         assert fp.profile == "cpu-avx2"
         assert fp.cpu_kernels == ("AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
-                                  "MKL_CBWR=AVX2)")
+                                  "MKL_CBWR=AVX2,STRICT)")
     else:
         assert fp.profile.endswith("-unpinned")
     assert "AVX2" in runtime.describe_profile("cpu-avx2")
@@ -212,7 +212,7 @@ def test_pinning_sets_every_pin_where_the_cpu_supports_them(monkeypatch: pytest.
     monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
     runtime.pin_cpu_numerics()
     assert {k: os.environ.get(k) for k in PIN_VARS} == {
-        "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2"}
+        "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2,STRICT"}
 
 
 def test_pinning_leaves_the_environment_alone_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -477,7 +477,8 @@ def test_cpu_kernels_names_the_pins_in_force(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(runtime.torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
     for var in PIN_VARS:
         monkeypatch.setenv(var, runtime.CPU_PINS[var])
-    assert runtime.cpu_kernels() == "AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, MKL_CBWR=AVX2)"
+    assert runtime.cpu_kernels() == ("AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
+                                     "MKL_CBWR=AVX2,STRICT)")
     monkeypatch.delenv("ATEN_CPU_CAPABILITY")
     monkeypatch.setenv("MKL_CBWR", "AUTO")
     assert runtime.cpu_kernels() == "AVX2 (pinned: ONEDNN_MAX_CPU_ISA=AVX2, MKL_CBWR=AUTO)"
@@ -831,3 +832,29 @@ def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_befor
         assert config.deterministic is True
     finally:
         torch._C._set_deterministic_algorithms(before[0], warn_only=before[1])
+
+
+# ---- the fragility probe's numerics (issue 57) ---------------------------------------------------------------
+
+
+def test_book_numerics_picks_the_pinned_or_the_probe_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PIN_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
+    for raw, pins in [("", runtime.CPU_PINS), (" Pinned ", runtime.CPU_PINS), ("probe", runtime.PROBE_PINS)]:
+        monkeypatch.setenv("BOOK_NUMERICS", raw)
+        runtime.pin_cpu_numerics()
+        assert {k: os.environ.get(k) for k in PIN_VARS} == pins
+    assert runtime.PROBE_PINS["MKL_CBWR"] != runtime.CPU_PINS["MKL_CBWR"]
+    assert set(runtime.PROBE_PINS) == set(runtime.CPU_PINS)  # the same variables, other code paths
+
+
+def test_an_unknown_book_numerics_is_refused_with_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOOK_NUMERICS", "fast")
+    with pytest.raises(runtime.SettingError, match="^BOOK_NUMERICS must be one of pinned, probe; got 'fast'$"):
+        runtime.numerics_path()
+
+
+def test_under_the_probe_the_kernels_line_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOOK_NUMERICS", "probe")
+    assert runtime.cpu_kernels().endswith("BOOK_NUMERICS=probe)")
