@@ -40,6 +40,7 @@ breakdown() {  # $1: the output of a .ci/run; $2 (optional): its _build/setup.lo
       label["PDF beside the HTML: waiting for the set-up"] = "HTML rendering; beside it, the wait for the set-up"
       label["PDF beside the HTML"] = "HTML and PDF at once, until both are built"
       label["PDF"] = "PDF (after the HTML, before issue 31 put it beside)"
+      label["fragility probe"] = "fragility probe (chapters and spot checks on other kernels)"
       label["tests"] = "test suite (pytest -n auto)"
       if (begun != "") printf "  %-58s %5d s\n", "before make test (make itself, if absent)", at[1] - begun
       for (i = 1; i < n; i++) {
