@@ -76,31 +76,13 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--limit", type=int, help="run at most this many jobs")
             p.add_argument("--workers", type=int, help="jobs at once on the local executor (default: cores or GPUs)")
             p.add_argument("--partition", help="Slurm partition (default: the sweep's, else the cluster's default)")
-    m = actions.add_parser("migrate", help="re-key records that a move of modules staled, after proving that no "
-                           "definition the job runs changed since --from (bookbuild.moves)")
-    m.add_argument("--from", dest="from_commit", required=True, help="the commit the records were keyed at")
-    m.add_argument("--dry-run", action="store_true", help="check and report, write nothing")
-    m.add_argument("--same", action="append", default=[], metavar="NAME=REASON",
-                   help="a module-level constant whose text changed but whose value did not, and why")
+
 
 
 def _dispatch(args: argparse.Namespace) -> int:
     from bookbuild import engine
 
     if args.command == "experiments":
-        if args.action == "migrate":
-            from bookbuild import moves
-
-            try:
-                allowed = dict(s.split("=", 1) for s in args.same if "=" in s)
-                if len(allowed) != len(args.same):
-                    print("experiments migrate: --same takes NAME=REASON", file=sys.stderr)
-                    return 2
-                print("\n".join(moves.migrate(args.from_commit, dry_run=args.dry_run, allowed=allowed)))
-            except moves.MoveError as exc:
-                print(f"experiments migrate: {exc}", file=sys.stderr)
-                return 1
-            return 0
         from bookbuild import sweeps
 
         return sweeps.cli(args)

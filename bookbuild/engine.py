@@ -752,7 +752,8 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
         return "code cells changed"
     if old.get("dependencies") != deps:
         changed = [d for d in deps if old["dependencies"].get(d) != deps[d]]
-        return "changed: " + ", ".join(changed)
+        shown = ", ".join(changed[:6])  # a sweep re-keyed changes hundreds of records: name a few and count
+        return "changed: " + shown + (f" and {len(changed) - 6} more files" if len(changed) > 6 else "")
     if old.get("settings") != settings:
         before = old.get("settings") or {}
         changed = [f"{k} {before.get(k, '')!r} -> {v!r}" for k, v in settings.items() if before.get(k) != v]

@@ -5,10 +5,10 @@ A chapter wraps a training run or a grid of runs with
 which comes here. The run's **key** covers everything that can change its
 result:
 
-- the function's qualified name, and the source of its module and of every
-  ``chapter_code`` module that module imports, directly or not (found by
-  reading their ``import`` statements, so an edit to an unrelated module keeps
-  the key);
+- the function's qualified name and every definition it reaches, in the normal
+  form of :mod:`bookbuild.keys` (docstrings, comments, formatting and module paths
+  left out, so a reformat or a move keeps the key, and an edit to a definition the
+  run does not reach too);
 - its keyword arguments (numbers, strings, lists, dicts and dataclasses,
   written as canonical JSON);
 - the content of the ``data`` files it declares;
@@ -27,7 +27,6 @@ Every call is noted for the build report (:func:`bookbuild.kernel_hooks.note_run
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import inspect
@@ -45,7 +44,7 @@ from typing import Any, TypeVar
 
 from filelock import FileLock
 
-from bookbuild import files
+from bookbuild import files, keys
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -55,46 +54,6 @@ def runs_dir(root: Path | None = None) -> Path:
     root = root or ROOT
     override = os.environ.get("BOOK_BUILD_DIR", "").strip()
     return (Path(override).resolve() if override else root / "_build") / "runs"
-
-
-def _module_file(name: str, root: Path) -> Path | None:
-    path = root / Path(*name.split("."))
-    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _imported_modules(path: Path, package: str) -> set[str]:
-    """Names of ``package`` modules that the source at ``path`` imports (absolute or relative)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == package}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = package + ("." + base if base else "")
-            if base.split(".")[0] == package:
-                found.add(base)
-                found |= {f"{base}.{a.name}" for a in node.names}  # `from package import module`
-    return found
-
-
-def source_closure(module: str, root: Path | None = None) -> dict[str, str]:
-    """SHA-256 of the source of ``module`` and of every module of its package it imports, transitively."""
-    root = root or ROOT
-    package = module.split(".")[0]
-    seen: dict[str, str] = {}
-    queue = [module]
-    while queue:
-        name = queue.pop()
-        path = _module_file(name, root)
-        if path is None or name in seen:
-            continue
-        seen[name] = hashlib.sha256(files.code_bytes(path)).hexdigest()  # lab markers are not code
-        queue += sorted(_imported_modules(path, package) - set(seen))
-    return dict(sorted(seen.items()))
 
 
 def data_hashes(paths: tuple[str, ...] | list[str], root: Path, what: str) -> dict[str, str]:
@@ -132,7 +91,7 @@ OPTIONAL_LOCKS = {"jax": "requirements/jax.txt"}
 def _imports(package: str, modules: list[str], root: Path) -> bool:
     pattern = re.compile(rf"^\s*(import|from)\s+{package}\b", re.MULTILINE)
     return any(path is not None and pattern.search(path.read_text(encoding="utf-8"))
-               for path in (_module_file(name, root) for name in modules))
+               for path in (keys.module_file(name, root) for name in modules))
 
 
 def environment(modules: list[str] | None = None, root: Path | None = None) -> dict[str, Any]:
@@ -179,12 +138,13 @@ def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tu
     if module is None or not getattr(module, "__file__", None):
         raise TypeError(f"run_once needs a function defined in a module, not {fn!r}")
     hashes = data_hashes(data, root, "run_once: declared data file")
+    found = keys.reached(f"{module.__name__}:{fn.__qualname__}", root)
     what = {
-        "function": f"{module.__name__}.{fn.__qualname__}",
-        "sources": (sources := source_closure(module.__name__, root)),
+        "function": fn.__qualname__,  # no module path: a module moved keeps its runs
+        "definitions": found.definitions,
         "arguments": canonical(kwargs),
         "data": hashes,
-        "environment": environment(list(sources), root),
+        "environment": environment(list(found.modules), root),
     }
     blob = json.dumps(what, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:20], what

@@ -50,7 +50,7 @@ from typing import Any, TextIO
 
 from filelock import FileLock, Timeout
 
-from bookbuild import files, runs
+from bookbuild import files, keys, runs
 from bookbuild.files import UserError
 
 ROOT = runs.ROOT
@@ -144,10 +144,12 @@ def _resolve(path: str) -> Callable[..., Any]:
 
 
 def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, str]]:
-    """SHA-256 of the job function's name and the source closure of its module (as in :mod:`bookbuild.runs`)."""
-    sources = runs.source_closure(function.partition(":")[0], root or ROOT)
-    blob = json.dumps({"function": function, "sources": sources}, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest(), sources
+    """The job's key on definitions (:mod:`bookbuild.keys`): SHA-256 of its name and of every definition it reaches,
+    and those definitions' own hashes by name (stored in the record, to say which changed)."""
+    found = keys.reached(function, root or ROOT)
+    qualname = function.partition(":")[2]
+    blob = json.dumps({"job": qualname, "definitions": found.definitions}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest(), found.definitions
 
 
 def params_hash(params: dict[str, Any], seed: int) -> str:
@@ -219,7 +221,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
         "params_hash": params_hash(params, seed),
         "function": function,
         "code_hash": digest,
-        "sources": sources,
+        "definitions": sources,
         "data": data_hashes(data, root_path),
         "metrics": metrics,
         "environment": {
@@ -337,9 +339,9 @@ def survey(sweep: Any, config: str, root: Path | None = None) -> list[JobStatus]
         elif record["params_hash"] != params_hash(job.params, job.seed):
             out.append(JobStatus(job, "stale-params", record, "its parameters differ from the sweep's definition"))
         elif record["code_hash"] != digest:
-            changed = sorted(m for m, h in runs.source_closure(function.partition(":")[0], root).items()
-                             if record.get("sources", {}).get(m) != h)
-            out.append(JobStatus(job, "stale-code", record, "code changed since it ran: " + ", ".join(changed)))
+            changed = keys.changed(record.get("definitions", {}), code_hash(function, root)[1])
+            out.append(JobStatus(job, "stale-code", record, "a definition it reaches changed since it ran: "
+                                 + ", ".join(changed)))
         elif record.get("data", {}) != data:
             out.append(JobStatus(job, "stale-data", record, "a data file changed since it ran"))
         else:

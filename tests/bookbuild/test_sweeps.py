@@ -71,7 +71,7 @@ def test_record_round_trip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert record["params"] == {"x": 3}
     assert record["metrics"]["history"] == [3, 7]
     assert record["function"] == "tinysweep.jobs:square"
-    assert set(record["sources"]) == {"tinysweep.jobs"}
+    assert set(record["definitions"]) == {"square"}  # the definitions the job reaches, keyed by name
     for key in ("code_hash", "params_hash", "git_commit", "host", "started_at", "wall_s", "slurm_job_id"):
         assert key in record
     assert record["environment"]["device"] == "cpu"  # no GPU asked for: CPU, even on a GPU machine
@@ -95,23 +95,24 @@ def test_an_unrun_configuration_can_be_asked_for_as_none(repo: Path) -> None:
     (repo / "records/tiny/cpu/x2.seed1.json").unlink()
     partial = sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), allow_partial=True, none_if_unrun=True)
     assert partial is not None and partial.missing == ["x2.seed1"]  # noqa: PT018 - some records: loaded
-    with (repo / "tinysweep" / "jobs.py").open("a") as handle:
-        handle.write("# an edit\n")
+    jobs = repo / "tinysweep" / "jobs.py"
+    jobs.write_text(jobs.read_text().replace("x * x + seed", "x * x + seed + 0"))
     with pytest.raises(sweeps.SweepNotReady, match="stale"):  # stale records are never "unrun"
         sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), none_if_unrun=True)
 
 
-def test_changed_code_makes_records_stale_but_an_unrelated_module_does_not(repo: Path) -> None:
+def test_changed_code_makes_records_stale_but_an_unrelated_module_or_a_comment_does_not(repo: Path) -> None:
     run(tiny(), repo)
     (repo / "tinysweep" / "unrelated.py").write_text("X = 2\n")
+    jobs = repo / "tinysweep" / "jobs.py"
+    jobs.write_text('"""The jobs, with a docstring now."""\n# and a comment\n' + jobs.read_text())
     assert sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).complete
-    with (repo / "tinysweep" / "jobs.py").open("a") as handle:
-        handle.write("# an edit\n")
+    jobs.write_text(jobs.read_text().replace("x * x + seed", "x * x + seed + 0"))
     with pytest.raises(sweeps.SweepNotReady, match="4 stale") as err:
         sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
     message = str(err.value)
     assert "stale-code" in message
-    assert "tinysweep.jobs" in message
+    assert "a definition it reaches changed since it ran: square" in message
     assert "sweep 'tiny'" in message
     assert "make experiments SWEEP=tiny CONFIG=cpu" in message
 

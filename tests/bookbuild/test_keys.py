@@ -1,0 +1,129 @@
+"""Tests for bookbuild.keys: a job's key covers the definitions it reaches, and nothing about where they are written."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bookbuild import keys
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MODEL = '''"""A model."""
+import math
+
+from chapter_code.util import helpers
+from chapter_code.util.helpers import clip
+
+SCALE = 2.0  # a constant the job reads
+UNUSED = 7
+
+
+def step(x):
+    """One step."""
+    return clip(x * SCALE) + helpers.shift(x)
+
+
+def train(n):
+    return [step(i) for i in range(n)] + [math.pi]
+
+
+def unrelated():
+    return UNUSED
+'''
+HELPERS = '''"""Helpers."""
+OFFSET = 1
+
+
+def clip(x):
+    return min(x, 10)
+
+
+def shift(x):
+    return x + OFFSET
+'''
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def package(root: Path, model: str = MODEL, helpers: str = HELPERS) -> Path:
+    return write(root, {"chapter_code/__init__.py": "", "chapter_code/util/__init__.py": "",
+                        "chapter_code/model.py": model, "chapter_code/util/helpers.py": helpers})
+
+
+def key(root: Path, function: str = "chapter_code.model:train") -> keys.Reached:
+    return keys.reached(function, root)
+
+
+def test_the_key_covers_what_the_job_reaches_and_nothing_else(tmp_path: Path) -> None:
+    found = key(package(tmp_path))
+    assert sorted(found.definitions) == ["OFFSET", "SCALE", "clip", "shift", "step", "train"]
+    assert found.modules == ("chapter_code.model", "chapter_code.util.helpers")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m.replace('"""One step."""', '"""One step, now described at more length."""'),  # a docstring
+    lambda m: m.replace("# a constant the job reads", "# reworded"),  # a comment
+    lambda m: m.replace("return clip(x * SCALE) + helpers.shift(x)",
+                        "return clip(\n        x * SCALE\n    ) + helpers.shift(x)"),  # a reformat
+    lambda m: m + "\n\ndef another():\n    return 3\n",  # an unrelated new function
+    lambda m: m.replace("return UNUSED", "return UNUSED + 1"),  # a definition the job does not reach
+])
+def test_edits_that_change_nothing_the_job_computes_keep_its_key(tmp_path: Path, edit) -> None:
+    before = key(package(tmp_path / "a")).digest
+    assert key(package(tmp_path / "b", model=edit(MODEL))).digest == before
+
+
+@pytest.mark.parametrize(("edit", "names"), [
+    (lambda m, h: (m.replace("SCALE = 2.0", "SCALE = 3.0"), h), ["SCALE"]),  # a constant it reads
+    (lambda m, h: (m, h.replace("OFFSET = 1", "OFFSET = 2")), ["OFFSET"]),  # through an import, two deep
+    (lambda m, h: (m, h.replace("min(x, 10)", "min(x, 11)")), ["clip"]),  # a body in another module
+    (lambda m, h: (m.replace("def step(x):", "def step(x=0):"), h), ["step"]),  # a default
+])
+def test_a_change_inside_a_reached_definition_changes_the_key_and_is_named(tmp_path: Path, edit, names) -> None:
+    before = key(package(tmp_path / "a"))
+    after = key(package(tmp_path / "b", *edit(MODEL, HELPERS)))
+    assert after.digest != before.digest
+    assert keys.changed(before.definitions, after.definitions) == names
+
+
+def test_a_module_moved_or_split_keeps_the_key(tmp_path: Path) -> None:
+    before = key(package(tmp_path / "a")).digest
+    moved = write(tmp_path / "b", {
+        "chapter_code/__init__.py": "", "chapter_code/topic/__init__.py": "", "chapter_code/core/__init__.py": "",
+        "chapter_code/core/clipping.py": "def clip(x):\n    return min(x, 10)\n",
+        "chapter_code/core/shifting.py": "OFFSET = 1\n\n\ndef shift(x):\n    return x + OFFSET\n",
+        "chapter_code/topic/model.py": MODEL.replace(
+            "from chapter_code.util import helpers\nfrom chapter_code.util.helpers import clip",
+            "from chapter_code.core import shifting as helpers\nfrom ..core.clipping import clip"),
+    })
+    assert key(moved, "chapter_code.topic.model:train").digest == before
+
+
+def test_an_undefined_job_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(LookupError, match="'nothing' is not defined at the top of chapter_code.model"):
+        key(package(tmp_path), "chapter_code.model:nothing")
+
+
+def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(tmp_path: Path) -> None:
+    """The issue's measurement: one sentence added to memory_task.py's docstring staled 96 records."""
+    from bookbuild import sweeps
+
+    shutil.copytree(ROOT / "chapter_code", tmp_path / "chapter_code")
+    job = sweeps.function_path(sweeps.registry()["memory-robustness"].job)
+    before = sweeps.code_hash(job, tmp_path)[0]
+    path = tmp_path / "chapter_code" / "gated" / "memory_task.py"
+    text = path.read_text()
+    path.write_text(text.replace('"""', '"""One more sentence for the reader. ', 1))
+    assert sweeps.code_hash(job, tmp_path)[0] == before
+    path.write_text(text.replace("def train_recall(", "def train_recall_renamed(", 1)
+                    .replace("train_recall(", "train_recall_renamed("))
+    assert sweeps.code_hash(job, tmp_path)[0] != before  # a change the job reaches
