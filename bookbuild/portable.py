@@ -51,8 +51,13 @@ def spot_checks() -> int:
     profile = runtime.output_profile(runtime.pick_device())
     failed = 0
     for name, sweep in sorted(sweeps.registry().items()):
-        records = [r for r in sweeps.load(name, "smoke", sweep=sweep).records
-                   if r["environment"]["profile"] == profile]
+        try:
+            records = [r for r in sweeps.load(name, "smoke", sweep=sweep).records
+                       if r["environment"]["profile"] == profile]
+        except sweeps.SweepNotReady as exc:  # stale or damaged: said in its own words, no traceback
+            print(f"portable: sweep {name} FAILED: {exc}", flush=True)
+            failed += 1
+            continue
         if not records:
             print(f"portable: sweep {name}: no smoke record of profile {profile}; not re-run")
             continue
