@@ -11,8 +11,8 @@ PORT ?= 8000
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
-$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt requirements/jax.txt bookbuild/venv.py
-	$(PYTHON) bookbuild/venv.py $(VENV)
+$(ENV_STAMP): pyproject.toml requirements/lock.txt requirements/torch.txt requirements/jax.txt bookbuild/tools/venv.py
+	$(PYTHON) bookbuild/tools/venv.py $(VENV)
 
 env: $(ENV_STAMP)  ## create .venv and install the locked packages (done by book and test)
 
@@ -21,7 +21,7 @@ book: $(ENV_STAMP)  ## execute every chapter and build the HTML book into _build
 
 CHROMIUM := /usr/lib/chromium/chromium
 NODE_TOOLS := tests/browser/node
-# The PDF is set in DejaVu (text, code and math: bookbuild/latex/bookprint.sty); fontconfig's fc-list finds it.
+# The PDF is set in DejaVu (text, code and math: bookbuild/site/latex/bookprint.sty); fontconfig's fc-list finds it.
 HAVE_TEX = { command -v xelatex && command -v latexmk && command -v pdftotext && kpsewhich environ.sty \
   && fc-list 'DejaVu Serif:style=Italic' | grep -q . && fc-list 'DejaVu Math TeX Gyre' | grep -q .; } >/dev/null 2>&1
 TEX_PACKAGES := texlive-latex-recommended texlive-fonts-recommended texlive-latex-extra texlive-xetex latexmk fontconfig fonts-dejavu-core fonts-dejavu-extra poppler-utils
@@ -43,7 +43,7 @@ tex:  ## install the TeX Live packages the PDF needs (Debian/Ubuntu, as root); e
 # npm tools) goes on in the background while the book executes: `.ci/setup-system start` begins one sequential job
 # (one apt-get at a time), logged to _build/setup.log, and `make test` waits for it just before the PDF. Without
 # apt-get as root, it prints what will be skipped. BOOK_SETUP_STRICT=1 (.ci/run) makes a failed install fail.
-# bookbuild/slurm_cluster.py's PACKAGES (tests/test_setup_system.py checks they agree), for the Slurm round trip
+# bookbuild/runs/slurm_cluster.py's PACKAGES (tests/test_setup_system.py checks they agree), for the Slurm round trip
 SLURM_PACKAGES := slurm-wlm munge
 SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)" CHROMIUM=$(CHROMIUM) \
   NODE_TOOLS=$(NODE_TOOLS) bash .ci/setup-system
@@ -51,11 +51,11 @@ SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)"
 phase = echo "make test: [$$(date +%s) $$(date -u +%H:%M:%S)] $(1)"
 
 # What `make lint` and `make test` check: ruff's rules over the Python sources; the listings (chapter_code/, labs/:
-# 88 columns, their ruff.toml) formatted by ruff; the chapters' code cells formatted the same (bookbuild/cellformat.py).
+# 88 columns, their ruff.toml) formatted by ruff; the chapters' code cells formatted the same (bookbuild/lint/cellformat.py).
 define LINT
 $(PY) -m ruff check chapter_code bookbuild tests labs
 $(PY) -m ruff format --check chapter_code labs
-$(PY) -m bookbuild.cellformat --check
+$(PY) -m bookbuild.lint.cellformat --check
 endef
 
 .PHONY: setup-start pdf-ready
@@ -166,18 +166,18 @@ experiments-status: $(ENV_STAMP)  ## which records of a sweep are fresh, stale o
 	@test -n "$(SWEEP)" || { echo "make experiments-status: name the sweep, e.g. SWEEP=memory-robustness" >&2; exit 2; }
 	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG)
 
-# The GPU build in one command (bookbuild/gpu_run.py, standard library only: it makes .venv itself, reusing the
+# The GPU build in one command (bookbuild/tools/gpu_run.py, standard library only: it makes .venv itself, reusing the
 # host's CUDA torch). Everything that must come back lands in OUT; DRY=1 walks the same steps at toy size on the CPU
 # (with .venv's Python: the dry run checks the environment instead of making one).
 OUT ?= _build/gpu-run
 DRY ?=
 gpu-run:  ## on a GPU machine: env, every chapter on CUDA, baselines/<gpu>/, the word-lm-scale gpu sweep -> OUT (8 min)
-	$(if $(DRY),$(PY),$(PYTHON)) bookbuild/gpu_run.py $(OUT) $(if $(DRY),--dry-run)
+	$(if $(DRY),$(PY),$(PYTHON)) bookbuild/tools/gpu_run.py $(OUT) $(if $(DRY),--dry-run)
 
 watch: $(ENV_STAMP)  ## serve the book on 127.0.0.1:$(PORT), rebuild on save (executing what is stale), reload the browser
 	@$(PY) -c "import sphinx_autobuild" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check \
 	  -r requirements/watch.txt -c requirements/lock.txt
-	$(PY) -m bookbuild.watch $(PORT)
+	$(PY) -m bookbuild.tools.watch $(PORT)
 
 MODULE ?=
 mutation: $(ENV_STAMP)  ## mutation testing (mutmut, one worker; not part of `make test`): make mutation [MODULE=recurrence] -> _build/mutation/

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
                    "(exit 3: no TeX Live here, no PDF); what make test runs")
     sub.add_parser("check", help="execute what is stale and compare every output with its baseline")
     sub.add_parser("portable", help="the fragility probe: the chapters and the sweeps' spot checks once more on "
-                   "another CPU's kernels, compared at each output's declared precision (bookbuild.portable)")
+                   "another CPU's kernels, compared at each output's declared precision (bookbuild.gate.portable)")
     a = sub.add_parser("accept", help="record the current outputs as the new baselines (never under CI)")
     a.add_argument("--only", nargs="+", metavar="PAGE", help="accept only these pages (e.g. book/gradients)")
     bench = sub.add_parser("bench", help="time the authors' loop (no change, prose, a figure cell, a listing) side "
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("serve", help="serve the built book on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     g = sub.add_parser("gpu-run", help="the GPU build in one command: environment, every chapter on CUDA, "
-                       "baselines, the scale study's gpu sweep; everything into OUT (bookbuild.gpu_run)")
+                       "baselines, the scale study's gpu sweep; everything into OUT (bookbuild.tools.gpu_run)")
     g.add_argument("out", help="the folder that receives everything that must come back")
     g.add_argument("--dry-run", action="store_true", help="the same steps at toy size on the CPU")
     _add_experiments(sub)
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _add_experiments(sub: argparse._SubParsersAction) -> None:
-    """``experiments {list,status,run,check,seal}``: sweeps as jobs with stored records (bookbuild.sweeps)."""
+    """``experiments {list,status,run,check,seal}``: sweeps as jobs with stored records (bookbuild.runs.sweeps)."""
     e = sub.add_parser("experiments", help="run experiment sweeps as jobs and check their records (records/)")
     actions = e.add_subparsers(dest="action", required=True)
     actions.add_parser("list", help="the defined sweeps and their configurations")
@@ -80,10 +80,10 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from bookbuild import engine
+    from bookbuild.execute import engine
 
     if args.command == "experiments":
-        from bookbuild import sweeps
+        from bookbuild.runs import sweeps
 
         return sweeps.cli(args)
 
@@ -108,11 +108,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         with checkout_lock(engine.engine_dir(engine.ROOT), f"make {args.command}"):
             return gate.check() if args.command == "check" else gate.accept(only=args.only)
     if args.command == "portable":
-        from bookbuild import portable
+        from bookbuild.gate import portable
 
         return portable.main()
     if args.command == "bench":
-        from bookbuild import bench as bench_mod
+        from bookbuild.tools import bench as bench_mod
 
         if args.repeats < 1:
             raise UserError(f"--repeats must be at least 1; got {args.repeats}")
@@ -120,7 +120,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "clean":
         return build.clean()
     if args.command == "gpu-run":
-        from bookbuild import gpu_run
+        from bookbuild.tools import gpu_run
 
         return gpu_run.main([args.out, *(["--dry-run"] if args.dry_run else [])])
     return build.serve(args.port)

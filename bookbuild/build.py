@@ -73,7 +73,7 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
         return 1
     if gate.claims_verdict(pages):
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim names a check its page "
-              "declares, and every check is claimed (see bookbuild/claims.py)", file=sys.stderr)
+              "declares, and every check is claimed (see bookbuild/lint/claims.py)", file=sys.stderr)
         return 1
     env = dict(os.environ)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silences a debugger notice in kernels
@@ -309,7 +309,7 @@ def build_elsewhere(builder: str, check: bool, root: Path = ROOT) -> int:
     ``data/`` on first use), so it builds a copy of the sources, whose execution state starts from the one
     ``make check`` keeps in ``$BOOK_BUILD_DIR`` (chapters executed there are reused, trainings are not redone).
     """
-    from bookbuild import engine
+    from bookbuild.execute import engine
 
     state = engine.build_dir(root)
     work = state / "checkout"
@@ -384,7 +384,7 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
     report) and, as its root, a short page listing them; no other page is executed
     or rendered, so a chapter broken elsewhere does not stop it. A ``{ref}``,
     ``{numref}``, ``{eq}`` or ``{doc}`` to a page left out resolves from the last
-    full build's ``_build/html/xrefs.json`` (:mod:`bookbuild.xrefs`), as a link into
+    full build's ``_build/html/xrefs.json`` (:mod:`bookbuild.site.xrefs`), as a link into
     that build. Before any full build, the copy also builds every page the named
     ones refer to, directly or not (:func:`pages_needed`), and says so.
     """
@@ -416,8 +416,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
         config = yaml.safe_load((work / "_config.yml").read_text())
         sphinx = config.setdefault("sphinx", {})
         extensions = sphinx.setdefault("extra_extensions", [])
-        if "bookbuild.xrefs" not in extensions:
-            extensions.append("bookbuild.xrefs")
+        if "bookbuild.site.xrefs" not in extensions:
+            extensions.append("bookbuild.site.xrefs")
         sphinx.setdefault("config", {}).update(bookbuild_xref_inventory=str(known),
                                                bookbuild_xref_base=(build_dir / "html").as_uri())
         (work / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))

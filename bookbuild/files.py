@@ -31,7 +31,7 @@ LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTI
 def code_bytes(path: Path) -> bytes:
     """A file's bytes as the build keys them: a Python source without its lab marker lines.
 
-    A marker is a comment that the labs (:mod:`bookbuild.labs`) read and the
+    A marker is a comment that the labs (:mod:`bookbuild.tools.labs`) read and the
     listings hide; adding or moving one changes no computation, so it must not
     re-execute a chapter, retrain a memoized run or stale a sweep's records. A
     file without markers keys exactly as its raw bytes.

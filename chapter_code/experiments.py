@@ -5,7 +5,7 @@ A sweep is a grid of jobs (named parameter sets) times seeds; one job is one
 call ``job(seed=seed, **params)`` of a small function that trains and returns
 plain metrics (numbers and lists of numbers). The book runs the sweeps ahead
 of the build, as batch jobs (``make experiments SWEEP=NAME``, see
-``bookbuild.sweeps``), stores one JSON record per job under
+``bookbuild.runs.sweeps``), stores one JSON record per job under
 ``records/<sweep>/<config>/``, and a chapter reads them back with
 :func:`chapter_code.core.runtime.load_sweep`, which refuses records made by other
 code or other parameters than those defined here.
@@ -699,7 +699,7 @@ _WORD_CLUSTER = WordRecipe(
     ),
 )
 
-# The `gpu` configuration: what `make gpu-run` (bookbuild.gpu_run) runs on the GPU
+# The `gpu` configuration: what `make gpu-run` (bookbuild.tools.gpu_run) runs on the GPU
 # machine (one H200, 16 cores) beside the chapters, inside its budget. It follows the
 # design of the source's scale study as far as this corpus allows: a 10,000-word
 # vocabulary (from the 390,351 training words), tied embeddings (the read-out's weight
@@ -707,7 +707,7 @@ _WORD_CLUSTER = WordRecipe(
 # of layers (1 and 2) as a second axis, one recipe with a fixed budget of four epochs
 # for every model (the source: 12 epochs of a five times larger corpus), the checkpoint
 # chosen on validation (every 50 steps and at the end), three seeds. Each job asks for
-# one GPU; ten at a time share the one GPU (bookbuild.sweeps.least_loaded) and are
+# one GPU; ten at a time share the one GPU (bookbuild.runs.sweeps.least_loaded) and are
 # recorded under the GPU's profile. Sizes, largest first so the local executor starts
 # the longest jobs first: (hidden size, layers).
 GPU_SIZES: dict[str, tuple[int, int]] = {
@@ -751,7 +751,7 @@ WORD_LM_SCALE = Sweep(
             seeds=(0, 1, 2),
             resources=Resources(minutes=120, gpus=1),
         ),
-        # 18 jobs on one GPU, ten at a time (see _WORD_GPU and bookbuild.gpu_run).
+        # 18 jobs on one GPU, ten at a time (see _WORD_GPU and bookbuild.tools.gpu_run).
         "gpu": Grid(
             _word_jobs(GPU_SIZES, _WORD_GPU),
             seeds=(0, 1, 2),

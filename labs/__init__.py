@@ -1,3 +1,3 @@
-"""The labs: one module per chapter, each defining ``LAB``; :mod:`bookbuild.labs` turns
-them into notebooks.
+"""The labs: one module per chapter, each defining ``LAB``;
+:mod:`bookbuild.tools.labs` turns them into notebooks.
 """

@@ -4,7 +4,7 @@ masked loop.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 
 def checkpoint_rnn_step(rnn_step):

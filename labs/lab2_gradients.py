@@ -4,7 +4,7 @@ product, clipping.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 
 def checkpoint_bptt_vanilla(bptt_vanilla):

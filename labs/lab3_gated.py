@@ -4,7 +4,7 @@ GRU step.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 
 def _inputs(seed: int, shapes: dict[str, tuple[int, ...]]) -> dict[str, list]:

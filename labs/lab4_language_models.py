@@ -4,7 +4,7 @@ windows; the training loop.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 # a run of a second on a laptop
 _TINY = {

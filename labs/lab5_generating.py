@@ -4,7 +4,7 @@ counting check of a sampler.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 # a batch of two (V = 6) logit rows
 _WIDE = [[0.5, 3.0, -1.0, 2.0, 0.0, 2.5], [1.0, -2.0, 0.25, 0.0, 1.5, -0.5]]

@@ -4,7 +4,7 @@ bidirectional trap's honest score.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 # V = 5
 _IDS = [

@@ -4,7 +4,7 @@ and the doubling scan.
 
 from __future__ import annotations
 
-from bookbuild.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab
 
 
 def _pairs(seed: int, steps: int) -> dict:

@@ -12,7 +12,7 @@ import inspect
 
 import pytest
 
-from bookbuild import sweeps
+from bookbuild.runs import sweeps
 from chapter_code import experiments
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.depth.gru_ablation import VARIANTS

@@ -162,7 +162,7 @@ def test_what_is_already_installed_is_not_installed_again(tmp_path: Path) -> Non
 
 
 def test_the_makefile_installs_the_slurm_packages_that_the_slurm_cluster_would() -> None:
-    from bookbuild import slurm_cluster
+    from bookbuild.runs import slurm_cluster
 
     found = re.search(r"^SLURM_PACKAGES := (.*)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
     assert found, "the Makefile defines SLURM_PACKAGES"

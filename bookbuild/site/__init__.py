@@ -154,7 +154,7 @@ def _on_config_inited(app: Sphinx, config: object) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, object]:
-    from bookbuild import cachekey
+    from bookbuild.execute import cachekey
 
     cachekey.install()  # myst-nb's lookup of the stored outputs hashes as the engine's does
     citations.register()

@@ -118,7 +118,7 @@ def chapter_notebook(app: Sphinx, pagename: str, templatename: str, context: dic
     """Write the executed notebook of ``pagename``, if it has one, where the theme's ``.ipynb`` item links."""
     import nbformat
 
-    from bookbuild.provenance import executed_notebook
+    from bookbuild.site.provenance import executed_notebook
 
     if "kernelspec" not in app.env.metadata.get(pagename, {}) or context.get("ipynb_source"):
         return

@@ -75,7 +75,7 @@ DEPENDS = [
 
 #: Besides the ``chapter_code`` modules imported when a panel is computed, what its cache entry depends on (paths
 #: from the repository's root).
-CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/figure_layout.py", "chapter_code/core/book.mplstyle"]
+CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/lint/figure_layout.py", "chapter_code/core/book.mplstyle"]
 CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
 CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
 
@@ -122,7 +122,9 @@ class PanelCache:
 
     def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
         """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where anything differs."""
-        from bookbuild.engine import current_hashes  # as the engine hashes a chapter's files (lab markers aside)
+        from bookbuild.execute.engine import (
+            current_hashes,  # as the engine hashes a chapter's files (lab markers aside)
+        )
 
         try:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
@@ -137,7 +139,7 @@ class PanelCache:
 
     def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
         """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
-        from bookbuild.engine import current_hashes
+        from bookbuild.execute.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
         root = self.root.resolve()
@@ -182,8 +184,8 @@ class BookPanel(SphinxDirective):
 
     def _layout_check(self, name: str):  # type: ignore[no-untyped-def]
         """The build's figure-layout rule for the panel's static figure: no two of its texts overlap
-        (``bookbuild.figure_layout``, as for every figure a chapter draws)."""
-        from bookbuild.figure_layout import overlapping_texts
+        (``bookbuild.lint.figure_layout``, as for every figure a chapter draws)."""
+        from bookbuild.lint.figure_layout import overlapping_texts
 
         def check(fig) -> None:  # type: ignore[no-untyped-def]
             clashes = overlapping_texts(fig)
@@ -204,7 +206,7 @@ class BookPanel(SphinxDirective):
         return data, panel_json(name, data)
 
     def run(self) -> list[nodes.Node]:
-        from bookbuild.engine import build_dir
+        from bookbuild.execute.engine import build_dir
         from bookbuild.files import write_bytes
 
         name = self.arguments[0]

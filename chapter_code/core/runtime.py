@@ -547,7 +547,7 @@ def use_backend(
     """Hand :func:`run_once` and :func:`load_sweep` to the book's build: the one entry
     point between the two.
 
-    The build (``bookbuild.kernel_hooks.install``) calls this in every chapter's
+    The build (``bookbuild.execute.kernel_hooks.install``) calls this in every chapter's
     kernel before the first cell, with its memoizer and its checked sweep
     loader. Taught code never imports the build: a lab, a shell or a test that
     never calls this computes directly. ``None`` removes an entry.

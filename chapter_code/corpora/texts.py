@@ -12,7 +12,7 @@ committed (it is large and rebuilt on demand).
 
 *The book's own prose.* ``data/book_prose.txt`` is a frozen snapshot of the
 prose of Chapters 1-3 (code removed), written by ``python -m
-bookbuild.prose_snapshot`` and committed. Its hash is pinned here, so later
+bookbuild.lint.prose_snapshot`` and committed. Its hash is pinned here, so later
 edits to those chapters never change it; :func:`book_prose_text` reads it.
 
 Every read goes through :func:`read_checked`: a missing file, or one whose

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bookbuild import runs, sweeps
+from bookbuild.runs import memo, sweeps
 from chapter_code.beyond import authorship, authorship_sweep
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.beyond.authorship_sweep import authorship_metrics, config_from_dict, from_metrics
@@ -48,7 +48,7 @@ def test_metrics_are_the_run_in_the_orders_of_the_config_and_json_plain() -> Non
     for key in ["authors", "ngram_order", "train_chars", "losses"]:
         assert metrics[key] == result[key], key
     assert "state" not in metrics  # no weights in a record
-    assert runs.canonical(metrics, "metrics") == json.loads(json.dumps(metrics))
+    assert memo.canonical(metrics, "metrics") == json.loads(json.dumps(metrics))
 
 
 @pytest.mark.usefixtures("both_authors")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bookbuild import sweeps
+from bookbuild.runs import sweeps
 from chapter_code.beyond import parallel_recall_sweep
 from chapter_code.beyond.parallel_recall import train_input_gated_recall
 from chapter_code.beyond.parallel_recall_sweep import input_gated_metrics

@@ -1,4 +1,4 @@
-"""Tests for bookbuild.alttext: numbers in alt text must be shown by the recorded figure."""
+"""Tests for bookbuild.lint.alttext: numbers in alt text must be shown by the recorded figure."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild.alttext import alt_numbers, check_page, page_alts, shown_values
-from bookbuild.prose import check_pages
+from bookbuild.lint.alttext import alt_numbers, check_page, page_alts, shown_values
+from bookbuild.lint.prose import check_pages
 
 PAGE = (
     "---\njupytext:\n  format_version: 0.13\n---\n\n"

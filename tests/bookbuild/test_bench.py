@@ -1,4 +1,5 @@
-"""Tests for bookbuild.bench: the plain build's configuration, the edits each step makes, the table and targets."""
+"""Tests for bookbuild.tools.bench: the plain build's configuration, the edits each step makes,
+the table and targets."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bookbuild import bench
 from bookbuild.build import ROOT
+from bookbuild.tools import bench
 
 
 def test_the_plain_config_turns_execution_off_and_keeps_only_third_party_extensions() -> None:

@@ -24,7 +24,7 @@ execute:
   execute_notebooks: cache
   cache: _build/.jupyter_cache
 sphinx:
-  extra_extensions: [bookbuild.xrefs]
+  extra_extensions: [bookbuild.site.xrefs]
   config:
     nb_execution_raise_on_error: true
     numfig: true

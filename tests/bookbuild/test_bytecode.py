@@ -1,4 +1,4 @@
-"""Tests for bookbuild.bytecode: no process the build starts can run bytecode older than its source."""
+"""Tests for bookbuild.execute.bytecode: no process the build starts can run bytecode older than its source."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import bytecode
+from bookbuild.execute import bytecode
 
 
 def package(root: Path, body: str = "VALUE = 1\n") -> Path:

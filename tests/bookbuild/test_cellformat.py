@@ -1,4 +1,4 @@
-"""bookbuild.cellformat: chapter cells formatted by ruff at 88 columns, options and prose untouched."""
+"""bookbuild.lint.cellformat: chapter cells formatted by ruff at 88 columns, options and prose untouched."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import cellformat
+from bookbuild.lint import cellformat
 
 OPTIONS = """\
 ```{code-cell} ipython3

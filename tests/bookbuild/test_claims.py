@@ -1,12 +1,12 @@
-"""Tests for bookbuild.claims: claims read from the prose, paired with checks, and the appendix."""
+"""Tests for bookbuild.lint.claims: claims read from the prose, paired with checks, and the appendix."""
 
 from __future__ import annotations
 
 import nbformat
 import pytest
 
-from bookbuild import claims
-from bookbuild.prose import check_text
+from bookbuild.lint import claims
+from bookbuild.lint.prose import check_text
 
 PAGE = """# A page
 
@@ -101,7 +101,7 @@ def test_numbers_inside_a_claim_are_prose() -> None:
 
 
 def test_the_appendix_marks_numbers_as_literal_but_never_inside_math() -> None:
-    from bookbuild.claims import _literal_numbers
+    from bookbuild.lint.claims import _literal_numbers
 
     text = "below {lit-math}`10^{-3}` and $x = 0$ after 12 steps, {glue:text}`n` of 3.5"
     assert _literal_numbers(text) == ("below {lit-math}`10^{-3}` and $x = 0$ after {lit}`12` steps, "
@@ -109,7 +109,7 @@ def test_the_appendix_marks_numbers_as_literal_but_never_inside_math() -> None:
 
 
 def test_a_claim_s_preview_sets_e_notation_as_powers_of_ten_outside_its_code() -> None:
-    from bookbuild.claims import _tip_html
+    from bookbuild.lint.claims import _tip_html
 
     record = {"because": "the loop matches nn.RNN to 1e-6", "condition": "diff_rnn <= 1e-6", "held": True,
               "values": {"largest difference": "1.19209e-07"}}

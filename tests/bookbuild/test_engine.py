@@ -1,4 +1,4 @@
-"""Tests for bookbuild.engine: a chapter re-executes exactly when something it depends on changed.
+"""Tests for bookbuild.execute.engine: a chapter re-executes exactly when something it depends on changed.
 
 Each test builds a one-chapter fixture book in a temporary folder with its own
 tiny ``chapter_code`` package and data file, and runs the real engine on it
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import engine
+from bookbuild.execute import engine
 
 #: One worker (make test: --dist loadgroup): the executed fixture book (a session fixture) is made once.
 pytestmark = pytest.mark.xdist_group("engine")
@@ -132,7 +132,7 @@ def test_code_cell_edit_reexecutes(book: Path) -> None:
 
 
 def test_caption_alt_and_label_edits_execute_nothing_but_a_tag_does(book: Path) -> None:
-    """A figure's caption, its alt text and a cell's label are read as the page renders (bookbuild.cachekey)."""
+    """A figure's caption, its alt text and a cell's label are read as the page renders (bookbuild.execute.cachekey)."""
     path = book / "book" / "ch.md"
     original = path.read_text()
     path.write_text(original.replace(":label: compute\n", ":label: compute-renamed\n:mystnb:\n:  figure:\n"
@@ -288,7 +288,7 @@ def test_kernel_computes_on_the_pinned_cpu_kernels_even_if_torch_is_imported_fir
     (result,) = engine.run(tmp_path)
     assert result.status == "executed", result.error
     outputs = [c for c in engine.rendered_notebook(tmp_path, "book/ch").cells if c.cell_type == "code"][1].outputs
-    assert outputs[0]["text"] == "AVX2 AVX2 AVX2\n"
+    assert outputs[0]["text"] == "AVX2 AVX2 AVX2,STRICT\n"
 
 
 def test_a_file_the_chapter_writes_is_an_output_not_a_dependency(tmp_path: Path) -> None:
@@ -416,7 +416,7 @@ def test_missing_label_fails_before_any_execution(tmp_path: Path) -> None:
     ("options", "message"),
     [
         (":tolerance: 1e-3\n", "':tolerance:' must be a mapping"),
-        (":tolerance: {rtoll: 1e-3}\n", "accepts the keys rtol and atol; got 'rtoll'"),
+        (":tolerance: {rtoll: 1e-3}\n", "accepts the keys rtol, atol, image, lines and reason; got 'rtoll'"),
         (":tolerance: {rtol: -1}\n", "rtol must be a number >= 0"),
         (":tolerence: {rtol: 1e-3}\n", "unknown option ':tolerence:'; did you mean ':tolerance:'?"),
         (":volatile: maybe\n", "':volatile:' must be true or false"),
@@ -453,7 +453,7 @@ def test_long_cells_report_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def _engine_process(root: Path) -> subprocess.Popen:
-    code = "import sys; from pathlib import Path; from bookbuild import engine; engine.run(Path(sys.argv[1]))"
+    code = "import sys; from pathlib import Path; from bookbuild.execute import engine; engine.run(Path(sys.argv[1]))"
     # As from a terminal: SIGINT at its default (a shell starting this test in the background ignores it, and
     # Python then never turns Ctrl-C into KeyboardInterrupt).
     return subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
@@ -499,14 +499,14 @@ def test_interrupt_or_kill_leaves_no_kernel_behind(tmp_path: Path, sig: signal.S
 
 
 def test_a_figure_drawn_in_the_kernel_is_recorded_with_its_text_and_data(tmp_path: Path) -> None:
-    from bookbuild import records
+    from bookbuild.gate import baselines
 
     write_book(tmp_path)
     add_cell(tmp_path, "fig", "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
              "ax.plot([1, 2, 3], label='$h_{t-1}$')\nax.set_xlabel('step')\nax.legend()\nplt.show()")
     (result,) = engine.run(tmp_path)
     assert result.status == "executed", result.error
-    recs, files_, _ = records.extract(engine.rendered_notebook(tmp_path, "book/ch"), "book/ch")
+    recs, files_, _ = baselines.extract(engine.rendered_notebook(tmp_path, "book/ch"), "book/ch")
     (figure,) = recs["fig"]
     assert "axes 1 legend: $h_{t-1}$" in figure["text"]
     assert "axes 1 x label: step" in figure["text"]
@@ -812,7 +812,7 @@ def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_c
     pid_file = tmp_path / "kernel.pid"
     add_cell(tmp_path, "wait", f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
              "time.sleep(4)\nprint('done')")
-    code = ("import sys; from pathlib import Path; from bookbuild import engine; "
+    code = ("import sys; from pathlib import Path; from bookbuild.execute import engine; "
             "(r,) = engine.run(Path(sys.argv[1])); print('RESULT', r.status, r.error)")
     # Started in the background by a shell (nohup, `make check &`): SIGINT ignored, so Ctrl-C means nothing to it.
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""Tests for bookbuild.figure_layout: colliding labels are found from matplotlib's boxes, clean figures pass."""
+"""Tests for bookbuild.lint.figure_layout: colliding labels are found from matplotlib's boxes, clean figures pass."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from bookbuild.figure_layout import drawn_texts, overlapping_texts  # noqa: E402
+from bookbuild.lint.figure_layout import drawn_texts, overlapping_texts  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

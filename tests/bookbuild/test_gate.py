@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import engine, files, gate, records
+from bookbuild import files, gate
+from bookbuild.execute import engine
+from bookbuild.gate import baselines
 
 
 def test_accept_refuses_under_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -21,7 +23,7 @@ def test_report_lists_outcomes_differences_and_failures(tmp_path: Path) -> None:
           "seed": 0}
     ok = engine.ChapterResult("book/a", "hit", "unchanged", 1.5, "k1", {"chapter_code/x.py": "h"}, "", "t", fp)
     bad = engine.ChapterResult("book/b", "failed", "code cells changed", 2.0, "k2", {}, "book/b.md: cell 'c' failed")
-    diff = records.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
+    diff = baselines.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
     checks = [gate.ChapterCheck(ok, [diff], None), gate.ChapterCheck(bad, [], None)]
     page = gate.write_report(tmp_path, checks, "cpu-avx2").read_text()
     verdict = "**1 difference(s)**: `make check` fails until reviewed"
@@ -43,7 +45,7 @@ def test_ci_is_recognised_in_every_common_spelling(monkeypatch: pytest.MonkeyPat
 
 def test_report_states_the_verdict_first_and_the_rules(tmp_path: Path) -> None:
     ok = engine.ChapterResult("book/a", "hit", "unchanged", 1.5, "k1", {}, "", "t", None)
-    diff = records.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
+    diff = baselines.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
     page = gate.report_text([gate.ChapterCheck(ok, [diff], None)], "cpu-avx2")
     header = next(line for line in page.splitlines() if line.startswith("| chapter |"))
     assert header.split("|")[2].strip() == "verdict"
@@ -59,7 +61,7 @@ def test_a_cpu_without_a_profile_of_its_own_is_compared_with_the_pinned_baseline
     assert gate.compared_profile("cpu-aarch64-unpinned") == "cpu-avx2"
     assert gate.compared_profile("cpu-avx2") == "cpu-avx2"
     assert gate.compared_profile("cuda-sm90") == "cuda-sm90"
-    exact = records.Exactness(5, ["cell-2: glue check:c-x"])
+    exact = baselines.Exactness(5, ["cell-2: glue check:c-x"])
     code = gate.verdict([gate.ChapterCheck(ok, [], ({}, {}, {}), exactness=exact)], "cpu-aarch64-unpinned")
     assert code == 0
     out = capsys.readouterr().out
@@ -213,7 +215,7 @@ def test_accept_for_new_gpu_software_keeps_no_baseline_of_the_old(tmp_path: Path
 
 def test_the_verdict_prints_each_differing_cell_as_a_unified_diff(capsys: pytest.CaptureFixture) -> None:
     ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
-    diff = records.Difference("book/a", "cell-1", "loss 0.5", "loss 0.6",
+    diff = baselines.Difference("book/a", "cell-1", "loss 0.5", "loss 0.6",
                               "--- baseline\n+++ this build\n@@ -1,2 +1,2 @@\n epoch 1\n-loss 0.5\n+loss 0.6")
     assert gate.verdict([gate.ChapterCheck(ok, [diff], ({}, {}, {}))], "cpu-avx2") == 1
     err = capsys.readouterr().err
@@ -224,7 +226,7 @@ def test_the_verdict_prints_each_differing_cell_as_a_unified_diff(capsys: pytest
 def test_the_report_shows_each_differing_cell_as_a_unified_diff(tmp_path: Path) -> None:
     (tmp_path / "book").mkdir()
     ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
-    diff = records.Difference("book/a", "cell-1", "'loss 0.5'", "'loss 0.5 '",
+    diff = baselines.Difference("book/a", "cell-1", "'loss 0.5'", "'loss 0.5 '",
                               "--- baseline\n+++ this build\n@@ -1 +1 @@\n-loss 0.5\n+loss 0.5·")
     page = gate.write_report(tmp_path, [gate.ChapterCheck(ok, [diff], None)], "cpu-avx2").read_text()
     assert "- `book/a` cell `cell-1`: `'loss 0.5'` → `'loss 0.5 '`\n\n  ````text\n  --- baseline\n" in page
@@ -416,7 +418,7 @@ def test_overlapping_texts_fail_the_check_with_page_cell_and_texts(monkeypatch: 
     import matplotlib.pyplot as plt
     import nbformat
 
-    from bookbuild.kernel_hooks import FIGURE_MIME, summarise_figure
+    from bookbuild.execute.kernel_hooks import FIGURE_MIME, summarise_figure
 
     def summary_of(clash: bool) -> dict:
         fig, ax = plt.subplots(figsize=(3, 2))
@@ -495,7 +497,7 @@ def test_the_report_lists_each_declared_tolerance_with_its_reason(tmp_path: Path
     (tmp_path / "book").mkdir()
     ok = engine.ChapterResult("book/a", "executed", "forced", 1.0, "k", {}, "", "t", None)
     options = {"fig": {"tolerance": {"rtol": 0.05, "image": 8, "reason": "a chaotic run's path"}}, "plain": {}}
-    check = gate.ChapterCheck(ok, [], ({}, {}, options), exactness=records.Exactness(3, ["fig"]))
+    check = gate.ChapterCheck(ok, [], ({}, {}, options), exactness=baselines.Exactness(3, ["fig"]))
     page = gate.write_report(tmp_path, [check], "cpu-avx2").read_text()
     assert "| {doc}`/book/a` | `fig` | rtol 0.05, image 8 | a chaotic run's path |" in page
     assert "This build: 3 output(s) bit for bit, 1 within their declared precision (fig)." in page

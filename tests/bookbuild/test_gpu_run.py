@@ -1,4 +1,5 @@
-"""Tests for bookbuild.gpu_run: the dry run walks every step and leaves the promised folder; steps time out cleanly.
+"""Tests for bookbuild.tools.gpu_run: the dry run walks every step and leaves the promised
+folder; steps time out cleanly.
 
 The dry run is the real command at toy size (``make gpu-run DRY=1``): a
 temporary copy of the book's code with one tiny page, executed by the engine on
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import gpu_run
+from bookbuild.tools import gpu_run
 
 ROOT = gpu_run.ROOT
 #: The dry run is a module fixture that takes about 15 s: on one worker (--dist loadgroup) it runs once.
@@ -34,7 +35,7 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.
     out = tmp_path_factory.mktemp("gpu-run") / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     before = _stored()
-    done = subprocess.run([sys.executable, str(ROOT / "bookbuild" / "gpu_run.py"), str(out), "--dry-run"],
+    done = subprocess.run([sys.executable, str(ROOT / "bookbuild" / "tools" / "gpu_run.py"), str(out), "--dry-run"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     _BEFORE_AND_AFTER[:] = [before, _stored()]
     return out, done
@@ -198,7 +199,7 @@ def test_an_outer_timeout_still_leaves_a_summary(tmp_path: Path) -> None:
     if not all((ROOT / rel).is_file() for rel in gpu_run.CORPORA):
         pytest.skip(f"the dry run needs {', '.join(gpu_run.CORPORA)}")
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bookbuild" / "gpu_run.py"), str(out), "--dry-run"],
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bookbuild" / "tools" / "gpu_run.py"), str(out), "--dry-run"],
                             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60

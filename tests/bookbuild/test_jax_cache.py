@@ -1,4 +1,5 @@
-"""The chapters' kernels keep JAX's compiled programs in the build folder (bookbuild.engine.reuse_jax_compilations)."""
+"""The chapters' kernels keep JAX's compiled programs in the build folder
+(bookbuild.execute.engine.reuse_jax_compilations)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import engine
+from bookbuild.execute import engine
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.keys: a job's key covers the definitions it reaches, and nothing about where they are written."""
+"""Tests for bookbuild.runs.keys: a job's key covers the definitions it reaches, and nothing about
+where they are written."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import keys
+from bookbuild.runs import keys
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,7 +116,7 @@ def test_an_undefined_job_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(tmp_path: Path) -> None:
     """The issue's measurement: one sentence added to memory_task.py's docstring staled 96 records."""
-    from bookbuild import sweeps
+    from bookbuild.runs import sweeps
 
     shutil.copytree(ROOT / "chapter_code", tmp_path / "chapter_code")
     job = sweeps.function_path(sweeps.registry()["memory-robustness"].job)

@@ -17,7 +17,8 @@ import torch
 from nbclient import NotebookClient
 from torch import nn
 
-from bookbuild import files, labs
+from bookbuild import files
+from bookbuild.tools import labs
 from chapter_code.beyond.linear_scan import InputGatedLSTM, _check_pairs, combine, loop_linear, scan_linear
 from chapter_code.lm.char_lm import CharLM, TrainConfig, random_windows  # noqa: F401 (the fit checkpoint reads CharLM and TrainConfig from the wrong fits' globals)
 from chapter_code.lm.perplexity import lm_loss_and_ppl

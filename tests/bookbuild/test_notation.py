@@ -1,4 +1,4 @@
-"""Tests for bookbuild.notation: E notation in glued text becomes a power of ten, and nothing else changes."""
+"""Tests for bookbuild.site.notation: E notation in glued text becomes a power of ten, and nothing else changes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from docutils import nodes
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookbuild.notation import MINUS, NBSP, scientific_nodes, set_scientific, split_scientific
+from bookbuild.site.notation import MINUS, NBSP, scientific_nodes, set_scientific, split_scientific
 
 
 @pytest.mark.parametrize(("text", "expected"), [

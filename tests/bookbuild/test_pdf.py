@@ -5,7 +5,7 @@ installs it with apt where it can) and points ``$BOOK_PDF`` at it; without it
 the tests that read the PDF are skipped with the reason. They read the PDF's
 text (pdftotext), its fonts (pdffonts) and images (pdfimages), the LaTeX log
 beside it (missing glyphs, overfull lines), and pages rendered as a reader sees
-them (pdftoppm). ``bookbuild.pdf``'s tree surgery is also tested directly on
+them (pdftoppm). ``bookbuild.site.pdf``'s tree surgery is also tested directly on
 small documents, without TeX.
 """
 
@@ -25,8 +25,8 @@ import yaml
 from docutils import nodes
 from sphinx import addnodes
 
-from bookbuild import pdf as book_pdf
-from bookbuild.pdf import (
+from bookbuild.site import pdf as book_pdf
+from bookbuild.site.pdf import (
     BODY_PT,
     LARGEST_FIGURE_TEXT_PT,
     SOLUTIONS_NOTE,
@@ -394,7 +394,7 @@ def test_every_figure_is_embedded(pdf: Path) -> None:
     assert embedded >= figures + len(panels_on_pages()), (embedded, figures)
 
 
-# --- bookbuild.pdf on small documents, without TeX --------------------------------------------------
+# --- bookbuild.site.pdf on small documents, without TeX --------------------------------------------------
 
 def small_book() -> tuple[nodes.document, nodes.section]:
     doc = nodes.document(None, None)
@@ -683,7 +683,7 @@ def test_no_figure_draws_text_larger_than_the_size_the_pdf_assumes() -> None:
 
 
 def test_a_fresh_machine_gets_the_fonts_the_pdf_is_set_in() -> None:
-    style = (ROOT / "bookbuild" / "latex" / "bookprint.sty").read_text()
+    style = (ROOT / "bookbuild" / "site" / "latex" / "bookprint.sty").read_text()
     families = set(re.findall(r"\\set(?:main|sans|mono|math)font\{([^}]+)\}", style))
     assert families == {"DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono", "DejaVu Math TeX Gyre"}
     makefile = (ROOT / "Makefile").read_text()

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.prose: numbers typed into prose are caught; glue, {lit}, math, code and structure are not."""
+"""Tests for bookbuild.lint.prose: numbers typed into prose are caught; glue, {lit}, math, code and
+structure are not."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild.prose import check_pages, check_text, main
+from bookbuild.lint.prose import check_pages, check_text, main
 
 FRONT = "---\njupytext:\n  format_version: 0.13\n---\n"
 
@@ -110,7 +111,7 @@ def test_missing_book_folder_is_a_named_error(tmp_path: Path) -> None:
 def test_lit_role_renders_plain_text() -> None:
     from docutils import nodes
 
-    from bookbuild.sphinx_lit import lit_role
+    from bookbuild.site.lit import lit_role
 
     (node,), messages = lit_role("lit", "{lit}`17`", "17", 1, None)
     assert messages == []
@@ -123,7 +124,7 @@ def test_lit_role_sets_e_notation_as_a_power_of_ten() -> None:
     """A literal in E notation (a source's 1.2e-07, a setting's 2e-3) reads as the glued numbers do."""
     from docutils import nodes
 
-    from bookbuild.sphinx_lit import lit_role
+    from bookbuild.site.lit import lit_role
 
     (node,), _ = lit_role("lit", "{lit}`1.2e-07`", "1.2e-07", 1, None)
     assert node["classes"] == ["lit"]
@@ -136,7 +137,7 @@ def test_lit_role_sets_e_notation_as_a_power_of_ten() -> None:
 def test_pages_are_read_again_once_when_the_rendering_of_literals_changes() -> None:
     from types import SimpleNamespace
 
-    from bookbuild.sphinx_lit import pages_to_reread, rendering_key
+    from bookbuild.site.lit import pages_to_reread, rendering_key
 
     env = SimpleNamespace(found_docs={"book/a", "book/checked", "book/new"})
     assert pages_to_reread(None, env, {"book/new"}, set(), set()) == ["book/a", "book/checked"]
@@ -151,14 +152,14 @@ def test_figure_captions_in_code_cell_options_are_prose() -> None:
         "```{code-cell} ipython3\n:label: fig-a\n:mystnb:\n:  figure:\n"
         ':    caption: "Trained for 150 steps at rate {glue:text}`lr`; cut at $10^{-30}$, gate from {lit}`0`."\n'
         ":    name: fig-a\n:  image:\n"
-        ':    alt: "A line from 0 to 60."\n'  # alt text: bookbuild.alttext's business, not prose
+        ':    alt: "A line from 0 to 60."\n'  # alt text: bookbuild.lint.alttext's business, not prose
         "x = 3\n```\n"
     )
     assert numbers(page) == ["150"]
 
 
 def test_numbers_typed_into_markup_fail_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bookbuild import prose
+    from bookbuild.lint import prose
 
     page = ("# A page\n\nThe loss is $0.135$ after `26` steps of the {ref}`400-step run <sec-run>`, with\n"
             "`hidden=64`; $h_{t-1}$, $W_2$, `float64`, {ref}`sec-run`, {lit-math}`p = 0.9` and {lit}`0.5` are "
@@ -186,7 +187,7 @@ def test_numbers_typed_into_markup_fail_the_check(tmp_path: Path, capsys: pytest
 def test_lit_math_renders_as_inline_math() -> None:
     from docutils import nodes
 
-    from bookbuild.sphinx_lit import lit_math_role
+    from bookbuild.site.lit import lit_math_role
 
     (node,), messages = lit_math_role("lit-math", "{lit-math}`p = 0.9`", "p = 0.9", 1, None)
     assert messages == []

@@ -1,4 +1,4 @@
-"""Tests for bookbuild.prose_snapshot: what is kept of a page, and the refusal to overwrite a pinned snapshot."""
+"""Tests for bookbuild.lint.prose_snapshot: what is kept of a page, and the refusal to overwrite a pinned snapshot."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import prose_snapshot
+from bookbuild.lint import prose_snapshot
 from chapter_code.corpora import texts as corpora
 
 PAGE = """---

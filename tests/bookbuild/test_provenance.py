@@ -1,5 +1,5 @@
 """Where a glued number came from: the cells a glue reads from, the runs and sweeps those cells used, the
-listings of the functions involved; a figure's data as CSV rows (bookbuild/provenance.py)."""
+listings of the functions involved; a figure's data as CSV rows (bookbuild/site/provenance.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import io
 
 import nbformat
 
-from bookbuild import kernel_hooks, provenance
+from bookbuild.execute import kernel_hooks
+from bookbuild.site import provenance
 
 
 def _cell(source: str, count: int, label: str = "", glued: tuple[str, ...] = ()) -> nbformat.NotebookNode:
@@ -98,16 +99,18 @@ def test_figure_summaries_are_keyed_by_label() -> None:
 
 
 def test_the_kernel_notes_each_run_with_the_cell_that_called_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setitem(kernel_hooks._state, "runs", [])
-    monkeypatch.setattr(kernel_hooks, "_cell", lambda: 7)
-    kernel_hooks.note_run("f", "key", "computed", 1.0, 1.0)
-    assert kernel_hooks._state["runs"][0]["cell"] == 7
+    from bookbuild.execute import events
+
+    monkeypatch.setitem(events._state, "runs", [])
+    monkeypatch.setattr(events, "cell", lambda: 7)
+    events.note_run("f", "key", "computed", 1.0, 1.0)
+    assert kernel_hooks._state["runs"][0]["cell"] == 7  # the hooks hand the engine the sink's record
 
 
 def test_a_number_glued_from_another_page_is_set_as_a_power_of_ten() -> None:
     from docutils import nodes
 
-    from bookbuild.provenance import scientific_pasted_text
+    from bookbuild.site.provenance import scientific_pasted_text
 
     doc = nodes.document(None, None)
     paragraph = nodes.paragraph("", "below ", nodes.inline("1e-6", "1e-6", classes=["pasted-text"]),

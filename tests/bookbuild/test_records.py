@@ -1,4 +1,4 @@
-"""Tests for bookbuild.records: what the regression gate records, normalises and compares."""
+"""Tests for bookbuild.gate.baselines: what the regression gate records, normalises and compares."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from bookbuild import records  # noqa: E402
+from bookbuild.gate import baselines  # noqa: E402
 
 WHY = "float32 rounding in another order"
 
@@ -52,14 +52,14 @@ def notebook(printed: str, curve: list[float], prose: str = "Some prose.", optio
 
 @pytest.fixture
 def baseline(tmp_path: Path) -> Path:
-    recs, images, _ = records.extract(notebook("loss = 0.1234\n", [1, 2, 3, 2]), "book/ch")
-    records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(notebook("loss = 0.1234\n", [1, 2, 3, 2]), "book/ch")
+    baselines.write_baseline(tmp_path, "book/ch", recs, images)
     return tmp_path
 
 
-def diffs_against(baseline: Path, nb) -> list[records.Difference]:
-    recs, images, options = records.extract(nb, "book/ch")
-    return records.compare("book/ch", records.read_baseline(baseline, "book/ch"), recs, images, options)
+def diffs_against(baseline: Path, nb) -> list[baselines.Difference]:
+    recs, images, options = baselines.extract(nb, "book/ch")
+    return baselines.compare("book/ch", baselines.read_baseline(baseline, "book/ch"), recs, images, options)
 
 
 def test_identical_outputs_pass(baseline: Path) -> None:
@@ -93,11 +93,11 @@ def test_volatile_cell_is_not_compared(tmp_path: Path) -> None:
 
 def accept_into(folder: Path, nb) -> None:
     """What ``accept`` writes for ``nb``: its records, its cell options (as the gate records them), its figures."""
-    from bookbuild import pagecontent
+    from bookbuild.gate import pagecontent
 
-    recs, images, options = records.extract(nb, "book/ch")
+    recs, images, options = baselines.extract(nb, "book/ch")
     recs[pagecontent.OPTIONS] = [{"cell": label, **opts} for label, opts in options.items() if opts]
-    records.write_baseline(folder, "book/ch", recs, images)
+    baselines.write_baseline(folder, "book/ch", recs, images)
 
 
 def test_marking_a_compared_cell_volatile_is_a_difference(baseline: Path) -> None:
@@ -122,14 +122,14 @@ def test_a_loosened_tolerance_is_a_difference_and_the_output_is_compared_with_th
 def test_a_figure_is_compared_by_its_pixels_only_when_its_bytes_differ(tmp_path: Path) -> None:
     old = tmp_path / "old.png"
     Image.new("RGB", (20, 20), "white").save(old)
-    assert records._image_difference(old, old.read_bytes(), 2) is None  # the same file
+    assert baselines._image_difference(old, old.read_bytes(), 2) is None  # the same file
     changed = io.BytesIO()
     Image.new("RGB", (20, 20), "black").save(changed, format="PNG")
-    assert "figure differs" in records._image_difference(old, changed.getvalue(), 2)
+    assert "figure differs" in baselines._image_difference(old, changed.getvalue(), 2)
     recompressed = io.BytesIO()
     Image.new("RGB", (20, 20), "white").save(recompressed, format="PNG", compress_level=0)
     assert recompressed.getvalue() != old.read_bytes()
-    assert records._image_difference(old, recompressed.getvalue(), 2) is None  # other bytes, the same pixels
+    assert baselines._image_difference(old, recompressed.getvalue(), 2) is None  # other bytes, the same pixels
 
 
 def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
@@ -150,13 +150,13 @@ def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_toler
     loose = {"tolerance": {"rtol": 1e-3, "reason": WHY}}
     again = notebook("took 9.75 s\nloss = 0.12345\n", [1, 2, 3, 2], options=loose)
     again.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.8"  # the intended change
-    recs, images, options = records.extract(again, "book/ch")
-    base = records.read_baseline(tmp_path, "book/ch")
-    kept, kept_images = records.settle(base, recs, images, options)
+    recs, images, options = baselines.extract(again, "book/ch")
+    base = baselines.read_baseline(tmp_path, "book/ch")
+    kept, kept_images = baselines.settle(base, recs, images, options)
     assert kept["result"] == base[0]["result"]  # raw timing and last digit as accepted before
     assert kept["glue-cell"][0]["lines"] == ["0.8"]
     assert kept_images["figure-1.png"] == png
-    records.write_baseline(tmp_path, "book/ch", kept, kept_images)
+    baselines.write_baseline(tmp_path, "book/ch", kept, kept_images)
     after = (tmp_path / "ch.json").read_text()
     changed = [line for line in after.splitlines() if line not in before.splitlines()]
     assert len(changed) == 1
@@ -207,8 +207,8 @@ def test_changed_glue_value_fails(baseline: Path) -> None:
 
 
 def test_missing_baseline_fails(tmp_path: Path) -> None:
-    recs, images, options = records.extract(notebook("x\n", [1, 2]), "book/ch")
-    diffs = records.compare("book/ch", records.read_baseline(tmp_path, "book/ch"), recs, images, options)
+    recs, images, options = baselines.extract(notebook("x\n", [1, 2]), "book/ch")
+    diffs = baselines.compare("book/ch", baselines.read_baseline(tmp_path, "book/ch"), recs, images, options)
     assert len(diffs) == 1
     assert diffs[0].old == "no baseline"
 
@@ -223,20 +223,20 @@ def test_new_and_removed_cells_are_reported(baseline: Path) -> None:
 
 def test_volatile_substrings_are_normalised() -> None:
     text = "trained in 12.5 s at 0x7f3a2b4c5d6e, wrote /tmp/abc123/x.pt, 300 ms per step"
-    assert records.normalise(text) == "trained in <duration> at <address>, wrote <tmp-path>, <duration> per step"
-    assert records.normalise("loss 0.5 at step 3") == "loss 0.5 at step 3"
+    assert baselines.normalise(text) == "trained in <duration> at <address>, wrote <tmp-path>, <duration> per step"
+    assert baselines.normalise("loss 0.5 at step 3") == "loss 0.5 at step 3"
 
 
 def test_cells_need_unique_labels() -> None:
     nb = notebook("x\n", [1, 2])
     del nb.cells[1].metadata["label"]
     expected = r"book/ch.md: code cell #1 \(starting `print\(x\)`\) has no ':label:'"
-    with pytest.raises(records.RecordError, match=expected):
-        records.extract(nb, "book/ch")
+    with pytest.raises(baselines.RecordError, match=expected):
+        baselines.extract(nb, "book/ch")
     nb = notebook("x\n", [1, 2])
     nb.cells[2].metadata["label"] = "result"
-    with pytest.raises(records.RecordError, match="'result' is used by more than one code cell"):
-        records.extract(nb, "book/ch")
+    with pytest.raises(baselines.RecordError, match="'result' is used by more than one code cell"):
+        baselines.extract(nb, "book/ch")
 
 
 def test_baseline_file_is_valid_json_with_one_output_per_line(baseline: Path) -> None:
@@ -249,7 +249,7 @@ def test_glued_wall_times_are_recorded_as_durations() -> None:
     nb = notebook("x\n", [1, 2])
     out = nb.cells[2].outputs[0]
     out["metadata"]["scrapbook"]["name"] = "grid_seconds"
-    recs, _, _ = records.extract(nb, "book/ch")
+    recs, _, _ = baselines.extract(nb, "book/ch")
     assert recs["glue-cell"] == [{"kind": "glue", "name": "grid_seconds", "lines": ["<duration>"]}]
 
 
@@ -271,13 +271,13 @@ def test_stream_chunks_split_mid_line_are_joined_exactly_as_printed() -> None:
         nbformat.v4.new_output("stream", name="stdout", text="reach count: 1"),
         nbformat.v4.new_output("stream", name="stdout", text="2 of 60\nnext line\n"),
     ]
-    recs, _, _ = records.extract(nb, "book/ch")
+    recs, _, _ = baselines.extract(nb, "book/ch")
     assert recs["result"] == [{"kind": "text", "lines": ["reach count: 12 of 60", "next line"]}]
 
 
 def figure_output(xlabel: str, ys: list[float]) -> dict:
     """A display output as the engine's kernel writes it: the PNG plus the figure's summary."""
-    from bookbuild.kernel_hooks import FIGURE_MIME, summarise_figure
+    from bookbuild.execute.kernel_hooks import FIGURE_MIME, summarise_figure
 
     with plt.style.context("default"):
         fig, ax = plt.subplots(figsize=(4, 3), dpi=80)
@@ -299,8 +299,8 @@ def with_figure(xlabel: str, ys: list[float]):
 
 
 def test_a_wrong_subscript_in_a_figure_label_fails_though_its_pixels_hardly_move(tmp_path: Path) -> None:
-    recs, images, _ = records.extract(with_figure("$h_{t-1}$", [1, 2, 3]), "book/ch")
-    records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(with_figure("$h_{t-1}$", [1, 2, 3]), "book/ch")
+    baselines.write_baseline(tmp_path, "book/ch", recs, images)
     assert "axes 1 x label: $h_{t-1}$" in recs["figure"][0]["text"]
     diffs = diffs_against(tmp_path, with_figure("$h_{t+1}$", [1, 2, 3]))
     assert [(d.cell, d.old, d.new) for d in diffs] == [
@@ -309,8 +309,8 @@ def test_a_wrong_subscript_in_a_figure_label_fails_though_its_pixels_hardly_move
 
 
 def test_figure_data_is_compared_within_tolerance(tmp_path: Path) -> None:
-    recs, images, _ = records.extract(with_figure("step", [1, 2, 3]), "book/ch")
-    records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(with_figure("step", [1, 2, 3]), "book/ch")
+    baselines.write_baseline(tmp_path, "book/ch", recs, images)
     assert diffs_against(tmp_path, with_figure("step", [1, 2, 3 + 1e-9])) == []
     moved = diffs_against(tmp_path, with_figure("step", [1, 2, 3.001]))
     assert len(moved) == 1
@@ -319,27 +319,27 @@ def test_figure_data_is_compared_within_tolerance(tmp_path: Path) -> None:
 
 def test_volatile_cells_are_not_stored_so_accepting_twice_writes_nothing(tmp_path: Path) -> None:
     nb = notebook("built at 22:31 on commit abc\n", [1, 2], options={"volatile": True})
-    recs, images, _ = records.extract(nb, "book/ch")
+    recs, images, _ = baselines.extract(nb, "book/ch")
     assert recs["result"] == [{"kind": "volatile"}]
-    assert records.write_baseline(tmp_path, "book/ch", recs, images)  # first time: files written
+    assert baselines.write_baseline(tmp_path, "book/ch", recs, images)  # first time: files written
     nb = notebook("built at 22:40 on commit def\n", [1, 2], options={"volatile": True})
-    recs, images, _ = records.extract(nb, "book/ch")
-    assert records.write_baseline(tmp_path, "book/ch", recs, images) == []
+    recs, images, _ = baselines.extract(nb, "book/ch")
+    assert baselines.write_baseline(tmp_path, "book/ch", recs, images) == []
 
 
 def test_a_figure_no_longer_drawn_is_removed_from_the_baseline(tmp_path: Path) -> None:
-    recs, images, _ = records.extract(notebook("x\n", [1, 2]), "book/ch")
-    records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(notebook("x\n", [1, 2]), "book/ch")
+    baselines.write_baseline(tmp_path, "book/ch", recs, images)
     nb = notebook("x\n", [1, 2])
     nb.cells[3].outputs = []
-    recs, images, _ = records.extract(nb, "book/ch")
-    changed = records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(nb, "book/ch")
+    changed = baselines.write_baseline(tmp_path, "book/ch", recs, images)
     assert tmp_path / "ch" / "figure-1.png" in changed
     assert not (tmp_path / "ch" / "figure-1.png").exists()
 
 
 def test_a_diagram_drawn_without_axes_reports_only_the_text_it_shows() -> None:
-    from bookbuild.kernel_hooks import summarise_figure
+    from bookbuild.execute.kernel_hooks import summarise_figure
 
     with plt.style.context("default"):
         fig, ax = plt.subplots()
@@ -358,8 +358,8 @@ def test_a_difference_in_trailing_whitespace_is_shown_visibly(baseline: Path) ->
 
 
 def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(tmp_path: Path) -> None:
-    recs, images, _ = records.extract(notebook("epoch 1\nepoch 2\nloss 0.5\n", [1, 2]), "book/ch")
-    records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(notebook("epoch 1\nepoch 2\nloss 0.5\n", [1, 2]), "book/ch")
+    baselines.write_baseline(tmp_path, "book/ch", recs, images)
     (diff,) = diffs_against(tmp_path, notebook("epoch 1\nepoch 2\nloss 0.6\ndone\n", [1, 2]))
     assert (diff.old, diff.new) == ("loss 0.5", "loss 0.6")  # the first differing line, as before
     lines = diff.detail.splitlines()
@@ -368,8 +368,8 @@ def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(tmp_path:
 
 
 def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) -> None:
-    recs, images, _ = records.extract(with_figure("step", [1, 2, 3]), "book/ch")
-    records.write_baseline(tmp_path, "book/ch", recs, images)
+    recs, images, _ = baselines.extract(with_figure("step", [1, 2, 3]), "book/ch")
+    baselines.write_baseline(tmp_path, "book/ch", recs, images)
     diff = diffs_against(tmp_path, with_figure("step ", [1, 2, 3]))[0]  # (its pixels may move too)
     assert (diff.old, diff.new) == ("figure text 'axes 1 x label: step'", "'axes 1 x label: step '")
     assert "+axes 1 x label: step·" in diff.detail.splitlines()
@@ -379,16 +379,16 @@ def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) 
 
 
 def test_a_shown_float_may_move_by_one_unit_of_its_last_digit_and_no_more() -> None:
-    assert records.last_digit_unit("1.514") == pytest.approx(1e-3)
-    assert records.last_digit_unit("2.312e-10") == pytest.approx(1e-13)
-    assert [records.last_digit_unit(t) for t in ("64", "1e-6", "below", "nan")] == [None] * 4
-    assert records.shown_equal("1.514", "1.515")
-    assert records.shown_equal("9.999", "10.00")
-    assert not records.shown_equal("1.514", "1.516")
-    assert not records.shown_equal("64", "65")  # an integer (a count) is exact
-    assert not records.shown_equal("below 1e-6", "below 1e-5")  # a bound is exact
-    assert records.shown_equal("[1.000, 2]", "[1.001, 2]")
-    assert not records.shown_equal("[1.000, 2]", "[1.000, 3]")
+    assert baselines.last_digit_unit("1.514") == pytest.approx(1e-3)
+    assert baselines.last_digit_unit("2.312e-10") == pytest.approx(1e-13)
+    assert [baselines.last_digit_unit(t) for t in ("64", "1e-6", "below", "nan")] == [None] * 4
+    assert baselines.shown_equal("1.514", "1.515")
+    assert baselines.shown_equal("9.999", "10.00")
+    assert not baselines.shown_equal("1.514", "1.516")
+    assert not baselines.shown_equal("64", "65")  # an integer (a count) is exact
+    assert not baselines.shown_equal("below 1e-6", "below 1e-5")  # a bound is exact
+    assert baselines.shown_equal("[1.000, 2]", "[1.001, 2]")
+    assert not baselines.shown_equal("[1.000, 2]", "[1.000, 3]")
 
 
 def _check_nb(record: dict):
@@ -421,11 +421,11 @@ def test_a_tolerance_needs_a_reason_and_lines_name_labels() -> None:
                                ({"rtol": 0.1, "lines": ["x"], "reason": WHY}, "lines must map labels"),
                                ({"rtol": -1, "reason": WHY}, "must be a number >= 0")]:
         nb = notebook("loss = 0.1\n", [1, 2], options={"tolerance": tolerance})
-        with pytest.raises(records.RecordError, match=message):
-            records.extract(nb, "book/ch")
+        with pytest.raises(baselines.RecordError, match=message):
+            baselines.extract(nb, "book/ch")
     nb = notebook("loss = 0.1\n", [1, 2], options={"image_tolerance": 9})
-    with pytest.raises(records.RecordError, match="is now written inside ':tolerance:' with its reason"):
-        records.extract(nb, "book/ch")
+    with pytest.raises(baselines.RecordError, match="is now written inside ':tolerance:' with its reason"):
+        baselines.extract(nb, "book/ch")
 
 
 def test_a_tolerance_for_named_lines_leaves_the_other_lines_at_the_default(tmp_path: Path) -> None:
@@ -442,7 +442,7 @@ def test_a_tolerance_for_named_lines_leaves_the_other_lines_at_the_default(tmp_p
                {"axes": 1, "line": "clipped", "xy": [[0, 1.0], [1, clipped]]}]
         images = {"f-1.png": b"png", "f-1.json": json.dumps(new).encode()}
         entry = {"kind": "image", "file": "f-1.png"}
-        return [d.new for d in records._figure_differences("ch", "fig", entry, entry, tmp_path, images, opts,
+        return [d.new for d in baselines._figure_differences("ch", "fig", entry, entry, tmp_path, images, opts,
                                                            0.02, 0.0)]
 
     assert moved(20.0, 0.6, 25) == []  # the chaotic line and the limits around it moved: declared

@@ -1,4 +1,4 @@
-"""Tests for bookbuild.runs (memoized runs) and its entry point chapter_code.core.runtime.run_once.
+"""Tests for bookbuild.runs.memo (memoized runs) and its entry point chapter_code.core.runtime.run_once.
 
 Each test writes a tiny package into a temporary folder, imports it, and runs
 the real memoization against that folder as the repository root.
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from bookbuild import kernel_hooks, runs
 from bookbuild.build import ROOT
+from bookbuild.execute import events, kernel_hooks
+from bookbuild.runs import memo
 
 TRAIN = '''
 import torch
@@ -40,12 +41,12 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (pkg / "train.py").write_text(TRAIN)
     (pkg / "helpers.py").write_text("def scale(x):\n    return 2 * x\n")
     (pkg / "unrelated.py").write_text("X = 1\n")
-    monkeypatch.setattr(runs, "ROOT", tmp_path)
+    monkeypatch.setattr(memo, "ROOT", tmp_path)
     monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in [m for m in sys.modules if m.startswith("tinypkg")]:
         del sys.modules[name]
-    monkeypatch.setattr(kernel_hooks, "_state", {**kernel_hooks._state, "runs": []})
+    monkeypatch.setattr(events, "_state", {**events._state, "runs": []})
     yield tmp_path
     for name in [m for m in sys.modules if m.startswith("tinypkg")]:
         del sys.modules[name]
@@ -58,59 +59,59 @@ def load(name: str = "tinypkg.train"):
 
 def test_second_call_is_read_back_bit_for_bit_without_computing(repo: Path) -> None:
     train = load()
-    first = runs.run_once(train.train, steps=3)
-    again = runs.run_once(train.train, steps=3)
+    first = memo.run_once(train.train, steps=3)
+    again = memo.run_once(train.train, steps=3)
     assert train.CALLS == [3]
     assert torch.equal(first["weights"], again["weights"])
     assert first["history"] == again["history"]
-    assert [r["outcome"] for r in kernel_hooks._state["runs"]] == ["computed", "reused"]
+    assert [r["outcome"] for r in events._state["runs"]] == ["computed", "reused"]
 
 
 def test_other_arguments_are_another_run(repo: Path) -> None:
     train = load()
-    runs.run_once(train.train, steps=3)
-    runs.run_once(train.train, steps=3, width=4)
-    runs.run_once(train.train, steps=4)
+    memo.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3, width=4)
+    memo.run_once(train.train, steps=4)
     assert train.CALLS == [3, 3, 4]
 
 
 def test_editing_what_the_function_reaches_recomputes_but_an_unrelated_module_or_a_comment_does_not(
         repo: Path) -> None:
     train = load()
-    runs.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3)
     (repo / "tinypkg" / "unrelated.py").write_text("X = 2\n")
-    runs.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3)
     assert train.CALLS == [3]
     (repo / "tinypkg" / "helpers.py").write_text("def scale(x):\n    return 3 * x\n")
     importlib.reload(importlib.import_module("tinypkg.helpers"))
     train = load()
-    changed = runs.run_once(train.train, steps=3)
+    changed = memo.run_once(train.train, steps=3)
     assert train.CALLS == [3]  # the reloaded module's list: it computed again
     g = torch.Generator().manual_seed(3)
     assert torch.equal(changed["weights"], 3 * torch.randn(3, 3, generator=g))
     (repo / "tinypkg" / "train.py").write_text(TRAIN + "\n# a comment changes nothing the run computes\n")
     train = load()
-    runs.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3)
     assert train.CALLS == []  # reused: the key is on definitions, not on the file's bytes
 
 
 def test_declared_data_is_part_of_the_key(repo: Path) -> None:
     train = load()
     (repo / "corpus.txt").write_text("abc")
-    runs.run_once(train.train, data=["corpus.txt"], steps=3)
-    runs.run_once(train.train, data=["corpus.txt"], steps=3)
+    memo.run_once(train.train, data=["corpus.txt"], steps=3)
+    memo.run_once(train.train, data=["corpus.txt"], steps=3)
     (repo / "corpus.txt").write_text("abd")
-    runs.run_once(train.train, data=["corpus.txt"], steps=3)
+    memo.run_once(train.train, data=["corpus.txt"], steps=3)
     assert train.CALLS == [3, 3]
     with pytest.raises(FileNotFoundError, match="declared data file missing.txt does not exist"):
-        runs.run_once(train.train, data=["missing.txt"], steps=3)
+        memo.run_once(train.train, data=["missing.txt"], steps=3)
 
 
 def test_seed_setting_is_part_of_the_key(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     train = load()
-    runs.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3)
     monkeypatch.setenv("BOOK_SEED", "5")
-    runs.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3)
     assert train.CALLS == [3, 3]
 
 
@@ -121,21 +122,21 @@ def test_harmless_spellings_of_the_settings_are_one_key(repo: Path, monkeypatch:
     for name in ("BOOK_DEVICE", "BOOK_SEED", "BOOK_THREADS"):
         monkeypatch.delenv(name, raising=False)
     train = load()
-    runs.run_once(train.train, steps=3)
+    memo.run_once(train.train, steps=3)
     for name, value in [("BOOK_DEVICE", " CPU "), ("BOOK_DEVICE", "cpu"), ("BOOK_SEED", "0"), ("BOOK_THREADS", "1")]:
         monkeypatch.setenv(name, value)
-        runs.run_once(train.train, steps=3)
+        memo.run_once(train.train, steps=3)
     assert train.CALLS == [3]  # computed once, read back four times
 
 
 def test_a_damaged_entry_is_reported_and_recomputed(repo: Path, capsys: pytest.CaptureFixture) -> None:
     train = load()
-    first = runs.run_once(train.train, steps=3)
-    (result,) = list(runs.runs_dir(repo).glob("*/result.pt"))
+    first = memo.run_once(train.train, steps=3)
+    (result,) = list(memo.runs_dir(repo).glob("*/result.pt"))
     blob = bytearray(result.read_bytes())
     blob[len(blob) // 2] ^= 0xFF
     result.write_bytes(bytes(blob))
-    again = runs.run_once(train.train, steps=3)
+    again = memo.run_once(train.train, steps=3)
     assert train.CALLS == [3, 3]
     assert torch.equal(first["weights"], again["weights"])
     assert "is damaged (its result file does not match the hash" in capsys.readouterr().err
@@ -148,10 +149,10 @@ class Recipe:
 
 
 def test_dataclass_arguments_are_canonical_and_tensors_are_refused() -> None:
-    assert runs.canonical({"b": Recipe(0.1, 3), "a": (1, 2)}) == {
+    assert memo.canonical({"b": Recipe(0.1, 3), "a": (1, 2)}) == {
         "a": [1, 2], "b": {"__dataclass__": "Recipe", "lr": 0.1, "epochs": 3}}
     with pytest.raises(TypeError, match=r"note: a memoized run takes numbers.*got Tensor"):
-        runs.canonical(torch.zeros(2), "note")
+        memo.canonical(torch.zeros(2), "note")
 
 
 def test_two_processes_asking_at_once_compute_once(repo: Path) -> None:
@@ -164,8 +165,9 @@ def test_two_processes_asking_at_once_compute_once(repo: Path) -> None:
             time.sleep(2)
             return [n] * 3
     """))
-    code = (f"import sys; sys.path.insert(0, {str(repo)!r}); from pathlib import Path; from bookbuild import runs; "
-            f"runs.ROOT = Path({str(repo)!r}); import tinypkg.slow as s; print(runs.run_once(s.compute, n=7))")
+    code = (f"import sys; sys.path.insert(0, {str(repo)!r}); from pathlib import Path; "
+            f"from bookbuild.runs import memo; memo.ROOT = Path({str(repo)!r}); import tinypkg.slow as s; "
+            "print(memo.run_once(s.compute, n=7))")
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert outs == ["[7, 7, 7]", "[7, 7, 7]"]
@@ -174,7 +176,6 @@ def test_two_processes_asking_at_once_compute_once(repo: Path) -> None:
 
 def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
     # The kernel hook installs the build's memoizer as runtime's backend, as in every chapter's kernel.
-    from bookbuild import kernel_hooks
     from chapter_code.core import runtime
 
     saved = dict(runtime._BACKEND)
@@ -192,7 +193,7 @@ def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
 def test_a_book_without_its_own_runtime_gets_no_backend_and_imports_nothing(tmp_path: Path) -> None:
     # Not this checkout's runtime either, which the editable install would find (and which imports PyTorch). A
     # book that has one gets the backend: test_the_kernel_hook_installs_the_build_as_backend (tests/core).
-    code = ("import sys\nfrom bookbuild import kernel_hooks\n"
+    code = ("import sys\nfrom bookbuild.execute import kernel_hooks\n"
             f"kernel_hooks._install_backend({str(tmp_path)!r})\n"
             "print('chapter_code.core.runtime' in sys.modules, 'torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -221,12 +222,12 @@ def test_an_optional_stack_s_lock_keys_only_the_runs_that_import_it(tmp_path: Pa
     pkg.mkdir()
     (pkg / "uses.py").write_text("import jax.numpy as jnp\n")
     (pkg / "plain.py").write_text("import torch\n")
-    plain = runs.environment(["jaxpkg.plain"], tmp_path)["locks"]
-    uses = runs.environment(["jaxpkg.uses"], tmp_path)["locks"]
+    plain = memo.environment(["jaxpkg.plain"], tmp_path)["locks"]
+    uses = memo.environment(["jaxpkg.uses"], tmp_path)["locks"]
     assert plain == uses  # no JAX lock yet: nothing to add
     (tmp_path / "requirements" / "jax.txt").write_text("jax==0.10.2\n")
-    assert runs.environment(["jaxpkg.plain"], tmp_path)["locks"] == plain
-    assert runs.environment(["jaxpkg.uses"], tmp_path)["locks"] != plain
+    assert memo.environment(["jaxpkg.plain"], tmp_path)["locks"] == plain
+    assert memo.environment(["jaxpkg.uses"], tmp_path)["locks"] != plain
 
 
 def test_an_optional_stack_s_installed_version_keys_only_the_runs_that_import_it(
@@ -237,8 +238,8 @@ def test_an_optional_stack_s_installed_version_keys_only_the_runs_that_import_it
     pkg.mkdir()
     (pkg / "uses.py").write_text("from jax import lax\n")
     (pkg / "plain.py").write_text("import torch\n")
-    assert "jax" not in runs.environment(["jaxpkg.plain"], tmp_path)
-    assert runs.environment(["jaxpkg.uses"], tmp_path)["jax"] == runs.metadata.version("jax")
-    real = runs.metadata.version
-    monkeypatch.setattr(runs.metadata, "version", lambda name: "9.9.9" if name == "jax" else real(name))
-    assert runs.environment(["jaxpkg.uses"], tmp_path)["jax"] == "9.9.9"  # a host's GPU JAX of another version
+    assert "jax" not in memo.environment(["jaxpkg.plain"], tmp_path)
+    assert memo.environment(["jaxpkg.uses"], tmp_path)["jax"] == memo.metadata.version("jax")
+    real = memo.metadata.version
+    monkeypatch.setattr(memo.metadata, "version", lambda name: "9.9.9" if name == "jax" else real(name))
+    assert memo.environment(["jaxpkg.uses"], tmp_path)["jax"] == "9.9.9"  # a host's GPU JAX of another version

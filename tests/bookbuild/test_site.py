@@ -43,7 +43,7 @@ def test_mathjax_is_copied_into_the_output_only(tmp_path: Path) -> None:
 def test_a_panel_whose_static_figure_has_overlapping_texts_stops_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
     import matplotlib.pyplot as plt
 
-    from bookbuild import figure_layout
+    from bookbuild.lint import figure_layout
     from bookbuild.site.panels import BookPanel
     from chapter_code.panels.figures import static_figure
 

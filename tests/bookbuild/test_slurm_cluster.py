@@ -3,7 +3,7 @@
 Installs Debian's ``slurm-wlm`` and ``munge`` with apt-get when they are
 absent (skipped, saying why, only where apt-get cannot install them: not root,
 no apt-get, no reachable package index), starts ``munged``, ``slurmctld`` and
-``slurmd`` with :mod:`bookbuild.slurm_cluster`, submits the sweep with
+``slurmd`` with :mod:`bookbuild.runs.slurm_cluster`, submits the sweep with
 ``--cluster slurm``, checks its records, and stops the daemons by their pids.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import slurm_cluster, sweeps
+from bookbuild.runs import slurm_cluster, sweeps
 from tests.bookbuild.test_sweeps import repo, tiny  # noqa: F401  (the fixture and the tiny sweep)
 
 

@@ -6,8 +6,8 @@ In ``make test`` (seconds):
   changed since it ran fails here, naming the command that refreshes it;
 - for every sweep, the cheapest job of its ``smoke`` configuration (a few
   training steps) is re-run in a fresh process through the same path that
-  makes every record (:func:`bookbuild.sweeps.rerun`, which calls
-  :func:`bookbuild.sweeps.run_job`), and its metrics must equal those of the
+  makes every record (:func:`bookbuild.runs.sweeps.rerun`, which calls
+  :func:`bookbuild.runs.sweeps.run_job`), and its metrics must equal those of the
   committed smoke record, ``records/<sweep>/smoke/``, exactly. The smoke job
   calls the sweep's own job function, so a change that breaks reproducibility
   on the way from a job to its record shows here in seconds.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookbuild import sweeps
+from bookbuild.runs import sweeps
 from chapter_code.core import runtime
 
 SMOKE = "smoke"

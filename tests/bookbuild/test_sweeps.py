@@ -1,4 +1,4 @@
-"""Tests for bookbuild.sweeps: records, the staleness-checking loader, progress, the local executor, spot checks.
+"""Tests for bookbuild.runs.sweeps: records, the staleness-checking loader, progress, the local executor, spot checks.
 
 Each test writes a tiny package (a job function and nothing else) into a
 temporary folder used as the repository root; jobs take milliseconds, so
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bookbuild import sweeps
 from bookbuild.files import UserError
+from bookbuild.runs import sweeps
 from chapter_code.experiments import SWEEPS, Grid, Resources, Sweep
 
 JOBS = '''

@@ -1,4 +1,4 @@
-"""Tests for bookbuild/venv.py: an environment made with another Python is replaced, not reused."""
+"""Tests for bookbuild/tools/venv.py: an environment made with another Python is replaced, not reused."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bookbuild"))
-import venv as book_venv  # noqa: E402  (bookbuild/venv.py runs before the package can be imported)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bookbuild" / "tools"))
+import venv as book_venv  # noqa: E402  (bookbuild/tools/venv.py runs before the package can be imported)
 
 
 def test_version_of_a_working_environment_is_read(tmp_path: Path) -> None:

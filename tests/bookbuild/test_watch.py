@@ -1,18 +1,19 @@
 """``make watch``: the Sphinx configuration is jupyter-book's own, written outside the checkout, and the
-watcher ignores what the build itself writes (bookbuild/watch.py)."""
+watcher ignores what the build itself writes (bookbuild/tools/watch.py)."""
 
 from __future__ import annotations
 
 import runpy
 
-from bookbuild import watch
+from bookbuild.tools import watch
 
 
 def test_the_configuration_is_the_one_jupyter_book_builds_with(tmp_path) -> None:  # type: ignore[no-untyped-def]
     conf = watch.write_conf(folder=tmp_path / "watch")
     assert conf.parent == tmp_path / "watch"
     values = runpy.run_path(str(conf))
-    for extension in ("myst_nb", "bookbuild.claims", "bookbuild.provenance", "bookbuild.site", "sphinx_external_toc"):
+    for extension in ("myst_nb", "bookbuild.lint.claims", "bookbuild.site.provenance", "bookbuild.site",
+                      "sphinx_external_toc"):
         assert extension in values["extensions"], extension
     assert values["external_toc_path"] == "_toc.yml"
     assert values["nitpicky"] is True
@@ -31,7 +32,7 @@ def test_the_watcher_ignores_what_a_rebuild_writes() -> None:
     assert args[args.index("--port") + 1] == "8123"
     assert args[args.index("--host") + 1] == "127.0.0.1"
     assert args[args.index("-d") + 1] == str(watch.BUILD_DIR / ".doctrees")  # shared with `make book`
-    assert args[args.index("--pre-build") + 1].endswith("-m bookbuild.watch prepare")
+    assert args[args.index("--pre-build") + 1].endswith("-m bookbuild.tools.watch prepare")
 
 
 def test_without_sphinx_autobuild_it_says_how_to_get_it(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]

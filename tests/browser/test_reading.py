@@ -495,10 +495,10 @@ def test_code_off_the_screen_is_drawn_later_in_a_box_of_its_final_height(browser
 
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_glued_numbers_are_powers_of_ten_not_e_notation(site_dir: Path, name: str) -> None:
-    """A glued 1.3e-20 reads 1.3 × 10⁻²⁰ (bookbuild.notation): no glued text shows E notation."""
+    """A glued 1.3e-20 reads 1.3 × 10⁻²⁰ (bookbuild.site.notation): no glued text shows E notation."""
     from bs4 import BeautifulSoup
 
-    from bookbuild.notation import split_scientific
+    from bookbuild.site.notation import split_scientific
 
     soup = BeautifulSoup((site_dir / name).read_text(encoding="utf-8"), "html.parser")
     glued = soup.select("span.glued")
@@ -511,7 +511,7 @@ def test_glued_numbers_are_powers_of_ten_not_e_notation(site_dir: Path, name: st
     pasted = [s.get_text() for s in soup.select("span.pasted-text")
               if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
     assert pasted == [], f"{name}: numbers glued from another page in E notation: {pasted[:5]}"
-    # literals too: a source's 1.2e-07 or a setting's 2e-3 quoted in the prose ({lit}, bookbuild.sphinx_lit)
+    # literals too: a source's 1.2e-07 or a setting's 2e-3 quoted in the prose ({lit}, bookbuild.site.lit)
     literal = [s.get_text() for s in soup.select("span.lit")
                if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))]
     assert literal == [], f"{name}: literals in E notation: {literal[:5]}"

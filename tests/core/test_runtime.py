@@ -757,8 +757,8 @@ def test_the_backend_takes_only_callables(no_backend) -> None:
 
 
 def test_the_kernel_hook_installs_the_build_as_backend(no_backend) -> None:
-    from bookbuild import kernel_hooks
     from bookbuild.build import ROOT
+    from bookbuild.execute import kernel_hooks
 
     kernel_hooks._install_backend(str(ROOT))  # the book being executed: this checkout
     assert set(runtime._BACKEND) == {"run_once", "load_sweep"}

@@ -242,14 +242,15 @@ def test_fingerprint_of_a_cpu_build_shows_no_gpu_rows(monkeypatch: pytest.Monkey
 
 
 def test_build_keys_count_gpu_software_only_on_a_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    from bookbuild import engine, runs
+    from bookbuild.execute import engine
+    from bookbuild.runs import memo
 
     monkeypatch.setenv("BOOK_DEVICE", "cpu")
-    cpu_key, cpu_env = engine.environment_key(tmp_path), runs.environment(root=tmp_path)
+    cpu_key, cpu_env = engine.environment_key(tmp_path), memo.environment(root=tmp_path)
     assert "gpu_software" not in cpu_env
     fake_gpu(monkeypatch)
     monkeypatch.setenv("BOOK_DEVICE", "cuda")
-    gpu_key, gpu_env = engine.environment_key(tmp_path), runs.environment(root=tmp_path)
+    gpu_key, gpu_env = engine.environment_key(tmp_path), memo.environment(root=tmp_path)
     assert gpu_env["profile"] == "cuda-sm90"
     assert gpu_env["gpu_software"] == {"torch": torch.__version__, "cuda": "12.8", "cudnn": "91002"}
     fake_gpu(monkeypatch, cudnn=90100)

@@ -21,7 +21,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bookbuild import runs
+from bookbuild.runs import memo
 from chapter_code import experiments
 from chapter_code.beyond import book_runs as beyond_runs
 from chapter_code.core.stored_calls import (
@@ -50,7 +50,7 @@ class Point:
 
 def through_json(value):  # type: ignore[no-untyped-def]
     """What a record gives back: canonical JSON (sorted keys), written and read."""
-    return json.loads(json.dumps(runs.canonical(value, "metrics")))
+    return json.loads(json.dumps(memo.canonical(value, "metrics")))
 
 
 def same(a, b) -> bool:  # type: ignore[no-untyped-def]

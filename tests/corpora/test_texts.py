@@ -165,7 +165,7 @@ def test_a_missing_prose_snapshot_names_how_to_restore_it(tmp_path) -> None:
         corpora.book_prose_text(tmp_path)
     assert str(info.value).endswith(
         "restore the committed file with `git checkout -- data/book_prose.txt`; a new snapshot is made only "
-        "on purpose, with `python -m bookbuild.prose_snapshot --force` and a new pinned hash")
+        "on purpose, with `python -m bookbuild.lint.prose_snapshot --force` and a new pinned hash")
 
 
 @pytest.mark.parametrize(("position", "name"), [(0, "n_train"), (1, "n_valid"), (2, "n_test")])

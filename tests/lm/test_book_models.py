@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from bookbuild import runs
+from bookbuild.runs import memo
 from chapter_code.lm.book_models import (
     DTYPES,
     book_char_lm,
@@ -84,7 +84,7 @@ def test_bad_tensors_are_named_not_loaded() -> None:
 
 def _as_record(metrics: dict, job: str = "tiny") -> dict:
     """What load_sweep hands a chapter: the job's metrics after the record's JSON round trip."""
-    return {"job": job, "seed": 2, "metrics": json.loads(json.dumps(runs.canonical(metrics, "metrics")))}
+    return {"job": job, "seed": 2, "metrics": json.loads(json.dumps(memo.canonical(metrics, "metrics")))}
 
 
 def test_a_record_read_back_is_exactly_what_train_char_lm_returned() -> None:

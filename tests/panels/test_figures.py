@@ -124,9 +124,9 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_p
 
 @pytest.mark.parametrize("name", sorted(PANELS))
 def test_no_two_texts_of_a_static_figure_overlap(name: str) -> None:
-    """The rule the build applies to every figure a chapter draws (bookbuild.figure_layout), here for the
+    """The rule the build applies to every figure a chapter draws (bookbuild.lint.figure_layout), here for the
     panels' static figures, which the book-panel directive draws and checks the same way."""
-    from bookbuild.figure_layout import overlapping_texts
+    from bookbuild.lint.figure_layout import overlapping_texts
 
     fig = static_figure(name)
     try:

@@ -1,6 +1,6 @@
 """Keys on definitions: what a job computes, not the bytes of the files it lives in.
 
-A memoized run (:mod:`bookbuild.runs`) and a sweep record (:mod:`bookbuild.sweeps`)
+A memoized run (:mod:`bookbuild.runs.memo`) and a sweep record (:mod:`bookbuild.runs.sweeps`)
 are keyed on the *definitions the job reaches*: its function, every function,
 class and module-level constant of the package that it names, and, transitively,
 everything those name. Each definition enters the key in a normal form, its
@@ -17,7 +17,7 @@ Names are resolved statically, from each module's own top-level bindings
 A name bound in the package is followed wherever it is imported from (``from
 chapter_code.rnn import recurrence`` then ``recurrence.rnn_step``); names from
 elsewhere (PyTorch, the standard library) are left to the environment's key
-(:func:`bookbuild.runs.environment`: the locked packages, Python, the profile).
+(:func:`bookbuild.runs.memo.environment`: the locked packages, Python, the profile).
 A local variable that shares a module-level name makes the key cover that
 definition too: a key may cover more than the job needs, never less.
 """
@@ -31,8 +31,9 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def strip_docstrings(node: ast.AST) -> ast.AST:
@@ -193,6 +194,15 @@ class _Walker:
                     else:
                         self.resolve(target, attr)
                         break
+
+
+def package_root(module: Any) -> Path | None:
+    """The folder that holds ``module``'s top package (``root`` of ``root/chapter_code/core/x.py``), or ``None``."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    depth = len(module.__name__.split(".")) - (0 if Path(file).name == "__init__.py" else 1)
+    return Path(file).resolve().parents[depth]
 
 
 def reached(function: str, root: Path | None = None) -> Reached:

@@ -1,7 +1,7 @@
 """Create and fill the book's virtual environment (standard library only).
 
 Run by ``make`` with the system Python before anything else exists:
-``python3 bookbuild/venv.py .venv``. It
+``python3 bookbuild/tools/venv.py .venv``. It
 
 1. creates ``.venv`` if absent; when the Python in use already has a CUDA
    build of torch (a GPU image), the environment sees that torch through
@@ -39,7 +39,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = [ROOT / "pyproject.toml", ROOT / "requirements" / "lock.txt", ROOT / "requirements" / "torch.txt",
               ROOT / "requirements" / "jax.txt"]
 JAX_LOCK = ROOT / "requirements" / "jax.txt"

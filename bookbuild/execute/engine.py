@@ -7,7 +7,7 @@ chapter on
 - its code cells (source and options, hashed as jupyter-cache hashes them);
 - every file inside the repository that the chapter read or whose folder it
   listed during its last execution (``chapter_code`` modules, the style file,
-  ``data/`` files...), traced in the kernel (:mod:`bookbuild.kernel_hooks`);
+  ``data/`` files...), traced in the kernel (:mod:`bookbuild.execute.kernel_hooks`);
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
@@ -18,7 +18,7 @@ chapter on
 The key is taken **before** a chapter executes: every repository file is
 hashed first, and the chapter's dependencies are looked up in that snapshot.
 In the kernel, each repository file is hashed again the moment the chapter
-opens or imports it (:mod:`bookbuild.kernel_hooks`), and after the run each
+opens or imports it (:mod:`bookbuild.execute.kernel_hooks`), and after the run each
 dependency once more. A file that was read in another version than the
 snapshot's, or changed by the end, makes the result *stale*: it is discarded,
 and the build says which file and asks for another run, so outputs never pass
@@ -62,7 +62,7 @@ from bookbuild.files import UserError
 if TYPE_CHECKING:  # importing runtime imports torch: the engine does it only where it needs it
     from chapter_code.core.runtime import Settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
 DEFAULT_CELL_TIMEOUT = 1800  # seconds; the book's longest cells, memoized trainings, take one to two minutes cold
 BUILD_CELL_TIMEOUT = 300  # seconds at least, for the build's own first and last cells of a chapter
@@ -191,9 +191,9 @@ def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
 def _cache(root: Path) -> Any:
     from jupyter_cache import get_cache
 
-    from bookbuild import cachekey
+    from bookbuild.execute import cachekey
 
-    cachekey.install()  # a caption or a label does not re-execute a page (bookbuild.cachekey)
+    cachekey.install()  # a caption or a label does not re-execute a page (bookbuild.execute.cachekey)
     return get_cache(str(jupyter_cache_dir(root)))
 
 
@@ -255,7 +255,7 @@ def environment_key(root: Path) -> str:
         digest.update(path.read_bytes() if path.exists() else b"")
     digest.update(metadata.version("torch").encode())
     digest.update(sys.version.encode())
-    # A host's GPU build of JAX (bookbuild/venv.py) need not be jax.txt's version: count it when it differs.
+    # A host's GPU build of JAX (bookbuild/tools/venv.py) need not be jax.txt's version: count it when it differs.
     jax = installed_version("jax")
     jax_lock = root / "requirements" / "jax.txt"
     if jax is not None and jax_lock.exists() and f"jax=={jax}\n" not in jax_lock.read_text():
@@ -368,9 +368,9 @@ def device_profile() -> str:
 def pin_bytecode(root: Path) -> None:
     """Before any process imports the repository's code: no ``.pyc`` of it can be older than its source.
 
-    See :mod:`bookbuild.bytecode`; a read-only checkout's processes get their bytecode under the build folder.
+    See :mod:`bookbuild.execute.bytecode`; a read-only checkout's processes get their bytecode under the build folder.
     """
-    from bookbuild import bytecode
+    from bookbuild.execute import bytecode
 
     os.environ.update(bytecode.prepare(root, build_dir(root) / "pycache", UNTRACKED))
 
@@ -646,7 +646,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     trace_file.parent.mkdir(parents=True, exist_ok=True)
     trace_file.unlink(missing_ok=True)
     start = nbformat.v4.new_code_cell(
-        "import bookbuild.kernel_hooks as _bk_hooks\n"
+        "import bookbuild.execute.kernel_hooks as _bk_hooks\n"
         f"_bk_hooks.install({str(root)!r}, {UNTRACKED!r})"
     )
     end = nbformat.v4.new_code_cell(f"_bk_hooks.finish({str(trace_file)!r})")
@@ -832,11 +832,11 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
 
 
 def _validate(root: Path, chapter: str, nb: nbformat.NotebookNode) -> str:
-    from bookbuild import records
+    from bookbuild.execute import cells
 
     try:
-        records.validate_cells(nb, chapter)
-    except records.RecordError as exc:
+        cells.validate_cells(nb, chapter)
+    except cells.RecordError as exc:
         return str(exc)
     return ""
 
@@ -879,7 +879,7 @@ def reuse_jax_compilations(root: Path) -> None:
     compiling them again: the same programs, so the same numbers (the output check compares them). Chapter 3's
     three JAX cells took 3.3-3.6 s of its 11-12 s without the cache, 1.2-1.4 s with it. A value set by the user
     wins. A damaged entry is compiled again; JAX's warning about it goes to the build log, not the cell
-    (:mod:`bookbuild.kernel_hooks`)."""
+    (:mod:`bookbuild.execute.kernel_hooks`)."""
     global _jax_cache_set
     if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (None, _jax_cache_set):  # not the user's: this root's
         _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(build_dir(root) / "jax-cache")

@@ -15,7 +15,7 @@ Each job writes one small JSON record, atomically, to
 ``records/<sweep>/<config>/<job>.seed<N>.json`` (committed; weights are never stored):
 parameters, seed, metrics, the **code hash** (SHA-256 of the job function's
 name and of the source closure of its module, the hashing of
-:mod:`bookbuild.runs`), the **params hash**, hashes of the declared data
+:mod:`bookbuild.runs.memo`), the **params hash**, hashes of the declared data
 files, torch/CUDA versions, device, output profile and pinned CPU numerics,
 git commit, host, Slurm job id, start time and wall time.
 
@@ -50,10 +50,11 @@ from typing import Any, TextIO
 
 from filelock import FileLock, Timeout
 
-from bookbuild import files, keys, runs
+from bookbuild import files
 from bookbuild.files import UserError
+from bookbuild.runs import keys, memo
 
-ROOT = runs.ROOT
+ROOT = memo.ROOT
 REGISTRY = "chapter_code.experiments"
 CLUSTERS = ("local", "slurm", "debug")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -97,7 +98,7 @@ def validate(sweep: Any) -> None:
                 raise ValueError(f"{where}: job name must be lower-case letters, digits, '-' or '_'; got {job_name!r}")
             if "seed" in params:
                 raise ValueError(f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, not in params")
-            runs.canonical(params, f"{where}, job {job_name!r}")
+            memo.canonical(params, f"{where}, job {job_name!r}")
         if len(set(grid.seeds)) != len(grid.seeds) or not all(isinstance(s, int) and s >= 0 for s in grid.seeds):
             raise ValueError(f"{where}: seeds must be distinct ints >= 0; got {grid.seeds!r}")
         if grid.resources.minutes < 1 or grid.resources.gpus < 0 or grid.resources.cpus < 1:
@@ -125,7 +126,7 @@ class Job:
 
 def jobs(sweep: Any, config: str) -> list[Job]:
     grid = grid_of(sweep, config)
-    return [Job(name, seed, runs.canonical(params)) for name, params in grid.jobs.items() for seed in grid.seeds]
+    return [Job(name, seed, memo.canonical(params)) for name, params in grid.jobs.items() for seed in grid.seeds]
 
 
 def function_path(fn: Callable[..., Any]) -> str:
@@ -144,8 +145,8 @@ def _resolve(path: str) -> Callable[..., Any]:
 
 
 def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, str]]:
-    """The job's key on definitions (:mod:`bookbuild.keys`): SHA-256 of its name and of every definition it reaches,
-    and those definitions' own hashes by name (stored in the record, to say which changed)."""
+    """The job's key on definitions (:mod:`bookbuild.runs.keys`): SHA-256 of its name and of every definition it
+    reaches, and those definitions' own hashes by name (stored in the record, to say which changed)."""
     found = keys.reached(function, root or ROOT)
     qualname = function.partition(":")[2]
     blob = json.dumps({"job": qualname, "definitions": found.definitions}, sort_keys=True).encode()
@@ -153,12 +154,12 @@ def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, s
 
 
 def params_hash(params: dict[str, Any], seed: int) -> str:
-    blob = json.dumps({"params": runs.canonical(params), "seed": seed}, sort_keys=True).encode()
+    blob = json.dumps({"params": memo.canonical(params), "seed": seed}, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()
 
 
 def data_hashes(paths: tuple[str, ...] | list[str], root: Path | None = None) -> dict[str, str]:
-    return runs.data_hashes(paths, root or ROOT, "sweep data file")
+    return memo.data_hashes(paths, root or ROOT, "sweep data file")
 
 
 def records_dir(name: str, config: str, root: Path | None = None) -> Path:
@@ -206,7 +207,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
         raise TypeError(f"job {function} must return a dict of metrics; got {type(metrics).__name__}")
-    metrics = runs.canonical(metrics, "metrics")
+    metrics = memo.canonical(metrics, "metrics")
     after, _ = code_hash(function, root_path)
     if after != digest:
         raise RuntimeError(f"the code of {function} changed while the job ran; its result is not recorded")
@@ -233,7 +234,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
             "profile": print_.profile,
             "cpu_kernels": print_.cpu_kernels,
             "threads": print_.threads,
-            "locks": runs.environment()["locks"],
+            "locks": memo.environment()["locks"],
         },
         "git_commit": record_commit(root_path, print_.git_commit),
         "host": socket.gethostname(),
@@ -443,11 +444,11 @@ def _logs_dir(name: str, root: Path) -> Path:
 
 
 def _pinned_bytecode(root: Path) -> dict[str, str]:
-    """No job process may run bytecode older than its source (:mod:`bookbuild.bytecode`); the env it needs."""
-    from bookbuild import bytecode
-    from bookbuild.engine import UNTRACKED
+    """No job process may run bytecode older than its source (:mod:`bookbuild.execute.bytecode`); the env it needs."""
+    from bookbuild.execute import bytecode
+    from bookbuild.execute.engine import UNTRACKED
 
-    return bytecode.prepare(root, runs.runs_dir(root).parent / "pycache", UNTRACKED)
+    return bytecode.prepare(root, memo.runs_dir(root).parent / "pycache", UNTRACKED)
 
 
 def _fmt_s(seconds: float) -> str:
@@ -684,18 +685,26 @@ def cheapest(records: list[dict[str, Any]]) -> dict[str, Any]:
     return min(records, key=lambda r: (r["wall_s"], f"{r['job']}.seed{r['seed']}"))
 
 
+def _job_environment(root: Path) -> dict[str, str]:
+    """A job process's environment: this one's, with pinned bytecode, and this very build on its path (so a spot
+    check runs the job through the same build that asked for it, whatever else is installed)."""
+    here = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, **_pinned_bytecode(root), "PYTHONPATH": os.pathsep.join(p for p in (path, here) if p)}
+
+
 def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 900) -> dict[str, Any]:
     """Run ``record``'s job again in a fresh process (writing to a temporary folder); the new record."""
     import tempfile
 
     root = root or ROOT
     with tempfile.TemporaryDirectory(prefix="spot-check-") as tmp:
-        call = "from bookbuild.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
+        call = "from bookbuild.runs.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
         payload = json.dumps([record["function"], record["sweep"], record["job"], record["seed"], record["params"],
                               sorted(record.get("data", {})), tmp, str(root),
                               record["environment"]["device"].split(":")[0]])
         done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
-                              timeout=timeout_s, cwd=root, env={**os.environ, **_pinned_bytecode(root)})
+                              timeout=timeout_s, cwd=root, env=_job_environment(root))
         if done.returncode != 0:
             raise RuntimeError(f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}")
         return json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: Under the checkout's build folder: the probe's own execution state.
 FOLDER = "portable"
 ADVICE = (
@@ -45,7 +45,7 @@ def probe_environment(environ: dict[str, str] | None = None, root: Path = ROOT) 
 
 def spot_checks() -> int:
     """Re-run the cheapest smoke job of every sweep (in this process's numerics) and compare; 0 when all hold."""
-    from bookbuild import sweeps
+    from bookbuild.runs import sweeps
     from chapter_code.core import runtime
 
     profile = runtime.output_profile(runtime.pick_device())
@@ -75,7 +75,7 @@ def main(root: Path = ROOT) -> int:
           f"{env['BOOK_BUILD_DIR']}", flush=True)
     chapters = subprocess.run([sys.executable, "-m", "bookbuild", "check"], cwd=root, env=env).returncode
     print("portable: re-running each sweep's cheapest smoke job on the probe's kernels", flush=True)
-    call = "import sys; from bookbuild import portable; sys.exit(portable.spot_checks())"
+    call = "import sys; from bookbuild.gate import portable; sys.exit(portable.spot_checks())"
     records = subprocess.run([sys.executable, "-c", call], cwd=root, env=env).returncode
     elapsed = time.perf_counter() - started
     if chapters or records:

@@ -42,7 +42,7 @@ extension this module writes the notebooks, and one zip per edition
 (``labs-student.zip``, ``labs-solution.zip``), when a build starts, so the
 pages link to them with ``{download}``.
 
-``python -m bookbuild.labs [OUT]`` writes the notebooks (default ``_build/labs``).
+``python -m bookbuild.tools.labs [OUT]`` writes the notebooks (default ``_build/labs``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from typing import Any
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LABS = ROOT / "labs"
 OUT = ROOT / "_build" / "labs"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -424,6 +424,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from bookbuild import labs as _labs  # the labs import bookbuild.labs, not __main__: one Lab class
+    from bookbuild.tools import labs as _labs  # the labs import bookbuild.tools.labs, not __main__: one Lab class
 
     sys.exit(_labs.main())

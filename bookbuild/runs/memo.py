@@ -6,7 +6,7 @@ which comes here. The run's **key** covers everything that can change its
 result:
 
 - the function's qualified name and every definition it reaches, in the normal
-  form of :mod:`bookbuild.keys` (docstrings, comments, formatting and module paths
+  form of :mod:`bookbuild.runs.keys` (docstrings, comments, formatting and module paths
   left out, so a reformat or a move keeps the key, and an edit to a definition the
   run does not reach too);
 - its keyword arguments (numbers, strings, lists, dicts and dataclasses,
@@ -22,7 +22,7 @@ committed; ``make clean`` or a fresh clone computes everything again), written
 atomically, each with the SHA-256 of its file, so a damaged entry is reported
 and recomputed, never loaded. Two chapters asking for the same key at the same
 time compute it once: the second waits on the entry's lock and then reads it.
-Every call is noted for the build report (:func:`bookbuild.kernel_hooks.note_run`).
+Every call is noted for the build report (:func:`bookbuild.execute.events.note_run`).
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ from typing import Any, TypeVar
 
 from filelock import FileLock
 
-from bookbuild import files, keys
+from bookbuild import files
+from bookbuild.runs import keys
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
@@ -138,23 +139,25 @@ def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tu
     if module is None or not getattr(module, "__file__", None):
         raise TypeError(f"run_once needs a function defined in a module, not {fn!r}")
     hashes = data_hashes(data, root, "run_once: declared data file")
-    found = keys.reached(f"{module.__name__}:{fn.__qualname__}", root)
+    # the definitions are read where the function's package lives (a book's chapter_code, wherever it is)
+    found = keys.reached(f"{module.__name__}:{fn.__qualname__}", keys.package_root(module) or root)
     what = {
-        "function": fn.__qualname__,  # no module path: a module moved keeps its runs
+        "function": fn.__qualname__,  # no module path in the key: a module moved keeps its runs
         "definitions": found.definitions,
         "arguments": canonical(kwargs),
         "data": hashes,
         "environment": environment(list(found.modules), root),
     }
     blob = json.dumps(what, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:20], what
+    # where it is defined now, for the report and the page's provenance (after hashing: no part of the key)
+    return hashlib.sha256(blob).hexdigest()[:20], {**what, "function": f"{module.__name__}.{fn.__qualname__}"}
 
 
 def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
     """The stored result, or ``None`` when the entry is absent or damaged (reported, then removed)."""
     import torch
 
-    from bookbuild import kernel_hooks
+    from bookbuild.execute import events
 
     meta_file, result_file = entry / "meta.json", entry / "result.pt"
     if not meta_file.exists():
@@ -167,7 +170,7 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
         return torch.load(io.BytesIO(blob), weights_only=False), meta
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, json.JSONDecodeError) as exc:
         # to the build log, not the cell's output (where the gate would see it as a changed output)
-        kernel_hooks.report(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again")
+        events.report(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again")
         shutil.rmtree(entry, ignore_errors=True)
         return None
 
@@ -189,7 +192,7 @@ def _store(entry: Path, result: Any, meta: dict[str, Any]) -> None:
 
 def run_once(fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (), **kwargs: Any) -> T:
     """``fn(**kwargs)``, computed once per key and read back bit for bit afterwards."""
-    from bookbuild import kernel_hooks
+    from bookbuild.execute import events
 
     key, what = run_key(fn, kwargs, data)
     store = runs_dir()
@@ -200,10 +203,10 @@ def run_once(fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (),
         loaded = _load(entry)
         if loaded is not None:
             result, meta = loaded
-            kernel_hooks.note_run(what["function"], key, "reused", time.perf_counter() - started, meta["wall_s"])
+            events.note_run(what["function"], key, "reused", time.perf_counter() - started, meta["wall_s"])
             return result
         result = fn(**kwargs)
         wall = time.perf_counter() - started
         _store(entry, result, {"key": key, "wall_s": wall, "stored_at": time.strftime("%Y-%m-%d %H:%M:%S"), **what})
-    kernel_hooks.note_run(what["function"], key, "computed", wall, wall)
+    events.note_run(what["function"], key, "computed", wall, wall)
     return result

@@ -5,7 +5,7 @@ text it draws (tick labels outside the view, empty strings and hidden artists ar
 never drawn, so they never count), takes each drawn text's box in display
 pixels, and reports every pair whose boxes overlap by more than
 :data:`MIN_OVERLAP_PT` points in both directions. The kernel adds the pairs to a
-figure's summary (:func:`bookbuild.kernel_hooks.summarise_figure`), and the
+figure's summary (:func:`bookbuild.execute.kernel_hooks.summarise_figure`), and the
 build fails on any (:func:`bookbuild.gate.layout_verdict`): a figure whose labels
 print over each other is a defect to fix in its plotting code, not an output to
 accept.

@@ -395,7 +395,7 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
         where += nodes.Text("; in a checkout of the book's repository, ")
         where += nodes.literal("", "make book")
         where += nodes.Text(" (or ")
-        where += nodes.literal("", "python -m bookbuild.labs")
+        where += nodes.literal("", "python -m bookbuild.tools.labs")
         where += nodes.Text(") writes them to the paths named here.")
         paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, where)
 

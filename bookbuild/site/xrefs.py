@@ -104,9 +104,9 @@ def _resolve(app: Any, env: Any, node: Any, contnode: Any) -> Any:
 
 
 def setup(app: Any) -> dict[str, Any]:
-    from bookbuild import cachekey
+    from bookbuild.execute import cachekey
 
-    # myst-nb's lookup of the engine's stored outputs must hash as the engine does (bookbuild.cachekey); every
+    # myst-nb's lookup of the engine's stored outputs must hash as the engine does (bookbuild.execute.cachekey); every
     # book the engine builds loads this extension (`--only` needs it), the site's extension too
     cachekey.install()
     app.add_config_value("bookbuild_xref_inventory", "", "env")

@@ -1,6 +1,6 @@
 """A throwaway single-node Slurm cluster on this machine, for trying the sweeps' Slurm path.
 
-``python -m bookbuild.slurm_cluster up`` (as root) installs Debian's
+``python -m bookbuild.runs.slurm_cluster up`` (as root) installs Debian's
 ``slurm-wlm`` and ``munge`` with apt-get if they are absent, then starts
 ``munged``, ``slurmctld`` and ``slurmd`` in a private folder (default
 ``/tmp/book-slurm``) with a configuration of their own: no cgroups
@@ -9,10 +9,10 @@
 daemons talk through a private munge socket and private ports, and the Slurm
 commands find the cluster through ``SLURM_CONF``, which ``up`` prints::
 
-    sudo python -m bookbuild.slurm_cluster up
+    sudo python -m bookbuild.runs.slurm_cluster up
     export SLURM_CONF=/tmp/book-slurm/slurm.conf
     python -m bookbuild experiments run NAME --cluster slurm
-    sudo python -m bookbuild.slurm_cluster down
+    sudo python -m bookbuild.runs.slurm_cluster down
 
 ``down`` stops the three daemons by the pids ``up`` recorded (TERM, then KILL
 after a few seconds) and removes the folder. The test ``tests/test_slurm.py``
@@ -139,11 +139,12 @@ def _wait(check, seconds: float, what: str, folder: Path) -> None:
 def up(folder: Path = DEFAULT_DIR) -> dict[str, str]:
     """Start munged, slurmctld and slurmd in ``folder``; return the environment (``SLURM_CONF``) to reach them."""
     if os.geteuid() != 0:
-        raise UserError("the test cluster runs its daemons as root; run `sudo python -m bookbuild.slurm_cluster up`")
+        raise UserError("the test cluster runs its daemons as root; run "
+                        "`sudo python -m bookbuild.runs.slurm_cluster up`")
     install()
     if (folder / "pids.json").exists():
         raise UserError(f"a test cluster already runs from {folder}; stop it with "
-                        f"`python -m bookbuild.slurm_cluster down --dir {folder}`")
+                        f"`python -m bookbuild.runs.slurm_cluster down --dir {folder}`")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, mode=0o700)
     folder.chmod(0o700)
@@ -307,7 +308,7 @@ def cluster(folder: Path) -> Iterator[dict[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bookbuild.slurm_cluster", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bookbuild.runs.slurm_cluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=["up", "down"])
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the cluster's folder (default {DEFAULT_DIR})")
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.action == "up":
             env = up(args.dir.resolve())
             print(f"single-node Slurm cluster up (partition {PARTITION!r}); to use it:\n"
-                  f"  export SLURM_CONF={env['SLURM_CONF']}\nstop it with: python -m bookbuild.slurm_cluster down"
+                  f"  export SLURM_CONF={env['SLURM_CONF']}\nstop it with: python -m bookbuild.runs.slurm_cluster down"
                   + (f" --dir {args.dir}" if args.dir != DEFAULT_DIR else ""))
         else:
             stopped = down(args.dir.resolve())

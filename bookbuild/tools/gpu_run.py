@@ -1,11 +1,11 @@
 """``make gpu-run OUT=folder``: the GPU build in one command, everything that must come back in one folder.
 
 On a fresh machine with an NVIDIA GPU whose Python has a CUDA build of torch,
-``python3 bookbuild/gpu_run.py OUT`` (standard library only until the
+``python3 bookbuild/tools/gpu_run.py OUT`` (standard library only until the
 environment exists; also ``python -m bookbuild gpu-run OUT``) runs, each step
 as a process of its own with its own timeout, inside one budget of 475 s:
 
-1. ``env``: ``bookbuild/venv.py .venv``, which reuses the host's CUDA torch
+1. ``env``: ``bookbuild/tools/venv.py .venv``, which reuses the host's CUDA torch
    (``--system-site-packages``); if it fails (no network), the host's Python
    is used when it can import the book's packages, and the log says so;
 2. side by side:
@@ -118,7 +118,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUDGET_S = 475.0  # 8 minutes, less a few seconds for the machine's own start and the copy back
 RESERVED_AFTER_RUN_S = 50.0  # baselines and collect, after the side-by-side steps
 GRACE_S = 10.0  # from the interrupt of a step that ran out of time to the kill of what is left of it
@@ -405,9 +405,10 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
                                     "print('dry run: the running environment has the book installed')"],
                             60, base_env, note="dry run: checks this environment, creates no .venv"))
         else:
-            runner.run(Step("env", [sys.executable, str(root / "bookbuild" / "venv.py"), ".venv"], 100, base_env))
+            venv_script = str(root / "bookbuild" / "tools" / "venv.py")
+            runner.run(Step("env", [sys.executable, venv_script, ".venv"], 100, base_env))
         python = _python_for(root, runner)
-        me = [python, "-m", "bookbuild.gpu_run"]
+        me = [python, "-m", "bookbuild.tools.gpu_run"]
         until = runner.deadline - RESERVED_AFTER_RUN_S
         workers = "1" if dry_run else str(SWEEP_WORKERS)
         runner.run(Step("probe", [*me, "_probe", str(out / "device.json")], 30, base_env),
@@ -645,7 +646,8 @@ def _execute(root: Path, out: Path) -> int:
     The build report compares with the baselines committed for this profile
     and software, before ``_record`` replaces them. Exit 1 if a chapter failed.
     """
-    from bookbuild import engine, gate
+    from bookbuild import gate
+    from bookbuild.execute import engine
     from bookbuild.files import checkout_lock
 
     with checkout_lock(engine.engine_dir(root), "make gpu-run"):
@@ -660,7 +662,8 @@ def _execute(root: Path, out: Path) -> int:
 
 def _record(root: Path, out: Path, chapters: list[str]) -> int:
     """``accept --only chapters`` (all cache hits): their baselines; the reports too if ``_execute`` wrote none."""
-    from bookbuild import engine, gate
+    from bookbuild import gate
+    from bookbuild.execute import engine
     from bookbuild.files import checkout_lock
 
     with checkout_lock(engine.engine_dir(root), "make gpu-run"):
@@ -672,7 +675,8 @@ def _record(root: Path, out: Path, chapters: list[str]) -> int:
 
 def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
     """The build report of ``results``, and their comparison with the committed CPU baselines."""
-    from bookbuild import engine, gate
+    from bookbuild import gate
+    from bookbuild.execute import engine
     from chapter_code.core import runtime
 
     if not results:
@@ -705,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
         if args[0] == "_execute":
             return _execute(root, Path(args[1]))
         return _record(root, Path(args[1]), args[2:])
-    parser = argparse.ArgumentParser(prog="make gpu-run OUT=folder  (python3 bookbuild/gpu_run.py)",
+    parser = argparse.ArgumentParser(prog="make gpu-run OUT=folder  (python3 bookbuild/tools/gpu_run.py)",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("out", help="the folder that receives everything that must come back")
     parser.add_argument("--dry-run", action="store_true", help="the same steps at toy size, on the CPU, in a "

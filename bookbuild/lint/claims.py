@@ -103,7 +103,7 @@ def checks_in(nb: Any) -> dict[str, dict[str, Any]]:
 
 def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
     """Claims and checks of every page (its cached outputs as myst-nb renders them)."""
-    from bookbuild import engine
+    from bookbuild.execute import engine
 
     pages = []
     for chapter in chapters:
@@ -266,7 +266,7 @@ def _blank_keep_lines(match: re.Match[str]) -> str:
 
 def unclaimed_results(source: str) -> list[tuple[int, str]]:
     """(line, sentence) of every prose sentence with a result word outside any claim or ``{nonresult}``."""
-    from bookbuild.prose import prose_lines
+    from bookbuild.lint.prose import prose_lines
 
     masked = NONRESULT.sub(_blank_keep_lines, CLAIM.sub(_blank_keep_lines, source))
     paragraphs: list[tuple[int, str]] = []
@@ -304,10 +304,10 @@ def nonresult_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any
 
 
 def _reader_html(text: str) -> str:
-    """``text`` escaped for HTML, each number in E notation set as a power of ten (:mod:`bookbuild.notation`)."""
+    """``text`` escaped for HTML, each number in E notation set as a power of ten (:mod:`bookbuild.site.notation`)."""
     import html
 
-    from bookbuild.notation import split_scientific
+    from bookbuild.site.notation import split_scientific
 
     return "".join(html.escape(p) if isinstance(p, str) else f"{html.escape(p[0])}<sup>{html.escape(p[1])}</sup>"
                    for p in split_scientific(text))

@@ -28,7 +28,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bookbuild import engine, files, pagecontent, records
+from bookbuild import files
+from bookbuild.execute import engine
+from bookbuild.gate import baselines, pagecontent
 
 BASELINES = Path("baselines")
 REPORT_PAGE = Path("book") / "build-report.md"
@@ -41,11 +43,11 @@ SOFTWARE_FILE = "software.json"
 @dataclass
 class ChapterCheck:
     result: engine.ChapterResult
-    differences: list[records.Difference]
+    differences: list[baselines.Difference]
     recorded: tuple[dict, dict, dict] | None  # records, files, options
     compared: bool = True  # False where no baseline applies to this machine's profile
     unrecorded: tuple[str, ...] = ()  # page sections its baseline predates (not compared until accepted)
-    exactness: records.Exactness | None = None  # how many outputs matched bit for bit, how many within precision
+    exactness: baselines.Exactness | None = None  # how many outputs matched bit for bit, how many within precision
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -148,16 +150,16 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
                 f"{result.chapter}.md changed while the build was running: its code cells no longer match the "
                 "outputs just executed, so there is nothing to compare; run the command again (it executes only "
                 "what changed)") from None
-        recs, images, options = records.extract(nb, result.chapter)
+        recs, images, options = baselines.extract(nb, result.chapter)
         page, problems = page_records(root, result.chapter, options)
         recs = {**recs, **page}
-        diffs: list[records.Difference] = [records.Difference(result.chapter, "listing", "shown", p)
+        diffs: list[baselines.Difference] = [baselines.Difference(result.chapter, "listing", "shown", p)
                                            for p in problems]
         exactness = None
         if compared:
-            base = records.read_baseline(baseline_dir(root, compared_profile(profile)), result.chapter)
-            diffs = records.compare(result.chapter, base, recs, images, options, problems)
-            exactness = records.exactness(base, recs, images, diffs)
+            base = baselines.read_baseline(baseline_dir(root, compared_profile(profile)), result.chapter)
+            diffs = baselines.compare(result.chapter, base, recs, images, options, problems)
+            exactness = baselines.exactness(base, recs, images, diffs)
             if base is not None and any(d.figure for d in diffs):
                 diffs = write_review(root, result.chapter, base[1], images, diffs)
             elif review_dir(root, result.chapter).is_dir():  # nothing to review now: no stale images left
@@ -174,7 +176,7 @@ def review_dir(root: Path, chapter: str) -> Path:
 
 
 def write_review(root: Path, chapter: str, figures: Path, images: dict[str, bytes],
-                 diffs: list[records.Difference]) -> list[records.Difference]:
+                 diffs: list[baselines.Difference]) -> list[baselines.Difference]:
     """For each differing figure: ``<stem>-baseline.png``, ``<stem>-new.png`` and ``<stem>-diff.png``.
 
     Written under ``_build/review/<page>/`` (the page's folder is emptied first); returns ``diffs``
@@ -248,8 +250,8 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         f"compared with the accepted baseline in `baselines/{profile}/`: printed text must match exactly once",
         "durations, memory addresses and temporary paths are masked; numbers may differ only within a cell's",
         "stated `:tolerance:`; a figure's text must match exactly, its plotted numbers within a relative",
-        f"{records.DEFAULT_FIGURE_RTOL:g} (or the cell's tolerance) and its pixels within an RMS of",
-        f"{records.DEFAULT_IMAGE_TOLERANCE:g} (or the cell's `:image_tolerance:`).",
+        f"{baselines.DEFAULT_FIGURE_RTOL:g} (or the cell's tolerance) and its pixels within an RMS of",
+        f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the cell's `:image_tolerance:`).",
         "",
         f"Output profile `{profile}`: {runtime.describe_profile(profile)}.",
         *_compared_note(checks, profile),
@@ -308,7 +310,7 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
               "precision it really has: a value that is rounding error by nature (the largest difference between "
               "two implementations) is recorded as its bound; a claim's other values within one unit of their last "
               "shown digit; figures' plotted numbers within a relative "
-              f"{records.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell declares a tolerance with "
+              f"{baselines.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell declares a tolerance with "
               "its reason (below). `make check-portable` executes the chapters once more on other kernels to find "
               "any output that moves.", ""]
     if any(c.exactness for c in checks):
@@ -335,9 +337,9 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def review_section(diffs: list[records.Difference]) -> list[str]:
+def review_section(diffs: list[baselines.Difference]) -> list[str]:
     """The report's figures to review: baseline, this build and their difference side by side, with what differs."""
-    figures: dict[tuple[str, str], list[records.Difference]] = {}
+    figures: dict[tuple[str, str], list[baselines.Difference]] = {}
     for d in diffs:
         if d.figure:
             figures.setdefault((d.chapter, d.figure), []).append(d)
@@ -373,8 +375,8 @@ def _titles(root: Path, chapters: list[str]) -> dict[str, str]:
 
 
 def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
-    """Claims and checks of every chapter that produced usable outputs (:mod:`bookbuild.claims`)."""
-    from bookbuild import claims
+    """Claims and checks of every chapter that produced usable outputs (:mod:`bookbuild.lint.claims`)."""
+    from bookbuild.lint import claims
 
     usable = [c.result.chapter for c in checks if c.result.status in ("hit", "executed")]
     return claims.collect(root, usable)
@@ -382,7 +384,7 @@ def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
 
 def claims_verdict(pages: list[Any]) -> int:
     """1, with one line per claim without its check or check without its claim (page and label), or 0."""
-    from bookbuild import claims
+    from bookbuild.lint import claims
 
     problems = claims.problems(pages)
     if problems:
@@ -425,7 +427,7 @@ def write_report(root: Path, checks: list[ChapterCheck], profile: str, pages: li
 
     Never from a failed chapter's outputs.
     """
-    from bookbuild import claims
+    from bookbuild.lint import claims
 
     pages = claim_pages(root, checks) if pages is None else pages
     claims.write_appendix(root, pages, _titles(root, [p.chapter for p in pages]))
@@ -540,7 +542,7 @@ def _indented(text: str) -> str:
 
 
 def figure_overlaps(root: Path, checks: list[ChapterCheck]) -> list[str]:
-    """One line per figure whose texts overlap (:mod:`bookbuild.figure_layout`), page and cell named."""
+    """One line per figure whose texts overlap (:mod:`bookbuild.lint.figure_layout`), page and cell named."""
     problems = []
     for check_ in checks:
         if check_.result.status in ("failed", "stale"):
@@ -553,7 +555,7 @@ def figure_overlaps(root: Path, checks: list[ChapterCheck]) -> list[str]:
             if cell.cell_type != "code":
                 continue
             label = cell.metadata.get("label", "unlabelled cell")
-            figures = [o.get("data", {}).get(records.FIGURE_MIME) for o in cell.get("outputs", [])]
+            figures = [o.get("data", {}).get(baselines.FIGURE_MIME) for o in cell.get("outputs", [])]
             for n, summary in enumerate([f for f in figures if f], start=1):
                 summary = json.loads(summary) if isinstance(summary, str) else summary
                 for pair in summary.get("overlaps", []):
@@ -574,8 +576,8 @@ def layout_verdict(root: Path, checks: list[ChapterCheck]) -> int:
 
 
 def prose_verdict(root: Path) -> int:
-    """The prose-number check (:mod:`bookbuild.prose`): 1, with one message per hand-typed number, or 0."""
-    from bookbuild.prose import check_pages
+    """The prose-number check (:mod:`bookbuild.lint.prose`): 1, with one message per hand-typed number, or 0."""
+    from bookbuild.lint.prose import check_pages
 
     problems = check_pages(root)
     if problems:
@@ -627,7 +629,7 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
         assert c.recorded is not None
         recs, images, options = c.recorded
         # outputs that compare equal keep the baseline's text and figures: only what differs is rewritten
-        recs, images = records.settle(records.read_baseline(baseline_dir(root, profile), c.result.chapter),
+        recs, images = baselines.settle(baselines.read_baseline(baseline_dir(root, profile), c.result.chapter),
                                       recs, images, options)
         if c.differences:
             changed += len(c.differences)
@@ -636,7 +638,7 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
                 print(f"  [{d.cell}] {d.old} -> {d.new}")
                 if d.detail:
                     print(_indented(d.detail))
-        written += records.write_baseline(baseline_dir(root, profile), c.result.chapter, recs, images)
+        written += baselines.write_baseline(baseline_dir(root, profile), c.result.chapter, recs, images)
     for path in written:
         print(f"  wrote {path.relative_to(root)}")
     print(f"accept: {changed} change(s), {len(written)} file(s) written in baselines/{profile}/; "
@@ -694,20 +696,14 @@ def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int
         missing = [k for k in pagecontent.PAGE_KEYS if k not in base]
         if not missing:
             continue
-        options = records.validate_cells(engine.read_notebook(root / f"{chapter}.md"), chapter)
+        options = baselines.validate_cells(engine.read_notebook(root / f"{chapter}.md"), chapter)
         page, problems = page_records(root, chapter, options)
         if problems:
             print("\n".join(problems), file=sys.stderr)
             code = 1
             continue
         base.update({key: page[key] for key in missing})
-        files.write_text(path, records.dumps(base))
+        files.write_text(path, baselines.dumps(base))
         print(f"  {path.relative_to(root)}: added " + ", ".join(f"{key} ({len(page[key])})" for key in missing))
     print(f"review with `git diff {folder.relative_to(root)}/` and commit")
     return code
-
-
-if __name__ == "__main__":  # python -m bookbuild.gate add-page-records [PROFILE]
-    if sys.argv[1:2] != ["add-page-records"]:
-        sys.exit("usage: python -m bookbuild.gate add-page-records [PROFILE]")
-    sys.exit(add_page_records(engine.ROOT, *sys.argv[2:3]))

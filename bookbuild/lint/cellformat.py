@@ -1,6 +1,6 @@
 """The chapters' code cells, formatted as the listings are: ``ruff format`` at 88 columns.
 
-Command: ``python -m bookbuild.cellformat [--check] [FILES]`` (by default every
+Command: ``python -m bookbuild.lint.cellformat [--check] [FILES]`` (by default every
 ``book/*.md`` except the generated pages). Each ```` ```{code-cell} ```` block
 keeps its leading option lines (``:label:``, ``:tags:``, ``:mystnb:`` ... and
 their continuation lines, ``:  figure:`` or indented) and the blank lines after them untouched;
@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WIDTH = 88
 #: pages the build writes, not authored: never formatted
 GENERATED = ("checked.md", "build-report.md")
@@ -155,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
             for line, width in report.long:
                 print(f"{path}:{line}: {width} columns, over {WIDTH}: wrap the string or comment by hand")
     if check and failed:
-        print(f"cellformat: {failed} problem(s); `python -m bookbuild.cellformat` formats the cells", file=sys.stderr)
+        print(f"cellformat: {failed} problem(s); `python -m bookbuild.lint.cellformat` formats the cells",
+              file=sys.stderr)
         return 1
     return 0
 

@@ -8,8 +8,8 @@ run the old code while the engine keys the new source. A *checked-hash*
 the source at every import, recompiles when they differ, and writes the new
 ``.pyc`` checked-hash again.
 
-Before chapters' kernels (:mod:`bookbuild.engine`) or a sweep's job processes
-(:mod:`bookbuild.sweeps`) start, :func:`prepare` makes the ``.pyc`` of every
+Before chapters' kernels (:mod:`bookbuild.execute.engine`) or a sweep's job processes
+(:mod:`bookbuild.runs.sweeps`) start, :func:`prepare` makes the ``.pyc`` of every
 Python source of the repository a checked-hash one (only those that exist, when
 the user turned bytecode writing off: Python still reads the ones there).
 Where a ``__pycache__`` folder cannot be written (a read-only checkout), the

@@ -8,13 +8,13 @@ Two things a reader can ask of a page without opening the repository:
   whether this build computed or reused it) and sweep records (sweep,
   configuration, count, commits) its cell and the cells it reads from used, and
   links to the listings on the page of the functions involved. The runs come
-  from the chapter's kernel (:func:`bookbuild.kernel_hooks.note_run`, with the
+  from the chapter's kernel (:func:`bookbuild.execute.kernel_hooks.note_run`, with the
   number of the cell that called them); which cells a glue reads from is found
   from the cells' source (names each cell assigns and reads). That is an
   over-approximation: a run reached by the names a glue statement reads is
   listed even where only part of it fed the number.
 - **A figure's data.** The summary the gate records of every figure (its lines,
-  points, bars and images: :func:`bookbuild.kernel_hooks.summarise_figure`) is
+  points, bars and images: :func:`bookbuild.execute.kernel_hooks.summarise_figure`) is
   written beside the page as JSON and as CSV, linked under the figure.
 
 Listings included from ``chapter_code`` (``literalinclude`` with ``:pyobject:``)
@@ -33,7 +33,7 @@ from typing import Any
 
 from docutils import nodes
 
-from bookbuild.kernel_hooks import FIGURE_MIME
+from bookbuild.execute.kernel_hooks import FIGURE_MIME
 
 #: the most runs (and sweeps) one number's preview lists
 MAX_LISTED = 6
@@ -244,7 +244,7 @@ def figure_summaries(nb: Any) -> dict[Any, tuple[str, dict[str, Any]]]:
 
 def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
     """The executed notebook and manifest entry of a chapter page, or None for a page without outputs."""
-    from bookbuild import engine
+    from bookbuild.execute import engine
 
     root = Path(app.srcdir)
     if not (root / f"{docname}.md").is_file():
@@ -278,7 +278,7 @@ def executed_notebook(app: Any, docname: str) -> Any:
 def _traced_text_role() -> Any:
     from myst_nb.ext.glue.roles import PasteTextRole
 
-    from bookbuild.notation import set_scientific
+    from bookbuild.site.notation import set_scientific
 
     class TracedPasteTextRole(PasteTextRole):
         """``{glue:text}``, with the glued key on the node so the page can say where the number came from."""
@@ -290,7 +290,7 @@ def _traced_text_role() -> Any:
             for node in result:
                 if isinstance(node, nodes.inline) and "pasted-text" in node["classes"]:
                     node["classes"] += ["glued", f"glue-key-{key}"]
-                    set_scientific(node)  # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.notation)
+                    set_scientific(node)  # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.site.notation)
             return result, messages
 
     return TracedPasteTextRole()
@@ -298,7 +298,7 @@ def _traced_text_role() -> Any:
 
 def mark_listings(app: Any, doctree: nodes.document, docname: str) -> None:
     """Give every listing of ``chapter_code`` its anchor, and every figure drawn by a cell its data links."""
-    from bookbuild.pdf import _is_listing
+    from bookbuild.site.pdf import _is_listing
 
     path = Path(app.srcdir) / f"{docname}.md"
     if not path.is_file():
@@ -369,7 +369,7 @@ def page_provenance(app: Any, pagename: str, templatename: str, context: dict[st
 def scientific_pasted_text(app: Any, doctree: nodes.document, docname: str) -> None:
     """A number glued from another page (``{glue:text}`page.md::key```, which myst-nb pastes after the roles
     have run) in the reader's notation too: 1e-6 as 10⁻⁶, as the traced role sets the page's own."""
-    from bookbuild.notation import set_scientific
+    from bookbuild.site.notation import set_scientific
 
     for node in list(doctree.findall(nodes.inline)):
         if "pasted-text" in node["classes"]:

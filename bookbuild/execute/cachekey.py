@@ -7,7 +7,7 @@ comparison options. Edit a caption and the hash moves, so the page runs again,
 and myst-nb would run it itself if the engine had not. :func:`install` makes
 the hash cover only :data:`EXECUTION_KEYS` (the tags, which hold
 ``raises-exception`` and ``skip-execution``), in every process that hashes: the
-engine (:func:`bookbuild.engine.code_hash`, its store and its lookups) and
+engine (:func:`bookbuild.execute.engine.code_hash`, its store and its lookups) and
 Sphinx (myst-nb's lookup, through :mod:`bookbuild.site`). Captions, alt text,
 labels and options are read from the page as it stands when it renders (the
 merge of stored outputs into the page keeps the page's metadata, where

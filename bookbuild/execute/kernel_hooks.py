@@ -46,14 +46,16 @@ import time
 import warnings
 from typing import Any
 
+# What the chapter did is kept by the event sink, which the runs report to as well: no import circle
+from bookbuild.execute.events import _state, note_run, report  # noqa: F401 - the engine reads them from here
+from bookbuild.execute.events import cell as _cell
+
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 #: as :data:`bookbuild.files.LAB_MARKER` (not imported: the kernel would then depend on bookbuild/files.py)
 _LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
 
-_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "sweeps": [], "notes": [],
-                          "seen": {}}
 _hashing = threading.local()  # the hook's own reads raise audit events too
 _known: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (stat signature, hash): a file opened again
 
@@ -214,7 +216,7 @@ def summarise_figure(fig: Any) -> dict[str, Any]:
                 array = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
                 data.append({"axes": n, "image": [[_number(v) for v in row] for row in np.atleast_2d(array)]})
     summary: dict[str, Any] = {"text": text, "data": data}
-    from bookbuild.figure_layout import overlapping_texts
+    from bookbuild.lint.figure_layout import overlapping_texts
 
     overlaps = overlapping_texts(fig)
     if overlaps:  # only then: a clean figure's summary is what it always was
@@ -261,7 +263,7 @@ def _watchdog() -> None:
 
 
 #: JAX's warnings about its persistent compilation cache (which the engine turns on for its kernels,
-#: :func:`bookbuild.engine.reuse_jax_compilations`): a damaged entry is compiled again, an entry that cannot be
+#: :func:`bookbuild.execute.engine.reuse_jax_compilations`): a damaged entry is compiled again, an entry that cannot be
 #: written is not kept; either way the cell computes the same, so it is said in the build log, never in the cell.
 _JAX_CACHE_WARNING = re.compile(r"^Error (reading|writing) persistent compilation cache entry ")
 
@@ -306,14 +308,14 @@ def _install_backend(root: str) -> None:
 
 def _run_once(fn: Any, /, **kwargs: Any) -> Any:
     # Imported on first use, as before the entry point existed: a chapter that memoizes nothing does not
-    # read bookbuild.runs, so an edit there re-executes only the chapters that memoize.
-    from bookbuild.runs import run_once
+    # read bookbuild.runs.memo, so an edit there re-executes only the chapters that memoize.
+    from bookbuild.runs.memo import run_once
 
     return run_once(fn, **kwargs)
 
 
 def _load_sweep(name: str, **kwargs: Any) -> Any:
-    from bookbuild.sweeps import load
+    from bookbuild.runs.sweeps import load
 
     loaded = load(name, **kwargs)
     if loaded is None:  # none_if_unrun and no record yet
@@ -324,34 +326,6 @@ def _load_sweep(name: str, **kwargs: Any) -> Any:
     _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
                              "total": loaded.total, "commits": commits, "cell": _cell()})
     return loaded
-
-
-def _cell() -> int | None:
-    """The execution count of the cell running now (what the executed notebook stores as the cell's count)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    shell = get_ipython()
-    return None if shell is None else shell.execution_count
-
-
-def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float) -> None:
-    """Record one memoized run (``outcome`` "reused" or "computed") for the build report."""
-    _state["runs"].append({"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
-                           "compute_s": round(compute_s, 3), "cell": _cell()})
-
-
-def report(message: str) -> None:
-    """A diagnostic of the build's machinery: for the build log and report, never for the cell's output.
-
-    In a chapter's kernel (after :func:`install`) it is kept for the engine; elsewhere (a test, a script,
-    a sweep's job) it goes to stderr.
-    """
-    if "root" in _state:
-        _state["notes"].append(message)
-    else:
-        print(message, file=sys.stderr)
 
 
 def imported_distributions() -> list[str]:

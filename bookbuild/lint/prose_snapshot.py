@@ -1,6 +1,6 @@
 """Write the frozen snapshot of the book's own prose that Chapter 4's language model reads.
 
-``python -m bookbuild.prose_snapshot`` reads the pages of Chapters 1-3
+``python -m bookbuild.lint.prose_snapshot`` reads the pages of Chapters 1-3
 (:data:`PAGES`), keeps their prose and writes ``data/book_prose.txt``. Kept:
 paragraphs, headings, list items, the bodies of prose directives (exercises,
 solutions' text, admonitions) and math. Dropped: the front matter, every code
@@ -25,9 +25,9 @@ import re
 import sys
 from pathlib import Path
 
-from bookbuild.prose import _FENCE, _LABEL, _OPTION  # one reading of MyST's structure for both tools
+from bookbuild.lint.prose import _FENCE, _LABEL, _OPTION  # one reading of MyST's structure for both tools
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("book/recurrence.md", "book/gradients.md", "book/gated.md")
 SNAPSHOT = ROOT / "data" / "book_prose.txt"
 

@@ -2,7 +2,7 @@
 
 A number in a sentence must come from the computation (a ``{glue:text}`` role,
 or ``{glue}`` / ``{glue:}`` and the glue directives) or be marked on purpose as
-a literal with the ``{lit}`` role (:mod:`bookbuild.sphinx_lit`): an
+a literal with the ``{lit}`` role (:mod:`bookbuild.site.lit`): an
 illustrative number ("position {lit}`17`"), a fact of the method, or a number
 quoted from a cited source, which the sentence must then cite. Everything else
 is reported, one message per number, with the page, the line and what to do.
@@ -20,7 +20,7 @@ Checked: every other line, including the figure captions of code cells (the
 ``caption:`` option, which myst-nb renders as MyST, so roles work there), the
 prose inside ``{exercise}``, ``{admonition}``, ``{glossary}`` and other prose
 directives and their titles, and markdown tables. Alt texts are checked by
-:mod:`bookbuild.alttext`. A number is a run of digits not glued to a letter or an
+:mod:`bookbuild.lint.alttext`. A number is a run of digits not glued to a letter or an
 underscore (``float64`` and ``W_2`` are names, ``80th`` and ``3x`` are numbers),
 or one of :data:`NUMBER_WORDS` ("eighteen", "a fifth").
 
@@ -30,10 +30,10 @@ superscripts are notation), a number in the visible text of a ``{ref}``,
 ``{numref}``, ``{doc}`` or ``{term}`` role, and a code span that is only a
 number or a ``name=number`` setting (`` `26` ``, `` `hidden=64` ``). The rule is
 *report-only* while :data:`MARKUP_RULE_ENFORCED` is false: ``python -m
-bookbuild.prose --markup [ROOT]`` lists the spans per page and the check does not
+bookbuild.lint.prose --markup [ROOT]`` lists the spans per page and the check does not
 fail on them; set it true to make each one a problem like any typed number.
 
-``python -m bookbuild.prose [ROOT]`` prints the problems and exits 1 if any.
+``python -m bookbuild.lint.prose [ROOT]`` prints the problems and exits 1 if any.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ _NUMBER = re.compile(
 )
 
 #: Whether numbers typed into markup (inline math, a reference's text, a bare-number code span) fail the
-#: check; report-only (``python -m bookbuild.prose --markup``) until the chapters are cleared of them.
+#: check; report-only (``python -m bookbuild.lint.prose --markup``) until the chapters are cleared of them.
 MARKUP_RULE_ENFORCED = True
 
 _MATH_SPAN = re.compile(r"(?<!\$)\$([^$\n]+)\$(?!\$)")
@@ -244,9 +244,9 @@ def check_pages(root: Path) -> list[str]:
     """Check every page under ``root/book`` (generated pages excepted); return one message per problem.
 
     The prose and captions are checked here; alt texts, which cannot hold a
-    glue role, by :mod:`bookbuild.alttext` against the recorded figures.
+    glue role, by :mod:`bookbuild.lint.alttext` against the recorded figures.
     """
-    from bookbuild import alttext
+    from bookbuild.lint import alttext
 
     book = Path(root) / "book"
     if not book.is_dir():
@@ -263,11 +263,11 @@ def check_pages(root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m bookbuild.prose [ROOT]``: print every problem; exit 1 if there is any."""
+    """``python -m bookbuild.lint.prose [ROOT]``: print every problem; exit 1 if there is any."""
     args = list(sys.argv[1:] if argv is None else argv)
     markup = "--markup" in args
     args = [a for a in args if a != "--markup"]
-    root = Path(args[0]) if args else Path(__file__).resolve().parent.parent
+    root = Path(args[0]) if args else Path(__file__).resolve().parents[2]
     if markup:  # the report-only rule: numbers typed into markup, per page
         report = markup_report(root)
         for page, lines in report.items():

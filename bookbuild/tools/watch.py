@@ -47,7 +47,7 @@ def sphinx_config(root: Path = ROOT) -> dict:
 
 def write_conf(root: Path = ROOT, folder: Path = CONF_DIR) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    lines = ["# Written by bookbuild.watch from _config.yml and _toc.yml; rewritten by every `make watch`."]
+    lines = ["# Written by bookbuild.tools.watch from _config.yml and _toc.yml; rewritten by every `make watch`."]
     config = sphinx_config(root)
     # Sphinx reads some paths relative to the configuration's folder, which is not the book's here.
     for key in PATHS:
@@ -67,7 +67,7 @@ def command(port: int = 8000, root: Path = ROOT) -> list[str]:
     python = sys.executable
     args = [python, "-m", "sphinx_autobuild", str(root), str(HTML_DIR), "-c", str(CONF_DIR),
             "-d", str(BUILD_DIR / ".doctrees"), "-b", "html", "-n", "--keep-going", "--port", str(port),
-            "--host", "127.0.0.1", "--pre-build", shlex.join([python, "-m", "bookbuild.watch", "prepare"])]
+            "--host", "127.0.0.1", "--pre-build", shlex.join([python, "-m", "bookbuild.tools.watch", "prepare"])]
     for pattern in [*(str(root / g) for g in GENERATED), *(str(root / i) for i in IGNORED), str(BUILD_DIR)]:
         args += ["--ignore", pattern]
     return args
@@ -75,7 +75,8 @@ def command(port: int = 8000, root: Path = ROOT) -> list[str]:
 
 def prepare() -> int:
     """What ``make book`` does before Sphinx: execute what is stale, write the report and the appendix."""
-    from bookbuild import engine, gate
+    from bookbuild import gate
+    from bookbuild.execute import engine
     from bookbuild.files import checkout_lock
 
     started = time.perf_counter()

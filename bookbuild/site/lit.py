@@ -1,12 +1,12 @@
 r"""A Sphinx role for numbers written into the prose on purpose: ``{lit}`17```.
 
-The prose-number check (:mod:`bookbuild.prose`) refuses any number in a page's
+The prose-number check (:mod:`bookbuild.lint.prose`) refuses any number in a page's
 prose that is not glued from the computation. A number that is deliberately a
 literal (an illustrative position, a fact of the method, a figure quoted from a
 cited source) is wrapped in this role; it renders as the plain text, inside a
 ``<span class="lit">``, so the reader sees an ordinary number; one in E notation
 (a source's ``1.2e-07``, a setting's ``2e-3``) is set as a power of ten, as the
-glued numbers are (:mod:`bookbuild.notation`).
+glued numbers are (:mod:`bookbuild.site.notation`).
 
 Inline math whose numbers are such literals (a definition, an illustrative
 value, a worked identity: ``{lit-math}`\sigma(0) = 0.5```) is written with
@@ -26,7 +26,7 @@ def lit_role(
     name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as a power of ten)."""
-    from bookbuild.notation import set_scientific
+    from bookbuild.site.notation import set_scientific
 
     node = nodes.inline(rawtext, text, classes=["lit"])
     set_scientific(node)
@@ -42,7 +42,7 @@ def lit_math_role(
 
 #: The modules that render the prose's numbers and claims into a page: literals, the notation of E
 #: numbers, claims and their previews, glued numbers (bookbuild/*.py).
-RENDERING = ("sphinx_lit.py", "notation.py", "claims.py", "provenance.py")
+RENDERING = ("site/lit.py", "site/notation.py", "lint/claims.py", "site/provenance.py")  # under bookbuild/
 
 
 def rendering_key() -> str:
@@ -50,8 +50,8 @@ def rendering_key() -> str:
     import hashlib
     from pathlib import Path
 
-    here = Path(__file__)
-    return hashlib.sha256(b"".join(here.with_name(n).read_bytes() for n in RENDERING)).hexdigest()[:16]
+    package = Path(__file__).resolve().parents[1]
+    return hashlib.sha256(b"".join((package / n).read_bytes() for n in RENDERING)).hexdigest()[:16]
 
 
 def pages_to_reread(app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:

@@ -8,7 +8,7 @@ one of
 - ``{"kind": "glue", "name": ..., "lines": [...]}``: a value bound into the prose;
 - ``{"kind": "image", "file": "<label>-<n>.png", "text": [...]}``: a figure, stored next to the
   records, with what it says (titles, labels, ticks, legend, annotations), when the kernel summarised it
-  (:mod:`bookbuild.kernel_hooks`); the numbers it plots go to ``<label>-<n>.json`` beside the PNG;
+  (:mod:`bookbuild.execute.kernel_hooks`); the numbers it plots go to ``<label>-<n>.json`` beside the PNG;
 - ``{"kind": "volatile"}``: the whole output of a cell marked ``volatile: true`` (never compared, so
   not stored: accepting a build never rewrites a baseline for it).
 
@@ -41,13 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bookbuild.execute.cells import CELL_OPTIONS, RecordError, cell_options, validate_cells  # noqa: F401
+
 DEFAULT_IMAGE_TOLERANCE = 2.0
 #: Plotted numbers: float32 data computed through a chain of steps (a gradient 60 steps back) carry relative
 #: rounding of 1e-5 that depends on the CPU's kernels (measured under the fragility probe: up to 2e-5); a relative
 #: 1e-4 moves no point by a tenth of a pixel on the book's axes, and a moved curve fails.
 DEFAULT_FIGURE_RTOL = 1e-4
-FIGURE_MIME = "application/vnd.bookbuild.figure+json"  # written by bookbuild.kernel_hooks
-CELL_OPTIONS = ("tolerance", "image_tolerance", "volatile")
+FIGURE_MIME = "application/vnd.bookbuild.figure+json"  # written by bookbuild.execute.kernel_hooks
 DURATION_GLUE_SUFFIX = "_seconds"  # a glued value named like this is a wall time: recorded as <duration>
 VALUE_MIMES = ["text/markdown", "text/html", "text/plain"]
 
@@ -57,10 +58,6 @@ _VOLATILE = [
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|min|minutes)\b(?=\W|$)"), "<duration>"),
 ]
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?%?")
-
-
-class RecordError(ValueError):
-    """A chapter's cells cannot be recorded (a missing or repeated label)."""
 
 
 @dataclass(frozen=True)
@@ -102,85 +99,6 @@ def _lines(text: str | list[str]) -> list[str]:
     if isinstance(text, list):
         text = "".join(text)
     return text.rstrip("\n").split("\n")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
-
-
-def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
-    """The gate's options of one code cell, validated (a wrong type or key is an error naming the cell)."""
-    import difflib
-
-    label = cell.metadata.get("label", f"code cell #{number}")
-    where = f"{chapter}.md, cell {label!r}"
-    for key in cell.metadata:
-        close = difflib.get_close_matches(str(key), CELL_OPTIONS, n=1, cutoff=0.75)
-        if key not in CELL_OPTIONS and close:
-            raise RecordError(f"{where}: unknown option ':{key}:'; did you mean ':{close[0]}:'?")
-    options = {k: cell.metadata[k] for k in CELL_OPTIONS if k in cell.metadata}
-    tol = options.get("tolerance")
-    if tol is not None:
-        example = "{rtol: 1e-3, reason: 'why the output has no more precision than this'}"
-        if not isinstance(tol, dict) or not tol:
-            raise RecordError(f"{where}: ':tolerance:' must be a mapping such as {example}; got {tol!r}")
-        for key, value in tol.items():
-            if key not in ("rtol", "atol", "image", "lines", "reason"):
-                raise RecordError(f"{where}: ':tolerance:' accepts the keys rtol, atol, image, lines and reason; "
-                                  f"got {key!r}")
-            if key == "lines" and not (isinstance(value, dict) and value and all(
-                    isinstance(k, str) and _is_number(v) for k, v in value.items())):
-                raise RecordError(f"{where}: ':tolerance:' lines must map labels of the figure's lines to their own "
-                                  f"rtol, such as {{lines: {{no clipping: 10}}}}; got {value!r}")
-            if key not in ("reason", "lines") and not _is_number(value):
-                raise RecordError(f"{where}: ':tolerance:' {key} must be a number >= 0; got {value!r}")
-        reason = tol.get("reason")
-        if not isinstance(reason, str) or len(reason.split()) < 3:
-            raise RecordError(f"{where}: ':tolerance:' needs a reason, a few words on why the output has no more "
-                              f"precision than it allows, such as {example}; got {reason!r}")
-        if "image" in tol:
-            options["image_tolerance"] = tol["image"]
-    elif "image_tolerance" in options:
-        raise RecordError(f"{where}: ':image_tolerance:' is now written inside ':tolerance:' with its reason, "
-                          f"such as {{image: 30, reason: '...'}}")
-    if "image_tolerance" in options and not _is_number(options["image_tolerance"]):
-        raise RecordError(f"{where}: ':image_tolerance:' must be a number >= 0 (an RMS over pixels); "
-                          f"got {options['image_tolerance']!r}")
-    if "volatile" in options and not isinstance(options["volatile"], bool):
-        raise RecordError(f"{where}: ':volatile:' must be true or false; got {options['volatile']!r}")
-    return options
-
-
-def validate_cells(nb: Any, chapter: str) -> dict[str, dict]:
-    """Every code cell has a unique label and valid gate options; return the options by label.
-
-    Runs before a chapter executes, so a missing label costs no execution. Cells
-    are counted among code cells only, and named by their first line.
-    """
-    problems: list[str] = []
-    options: dict[str, dict] = {}
-    number = 0
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        number += 1
-        first = next((ln for ln in str(cell.source).splitlines() if ln.strip()), "(empty)")
-        label = cell.metadata.get("label")
-        if not label:
-            problems.append(f"{chapter}.md: code cell #{number} (starting `{first[:60]}`) has no ':label:' "
-                            "option; every code cell needs a unique one")
-            continue
-        if label in options:
-            problems.append(f"{chapter}.md: the label {label!r} is used by more than one code cell "
-                            f"(again at code cell #{number})")
-            continue
-        try:
-            options[label] = cell_options(cell, chapter, number)
-        except RecordError as exc:
-            problems.append(str(exc))
-    if problems:
-        raise RecordError("\n".join(problems))
-    return options
 
 
 def extract(nb: Any, chapter: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, bytes], dict[str, dict]]:
@@ -575,7 +493,7 @@ def _cell_differences(chapter: str, label: str, old_outs: list[dict], new_outs: 
 
 def _page_differences(chapter: str, old_records: dict, records: dict) -> list[Difference]:
     """The page's listings and panels against the baseline's (where the baseline records them)."""
-    from bookbuild import pagecontent
+    from bookbuild.gate import pagecontent
 
     diffs: list[Difference] = []
     if pagecontent.LISTINGS in old_records and pagecontent.LISTINGS in records:
@@ -617,11 +535,11 @@ def compare(
 ) -> list[Difference]:
     """Every difference between a chapter's baseline and its new records; an absent baseline is one.
 
-    ``records`` may hold the page's sections (:data:`bookbuild.pagecontent.PAGE_KEYS`); a baseline
+    ``records`` may hold the page's sections (:data:`bookbuild.gate.pagecontent.PAGE_KEYS`); a baseline
     written before they were recorded is compared without them. ``page_problems`` (a listing that
     cannot be cut) are differences whatever the baseline says.
     """
-    from bookbuild import pagecontent
+    from bookbuild.gate import pagecontent
 
     problems = [Difference(chapter, "listing", "shown", p) for p in page_problems or []]
     cells = {k: v for k, v in records.items() if k not in pagecontent.PAGE_KEYS}
@@ -677,7 +595,7 @@ def _same_output(old: dict, new: dict, figures: Path, images: dict[str, bytes]) 
 def exactness(baseline: tuple[dict, Path] | None, records: dict[str, list[dict[str, Any]]],
               images: dict[str, bytes], diffs: list[Difference]) -> Exactness:
     """Count the outputs that equal their baseline's bit for bit; name those equal only within their precision."""
-    from bookbuild import pagecontent
+    from bookbuild.gate import pagecontent
 
     if baseline is None:
         return Exactness(0, [])
@@ -712,7 +630,7 @@ def settle(baseline: tuple[dict, Path] | None, records: dict[str, list[dict[str,
     tolerances), so accepting one intended change rewrites no raw timing or last digit beside it.
     The page's sections are stored as they are now.
     """
-    from bookbuild import pagecontent
+    from bookbuild.gate import pagecontent
 
     if baseline is None:
         return records, images

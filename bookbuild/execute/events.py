@@ -1,0 +1,42 @@
+"""The event sink of a chapter's kernel: what the chapter read, the runs it memoized, the sweeps it loaded, notes.
+
+:mod:`bookbuild.execute.kernel_hooks` fills it while the chapter runs and hands it to the engine at the end;
+the memoizer and the sweep loader report to it. It imports nothing of the build, so neither the hooks nor
+the runs depend on each other through it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "sweeps": [], "notes": [],
+                          "seen": {}}
+
+
+def cell() -> int | None:
+    """The execution count of the cell running now (what the executed notebook stores as the cell's count)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
+
+
+def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float) -> None:
+    """Record one memoized run (``outcome`` "reused" or "computed") for the build report."""
+    _state["runs"].append({"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
+                           "compute_s": round(compute_s, 3), "cell": cell()})
+
+
+def report(message: str) -> None:
+    """A diagnostic of the build's machinery: for the build log and report, never for the cell's output.
+
+    In a chapter's kernel (after the hooks are installed) it is kept for the engine; elsewhere (a test, a
+    script, a sweep's job) it goes to stderr.
+    """
+    if "root" in _state:
+        _state["notes"].append(message)
+    else:
+        print(message, file=sys.stderr)

@@ -1,0 +1,1 @@
+"""Page lints: typed numbers, alt text, claims and their checks, cell formatting, figure layout."""

@@ -1,0 +1,1 @@
+"""Runs and sweeps: memoized runs, keys on definitions, sweep jobs and records, a local Slurm."""

@@ -1,0 +1,1 @@
+"""Developer tools: the benchmarks, the GPU run, the live preview, the environment, the labs."""
