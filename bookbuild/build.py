@@ -75,6 +75,11 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim names a check its page "
               "declares, and every check is claimed (see bookbuild/lint/claims.py)", file=sys.stderr)
         return 1
+    if gate.references_verdict(ROOT, checks):
+        print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every glued name the text cites is "
+              "glued by a cell of its page, and every figure has alt text (see bookbuild/lint/references.py)",
+              file=sys.stderr)
+        return 1
     env = dict(os.environ)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # silences a debugger notice in kernels
     side = SidePdf(pdf_after, env) if pdf_after and builder == "html" else None

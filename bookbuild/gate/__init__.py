@@ -395,6 +395,23 @@ def claims_verdict(pages: list[Any]) -> int:
     return 0
 
 
+def references_verdict(root: Path, checks: list[ChapterCheck]) -> int:
+    """1, with one line per unknown glue name and per figure without alt text (file and line), or 0."""
+    from bookbuild.lint import references
+
+    problems = []
+    for c in checks:
+        if c.result.status in ("hit", "executed"):
+            problems += references.page_problems(root, c.result.chapter, engine.rendered_notebook(root,
+                                                                                                  c.result.chapter))
+    if problems:
+        print(f"\n{len(problems)} reference(s) from a page's text that its cells do not provide:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def claims_table(pages: list[Any]) -> list[str]:
     """The build report's rows: claims and checks per chapter."""
     lines = ["", "## Claims and checks", "",
@@ -595,11 +612,14 @@ def check(root: Path = engine.ROOT) -> int:
     prose = prose_verdict(root)
     checks, profile = run_and_check(root)
     paired = claims_verdict(claim_pages(root, checks))
+    referenced = references_verdict(root, checks)
     outputs = verdict(checks, profile)
     layout = layout_verdict(root, checks)
     failed = [what for what, code in (("outputs differ from the baselines", outputs),
                                       ("numbers are typed into the prose (listed above)", prose),
                                       ("claims and checks do not pair up (listed above)", paired),
+                                      ("the text names values or alt text its cells lack (listed above)",
+                                       referenced),
                                       ("texts overlap in figures (listed above)", layout)) if code]
     if failed:
         print(f"check FAILED: {'; '.join(failed)}", file=sys.stderr)

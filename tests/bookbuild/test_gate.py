@@ -501,3 +501,18 @@ def test_the_report_lists_each_declared_tolerance_with_its_reason(tmp_path: Path
     page = gate.write_report(tmp_path, [check], "cpu-avx2").read_text()
     assert "| {doc}`/book/a` | `fig` | rtol 0.05, image 8 | a chaotic run's path |" in page
     assert "This build: 3 output(s) bit for bit, 1 within their declared precision (fig)." in page
+
+
+def test_make_check_names_a_misspelt_glue_name_before_sphinx_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    from tests.bookbuild.test_references import PAGE, notebook
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ch.md").write_text(PAGE)
+    monkeypatch.setattr(engine, "rendered_notebook", lambda r, chapter: notebook(["loss_finl", "n_steps"]))
+    result = engine.ChapterResult("book/ch", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
+    assert gate.references_verdict(tmp_path, [gate.ChapterCheck(result, [], None)]) == 1
+    err = capsys.readouterr().err
+    assert "2 reference(s) from a page's text that its cells do not provide:" in err
+    assert "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this page glues; did you mean" in err
+    assert "book/ch.md:6: the figure of cell 'fig-loss' has no alt text" in err

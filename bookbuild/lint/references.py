@@ -1,0 +1,71 @@
+"""What a page's text asks of its cells: a value glued for every ``{glue:text}`` name, alt text for every figure.
+
+Both are found wrong by Sphinx only late, or never: a misspelt glue name fails ``make book`` after the
+chapters have executed, and a figure drawn without ``image: alt:`` gets its file path as alt text on the
+site, which no check saw. This lint reads each executed page (``make check``, ``make book``) and names
+every such mistake at once, each with its file and line and what to write instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+GLUE_ROLE = re.compile(r"\{glue:text\}`([^`]+)`")
+LABEL = re.compile(r"^:label:\s*(\S+)\s*$")
+HIDDEN = {"remove-output", "remove-cell"}
+
+
+def glued_names(nb: Any) -> set[str]:
+    """Every name a cell of the executed notebook glued (myst-nb's ``glue``)."""
+    names = set()
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                names.add(name)
+    return names
+
+
+def _line_of_label(lines: list[str], label: str) -> int:
+    return next((i for i, line in enumerate(lines, start=1) if LABEL.match(line) and LABEL.match(line)[1] == label),
+                1)
+
+
+def _has_figure(cell: Any) -> bool:
+    return any("image/png" in out.get("data", {}) or "image/svg+xml" in out.get("data", {})
+               for out in cell.get("outputs", []))
+
+
+def _alt(cell: Any) -> str:
+    image = (cell.metadata.get("mystnb") or {}).get("image") or {}
+    return str(image.get("alt", "") or "").strip()
+
+
+def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
+    """One line per unknown glue name and per figure without alt text on ``chapter``'s page."""
+    path = root / f"{chapter}.md"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    glued = glued_names(nb)
+    problems = []
+    for number, line in enumerate(lines, start=1):
+        for match in GLUE_ROLE.finditer(line):
+            name = match[1].strip()
+            if name not in glued:
+                close = difflib.get_close_matches(name, sorted(glued), n=1, cutoff=0.7)
+                hint = f"; did you mean `{close[0]}`?" if close else "; glue it in a cell of this page"
+                problems.append(f"{chapter}.md:{number}: {{glue:text}}`{name}` names no value a cell of this page "
+                                f"glues{hint}")
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not _has_figure(cell):
+            continue
+        tags = set(cell.metadata.get("tags", []))
+        if tags & HIDDEN or _alt(cell):
+            continue
+        label = cell.metadata.get("label", "?")
+        problems.append(f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' has no alt text "
+                        "(the site would show its file path): add `image: alt:` under the cell's `:mystnb:` option, "
+                        "a sentence saying what the figure shows")
+    return problems

@@ -1,0 +1,72 @@
+"""Tests for bookbuild.lint.references: a glue name the text cites but no cell glues, a figure without alt text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from bookbuild.lint import references
+
+PAGE = """# A page
+
+The loss ends at {glue:text}`loss_final`, after {glue:text}`n_steps` steps.
+
+```{code-cell} ipython3
+:label: fig-loss
+plot()
+```
+"""
+
+
+def notebook(glued: list[str], figure_options: dict | None = None, tags: list[str] | None = None):
+    nb = nbformat.v4.new_notebook()
+    glue = nbformat.v4.new_code_cell("glue(...)", metadata={"label": "numbers"})
+    glue.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "1"},
+                                           metadata={"scrapbook": {"name": name, "mime_prefix": ""}})
+                    for name in glued]
+    meta = {"label": "fig-loss", **({"mystnb": figure_options} if figure_options else {}),
+            **({"tags": tags} if tags else {})}
+    figure = nbformat.v4.new_code_cell("plot()", metadata=meta)
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})]
+    nb.cells = [glue, figure]
+    return nb
+
+
+def problems(tmp_path: Path, nb) -> list[str]:
+    (tmp_path / "book").mkdir(exist_ok=True)
+    (tmp_path / "book" / "ch.md").write_text(PAGE)
+    return references.page_problems(tmp_path, "book/ch", nb)
+
+
+ALT = {"image": {"alt": "The loss falls over the steps."}}
+
+
+def test_a_page_whose_cells_provide_every_name_and_alt_text_passes(tmp_path: Path) -> None:
+    assert problems(tmp_path, notebook(["loss_final", "n_steps"], ALT)) == []
+
+
+def test_a_misspelt_glue_name_is_named_at_its_line_with_the_name_meant(tmp_path: Path) -> None:
+    assert problems(tmp_path, notebook(["loss_finl", "n_steps"], ALT)) == [
+        "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this page glues; did you mean `loss_finl`?"]
+
+
+def test_a_name_no_cell_glues_at_all_says_to_glue_it(tmp_path: Path) -> None:
+    assert problems(tmp_path, notebook(["loss_final"], ALT)) == [
+        "book/ch.md:3: {glue:text}`n_steps` names no value a cell of this page glues; glue it in a cell of this page"]
+
+
+def test_a_figure_without_alt_text_is_named_at_its_cell(tmp_path: Path) -> None:
+    (problem,) = problems(tmp_path, notebook(["loss_final", "n_steps"], {"figure": {"caption": "The loss."}}))
+    assert problem.startswith("book/ch.md:6: the figure of cell 'fig-loss' has no alt text (the site would show "
+                              "its file path): add `image: alt:`")
+    (problem,) = problems(tmp_path, notebook(["loss_final", "n_steps"], {"image": {"alt": "  "}}))  # blank
+    assert "has no alt text" in problem
+
+
+def test_every_mistake_is_named_at_once(tmp_path: Path) -> None:
+    assert len(problems(tmp_path, notebook([], None))) == 3
+
+
+def test_a_figure_whose_output_the_page_does_not_show_needs_no_alt_text(tmp_path: Path) -> None:
+    assert problems(tmp_path, notebook(["loss_final", "n_steps"], None, tags=["remove-output"])) == []
