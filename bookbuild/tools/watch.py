@@ -93,16 +93,36 @@ def prepare() -> int:
     if gate.claims_verdict(pages):
         print("watch: a claim and its check do not pair (above); fix it and save again", file=sys.stderr)
         return 1
+    if gate.references_verdict(ROOT, checks):
+        print("watch: the text cites a value or lacks an alt text its cells do not provide (above); fix it and "
+              "save again", file=sys.stderr)
+        return 1
     diffs = sum(len(c.differences) for c in checks)
     note = f"; {diffs} output(s) differ from baselines/{profile}/ (see the build report)" if diffs else ""
     print(f"watch: chapters ready in {time.perf_counter() - started:.1f} s{note}")
     return 0
 
 
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something already listens on ``host:port`` (checked by binding it, as the server would)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["prepare"]:
         return prepare()
     port = int(argv[0]) if argv else int(os.environ.get("PORT", "8000"))
+    if port_in_use(port):  # before building anything: the server would die on it after the first build
+        print(f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` or `make serve`?); "
+              f"stop it, or choose another: make watch PORT={port + 1}", file=sys.stderr)
+        return 2
     try:
         import sphinx_autobuild  # noqa: F401
     except ImportError:

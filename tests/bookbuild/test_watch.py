@@ -48,3 +48,20 @@ def test_without_sphinx_autobuild_it_says_how_to_get_it(monkeypatch, capsys) -> 
     monkeypatch.setattr(builtins, "__import__", no_autobuild)
     assert watch.main(["8000"]) == 2
     assert "make watch" in capsys.readouterr().err
+
+
+def test_a_port_in_use_stops_make_watch_before_it_builds_anything(capsys, monkeypatch) -> None:
+    import socket
+
+    import pytest
+
+    monkeypatch.setattr(watch, "write_conf", lambda: pytest.fail("nothing is built or written first"))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert watch.port_in_use(port)
+        assert watch.main([str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"watch: port {port} on 127.0.0.1 is already in use" in err
+    assert f"make watch PORT={port + 1}" in err
