@@ -32,9 +32,10 @@ notebook is written; only its output (inputs and results, as plain numbers)
 goes into the notebook, never its source (so writing the notebooks imports
 torch and the taught code; the references run on one thread in seconds,
 once per process). The checkpoint cell runs through
-:func:`run_checkpoint`, which prints a failure as one sentence instead of a
-traceback, so the student edition runs from top to bottom and every
-checkpoint says what is still missing. The notebooks import nothing from this
+:func:`run_checkpoint`, which raises a failure as a :class:`CheckpointError`
+(an ``AssertionError`` that Jupyter shows as its one sentence, not a
+traceback), so Run All stops at the first exercise not yet done and an
+error-based grader scores the notebook. The notebooks import nothing from this
 repository; they name their requirements (``pip install``) in their first
 cell. The listings' numbered markers (``# [1]``), explained under each
 listing on the pages, are dropped from the notebooks' code. As a Sphinx
@@ -161,14 +162,22 @@ def stub_message(lab: Lab, number: int, exercise: Exercise) -> str:
     return f"{lab.title}, exercise {number} is not written yet: write the missing part of {name} (the task is above it)"
 
 
+class CheckpointError(AssertionError):
+    """A checkpoint that did not pass. Jupyter shows its one sentence, not a traceback."""
+
+    def _render_traceback_(self):
+        return [f"{type(self).__name__}: {self}"]
+
+
 def run_checkpoint(checkpoint, *args):
-    """Run a checkpoint on the reader's function: say that it passed, or in one sentence what is wrong."""
+    """Run a checkpoint on the reader's function: say that it passed, or stop here with one sentence on what is
+    wrong (an AssertionError, so Run All stops at the first unfinished exercise and a grader counts it)."""
     try:
         checkpoint(*args)
     except NotImplementedError as exc:
-        print(f"Checkpoint not passed yet. {exc}")
+        raise CheckpointError(f"Checkpoint not passed yet. {exc}") from None
     except AssertionError as exc:
-        print(f"Checkpoint failed: {exc}")
+        raise CheckpointError(f"Checkpoint failed: {exc}") from None
 
 
 def _rounded(value: Any) -> Any:
@@ -242,15 +251,16 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         raise ValueError(f"edition must be 'student' or 'solution'; got {edition!r}")
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     which = "solution edition, for instructors" if edition == "solution" else "student edition"
-    helper = textwrap.dedent(inspect.getsource(run_checkpoint)).rstrip()
+    helper = "\n\n\n".join(textwrap.dedent(inspect.getsource(obj)).rstrip() for obj in (CheckpointError,
+                                                                                        run_checkpoint))
     cells = [
         md(f"# {lab.title}\n\n*{which.capitalize()}; generated from the book's tested code.*\n\n{lab.intro}\n\n"
            f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}` "
            "(in Colab it is already installed). Nothing else: this notebook does not need the book's repository "
            "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
            "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
-           "A checkpoint that fails says what is wrong; the hints under each function open one at a time, "
-           "a nudge first."),
+           "A checkpoint that fails stops the notebook there and says in one sentence what is wrong; the hints "
+           "under each function open one at a time, a nudge first."),
         code(f"{lab.setup.strip()}\n\ntorch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
              f"\n\n\n{helper}"),
     ]

@@ -59,7 +59,8 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
                       if c.cell_type == "code"]
     nb = nbformat.v4.new_notebook(cells=cells)
     path = tmp_path_factory.mktemp("labs")
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path)}}).execute()
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path)}}).execute()
     out: dict[tuple[str, str], list[str]] = {}
     key = None
     for cell in nb.cells:
@@ -68,8 +69,12 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
             key = (slug, edition)
             out[key] = []
         elif "run_checkpoint(checkpoint_" in cell.source:
-            assert not [o for o in cell.outputs if o.output_type == "error"]
-            out[key].append("".join(o.get("text", "") for o in cell.outputs))
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            assert all(o.ename == "CheckpointError" for o in errors), errors  # no other error, no traceback
+            assert all(o.traceback == [f"CheckpointError: {o.evalue}"] for o in errors), errors
+            out[key].append("".join(o.get("text", "") for o in cell.outputs) + "".join(o.evalue for o in errors))
+        else:
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:200]
     return out
 
 
@@ -800,9 +805,21 @@ def test_every_checkpoint_is_shown_to_catch_a_wrong_answer() -> None:
     assert {m[0] for m in MISTAKES} == set(EXERCISES)
 
 
-def test_a_failed_checkpoint_prints_one_sentence_and_no_traceback(capsys: pytest.CaptureFixture[str]) -> None:
-    labs.run_checkpoint(EXERCISES["checkpoint_rnn_step"].checkpoint, rnn_no_bias)
-    assert capsys.readouterr().out.startswith("Checkpoint failed: rnn_step matches nn.RNNCell without its bias")
+def test_a_failed_checkpoint_raises_one_sentence_that_jupyter_shows_without_a_traceback() -> None:
+    failed = "^Checkpoint failed: rnn_step matches nn.RNNCell without its bias"
+    with pytest.raises(AssertionError, match=failed) as info:
+        labs.run_checkpoint(EXERCISES["checkpoint_rnn_step"].checkpoint, rnn_no_bias)
+    assert isinstance(info.value, labs.CheckpointError)
+    assert info.value._render_traceback_() == [f"CheckpointError: {info.value}"]
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # noqa: PT018 - one sentence, no chain
+
+
+def test_an_unwritten_exercise_stops_the_notebook_as_a_failure_a_grader_counts() -> None:
+    def stub(*args):
+        raise NotImplementedError("Lab 1, exercise 1 is not written yet")
+
+    with pytest.raises(AssertionError, match="^Checkpoint not passed yet. Lab 1, exercise 1 is not written yet$"):
+        labs.run_checkpoint(EXERCISES["checkpoint_rnn_step"].checkpoint, stub)
 
 
 def test_the_summed_loss_is_named_a_sum_once_perplexity_passes() -> None:
