@@ -75,7 +75,7 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim names a check its page "
               "declares, and every check is claimed (see bookbuild/lint/claims.py)", file=sys.stderr)
         return 1
-    if gate.references_verdict(ROOT, checks):
+    if gate.references_verdict(checks):
         print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every glued name the text cites is "
               "glued by a cell of its page, and every figure has alt text (see bookbuild/lint/references.py)",
               file=sys.stderr)

@@ -31,6 +31,7 @@ from typing import Any
 from bookbuild import files
 from bookbuild.execute import engine
 from bookbuild.gate import baselines, pagecontent
+from bookbuild.lint import references
 
 BASELINES = Path("baselines")
 REPORT_PAGE = Path("book") / "build-report.md"
@@ -48,6 +49,7 @@ class ChapterCheck:
     compared: bool = True  # False where no baseline applies to this machine's profile
     unrecorded: tuple[str, ...] = ()  # page sections its baseline predates (not compared until accepted)
     exactness: baselines.Exactness | None = None  # how many outputs matched bit for bit, how many within precision
+    references: tuple[str, ...] = ()  # glue names the text cites but no cell glues, figures without alt text
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -150,6 +152,7 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
                 f"{result.chapter}.md changed while the build was running: its code cells no longer match the "
                 "outputs just executed, so there is nothing to compare; run the command again (it executes only "
                 "what changed)") from None
+        cited = tuple(references.page_problems(root, result.chapter, nb))
         recs, images, options = baselines.extract(nb, result.chapter)
         page, problems = page_records(root, result.chapter, options)
         recs = {**recs, **page}
@@ -167,7 +170,7 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
             unrecorded = tuple(k for k in pagecontent.PAGE_KEYS if base is not None and k not in base[0])
         else:
             unrecorded = ()
-        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded, exactness))
+        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded, exactness, cited))
     return checks
 
 
@@ -395,15 +398,9 @@ def claims_verdict(pages: list[Any]) -> int:
     return 0
 
 
-def references_verdict(root: Path, checks: list[ChapterCheck]) -> int:
+def references_verdict(checks: list[ChapterCheck]) -> int:
     """1, with one line per unknown glue name and per figure without alt text (file and line), or 0."""
-    from bookbuild.lint import references
-
-    problems = []
-    for c in checks:
-        if c.result.status in ("hit", "executed"):
-            problems += references.page_problems(root, c.result.chapter, engine.rendered_notebook(root,
-                                                                                                  c.result.chapter))
+    problems = [problem for c in checks for problem in c.references]
     if problems:
         print(f"\n{len(problems)} reference(s) from a page's text that its cells do not provide:", file=sys.stderr)
         for problem in problems:
@@ -612,7 +609,7 @@ def check(root: Path = engine.ROOT) -> int:
     prose = prose_verdict(root)
     checks, profile = run_and_check(root)
     paired = claims_verdict(claim_pages(root, checks))
-    referenced = references_verdict(root, checks)
+    referenced = references_verdict(checks)
     outputs = verdict(checks, profile)
     layout = layout_verdict(root, checks)
     failed = [what for what, code in (("outputs differ from the baselines", outputs),

@@ -93,7 +93,7 @@ def prepare() -> int:
     if gate.claims_verdict(pages):
         print("watch: a claim and its check do not pair (above); fix it and save again", file=sys.stderr)
         return 1
-    if gate.references_verdict(ROOT, checks):
+    if gate.references_verdict(checks):
         print("watch: the text cites a value or lacks an alt text its cells do not provide (above); fix it and "
               "save again", file=sys.stderr)
         return 1

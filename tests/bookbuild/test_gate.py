@@ -510,8 +510,10 @@ def test_make_check_names_a_misspelt_glue_name_before_sphinx_runs(tmp_path: Path
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "ch.md").write_text(PAGE)
     monkeypatch.setattr(engine, "rendered_notebook", lambda r, chapter: notebook(["loss_finl", "n_steps"]))
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
     result = engine.ChapterResult("book/ch", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
-    assert gate.references_verdict(tmp_path, [gate.ChapterCheck(result, [], None)]) == 1
+    checks = gate.check_chapters(tmp_path, [result], "cpu-avx2", compared=False)
+    assert gate.references_verdict(checks) == 1
     err = capsys.readouterr().err
     assert "2 reference(s) from a page's text that its cells do not provide:" in err
     assert "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this page glues; did you mean" in err
