@@ -40,7 +40,8 @@ repository; they name their requirements (``pip install``) in their first
 cell. The listings' numbered markers (``# [1]``), explained under each
 listing on the pages, are dropped from the notebooks' code. As a Sphinx
 extension this module writes the notebooks, and one zip per edition
-(``labs-student.zip``, ``labs-solution.zip``), when a build starts, so the
+(``labs-student.zip``, ``labs-solution.zip``, and ``labs-instructor.zip``: the
+solution edition with nbgrader's grading metadata), when a build starts, so the
 pages link to them with ``{download}``.
 
 ``python -m bookbuild.tools.labs [OUT]`` writes the notebooks (default ``_build/labs``).
@@ -245,10 +246,38 @@ def _hint_cells(number: int, hints: tuple[str, ...]) -> str:
     return "\n\n".join(blocks)
 
 
+EDITIONS = ("student", "solution", "instructor")
+#: nbgrader's cell-metadata schema (the format nbgrader, and otter's nbgrader import, read)
+NBGRADER_SCHEMA = 3
+
+
+def _grading(cell: Any, grade_id: str, *, solution: bool = False, points: int = 0) -> None:
+    """Mark ``cell`` for nbgrader: a solution cell the student writes, or a locked test cell worth ``points``."""
+    cell.metadata["nbgrader"] = {"grade": points > 0, "grade_id": grade_id, "locked": not solution,
+                                 "schema_version": NBGRADER_SCHEMA, "solution": solution, "task": False,
+                                 **({"points": points} if points else {})}
+
+
 def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
-    """The ``edition`` ("student" or "solution") of ``lab`` as a notebook."""
-    if edition not in ("student", "solution"):
-        raise ValueError(f"edition must be 'student' or 'solution'; got {edition!r}")
+    """The ``edition`` of ``lab`` as a notebook: "student", "solution", or "instructor" (the solution edition with
+    nbgrader's grading metadata: each exercise's function a solution cell, its checkpoint a locked test cell worth
+    one point; the student and solution editions carry the same cell ids, so a grader matches them)."""
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {', '.join(EDITIONS)}; got {edition!r}")
+    if edition == "instructor":
+        nb = notebook(lab, "solution")
+        nb.cells[0].source = nb.cells[0].source.replace("*Solution edition, for instructors;",
+                                                        "*Instructor edition, with nbgrader's grading metadata;", 1)
+        _grading(nb.cells[1], f"{lab.slug}-setup")
+        for cell in nb.cells[2:]:
+            if cell.cell_type != "code":
+                continue
+            number = int(cell.metadata["exercise"])
+            if "run_checkpoint(" in cell.source:
+                _grading(cell, f"{lab.slug}-ex{number}-checkpoint", points=1)
+            else:
+                _grading(cell, f"{lab.slug}-ex{number}-function", solution=True)
+        return nb
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     which = "solution edition, for instructors" if edition == "solution" else "student edition"
     helper = "\n\n\n".join(textwrap.dedent(inspect.getsource(obj)).rstrip() for obj in (CheckpointError,
@@ -272,11 +301,11 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
             parts.append(solution_source(exercise.target).rstrip("\n"))
         else:
             parts.append(student_source(exercise.target, stub_message(lab, number, exercise)).rstrip("\n"))
-        cells.append(code(drop_numbered_markers("\n\n\n".join(parts))))
+        cells.append(code(drop_numbered_markers("\n\n\n".join(parts)), metadata={"exercise": number}))
         cells.append(md(f"{_hint_cells(number, exercise.hints)}\n\n**Checkpoint.** Run the next cell; it checks "
                         "your function."))
         check, call = checkpoint_source(exercise, expected_values(exercise))
-        cells.append(code(f"{check.rstrip()}\n\n\n{call}"))
+        cells.append(code(f"{check.rstrip()}\n\n\n{call}", metadata={"exercise": number}))
     cells.append(md("Every checkpoint passed? Then each function of this lab agrees with the book's tested "
                     "code on the checks above."))
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -308,9 +337,9 @@ def write_labs(out: Path = OUT, labs: list[Lab] | None = None) -> list[Path]:
     """
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    texts: dict[str, dict[str, str]] = {"student": {}, "solution": {}}
+    texts: dict[str, dict[str, str]] = {edition: {} for edition in EDITIONS}
     for lab in load_labs() if labs is None else labs:
-        for edition in ("student", "solution"):
+        for edition in EDITIONS:
             path = out / f"{lab.slug}-{edition}.ipynb"
             text = nbformat.writes(notebook(lab, edition))
             texts[edition][path.name] = text

@@ -198,7 +198,7 @@ def test_written_notebooks_and_zips_are_byte_stable(tmp_path: Path) -> None:
     first = {p.name: p.read_bytes() for p in labs.write_labs(tmp_path / "a")}
     second = {p.name: p.read_bytes() for p in labs.write_labs(tmp_path / "b")}
     assert first == second
-    assert len(first) == 2 * len(LABS) + 2
+    assert len(first) == 3 * len(LABS) + 3
     for edition in ("student", "solution"):
         with zipfile.ZipFile(io.BytesIO(first[f"labs-{edition}.zip"])) as archive:
             assert archive.namelist() == sorted(f"{lab.slug}-{edition}.ipynb" for lab in LABS)
@@ -210,7 +210,7 @@ def test_a_build_rewrites_the_labs_only_when_an_input_or_a_written_file_changed(
     out = tmp_path / "labs"
     written = labs.write_labs_if_stale(out)
     assert written is not None
-    assert len(written) == 2 * len(LABS) + 2
+    assert len(written) == 3 * len(LABS) + 3
     assert labs.write_labs_if_stale(out) is None  # the same inputs, the same files: nothing to do
     student = out / "depth-student.ipynb"
     text = student.read_bytes()
@@ -831,3 +831,43 @@ def test_the_summed_loss_is_named_a_sum_once_perplexity_passes() -> None:
     with pytest.raises(AssertionError, match="a sum: divide by the number of positions"):
         check("checkpoint_lm_loss_and_ppl", summed_but_right_perplexity)
 
+
+
+# ---- an autograder's view (issue 54) -----------------------------------------------------------------------
+
+
+def _score(nb, grading) -> tuple[int, int]:
+    """(points earned, points possible): what an error-based grader gives ``nb`` under the instructor edition's
+    grading metadata (cells matched by id): a graded cell earns its points when it ran without an error."""
+    earned = possible = 0
+    for cell in nb.cells:
+        meta = grading.get(cell.get("id"), {})
+        if meta.get("grade"):
+            possible += meta["points"]
+            earned += meta["points"] * (not [o for o in cell.get("outputs", []) if o.output_type == "error"])
+    return earned, possible
+
+
+@pytest.mark.xdist_group("labs-executed")
+def test_an_autograder_gives_the_student_edition_zero_and_the_solution_edition_full_marks(tmp_path: Path) -> None:
+    lab = LABS[0]
+    instructor = labs.notebook(lab, "instructor")
+    grading = {c["id"]: c.metadata["nbgrader"] for c in instructor.cells if "nbgrader" in c.metadata}
+    assert sum(m.get("points", 0) for m in grading.values()) == len(lab.exercises)
+    assert sum(m["solution"] for m in grading.values()) == len(lab.exercises)
+    assert all(m["locked"] != m["solution"] for m in grading.values())
+    assert sum(labs.BEGIN in c.source for c in instructor.cells) == len(lab.exercises)  # nbgrader's markers
+    scores = {}
+    for edition in ("student", "solution"):
+        nb = labs.notebook(lab, edition)
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+        scores[edition] = _score(nb, grading)
+    assert scores == {"student": (0, len(lab.exercises)), "solution": (len(lab.exercises), len(lab.exercises))}
+
+
+def test_the_instructor_edition_is_written_beside_the_two_others(tmp_path: Path) -> None:
+    written = {p.name for p in labs.write_labs(tmp_path, LABS[:1])}
+    slug = LABS[0].slug
+    assert {f"{slug}-student.ipynb", f"{slug}-solution.ipynb", f"{slug}-instructor.ipynb",
+            "labs-instructor.zip"} <= written
