@@ -385,28 +385,27 @@ def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
     return claims.collect(root, usable)
 
 
+def _listed(heading: str, problems: list[str]) -> int:
+    """1 after printing ``heading`` (with the count) and one line per problem to stderr; 0 when there is none."""
+    if not problems:
+        return 0
+    print(f"\n{len(problems)} {heading}:", file=sys.stderr)
+    for problem in problems:
+        print(f"  {problem}", file=sys.stderr)
+    return 1
+
+
 def claims_verdict(pages: list[Any]) -> int:
     """1, with one line per claim without its check or check without its claim (page and label), or 0."""
     from bookbuild.lint import claims
 
-    problems = claims.problems(pages)
-    if problems:
-        print(f"\n{len(problems)} claim(s) and check(s) do not pair up:", file=sys.stderr)
-        for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
-        return 1
-    return 0
+    return _listed("claim(s) and check(s) do not pair up", claims.problems(pages))
 
 
 def references_verdict(checks: list[ChapterCheck]) -> int:
     """1, with one line per unknown glue name and per figure without alt text (file and line), or 0."""
-    problems = [problem for c in checks for problem in c.references]
-    if problems:
-        print(f"\n{len(problems)} reference(s) from a page's text that its cells do not provide:", file=sys.stderr)
-        for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
-        return 1
-    return 0
+    return _listed("reference(s) from a page's text that its cells do not provide",
+                   [problem for c in checks for problem in c.references])
 
 
 def claims_table(pages: list[Any]) -> list[str]:
