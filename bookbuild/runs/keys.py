@@ -83,6 +83,19 @@ def _assigned_names(target: ast.AST) -> list[str]:
     return []
 
 
+def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that bind a module's names, those inside a top-level ``if``, ``try`` or ``with`` too."""
+    out: list[ast.stmt] = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, (ast.If, ast.With)):
+            out += _top_level(node.body) + _top_level(getattr(node, "orelse", []))
+        elif isinstance(node, ast.Try):
+            out += _top_level(node.body) + [n for h in node.handlers for n in _top_level(h.body)]
+            out += _top_level(node.orelse) + _top_level(node.finalbody)
+    return out
+
+
 @lru_cache(maxsize=512)
 def _parse(path: Path, mtime_ns: int, size: int, name: str) -> Module:
     del mtime_ns, size  # part of the cache key only: an edited file is parsed again
@@ -90,7 +103,7 @@ def _parse(path: Path, mtime_ns: int, size: int, name: str) -> Module:
     module = Module(name)
     package = name.split(".")[0]
     is_package = path.name == "__init__.py"
-    for node in tree.body:
+    for node in _top_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             module.definitions[node.name] = node
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):

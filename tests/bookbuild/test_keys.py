@@ -128,3 +128,12 @@ def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_r
     path.write_text(text.replace("def train_recall(", "def train_recall_renamed(", 1)
                     .replace("train_recall(", "train_recall_renamed("))
     assert sweeps.code_hash(job, tmp_path)[0] != before  # a change the job reaches
+
+
+def test_a_definition_bound_inside_a_top_level_try_or_if_is_reached_too(tmp_path: Path) -> None:
+    guarded = MODEL.replace("SCALE = 2.0  # a constant the job reads",
+                            "try:\n    SCALE = 2.0\nexcept ImportError:\n    SCALE = 1.0")
+    before = key(package(tmp_path / "a", model=guarded))
+    assert "SCALE" in before.definitions
+    after = key(package(tmp_path / "b", model=guarded.replace("SCALE = 1.0", "SCALE = 0.5")))
+    assert after.digest != before.digest
