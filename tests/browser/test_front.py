@@ -371,3 +371,20 @@ def test_pdf_tests_see_the_pdf_the_site_links() -> None:
     linked = Path(html) / PDF_NAME
     assert linked.is_file(), f"make pdf did not copy the PDF into the site ({linked})"
     assert linked.read_bytes() == Path(given).read_bytes()
+
+
+def test_headings_are_set_in_one_weight_so_no_section_reads_lighter_than_its_subsections(
+        browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.browser.conftest import new_context
+    from tests.browser.test_pages import open_page
+
+    context = new_context(browser, viewport={"width": 1280, "height": 900}, scheme="light")
+    try:
+        page = context.new_page()
+        open_page(page, site_dir, "book/gated.html")
+        weights = page.evaluate("() => ['h1', 'h2', 'h3'].map(t => "
+                                "Number(getComputedStyle(document.querySelector('article ' + t)).fontWeight))")
+    finally:
+        context.close()
+    assert weights[0] >= weights[1] >= weights[2], weights
+    assert len(set(weights)) == 1, weights
