@@ -254,7 +254,7 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         "durations, memory addresses and temporary paths are masked; numbers may differ only within a cell's",
         "stated `:tolerance:`; a figure's text must match exactly, its plotted numbers within a relative",
         f"{baselines.DEFAULT_FIGURE_RTOL:g} (or the cell's tolerance) and its pixels within an RMS of",
-        f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the cell's `:image_tolerance:`).",
+        f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the `image` of the cell's `:tolerance:`).",
         "",
         f"Output profile `{profile}`: {runtime.describe_profile(profile)}.",
         *_compared_note(checks, profile),

@@ -1,4 +1,4 @@
-"""Output records: what every labelled cell of an executed chapter printed, displayed, glued or drew.
+"""Output baselines: what every labelled cell of an executed chapter printed, displayed, glued or drew.
 
 A chapter's records are a dict ``{cell label: [output, ...]}``. Each output is
 one of

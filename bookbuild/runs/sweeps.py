@@ -14,8 +14,8 @@ with its parameters, and the command exits non-zero.
 Each job writes one small JSON record, atomically, to
 ``records/<sweep>/<config>/<job>.seed<N>.json`` (committed; weights are never stored):
 parameters, seed, metrics, the **code hash** (SHA-256 of the job function's
-name and of the source closure of its module, the hashing of
-:mod:`bookbuild.runs.memo`), the **params hash**, hashes of the declared data
+name and of every definition it reaches, keyed as :mod:`bookbuild.runs.keys`
+keys them, with each definition's own hash beside it), the **params hash**, hashes of the declared data
 files, torch/CUDA versions, device, output profile and pinned CPU numerics,
 git commit, host, Slurm job id, start time and wall time.
 
@@ -26,7 +26,7 @@ missing one raises :class:`SweepNotReady`, naming the sweep and the command
 that refreshes it; ``allow_partial=True`` returns a partial sweep marked as
 such (``complete`` is False and ``missing`` lists the absent jobs), never a
 silently smaller one. :func:`spot_check` re-runs one record and compares its
-metrics with the stored ones.
+metrics with the stored ones, at the precision the sweep declares.
 """
 
 from __future__ import annotations
@@ -715,17 +715,13 @@ def is_timing(key: str) -> bool:
     return key.startswith("seconds_") or key.endswith("_seconds")
 
 
-def _stored_array(node: Any) -> Any:
-    """A tensor a record stores (its dtype, shape and base64 bytes) as a NumPy array; ``None`` for anything else."""
-    import base64
+def _stored_array(node: Any, path: str) -> Any:
+    """A tensor a record stores (dtype, shape, SHA-256, base64) as a float64 NumPy array, through the records' own
+    codec (which refuses damaged bytes); ``None`` for anything else."""
+    if isinstance(node, dict) and {"dtype", "shape", "sha256", "base64"} <= set(node):
+        from chapter_code.core.stored_calls import decode_tensor
 
-    import numpy as np
-
-    if isinstance(node, dict) and {"dtype", "shape", "base64"} <= set(node):
-        from chapter_code.core.stored_calls import DTYPES
-
-        raw = base64.b64decode(node["base64"])
-        return np.frombuffer(raw, dtype=DTYPES[node["dtype"]]).reshape(node["shape"]).astype("float64")
+        return decode_tensor(node, path).double().numpy()
     return None
 
 
@@ -734,7 +730,7 @@ def _within(stored: Any, again: Any, rtol: float, atol: float, path: str, worst:
     relative deviation seen goes into ``worst``."""
     import numpy as np
 
-    a, b = _stored_array(stored), _stored_array(again)
+    a, b = _stored_array(stored, path), _stored_array(again, path)
     if a is not None or b is not None:
         if a is None or b is None or a.shape != b.shape:
             return False
@@ -746,7 +742,7 @@ def _within(stored: Any, again: Any, rtol: float, atol: float, path: str, worst:
         return math.isclose(stored, again, rel_tol=rtol, abs_tol=atol)
     if isinstance(stored, dict) and isinstance(again, dict):
         return stored.keys() == again.keys() and all(
-            _within(stored[k], again[k], rtol, atol, f"{path}.{k}", worst) for k in stored if k != "sha256")
+            _within(stored[k], again[k], rtol, atol, f"{path}.{k}", worst) for k in stored)
     if isinstance(stored, list) and isinstance(again, list):
         return len(stored) == len(again) and all(
             _within(x, y, rtol, atol, f"{path}[{i}]", worst) for i, (x, y) in enumerate(zip(stored, again,

@@ -413,12 +413,11 @@ def _record(metrics: dict) -> dict:
 
 
 def _tensor(values: list[float]) -> dict:
-    import base64
+    import torch
 
-    import numpy as np
+    from chapter_code.core.stored_calls import encode_tensor
 
-    raw = np.asarray(values, dtype="<f4").tobytes()
-    return {"dtype": "float32", "shape": [len(values)], "sha256": "-", "base64": base64.b64encode(raw).decode()}
+    return encode_tensor(torch.tensor(values, dtype=torch.float32))
 
 
 def test_a_declared_precision_lets_the_last_bits_move_and_says_how_far_they_moved() -> None:
