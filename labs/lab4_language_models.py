@@ -283,7 +283,7 @@ LAB = Lab(
                 "chapter_code.core.arguments:positive_int_fields",
                 "chapter_code.lm.char_lm:CharLM",
                 "chapter_code.lm.char_lm:TrainConfig",
-                "chapter_code.lm.char_lm:model_device",
+                "chapter_code.core.device:model_device",
             ),
             task=(
                 "Train `model` for `config.steps` steps with Adam at `config.lr`. "

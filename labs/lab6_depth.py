@@ -279,6 +279,7 @@ LAB = Lab(
             target="chapter_code.depth.layers:prefix_only_loss",
             context=(
                 "chapter_code.core.arguments:positive_ints",
+                "chapter_code.core.device:model_device",
                 "chapter_code.lm.perplexity:lm_loss_and_ppl",
             ),
             task=(

@@ -117,7 +117,8 @@ def test_the_one_seed_sweeps_hold_the_chapters_runs() -> None:
 def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> None:
     # Pins the scale study's job parameters, called directly (the module builds its grids at
     # import): one job per size, named as the size, holding the hidden size and layer count of
-    # its pair and the recipe as plain data, under the names word_lm_metrics takes besides seed.
+    # its pair and the recipe as plain data, under the names word_lm_metrics takes besides seed
+    # and device (left to the job's BOOK_DEVICE).
     recipe = WordRecipe(vocab_size=200, train=TrainConfig(window=8, batch_size=4, steps=4))
     jobs = _word_jobs({"wide": (16, 1), "deep": (8, 2)}, recipe)
     plain = dataclasses.asdict(recipe)
@@ -126,5 +127,5 @@ def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arg
         "deep": {"hidden_size": 8, "num_layers": 2, "recipe": plain},
     }
     assert list(jobs) == ["wide", "deep"]
-    takes = set(inspect.signature(word_lm_metrics).parameters) - {"seed"}
+    takes = set(inspect.signature(word_lm_metrics).parameters) - {"seed", "device"}
     assert all(set(params) == takes for params in jobs.values())

@@ -81,6 +81,8 @@ def canonical(value: Any, where: str = "argument") -> Any:
         return {k: canonical(v, f"{where}[{k!r}]") for k, v in sorted(value.items())}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if type(value).__module__ == "torch" and type(value).__name__ == "device":
+        return {"__device__": str(value)}  # where the run computes (also in the environment's key)
     raise TypeError(f"{where}: a memoized run takes numbers, strings, lists, dicts and dataclasses; got "
                     f"{type(value).__name__} (pass what builds it instead)")
 

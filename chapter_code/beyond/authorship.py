@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_int_fields, positive_ints
+from chapter_code.core.device import resolve_device
 from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import shakespeare_text
 from chapter_code.lm.ngram import CharNGram
@@ -258,7 +259,10 @@ def _balanced(
 
 
 def train_authorship(
-    texts: dict[str, str], seed: int, config: AuthorshipConfig = AuthorshipConfig()
+    texts: dict[str, str],
+    seed: int,
+    config: AuthorshipConfig = AuthorshipConfig(),
+    device: torch.device | str | None = None,
 ) -> dict:
     """Train the LSTM classifier and fit the n-gram baseline; test both at every passage
     length.
@@ -269,13 +273,15 @@ def train_authorship(
     accuracy on validation passages of ``select_length``; the LSTM takes no
     choice from validation. Each training step draws one length from
     ``config.lengths`` and an equal share of the batch from every author; Adam,
-    clipping by global norm.
+    clipping by global norm. Passages are drawn on the CPU and the LSTM runs on
+    ``device`` (the build's by default); the results are CPU values.
     """
     if len(texts) < 2:
         raise ValueError(
             f"texts must map at least two authors to their texts; got {len(texts)}"
         )
     start = time.perf_counter()
+    device = resolve_device(device)
     authors = list(texts)
     blocks = [split_blocks(texts[a], config.block, config.cycle) for a in authors]
     n_train = min(len(b.train) for b in blocks)
@@ -301,7 +307,7 @@ def train_authorship(
     torch.manual_seed(seed)  # the initial weights
     net = CharClassifier(
         len(ALPHABET), config.embedding_size, config.hidden_size, len(authors)
-    )
+    ).to(device)
     data = torch.Generator().manual_seed(seed + 1)  # the training stream
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     per_author = config.batch_size // len(authors)
@@ -311,7 +317,8 @@ def train_authorship(
             int(torch.randint(len(config.lengths), (1,), generator=data))
         ]
         passages, labels = _balanced(blocks, per_author, length, data, "train")
-        loss = nn.functional.cross_entropy(net(encode(passages)), labels)
+        logits = net(encode(passages).to(device))
+        loss = nn.functional.cross_entropy(logits, labels.to(device))
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(net.parameters(), config.clip)
@@ -324,9 +331,8 @@ def train_authorship(
     for length in config.lengths:
         passages, labels = _balanced(blocks, config.n_test, length, test, "test")
         with torch.no_grad():
-            lstm_acc[length] = (
-                (net(encode(passages)).argmax(dim=1) == labels).float().mean().item()
-            )
+            predicted = net(encode(passages).to(device)).argmax(dim=1).cpu()
+        lstm_acc[length] = (predicted == labels).float().mean().item()
         ngram_acc[length] = (
             (ngram_predict(ngrams, passages) == labels).float().mean().item()
         )
@@ -338,7 +344,9 @@ def train_authorship(
         "ngram_valid": valid_acc,
         "train_chars": n_train * config.block,
         "losses": losses,
-        "state": {k: v.detach().clone() for k, v in net.state_dict().items()},
+        "state": {
+            k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()
+        },
         "seconds": time.perf_counter() - start,
     }
 
@@ -349,13 +357,15 @@ CORPUS_FILES = ("data/shakespeare.txt", "data/milton.txt")
 
 
 def classify_shakespeare_milton(
-    seed: int, config: AuthorshipConfig = AuthorshipConfig()
+    seed: int,
+    config: AuthorshipConfig = AuthorshipConfig(),
+    device: torch.device | str | None = None,
 ) -> dict:
     """:func:`train_authorship` on the normalized Shakespeare and Milton corpora, in
-    that order.
+    that order, on ``device`` (the build's by default).
     """
     texts = {
         "Shakespeare": normalize(shakespeare_text()),
         "Milton": normalize(milton_text()),
     }
-    return train_authorship(texts, seed, config)
+    return train_authorship(texts, seed, config, device)

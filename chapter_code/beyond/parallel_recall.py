@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from chapter_code.beyond.linear_scan import InputGatedLSTM
+from chapter_code.core.device import resolve_device
 from chapter_code.gated.memory_task import RecallConfig, accuracy, make_recall
 
 
@@ -39,20 +40,28 @@ class InputGatedRecallNet(nn.Module):
 
 
 def train_input_gated_recall(
-    seed: int, config: RecallConfig, forget_bias: float = 1.0
+    seed: int,
+    config: RecallConfig,
+    forget_bias: float = 1.0,
+    device: torch.device | str | None = None,
 ) -> dict:
     """Train one input-gated run with the memory test's recipe; test accuracy after each
     epoch, and wall time.
+
+    The data are drawn on the CPU and moved to ``device`` (the build's by default).
     """
     start = time.perf_counter()
+    device = resolve_device(device)
     x_train, y_train = make_recall(
         config.n_train, config.lag, config.vocab, config.train_seed
     )
     x_test, y_test = make_recall(
         config.n_test, config.lag, config.vocab, config.test_seed
     )
+    x_train, y_train = x_train.to(device), y_train.to(device)
+    x_test, y_test = x_test.to(device), y_test.to(device)
     torch.manual_seed(seed)
-    net = InputGatedRecallNet(config.vocab, config.hidden_size, forget_bias)
+    net = InputGatedRecallNet(config.vocab, config.hidden_size, forget_bias).to(device)
     stream = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     history = []

@@ -41,6 +41,7 @@ from chapter_code.beyond.authorship import (
     split_blocks,
 )
 from chapter_code.core.arguments import positive_int_fields, positive_ints
+from chapter_code.core.device import resolve_device
 from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import shakespeare_text
 
@@ -63,8 +64,10 @@ class VanillaCell(nn.Module):
         nn.init.zeros_(self.input_map.bias)
         nn.init.orthogonal_(self.recurrent.weight)
 
-    def initial_state(self, batch: int) -> tuple[torch.Tensor, ...]:
-        return (torch.zeros(batch, self.hidden_size),)
+    def initial_state(
+        self, batch: int, device: torch.device | None = None
+    ) -> tuple[torch.Tensor, ...]:
+        return (torch.zeros(batch, self.hidden_size, device=device),)
 
     def forward(
         self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
@@ -90,10 +93,11 @@ class FusedLSTMCell(nn.Module):
             # the f block
             self.fused.bias[hidden_size : 2 * hidden_size].fill_(forget_bias)
 
-    def initial_state(self, batch: int) -> tuple[torch.Tensor, ...]:
-        return torch.zeros(batch, self.hidden_size), torch.zeros(
-            batch, self.hidden_size
-        )
+    def initial_state(
+        self, batch: int, device: torch.device | None = None
+    ) -> tuple[torch.Tensor, ...]:
+        h = torch.zeros(batch, self.hidden_size, device=device)
+        return h, torch.zeros_like(h)
 
     def forward(
         self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
@@ -113,7 +117,7 @@ def unroll_masked(
     cell: nn.Module, x: torch.Tensor, lengths: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Run ``cell`` over x (B, L, F), keeping each row's state on its steps t >=
-    lengths[row].
+    lengths[row]; ``lengths`` (B,) on x's device.
 
     Returns the last real state h (B, H) and, for a gated cell, the gates at every
     step (L, 3, B, H) (None for the vanilla cell).
@@ -131,8 +135,9 @@ def unroll_masked(
             f"lengths must be (batch,) = ({x.shape[0]},) with values in [1, "
             f"{x.shape[1]}]"
         )
-    mask = torch.arange(x.shape[1]) < lengths[:, None]  # (B, L): True on real steps
-    state = cell.initial_state(x.shape[0])
+    # (B, L): True on real steps
+    mask = torch.arange(x.shape[1], device=x.device) < lengths[:, None]
+    state = cell.initial_state(x.shape[0], x.device)
     trace = []
     for t in range(x.shape[1]):  # one step at a time over the time axis
         new, gates = cell(x[:, t], state)
@@ -191,7 +196,7 @@ def confusion_matrix(
             f"labels and predicted must have one shape; got {tuple(labels.shape)} and "
             f"{tuple(predicted.shape)}"
         )
-    counts = torch.zeros(classes, classes, dtype=torch.long)
+    counts = torch.zeros(classes, classes, dtype=torch.long, device=labels.device)
     counts.index_put_((labels, predicted), torch.ones_like(labels), accumulate=True)
     return counts
 
@@ -262,7 +267,11 @@ def _mixed(
 
 
 def train_scratch_classifier(
-    texts: dict[str, str], cell: str, seed: int, config: ScratchConfig = ScratchConfig()
+    texts: dict[str, str],
+    cell: str,
+    seed: int,
+    config: ScratchConfig = ScratchConfig(),
+    device: torch.device | str | None = None,
 ) -> dict:
     """Train one from-scratch cell on padded passages of mixed lengths; validate; trace
     the LSTM's gates.
@@ -270,12 +279,15 @@ def train_scratch_classifier(
     Adam; the global gradient norm is recorded before clipping at every step.
     The gate trace (LSTM only) is over the validation passage of ``probe_len``
     characters that the trained model gives to its author most confidently.
+    Passages are drawn on the CPU, the model runs on ``device`` (the build's by
+    default), and the results are CPU values.
     """
     if len(texts) != 2:
         raise ValueError(
             f"texts must map two authors to normalized texts; got {len(texts)}"
         )
     start = time.perf_counter()
+    device = resolve_device(device)
     authors = list(texts)
     blocks = [split_blocks(texts[a], config.block, config.cycle) for a in authors]
     n_train = min(len(b.train) for b in blocks)
@@ -284,14 +296,15 @@ def train_scratch_classifier(
     torch.manual_seed(seed)
     net = ScratchClassifier(
         cell, config.embedding_size, config.hidden_size, len(authors)
-    )
+    ).to(device)
     data = torch.Generator().manual_seed(seed + 1)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     losses, grad_norms = [], []
     for _ in range(config.steps):
         passages, labels = _mixed(blocks, config.batch_size // 2, config, data, "train")
         ids, lengths = pad_passages(passages)
-        loss = nn.functional.cross_entropy(net(ids, lengths), labels)
+        logits = net(ids.to(device), lengths.to(device))
+        loss = nn.functional.cross_entropy(logits, labels.to(device))
         opt.zero_grad()
         loss.backward()
         # the norm before
@@ -304,8 +317,9 @@ def train_scratch_classifier(
     net.eval()
     valid_gen = torch.Generator().manual_seed(seed + 2)
     passages, labels = _mixed(blocks, config.n_valid, config, valid_gen, "valid")
+    ids, lengths = pad_passages(passages)
     with torch.no_grad():
-        predicted = net(*pad_passages(passages)).argmax(dim=1)
+        predicted = net(ids.to(device), lengths.to(device)).argmax(dim=1).cpu()
     result = {
         "cell": cell,
         "authors": authors,
@@ -323,6 +337,7 @@ def train_scratch_classifier(
             blocks, config.n_valid, probe_config, valid_gen, "valid"
         )
         ids, lengths = pad_passages(probes)
+        ids, lengths = ids.to(device), lengths.to(device)
         with torch.no_grad():
             # (N,)
             p = net(ids, lengths).softmax(dim=1)[
@@ -349,13 +364,16 @@ CORPUS_FILES = ("data/shakespeare.txt", "data/milton.txt")
 
 
 def scratch_shakespeare_milton(
-    cell: str, seed: int, config: ScratchConfig = ScratchConfig()
+    cell: str,
+    seed: int,
+    config: ScratchConfig = ScratchConfig(),
+    device: torch.device | str | None = None,
 ) -> dict:
     """:func:`train_scratch_classifier` on the normalized Shakespeare and Milton
-    corpora.
+    corpora, on ``device`` (the build's by default).
     """
     texts = {
         "Shakespeare": normalize(shakespeare_text()),
         "Milton": normalize(milton_text()),
     }
-    return train_scratch_classifier(texts, cell, seed, config)
+    return train_scratch_classifier(texts, cell, seed, config, device)

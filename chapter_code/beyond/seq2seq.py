@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_int_fields, positive_ints
+from chapter_code.core.device import model_device, resolve_device
 
 
 @dataclass(frozen=True)
@@ -149,28 +150,36 @@ class Seq2Seq(nn.Module):
 @torch.no_grad()
 def accuracy_by_length(net: Seq2Seq, config: ReversalConfig) -> dict[int, float]:
     """Token accuracy of greedy decoding on ``config.n_test`` fresh sources per length,
-    min_len..max_len.
+    min_len..max_len; the sources are drawn on the CPU and decoded on ``net``'s device.
     """
+    device = model_device(net)
     gen = torch.Generator().manual_seed(config.test_seed)
     result = {}
     for length in range(config.min_len, config.max_len + 1):
         source, target = make_reversal(config.n_test, length, config.vocab, gen)
-        result[length] = (net.generate(source, length) == target).float().mean().item()
+        output = net.generate(source.to(device), length).cpu()
+        result[length] = (output == target).float().mean().item()
     return result
 
 
 def train_reversal(
-    attention: bool, seed: int, config: ReversalConfig = ReversalConfig()
+    attention: bool,
+    seed: int,
+    config: ReversalConfig = ReversalConfig(),
+    device: torch.device | str | None = None,
 ) -> dict:
     """Train one encoder-decoder; return its accuracy by source length, loss history,
     weights and wall time.
 
     Each step draws one source length uniformly from min_len..max_len and a
-    batch of that length (no padding); Adam, clipping by global norm.
+    batch of that length (no padding); Adam, clipping by global norm. Batches are
+    drawn on the CPU and the model trains on ``device`` (the build's by default).
     """
     start = time.perf_counter()
+    device = resolve_device(device)
     torch.manual_seed(seed)  # the initial weights
     net = Seq2Seq(config.vocab, config.embedding_size, config.hidden_size, attention)
+    net = net.to(device)
     data = torch.Generator().manual_seed(seed + 1)  # the training stream
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     losses = []
@@ -180,6 +189,7 @@ def train_reversal(
         )
         # (B, L) each
         source, target = make_reversal(config.batch_size, length, config.vocab, data)
+        source, target = source.to(device), target.to(device)
         loss = nn.functional.cross_entropy(
             net(source, target).flatten(0, 1), target.flatten()
         )
@@ -191,6 +201,8 @@ def train_reversal(
     return {
         "accuracy": accuracy_by_length(net, config),
         "losses": losses,
-        "state": {k: v.detach().clone() for k, v in net.state_dict().items()},
+        "state": {
+            k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()
+        },
         "seconds": time.perf_counter() - start,
     }

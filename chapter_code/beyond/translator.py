@@ -25,6 +25,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from chapter_code.core.arguments import positive_int_fields
+from chapter_code.core.device import resolve_device
 from chapter_code.gated.gates import set_gate_bias
 
 
@@ -125,7 +126,9 @@ class FinalStateTranslator(nn.Module):
         self.readout = nn.Linear(hidden_size, vocab)
 
     def encode(self, source: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """The encoder's state after each row's last real token (1, B, H)."""
+        """The encoder's state after each row's last real token (1, B, H); ``lengths``
+        (B,) on the CPU, where packing wants them.
+        """
         packed = pack_padded_sequence(
             self.embed(source), lengths, batch_first=True, enforce_sorted=False
         )
@@ -162,8 +165,10 @@ class FinalStateTranslator(nn.Module):
 def token_accuracy(
     predicted: torch.Tensor, target: torch.Tensor, lengths: torch.Tensor
 ) -> float:
-    """Share of real target positions (t < length) that ``predicted`` gets right."""
-    real = torch.arange(target.shape[1]) < lengths[:, None]
+    """Share of real target positions (t < length) that ``predicted`` gets right; the
+    three on one device.
+    """
+    real = torch.arange(target.shape[1], device=target.device) < lengths[:, None]
     return ((predicted == target) & real).sum().item() / real.sum().item()
 
 
@@ -171,31 +176,38 @@ def reverse_sources(
     source: torch.Tensor, lengths: torch.Tensor, pad: int
 ) -> torch.Tensor:
     """Each row's real tokens in reverse order, padding left in place."""
-    positions = torch.arange(source.shape[1])
+    positions = torch.arange(source.shape[1], device=source.device)
     index = (lengths[:, None] - 1 - positions).clamp(min=0)
     return torch.where(positions < lengths[:, None], source.gather(1, index), pad)
 
 
 def train_translator(
-    cell: str, seed: int, config: TranslatorConfig = TranslatorConfig()
+    cell: str,
+    seed: int,
+    config: TranslatorConfig = TranslatorConfig(),
+    device: torch.device | str | None = None,
 ) -> dict:
     """Train one final-state translator on padded mixed-length batches; test overall, by
     bucket, and reversed.
 
     Returns the token accuracy overall and per bucket of ``config.buckets``,
     the share of test sources whose output changed when their order was
-    reversed, the losses and the wall time.
+    reversed, the losses and the wall time. Batches are drawn on the CPU and the
+    model trains on ``device`` (the build's by default); the lengths stay on the
+    CPU, where packing wants them.
     """
     start = time.perf_counter()
+    device = resolve_device(device)
     torch.manual_seed(seed)
     net = FinalStateTranslator(
         cell, config.vocab, config.embedding_size, config.hidden_size, config.keep_bias
-    )
+    ).to(device)
     data = torch.Generator().manual_seed(seed + 1)
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     losses = []
     for _ in range(config.steps):
         source, target, lengths = make_padded_reversal(config.batch_size, config, data)
+        source, target = source.to(device), target.to(device)
         logits = net(source, target, lengths)
         loss = nn.functional.cross_entropy(
             logits.flatten(0, 1), target.flatten(), ignore_index=config.vocab + 1
@@ -214,14 +226,15 @@ def train_translator(
     source, target, lengths = make_padded_reversal(
         len(all_lengths), config, test, all_lengths
     )
-    predicted = net.generate(source, lengths)
+    predicted = net.generate(source.to(device), lengths).cpu()
     by_bucket = {}
     for lo, hi in config.buckets:
         rows = (lengths >= lo) & (lengths <= hi)
         by_bucket[f"{lo}-{hi}"] = token_accuracy(
             predicted[rows], target[rows], lengths[rows]
         )
-    flipped = net.generate(reverse_sources(source, lengths, config.vocab + 1), lengths)
+    flipped = reverse_sources(source, lengths, config.vocab + 1)
+    flipped = net.generate(flipped.to(device), lengths).cpu()
     real = torch.arange(config.max_len) < lengths[:, None]
     changed = ((flipped != predicted) & real).any(dim=1).float().mean().item()
     return {

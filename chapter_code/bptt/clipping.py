@@ -22,6 +22,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 
+from chapter_code.core.device import model_device
 from chapter_code.core.plotting import COLORS, use_book_style
 from chapter_code.rnn.recurrence import NextTokenRNN, per_position_loss
 
@@ -93,7 +94,7 @@ def train_sgd(
     model: NextTokenRNN, batches: torch.Tensor, lr: float, kappa: float | None
 ) -> SGDRun:
     """Plain SGD on the mean next-token loss, one step per batch in ``batches`` (S, B,
-    T); clip if ``kappa``.
+    T); clip if ``kappa``. The batches are moved to the model's device.
     """
     if batches.dim() != 3:
         raise ValueError(
@@ -101,6 +102,7 @@ def train_sgd(
         )
     if not lr > 0:
         raise ValueError(f"lr must be > 0; got {lr}")
+    batches = batches.to(model_device(model))
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     run = SGDRun([], [])
     for tokens in batches:  # (B, T)
@@ -199,8 +201,9 @@ def clipped_share(
     generator: torch.Generator,
 ) -> tuple[float, float]:
     """Train with Adam (lr 3e-3, batches of 64) and clipping at ``kappa``; return (share
-    of steps clipped, accuracy).
+    of steps clipped, accuracy). The data are moved to the model's device.
     """
+    x, y = x.to(model_device(model)), y.to(model_device(model))
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     clipped = 0
     for _ in range(steps):

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_ints
+from chapter_code.core.device import model_device
 from chapter_code.rnn.recurrence import ElmanRNN, rnn_step
 
 
@@ -123,7 +124,7 @@ def reach_fraction_by_autograd(
         model.input_size,
         generator=torch.Generator().manual_seed(0),
         dtype=torch.float64,
-    )
+    ).to(model_device(model))  # drawn on the CPU: the same input on every device
     x.requires_grad_(True)
     # (1, T, H)
     states = unroll(model.double(), x, gates=cut_every(steps, chunk).double())
@@ -206,8 +207,11 @@ def run_chunks(
         raise ValueError(
             f"the stream length {tokens.shape[1]} must be a multiple of chunk = {chunk}"
         )
+    device = model_device(model)
+    tokens, targets = tokens.to(device), targets.to(device)
     h = None
-    losses, correct, seen = [], torch.zeros(chunk), torch.zeros(chunk)
+    losses = []
+    correct, seen = torch.zeros(chunk, device=device), torch.zeros(chunk, device=device)
     for start in range(0, tokens.shape[1], chunk):
         # (B, K)
         piece, goal = (

@@ -44,3 +44,19 @@ def pick_device(requested: str | None = None) -> torch.device:
             )
         return torch.device(name)
     raise SettingError(f"BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got {name!r}")
+
+
+def resolve_device(device: torch.device | str | None = None) -> torch.device:
+    """``device`` as a ``torch.device``; ``None`` means the build's device
+    (:func:`pick_device`: ``BOOK_DEVICE``, else CUDA if present, else CPU).
+
+    Every trainer, evaluator and sampler that makes its own model takes a
+    ``device`` argument and passes it here; one that is handed a model uses the
+    model's own device instead.
+    """
+    return pick_device() if device is None else torch.device(device)
+
+
+def model_device(model: torch.nn.Module) -> torch.device:
+    """The device of ``model``'s parameters: where its inputs must be."""
+    return next(model.parameters()).device

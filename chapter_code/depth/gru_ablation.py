@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from chapter_code.core.device import resolve_device
 from chapter_code.depth.scoreboard import ScoreLM, ScoreRecipe
 from chapter_code.gated.gates import gate_index, set_gate_bias
 from chapter_code.lm.char_lm import (
@@ -64,15 +65,21 @@ def remove_gate(core: nn.GRU, variant: str) -> None:
         p.register_hook(lambda grad, mask=mask: grad * mask)
 
 
-def ablation_run(seed: int, variant: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    """Train the scoreboard's GRU model with one gate removed; return validation nats
-    and perplexity.
+def ablation_run(
+    seed: int,
+    variant: str,
+    recipe: dict[str, Any],
+    device: torch.device | str | None = None,
+) -> dict[str, Any]:
+    """Train the scoreboard's GRU model with one gate removed, on ``device`` (the
+    build's by default); return validation nats and perplexity.
     """
     config = ScoreRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
     splits = corpus_splits(config.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)
     model = ScoreLM(len(vocab), "gru", config.embedding_size, config.hidden_size)
+    model = model.to(resolve_device(device))  # before the masks: they go where it is
     remove_gate(model.core, variant)  # type: ignore[arg-type]
     generator = torch.Generator().manual_seed(seed)
     fit_next_token(

@@ -39,6 +39,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_ints
+from chapter_code.core.device import model_device, resolve_device
 from chapter_code.lm.char_lm import TrainConfig, Vocab, fit_next_token
 from chapter_code.lm.char_models import corpus_splits
 from chapter_code.lm.perplexity import lm_loss_and_ppl
@@ -182,27 +183,39 @@ def _slice(corpus: str, config: TrapConfig) -> tuple[str, Vocab]:
     return train[: config.train_chars], Vocab(train)
 
 
-def train_directional(corpus: str, config: TrapConfig, bidirectional: bool) -> dict:
-    """Train a :class:`DirectionalLM` on a slice of ``corpus``; return weights, curve
-    and vocabulary.
+def train_directional(
+    corpus: str,
+    config: TrapConfig,
+    bidirectional: bool,
+    device: torch.device | str | None = None,
+) -> dict:
+    """Train a :class:`DirectionalLM` on ``device`` (the build's by default) on a
+    slice of ``corpus``; return weights (on the CPU), curve and vocabulary.
     """
     train, vocab = _slice(corpus, config)
     torch.manual_seed(config.seed)
     model = DirectionalLM(
         len(vocab), config.embedding_size, config.hidden_size, bidirectional
-    )
+    ).to(resolve_device(device))
     generator = torch.Generator().manual_seed(config.seed)
     history = fit_next_token(model, vocab.encode(train), config.train, generator)  # type: ignore[arg-type]
     return {
         "chars": vocab.chars,
         "bidirectional": bidirectional,
         "history": history,
-        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "state_dict": cpu_state(model),
     }
 
 
-def load_directional(result: dict, config: TrapConfig) -> tuple[DirectionalLM, Vocab]:
-    """The trained model (eval mode) and its vocabulary, from
+def cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """A copy of ``model``'s weights on the CPU, wherever it trained."""
+    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+
+def load_directional(
+    result: dict, config: TrapConfig, device: torch.device | str | None = None
+) -> tuple[DirectionalLM, Vocab]:
+    """The trained model (eval mode, on ``device``) and its vocabulary, from
     :func:`train_directional`'s result.
     """
     vocab = Vocab("".join(result["chars"]))
@@ -210,7 +223,7 @@ def load_directional(result: dict, config: TrapConfig) -> tuple[DirectionalLM, V
         len(vocab), config.embedding_size, config.hidden_size, result["bidirectional"]
     )
     model.load_state_dict(result["state_dict"])
-    return model.eval(), vocab
+    return model.to(resolve_device(device)).eval(), vocab
 
 
 @torch.no_grad()
@@ -231,6 +244,7 @@ def prefix_only_loss(
             f"{context + positions} tokens"
         )
     model.eval()
+    ids = ids.to(model_device(model))
     ### BEGIN SOLUTION
     rows = torch.arange(positions)[:, None] + torch.arange(context)  # (N, C)
     logits, _ = model(ids[rows])  # (N, C, V)
@@ -261,11 +275,13 @@ def generate_rereading(
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0; got {steps!r}")
     model.eval()
+    device = model_device(model)
     tokens = prefix.tolist()
     for _ in range(steps):
         # (1, t, V): read again from scratch
-        logits, _ = model(torch.tensor(tokens[-context:]).unsqueeze(0))
-        tokens.append(int(rule(logits[0, -1], generator)))
+        logits, _ = model(torch.tensor(tokens[-context:], device=device).unsqueeze(0))
+        # drawn on the CPU: the same draws on every device
+        tokens.append(int(rule(logits[0, -1].cpu(), generator)))
     return torch.tensor(tokens[prefix.numel() :], dtype=torch.long)
 
 
@@ -328,6 +344,7 @@ def fit_tagger(
             "ids and tags must be 1-D, of equal length, longer than window = "
             f"{config.window}"
         )
+    ids, tags = ids.to(model_device(model)), tags.to(model_device(model))
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     history = []
     model.train()
@@ -372,7 +389,9 @@ def tag_accuracy_by_letter(
         vocab.encode(text[: n * window]),
         long_word_tags(text[: n * window], min_letters),
     )
-    pred = model(vocab_ids.reshape(n, window)).argmax(-1).reshape(-1)  # (n * W,)
+    # (n * W,), back on the CPU beside the tags
+    pred = model(vocab_ids.reshape(n, window).to(model_device(model)))
+    pred = pred.argmax(-1).reshape(-1).cpu()
     correct: dict[int, list[int]] = {}
     for w in range(n):
         chunk = text[w * window : (w + 1) * window]
@@ -398,14 +417,19 @@ def tag_accuracy_by_letter(
 
 
 def train_tagger(
-    corpus: str, config: TrapConfig, bidirectional: bool, min_letters: int = 5
+    corpus: str,
+    config: TrapConfig,
+    bidirectional: bool,
+    min_letters: int = 5,
+    device: torch.device | str | None = None,
 ) -> dict:
-    """Train a :class:`Tagger` on a slice of ``corpus`` with ``config``'s sizes and
-    schedule.
+    """Train a :class:`Tagger` on ``device`` (the build's by default) on a slice of
+    ``corpus`` with ``config``'s sizes and schedule.
     """
     train, vocab = _slice(corpus, config)
     torch.manual_seed(config.seed)
     model = Tagger(len(vocab), config.embedding_size, config.hidden_size, bidirectional)
+    model = model.to(resolve_device(device))
     generator = torch.Generator().manual_seed(config.seed)
     history = fit_tagger(
         model,
@@ -418,17 +442,19 @@ def train_tagger(
         "chars": vocab.chars,
         "bidirectional": bidirectional,
         "history": history,
-        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "state_dict": cpu_state(model),
     }
 
 
-def load_tagger(result: dict, config: TrapConfig) -> tuple[Tagger, Vocab]:
-    """The trained tagger (eval mode) and its vocabulary, from :func:`train_tagger`'s
-    result.
+def load_tagger(
+    result: dict, config: TrapConfig, device: torch.device | str | None = None
+) -> tuple[Tagger, Vocab]:
+    """The trained tagger (eval mode, on ``device``) and its vocabulary, from
+    :func:`train_tagger`'s result.
     """
     vocab = Vocab("".join(result["chars"]))
     model = Tagger(
         len(vocab), config.embedding_size, config.hidden_size, result["bidirectional"]
     )
     model.load_state_dict(result["state_dict"])
-    return model.eval(), vocab
+    return model.to(resolve_device(device)).eval(), vocab

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_ints
+from chapter_code.core.device import resolve_device
 from chapter_code.lm.char_lm import (
     TrainConfig,
     Vocab,
@@ -158,10 +159,14 @@ def depth_recipe_dict(recipe: DepthRecipe | None = None) -> dict[str, Any]:
 
 
 def depth_run(
-    seed: int, num_layers: int, residual: bool, recipe: dict[str, Any]
+    seed: int,
+    num_layers: int,
+    residual: bool,
+    recipe: dict[str, Any],
+    device: torch.device | str | None = None,
 ) -> dict[str, Any]:
     """Train a :class:`StackLM` with ``recipe`` (fields of :class:`DepthRecipe`) and
-    ``seed``; return its metrics.
+    ``seed`` on ``device`` (the build's by default); return its metrics.
 
     Metrics: validation nats per character and perplexity (fresh-state windows
     of the training length), parameters, the training curve, and the seconds of
@@ -175,7 +180,7 @@ def depth_run(
     torch.manual_seed(seed)  # the initial weights
     model = StackLM(
         len(vocab), config.embedding_size, config.hidden_size, num_layers, residual
-    )
+    ).to(resolve_device(device))
     generator = torch.Generator().manual_seed(seed)  # the windows
     starts: list[float] = []
     hook = model.register_forward_pre_hook(

@@ -34,6 +34,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from chapter_code.core.device import resolve_device
 from chapter_code.gated.gates import LSTMScratch, set_gate_bias
 from chapter_code.lm.char_lm import (
     TrainConfig,
@@ -134,9 +135,14 @@ def count(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, Any]:
+def score_run(
+    seed: int,
+    contender: str,
+    recipe: dict[str, Any],
+    device: torch.device | str | None = None,
+) -> dict[str, Any]:
     """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and
-    ``seed``; return its metrics.
+    ``seed`` on ``device`` (the build's by default); return its metrics.
 
     Metrics: validation nats per character and perplexity, parameters (all,
     and the recurrent core's), seconds per training step, the training curve.
@@ -146,6 +152,7 @@ def score_run(seed: int, contender: str, recipe: dict[str, Any]) -> dict[str, An
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)  # the initial weights
     model = ScoreLM(len(vocab), contender, config.embedding_size, config.hidden_size)
+    model = model.to(resolve_device(device))
     generator = torch.Generator().manual_seed(seed)  # the windows
     train_ids = vocab.encode(splits.train[: config.train_chars])
     start = time.perf_counter()

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_ints
-from chapter_code.core.device import pick_device
+from chapter_code.core.device import resolve_device
 from chapter_code.corpora.milton import milton_text
 from chapter_code.corpora.texts import Splits
 from chapter_code.lm.char_lm import TrainConfig, fixed_window_loss, random_windows
@@ -210,19 +210,24 @@ def joined(ids: dict[str, dict[str, torch.Tensor]], split: str) -> torch.Tensor:
 
 
 def word_lm_metrics(
-    seed: int, hidden_size: int, num_layers: int, recipe: dict[str, Any]
+    seed: int,
+    hidden_size: int,
+    num_layers: int,
+    recipe: dict[str, Any],
+    device: torch.device | str | None = None,
 ) -> dict[str, Any]:
     """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the
     checkpoint on validation; test once.
 
-    The model and its batches live on the job's device (``BOOK_DEVICE``, which
-    the sweep sets: ``cuda`` when its configuration asks for a GPU); windows are
-    drawn on the CPU, so a seed draws the same windows on either device.
+    The model and its batches live on ``device``, by default the job's
+    (``BOOK_DEVICE``, which the sweep sets: ``cuda`` when its configuration asks
+    for a GPU); windows are drawn on the CPU, so a seed draws the same windows on
+    either device.
     """
     config = recipe_from_dict(recipe)
     vocab, by_author = word_splits(config.vocab_size)
     ids = {name: joined(by_author, name) for name in SPLIT_NAMES}
-    device = pick_device()
+    device = resolve_device(device)
     torch.manual_seed(seed)
     model = WordLM(len(vocab), hidden_size, num_layers, config.dropout, config.tied).to(
         device

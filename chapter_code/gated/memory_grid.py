@@ -1,11 +1,8 @@
-"""The memory test's grid: every (contender, seed) run trained, spread over worker
-processes, and tabulated.
+"""The memory test's grid: every (contender, seed) run trained, and tabulated.
 
 The runs are independent (each has its own random stream, see
-:mod:`chapter_code.gated.memory_task`), so where they train changes none of
-their numbers: here, one after another, or side by side in single-thread
-worker processes; with ``batched=True`` the runs of one cell type train as one
-stacked computation (:mod:`chapter_code.gated.model_batch`).
+:mod:`chapter_code.gated.memory_task`), so the order they train in, or the
+machine, changes none of their numbers on one kind of machine.
 
 The book's build does not train the grid itself: the same jobs run ahead of it
 as the ``book-grid`` configuration of the memory-robustness sweep
@@ -19,9 +16,7 @@ the single carried state" (the LSTM's accuracies beside the input-gated cell).
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
@@ -33,18 +28,7 @@ from chapter_code.gated.memory_task import (
     RecallRun,
     first_epoch_at,
     train_recall,
-    train_recall_batched,
 )
-
-
-def _train_in_worker(job: tuple[Contender, int, RecallConfig]) -> RecallRun:
-    contender, seed, config = job
-    run, _ = train_recall(contender, seed, config)
-    return run
-
-
-def _one_thread() -> None:
-    torch.set_num_threads(1)  # each worker takes one of the build's threads
 
 
 def run_grid(
@@ -52,74 +36,18 @@ def run_grid(
     seeds: Sequence[int] = SEEDS,
     # B008 below: (frozen: one shared default is safe)
     config: RecallConfig = RecallConfig(),  # noqa: B008
-    workers: int | None = None,
-    batched: bool = False,
+    device: torch.device | str | None = None,
 ) -> list[RecallRun]:
-    """Train every (contender, seed) pair; return the runs in (contender, seed) order.
-
-    With ``batched=True`` the runs of each cell type train together as one
-    stacked computation (:func:`train_recall_batched`), one group per job.
-
-    The runs are independent, so with ``workers >= 2`` they are spread over that
-    many processes with one thread each; small recurrent layers gain little from
-    a second thread inside one run, but runs side by side use every core. The
-    default is the build's thread budget, ``torch.get_num_threads()``; with a
-    budget of one thread (or ``workers=0``) every run trains in this process.
+    """Train every (contender, seed) pair on ``device``, one after another; return
+    the runs in (contender, seed) order.
     """
     if len(contenders) == 0 or len(seeds) == 0:
         raise ValueError("contenders and seeds must each hold at least one entry")
-    workers = torch.get_num_threads() if workers is None else workers
-    if not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers must be an int >= 0; got {workers!r}")
-    if workers == 1:
-        workers = 0  # a single worker process would only add its start-up time
-    if batched:
-        return _run_grid_batched(contenders, seeds, config, workers)
-    jobs = [(c, s, config) for c in contenders for s in seeds]
-    # slowest first, so the last job to start is a short one
-    cost = {"gru": 3, "lstm": 2, "rnn": 1}
-    order = sorted(range(len(jobs)), key=lambda j: -cost[jobs[j][0].cell])
-    if workers == 0:
-        return [_train_in_worker(job) for job in jobs]
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_one_thread
-    ) as pool:
-        done = list(pool.map(_train_in_worker, [jobs[j] for j in order]))
-    runs: list[RecallRun | None] = [None] * len(jobs)
-    for j, run in zip(order, done, strict=True):
-        runs[j] = run
-    return [r for r in runs if r is not None]
-
-
-def _train_group(
-    job: tuple[list[tuple[Contender, int]], RecallConfig],
-) -> list[RecallRun]:
-    return train_recall_batched(*job)
-
-
-def _run_grid_batched(
-    contenders: Sequence[Contender],
-    seeds: Sequence[int],
-    config: RecallConfig,
-    workers: int,
-) -> list[RecallRun]:
-    groups: dict[str, list[tuple[Contender, int]]] = {}
-    for c in contenders:
-        for s in seeds:
-            groups.setdefault(c.cell, []).append((c, s))
-    # biggest group first
-    jobs = sorted(((g, config) for g in groups.values()), key=lambda job: -len(job[0]))
-    if workers == 0:
-        done = [_train_group(job) for job in jobs]
-    else:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_one_thread
-        ) as pool:
-            done = list(pool.map(_train_group, jobs))
-    by_key = {(r.label, r.seed): r for runs in done for r in runs}
-    return [by_key[(c.label, s)] for c in contenders for s in seeds]
+    return [
+        train_recall(contender, seed, config, device=device)[0]
+        for contender in contenders
+        for seed in seeds
+    ]
 
 
 def runs_from_records(

@@ -30,8 +30,8 @@ from torch import nn
 
 from chapter_code.bptt.gradients import grad_at_first_input
 from chapter_code.core.arguments import positive_int_fields, positive_ints
+from chapter_code.core.device import resolve_device
 from chapter_code.gated.gates import lstm_gates, lstm_update, set_gate_bias
-from chapter_code.gated.model_batch import StackedRecall, clip_per_model, stacked_loss
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 # the gate whose bias decides how much old state survives
@@ -215,6 +215,7 @@ def train_recall(
     config: RecallConfig = RecallConfig(),
     learn_h0: bool = False,
     dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
 ) -> tuple[RecallRun, RecallNet]:
     """Train one run: Adam, clipping by global norm, shuffled minibatches, read-out at
     the end.
@@ -222,9 +223,12 @@ def train_recall(
     One generator, seeded with ``seed``, draws the initial weights and then each
     epoch's minibatch order, as the sources' ``torch.manual_seed(seed)`` does.
     The run trains for all ``config.epochs`` epochs; the test accuracy after
-    each epoch is recorded but never used to stop or to select weights.
+    each epoch is recorded but never used to stop or to select weights. The
+    data are drawn on the CPU and moved to ``device`` (the build's by default),
+    so a seed draws the same sequences on every device.
     """
     start = time.perf_counter()
+    device = resolve_device(device)
     x_train, y_train = make_recall(
         config.n_train, config.lag, config.vocab, config.train_seed
     )
@@ -232,9 +236,11 @@ def train_recall(
         config.n_test, config.lag, config.vocab, config.test_seed
     )
     # float64 only for the equivalence tests
-    x_train, x_test = (x_train.to(dtype), x_test.to(dtype))
+    x_train, x_test = x_train.to(device, dtype), x_test.to(device, dtype)
+    y_train, y_test = y_train.to(device), y_test.to(device)
     stream = torch.Generator().manual_seed(seed)  # the run's one random stream
-    net = build_recall_net(contender, config, seed, learn_h0, stream).to(dtype)  # [1]
+    net = build_recall_net(contender, config, seed, learn_h0, stream)  # [1]
+    net = net.to(device, dtype)
     # [2]
     birth = grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]
     opt = torch.optim.Adam(net.parameters(), lr=config.lr)
@@ -256,87 +262,10 @@ def train_recall(
         accuracy=history[-1],
         epochs=len(history),
         history=history,
-        state={k: v.detach().clone() for k, v in net.state_dict().items()},
+        state={k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()},
         seconds=time.perf_counter() - start,
     )
     return run, net
-
-
-def train_recall_batched(
-    contender_seeds: Sequence[tuple[Contender, int]],
-    config: RecallConfig = RecallConfig(),
-    dtype: torch.dtype = torch.float32,
-) -> list[RecallRun]:
-    """Train several runs of one cell type as one stacked computation
-    (:mod:`chapter_code.gated.model_batch`).
-
-    Each run starts from the weights :func:`build_recall_net` gives it, draws its
-    minibatch order from the same stream that drew those weights, is clipped by
-    its own gradient norm and gets its own Adam update, so it computes what
-    :func:`train_recall` computes, up to rounding. Every run trains for all
-    ``config.epochs`` epochs.
-    """
-    if len(contender_seeds) == 0:
-        raise ValueError(
-            "contender_seeds must hold at least one (contender, seed) pair"
-        )
-    cells = {c.cell for c, _ in contender_seeds}
-    if len(cells) != 1:
-        raise ValueError(
-            f"contender_seeds must all use one cell type; got {sorted(cells)}"
-        )
-    start = time.perf_counter()
-    x_train, y_train = make_recall(
-        config.n_train, config.lag, config.vocab, config.train_seed
-    )
-    x_test, y_test = make_recall(
-        config.n_test, config.lag, config.vocab, config.test_seed
-    )
-    x_train, x_test = x_train.to(dtype), x_test.to(dtype)
-    # one per run
-    streams = [torch.Generator().manual_seed(seed) for _, seed in contender_seeds]
-    nets = [
-        build_recall_net(c, config, seed, generator=g).to(dtype)
-        for (c, seed), g in zip(contender_seeds, streams, strict=True)
-    ]
-    births = [
-        grad_at_first_input(net.rec, [config.lag], input_size=config.vocab)[0]
-        for net in nets
-    ]
-    stack = StackedRecall.from_nets(nets)
-    opt = torch.optim.Adam(stack.parameters(), lr=config.lr)
-    histories: list[list[float]] = [[] for _ in nets]
-    for _ in range(config.epochs):
-        # (M, N)
-        orders = torch.stack(
-            [torch.randperm(config.n_train, generator=g) for g in streams]
-        )
-        for start_row in range(0, config.n_train, config.batch_size):
-            rows = orders[:, start_row : start_row + config.batch_size]  # (M, B)
-            loss = stacked_loss(stack(x_train[rows]), y_train[rows])
-            opt.zero_grad()
-            loss.backward()
-            clip_per_model(list(stack.parameters()), config.clip)
-            opt.step()
-        with torch.no_grad():
-            # (M,)
-            correct = (stack(x_test).argmax(dim=2) == y_test).to(dtype).mean(dim=1)
-        for m, history in enumerate(histories):
-            history.append(correct[m].item())
-    seconds = time.perf_counter() - start
-    return [
-        RecallRun(
-            c.label,
-            seed,
-            births[m],
-            histories[m][-1],
-            len(histories[m]),
-            histories[m],
-            stack.state_dict_of(m),
-            seconds,
-        )
-        for m, (c, seed) in enumerate(contender_seeds)
-    ]
 
 
 def restore(
@@ -367,6 +296,7 @@ def forget_gate_trace(
             "lstm must be a one-layer, unidirectional, batch-first nn.LSTM"
         )
     w_ih, w_hh = lstm.weight_ih_l0, lstm.weight_hh_l0
+    x = x.to(w_ih.device)  # replayed where the LSTM is
     bias = lstm.bias_ih_l0 + lstm.bias_hh_l0
     h = c = x.new_zeros(x.shape[0], lstm.hidden_size)  # (B, H)
     means, states = [], []
@@ -375,4 +305,4 @@ def forget_gate_trace(
         h, c = lstm_update(c, i, f, g, o)
         means.append(f.mean().item())
         states.append(h)
-    return means, torch.stack(states, dim=1)
+    return means, torch.stack(states, dim=1).cpu()

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.arguments import positive_int_fields, positive_ints
+from chapter_code.core.device import model_device
 from chapter_code.lm.perplexity import lm_loss_and_ppl
 
 CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
@@ -127,11 +128,6 @@ class TrainConfig:
             raise ValueError(
                 f"lr and clip must be > 0; got lr={self.lr}, clip={self.clip}"
             )
-
-
-def model_device(model: nn.Module) -> torch.device:
-    """The device of ``model``'s parameters: where its inputs must be (CPU or GPU)."""
-    return next(model.parameters()).device
 
 
 def random_windows(
@@ -242,11 +238,12 @@ def gradient_reach(
     over the stretches.
     """
     model.eval()
-    x, y = random_windows(ids, length, chunks, generator)  # (C, L)
+    # (C, L): drawn on the CPU, read on the model's device
+    x, y = random_windows(ids.to(model_device(model)), length, chunks, generator)
     emb = model.embed(x).detach().requires_grad_(True)  # (C, L, E)
     states, _ = model.rnn(emb)  # (C, L, H)
     logits = model.readout(states[:, -1])  # (C, V): the last position only
     loss = nn.functional.cross_entropy(logits, y[:, -1], reduction="sum")
     (grad,) = torch.autograd.grad(loss, emb)  # (C, L, E)
     norms = grad.norm(dim=-1).mean(dim=0)  # (L,)
-    return norms.flip(0)  # distance 0 first
+    return norms.flip(0).cpu()  # distance 0 first

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import torch
 
+from chapter_code.core.device import resolve_device
 from chapter_code.corpora.texts import (
     BOOK_PROSE_FILE,
     SHAKESPEARE_FILE,
@@ -116,31 +117,38 @@ PROSE_LSTM = dataclasses.replace(
 )
 
 
-def train_char_lm(corpus: str, recipe: LMRecipe) -> dict:
-    """Train one model on ``corpus``'s training split; return its weights, curve and
-    vocabulary as plain data.
+def train_char_lm(
+    corpus: str, recipe: LMRecipe, device: torch.device | str | None = None
+) -> dict:
+    """Train one model on ``corpus``'s training split, on ``device`` (the build's by
+    default); return its weights (on the CPU), curve and vocabulary as plain data.
 
     The model's initial weights and its windows come from one generator
-    seeded with ``recipe.seed``.
+    seeded with ``recipe.seed``, drawn on the CPU.
     """
     splits = corpus_splits(corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(recipe.seed)  # the initial weights
     model = CharLM(len(vocab), recipe.cell, recipe.embedding_size, recipe.hidden_size)
+    model = model.to(resolve_device(device))
     generator = torch.Generator().manual_seed(recipe.seed)  # the windows
     history = fit_next_token(model, vocab.encode(splits.train), recipe.train, generator)
     return {
         "corpus": corpus,
         "recipe": dataclasses.asdict(recipe),
         "chars": vocab.chars,
-        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "state_dict": {
+            k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
+        },
         "history": history,
     }
 
 
-def load_char_lm(result: dict) -> tuple[CharLM, Vocab]:
-    """The trained model (in eval mode) and its vocabulary, from :func:`train_char_lm`'s
-    result.
+def load_char_lm(
+    result: dict, device: torch.device | str | None = None
+) -> tuple[CharLM, Vocab]:
+    """The trained model (in eval mode, on ``device``) and its vocabulary, from
+    :func:`train_char_lm`'s result.
     """
     recipe = result["recipe"]
     vocab = Vocab("".join(result["chars"]))
@@ -148,7 +156,7 @@ def load_char_lm(result: dict) -> tuple[CharLM, Vocab]:
         len(vocab), recipe["cell"], recipe["embedding_size"], recipe["hidden_size"]
     )
     model.load_state_dict(result["state_dict"])
-    return model.eval(), vocab
+    return model.to(resolve_device(device)).eval(), vocab
 
 
 def count_parameters(model: torch.nn.Module) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from chapter_code.core.device import model_device
 from chapter_code.lm.char_lm import CharLM
 from chapter_code.lm.ngram import CharNGram
 
@@ -82,6 +83,7 @@ def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.
             f"ids must be a 1-D tensor of at least 2 ids; got shape {tuple(ids.shape)}"
         )
     model.eval()
+    ids = ids.to(model_device(model))
     n = ids.numel() - 1
     full = n // window
     parts = []
@@ -92,7 +94,7 @@ def fixed_window_logits(model: CharLM, ids: torch.Tensor, window: int) -> torch.
     if n > full * window:
         tail = ids[full * window : n][None]  # (1, rest)
         parts.append(model(tail)[0][0])
-    return torch.cat(parts)
+    return torch.cat(parts).cpu()
 
 
 def word_perplexity(char_nats: float, n_chars: int, n_words: int) -> float:
@@ -125,8 +127,9 @@ def loss_by_position(model: CharLM, ids: torch.Tensor, window: int) -> torch.Ten
             f"{tuple(ids.shape)}"
         )
     model.eval()
+    ids = ids.to(model_device(model))
     n = (ids.numel() - 1) // window
     x = ids[: n * window].reshape(n, window)  # (N, W)
     y = ids[1 : n * window + 1].reshape(n, window)  # (N, W)
     log_probs = torch.log_softmax(model(x)[0], dim=-1)  # (N, W, V)
-    return -log_probs.gather(-1, y[..., None])[..., 0].mean(dim=0)  # (W,)
+    return -log_probs.gather(-1, y[..., None])[..., 0].mean(dim=0).cpu()  # (W,)

@@ -63,7 +63,8 @@ def forget_gates(model: CharLM, tokens: torch.Tensor) -> ForgetGates:
 
     Each step computes ``f_t = sigmoid(W_f x_t + U_f h_{t-1} + b_f)`` with the
     two bias vectors summed, as ``nn.LSTM`` does, then ``c_t = f_t c_{t-1} +
-    i_t g_t`` and ``h_t = o_t tanh(c_t)``.
+    i_t g_t`` and ``h_t = o_t tanh(c_t)``. The replay runs on the model's device;
+    the gates and states come back on the CPU.
     """
     if (
         not isinstance(model, CharLM)
@@ -78,7 +79,7 @@ def forget_gates(model: CharLM, tokens: torch.Tensor) -> ForgetGates:
         )
     rnn = model.rnn
     bias = rnn.bias_ih_l0 + rnn.bias_hh_l0  # (4H,), blocks i, f, g, o
-    x = model.embed(tokens)  # (B, T, E)
+    x = model.embed(tokens.to(rnn.weight_ih_l0.device))  # (B, T, E)
     batch, hidden = tokens.shape[0], rnn.hidden_size
     h = x.new_zeros(batch, hidden)  # (B, H)
     c = x.new_zeros(batch, hidden)  # (B, H)
@@ -91,5 +92,5 @@ def forget_gates(model: CharLM, tokens: torch.Tensor) -> ForgetGates:
         states.append(h)
     # (B, T, H) each
     return ForgetGates(
-        values=torch.stack(gates, dim=1), states=torch.stack(states, dim=1)
+        values=torch.stack(gates, dim=1).cpu(), states=torch.stack(states, dim=1).cpu()
     )

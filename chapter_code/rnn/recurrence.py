@@ -20,6 +20,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from chapter_code.core.device import model_device
+
 
 def _check_positive(name: str, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -300,7 +302,10 @@ def fixed_start_sequences(
 
 
 def per_position_loss(model: NextTokenRNN, tokens: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy in nats at each position, shape (T,)."""
+    """Mean cross-entropy in nats at each position, shape (T,), on the model's
+    device.
+    """
+    tokens = tokens.to(model_device(model))
     logits = model(tokens)  # (B, T, V)
     # (B, T)
     losses = nn.functional.cross_entropy(
@@ -317,7 +322,11 @@ def train_next_token(
     batch_size: int,
     generator: torch.Generator,
 ) -> list[float]:
-    """Adam on the mean next-token loss; return the loss of every step."""
+    """Adam on the mean next-token loss; return the loss of every step.
+
+    The minibatch rows are drawn on the CPU from ``generator`` and the batches
+    moved to the model's device.
+    """
     _check_positive("steps", steps)
     _check_positive("batch_size", batch_size)
     if not lr > 0:

@@ -80,13 +80,13 @@ def token_log_probs(
     ):
         raise ValueError("prefix and tokens must be non-empty int64 vectors")
     model.eval()
-    text = torch.cat([prefix, tokens])  # (P + N,)
+    device = next(model.parameters()).device
+    text = torch.cat([prefix, tokens]).to(device)  # (P + N,)
     # (1, P + N - 1, V): the logits after each character
     logits, _ = model(text[:-1].unsqueeze(0))
     scored = logits[0, prefix.numel() - 1 :]  # (N, V): those that predict the tokens
-    return (
-        torch.log_softmax(scored, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
-    )
+    picked = text[prefix.numel() :, None]  # (N, 1): the tokens, on the model's device
+    return torch.log_softmax(scored, dim=-1).gather(-1, picked).squeeze(-1).cpu()
 
 
 def mean_log_prob(
@@ -141,7 +141,7 @@ def loop_drift(
     """
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
-    logits, _ = model(text.unsqueeze(0))  # (1, P + N, V)
+    logits, _ = model(text.unsqueeze(0).to(next(model.parameters()).device))
     # (N, V): after reading each generated token
     probs = torch.softmax(logits[0, prefix.numel() :], dim=-1)
     turns = (len(tokens) - loop.start) // loop.period

@@ -157,6 +157,8 @@ def generate(
 
     ``model(tokens (1, t), state) -> (logits (1, t, V), state)``. The prefix is
     read once; then each sampled token is fed back alone with the carried state.
+    The model may sit on any device; each token is drawn on the CPU (from
+    ``generator``), so a seed gives the same draws wherever the model computes.
     """
     if prefix.dim() != 1 or prefix.numel() < 1 or prefix.dtype != torch.long:
         raise ValueError(
@@ -166,12 +168,14 @@ def generate(
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0; got {steps!r}")
     model.eval()
-    logits, state = model(prefix.unsqueeze(0))  # (1, T, V): the prefix, read once
+    device = next(model.parameters()).device
+    # (1, T, V): the prefix, read once
+    logits, state = model(prefix.unsqueeze(0).to(device))
     out = []
     for _ in range(steps):
         # from the distribution after the last token
-        token = rule(logits[0, -1], generator)
+        token = rule(logits[0, -1].cpu(), generator)
         out.append(int(token))
         # (1, 1, V): one new token, the state carried
-        logits, state = model(token.reshape(1, 1), state)
+        logits, state = model(token.reshape(1, 1).to(device), state)
     return torch.tensor(out, dtype=torch.long)

@@ -166,9 +166,7 @@ def test_a_missing_prose_snapshot_names_how_to_restore_it(tmp_path) -> None:
     message = str(info.value)
     assert "restore the committed file with `git checkout -- data/book_prose.txt`; a new snapshot is made only " \
         "on purpose" in message
-    # The command's module moved to bookbuild.lint.prose_snapshot; the message in book_prose_text changes with
-    # the next re-run of the sweeps whose jobs reach it (an edit to it re-keys their records).
-    assert "prose_snapshot --force` and a new pinned hash" in message
+    assert "`python -m bookbuild.lint.prose_snapshot --force` and a new pinned hash" in message
 
 
 @pytest.mark.parametrize(("position", "name"), [(0, "n_train"), (1, "n_valid"), (2, "n_test")])

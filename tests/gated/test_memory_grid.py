@@ -1,7 +1,5 @@
-"""Tests for gated.memory_grid: the grid's worker processes, its order, its thread budget, and the results table.
-
-The trainings themselves are faked (``fake_pool``) where only the grid's bookkeeping is under test; the
-worker jobs are checked against training alone.
+"""Tests for gated.memory_grid: the grid's order, its runs against training alone, the records read back, and
+the results table.
 """
 
 from __future__ import annotations
@@ -14,12 +12,10 @@ from chapter_code.gated import memory_grid as mg
 from chapter_code.gated import memory_task as mt
 from chapter_code.gated.memory_task import (
     CONTENDERS,
-    Contender,
     RecallConfig,
     RecallRun,
     make_recall,
     train_recall,
-    train_recall_batched,
 )
 
 MINI = RecallConfig(lag=3, vocab=3, hidden_size=4, n_train=10, n_test=7, batch_size=4, epochs=2, lr=0.05,
@@ -33,135 +29,28 @@ def _seeded() -> None:
     runtime.seed_everything(99)
 
 
-class FakePool:
-    """Records how ProcessPoolExecutor was made and what it was given; runs the jobs in this process."""
-
-    made: list[dict] = []
-    mapped: list[list] = []
-
-    def __init__(self, max_workers, mp_context, initializer):
-        FakePool.made.append({"max_workers": max_workers, "start": mp_context.get_start_method(),
-                              "initializer": initializer})
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def map(self, fn, jobs):
-        jobs = list(jobs)
-        FakePool.mapped.append(jobs)
-        return [fn(j) for j in reversed(jobs)][::-1]
-
-
-def fake_run(contender: Contender, seed: int) -> RecallRun:
-    return RecallRun(contender.label, seed, birth=float(seed), accuracy=0.5, epochs=1)
-
-
-@pytest.fixture
-def fake_pool(monkeypatch: pytest.MonkeyPatch):
-    FakePool.made, FakePool.mapped = [], []
-    monkeypatch.setattr(mg, "ProcessPoolExecutor", FakePool)
-    monkeypatch.setattr(mg, "_train_in_worker", lambda job: fake_run(job[0], job[1]))
-    monkeypatch.setattr(mg, "_train_group", lambda job: [fake_run(c, s) for c, s in job[0]])
-    return FakePool
-
-
 def keys(runs) -> list[tuple[str, int]]:
     return [(r.label, r.seed) for r in runs]
 
 
-@pytest.mark.parametrize("workers", [2, 3])
-def test_grid_in_workers_starts_slow_cells_first_and_returns_grid_order(fake_pool, workers: int) -> None:
-    contenders = [RNN, LSTM, GRU, LSTM1]
-    runs = mg.run_grid(contenders, (0, 1), MINI, workers=workers)
-    assert keys(runs) == [(c.label, s) for c in contenders for s in (0, 1)]
-    assert fake_pool.made == [{"max_workers": workers, "start": "spawn", "initializer": mg._one_thread}]
-    (jobs,) = fake_pool.mapped
-    assert [(c.label, s) for c, s, _ in jobs] == [
-        (GRU.label, 0), (GRU.label, 1), (LSTM.label, 0), (LSTM.label, 1), (LSTM1.label, 0), (LSTM1.label, 1),
-        (RNN.label, 0), (RNN.label, 1)]
-    assert all(cfg is MINI for _, _, cfg in jobs)
-
-
-def test_grid_defaults_to_the_thread_budget(fake_pool, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mt.torch, "get_num_threads", lambda: 3)
-    runs = mg.run_grid([GRU1], (4,), MINI)
-    assert keys(runs) == [(GRU1.label, 4)]
-    assert fake_pool.made[0]["max_workers"] == 3
-    monkeypatch.setattr(mt.torch, "get_num_threads", lambda: 1)
-    assert keys(mg.run_grid([GRU1], (4,), MINI)) == [(GRU1.label, 4)]
-    assert len(fake_pool.made) == 1  # one thread: no pool
-
-
-@pytest.mark.parametrize("workers", [0, 1])
-def test_grid_with_no_or_one_worker_trains_in_this_process(fake_pool, workers: int) -> None:
-    runs = mg.run_grid([LSTM, RNN], (1, 0), MINI, workers=workers)
+def test_grid_order_is_contender_then_seed_and_defaults_are_the_chapters(monkeypatch) -> None:
+    made = []
+    monkeypatch.setattr(mg, "train_recall", lambda c, s, config, device=None: (
+        made.append((c.label, s, config, device)) or RecallRun(c.label, s, birth=0.0, accuracy=0.5, epochs=1), None))
+    runs = mg.run_grid([LSTM, RNN], (1, 0), MINI, device="cpu")
     assert keys(runs) == [(LSTM.label, 1), (LSTM.label, 0), (RNN.label, 1), (RNN.label, 0)]
-    assert fake_pool.made == []
-    batched = mg.run_grid([LSTM, RNN], (1, 0), MINI, workers=workers, batched=True)
-    assert keys(batched) == keys(runs)
-    assert fake_pool.made == []
-
-
-def test_grid_defaults_are_the_six_contenders_and_three_seeds(fake_pool) -> None:
-    runs = mg.run_grid(workers=0)
-    assert keys(runs) == [(c.label, s) for c in mt.CONTENDERS for s in mt.SEEDS]
-
-
-def test_batched_grid_groups_by_cell_biggest_group_first(fake_pool) -> None:
-    contenders = [RNN, GRU, LSTM, GRU2, LSTM1, GRU1]
-    runs = mg.run_grid(contenders, (6050, 0), MINI, workers=2, batched=True)
-    assert keys(runs) == [(c.label, s) for c in contenders for s in (6050, 0)]
-    assert fake_pool.made == [{"max_workers": 2, "start": "spawn", "initializer": mg._one_thread}]
-    (jobs,) = fake_pool.mapped
-    assert [[(c.label, s) for c, s in group] for group, _ in jobs] == [
-        [(c.label, s) for c in (GRU, GRU2, GRU1) for s in (6050, 0)],
-        [(c.label, s) for c in (LSTM, LSTM1) for s in (6050, 0)],
-        [(RNN.label, 6050), (RNN.label, 0)],
-    ]
-    assert all(cfg is MINI for _, cfg in jobs)
-
-
-def test_batched_grid_defaults_to_the_thread_budget(fake_pool, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mt.torch, "get_num_threads", lambda: 4)
-    mg.run_grid([RNN], (0,), MINI, batched=True)
-    assert fake_pool.made[0]["max_workers"] == 4
+    assert {m[2] for m in made} == {MINI}
+    assert {m[3] for m in made} == {"cpu"}
+    made.clear()
+    assert keys(mg.run_grid()) == [(c.label, s) for c in CONTENDERS for s in mt.SEEDS]
+    assert {m[2] for m in made} == {RecallConfig()}
+    assert {m[3] for m in made} == {None}
 
 
 @pytest.mark.parametrize(("contenders", "seeds"), [([], (0,)), ([RNN], ()), ((), ())])
 def test_grid_needs_contenders_and_seeds(contenders, seeds) -> None:
     with pytest.raises(ValueError, match=r"^contenders and seeds must each hold at least one entry$"):
-        mg.run_grid(contenders, seeds, MINI, workers=0)
-
-
-@pytest.mark.parametrize("workers", [-1, 2.0, "2"])
-def test_grid_workers_are_a_count(workers: object) -> None:
-    with pytest.raises(ValueError, match=rf"^workers must be an int >= 0; got {workers!r}$"):
-        mg.run_grid([RNN], (0,), MINI, workers=workers)  # type: ignore[arg-type]
-
-
-def test_worker_jobs_train_one_run_and_one_group() -> None:
-    config = RecallConfig(lag=2, vocab=2, hidden_size=3, n_train=4, n_test=3, batch_size=2, epochs=1)
-    run = mg._train_in_worker((GRU1, 3, config))
-    alone, _ = mt.train_recall(GRU1, 3, config)
-    assert (run.label, run.seed, run.history) == (alone.label, alone.seed, alone.history)
-    for name, p in alone.state.items():
-        assert torch.equal(run.state[name], p), name
-    group = mg._train_group(([(GRU, 0), (GRU1, 1)], config))
-    together = mt.train_recall_batched([(GRU, 0), (GRU1, 1)], config)
-    assert [(r.label, r.seed, r.history) for r in group] == [(r.label, r.seed, r.history) for r in together]
-
-
-def test_a_worker_runs_one_thread() -> None:
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        mg._one_thread()
-        assert torch.get_num_threads() == 1
-    finally:
-        torch.set_num_threads(before)
+        mg.run_grid(contenders, seeds, MINI)
 
 
 # ---- restore, results_markdown, forget_gate_trace ------------------------------------------------------
@@ -204,16 +93,12 @@ def test_results_table_needs_a_share(solved: float) -> None:
 def test_training_is_reproducible_and_the_grid_matches_runs_alone() -> None:
     contenders = [CONTENDERS[4]]
     alone = [train_recall(c, s, TINY)[0] for c in contenders for s in (0, 1)]
-    in_process = mg.run_grid(contenders, (0, 1), TINY, workers=0)
-    in_workers = mg.run_grid(contenders, (0, 1), TINY, workers=2)
-    for a, b, w in zip(alone, in_process, in_workers, strict=True):
-        assert (a.label, a.seed) == (b.label, b.seed) == (w.label, w.seed)
-        assert a.epochs == b.epochs == w.epochs == TINY.epochs
-        assert a.history == b.history
-        assert abs(a.birth - w.birth) < 1e-6 * max(1.0, a.birth)
+    grid = mg.run_grid(contenders, (0, 1), TINY)
+    for a, b in zip(alone, grid, strict=True):
+        assert (a.label, a.seed, a.epochs) == (b.label, b.seed, TINY.epochs)
+        assert (a.history, a.birth) == (b.history, b.birth)
         for name, tensor in a.state.items():
             torch.testing.assert_close(b.state[name], tensor, rtol=0, atol=0)
-            torch.testing.assert_close(w.state[name], tensor, rtol=1e-4, atol=1e-5)  # one thread vs two: rounding
 
 
 def test_every_run_trains_all_epochs_and_the_table_reports_the_last() -> None:
@@ -230,14 +115,6 @@ def test_every_run_trains_all_epochs_and_the_table_reports_the_last() -> None:
         mg.results_markdown([run], seeds=(0,), solved=0)
 
 
-def test_batched_grid_matches_batched_groups() -> None:
-    contenders = [CONTENDERS[0], CONTENDERS[4]]
-    grid = mg.run_grid(contenders, (0, 1), TINY, workers=0, batched=True)
-    assert [(r.label, r.seed) for r in grid] == [(c.label, s) for c in contenders for s in (0, 1)]
-    group = train_recall_batched([(CONTENDERS[4], 0), (CONTENDERS[4], 1)], TINY)
-    assert [r.history for r in grid[2:]] == [r.history for r in group]
-
-
 def _records(contenders, seeds, recipe: RecallConfig) -> list[dict]:
     """Records as the sweep's runner writes them: the sweep's own job parameters, the job's metrics."""
     from chapter_code.experiments import _recall_jobs
@@ -251,7 +128,7 @@ def test_runs_from_records_are_the_grid_runs() -> None:
     contenders = [CONTENDERS[0], CONTENDERS[4]]
     records = _records(contenders, (0, 1), TINY)
     rebuilt = mg.runs_from_records(records[::-1], contenders, (0, 1), config=TINY)  # any record order
-    grid = mg.run_grid(contenders, (0, 1), TINY, workers=0)
+    grid = mg.run_grid(contenders, (0, 1), TINY)
     assert keys(rebuilt) == keys(grid) == [(c.label, s) for c in contenders for s in (0, 1)]
     for r, g in zip(rebuilt, grid, strict=True):
         assert (r.accuracy, r.history, r.epochs, r.birth) == (g.accuracy, g.history, g.epochs, g.birth)

@@ -36,7 +36,6 @@ from chapter_code.gated.memory_task import (
     make_recall,
     restore,
     train_recall,
-    train_recall_batched,
 )
 
 TINY = RecallConfig(lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, epochs=2)
@@ -136,27 +135,7 @@ def test_learned_initial_state_gets_a_gradient() -> None:
     assert net.h0.grad.abs().sum() > 0
 
 
-def test_batched_training_equals_training_each_run_alone() -> None:
-    jobs = [(CONTENDERS[3], 0), (CONTENDERS[5], 1), (CONTENDERS[4], 6050)]
-    batched = train_recall_batched(jobs, TINY, dtype=torch.float64)
-    for (contender, seed), b in zip(jobs, batched, strict=True):
-        a, _ = train_recall(contender, seed, TINY, dtype=torch.float64)
-        assert (b.label, b.seed, b.epochs) == (a.label, a.seed, a.epochs)
-        assert b.history == a.history  # float64: equal accuracies after every epoch
-        assert abs(b.birth - a.birth) < 1e-9 * max(1.0, a.birth)
-        for name, tensor in a.state.items():
-            torch.testing.assert_close(b.state[name], tensor, rtol=1e-9, atol=1e-12)
-        restore(b, contender, TINY)  # the saved weights load into a single network
 
-
-def test_batched_runs_train_all_epochs_and_bad_jobs() -> None:
-    easy = RecallConfig(lag=3, vocab=2, hidden_size=4, n_train=32, n_test=16, batch_size=16, epochs=3)
-    (run,) = train_recall_batched([(CONTENDERS[1], 0)], easy)
-    assert run.epochs == len(run.history) == 3
-    with pytest.raises(ValueError, match="contender_seeds must all use one cell type"):
-        train_recall_batched([(CONTENDERS[0], 0), (CONTENDERS[1], 0)], TINY)
-    with pytest.raises(ValueError, match="contender_seeds must hold at least one"):
-        train_recall_batched([], TINY)
 
 
 
@@ -468,43 +447,6 @@ def test_train_recall_reads_the_run_seed() -> None:
     assert not torch.equal(a.state["rec.weight_hh_l0"], b.state["rec.weight_hh_l0"])
 
 
-# ---- train_recall_batched ------------------------------------------------------------------------------
-
-def test_batched_training_computes_each_run_of_the_recipe() -> None:
-    jobs = [(GRU, 0), (GRU2, 6050), (GRU1, 1)]
-    start = time.perf_counter()
-    runs = mt.train_recall_batched(jobs, MINI, dtype=torch.float64)
-    took = time.perf_counter() - start
-    assert [(r.label, r.seed, r.epochs) for r in runs] == [(c.label, s, 2) for c, s in jobs]
-    for (contender, seed), run in zip(jobs, runs, strict=True):
-        birth, history, ref = reference_training(contender, seed, MINI, torch.float64, torch.float64)
-        assert run.birth == pytest.approx(birth, rel=1e-12)
-        assert run.history == pytest.approx(history, abs=1e-12)
-        assert run.accuracy == run.history[-1]
-        assert len(run.history) == 2
-        assert 0 < run.seconds <= took
-        for name, p in ref.state_dict().items():
-            torch.testing.assert_close(run.state[name], p, rtol=1e-9, atol=1e-12, msg=name)
-
-
-def test_batched_training_of_one_lstm_run_in_float32() -> None:
-    (run,) = mt.train_recall_batched([(LSTM1, 2)], MINI)
-    alone, _ = mt.train_recall(LSTM1, 2, MINI)
-    assert run.history == pytest.approx(alone.history, abs=1e-6)
-    assert run.state["rec.weight_hh_l0"].dtype == torch.float32
-    for name, p in alone.state.items():
-        torch.testing.assert_close(run.state[name], p, rtol=1e-4, atol=1e-5, msg=name)
-
-
-def test_batched_training_refuses_an_empty_or_mixed_job() -> None:
-    with pytest.raises(ValueError, match=r"^contender_seeds must hold at least one \(contender, seed\) pair$"):
-        mt.train_recall_batched([], MINI)
-    with pytest.raises(ValueError, match=r"^contender_seeds must all use one cell type; got \['gru', 'lstm'\]$"):
-        mt.train_recall_batched([(GRU, 0), (LSTM, 0)], MINI)
-
-
-# ---- run_grid: job order, workers, batching (pools replaced by an in-process stand-in) ----------------
-
 def test_restore_loads_the_saved_weights() -> None:
     config = RecallConfig(vocab=3, hidden_size=5)
     net = mt.build_recall_net(LSTM1, config, seed=4)
@@ -563,8 +505,6 @@ def test_a_run_s_accuracy_is_its_last_epoch_s_not_another_one_s() -> None:
     # with two epochs the last entry is also the second, so three epochs whose accuracies differ tell them apart
     config = RecallConfig(lag=2, vocab=3, hidden_size=3, n_train=12, n_test=40, batch_size=4, epochs=4, lr=0.2)
     run, _ = mt.train_recall(GRU2, 1, config)
-    (batched,) = mt.train_recall_batched([(GRU2, 1)], config)
-    for r in (run, batched):
-        assert len(r.history) == 4
-        assert len(set(r.history[-3:])) == 3, r.history  # the last three epochs differ on this seed
-        assert r.accuracy == r.history[-1]
+    assert len(run.history) == 4
+    assert len(set(run.history[-3:])) == 3, run.history  # the last three epochs differ on this seed
+    assert run.accuracy == run.history[-1]
