@@ -158,13 +158,13 @@ SWEEP ?=
 CONFIG ?= cpu
 CLUSTER ?= local
 .PHONY: experiments experiments-status
-experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experiments SWEEP=NAME [CONFIG=cpu|cluster|smoke] [CLUSTER=local|slurm|debug]
+experiments: $(ENV_STAMP)  ## run a sweep's missing or stale jobs: make experiments SWEEP=NAME [CONFIG=cpu|cluster|smoke] [CLUSTER=local|slurm|debug] [DEVICE=cuda]
 	@test -n "$(SWEEP)" || { echo "make experiments: name the sweep, e.g. SWEEP=memory-robustness (list: $(PY) -m bookbuild experiments list)" >&2; exit 2; }
-	$(PY) -m bookbuild experiments run $(SWEEP) --config $(CONFIG) --cluster $(CLUSTER)
+	$(PY) -m bookbuild experiments run $(SWEEP) --config $(CONFIG) --cluster $(CLUSTER) $(if $(DEVICE),--device $(DEVICE))
 
 experiments-status: $(ENV_STAMP)  ## which records of a sweep are fresh, stale or missing: make experiments-status SWEEP=NAME
 	@test -n "$(SWEEP)" || { echo "make experiments-status: name the sweep, e.g. SWEEP=memory-robustness" >&2; exit 2; }
-	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG)
+	$(PY) -m bookbuild experiments status $(SWEEP) --config $(CONFIG) $(if $(DEVICE),--device $(DEVICE))
 
 # The GPU build in one command (bookbuild/tools/gpu_run.py, standard library only: it makes .venv itself, reusing the
 # host's CUDA torch). Everything that must come back lands in OUT; DRY=1 walks the same steps at toy size on the CPU

@@ -68,6 +68,10 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
         p = actions.add_parser(action, help=text)
         p.add_argument("name", help="the sweep (see `experiments list`)")
         p.add_argument("--config", default="cpu", help="the sweep's configuration: cpu (default), cluster, smoke...")
+        if action in ("status", "run", "check"):
+            p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                           help="cuda: the GPU's own record set of a configuration re-run per device (book-runs, "
+                           "book-grid, smoke); default: where the configuration's resources say")
         if action == "run":
             p.add_argument("--cluster", default="local", choices=["local", "slurm", "debug"],
                            help="local: submitit's local executor, one job per core (or GPU); slurm: submitit's "

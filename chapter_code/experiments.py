@@ -797,3 +797,12 @@ SWEEPS: dict[str, Sweep] = {
         BEYOND_BOOK_RUNS,
     ]
 }
+
+#: The configurations re-run on each edition's device: the chapters' own runs and
+#: grids (``book-runs``, ``book-grid``) and the smoke checks. On a GPU
+#: (``experiments run NAME --config C --device cuda``) their records go to a set
+#: of their own, ``records/<sweep>/<config>@<profile>/``, which a GPU build reads;
+#: a CPU build reads ``records/<sweep>/<config>/``. The larger studies (``cpu``,
+#: ``full-size``) are read from their CPU records by both editions, and their
+#: pages say so; a configuration that asks for GPUs (``gpu``) runs on one anyway.
+PER_DEVICE_CONFIGS = ("book-runs", "book-grid", "smoke")

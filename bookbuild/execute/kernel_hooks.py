@@ -316,8 +316,10 @@ def _run_once(fn: Any, /, **kwargs: Any) -> Any:
 
 def _load_sweep(name: str, **kwargs: Any) -> Any:
     from bookbuild.runs.sweeps import load
+    from chapter_code.core.device import pick_device
 
-    loaded = load(name, **kwargs)
+    # the build's device picks the record set: a GPU build reads its own records of a per-device configuration
+    loaded = load(name, device=str(pick_device()), **kwargs)
     if loaded is None:  # none_if_unrun and no record yet
         _state["sweeps"].append({"sweep": name, "config": kwargs.get("config", "cpu"), "records": 0,
                                  "total": None, "commits": [], "cell": _cell()})

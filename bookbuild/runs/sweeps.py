@@ -162,14 +162,36 @@ def data_hashes(paths: tuple[str, ...] | list[str], root: Path | None = None) ->
     return memo.data_hashes(paths, root or ROOT, "sweep data file")
 
 
-def records_dir(name: str, config: str, root: Path | None = None) -> Path:
-    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat across configurations)."""
-    return (root or ROOT) / "records" / name / config
+def records_dir(name: str, config: str, root: Path | None = None, profile: str | None = None) -> Path:
+    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat across configurations);
+    ``records/<sweep>/<config>@<profile>/`` for those a GPU made of a configuration re-run per device."""
+    return (root or ROOT) / "records" / name / (config if profile is None else f"{config}@{profile}")
 
 
-def refresh_command(name: str, config: str) -> str:
-    return f"make experiments SWEEP={name} CONFIG={config}  (or: python -m bookbuild experiments run {name} " \
-           f"--config {config})"
+def per_device(config: str, module: str = REGISTRY) -> bool:
+    """Whether ``config`` is re-run on each edition's device (the registry's ``PER_DEVICE_CONFIGS``)."""
+    return config in getattr(importlib.import_module(module), "PER_DEVICE_CONFIGS", ())
+
+
+def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
+    """The record set a build or a run on ``device`` uses for ``config``: ``None`` (the CPU set, or a configuration
+    that asks for GPUs itself) or a GPU's output profile, for a configuration re-run per device."""
+    if device is None or not device.startswith("cuda") or grid_of(sweep, config).resources.gpus:
+        return None
+    if not per_device(config):
+        return None
+    import torch
+
+    from chapter_code.core import runtime
+
+    return runtime.output_profile(torch.device(device))
+
+
+def refresh_command(name: str, config: str, device: str | None = None) -> str:
+    on = f" DEVICE={device}" if device and device != "cpu" else ""
+    flag = f" --device {device}" if device and device != "cpu" else ""
+    return f"make experiments SWEEP={name} CONFIG={config}{on}  (or: python -m bookbuild experiments run {name} " \
+           f"--config {config}{flag})"
 
 
 # ---------------------------------------------------------------- one job (runs in the job's process)
@@ -314,7 +336,7 @@ UNSEALED_EDIT = ("edited since it was committed (it carries no record_sha256, be
                  "`python -m bookbuild experiments seal {name} --config {config}` seals committed records)")
 
 
-def survey(sweep: Any, config: str, root: Path | None = None) -> list[JobStatus]:
+def survey(sweep: Any, config: str, root: Path | None = None, profile: str | None = None) -> list[JobStatus]:
     """The state of every job of ``config``, read from ``records/<sweep>/``.
 
     A sealed record (``record_sha256``) edited by hand is damaged; an unsealed one (older than the seal) is
@@ -324,7 +346,7 @@ def survey(sweep: Any, config: str, root: Path | None = None) -> list[JobStatus]
     function = function_path(sweep.job)
     digest, _ = code_hash(function, root)
     data = data_hashes(sweep.data, root)
-    folder = records_dir(sweep.name, config, root)
+    folder = records_dir(sweep.name, config, root, profile)
     out = []
     changed: set[str] | None = None
     for job in jobs(sweep, config):
@@ -385,7 +407,7 @@ class SweepRecords:
 
 
 def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path | None = None,
-         sweep: Any = None, none_if_unrun: bool = False) -> SweepRecords | None:
+         sweep: Any = None, none_if_unrun: bool = False, device: str | None = None) -> SweepRecords | None:
     """Every record of sweep ``name``'s ``config``, checked against the current code, parameters and data.
 
     Raises :class:`SweepNotReady` when any record is stale or damaged, or when
@@ -396,10 +418,13 @@ def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path
     re-executes when records appear); stale or damaged records still raise.
     """
     sweep = sweep or get(name)
-    statuses = survey(sweep, config, root)
+    profile = record_profile(sweep, config, device)  # a GPU build reads its own set of a per-device configuration
+    statuses = survey(sweep, config, root, profile)
     bad = [s for s in statuses if s.state not in ("fresh", "missing")]
     missing = [s.job.id for s in statuses if s.state == "missing"]
-    fix = f"Refresh with: {refresh_command(sweep.name, config)}"
+    fix = f"Refresh with: {refresh_command(sweep.name, config, device if profile else None)}"
+    if profile:
+        config = f"{config}@{profile}"
     if bad:
         lines = [f"  {s.job.id}: {s.state} ({s.detail})" for s in bad[:8]]
         more = [f"  ... and {len(bad) - 8} more"] if len(bad) > 8 else []
@@ -526,8 +551,12 @@ def uncommitted_changes(root: Path) -> list[str]:
 
 def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | None = None, force: bool = False,
         limit: int | None = None, workers: int | None = None, partition: str | None = None,
-        out: TextIO | None = None, poll_s: float = 0.25, give_up_s: float | None = None) -> int:
+        out: TextIO | None = None, poll_s: float = 0.25, give_up_s: float | None = None,
+        device: str | None = None) -> int:
     """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if every job succeeded.
+
+    ``device``: ``cuda`` re-runs a per-device configuration (:func:`per_device`) on the GPU, into its own record
+    set (:func:`records_dir`); by default the jobs run where the configuration's resources say.
 
     ``give_up_s``: cancel the jobs still unfinished after that many seconds and
     raise (for tests; a real cluster's queue may hold jobs for hours).
@@ -540,19 +569,29 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
         raise UserError(f"--limit must be an int >= 1; got {limit!r}")
     validate(sweep)
     grid = grid_of(sweep, config)
+    if device not in (None, "cpu", "cuda"):
+        raise UserError(f"--device must be cpu or cuda; got {device!r}")
+    job_device = device or ("cuda" if grid.resources.gpus else "cpu")
+    if job_device == "cuda" and not grid.resources.gpus and not per_device(config):
+        raise UserError(f"experiments run {sweep.name}: config {config!r} is read from its CPU records by both "
+                        f"editions; --device cuda re-runs only {', '.join(_per_device_names())}")
+    if job_device == "cpu" and grid.resources.gpus:
+        raise UserError(f"experiments run {sweep.name}: config {config!r} asks for GPUs; drop --device cpu")
+    profile = record_profile(sweep, config, job_device)
     dirty = uncommitted_changes(root)
     if dirty:
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         raise UserError(f"experiments run {sweep.name}: the checkout has uncommitted changes ({shown}); a record "
                         "must come from a committed state, so commit or stash them first")
-    statuses = survey(sweep, config, root)
+    statuses = survey(sweep, config, root, profile)
     todo = [s.job for s in statuses if force or s.state != "fresh"][:limit]
-    print(f"experiments {sweep.name} (config {config}, {len(statuses)} jobs): {summarize(statuses)}; "
+    shown = config if profile is None else f"{config}@{profile}"
+    print(f"experiments {sweep.name} (config {shown}, {len(statuses)} jobs): {summarize(statuses)}; "
           f"running {len(todo)} on {cluster}", file=out, flush=True)
     if not todo:
         return 0
     function = function_path(sweep.job)
-    folder = records_dir(sweep.name, config, root)
+    folder = records_dir(sweep.name, config, root, profile)
     folder.mkdir(parents=True, exist_ok=True)
     slots, gpus = _slots(grid, cluster, workers)
     logs = _logs_dir(sweep.name, root)
@@ -566,19 +605,19 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     try:
         os.environ.update(_pinned_bytecode(root))  # for the job processes submitit starts
         return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, function, folder, root,
-                           out, poll_s, give_up_s)
+                           out, poll_s, give_up_s, job_device)
     finally:
         lock.release()
 
 
 def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int, gpus: list[int],
                 partition: str | None, logs: Path, function: str, folder: Path, root: Path, out: TextIO,
-                poll_s: float, give_up_s: float | None) -> int:
+                poll_s: float, give_up_s: float | None, device: str = "cpu") -> int:
     progress = Progress(sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out)
 
     def args(job: Job) -> tuple[Any, ...]:
         return (function, sweep.name, job.name, job.seed, job.params, list(sweep.data), str(folder), str(root),
-                "cuda" if grid.resources.gpus else "cpu")
+                device)
 
     if cluster == "debug":
         for i, job in enumerate(todo):
@@ -802,9 +841,15 @@ def spot_check(record: dict[str, Any], root: Path | None = None) -> tuple[bool, 
 # ---------------------------------------------------------------- command line
 
 
-def status_text(sweep: Any, config: str, root: Path | None = None) -> tuple[str, bool]:
-    statuses = survey(sweep, config, root)
-    lines = [f"sweep {sweep.name} (config {config}): {len(statuses)} jobs: {summarize(statuses)}"]
+def _per_device_names() -> list[str]:
+    return list(getattr(importlib.import_module(REGISTRY), "PER_DEVICE_CONFIGS", ()))
+
+
+def status_text(sweep: Any, config: str, root: Path | None = None, device: str | None = None) -> tuple[str, bool]:
+    profile = record_profile(sweep, config, device)
+    statuses = survey(sweep, config, root, profile)
+    shown = config if profile is None else f"{config}@{profile}"
+    lines = [f"sweep {sweep.name} (config {shown}): {len(statuses)} jobs: {summarize(statuses)}"]
     for s in statuses:
         if s.state != "fresh":
             lines.append(f"  {s.job.id}: {s.state}" + (f" ({s.detail})" if s.detail else ""))
@@ -815,7 +860,7 @@ def status_text(sweep: Any, config: str, root: Path | None = None) -> tuple[str,
                      f"experiments seal {sweep.name} --config {config}` and commit")
     ok = all(s.state == "fresh" for s in statuses)
     if not ok:
-        lines.append(f"refresh with: {refresh_command(sweep.name, config)}")
+        lines.append(f"refresh with: {refresh_command(sweep.name, config, device if profile else None)}")
     return "\n".join(lines), ok
 
 
@@ -860,7 +905,7 @@ def cli(args: Any) -> int:
         return 0
     sweep = get(args.name)
     if args.action == "status":
-        text, ok = status_text(sweep, args.config)
+        text, ok = status_text(sweep, args.config, device=args.device)
         print(text)
         return 0 if ok else 1
     if args.action == "seal":
@@ -868,11 +913,11 @@ def cli(args: Any) -> int:
         print("\n".join(lines))
         return 0 if ok else 1
     if args.action == "check":
-        loaded = load(sweep.name, args.config, allow_partial=True, sweep=sweep)
+        loaded = load(sweep.name, args.config, allow_partial=True, sweep=sweep, device=args.device)
         if not loaded.records:
             raise SweepNotReady(f"sweep {sweep.name!r} has no records to re-run")
         ok, text = spot_check(cheapest(loaded.records))
         print(text)
         return 0 if ok else 1
     return run(sweep, args.config, args.cluster, force=args.force, limit=args.limit, workers=args.workers,
-               partition=args.partition, out=sys.stdout)
+               partition=args.partition, out=sys.stdout, device=args.device)

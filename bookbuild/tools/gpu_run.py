@@ -8,17 +8,22 @@ as a process of its own with its own timeout, inside one budget of 475 s:
 1. ``env``: ``bookbuild/tools/venv.py .venv``, which reuses the host's CUDA torch
    (``--system-site-packages``); if it fails (no network), the host's Python
    is used when it can import the book's packages, and the log says so;
-2. side by side:
-   ``probe``: what the machine is (``OUT/device.json``: GPU, capability,
-   CUDA, cuDNN, torch, output profile, CPU, ``nvidia-smi``);
-   ``chapters``: every chapter executed with ``BOOK_DEVICE=cuda`` by the
-   engine (all at once: one chapter per core at one thread), then the build
-   report (``OUT/build-report.md``: verdicts against the baselines committed
-   for this GPU kind and software, if any; device, GPU kind, CUDA, cuDNN and
-   the determinism settings per chapter) and the comparison of the outputs
-   with the committed ``cpu-avx2`` baselines (``OUT/cpu-comparison.md``);
-   ``sweep``: ``python -m bookbuild experiments run word-lm-scale --config gpu
-   --workers 10`` (the scale study's configuration for this machine);
+2. side by side: ``probe``: what the machine is (``OUT/device.json``: GPU,
+   capability, CUDA, cuDNN, torch, output profile, CPU, ``nvidia-smi``);
+   ``book-sweeps``: every configuration the chapters read that is re-run per
+   device (``book-runs``, ``book-grid``: ``PER_DEVICE_CONFIGS`` in
+   :mod:`chapter_code.experiments`) with ``--device cuda``, into the GPU's own
+   record sets (``records/<sweep>/<config>@<profile>/``), which a GPU build
+   reads; six sweeps at once, three jobs at once in each;
+   then, side by side: ``chapters``: every chapter executed with
+   ``BOOK_DEVICE=cuda`` by the engine (all at once: one chapter per core at one
+   thread; every model and batch on the GPU), then the build report
+   (``OUT/build-report.md``: verdicts against the baselines committed for this
+   GPU kind and software, if any; device, GPU kind, CUDA, cuDNN and the
+   determinism settings per chapter) and the comparison of the outputs with the
+   committed ``cpu-avx2`` baselines (``OUT/cpu-comparison.md``); ``sweep``:
+   ``python -m bookbuild experiments run word-lm-scale --config gpu --workers
+   10`` (the scale study's configuration for this machine);
 3. ``baselines``: ``accept --only`` the chapters that executed (cache hits):
    their outputs recorded into ``baselines/<profile>/`` (``cuda-sm90`` on an
    H200) with the GPU software they hold for (``software.json``); where
@@ -45,32 +50,30 @@ configuration (one job; it needs the corpora in ``data/``, which the first
 ``make book`` builds), and the dry run checks that every file the real run
 promises is in ``OUT`` (``tests/bookbuild/test_gpu_run.py``).
 
-The budget (wall seconds on one H200 with 16 cores). Two facts of the code set
-it. No chapter moves its models or tensors to ``runtime.setup()``'s device (the
-training functions of ``lm.char_lm`` follow their model's device, so a chapter
-could, but none does yet), so under ``BOOK_DEVICE=cuda`` the chapters' PyTorch
-work still runs on the CPU cores (the GPU adds its determinism settings and
-its profile, and runs JAX's cells where the host's JAX has a GPU backend). The
-sweep's jobs (``word_lm_metrics``) put their models and batches on the GPU,
-ten at a time sharing it. The chapters' estimates are therefore CPU times from
-BENCHMARKS.md, on the assumption that one unshared core of the GPU machine is
-at least as fast as a core of the 2-core build machine, whose times are upper
-bounds measured under load (two chapters on two cores, load average 5-13). The
-sweep's estimate is arithmetic, not a measurement (no GPU has run it): per
-training word, forward and backward cost about three times the forward's
-``16 h^2`` floating-point operations per LSTM layer plus ``2 h V`` for the read-out,
-which summed over the six sizes and 1.57 million training positions per job is
-about 1.5 PFLOP for the 18 jobs; at an assumed 15 TFLOP/s sustained in FP32
-(TF32 off; about a quarter of the H200's FP32 peak, cuDNN's LSTM kernels at
-batch 64 being far from peak) that is about 100 s of GPU time, plus about
-15 s per job to start (torch, CUDA, cuDNN, the corpus and its vocabulary) in
-two waves of ten:
+The budget (wall seconds on one H100 or H200 with 16 cores). The chapters and
+every job put their models and batches on the GPU (``runtime.setup()``'s device,
+or the job's ``BOOK_DEVICE``); random draws stay on the CPU. No GPU has run the
+book yet, so every GPU figure below is an estimate, not a measurement. The
+chapters' own runs (``book-sweeps``) are about 1,400 s of jobs on one CPU core
+(BENCHMARKS.md: the records' ``wall_s``, the largest 75-150 s); small recurrent
+models on a GPU are bound by kernel launches, not arithmetic, so the estimate
+assumes each job takes about its CPU time and 18 run at once: about 150-200 s.
+The larger studies (``cpu``, ``full-size``: about 12 CPU-hours) are read from
+their CPU records by both editions. The scale study's estimate is arithmetic:
+per training word, forward and backward cost about three times the forward's
+``16 h^2`` floating-point operations per LSTM layer plus ``2 h V`` for the
+read-out, which summed over the six sizes and 1.57 million training positions
+per job is about 1.5 PFLOP for the 18 jobs; at an assumed 15 TFLOP/s sustained
+in FP32 (TF32 off) that is about 100 s of GPU time, plus about 15 s per job to
+start, in two waves of ten:
 
 ====================  =========================================  ==========  ==========
 chapter or step       measured on the 2-core machine (s)         estimate    timeout
 ====================  =========================================  ==========  ==========
 env                   venv and pip, wheels cached: 65            60          100
 probe                 import torch: 3-6                          5           30
+book-sweeps (before   about 1,400 s of jobs on one CPU core;     180         the budget
+the chapters)         18 at once, each assumed its CPU time                  left
 building (its table)  8-12 (measured as the front page's)        10          all side
 1. recurrence         47.6 with JAX (the unrolled jit: 13.8)     45          by side:
 2. gradients          66.6 with JAX (16 scan compiles: 36)       60          the budget
@@ -90,8 +93,13 @@ the GPU, 10 at a      of GPU time and two waves of job starts
 time)
 baselines             a no-change build: 7-12                    15          40
 collect               copies                                     2           -
-total                                                            ~320        475
+total (env, then book-sweeps, then the longer of        ~410        475
+chapters and sweep, then baselines and collect)
 ====================  =========================================  ==========  ==========
+
+If the estimates are short, the scale study's ``gpu`` sweep is cut first (its
+finished jobs keep their records). The first real run will replace these
+estimates with measurements (issue 55).
 
 Since Chapters 3, 4, 6 and 7 read their trainings from sweep records, no chapter
 is much longer than the others: the chapters take about 80 s side by side (Chapter
@@ -126,6 +134,9 @@ SWEEP = "word-lm-scale"
 SWEEP_CONFIG = "gpu"
 DRY_BUDGET_S = 150.0
 SWEEP_WORKERS = 10  # of 16 cores: the chapters keep about six busy
+BOOK_SWEEP_PROCESSES = 6  # sweeps of the chapters' own runs at once, before the chapters
+BOOK_SWEEP_WORKERS = 3  # jobs at once in each: at most 18 jobs on 16 cores and the GPU
+DRY_BOOK_SWEEPS = ("gru-ablation",)  # the dry run walks the step with one sweep's smoke configuration
 CORPORA = ("data/shakespeare.txt", "data/milton.txt")
 #: What the steps import, checked without importing torch (which takes seconds): the engine's and the sweeps' stack.
 PACKAGES = ("bookbuild", "nbclient", "jupyter_cache", "myst_nb", "yaml", "submitit", "filelock", "psutil")
@@ -411,8 +422,13 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
         me = [python, "-m", "bookbuild.tools.gpu_run"]
         until = runner.deadline - RESERVED_AFTER_RUN_S
         workers = "1" if dry_run else str(SWEEP_WORKERS)
+        # first the chapters' own runs on this device (a GPU build reads its own record set of them), then the
+        # chapters beside the scale study's GPU configuration
+        book_sweeps = DRY_BOOK_SWEEPS if dry_run else ()
         runner.run(Step("probe", [*me, "_probe", str(out / "device.json")], 30, base_env),
-                   Step("chapters", [*me, "_execute", str(out)], BUDGET_S, base_env),
+                   Step("book-sweeps", [*me, "_book_sweeps", device, *book_sweeps], BUDGET_S, base_env),
+                   until=until)
+        runner.run(Step("chapters", [*me, "_execute", str(out)], BUDGET_S, base_env),
                    Step("sweep", [python, "-m", "bookbuild", "experiments", "run", sweep, "--config", config,
                                   "--workers", workers], BUDGET_S, base_env),
                    until=until)
@@ -466,6 +482,8 @@ def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> 
     records = root / "records" / sweep / config
     if records.is_dir():
         _copy_tree(records, out / "records" / sweep / config)
+    for made in sorted((root / "records").glob(f"*/*@{profile}")) if profile else []:  # the GPU's own record sets
+        _copy_tree(made, out / "records" / made.parent.name / made.name)
     state = root / "_build" / "engine"
     if (state / "kernels").is_dir():
         _copy_tree(state / "kernels", out / "logs" / "kernels")
@@ -533,7 +551,7 @@ def _check_folder(out: Path) -> list[str]:
     problems = [f"missing {name}" for name in ALWAYS + ("device.json", "build-report.md") if not (out / name).exists()]
     summary = _read_json(out / "summary.json") or {}
     names = [s["name"] for s in summary.get("steps", [])]
-    if names != ["env", "probe", "chapters", "sweep", "baselines"]:  # the real run's steps, in order
+    if names != ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]:  # the real run's, in order
         problems.append(f"steps {names}")
     problems += [f"step {s['name']}: {s['status']} (see {s['log']})" for s in summary.get("steps", [])
                  if s["status"] != "ok"]
@@ -700,10 +718,46 @@ def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
     _write_text(out / "cpu-comparison.md", "\n".join(lines) + "\n")
 
 
+def _book_sweeps(root: Path, device: str, names: list[str]) -> int:
+    """Run every per-device configuration the chapters read (``book-runs``, ``book-grid``: the registry's
+    ``PER_DEVICE_CONFIGS`` but ``smoke``) of every sweep, or of ``names``, on ``device``, into its own record set:
+    one ``experiments run`` per sweep, :data:`BOOK_SWEEP_PROCESSES` at once, each with up to
+    :data:`BOOK_SWEEP_WORKERS` jobs at once. In the dry run (``names`` given), their ``smoke`` configurations.
+    """
+    from bookbuild.runs import sweeps
+
+    registry = sweeps.registry()
+    configs = ("smoke",) if names else tuple(c for c in sweeps._per_device_names() if c != "smoke")
+    todo = [(name, config, len(sweeps.jobs(sweep, config)))
+            for name, sweep in registry.items() if not names or name in names
+            for config in configs if config in sweep.configs]
+    todo.sort(key=lambda t: -t[2])  # the largest first
+    running: list[tuple[str, subprocess.Popen]] = []
+    failed: list[str] = []
+    while todo or running:
+        while todo and len(running) < BOOK_SWEEP_PROCESSES:
+            name, config, n = todo.pop(0)
+            command = [sys.executable, "-m", "bookbuild", "experiments", "run", name, "--config", config,
+                       "--device", device, "--workers", str(min(n, BOOK_SWEEP_WORKERS))]
+            print(f"book-sweeps: {' '.join(command[3:])}", flush=True)
+            running.append((f"{name} --config {config}", subprocess.Popen(command, cwd=root)))
+        time.sleep(0.5)
+        for item in list(running):
+            if item[1].poll() is not None:
+                running.remove(item)
+                if item[1].returncode != 0:
+                    failed.append(item[0])
+    if failed:
+        print(f"book-sweeps: failed: {', '.join(failed)}", file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("_probe", "_execute", "_record"):  # the steps, run with the environment's Python
+    if args and args[0] in ("_probe", "_execute", "_record", "_book_sweeps"):  # steps, run with the env's Python
         root = Path.cwd()
+        if args[0] == "_book_sweeps":
+            return _book_sweeps(root, args[1], args[2:])
         if args[0] == "_probe":
             return _probe(Path(args[1]))
         if args[0] == "_execute":

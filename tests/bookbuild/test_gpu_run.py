@@ -58,7 +58,11 @@ def test_dry_run_succeeds_and_its_summary_names_every_step(dry_run) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["finished"] is True
     assert summary["dry_run"] is True
-    assert [s["name"] for s in summary["steps"]] == ["env", "probe", "chapters", "sweep", "baselines"]
+    assert [s["name"] for s in summary["steps"]] == ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]
+    # the chapters' own runs, re-run on the run's device before the chapters (the dry run: one smoke config)
+    book_sweeps = (out / next(s["log"] for s in summary["steps"] if s["name"] == "book-sweeps")).read_text()
+    assert "book-sweeps: experiments run gru-ablation --config smoke --device cpu --workers 2" in book_sweeps
+    assert "experiments gru-ablation (config smoke, 2 jobs)" in book_sweeps
     assert {s["status"] for s in summary["steps"]} == {"ok"}
     assert all((out / s["log"]).is_file() for s in summary["steps"])
     assert summary["device"] == "cpu"
@@ -89,7 +93,7 @@ def test_dry_run_brings_back_baselines_records_device_and_reports(dry_run) -> No
 def test_dry_run_writes_the_timing_table_and_the_logs(dry_run) -> None:
     out, _ = dry_run
     timing = json.loads((out / "timing.json").read_text())
-    assert [s["step"] for s in timing["steps"]] == ["env", "probe", "chapters", "sweep", "baselines"]
+    assert [s["step"] for s in timing["steps"]] == ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]
     (chapter,) = timing["chapters"]
     assert (chapter["chapter"], chapter["status"], chapter["estimate_s"]) == ("book/intro", "executed", 10)
     assert chapter["wall_s"] > 0
