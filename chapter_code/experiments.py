@@ -131,6 +131,9 @@ class Sweep:
     ] = ()  # repository files the jobs read, hashed into each record
     # metric -> how closely a re-run must reproduce it (exactly where absent)
     precision: dict[str, Precision] = field(default_factory=dict)
+    # the configuration whose seeds measure each job's spread (same job names), by
+    # which the build report judges a GPU edition's values against the CPU's
+    spread: str | None = None
 
 
 def _slug(text: str) -> str:
@@ -186,6 +189,7 @@ MEMORY_ROBUSTNESS = Sweep(
         ),
     },
     precision=trained("birth", "final_accuracy", "history"),
+    spread="cpu",
 )
 
 
@@ -778,6 +782,7 @@ WORD_LM_SCALE = Sweep(
         "valid_curve",
         "valid_nats",
     ),
+    spread="cpu",  # its three seeds per size
 )
 
 #: Every sweep, by name; ``python -m bookbuild experiments list`` prints them.
@@ -798,11 +803,14 @@ SWEEPS: dict[str, Sweep] = {
     ]
 }
 
-#: The configurations re-run on each edition's device: the chapters' own runs and
-#: grids (``book-runs``, ``book-grid``) and the smoke checks. On a GPU
+#: The configurations re-run on each edition's device (every sweep's, or one
+#: sweep's as ``sweep:config``): the chapters' own runs and grids (``book-runs``,
+#: ``book-grid``), the scale study's three sizes (``word-lm-scale:cpu``, whose
+#: three seeds measure each size's spread) and the smoke checks. On a GPU
 #: (``experiments run NAME --config C --device cuda``) their records go to a set
 #: of their own, ``records/<sweep>/<config>@<profile>/``, which a GPU build reads;
-#: a CPU build reads ``records/<sweep>/<config>/``. The larger studies (``cpu``,
-#: ``full-size``) are read from their CPU records by both editions, and their
-#: pages say so; a configuration that asks for GPUs (``gpu``) runs on one anyway.
-PER_DEVICE_CONFIGS = ("book-runs", "book-grid", "smoke")
+#: a CPU build reads ``records/<sweep>/<config>/``. The other larger studies
+#: (the memory test's 16 seeds, the scoreboard, the workshop's models) are read
+#: from their CPU records by both editions; a configuration that asks for GPUs
+#: (``gpu``) runs on one anyway.
+PER_DEVICE_CONFIGS = ("book-runs", "book-grid", "smoke", "word-lm-scale:cpu")

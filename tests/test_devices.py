@@ -355,3 +355,12 @@ def test_the_audit_reads_numbers_as_ones_on_the_cpu() -> None:
         assert t.to("cpu", copy=True).shape == (2, 3)
         assert t.tolist() == [[1.0] * 3] * 2
     assert off_device_tensors({"a": [t]}) == ["result['a'][0] on meta"]
+
+
+def test_a_model_without_parameters_computes_on_the_cpu() -> None:
+    from chapter_code.core.device import model_device, resolve_device
+
+    assert model_device(torch.nn.Identity()) == torch.device("cpu")
+    assert model_device(on_meta(torch.nn.Linear(2, 3))) == META
+    assert resolve_device("meta") == META
+    assert resolve_device(torch.device("cpu")) == torch.device("cpu")

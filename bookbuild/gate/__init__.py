@@ -30,7 +30,7 @@ from typing import Any
 
 from bookbuild import files
 from bookbuild.execute import engine
-from bookbuild.gate import baselines, pagecontent
+from bookbuild.gate import baselines, editions, pagecontent
 from bookbuild.lint import references
 
 BASELINES = Path("baselines")
@@ -303,6 +303,7 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         lines += ["", "## Notes from the build", "",
                   "What the build's machinery reported while a chapter executed (never part of its outputs).", ""]
         lines += [f"- {{doc}}`/{chapter}`: `{note}`" for chapter, note in notes]
+    lines += editions.section(engine.ROOT)
     lines += ["", "## What each chapter read", ""]
     for c in checks:
         deps = ", ".join(f"`{d}`" for d in c.result.dependencies) or "nothing traced"

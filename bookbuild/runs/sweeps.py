@@ -168,9 +168,17 @@ def records_dir(name: str, config: str, root: Path | None = None, profile: str |
     return (root or ROOT) / "records" / name / (config if profile is None else f"{config}@{profile}")
 
 
-def per_device(config: str, module: str = REGISTRY) -> bool:
-    """Whether ``config`` is re-run on each edition's device (the registry's ``PER_DEVICE_CONFIGS``)."""
-    return config in getattr(importlib.import_module(module), "PER_DEVICE_CONFIGS", ())
+def gpu_record_profiles(name: str, config: str, root: Path | None = None) -> list[str]:
+    """The GPU profiles whose record sets of ``config`` are here (``records/<sweep>/<config>@cuda-*/``)."""
+    folder = (root or ROOT) / "records" / name
+    return sorted(p.name.partition("@")[2] for p in folder.glob(f"{config}@cuda-*") if p.is_dir())
+
+
+def per_device(config: str, sweep: str | None = None, module: str = REGISTRY) -> bool:
+    """Whether ``config`` (of ``sweep``) is re-run on each edition's device: named in the registry's
+    ``PER_DEVICE_CONFIGS`` alone (every sweep's) or as ``sweep:config``."""
+    names = getattr(importlib.import_module(module), "PER_DEVICE_CONFIGS", ())
+    return config in names or (sweep is not None and f"{sweep}:{config}" in names)
 
 
 def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
@@ -178,7 +186,7 @@ def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
     that asks for GPUs itself) or a GPU's output profile, for a configuration re-run per device."""
     if device is None or not device.startswith("cuda") or grid_of(sweep, config).resources.gpus:
         return None
-    if not per_device(config):
+    if not per_device(config, sweep.name):
         return None
     import torch
 
@@ -407,7 +415,8 @@ class SweepRecords:
 
 
 def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path | None = None,
-         sweep: Any = None, none_if_unrun: bool = False, device: str | None = None) -> SweepRecords | None:
+         sweep: Any = None, none_if_unrun: bool = False, device: str | None = None,
+         edition: str | None = None) -> SweepRecords | None:
     """Every record of sweep ``name``'s ``config``, checked against the current code, parameters and data.
 
     Raises :class:`SweepNotReady` when any record is stale or damaged, or when
@@ -419,6 +428,18 @@ def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path
     """
     sweep = sweep or get(name)
     profile = record_profile(sweep, config, device)  # a GPU build reads its own set of a per-device configuration
+    if edition is not None:  # a page that sets the two editions side by side
+        if edition not in ("cpu", "gpu"):
+            raise ValueError(f"edition must be 'cpu' or 'gpu'; got {edition!r}")
+        if not per_device(config, sweep.name):
+            raise ValueError(f"sweep {sweep.name!r} config {config!r} is not re-run per device: it has one edition")
+        made = gpu_record_profiles(sweep.name, config, root)
+        profile = None if edition == "cpu" else (made[0] if made else None)
+        if edition == "gpu" and profile is None:
+            if none_if_unrun:
+                return None
+            raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) has no GPU records yet.\n"
+                                f"Make them on a GPU with: {refresh_command(sweep.name, config, 'cuda')}")
     statuses = survey(sweep, config, root, profile)
     bad = [s for s in statuses if s.state not in ("fresh", "missing")]
     missing = [s.job.id for s in statuses if s.state == "missing"]
@@ -572,7 +593,7 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     if device not in (None, "cpu", "cuda"):
         raise UserError(f"--device must be cpu or cuda; got {device!r}")
     job_device = device or ("cuda" if grid.resources.gpus else "cpu")
-    if job_device == "cuda" and not grid.resources.gpus and not per_device(config):
+    if job_device == "cuda" and not grid.resources.gpus and not per_device(config, sweep.name):
         raise UserError(f"experiments run {sweep.name}: config {config!r} is read from its CPU records by both "
                         f"editions; --device cuda re-runs only {', '.join(_per_device_names())}")
     if job_device == "cpu" and grid.resources.gpus:

@@ -719,18 +719,19 @@ def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
 
 
 def _book_sweeps(root: Path, device: str, names: list[str]) -> int:
-    """Run every per-device configuration the chapters read (``book-runs``, ``book-grid``: the registry's
-    ``PER_DEVICE_CONFIGS`` but ``smoke``) of every sweep, or of ``names``, on ``device``, into its own record set:
+    """Run every per-device configuration the chapters read (the registry's ``PER_DEVICE_CONFIGS`` but ``smoke``:
+    ``book-runs``, ``book-grid``, the scale study's ``cpu``) of every sweep, or of ``names``, on ``device``, into its
+    own record set:
     one ``experiments run`` per sweep, :data:`BOOK_SWEEP_PROCESSES` at once, each with up to
     :data:`BOOK_SWEEP_WORKERS` jobs at once. In the dry run (``names`` given), their ``smoke`` configurations.
     """
     from bookbuild.runs import sweeps
 
     registry = sweeps.registry()
-    configs = ("smoke",) if names else tuple(c for c in sweeps._per_device_names() if c != "smoke")
     todo = [(name, config, len(sweeps.jobs(sweep, config)))
             for name, sweep in registry.items() if not names or name in names
-            for config in configs if config in sweep.configs]
+            for config in sweep.configs
+            if (config == "smoke") == bool(names) and sweeps.per_device(config, name)]
     todo.sort(key=lambda t: -t[2])  # the largest first
     running: list[tuple[str, subprocess.Popen]] = []
     failed: list[str] = []

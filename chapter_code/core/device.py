@@ -58,5 +58,8 @@ def resolve_device(device: torch.device | str | None = None) -> torch.device:
 
 
 def model_device(model: torch.nn.Module) -> torch.device:
-    """The device of ``model``'s parameters: where its inputs must be."""
-    return next(model.parameters()).device
+    """The device of ``model``'s parameters: where its inputs must be (the CPU for a
+    model that has none).
+    """
+    first = next(iter(model.parameters()), None)
+    return torch.device("cpu") if first is None else first.device

@@ -589,6 +589,7 @@ def load_sweep(
     config: str = "cpu",
     allow_partial: bool = False,
     none_if_unrun: bool = False,
+    edition: str | None = None,
 ) -> Any:
     """The stored records of experiment sweep ``name`` (defined in
     :mod:`chapter_code.experiments`), checked.
@@ -600,7 +601,10 @@ def load_sweep(
     marked as such (``.complete`` false, ``.missing`` listed, ``.describe()``
     says PARTIAL), never silently averaged. ``none_if_unrun=True`` returns ``None``
     when the configuration has no record at all (a page that says the study has
-    not run there yet). Outside the build there is no
+    not run there yet). ``edition``: for a configuration re-run on each device,
+    ``"cpu"`` or ``"gpu"`` reads that edition's records whatever this build's
+    device (a page that sets the two side by side); by default, this build's.
+    Outside the build there is no
     checked copy to fall back on, so this raises
     :class:`SweepRecordsUnavailable` saying how to read them.
     """
@@ -613,5 +617,9 @@ def load_sweep(
             "directly"
         )
     return loader(
-        name, config=config, allow_partial=allow_partial, none_if_unrun=none_if_unrun
+        name,
+        config=config,
+        allow_partial=allow_partial,
+        none_if_unrun=none_if_unrun,
+        edition=edition,
     )

@@ -165,8 +165,8 @@ def book_prose_text(data_dir: Path = DATA_DIR) -> str:
     """
     rebuild = (
         "restore the committed file with `git checkout -- data/book_prose.txt`; a new "
-        "snapshot is made only on purpose, with `python -m bookbuild.lint.prose_snapshot "
-        "--force` and a new pinned hash"
+        "snapshot is made only on purpose, with `python -m "
+        "bookbuild.lint.prose_snapshot --force` and a new pinned hash"
     )
     return read_checked(data_dir / BOOK_PROSE_FILE, BOOK_PROSE_SHA256, rebuild)
 

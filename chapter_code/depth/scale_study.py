@@ -114,3 +114,26 @@ def scale_markdown(rows: Sequence[SizeRow]) -> str:
             line += f" {r.mean:.1f} ± {r.sd:.1f} | {seeds} | {steps} |"
         lines.append(line)
     return "\n".join(lines)
+
+
+def editions_markdown(cpu: Sequence[SizeRow], gpu: Sequence[SizeRow]) -> str:
+    """The two editions' test perplexities, size by size: each mean ± its sample
+    standard deviation over seeds, the GPU's mean minus the CPU's, and whether that
+    difference lies within two of the CPU seeds' standard deviations.
+    """
+    by_name = {row.name: row for row in gpu}
+    lines = [
+        "| size | CPU | GPU | GPU − CPU | within two seed spreads |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for row in cpu:
+        other = by_name.get(row.name)
+        if other is None or not row.perplexities or not other.perplexities:
+            continue
+        gap = other.mean - row.mean
+        lines.append(
+            f"| {row.name} | {row.mean:.1f} ± {row.sd:.1f} | "
+            f"{other.mean:.1f} ± {other.sd:.1f} | {gap:+.1f} | "
+            f"{'yes' if abs(gap) <= 2 * row.sd else 'no'} |"
+        )
+    return "\n".join(lines)

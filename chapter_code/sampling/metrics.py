@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from chapter_code.core.arguments import positive_ints
+from chapter_code.core.device import model_device
 
 _STRIP = string.punctuation + "\u2018\u2019\u201c\u201d"
 
@@ -80,7 +81,7 @@ def token_log_probs(
     ):
         raise ValueError("prefix and tokens must be non-empty int64 vectors")
     model.eval()
-    device = next(model.parameters()).device
+    device = model_device(model)
     text = torch.cat([prefix, tokens]).to(device)  # (P + N,)
     # (1, P + N - 1, V): the logits after each character
     logits, _ = model(text[:-1].unsqueeze(0))
@@ -141,7 +142,7 @@ def loop_drift(
     """
     model.eval()
     text = torch.cat([prefix, tokens])  # (P + N,)
-    logits, _ = model(text.unsqueeze(0).to(next(model.parameters()).device))
+    logits, _ = model(text.unsqueeze(0).to(model_device(model)))
     # (N, V): after reading each generated token
     probs = torch.softmax(logits[0, prefix.numel() :], dim=-1)
     turns = (len(tokens) - loop.start) // loop.period

@@ -27,6 +27,7 @@ from collections.abc import Callable
 import torch
 
 from chapter_code.core.arguments import positive_ints
+from chapter_code.core.device import model_device
 
 Rule = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
@@ -168,7 +169,7 @@ def generate(
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0; got {steps!r}")
     model.eval()
-    device = next(model.parameters()).device
+    device = model_device(model)
     # (1, T, V): the prefix, read once
     logits, state = model(prefix.unsqueeze(0).to(device))
     out = []

@@ -17,9 +17,11 @@ def gpu_profile(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_per_device_configurations_are_the_chapters_runs_and_the_smoke_checks() -> None:
-    assert experiments.PER_DEVICE_CONFIGS == ("book-runs", "book-grid", "smoke")
+    assert experiments.PER_DEVICE_CONFIGS == ("book-runs", "book-grid", "smoke", "word-lm-scale:cpu")
     assert sweeps.per_device("book-runs")
     assert not sweeps.per_device("cpu")
+    assert not sweeps.per_device("cpu", "scoreboard")
+    assert sweeps.per_device("cpu", "word-lm-scale")  # the scale study's three sizes, one sweep's config
     assert not sweeps.per_device("full-size")
 
 
@@ -30,6 +32,7 @@ def test_a_gpu_reads_its_own_set_of_a_per_device_configuration(gpu_profile: str)
     assert sweeps.record_profile(sweep, "book-grid", "cpu") is None  # the CPU set
     assert sweeps.record_profile(sweep, "book-grid", None) is None
     assert sweeps.record_profile(sweep, "cpu", "cuda") is None  # a study both editions read from the CPU
+    assert sweeps.record_profile(experiments.WORD_LM_SCALE, "cpu", "cuda") == gpu_profile
     gpu = experiments.WORD_LM_SCALE
     assert sweeps.record_profile(gpu, "gpu", "cuda") is None  # asks for GPUs itself: one set
     root = sweeps.ROOT
@@ -50,7 +53,8 @@ def test_a_gpu_build_without_its_records_names_them_and_the_command(gpu_profile:
 
 def test_a_study_read_from_its_cpu_records_is_not_re_run_on_a_gpu() -> None:
     with pytest.raises(sweeps.UserError, match=r"config 'cpu' is read from its CPU records by both editions; "
-                                                r"--device cuda re-runs only book-runs, book-grid, smoke"):
+                                                r"--device cuda re-runs only book-runs, book-grid, smoke, "
+                                                r"word-lm-scale:cpu"):
         sweeps.run(experiments.SCOREBOARD, "cpu", device="cuda")
     with pytest.raises(sweeps.UserError, match=r"config 'gpu' asks for GPUs; drop --device cpu"):
         sweeps.run(experiments.WORD_LM_SCALE, "gpu", device="cpu")

@@ -99,3 +99,17 @@ def test_markdown_lines_exactly() -> None:
         "|---|--:|--:|--:|--:|---|---|",
         "| small | 8 | 1 | 1.01 M | 101.0 ± 1.4 | 100.0, 102.0 | 700, 650 |",
     ]
+
+
+def test_the_two_editions_side_by_side() -> None:
+    from chapter_code.depth.scale_study import SizeRow, editions_markdown
+
+    cpu = [SizeRow("small", 64, 1, 10, (100.0, 102.0, 104.0)), SizeRow("large", 256, 1, 40, (90.0, 91.0, 92.0))]
+    gpu = [SizeRow("small", 64, 1, 10, (101.0, 103.0, 105.0)), SizeRow("large", 256, 1, 40, (95.0, 95.0, 95.0))]
+    assert editions_markdown(cpu, gpu).splitlines() == [
+        "| size | CPU | GPU | GPU − CPU | within two seed spreads |",
+        "|---|---:|---:|---:|---|",
+        "| small | 102.0 ± 2.0 | 103.0 ± 2.0 | +1.0 | yes |",
+        "| large | 91.0 ± 1.0 | 95.0 ± 0.0 | +4.0 | no |",
+    ]
+    assert len(editions_markdown(cpu, gpu[:1]).splitlines()) == 3  # a size the GPU has not run is left out
