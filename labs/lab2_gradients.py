@@ -173,11 +173,17 @@ def checkpoint_clip_gradients(clip_gradients):
     assert abs(float(norm) - 5.0) < 1e-4, (
         f"clip_gradients should return the norm before clipping, 5.0 here; got {norm}"
     )
+    unchanged = all(torch.equal(p.grad, g) for p, g in zip(ours, grads, strict=True))
+    assert not unchanged, (
+        "clip_gradients returned the norm 5.0 but left every .grad as it was, so "
+        "clipping at kappa = 1.0 did nothing: the rescaled gradients were made as new "
+        "tensors and never written into the parameters' own .grad tensors"
+    )
     joint = torch.sqrt(sum(p.grad.pow(2).sum() for p in ours)).item()
     assert abs(joint - 1.0) < 1e-4, (
         "after clipping at kappa = 1.0 the joint norm of all gradients should be "
-        f"1.0, got {joint:.3f}: use one factor, kappa / ||g||, computed from all "
-        "parameters together, not one per parameter"
+        f"1.0, got {joint:.3f}: the factor should come from the norm of all the "
+        "gradients together and be the same for every parameter, not one per parameter"
     )
     for p, g in zip(ours, grads, strict=True):
         assert torch.allclose(p.grad, g / 5.0, atol=1e-5), (

@@ -169,45 +169,97 @@ def reference_gru_step() -> dict:
 
 def checkpoint_gru_step(gru_step, expected):
     """reset_after=True against nn.GRUCell with the same weights; reset_after=False
-    against the book's numbers.
+    against the book's numbers. A mismatch is named by probing: the update gate held
+    shut, the r and z blocks exchanged, one recurrent bias block set to zero.
     """
     import torch
     from torch import nn
 
-    args = [
-        torch.tensor(expected[k])
-        for k in ("x_t", "h_prev", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
-    ]
-    cell = nn.GRUCell(2, 3)
+    names = ("x_t", "h_prev", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    args = [torch.tensor(expected[k]) for k in names]
+    x_t, h_prev = args[:2]
+
+    def cell_with(weights):  # nn.GRUCell holding the given (weight_ih, ..., bias_hh)
+        cell = nn.GRUCell(2, 3)
+        with torch.no_grad():
+            for name, value in zip(names[2:], weights, strict=True):
+                getattr(cell, name).copy_(value)
+        return cell
+
+    def close(a, b):
+        return bool((a - b).abs().max() < 1e-5)
+
     with torch.no_grad():
-        for name, value in zip(
-            ("weight_ih", "weight_hh", "bias_ih", "bias_hh"), args[2:], strict=True
-        ):
-            getattr(cell, name).copy_(value)
-        want = cell(args[0], args[1])
+        want = cell_with(args[2:])(x_t, h_prev)
     got = gru_step(*args, reset_after=True)
     assert tuple(got.shape) == (3, 3), (
         f"gru_step should return h_t, (B, H) = (3, 3); got {tuple(got.shape)}"
     )
+    want_before = torch.tensor(expected["reset before"])
     gap = (got - want).abs().max().item()
     if gap > 1e-5:
+        if close(got, want_before):
+            raise AssertionError(
+                "with reset_after=True, gru_step gives Cho et al.'s form: your reset "
+                "gate scales h_prev before the recurrent weight multiplies it, where "
+                "nn.GRU's form lets it act on the recurrent part after the product"
+            )
+        # the update gate's recurrent bias pushed far down: the book's u is near 0
+        shut = args[5].clone()
+        shut[3:6] = -30.0
+        if close(gru_step(*args[:5], shut, reset_after=True), h_prev):
+            raise AssertionError(
+                "with the update gate held shut (u near 0), nn.GRUCell moves to the "
+                "candidate but your h_t stays at h_prev: your h_t blends h_prev and "
+                "the candidate the wrong way round, u weighting the candidate where "
+                "the task's h_t has it weight h_{t-1}"
+            )
+        swapped = [w.clone() for w in args[2:]]
+        for w in swapped:  # the r block and the z block exchanged
+            w[:3], w[3:6] = w[3:6].clone(), w[:3].clone()
+        with torch.no_grad():
+            if close(got, cell_with(swapped)(x_t, h_prev)):
+                raise AssertionError(
+                    "your r and u are each computed from the other's blocks: "
+                    "PyTorch's weights hold the blocks in the order r, z, n, the "
+                    "reset gate first"
+                )
+        for k, block in enumerate(("b_r", "b_z", "b_n")):
+            zeroed = args[5].clone()
+            zeroed[3 * k : 3 * k + 3] = 0.0
+            with torch.no_grad():
+                want_zeroed = cell_with([*args[2:5], zeroed])(x_t, h_prev)
+            if close(gru_step(*args[:5], zeroed, reset_after=True), want_zeroed):
+                raise AssertionError(
+                    f"gru_step agrees with nn.GRUCell once the recurrent bias {block} "
+                    f"is zero, not otherwise: {block} is left out, or added in the "
+                    "wrong place"
+                )
+        with torch.no_grad():
+            want_unbiased = cell_with([*args[2:5], torch.zeros(9)])(x_t, h_prev)
+        if close(gru_step(*args[:5], torch.zeros(9), reset_after=True), want_unbiased):
+            raise AssertionError(
+                "gru_step agrees with nn.GRUCell once bias_hh is zero, not otherwise: "
+                "the recurrent biases b_r, b_z and b_n are left out (bias_ih is "
+                "already in gx_r, gx_z, gx_n; bias_hh is not)"
+            )
         raise AssertionError(
             "with reset_after=True, gru_step differs from nn.GRUCell by up to "
-            f"{gap:.3g}: check which of h_prev and the candidate the update gate u "
-            "keeps (nn.GRU keeps u * h_prev), and that the reset gate multiplies the "
-            "recurrent part of the candidate after the weight"
+            f"{gap:.3g}, and not by a mistake this checkpoint knows: check each "
+            "gate, the candidate and the update of h_t against the task, one part at "
+            "a time"
         )
     before = gru_step(*args, reset_after=False)
-    want_before = torch.tensor(expected["reset before"])
     gap_before = (before - want_before).abs().max().item()
-    if gap_before > 1e-5 and torch.allclose(before, want, atol=1e-5):
+    if gap_before > 1e-5 and close(before, want):
         raise AssertionError(
             "reset_after=False gives nn.GRUCell's result: in Cho et al.'s form the "
             "reset gate scales h_prev before the weight multiplies it"
         )
     assert gap_before < 1e-5, (
         "with reset_after=False, gru_step differs from the book's by up to "
-        f"{gap_before:.3g}: the reset gate scales h_prev before W_n multiplies it"
+        f"{gap_before:.3g} although reset_after=True is right: the two forms differ "
+        "only in where the reset gate enters the candidate"
     )
     print(
         "Checkpoint passed: gru_step agrees with nn.GRUCell and with Cho et al.'s form"

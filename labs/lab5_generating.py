@@ -133,8 +133,8 @@ def reference_nucleus_probs() -> dict:
 
 
 def checkpoint_nucleus_probs(nucleus_probs, expected):
-    """p = 0.9 on (2, 1, 0) keeps two tokens (the second one crosses 0.9); p = 1 keeps
-    all; a tiny p keeps one.
+    """p = 0.9 on (2, 1, 0) keeps two tokens (the second one crosses 0.9); a tie at p
+    (four tokens of 0.25, p = 0.5) keeps two; p = 1 keeps all; a tiny p keeps one.
     """
     import torch
 
@@ -154,6 +154,20 @@ def checkpoint_nucleus_probs(nucleus_probs, expected):
     )
     assert abs(got.sum().item() - 1) < 1e-6, (
         f"the kept tokens should be renormalised to sum 1; sum {got.sum():.3f}"
+    )
+    # four equal logits: probabilities of exactly 0.25, so the masses tie with p exactly
+    tied = int((nucleus_probs(torch.zeros(4), 0.5) > 0).sum())
+    assert tied == 2, (
+        "with four equal logits (probabilities 0.25 each) and p = 0.5, the first two "
+        "tokens already reach p, so the nucleus is those two; your function kept "
+        f"{tied}"
+        + (
+            ": it also keeps the third token, whose mass ranked above it is exactly "
+            "p. A token before which the mass has already reached p is outside the "
+            "nucleus, even at a tie"
+            if tied == 3
+            else ""
+        )
     )
     assert int((nucleus_probs(logits, 1.0) > 0).sum()) == 3, (
         "with p = 1 every token is in the nucleus"

@@ -47,13 +47,14 @@ def checkpoint_combine(combine, expected):
     want = [torch.tensor(t) for t in expected["first then second"]]
     swapped = [torch.tensor(t) for t in expected["second then first"]]
     assert torch.allclose(got[0], want[0], atol=1e-6), (
-        "the composed a is wrong: applying a1 and then a2 scales the state by both"
+        "the composed a is wrong: it is not what the two steps, applied in turn, "
+        "multiply a state c by"
     )
     if not torch.allclose(got[1], want[1], atol=1e-6):
         if torch.allclose(got[1], swapped[1], atol=1e-6):
             raise AssertionError(
-                "the composed b is that of 'second, then first': the first step's b "
-                "passes through the second step's scaling, not the other way round"
+                "the composed b is that of 'second, then first': your b is what the "
+                "two steps leave when they are applied in the opposite order"
             )
         raise AssertionError(
             "the composed b is wrong: apply (a1, b1) to a state c, then (a2, b2) to "
@@ -90,7 +91,8 @@ def checkpoint_loop_linear(loop_linear, expected):
         first_bad = int(((got - want).abs() > 1e-5).any(dim=(0, 2)).nonzero()[0])
         raise AssertionError(
             "from a zero start the states first differ from the book's at step "
-            f"{first_bad + 1}: each step scales the previous state by a_t and adds b_t"
+            f"{first_bad + 1}: compare that step with the recurrence in the task, "
+            "including the order in which it scales and adds"
         )
     start = loop_linear(a, b, c0)
     if torch.allclose(start, want, atol=1e-5):
@@ -145,9 +147,9 @@ def checkpoint_scan_linear(scan_linear, expected):
     want = torch.tensor(expected["from zero"])
     gap = (got - want).abs().max().item()
     assert gap < 1e-5, (
-        f"the scan differs from the loop by up to {gap:.3g}: in a round of offset d, "
-        "position t combines the pair ending at t - d (first) with its own (second); "
-        "the first d positions are already complete"
+        f"the scan differs from the loop by up to {gap:.3g}: check, in a round, which "
+        "pair each position passes to combine as first and which as second, and which "
+        "positions that round leaves alone"
     )
     rounds = math.ceil(math.log2(13))
     assert len(calls) == rounds, (
@@ -170,8 +172,9 @@ def checkpoint_scan_linear(scan_linear, expected):
         scan_linear(a_grad, b).sum().backward()
     except RuntimeError as exc:
         raise AssertionError(
-            f"autograd cannot run back through the scan ({exc}): build new tensors "
-            "each round (torch.cat) instead of writing into a or b in place"
+            "autograd cannot run back through the scan "
+            f"({str(exc).split(':')[0]}): a or b is written in place during the "
+            "rounds, over values autograd still needs"
         ) from None
     assert a_grad.grad is not None, "the scan should pass gradients back to a"
     assert bool(torch.isfinite(a_grad.grad).all()), (
@@ -210,39 +213,106 @@ def reference_input_gated_lstm() -> dict:
 
 # N803 below: (the class itself is the argument)
 def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803
-    """The book's outputs with the same weights, the scan and the loop agreeing, and no
-    state read by the gates.
+    """The book's outputs with the same weights, the scan run when parallel is true and
+    the loop when it is false, both agreeing; a mismatch is named by probing (blocks
+    reordered, every gate held open).
     """
+    import itertools
+
     import torch
 
-    model = InputGatedLSTM(3, 2)
-    with torch.no_grad():
-        model.blocks.weight.copy_(torch.tensor(expected["weight"]))
-        model.blocks.bias.copy_(torch.tensor(expected["bias"]))
-    x = torch.tensor(expected["x"])
-    got = model(x)
+    def model_with(weight, bias):
+        model = InputGatedLSTM(3, 2)
+        with torch.no_grad():
+            model.blocks.weight.copy_(weight)
+            model.blocks.bias.copy_(bias)
+        return model
+
+    weight, bias = torch.tensor(expected["weight"]), torch.tensor(expected["bias"])
+    model, x = model_with(weight, bias), torch.tensor(expected["x"])
+    # which of scan_linear and loop_linear forward calls (not the calls inside them)
+    space, called, depth = InputGatedLSTM.forward.__globals__, [], [0]
+    runs = {
+        name: space[name] for name in ("scan_linear", "loop_linear") if name in space
+    }
+
+    def spy(name):
+        def run(*args, **kwargs):
+            if depth[0] == 0:
+                called.append(name)
+            depth[0] += 1
+            try:
+                return runs[name](*args, **kwargs)
+            finally:
+                depth[0] -= 1
+
+        return run
+
+    space.update({name: spy(name) for name in runs})
+    try:
+        got = model(x)
+        by_scan, called[:] = list(called), []
+        looped = model(x, parallel=False)
+        by_loop = list(called)
+    finally:
+        space.update(runs)
     assert isinstance(got, torch.Tensor), (
         f"forward should return every h_t as one tensor; got {type(got).__name__}"
     )
     assert tuple(got.shape) == (2, 7, 2), (
         f"forward should return (B, T, H) = (2, 7, 2); got {tuple(got.shape)}"
     )
-    looped = model(x, parallel=False)
-    assert (got - looped).abs().max() < 1e-5, (
-        "parallel=True and parallel=False give different outputs: both "
-        "should feed the same pairs (a, b), one to the scan, one to the loop"
+    if len(runs) == 2:
+        assert "scan_linear" in by_scan, (
+            "with parallel=True your forward never ran scan_linear: it ignores the "
+            "parallel argument and computes the cell states step by step on every call"
+        )
+        assert "scan_linear" not in by_loop, (
+            "with parallel=False your forward still ran scan_linear: it ignores the "
+            "parallel argument, so the step-by-step loop is never run"
+        )
+    gap_paths = (got - looped).abs().max().item()
+    assert gap_paths < 1e-5, (
+        "parallel=True and parallel=False give different outputs, up to "
+        f"{gap_paths:.3g} apart: the scan and the loop are not given the same "
+        "recurrence"
     )
     want = torch.tensor(expected["h"])
-    if (got - want).abs().max() > 1e-5:
-        raise AssertionError(
-            "the outputs differ from the book's by up to "
-            f"{(got - want).abs().max().item():.3g}: the pair of a step is (forget "
-            "gate, input gate times candidate), the blocks come in nn.LSTM's order "
-            "i, f, g, o, and the output gate shows a squashed copy of the cell"
+    gap = (got - want).abs().max().item()
+    if gap > 1e-5:
+        # the book's blocks, in the order your forward reads them: if that fixes it,
+        # the reading order is the mistake
+        for order in itertools.permutations(range(4)):
+            w = torch.cat([weight.chunk(4)[k] for k in order])
+            b = torch.cat([bias.chunk(4)[k] for k in order])
+            with torch.no_grad():
+                if (model_with(w, b)(x) - want).abs().max() > 1e-5:
+                    continue
+            if order == (1, 0, 2, 3):
+                raise AssertionError(
+                    "your input gate and forget gate play each other's parts: the "
+                    "gate that keeps the old cell state and the gate that writes the "
+                    "candidate are exchanged"
+                )
+            raise AssertionError(
+                "your i, f, g, o come from the wrong blocks of self.blocks(x): with "
+                "its blocks reordered your forward gives the book's outputs; they "
+                "come in nn.LSTM's order i, f, g, o"
+            )
+        # every gate open and the candidate at 1: the cell state grows by 1 a step
+        with torch.no_grad():
+            wide_open = model_with(torch.zeros(8, 3), torch.full((8,), 20.0))(x)
+        top = wide_open.abs().max().item()
+        assert top < 1, (
+            "with every gate held open and the candidate at 1, the cell state grows "
+            f"to 7 in 7 steps and your h_t reaches {top:.3g}: an LSTM's h_t lies in "
+            "(-1, 1), and yours passes the cell state to the output unsquashed"
         )
-    assert bool((got.abs() < 1).all()), (
-        "h_t is the output gate times tanh(c_t), so it lies in (-1, 1)"
-    )
+        raise AssertionError(
+            f"the outputs differ from the book's by up to {gap:.3g} although the scan "
+            "and the loop agree: compare your pairs (a_t, b_t) with the LSTM's update "
+            "in the task, and how h_t is made from c_t"
+        )
     print(
         "Checkpoint passed: InputGatedLSTM gives the book's outputs, by the scan and "
         "by the loop"

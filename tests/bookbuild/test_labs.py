@@ -407,6 +407,13 @@ def clip_always_rescales(params, kappa):
     return total
 
 
+def clip_never_in_place(params, kappa):
+    grads = [p.grad for p in params if p.grad is not None]
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads))
+    grads = [g * min(1.0, kappa / (total + 1e-6)) for g in grads]  # new tensors: no .grad changes
+    return total
+
+
 def gates_in_order_ifog(x_t, h_prev, weight_ih, weight_hh, bias):
     a_i, a_f, a_o, a_g = (x_t @ weight_ih.T + h_prev @ weight_hh.T + bias).chunk(4, dim=1)  # PyTorch's is i, f, g, o
     return torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
@@ -445,13 +452,18 @@ def lstm_returns_c_then_h(x_t, h_prev, c_prev, weight_ih, weight_hh, bias):
     return c, o * torch.tanh(c)
 
 
-def _gru(x_t, h_prev, weight_ih, weight_hh, bias_ih, bias_hh, reset_after, swap=False, cho_both=False):
+def _gru(x_t, h_prev, weight_ih, weight_hh, bias_ih, bias_hh, reset_after, swap=False, cho_both=False,
+         blocks_zrn=False, b_n_outside=False, no_bias_hh=False):
     gx_r, gx_z, gx_n = (x_t @ weight_ih.T + bias_ih).chunk(3, dim=1)
     w_r, w_z, w_n = weight_hh.chunk(3, dim=0)
-    b_r, b_z, b_n = bias_hh.chunk(3)
+    b_r, b_z, b_n = bias_hh.chunk(3) if not no_bias_hh else (0.0, 0.0, 0.0)
+    if blocks_zrn:  # read as if PyTorch stored z, r, n
+        (gx_r, w_r, b_r), (gx_z, w_z, b_z) = (gx_z, w_z, b_z), (gx_r, w_r, b_r)
     r = torch.sigmoid(gx_r + h_prev @ w_r.T + b_r)
     u = torch.sigmoid(gx_z + h_prev @ w_z.T + b_z)
-    if reset_after and not cho_both:
+    if b_n_outside:
+        n = torch.tanh(gx_n + r * (h_prev @ w_n.T) + b_n)
+    elif reset_after and not cho_both:
         n = torch.tanh(gx_n + r * (h_prev @ w_n.T + b_n))
     else:
         n = torch.tanh(gx_n + (r * h_prev) @ w_n.T + b_n)
@@ -468,6 +480,18 @@ def gru_cho_form_always(*args, reset_after):
 
 def gru_pytorch_form_always(*args, reset_after):
     return _gru(*args, True)
+
+
+def gru_blocks_read_as_z_r_n(*args, reset_after):
+    return _gru(*args, reset_after, blocks_zrn=True)
+
+
+def gru_b_n_outside_the_reset(*args, reset_after):
+    return _gru(*args, reset_after, b_n_outside=reset_after)
+
+
+def gru_without_recurrent_bias(*args, reset_after):
+    return _gru(*args, reset_after, no_bias_hh=True)
 
 
 def lm_summed(logits, targets):
@@ -566,15 +590,20 @@ def top_k_smallest(logits, k, temperature=1.0):
     return probs * kept / (probs * kept).sum(dim=-1, keepdim=True)
 
 
-def _nucleus(logits, p, temperature, early=False, unsorted_back=False):
+def _nucleus(logits, p, temperature, early=False, unsorted_back=False, at_most=False):
     probs = _temperature(logits, temperature)
     order = logits.argsort(dim=-1, descending=True, stable=True)
     sorted_probs = probs.gather(-1, order)
     mass = sorted_probs.cumsum(dim=-1)
-    keep = (mass < p if early else mass - sorted_probs < p).to(probs.dtype)
+    before = mass - sorted_probs
+    keep = (mass < p if early else before <= p if at_most else before < p).to(probs.dtype)
     keep[..., 0] = 1.0
     kept = keep if unsorted_back else torch.zeros_like(probs).scatter(-1, order, keep)
     return probs * kept / (probs * kept).sum(dim=-1, keepdim=True)
+
+
+def nucleus_keeps_a_tie_at_p(logits, p, temperature=1.0):
+    return _nucleus(logits, p, temperature, at_most=True)
 
 
 def nucleus_drops_the_crossing_token(logits, p, temperature=1.0):
@@ -682,14 +711,15 @@ def scan_that_is_a_loop(a, b, c0=None):
 def _scan(a, b, c0=None, fold=True, swapped=False, in_place=False):
     if c0 is not None and fold:
         b = torch.cat([(a[:, 0] * c0 + b[:, 0]).unsqueeze(1), b[:, 1:]], dim=1)
+    if in_place:
+        a, b = a.clone(), b.clone()  # the caller's tensors are safe; the rounds write over values autograd saved
     length, offset = a.shape[1], 1
     while offset < length:
         early, late = (a[:, :-offset], b[:, :-offset]), (a[:, offset:], b[:, offset:])
         a_new, b_new = combine(late, early) if swapped else combine(early, late)
         if in_place:
-            a, b = a.clone(), b.clone()
-            a[:, offset:].mul_(0).add_(a_new)
-            b[:, offset:].mul_(0).add_(b_new)
+            a[:, offset:] = a_new
+            b[:, offset:] = b_new
         else:
             a = torch.cat([a[:, :offset], a_new], dim=1)
             b = torch.cat([b[:, :offset], b_new], dim=1)
@@ -703,6 +733,10 @@ def scan_without_c0(a, b, c0=None):
 
 def scan_combining_in_the_wrong_order(a, b, c0=None):
     return _scan(a, b, c0, swapped=True)
+
+
+def scan_writing_in_place(a, b, c0=None):
+    return _scan(a, b, c0, in_place=True)
 
 
 class GatesSwapped(InputGatedLSTM):
@@ -719,6 +753,28 @@ class CellWithoutTanh(InputGatedLSTM):
         a, b = torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g)
         c = scan_linear(a, b) if parallel else loop_linear(a, b)
         return torch.sigmoid(o) * c
+
+
+class BlocksInOrderIFOG(InputGatedLSTM):
+    def forward(self, x, parallel=True):
+        i, f, o, g = self.blocks(x).chunk(4, dim=-1)  # nn.LSTM's order is i, f, g, o
+        a, b = torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g)
+        c = scan_linear(a, b) if parallel else loop_linear(a, b)
+        return torch.sigmoid(o) * torch.tanh(c)
+
+
+class AlwaysLoops(InputGatedLSTM):
+    def forward(self, x, parallel=True):
+        i, f, g, o = self.blocks(x).chunk(4, dim=-1)
+        c = loop_linear(torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g))  # parallel ignored
+        return torch.sigmoid(o) * torch.tanh(c)
+
+
+class AlwaysScans(InputGatedLSTM):
+    def forward(self, x, parallel=True):
+        i, f, g, o = self.blocks(x).chunk(4, dim=-1)
+        c = scan_linear(torch.sigmoid(f), torch.sigmoid(i) * torch.tanh(g))  # parallel ignored
+        return torch.sigmoid(o) * torch.tanh(c)
 
 
 class LoopWithoutCandidate(InputGatedLSTM):
@@ -746,15 +802,19 @@ MISTAKES = [
     ("checkpoint_clip_gradients", clip_per_parameter, "not one per parameter"),
     ("checkpoint_clip_gradients", clip_returns_the_clipped_norm, "norm before clipping, 5.0"),
     ("checkpoint_clip_gradients", clip_always_rescales, "below kappa (1.0) must not change"),
+    ("checkpoint_clip_gradients", clip_never_in_place, "never written into the parameters' own .grad"),
     ("checkpoint_lstm_gates", gates_in_order_ifog, "the order i, f, g, o"),
     ("checkpoint_lstm_gates", gates_all_sigmoid, "as a tanh does"),
     ("checkpoint_lstm_gates", gates_without_recurrence, "one affine map of x_t and h_prev"),
     ("checkpoint_lstm_cell_step", lstm_without_input_gate, "c_t differs"),
     ("checkpoint_lstm_cell_step", lstm_output_without_tanh, "a squashed copy of the new cell state"),
     ("checkpoint_lstm_cell_step", lstm_returns_c_then_h, "the wrong way round"),
-    ("checkpoint_gru_step", gru_update_gate_swapped, "which of h_prev and the candidate the update gate u keeps"),
-    ("checkpoint_gru_step", gru_cho_form_always, "with reset_after=True"),
+    ("checkpoint_gru_step", gru_update_gate_swapped, "blends h_prev and the candidate the wrong way round"),
+    ("checkpoint_gru_step", gru_cho_form_always, "with reset_after=True, gru_step gives Cho et al.'s form"),
     ("checkpoint_gru_step", gru_pytorch_form_always, "reset_after=False gives nn.GRUCell's result"),
+    ("checkpoint_gru_step", gru_blocks_read_as_z_r_n, "your r and u are each computed from the other's blocks"),
+    ("checkpoint_gru_step", gru_b_n_outside_the_reset, "once the recurrent bias b_n is zero"),
+    ("checkpoint_gru_step", gru_without_recurrent_bias, "the recurrent biases b_r, b_z and b_n are left out"),
     ("checkpoint_lm_loss_and_ppl", lm_summed, "perplexity of equal logits should be 65"),
     ("checkpoint_lm_loss_and_ppl", lm_bits_in_nats, "that is the loss in nats itself"),
     ("checkpoint_lm_loss_and_ppl", lm_detached, "should be a tensor"),
@@ -770,6 +830,7 @@ MISTAKES = [
     ("checkpoint_top_k_probs", top_k_not_renormalised, "should sum to 1 (renormalise)"),
     ("checkpoint_top_k_probs", top_k_smallest, "must drop the third token"),
     ("checkpoint_nucleus_probs", nucleus_drops_the_crossing_token, "makes the mass reach p belongs to the nucleus"),
+    ("checkpoint_nucleus_probs", nucleus_keeps_a_tie_at_p, "whose mass ranked above it is exactly p"),
     ("checkpoint_nucleus_probs", nucleus_flags_left_in_sorted_order, "put the kept flags back in the original order"),
     ("checkpoint_chi_square_statistic", chi_square_over_observed, "not by the observed one"),
     ("checkpoint_chi_square_statistic", chi_square_counts_every_token, "a token of probability zero does not count"),
@@ -788,8 +849,12 @@ MISTAKES = [
     ("checkpoint_scan_linear", scan_that_is_a_loop, "that is a loop over time, not a scan"),
     ("checkpoint_scan_linear", scan_without_c0, "fold c0 into the first step"),
     ("checkpoint_scan_linear", scan_combining_in_the_wrong_order, "the scan differs from the loop"),
-    ("checkpoint_input_gated_lstm", GatesSwapped, "(forget gate, input gate times candidate)"),
-    ("checkpoint_input_gated_lstm", CellWithoutTanh, "differ from the book's"),
+    ("checkpoint_scan_linear", scan_writing_in_place, "a or b is written in place during the rounds"),
+    ("checkpoint_input_gated_lstm", GatesSwapped, "your input gate and forget gate play each other's parts"),
+    ("checkpoint_input_gated_lstm", BlocksInOrderIFOG, "your i, f, g, o come from the wrong blocks"),
+    ("checkpoint_input_gated_lstm", CellWithoutTanh, "passes the cell state to the output unsquashed"),
+    ("checkpoint_input_gated_lstm", AlwaysLoops, "with parallel=True your forward never ran scan_linear"),
+    ("checkpoint_input_gated_lstm", AlwaysScans, "with parallel=False your forward still ran scan_linear"),
     ("checkpoint_input_gated_lstm", LoopWithoutCandidate, "parallel=True and parallel=False give different"),
 ]
 
