@@ -60,3 +60,22 @@ def test_a_study_read_from_its_cpu_records_is_not_re_run_on_a_gpu() -> None:
         sweeps.run(experiments.WORD_LM_SCALE, "gpu", device="cpu")
     with pytest.raises(sweeps.UserError, match=r"--device must be cpu or cuda; got 'tpu'"):
         sweeps.run(experiments.SCOREBOARD, "cpu", device="tpu")
+
+
+def test_a_page_reads_either_edition_of_a_per_device_configuration() -> None:
+    assert sweeps.load("gru-ablation", "book-runs", edition="gpu", none_if_unrun=True) is None  # none made yet
+    with pytest.raises(sweeps.SweepNotReady, match=r"has no GPU records yet.\nMake them on a GPU with: make "
+                                                   r"experiments SWEEP=gru-ablation CONFIG=book-runs DEVICE=cuda"):
+        sweeps.load("gru-ablation", "book-runs", edition="gpu")
+    assert sweeps.load("gru-ablation", "book-runs", edition="cpu").config == "book-runs"
+    with pytest.raises(ValueError, match=r"config 'cpu' is not re-run per device: it has one edition"):
+        sweeps.load("scoreboard", "cpu", edition="gpu")
+    with pytest.raises(ValueError, match=r"edition must be 'cpu' or 'gpu'; got 'tpu'"):
+        sweeps.load("gru-ablation", "book-runs", edition="tpu")
+
+
+def test_the_gpu_sets_present_are_found(tmp_path) -> None:
+    for name in ("book-runs@cuda-sm90", "book-runs@cuda-sm80", "book-runs", "cpu@cuda-sm90"):
+        (tmp_path / "records" / "s" / name).mkdir(parents=True)
+    assert sweeps.gpu_record_profiles("s", "book-runs", tmp_path) == ["cuda-sm80", "cuda-sm90"]
+    assert sweeps.gpu_record_profiles("s", "smoke", tmp_path) == []

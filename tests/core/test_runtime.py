@@ -728,8 +728,8 @@ def test_run_once_hands_function_data_and_arguments_to_the_build(no_backend) -> 
 def test_load_sweep_passes_its_arguments_to_the_records(no_backend) -> None:
     calls: list[tuple] = []
 
-    def load(name, config="unset", allow_partial="unset", none_if_unrun="unset"):
-        calls.append((name, config, allow_partial, none_if_unrun))
+    def load(name, config="unset", allow_partial="unset", none_if_unrun="unset", edition="unset"):
+        calls.append((name, config, allow_partial, none_if_unrun, edition))
         return f"sweep {name}"
 
     runtime.use_backend(load_sweep=load)
@@ -737,8 +737,10 @@ def test_load_sweep_passes_its_arguments_to_the_records(no_backend) -> None:
     assert runtime.load_sweep("x", "cluster", allow_partial=True) == "sweep x"
     assert runtime.load_sweep("y", config="smoke", allow_partial=False) == "sweep y"
     assert runtime.load_sweep("z", "gpu", none_if_unrun=True) == "sweep z"
-    assert calls == [("memory-robustness", "cpu", False, False), ("x", "cluster", True, False),
-                     ("y", "smoke", False, False), ("z", "gpu", False, True)]
+    assert runtime.load_sweep("w", "cpu", edition="gpu") == "sweep w"
+    assert calls == [("memory-robustness", "cpu", False, False, None), ("x", "cluster", True, False, None),
+                     ("y", "smoke", False, False, None), ("z", "gpu", False, True, None),
+                     ("w", "cpu", False, False, "gpu")]
 
 
 def test_load_sweep_outside_the_build_says_how_to_read_the_records(no_backend) -> None:
