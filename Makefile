@@ -174,9 +174,12 @@ DRY ?=
 gpu-run:  ## on a GPU machine: env, every chapter on CUDA, baselines/<gpu>/, the word-lm-scale gpu sweep -> OUT (8 min)
 	$(if $(DRY),$(PY),$(PYTHON)) bookbuild/tools/gpu_run.py $(OUT) $(if $(DRY),--dry-run)
 
+# sphinx-autobuild and its own dependencies go into _build/watch-tools (pip --target, --no-deps: every one is pinned
+# in requirements/watch.txt), never into .venv: the book's environment stays what requirements/lock.txt says.
+WATCH_TOOLS := _build/watch-tools
 watch: $(ENV_STAMP)  ## serve the book on 127.0.0.1:$(PORT), rebuild on save (executing what is stale), reload the browser
-	@$(PY) -c "import sphinx_autobuild" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check \
-	  -r requirements/watch.txt -c requirements/lock.txt
+	@PYTHONPATH=$(WATCH_TOOLS) $(PY) -c "import sphinx_autobuild" 2>/dev/null || $(PY) -m pip install --quiet \
+	  --disable-pip-version-check --no-deps --target $(WATCH_TOOLS) -r requirements/watch.txt
 	$(PY) -m bookbuild.tools.watch $(PORT)
 
 MODULE ?=

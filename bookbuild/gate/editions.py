@@ -180,8 +180,8 @@ def section(root: Path, cpu: str = CPU_PROFILE) -> list[str]:
             "record sets of their own (`records/<sweep>/<config>@cuda-<kind>/`) and records its baselines "
             "(`baselines/cuda-<kind>/`); this section then sets each glued value and each record's metrics beside "
             "this edition's, says whether every claim holds on both, and judges each trained metric against the "
-            "spread the book's own seed sweeps measured. Both editions read the other larger studies (the memory test's "
-            "16 seeds, the scoreboard, the workshop's models) from their CPU records."]
+            "spread the book's own seed sweeps measured. Both editions read the other larger studies (the memory "
+            "test's 16 seeds, the scoreboard, the workshop's models) from their CPU records."]
     for gpu in profiles:
         values, claims = compare_baselines(root, gpu, cpu)
         metrics = compare_records(root, gpu)

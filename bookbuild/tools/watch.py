@@ -1,6 +1,7 @@
 """``make watch``: rebuild on save and reload the browser, for authors (sphinx-autobuild).
 
-sphinx-autobuild (installed on demand from ``requirements/watch.txt``) serves
+sphinx-autobuild (installed on demand from ``requirements/watch.txt`` into
+``_build/watch-tools``, outside the book's environment) serves
 ``_build/html`` on 127.0.0.1, watches the checkout and, on every save, runs
 this module's :func:`prepare` (the engine executes what is stale, reusing every
 memoized run; the build report and the claims appendix are written; a claim
@@ -25,6 +26,9 @@ from pathlib import Path
 from bookbuild.build import BUILD_DIR, HTML_DIR, ROOT
 
 CONF_DIR = BUILD_DIR / "watch"
+#: where ``make watch`` installs sphinx-autobuild (``pip --target``): outside the book's environment, so that
+#: ``.venv`` holds exactly the locked packages
+TOOLS_DIR = BUILD_DIR / "watch-tools"
 #: configuration values that name files relative to the book
 PATHS = ["bibtex_bibfiles", "html_static_path", "templates_path"]
 #: written by the build itself: watching them would rebuild forever
@@ -103,6 +107,13 @@ def prepare() -> int:
     return 0
 
 
+def use_tools(tools: Path = TOOLS_DIR) -> None:
+    """Put the watch tools on this process's path and on its children's (the server and each rebuild)."""
+    if tools.is_dir() and str(tools) not in sys.path:
+        sys.path.append(str(tools))  # after .venv's own packages: the tools never shadow the book's
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(tools)) if p)
+
+
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
     """Whether something already listens on ``host:port`` (checked by binding it, as the server would)."""
     import socket
@@ -123,11 +134,12 @@ def main(argv: list[str]) -> int:
         print(f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` or `make serve`?); "
               f"stop it, or choose another: make watch PORT={port + 1}", file=sys.stderr)
         return 2
+    use_tools()
     try:
         import sphinx_autobuild  # noqa: F401
     except ImportError:
-        print("watch: sphinx-autobuild is not installed; run `make watch` (it installs requirements/watch.txt)",
-              file=sys.stderr)
+        print(f"watch: sphinx-autobuild is not installed; run `make watch` (it installs requirements/watch.txt "
+              f"into {TOOLS_DIR.relative_to(ROOT)}, outside .venv)", file=sys.stderr)
         return 2
     write_conf()
     print(f"watch: serving http://127.0.0.1:{port}/ ; save a page or a listing to rebuild; Ctrl-C stops")

@@ -65,3 +65,29 @@ def test_a_port_in_use_stops_make_watch_before_it_builds_anything(capsys, monkey
     err = capsys.readouterr().err
     assert f"watch: port {port} on 127.0.0.1 is already in use" in err
     assert f"make watch PORT={port + 1}" in err
+
+
+def test_the_watch_tools_stay_out_of_the_book_s_environment(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    makefile = (watch.ROOT / "Makefile").read_text()
+    recipe = makefile[makefile.index("\nwatch:"):makefile.index("\nMODULE ?=")]
+    assert "--target $(WATCH_TOOLS)" in recipe  # never into .venv
+    assert "--no-deps" in recipe  # requirements/watch.txt pins every dependency itself
+    assert "WATCH_TOOLS := _build/watch-tools" in makefile
+    assert watch.TOOLS_DIR == watch.BUILD_DIR / "watch-tools"
+    # a tools folder is put on the path after the environment's own packages, for this process and its children
+    tools = tmp_path / "watch-tools"
+    (tools / "only_in_tools").mkdir(parents=True)
+    (tools / "only_in_tools" / "__init__.py").write_text("WHERE = 'tools'\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("PYTHONPATH", "")
+    watch.use_tools(tools)
+    assert sys.path[-1] == str(tools)
+    child = subprocess.run([sys.executable, "-c", "import only_in_tools; print(only_in_tools.WHERE)"],
+                           capture_output=True, text=True, check=True)
+    assert child.stdout.strip() == "tools"
+    # and the book's environment itself holds no sphinx-autobuild (it is no locked package)
+    lock = (watch.ROOT / "requirements" / "lock.txt").read_text().lower()
+    assert "sphinx-autobuild" not in lock
