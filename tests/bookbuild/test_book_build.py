@@ -43,6 +43,24 @@ def test_chapter_outputs_and_glue_reached_the_page(site: Path) -> None:
     assert "git commit" not in building  # a cached page never claims to be from the current commit
 
 
+def test_no_markup_leaks_into_a_page_s_text(site: Path) -> None:
+    """A role the parser did not take (a backtick too many: ``{cite:p}`key```) shows as its raw syntax in the
+    page's text; no page may show one, in its prose or its code spans."""
+    import re
+
+    leaked = {}
+    for page in sorted((site / "book").glob("*.html")):
+        html = page.read_text()
+        body = html[html.find("<main"):html.find("</main>")]
+        # code the page shows on purpose (listings, cells, the guide's examples) is left out: only prose is read
+        prose = re.sub(r"<pre\b.*?</pre>", "", body, flags=re.S)
+        text = re.sub(r"<[^>]+>", "", prose)
+        found = re.findall(r"\{(?:cite:[a-z]+|glue:text|claim|nonresult|lit|lit-math|numref|ref|eq|doc|term)\}`", text)
+        if found:
+            leaked[page.name] = found[:3]
+    assert leaked == {}
+
+
 def test_build_report_states_a_verdict_for_every_chapter(site: Path) -> None:
     report = (site / "book" / "build-report.html").read_text()
     for chapter in ("recurrence", "gradients", "gated"):

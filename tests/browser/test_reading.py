@@ -275,6 +275,23 @@ def test_code_lines_do_not_wrap(measured, name: str, viewport: str, scheme: str)
     assert past == [], f"{where(name, viewport, scheme)}: code blocks running past the column: {past[:3]}"
 
 
+#: At most this share of a chapter's code blocks (listings, cells, printed output) may scroll sideways on a desktop.
+MAX_SCROLLING_CODE = 0.05
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_code_fits_the_desktop_column(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """At 1280 px a listing's or cell's 88 columns fit the column, so almost no block scrolls sideways (issue 53,
+    item 1: 184 of 264 did at 14 px)."""
+    if viewport != "desktop":
+        pytest.skip("on a phone code scrolls, with its cue (test_code_lines_do_not_wrap)")
+    code = measured[name]["code"]
+    wide = [c["text"] for c in code if c["scrolls"]]
+    assert len(wide) <= MAX_SCROLLING_CODE * len(code), (
+        f"{where(name, viewport, scheme)}: {len(wide)} of {len(code)} code blocks scroll sideways (at most "
+        f"{MAX_SCROLLING_CODE:.0%}): {wide[:4]}")
+
+
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_code_and_printed_output_take_a_small_share_of_the_page(measured_schemes, name: str, viewport: str) -> None:  # type: ignore[no-untyped-def]
     """Code cells show the experiment, not its bookkeeping (issue 28, item 3; :mod:`tests.browser.code_share` says
