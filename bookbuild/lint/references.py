@@ -1,4 +1,5 @@
-"""What a page's text asks of its cells: a value glued for every ``{glue:text}`` name, alt text for every figure.
+"""What a page's text asks of its cells: a value glued for every ``{glue:text}`` name, alt text for every figure,
+and a figure cell that shows its figure alone (no value of its last line beside it).
 
 Both are found wrong by Sphinx only late, or never: a misspelt glue name fails ``make book`` after the
 chapters have executed, and a figure drawn without ``image: alt:`` gets its file path as alt text on the
@@ -68,4 +69,25 @@ def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
         problems.append(f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' has no alt text "
                         "(the site would show its file path): add `image: alt:` under the cell's `:mystnb:` option, "
                         "a sentence saying what the figure shows")
+    for cell in nb.cells:
+        value = _trailing_value(cell)
+        if value is not None:
+            label = cell.metadata.get("label", "?")
+            problems.append(
+                f"{chapter}.md:{_line_of_label(lines, label)}: the figure cell '{label}' also shows the value of its "
+                f"last line ({value}) as a second output, which takes the figure's name too (Sphinx would report "
+                "'Duplicate explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
+                "its last expression")
     return problems
+
+
+def _trailing_value(cell: Any) -> str | None:
+    """The printed value of a figure cell's last expression, when it shows one beside its figure."""
+    if cell.cell_type != "code" or not ((cell.metadata.get("mystnb") or {}).get("figure")):
+        return None
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        if out.get("output_type") == "execute_result" and not any(k.startswith("image/") for k in data):
+            text = str(data.get("text/plain", "")).strip().splitlines()
+            return f"`{text[0][:60]}`" if text else "a value"
+    return None

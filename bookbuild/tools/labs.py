@@ -107,7 +107,8 @@ class Lab:
     title: str
     intro: str  # Markdown
     setup: str  # the imports every cell needs
-    requirements: tuple[str, ...] = ("torch",)
+    # NumPy beside PyTorch: without it PyTorch warns "Failed to initialize NumPy" on import
+    requirements: tuple[str, ...] = ("torch", "numpy")
     exercises: list[Exercise] = field(default_factory=list)
 
 
@@ -258,6 +259,28 @@ def _grading(cell: Any, grade_id: str, *, solution: bool = False, points: int = 
                                  **({"points": points} if points else {})}
 
 
+#: The first lines of every lab's set-up cell: a missing package is named with the command that installs it,
+#: before PyTorch's own warning about NumPy could appear.
+REQUIREMENTS_CHECK = """\
+try:
+    import numpy  # noqa: F401  (imported first: PyTorch warns on import without it)
+except ImportError:
+    raise SystemExit("This lab needs NumPy beside PyTorch: pip install {packages}") from None"""
+
+
+def pinned_versions(root: Path | None = None) -> str:
+    """The versions the book's tests run the notebooks with (its pinned torch and numpy), as a phrase."""
+    root = root or ROOT
+    pins = {}
+    for name in ("torch.txt", "lock.txt"):
+        path = root / "requirements" / name
+        for line in path.read_text().splitlines() if path.is_file() else []:
+            package, _, version = line.partition("==")
+            if package.strip().lower() in ("torch", "numpy") and version:
+                pins[package.strip().lower()] = version.split()[0].split(";")[0]
+    return " and ".join(f"{p} {pins[p]}" for p in ("torch", "numpy") if p in pins) or "the book's pinned packages"
+
+
 def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     """The ``edition`` of ``lab`` as a notebook: "student", "solution", or "instructor" (the solution edition with
     nbgrader's grading metadata: each exercise's function a solution cell, its checkpoint a locked test cell worth
@@ -285,12 +308,14 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     cells = [
         md(f"# {lab.title}\n\n*{which.capitalize()}; generated from the book's tested code.*\n\n{lab.intro}\n\n"
            f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}` "
-           "(in Colab it is already installed). Nothing else: this notebook does not need the book's repository "
+           f"(in Colab they are already installed; the book tests this notebook with {pinned_versions()}). "
+           "Nothing else: this notebook does not need the book's repository "
            "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
            "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
            "A checkpoint that fails stops the notebook there and says in one sentence what is wrong; the hints "
            "under each function open one at a time, a nudge first."),
-        code(f"{lab.setup.strip()}\n\ntorch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
+        code(f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n{lab.setup.strip()}\n\n"
+             "torch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
              f"\n\n\n{helper}"),
     ]
     for number, exercise in enumerate(lab.exercises, start=1):

@@ -936,3 +936,20 @@ def test_the_instructor_edition_is_written_beside_the_two_others(tmp_path: Path)
     slug = LABS[0].slug
     assert {f"{slug}-student.ipynb", f"{slug}-solution.ipynb", f"{slug}-instructor.ipynb",
             "labs-instructor.zip"} <= written
+
+
+def test_a_notebook_names_what_to_install_and_the_versions_it_was_tested_with() -> None:
+    import subprocess
+    import sys
+
+    nb = labs.notebook(LABS[0], "student")
+    assert "`pip install torch numpy`" in nb.cells[0].source
+    assert f"the book tests this notebook with {labs.pinned_versions()}" in nb.cells[0].source
+    assert labs.pinned_versions().startswith("torch 2.")
+    assert nb.cells[1].source.startswith(labs.REQUIREMENTS_CHECK.format(packages="torch numpy"))
+    # without NumPy the first cell stops with the command that installs it, before PyTorch's own warning
+    check = labs.REQUIREMENTS_CHECK.format(packages="torch numpy")
+    done = subprocess.run([sys.executable, "-c", f"import sys\nsys.modules['numpy'] = None\n{check}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "This lab needs NumPy beside PyTorch: pip install torch numpy" in done.stderr

@@ -70,3 +70,22 @@ def test_every_mistake_is_named_at_once(tmp_path: Path) -> None:
 
 def test_a_figure_whose_output_the_page_does_not_show_needs_no_alt_text(tmp_path: Path) -> None:
     assert problems(tmp_path, notebook(["loss_final", "n_steps"], None, tags=["remove-output"])) == []
+
+
+def test_a_figure_cell_ending_in_an_expression_is_named_with_what_sphinx_would_say(tmp_path: Path) -> None:
+    nb = notebook(["loss_final", "n_steps"], {**ALT, "figure": {"caption": "The loss.", "name": "fig-loss"}})
+    legend = nbformat.v4.new_output("execute_result", data={"text/plain": "<matplotlib.legend.Legend at 0x7f>"},
+                                    execution_count=1)
+    nb.cells[1].outputs.append(legend)
+    (problem,) = problems(tmp_path, nb)
+    assert problem == (
+        "book/ch.md:6: the figure cell 'fig-loss' also shows the value of its last line "
+        "(`<matplotlib.legend.Legend at 0x7f>`) as a second output, which takes the figure's name too (Sphinx would "
+        "report 'Duplicate explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
+        "its last expression")
+    nb.cells[1].outputs[-1] = nbformat.v4.new_output("execute_result", data={"image/png": "iVBORw0KGgo="},
+                                                      execution_count=1)
+    assert problems(tmp_path, nb) == []  # the figure itself as the last value is what a figure cell shows
+    plain = notebook(["loss_final", "n_steps"], ALT)  # no figure option: a value beside an image is fine
+    plain.cells[1].outputs.append(legend)
+    assert problems(tmp_path, plain) == []
