@@ -371,8 +371,24 @@ def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, op
     return [span], messages
 
 
+#: a claim's end on the page (its tip, its anchor, the claim) and the punctuation that follows it
+_CLAIM_END = re.compile(r'(every check of this build</a></span>)(</span></span>)([.,;:!?)\]\u201d\u2019]+)')
+
+
+def keep_punctuation_with_mark(body: str) -> str:
+    """Move the punctuation right after a claim into its mark's box, so that no line starts with the full stop
+    the mark was followed by (the box is one inline block: nothing breaks inside it)."""
+    return _CLAIM_END.sub(r'\1<span class="claim-after">\3</span>\2', body)
+
+
+def _on_html_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    if "body" in context and "claim-anchor" in context["body"]:
+        context["body"] = keep_punctuation_with_mark(context["body"])
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register the ``claim`` role."""
     app.add_role("claim", claim_role)
     app.add_role("nonresult", nonresult_role)
+    app.connect("html-page-context", _on_html_page)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -117,3 +117,16 @@ def test_a_claim_s_preview_sets_e_notation_as_powers_of_ten_outside_its_code() -
     assert "to 10<sup>\u22126</sup>" in tip
     assert "largest difference = 1.19209\u00a0×\u00a010<sup>\u22127</sup>" in tip
     assert "<code class=\"claim-tip-condition\">diff_rnn &lt;= 1e-6</code>" in tip  # code stays as written
+
+
+def test_the_punctuation_after_a_claim_stays_with_its_mark() -> None:
+    from bookbuild.lint.claims import keep_punctuation_with_mark
+
+    end = '<a class="claim-tip-link" href="checked.html#check-x">every check of this build</a></span></span></span>'
+    assert keep_punctuation_with_mark(f"<span class=\"claim\">It holds{end}. Next") == (
+        '<span class="claim">It holds<a class="claim-tip-link" href="checked.html#check-x">every check of this '
+        'build</a></span><span class="claim-after">.</span></span></span> Next')
+    assert keep_punctuation_with_mark(f"x{end}), and") == (
+        'x<a class="claim-tip-link" href="checked.html#check-x">every check of this build</a></span>'
+        '<span class="claim-after">),</span></span></span> and')
+    assert keep_punctuation_with_mark(f"x{end} and") == f"x{end} and"  # a word after it: a break is fine there

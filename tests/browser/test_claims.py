@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
+from tests.browser.test_reading import OPEN_FOLDS
 
 CLAIMED_PAGE = "book/recurrence.html"
 
@@ -88,3 +89,36 @@ def test_the_appendix_lists_each_claim_with_its_condition(page, site_dir: Path) 
     entry = page.locator("#check-c-pad-state").evaluate("el => el.parentElement.innerText")
     assert "gap_masked < 1e-6" in entry
     assert "held" in entry
+
+
+def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(page, site_dir, viewport):  # noqa: F811
+    """Issue 53, item 4: the mark's tap target is at least 24 x 24 CSS px (an invisible box around it), and the
+    full stop after a claim never starts a line of its own."""
+    open_page(page, site_dir, "book/gated.html")
+    page.evaluate(OPEN_FOLDS)  # the solutions' claims too, as a reader who opens them sees them
+    page.wait_for_timeout(300)
+    found = page.evaluate("""() => {
+      const out = {small: [], alone: [], punctuated: 0, marks: 0};
+      for (const mark of document.querySelectorAll('button.claim-mark')) {
+        const r = mark.getBoundingClientRect();
+        if (!r.width) continue;
+        out.marks++;
+        const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+        mark.scrollIntoView({block: 'center'});
+        const s = mark.getBoundingClientRect(), x = s.left + s.width / 2, y = s.top + s.height / 2;
+        const hits = [[x - 11, y], [x + 11, y], [x, y - 11], [x, y + 11]]
+          .map(([px, py]) => document.elementFromPoint(px, py) === mark);
+        if (!hits.every(Boolean)) out.small.push(mark.closest('.claim').textContent.slice(0, 50));
+        const after = mark.parentElement.querySelector(':scope > span.claim-after');
+        if (after) {
+          out.punctuated++;
+          const a = after.getBoundingClientRect();
+          if (Math.abs(a.bottom - mark.getBoundingClientRect().bottom) > s.height) out.alone.push(after.textContent);
+        }
+      }
+      return out;
+    }""")
+    assert found["marks"] >= 20
+    assert found["punctuated"] >= 10  # most claims end a sentence
+    assert found["small"] == []
+    assert found["alone"] == []
