@@ -25,6 +25,7 @@ compares them with the baseline like any other output.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class PageClaims:
     claims: list[tuple[str, str, int]] = field(default_factory=list)  # (name, sentence, line)
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> the check's record
     unclaimed: list[tuple[int, str]] = field(default_factory=list)  # result sentences without a claim
+    trivial: list[tuple[int, str, str]] = field(default_factory=list)  # (line, check, why) of checks that cannot fail
 
     @property
     def held(self) -> int:
@@ -101,6 +103,64 @@ def checks_in(nb: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
+#: a ``{code-cell}`` of a page: its first line's number and its source (options included)
+_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def _cell_code(body: str) -> tuple[str, int]:
+    """A cell's Python, its option lines (``:label: ...``) blanked so that line numbers stay."""
+    lines = body.split("\n")
+    options = 0
+    while options < len(lines) and lines[options].startswith(":"):
+        options += 1
+    return "\n".join([""] * options + lines[options:]), options
+
+
+def _why_trivial(condition: ast.AST, assigned: dict[str, str]) -> str | None:
+    """Why ``condition`` cannot fail, or ``None``: a constant, a value compared with itself, or a variable compared
+    with the very expression that computed it."""
+    if isinstance(condition, ast.Constant):
+        return f"its condition is the constant {condition.value!r}"
+    for node in ast.walk(condition):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for a, b in zip(sides, sides[1:], strict=False):
+            if ast.dump(a) == ast.dump(b):
+                return f"it compares `{ast.unparse(a)}` with itself"
+            for name, other in ((a, b), (b, a)):
+                if isinstance(name, ast.Name) and assigned.get(name.id) == ast.dump(other):
+                    return (f"it compares `{name.id}` with `{ast.unparse(other)}`, the very expression that "
+                            "computed it")
+    return None
+
+
+def trivial_checks(source: str) -> list[tuple[int, str, str]]:
+    """(line, check name, why) for every ``claims.check`` on a page whose condition cannot fail."""
+    found = []
+    for match in _CELL.finditer(source):
+        first = source.count("\n", 0, match.start(1)) + 1
+        code, _ = _cell_code(match[1])
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        assigned = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                assigned[node.targets[0].id] = ast.dump(node.value)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and ast.unparse(node.func) in ("claims.check", "check")):
+                continue
+            condition = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "condition"), None)
+            name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
+            why = None if condition is None else _why_trivial(condition, assigned)
+            if why:
+                found.append((first + node.lineno - 1, str(name), why))
+    return found
+
+
 def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
     """Claims and checks of every page (its cached outputs as myst-nb renders them)."""
     from bookbuild.execute import engine
@@ -110,7 +170,8 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
         if not (root / f"{chapter}.md").is_file():  # a chapter removed since it ran
             continue
         source = (root / f"{chapter}.md").read_text()
-        page = PageClaims(chapter, claims_in(source), unclaimed=unclaimed_results(source))
+        page = PageClaims(chapter, claims_in(source), unclaimed=unclaimed_results(source),
+                          trivial=trivial_checks(source))
         try:
             page.checks = checks_in(engine.rendered_notebook(root, chapter))
         except KeyError:  # no executed outputs (a page without code cells)
@@ -143,6 +204,9 @@ def problems(pages: list[PageClaims]) -> list[str]:
             first_page.setdefault(name, page.chapter)
             if not record.get("held"):
                 out.append(f"{where}: check {name!r} did not hold")
+        for line, name, why in page.trivial:
+            out.append(f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
+                       "another way (PyTorch, autograd, a stored result) or with the bound the sentence states")
         if page.chapter in COMPLETE:
             for line, sentence in page.unclaimed:
                 shown = sentence if len(sentence) < 90 else sentence[:87] + "..."

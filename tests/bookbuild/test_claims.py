@@ -130,3 +130,36 @@ def test_the_punctuation_after_a_claim_stays_with_its_mark() -> None:
         'x<a class="claim-tip-link" href="checked.html#check-x">every check of this build</a></span>'
         '<span class="claim-after">),</span></span></span> and')
     assert keep_punctuation_with_mark(f"x{end} and") == f"x{end} and"  # a word after it: a break is fine there
+
+
+def test_a_check_that_cannot_fail_is_named_with_why() -> None:
+    from bookbuild.lint.claims import trivial_checks
+
+    page = """# P
+
+```{code-cell} ipython3
+:label: c
+:tags: [remove-cell]
+n = count(4, 5)
+m = other(4)
+claims.check("self", gap <= gap, because="x")
+claims.check("recomputed", n < 3 and n == count(4, 5), because="x")
+claims.check("constant", True, because="x")
+claims.check("fine", n == m and gap < 1e-6, because="x")
+claims.check("keyword", condition=m == other(4), because="x")
+```
+"""
+    assert trivial_checks(page) == [
+        (8, "self", "it compares `gap` with itself"),
+        (9, "recomputed", "it compares `n` with `count(4, 5)`, the very expression that computed it"),
+        (10, "constant", "its condition is the constant True"),
+        (12, "keyword", "it compares `m` with `other(4)`, the very expression that computed it"),
+    ]
+
+
+def test_no_check_of_the_book_compares_a_value_with_itself() -> None:
+    from bookbuild.build import ROOT
+    from bookbuild.lint.claims import trivial_checks
+
+    found = {page.name: trivial_checks(page.read_text()) for page in sorted((ROOT / "book").glob("*.md"))}
+    assert {name: rows for name, rows in found.items() if rows} == {}
