@@ -143,6 +143,20 @@ def check_rendered(page, viewport: str, name: str) -> None:  # type: ignore[no-u
         ".map(p => p.textContent.slice(0, 60)); }"
     )
     assert too_wide == [], f"{name} at {viewport}: code wider than the column: {too_wide[:3]}"
+    # No page is wider than the screen (issue 53, item 4: the reference pages' long file names and conditions
+    # in inline code pushed them 35 and 258 px past a phone's width).
+    past_screen = page.evaluate(
+        "() => { const w = document.documentElement.clientWidth;"
+        " const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) {"
+        " if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true; } return false; };"
+        " return Array.from(document.querySelectorAll('main :not(pre) > code'))"
+        ".filter(c => c.getBoundingClientRect().width > 0 && c.getBoundingClientRect().right > w + 1"
+        " && !scrolls(c))"  # inside a table that scrolls sideways, with its cue, is where it may be
+        ".map(c => c.textContent.slice(0, 60)); }"
+    )
+    assert past_screen == [], f"{name} at {viewport}: inline code past the screen's edge: {past_screen[:3]}"
+    assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 1, (
+        f"{name} at {viewport}: the page is wider than the screen")
 
     # Figures as a reader who opens the folded cells and solutions sees them: a solution's figure is set
     # inside the admonition's indent, narrower than the column.
