@@ -33,6 +33,8 @@ from tests.devices import META, DeviceAudit, off_device_tensors
 TEXT = "to be or not to be, that is the question. " * 40
 TINY_TRAIN = TrainConfig(window=8, batch_size=4, steps=2, lr=1e-2, log_every=1)
 RECALL = memory_task.RecallConfig(lag=5, n_train=32, n_test=16, epochs=1, batch_size=16)
+#: the sizes of a tiny character model, shared by the depth, scoreboard and ablation recipes
+TINY_LM = {"train_chars": 1000, "valid_chars": 200, "embedding_size": 4, "hidden_size": 8, "train": TINY_TRAIN}
 
 
 def audited(fn, *args, loss: bool = False, **kwargs):  # noqa: ANN001, ANN201
@@ -110,13 +112,7 @@ def test_trap_and_tagger_train_and_load(monkeypatch: pytest.MonkeyPatch) -> None
 def test_depth_run(monkeypatch: pytest.MonkeyPatch) -> None:
     _splits(monkeypatch, residual)
     recipe = residual.depth_recipe_dict(
-        residual.DepthRecipe(
-            train_chars=1000,
-            valid_chars=200,
-            embedding_size=4,
-            hidden_size=8,
-            train=TINY_TRAIN,
-        )
+        residual.DepthRecipe(**TINY_LM)
     )
     audited(residual.depth_run, 0, 2, True, recipe, device=META)
 
@@ -125,13 +121,7 @@ def test_depth_run(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_score_run(monkeypatch: pytest.MonkeyPatch, contender: str) -> None:
     _splits(monkeypatch, scoreboard)
     recipe = scoreboard.recipe_dict(
-        scoreboard.ScoreRecipe(
-            train_chars=1000,
-            valid_chars=200,
-            embedding_size=4,
-            hidden_size=8,
-            train=TINY_TRAIN,
-        )
+        scoreboard.ScoreRecipe(**TINY_LM)
     )
     audited(scoreboard.score_run, 0, contender, recipe, device=META)
 
@@ -139,13 +129,7 @@ def test_score_run(monkeypatch: pytest.MonkeyPatch, contender: str) -> None:
 def test_ablation_run(monkeypatch: pytest.MonkeyPatch) -> None:
     _splits(monkeypatch, gru_ablation)
     recipe = scoreboard.recipe_dict(
-        scoreboard.ScoreRecipe(
-            train_chars=1000,
-            valid_chars=200,
-            embedding_size=4,
-            hidden_size=8,
-            train=TINY_TRAIN,
-        )
+        scoreboard.ScoreRecipe(**TINY_LM)
     )
     audited(gru_ablation.ablation_run, 0, "update-only", recipe, device=META)
 
