@@ -308,10 +308,20 @@ def _install_backend(root: str) -> None:
 
 def _run_once(fn: Any, /, **kwargs: Any) -> Any:
     # Imported on first use, as before the entry point existed: a chapter that memoizes nothing does not
-    # read bookbuild.runs.memo, so an edit there re-executes only the chapters that memoize.
+    # read bookbuild.runs, so an edit there re-executes only the chapters that memoize.
+    from bookbuild.runs import calls
     from bookbuild.runs.memo import run_once
 
+    served = calls.serve(fn, {k: v for k, v in kwargs.items() if k != "data"}, note=_note_sweep)
+    if served is not calls.NOT_STORED:  # a call a sweep made ahead of the build: its record, checked
+        return served
     return run_once(fn, **kwargs)
+
+
+def _note_sweep(loaded: Any) -> None:
+    commits = sorted({str(r.get("git_commit", "")) for r in loaded.records} - {""})
+    _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
+                             "total": loaded.total, "commits": commits, "cell": _cell()})
 
 
 def _load_sweep(name: str, **kwargs: Any) -> Any:
@@ -324,9 +334,7 @@ def _load_sweep(name: str, **kwargs: Any) -> Any:
         _state["sweeps"].append({"sweep": name, "config": kwargs.get("config", "cpu"), "records": 0,
                                  "total": None, "commits": [], "cell": _cell()})
         return None
-    commits = sorted({str(r.get("git_commit", "")) for r in loaded.records} - {""})
-    _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
-                             "total": loaded.total, "commits": commits, "cell": _cell()})
+    _note_sweep(loaded)
     return loaded
 
 

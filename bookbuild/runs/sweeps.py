@@ -1,6 +1,6 @@
 """Experiment sweeps as batch jobs, their stored records, and the loader that refuses stale ones.
 
-A sweep (defined in :mod:`chapter_code.experiments`) is a grid of named jobs times
+A sweep (defined in :mod:`bookbuild.runs.registry`) is a grid of named jobs times
 seeds. ``python -m bookbuild experiments run NAME`` (``make experiments
 SWEEP=NAME``) runs the jobs whose record is missing or stale through
 **submitit**: its local executor by default (as many jobs at once as the
@@ -52,10 +52,10 @@ from filelock import FileLock, Timeout
 
 from bookbuild import files
 from bookbuild.files import UserError
-from bookbuild.runs import keys, memo
+from bookbuild.runs import codec, keys, memo
 
 ROOT = memo.ROOT
-REGISTRY = "chapter_code.experiments"
+REGISTRY = "bookbuild.runs.registry"
 CLUSTERS = ("local", "slurm", "debug")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -89,6 +89,9 @@ def validate(sweep: Any) -> None:
         raise ValueError(f"sweep name must be lower-case letters, digits, '-' or '_'; got {sweep.name!r}")
     if not sweep.configs:
         raise ValueError(f"sweep {sweep.name!r}: configs must hold at least one configuration")
+    calls = {f.__name__: f for f in getattr(sweep, "calls", ())}
+    if (sweep.job is None) == (not calls):
+        raise ValueError(f"sweep {sweep.name!r}: give either a job function or the calls its jobs make, not both")
     for cname, grid in sweep.configs.items():
         where = f"sweep {sweep.name!r}, config {cname!r}"
         if not grid.jobs or not grid.seeds:
@@ -96,6 +99,9 @@ def validate(sweep: Any) -> None:
         for job_name, params in grid.jobs.items():
             if not isinstance(job_name, str) or not _NAME.match(job_name):
                 raise ValueError(f"{where}: job name must be lower-case letters, digits, '-' or '_'; got {job_name!r}")
+            if calls and (set(params) != {"function", "kwargs"} or params["function"] not in calls):
+                raise ValueError(f"{where}, job {job_name!r}: a call sweep's job is codec.job(f, ...) of one of "
+                                 f"its calls ({', '.join(calls)}); got {params!r}")
             if "seed" in params:
                 raise ValueError(f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, not in params")
             memo.canonical(params, f"{where}, job {job_name!r}")
@@ -134,6 +140,20 @@ def function_path(fn: Callable[..., Any]) -> str:
     if not module or "<" in fn.__qualname__ or module == "__main__":
         raise TypeError(f"a sweep's job must be a module-level function of an importable module; got {fn!r}")
     return f"{module}:{fn.__qualname__}"
+
+
+def job_function(sweep: Any, job: Job) -> str:
+    """The function a job runs, ``module:qualname``: the sweep's job function, or the taught function a call
+    sweep's job calls (whose definitions then key the record)."""
+    calls = getattr(sweep, "calls", ())
+    if not calls:
+        return function_path(sweep.job)
+    by_name = {f.__name__: f for f in calls}
+    return function_path(by_name[job.params["function"]])
+
+
+def is_call_sweep(sweep: Any) -> bool:
+    return bool(getattr(sweep, "calls", ()))
 
 
 def _resolve(path: str) -> Callable[..., Any]:
@@ -206,17 +226,18 @@ def refresh_command(name: str, config: str, device: str | None = None) -> str:
 
 
 def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
-            records: str, root: str, device: str = "cpu") -> dict[str, Any]:
+            records: str, root: str, device: str = "cpu", call: bool = False) -> dict[str, Any]:
     """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed by submitit's workers.
 
     ``device`` (``cpu`` unless the sweep's resources ask for GPUs) becomes
     ``BOOK_DEVICE`` for the job, so a CPU job run on a GPU machine is recorded,
-    and re-checked, under the CPU's output profile.
+    and re-checked, under the CPU's output profile. ``call``: a call sweep's job (:func:`codec.run_call`), whose
+    ``function`` is the taught function called.
     """
     before = os.environ.get("BOOK_DEVICE")
     os.environ["BOOK_DEVICE"] = device
     try:
-        return _run_job(function, sweep, job, seed, params, data, records, root)
+        return _run_job(function, sweep, job, seed, params, data, records, root, call)
     finally:  # `--cluster debug` runs jobs in the caller's process: leave its environment as it was
         if before is None:
             os.environ.pop("BOOK_DEVICE", None)
@@ -225,7 +246,7 @@ def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, An
 
 
 def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
-             records: str, root: str) -> dict[str, Any]:
+             records: str, root: str, call: bool = False) -> dict[str, Any]:
     from chapter_code.core import runtime  # first: pins the CPU numerics before torch loads
 
     runtime.setup()
@@ -233,7 +254,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
     digest, sources = code_hash(function, root_path)
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    metrics = _resolve(function)(seed=seed, **params)
+    metrics = codec.run_call(function, seed, params) if call else _resolve(function)(seed=seed, **params)
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
         raise TypeError(f"job {function} must return a dict of metrics; got {type(metrics).__name__}")
@@ -351,8 +372,7 @@ def survey(sweep: Any, config: str, root: Path | None = None, profile: str | Non
     damaged when it differs from the last commit (:func:`changed_since_commit`).
     """
     root = root or ROOT
-    function = function_path(sweep.job)
-    digest, _ = code_hash(function, root)
+    hashes: dict[str, tuple[str, dict[str, str]]] = {}
     data = data_hashes(sweep.data, root)
     folder = records_dir(sweep.name, config, root, profile)
     out = []
@@ -369,8 +389,8 @@ def survey(sweep: Any, config: str, root: Path | None = None, profile: str | Non
             out.append(JobStatus(job, "missing"))
         elif record["params_hash"] != params_hash(job.params, job.seed):
             out.append(JobStatus(job, "stale-params", record, "its parameters differ from the sweep's definition"))
-        elif record["code_hash"] != digest:
-            changed = keys.changed(record.get("definitions", {}), code_hash(function, root)[1])
+        elif record["code_hash"] != _hashed(hashes, job_function(sweep, job), root)[0]:
+            changed = keys.changed(record.get("definitions", {}), _hashed(hashes, job_function(sweep, job), root)[1])
             out.append(JobStatus(job, "stale-code", record, "a definition it reaches changed since it ran: "
                                  + ", ".join(changed)))
         elif record.get("data", {}) != data:
@@ -378,6 +398,12 @@ def survey(sweep: Any, config: str, root: Path | None = None, profile: str | Non
         else:
             out.append(JobStatus(job, "fresh", record))
     return out
+
+
+def _hashed(cache: dict[str, tuple[str, dict[str, str]]], function: str, root: Path) -> tuple[str, dict[str, str]]:
+    if function not in cache:
+        cache[function] = code_hash(function, root)
+    return cache[function]
 
 
 def summarize(statuses: list[JobStatus]) -> str:
@@ -611,7 +637,6 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
           f"running {len(todo)} on {cluster}", file=out, flush=True)
     if not todo:
         return 0
-    function = function_path(sweep.job)
     folder = records_dir(sweep.name, config, root, profile)
     folder.mkdir(parents=True, exist_ok=True)
     slots, gpus = _slots(grid, cluster, workers)
@@ -625,20 +650,20 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
                         "wait for it (its progress is in its terminal), or stop it") from None
     try:
         os.environ.update(_pinned_bytecode(root))  # for the job processes submitit starts
-        return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, function, folder, root,
+        return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, folder, root,
                            out, poll_s, give_up_s, job_device)
     finally:
         lock.release()
 
 
 def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int, gpus: list[int],
-                partition: str | None, logs: Path, function: str, folder: Path, root: Path, out: TextIO,
+                partition: str | None, logs: Path, folder: Path, root: Path, out: TextIO,
                 poll_s: float, give_up_s: float | None, device: str = "cpu") -> int:
     progress = Progress(sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out)
 
     def args(job: Job) -> tuple[Any, ...]:
-        return (function, sweep.name, job.name, job.seed, job.params, list(sweep.data), str(folder), str(root),
-                device)
+        return (job_function(sweep, job), sweep.name, job.name, job.seed, job.params, list(sweep.data),
+                str(folder), str(root), device, is_call_sweep(sweep))
 
     if cluster == "debug":
         for i, job in enumerate(todo):
@@ -762,7 +787,8 @@ def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 9
         call = "from bookbuild.runs.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
         payload = json.dumps([record["function"], record["sweep"], record["job"], record["seed"], record["params"],
                               sorted(record.get("data", {})), tmp, str(root),
-                              record["environment"]["device"].split(":")[0]])
+                              record["environment"]["device"].split(":")[0],
+                              is_call_sweep(registry().get(record["sweep"]))])
         done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
                               timeout=timeout_s, cwd=root, env=_job_environment(root))
         if done.returncode != 0:
@@ -779,9 +805,7 @@ def _stored_array(node: Any, path: str) -> Any:
     """A tensor a record stores (dtype, shape, SHA-256, base64) as a float64 NumPy array, through the records' own
     codec (which refuses damaged bytes); ``None`` for anything else."""
     if isinstance(node, dict) and {"dtype", "shape", "sha256", "base64"} <= set(node):
-        from chapter_code.core.stored_calls import decode_tensor
-
-        return decode_tensor(node, path).double().numpy()
+        return codec.decode_tensor(node, path).double().numpy()
     return None
 
 

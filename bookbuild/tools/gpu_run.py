@@ -12,7 +12,7 @@ as a process of its own with its own timeout, inside one budget of 475 s:
    capability, CUDA, cuDNN, torch, output profile, CPU, ``nvidia-smi``);
    ``book-sweeps``: every configuration the chapters read that is re-run per
    device (``book-runs``, ``book-grid``: ``PER_DEVICE_CONFIGS`` in
-   :mod:`chapter_code.experiments`) with ``--device cuda``, into the GPU's own
+   :mod:`bookbuild.runs.registry`) with ``--device cuda``, into the GPU's own
    record sets (``records/<sweep>/<config>@<profile>/``), which a GPU build
    reads; six sweeps at once, three jobs at once in each;
    then, side by side: ``chapters``: every chapter executed with

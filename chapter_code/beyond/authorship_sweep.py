@@ -7,7 +7,7 @@ JSON, so :func:`authorship_metrics` keeps the numbers only, as lists in the orde
 of the configuration's ``lengths`` and ``orders``, and :func:`from_metrics` turns
 a record's metrics back into the dictionaries the page reads (its table, figure
 and checks). The chapter reads the run from the ``authorship`` sweep's records
-(``chapter_code.experiments``), made ahead of the build.
+(``bookbuild.runs.registry``), made ahead of the build.
 
 Pages: "Beyond the single carried state" (many-to-one classification).
 """

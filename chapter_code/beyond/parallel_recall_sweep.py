@@ -5,7 +5,7 @@ memory test's :class:`~chapter_code.gated.memory_task.RecallConfig` and already
 returns plain numbers (accuracy after each epoch, wall time); a sweep's job takes
 plain parameters, so :func:`input_gated_metrics` takes the recipe as the fields of
 that configuration. The chapter reads its one seed from the ``input-gated-recall``
-sweep's records (``chapter_code.experiments``), made ahead of the build.
+sweep's records (``bookbuild.runs.registry``), made ahead of the build.
 
 Pages: "Beyond the single carried state" (the input-gated cell on the memory test).
 """

@@ -592,7 +592,7 @@ def load_sweep(
     edition: str | None = None,
 ) -> Any:
     """The stored records of experiment sweep ``name`` (defined in
-    :mod:`chapter_code.experiments`), checked.
+    :mod:`bookbuild.runs.registry`), checked.
 
     Inside the book's build every record is checked against the current code,
     parameters and data: a stale, damaged or missing record raises the build's
@@ -613,7 +613,7 @@ def load_sweep(
         raise SweepRecordsUnavailable(
             f"the records of sweep {name!r} are read and checked by the book's build; "
             f"outside it, run `python -m bookbuild experiments status {name}` in the "
-            "repository, or the sweep's job function (chapter_code.experiments) "
+            "repository, or the sweep's job function (bookbuild.runs.registry) "
             "directly"
         )
     return loader(

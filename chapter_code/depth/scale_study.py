@@ -2,7 +2,7 @@
 its records exist.
 
 The ``gpu`` configuration of the ``word-lm-scale`` sweep
-(:data:`chapter_code.experiments.WORD_LM_SCALE`) crosses three widths with one
+(:data:`bookbuild.runs.registry.WORD_LM_SCALE`) crosses three widths with one
 and two layers, tied embeddings, over three seeds. :func:`design_rows` counts
 each model's parameters without training it (the model is built on PyTorch's
 ``meta`` device, which holds shapes and no numbers); :func:`result_rows`

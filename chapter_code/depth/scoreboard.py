@@ -18,7 +18,7 @@ fresh-state windows of the training length). The cores (:data:`CONTENDERS`):
 - ``lstm-2layer``: a two-layer ``nn.LSTM`` (no dropout between the layers).
 
 One call of :func:`score_run` trains one contender with one seed and returns
-plain numbers, so the sweep ``scoreboard`` (``chapter_code.experiments``) stores
+plain numbers, so the sweep ``scoreboard`` (``bookbuild.runs.registry``) stores
 one small record per run.
 
 Pages: "Depth, direction and scale" (the scoreboard).

@@ -6,7 +6,7 @@ machine, changes none of their numbers on one kind of machine.
 
 The book's build does not train the grid itself: the same jobs run ahead of it
 as the ``book-grid`` configuration of the memory-robustness sweep
-(:mod:`chapter_code.experiments`), and :func:`runs_from_records` turns their
+(:mod:`bookbuild.runs.registry`), and :func:`runs_from_records` turns their
 checked records back into the runs :func:`run_grid` returns.
 
 Pages: "Gated memory: LSTM and GRU" (the grid and its results table); "Beyond

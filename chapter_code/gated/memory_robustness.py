@@ -1,7 +1,7 @@
 """One job of the memory test's robustness sweep: a (contender, seed) run reduced to
 plain metrics.
 
-The sweep (``chapter_code.experiments.MEMORY_ROBUSTNESS``) trains each contender of
+The sweep (``bookbuild.runs.registry.MEMORY_ROBUSTNESS``) trains each contender of
 :mod:`chapter_code.gated.memory_task` over many seeds with the chapter's recipe; a
 job returns numbers only, so its record is small JSON and a chapter can count
 solved runs and put a confidence interval on the solve rate. The weights are

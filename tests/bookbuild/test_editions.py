@@ -82,7 +82,7 @@ def test_training_runs_are_judged_against_the_seed_spread(tmp_path: Path) -> Non
 
 
 def test_the_memory_test_declares_its_seed_sweep() -> None:
-    from chapter_code import experiments
+    from bookbuild.runs import registry as experiments
 
     assert experiments.MEMORY_ROBUSTNESS.spread == "cpu"
     grid = experiments.MEMORY_ROBUSTNESS.configs

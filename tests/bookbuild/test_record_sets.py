@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from bookbuild.runs import registry as experiments
 from bookbuild.runs import sweeps
-from chapter_code import experiments
 from chapter_code.core import runtime
 
 

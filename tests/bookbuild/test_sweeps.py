@@ -18,7 +18,7 @@ import pytest
 
 from bookbuild.files import UserError
 from bookbuild.runs import sweeps
-from chapter_code.experiments import SWEEPS, Grid, Resources, Sweep
+from bookbuild.runs.registry import SWEEPS, Grid, Resources, Sweep
 
 JOBS = '''
 def square(seed, x, fail=False):
@@ -49,7 +49,7 @@ def tiny(xs: tuple[int, ...] = (2, 3), seeds: tuple[int, ...] = (0, 1), fail: bo
     from tinysweep.jobs import square
 
     jobs = {f"x{x}": {"x": x, **({"fail": True} if fail and i == len(xs) - 1 else {})} for i, x in enumerate(xs)}
-    return Sweep("tiny", square, {"cpu": Grid(jobs, seeds, Resources(minutes=2))})
+    return Sweep("tiny", job=square, configs={"cpu": Grid(jobs, seeds, Resources(minutes=2))})
 
 
 def run(sweep: Sweep, root: Path, cluster: str = "debug", **kw) -> tuple[int, str]:
@@ -279,11 +279,11 @@ def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
     from tinysweep.jobs import square
 
     with pytest.raises(ValueError, match="seeds must be distinct ints >= 0"):
-        sweeps.validate(Sweep("tiny", square, {"cpu": Grid({"a": {"x": 1}}, (1, 1))}))
+        sweeps.validate(Sweep("tiny", job=square, configs={"cpu": Grid({"a": {"x": 1}}, (1, 1))}))
     with pytest.raises(ValueError, match="'seed' is given by the grid"):
-        sweeps.validate(Sweep("tiny", square, {"cpu": Grid({"a": {"x": 1, "seed": 2}}, (1,))}))
+        sweeps.validate(Sweep("tiny", job=square, configs={"cpu": Grid({"a": {"x": 1, "seed": 2}}, (1,))}))
     with pytest.raises(ValueError, match="job name must be"):
-        sweeps.validate(Sweep("tiny", square, {"cpu": Grid({"A b": {"x": 1}}, (1,))}))
+        sweeps.validate(Sweep("tiny", job=square, configs={"cpu": Grid({"A b": {"x": 1}}, (1,))}))
     with pytest.raises(UserError, match="--cluster must be one of"):
         sweeps.run(tiny(), "cpu", "kubernetes", root=repo)
     with pytest.raises(UserError, match="--limit must be an int >= 1"):
@@ -415,13 +415,13 @@ def _record(metrics: dict) -> dict:
 def _tensor(values: list[float]) -> dict:
     import torch
 
-    from chapter_code.core.stored_calls import encode_tensor
+    from bookbuild.runs.codec import encode_tensor
 
     return encode_tensor(torch.tensor(values, dtype=torch.float32))
 
 
 def test_a_declared_precision_lets_the_last_bits_move_and_says_how_far_they_moved() -> None:
-    from chapter_code.experiments import Precision
+    from bookbuild.runs.registry import Precision
 
     close = {"loss": Precision(rtol=1e-3, atol=1e-6, reason="training on other kernels")}
     stored = _record({"loss": [0.71381837, 0.70338213], "steps": 3, "w": _tensor([1.0, 2.0, 0.0])})
@@ -441,7 +441,7 @@ def test_a_declared_precision_lets_the_last_bits_move_and_says_how_far_they_move
 
 
 def test_stored_tensors_are_compared_value_by_value_at_the_declared_precision() -> None:
-    from chapter_code.experiments import Precision
+    from bookbuild.runs.registry import Precision
 
     weights = {"w": Precision(rtol=1e-3, atol=1e-6, reason="weights after training")}
     stored = _record({"w": {"embed": _tensor([1.0, -2.0, 0.0])}})

@@ -23,7 +23,7 @@ def test_tied_count_by_hand() -> None:
 
 
 def test_gpu_design_follows_the_configuration() -> None:
-    from chapter_code.experiments import GPU_SIZES, WORD_LM_SCALE
+    from bookbuild.runs.registry import GPU_SIZES, WORD_LM_SCALE
 
     params = WORD_LM_SCALE.configs["gpu"].jobs["large-2-layers"]["recipe"]
     rows = design_rows(GPU_SIZES, WordRecipe(vocab_size=params["vocab_size"], tied=params["tied"]))

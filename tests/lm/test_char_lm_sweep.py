@@ -47,7 +47,7 @@ def test_a_tiny_job_returns_json_ready_metrics_in_consistent_units() -> None:
 
 
 def test_the_workshop_sweep_defines_the_full_recipe_and_a_tiny_smoke_run() -> None:
-    from chapter_code.experiments import SWEEPS
+    from bookbuild.runs.registry import SWEEPS
     from chapter_code.lm.char_lm_sweep import recipe_from_dict
     from chapter_code.lm.char_models import WORKSHOP
 

@@ -1,4 +1,4 @@
-"""Tests for the helpers that build chapter_code.experiments' grids, called directly.
+"""Tests for the helpers that build bookbuild.runs.registry's grids, called directly.
 
 The module calls them once, at import; mutation testing can only check them
 through calls made by a test, and the job names they make are part of each
@@ -12,22 +12,22 @@ import inspect
 
 import pytest
 
+from bookbuild.runs import registry as experiments
 from bookbuild.runs import sweeps
-from chapter_code import experiments
-from chapter_code.beyond.authorship import AuthorshipConfig
-from chapter_code.depth.gru_ablation import VARIANTS
-from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
-from chapter_code.depth.word_lm import WordRecipe, word_lm_metrics
-from chapter_code.experiments import (
+from bookbuild.runs.registry import (
     _book_score_jobs,
     _recall_jobs,
     _slug,
-    _smoke_recipe,
+    _tiny_recipe,
     _word_jobs,
     doubled_steps,
     lr_job,
     with_lr,
 )
+from chapter_code.beyond.authorship import AuthorshipConfig
+from chapter_code.depth.gru_ablation import VARIANTS
+from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
+from chapter_code.depth.word_lm import WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
 from chapter_code.lm.char_lm import TrainConfig
 from chapter_code.lm.char_models import WORKSHOP
@@ -47,9 +47,9 @@ def test_recall_jobs_name_each_contender_and_carry_its_fields_and_the_recipe() -
         assert params == {"contender": dataclasses.asdict(contender), "recipe": dataclasses.asdict(recipe)}
 
 
-def test_smoke_recipe_shrinks_only_the_sizes_and_the_training_length() -> None:
+def test_tiny_recipe_shrinks_only_the_sizes_and_the_training_length() -> None:
     for name, full in WORKSHOP.items():
-        tiny = _smoke_recipe(name)
+        tiny = dataclasses.asdict(_tiny_recipe(name))
         expected = dataclasses.asdict(full)
         expected.update(hidden_size=16, embedding_size=8)
         expected["train"].update(steps=5, batch_size=4, window=16)

@@ -35,9 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bookbuild.runs import codec
 from chapter_code.beyond.authorship import AuthorshipConfig
 from chapter_code.beyond.authorship_sweep import authorship_metrics
-from chapter_code.beyond.book_runs import beyond_book_run
 from chapter_code.beyond.parallel_recall_sweep import input_gated_metrics
 from chapter_code.beyond.scratch_classifier import CORPUS_FILES as SCRATCH_FILES
 from chapter_code.beyond.scratch_classifier import (
@@ -46,8 +46,6 @@ from chapter_code.beyond.scratch_classifier import (
 )
 from chapter_code.beyond.seq2seq import ReversalConfig, train_reversal
 from chapter_code.beyond.translator import TranslatorConfig, train_translator
-from chapter_code.core.stored_calls import book_call
-from chapter_code.depth.book_runs import depth_book_run
 from chapter_code.depth.gru_ablation import VARIANTS as GRU_VARIANTS
 from chapter_code.depth.gru_ablation import ablation_run
 from chapter_code.depth.layers import TrapConfig, train_directional, train_tagger
@@ -55,13 +53,18 @@ from chapter_code.depth.residual import DepthRecipe, depth_recipe_dict, depth_ru
 from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict, score_run
 from chapter_code.depth.word_lm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
-from chapter_code.gated.book_runs import gated_book_run
 from chapter_code.gated.memory_robustness import recall_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig, train_recall
-from chapter_code.lm.book_models import book_char_lm
 from chapter_code.lm.char_lm import TrainConfig
 from chapter_code.lm.char_lm_sweep import char_lm_metrics
-from chapter_code.lm.char_models import CPU, PROSE_LSTM, WORKSHOP, corpus_file
+from chapter_code.lm.char_models import (
+    CPU,
+    PROSE_LSTM,
+    WORKSHOP,
+    LMRecipe,
+    corpus_file,
+    train_char_lm,
+)
 
 
 @dataclass(frozen=True)
@@ -120,11 +123,18 @@ def trained(*metrics: str) -> dict[str, Precision]:
 class Sweep:
     """A named experiment: its job function and its configurations (``cpu``,
     ``cluster``, ``smoke``...).
+
+    A *call sweep* names ``calls`` instead of a job: the taught functions whose calls
+    its jobs are (each job written by :func:`bookbuild.runs.codec.job`), a record
+    keeping the call's whole result, weights included. A page that makes one of these
+    calls through ``runtime.run_once`` is served from its record
+    (:mod:`bookbuild.runs.calls`).
     """
 
     name: str
-    job: Callable[..., dict[str, Any]]
     configs: dict[str, Grid]
+    job: Callable[..., dict[str, Any]] | None = None
+    calls: tuple[Callable[..., Any], ...] = ()
     description: str = ""
     data: tuple[
         str, ...
@@ -193,15 +203,14 @@ MEMORY_ROBUSTNESS = Sweep(
 )
 
 
-def _smoke_recipe(name: str) -> dict[str, Any]:
+def _tiny_recipe(name: str) -> LMRecipe:
     recipe = WORKSHOP[name]
-    tiny = dataclasses.replace(
+    return dataclasses.replace(
         recipe,
         hidden_size=16,
         embedding_size=8,
         train=dataclasses.replace(recipe.train, steps=5, batch_size=4, window=16),
     )
-    return dataclasses.asdict(tiny)
 
 
 CHAR_LM_WORKSHOP = Sweep(
@@ -230,7 +239,7 @@ CHAR_LM_WORKSHOP = Sweep(
         ),
         "smoke": Grid(
             {
-                name: {"corpus": "shakespeare", "recipe": _smoke_recipe(name)}
+                name: {"corpus": "shakespeare", "recipe": dataclasses.asdict(_tiny_recipe(name))}
                 for name in WORKSHOP
             },
             seeds=(0,),
@@ -259,7 +268,7 @@ BOOK_CHAR_MODELS = {
 
 CHAR_LM_BOOK = Sweep(
     name="char-lm-book",
-    job=book_char_lm,
+    calls=(train_char_lm,),
     description=(
         "Chapter 4's trained models at the CPU recipe (the prose LSTM, the Shakespeare "
         "RNN and LSTM), one seed, each record holding the model's weights: made ahead "
@@ -270,19 +279,23 @@ CHAR_LM_BOOK = Sweep(
         # One seed, the chapter's.
         "book-runs": Grid(
             {
-                job: {"corpus": corpus, "recipe": dataclasses.asdict(recipe)}
+                job: codec.job(train_char_lm, corpus=corpus, recipe=recipe)
                 for job, (corpus, recipe) in BOOK_CHAR_MODELS.items()
             },
             seeds=(0,),
             resources=Resources(minutes=30),
         ),
         "smoke": Grid(
-            {"tiny-lstm": {"corpus": "shakespeare", "recipe": _smoke_recipe("lstm")}},
+            {
+                "tiny-lstm": codec.job(
+                    train_char_lm, corpus="shakespeare", recipe=_tiny_recipe("lstm")
+                )
+            },
             seeds=(0,),
             resources=Resources(minutes=5),
         ),
     },
-    precision=trained("history", "state_dict"),
+    precision=trained("result"),
 )
 
 _TINY_SCORE = ScoreRecipe(
@@ -502,7 +515,7 @@ INPUT_GATED_RECALL = Sweep(
 _DEPTH_TRAP = TrapConfig()
 _DEPTH_CALLS = {
     **{
-        f"stack-{layers}-{'residual' if residual else 'plain'}": book_call(
+        f"stack-{layers}-{'residual' if residual else 'plain'}": codec.job(
             depth_run,
             seed=0,
             num_layers=layers,
@@ -513,7 +526,7 @@ _DEPTH_CALLS = {
         + [(n, r) for n in (2, 3, 4) for r in (False, True)]
     },
     **{
-        f"trap-{name}": book_call(
+        f"trap-{name}": codec.job(
             train_directional,
             corpus="shakespeare",
             config=_DEPTH_TRAP,
@@ -522,7 +535,7 @@ _DEPTH_CALLS = {
         for name in ("causal", "bidirectional")
     },
     **{
-        f"tagger-{name}": book_call(
+        f"tagger-{name}": codec.job(
             train_tagger,
             corpus="shakespeare",
             config=_DEPTH_TRAP,
@@ -535,7 +548,7 @@ _DEPTH_CALLS = {
 
 DEPTH_BOOK_RUNS = Sweep(
     name="depth-book-runs",
-    job=depth_book_run,
+    calls=(depth_run, train_directional, train_tagger),
     description=(
         "Chapter 6's own trainings, one seed each: the depth study's plain and "
         "residual stacks, the trap's causal and bidirectional models, the two "
@@ -546,7 +559,7 @@ DEPTH_BOOK_RUNS = Sweep(
         "book-runs": Grid(_DEPTH_CALLS, seeds=(0,), resources=Resources(minutes=30)),
         "smoke": Grid(
             {
-                "stack-tiny": book_call(
+                "stack-tiny": codec.job(
                     depth_run,
                     seed=0,
                     num_layers=2,
@@ -575,7 +588,7 @@ DEPTH_BOOK_RUNS = Sweep(
 _GATED_CONFIG = RecallConfig()
 GATED_BOOK_RUNS = Sweep(
     name="gated-book-runs",
-    job=gated_book_run,
+    calls=(train_recall,),
     description=(
         "Chapter 3's runs that need their weights: the forget-gate trace's two LSTMs "
         "and the learned initial state of the exercise; each record holds the run "
@@ -585,12 +598,12 @@ GATED_BOOK_RUNS = Sweep(
         "book-runs": Grid(
             {
                 **{
-                    f"trace-{_slug(c.label)}": book_call(
+                    f"trace-{_slug(c.label)}": codec.job(
                         train_recall, contender=c, seed=0, config=_GATED_CONFIG
                     )
                     for c in (CONTENDERS[2], CONTENDERS[1])
                 },
-                "learned-h0": book_call(
+                "learned-h0": codec.job(
                     train_recall,
                     contender=CONTENDERS[2],
                     seed=SEEDS[0],
@@ -603,7 +616,7 @@ GATED_BOOK_RUNS = Sweep(
         ),
         "smoke": Grid(
             {
-                "tiny": book_call(
+                "tiny": codec.job(
                     train_recall,
                     contender=CONTENDERS[2],
                     seed=0,
@@ -621,7 +634,7 @@ GATED_BOOK_RUNS = Sweep(
 #: from scratch, the exercise's two translators
 BEYOND_BOOK_RUNS = Sweep(
     name="beyond-book-runs",
-    job=beyond_book_run,
+    calls=(train_reversal, scratch_shakespeare_milton, train_translator),
     description=(
         "Chapter 7's own trainings, one seed each: the encoder-decoders on the "
         "reversal task with and without attention, the Shakespeare-or-Milton "
@@ -633,7 +646,7 @@ BEYOND_BOOK_RUNS = Sweep(
         "book-runs": Grid(
             {
                 **{
-                    f"reversal-{name}": book_call(
+                    f"reversal-{name}": codec.job(
                         train_reversal,
                         attention=flag,
                         seed=BOOK_BEYOND_SEED,
@@ -642,7 +655,7 @@ BEYOND_BOOK_RUNS = Sweep(
                     for name, flag in [("final-state", False), ("attention", True)]
                 },
                 **{
-                    f"scratch-{cell}": book_call(
+                    f"scratch-{cell}": codec.job(
                         scratch_shakespeare_milton,
                         cell=cell,
                         seed=BOOK_BEYOND_SEED,
@@ -651,7 +664,7 @@ BEYOND_BOOK_RUNS = Sweep(
                     for cell in ("rnn", "lstm")
                 },
                 **{
-                    f"translator-{cell}": book_call(
+                    f"translator-{cell}": codec.job(
                         train_translator,
                         cell=cell,
                         seed=BOOK_BEYOND_SEED,
@@ -665,7 +678,7 @@ BEYOND_BOOK_RUNS = Sweep(
         ),
         "smoke": Grid(
             {
-                "translator-tiny": book_call(
+                "translator-tiny": codec.job(
                     train_translator,
                     cell="gru",
                     seed=0,
