@@ -1,31 +1,24 @@
 """The book's experiment sweeps: what each one runs, over which grid, with which
 resources.
 
-A sweep is a grid of jobs (named parameter sets) times seeds; one job is one
-call ``job(seed=seed, **params)`` of a small function that trains and returns
-plain metrics (numbers and lists of numbers). The book runs the sweeps ahead
-of the build, as batch jobs (``make experiments SWEEP=NAME``, see
-``bookbuild.runs.sweeps``), stores one JSON record per job under
-``records/<sweep>/<config>/``, and a chapter reads them back with
-:func:`chapter_code.core.runtime.load_sweep`, which refuses records made by other
-code or other parameters than those defined here.
+A sweep is a grid of jobs (named parameter sets) times seeds. In most sweeps one
+job is one call ``job(seed=seed, **params)`` of a small taught function that trains
+and returns plain metrics; in a *call sweep* (``calls``) one job is one call of a
+taught function with the arguments a page passes (:func:`bookbuild.runs.codec.job`),
+its whole result kept, and the page that makes that call through
+``runtime.run_once`` is served from the record (:mod:`bookbuild.runs.calls`). The
+book runs the sweeps ahead of the build, as batch jobs (``make experiments
+SWEEP=NAME``, see :mod:`bookbuild.runs.sweeps`), stores one JSON record per job under
+``records/<sweep>/<config>/``, and refuses records made by other code (the
+definitions the job reaches), other parameters or other data than those defined
+here.
 
 Each sweep has named configurations: ``cpu`` (what the book's records are made
-with, on one machine), ``cluster`` or ``gpu`` (a larger grid for a cluster) and
-``smoke`` (a few cheap jobs that check the whole path end to end). A job's
-parameters are part of its record's identity, so editing a parameter here
-makes its record stale; adding seeds only adds jobs.
-
-The job functions live in their own modules
-(:mod:`chapter_code.gated.memory_robustness`): a record is tied to the source of its
-job's module and of what that imports, not to this file, so adding a sweep here leaves
-every record fresh.
-
-Pages: "Recurrent language models" and "Generating text" (Chapter 4's trained
-models); "Gated memory: LSTM and GRU" (the robustness of the memory test);
-"Depth, direction and scale" (the scoreboard and its one-seed runs, the GRU with
-one gate removed, the word-level scale study); "Beyond the single carried state"
-(the authorship classifier, the input-gated cell on the memory test).
+with, on one machine), ``cluster`` or ``gpu`` (a larger grid for a cluster),
+``book-runs`` (the calls and runs the chapters make) and ``smoke`` (a few cheap
+jobs that check the whole path end to end). A job's parameters are part of its
+record's identity, so editing a parameter here makes its record stale; adding
+seeds only adds jobs, and editing this file otherwise stales nothing.
 """
 
 from __future__ import annotations
@@ -507,7 +500,7 @@ INPUT_GATED_RECALL = Sweep(
 
 
 # The chapters' own one-off trainings (what ``runtime.run_once`` would train in the
-# build), each record one call with its whole result (chapter_code.core.stored_calls):
+# build), each record one call with its whole result (bookbuild.runs.codec):
 # the jobs' parameters are the calls exactly as the chapters write them.
 
 #: Chapter 6: the depth study's stacks (plain and residual), the trap's two models,

@@ -284,6 +284,12 @@ def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
         sweeps.validate(Sweep("tiny", job=square, configs={"cpu": Grid({"a": {"x": 1, "seed": 2}}, (1,))}))
     with pytest.raises(ValueError, match="job name must be"):
         sweeps.validate(Sweep("tiny", job=square, configs={"cpu": Grid({"A b": {"x": 1}}, (1,))}))
+    with pytest.raises(ValueError, match="either a job function or the calls its jobs make, not both"):
+        sweeps.validate(Sweep("tiny", job=square, calls=(square,), configs={"cpu": Grid({"a": {"x": 1}}, (0,))}))
+    with pytest.raises(ValueError, match="either a job function or the calls"):
+        sweeps.validate(Sweep("tiny", configs={"cpu": Grid({"a": {"x": 1}}, (0,))}))
+    with pytest.raises(ValueError, match=r"a call sweep's job is codec.job\(f, ...\) of one of its calls \(square\)"):
+        sweeps.validate(Sweep("tiny", calls=(square,), configs={"cpu": Grid({"a": {"x": 1}}, (0,))}))
     with pytest.raises(UserError, match="--cluster must be one of"):
         sweeps.run(tiny(), "cpu", "kubernetes", root=repo)
     with pytest.raises(UserError, match="--limit must be an int >= 1"):
