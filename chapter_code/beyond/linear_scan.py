@@ -37,12 +37,9 @@ from chapter_code.core.arguments import positive_ints
 def combine(
     first: tuple[torch.Tensor, torch.Tensor], second: tuple[torch.Tensor, torch.Tensor]
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The pair that applies ``first`` and then ``second``: (a1 a2, a2 b1 + b2).
-
-    Applying (a1, b1) to c gives a1 c + b1; applying (a2, b2) to that gives
-    a2 a1 c + a2 b1 + b2, which is one step with the pair returned here.
-    """
+    """The one pair that does what applying ``first`` and then ``second`` does."""
     ### BEGIN SOLUTION
+    # (a1, b1) takes c to a1 c + b1; (a2, b2) takes that to a2 a1 c + a2 b1 + b2
     (a1, b1), (a2, b2) = first, second
     return a1 * a2, a2 * b1 + b2
     ### END SOLUTION

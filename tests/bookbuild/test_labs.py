@@ -953,3 +953,22 @@ def test_a_notebook_names_what_to_install_and_the_versions_it_was_tested_with() 
                           capture_output=True, text=True)
     assert done.returncode == 1
     assert "This lab needs NumPy beside PyTorch: pip install torch numpy" in done.stderr
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_the_student_edition_holds_no_answer_anywhere_docstrings_included(lab: labs.Lab) -> None:
+    """No cell of the student notebook (a stub's docstring, a helper, a hint, a message) holds a solution line's
+    expression, compared as a reader copies it: whitespace, ``torch.`` and the product sign do not count, so a
+    docstring's ``(a1 a2, a2 b1 + b2)`` is the code ``a1 * a2, a2 * b1 + b2``."""
+    text = _code_key("\n".join(cell.source for cell in labs.notebook(lab, "student").cells)).replace("*", "")
+    for exercise in lab.exercises:
+        for line in _solution_lines(exercise):
+            right = re.split(r"^return\s|(?<![=!<>])=(?!=)", line, maxsplit=1)[-1]
+            key = _code_key(right).replace("*", "")
+            computes = re.search(r"[-+*/@]", right) and all(right.count(a) == right.count(b) for a, b in PAIRS)
+            if computes and len(key) >= 10 and not re.match(r"(for|if|while|with)\s", line):
+                assert key not in text, f"{exercise.target}: the student notebook holds the answer's {right!r}"
+
+
+#: brackets that must balance for a solution line's expression to stand alone (a continuation line's does not)
+PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
