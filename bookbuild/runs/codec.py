@@ -310,6 +310,9 @@ def join_timings(tree: Any, timings: Mapping[str, Any], where: str) -> Any:
 
 # ---------------------------------------------------------------- one stored call
 
+#: arguments that choose where a call computes, not what: not part of a stored call
+IGNORED = frozenset({"device"})
+
 
 def job(function: Any, **kwargs: Any) -> dict[str, Any]:
     """A call sweep's job: ``function`` called with ``kwargs``, as JSON-ready parameters.
@@ -321,9 +324,6 @@ def job(function: Any, **kwargs: Any) -> dict[str, Any]:
     arguments = {k: v for k, v in sorted(kwargs.items()) if k not in IGNORED}
     return {"function": function.__name__, "kwargs": encode_value(arguments, "kwargs")}
 
-
-#: arguments that choose where a call computes, not what: not part of a stored call
-IGNORED = frozenset({"device"})
 
 
 @functools.cache

@@ -156,14 +156,6 @@ def is_call_sweep(sweep: Any) -> bool:
     return bool(getattr(sweep, "calls", ()))
 
 
-def _resolve(path: str) -> Callable[..., Any]:
-    module, _, qualname = path.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, str]]:
     """The job's key on definitions (:mod:`bookbuild.runs.keys`): SHA-256 of its name and of every definition it
     reaches, and those definitions' own hashes by name (stored in the record, to say which changed)."""
@@ -254,7 +246,7 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
     digest, sources = code_hash(function, root_path)
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    metrics = codec.run_call(function, seed, params) if call else _resolve(function)(seed=seed, **params)
+    metrics = codec.run_call(function, seed, params) if call else codec.resolve(function)(seed=seed, **params)
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
         raise TypeError(f"job {function} must return a dict of metrics; got {type(metrics).__name__}")
