@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bookbuild.runs import codec
-from chapter_code.beyond.authorship import AuthorshipConfig
-from chapter_code.beyond.authorship_sweep import authorship_metrics
-from chapter_code.beyond.parallel_recall_sweep import input_gated_metrics
+from chapter_code.beyond.authorship import (
+    AuthorshipConfig,
+    classify_shakespeare_milton,
+)
+from chapter_code.beyond.parallel_recall import train_input_gated_recall
 from chapter_code.beyond.scratch_classifier import CORPUS_FILES as SCRATCH_FILES
 from chapter_code.beyond.scratch_classifier import (
     ScratchConfig,
@@ -44,7 +46,14 @@ from chapter_code.depth.gru_ablation import ablation_run
 from chapter_code.depth.layers import TrapConfig, train_directional, train_tagger
 from chapter_code.depth.residual import DepthRecipe, depth_recipe_dict, depth_run
 from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
-from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict, score_run
+from chapter_code.depth.scoreboard import (
+    LR_GRID,
+    ScoreRecipe,
+    doubled_steps,
+    recipe_dict,
+    score_run,
+    with_lr,
+)
 from chapter_code.depth.word_lm import CLUSTER_SIZES, SIZES, WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_robustness import recall_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig, train_recall
@@ -299,26 +308,9 @@ _TINY_SCORE = ScoreRecipe(
     train=TrainConfig(window=16, batch_size=4, steps=5, lr=3e-3, clip=1.0),
 )
 
-#: the seed of Chapter 6's one-seed runs (its small start, doubled budget and
-#: learning-rate exercise)
+#: the seed of Chapter 6's one-seed runs (its small start, doubled budget,
+#: learning-rate and one-gate exercises)
 BOOK_SCORE_SEED = 0
-#: the Adam learning rates of Chapter 6's exercise; the recipe's own is on the
-#: scoreboard already
-SCORE_LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
-
-
-def doubled_steps(recipe: ScoreRecipe) -> ScoreRecipe:
-    """``recipe`` with twice its training steps (Chapter 6's forget-bias exercise)."""
-    return dataclasses.replace(
-        recipe, train=dataclasses.replace(recipe.train, steps=2 * recipe.train.steps)
-    )
-
-
-def with_lr(recipe: ScoreRecipe, lr: float) -> ScoreRecipe:
-    """``recipe`` with Adam's learning rate ``lr``."""
-    return dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, lr=lr))
-
-
 def lr_job(lr: float) -> str:
     """The ``book-runs`` job name of nn.LSTM at learning rate ``lr`` (``lstm-lr-3e-2``:
     a job name holds no dot); ``lr`` must have one significant digit."""
@@ -329,23 +321,29 @@ def lr_job(lr: float) -> str:
 
 
 def _book_score_jobs() -> dict[str, dict[str, Any]]:
+    """Chapter 6's one-seed runs beyond the scoreboard's grid, as calls of
+    ``score_run``: the small-initialisation scratch LSTM, the forget-bias LSTM with
+    twice the steps, nn.LSTM at the exercise's other learning rates, and the GRU with
+    one gate removed (``ablation_run``).
+    """
     base = ScoreRecipe()
+
+    def call(contender: str, recipe: ScoreRecipe) -> dict[str, Any]:
+        return codec.job(
+            score_run, seed=BOOK_SCORE_SEED, contender=contender, recipe=recipe_dict(recipe)
+        )
+
     jobs = {
-        "lstm-scratch-small": {
-            "contender": "lstm-scratch-small",
-            "recipe": recipe_dict(base),
-        },
-        "lstm-forget1-double-steps": {
-            "contender": "lstm-forget1",
-            "recipe": recipe_dict(doubled_steps(base)),
-        },
+        "lstm-scratch-small": call("lstm-scratch-small", base),
+        "lstm-forget1-double-steps": call("lstm-forget1", doubled_steps(base)),
     }
-    for lr in SCORE_LR_GRID:
+    for lr in LR_GRID:
         if lr != base.train.lr:
-            jobs[lr_job(lr)] = {
-                "contender": "lstm",
-                "recipe": recipe_dict(with_lr(base, lr)),
-            }
+            jobs[lr_job(lr)] = call("lstm", with_lr(base, lr))
+    for variant in GRU_VARIANTS:
+        jobs[f"gru-{variant}"] = codec.job(
+            ablation_run, seed=BOOK_SCORE_SEED, variant=variant, recipe=recipe_dict(base)
+        )
     return jobs
 
 
@@ -378,15 +376,6 @@ SCOREBOARD = Sweep(
             seeds=tuple(range(10)),
             resources=Resources(minutes=30),
         ),
-        # Chapter 6's one-seed runs beyond the cpu grid, made ahead of the build like
-        # the memory test's grid (issue 31): the small-initialisation scratch LSTM,
-        # the forget-bias LSTM with twice the steps, and nn.LSTM at the exercise's
-        # other learning rates.
-        "book-runs": Grid(
-            _book_score_jobs(),
-            seeds=(BOOK_SCORE_SEED,),
-            resources=Resources(minutes=40),
-        ),
         "smoke": Grid(
             {
                 c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)}
@@ -400,104 +389,9 @@ SCOREBOARD = Sweep(
 )
 
 
-GRU_ABLATION = Sweep(
-    name="gru-ablation",
-    job=ablation_run,
-    description=(
-        "Chapter 6's exercise: the scoreboard's GRU with one gate removed (the reset "
-        "gate held open, or the update gate held shut), the scoreboard's recipe, one "
-        "seed: validation perplexity."
-    ),
-    data=("data/shakespeare.txt",),
-    configs={
-        "book-runs": Grid(
-            {v: {"variant": v, "recipe": recipe_dict()} for v in GRU_VARIANTS},
-            seeds=(BOOK_SCORE_SEED,),
-            resources=Resources(minutes=40),
-        ),
-        "smoke": Grid(
-            {
-                v: {"variant": v, "recipe": recipe_dict(_TINY_SCORE)}
-                for v in GRU_VARIANTS
-            },
-            seeds=(0,),
-            resources=Resources(minutes=5),
-        ),
-    },
-    precision=trained("held_weights_max", "valid_nats", "valid_perplexity"),
-)
-
-
 #: the seed of Chapter 7's one-seed runs (the authorship classifier; the input-gated
 #: cell on the memory test takes the memory grid's last seed, as the chapter says)
 BOOK_BEYOND_SEED = 0
-
-AUTHORSHIP = Sweep(
-    name="authorship",
-    job=authorship_metrics,
-    description=(
-        "Chapter 7's many-to-one classifier: which of Shakespeare and Milton wrote a "
-        "passage, a character LSTM read out from its last state against per-author "
-        "character n-gram models, tested at five passage lengths."
-    ),
-    data=("data/shakespeare.txt", "data/milton.txt"),
-    configs={
-        "book-runs": Grid(
-            {"lstm-and-ngram": {"config": dataclasses.asdict(AuthorshipConfig())}},
-            seeds=(BOOK_BEYOND_SEED,),
-            resources=Resources(minutes=40),
-        ),
-        "smoke": Grid(
-            {
-                "lstm-and-ngram": {
-                    "config": dataclasses.asdict(
-                        AuthorshipConfig(
-                            lengths=(16, 32),
-                            embedding_size=4,
-                            hidden_size=8,
-                            steps=3,
-                            batch_size=8,
-                            n_test=8,
-                            orders=(1, 2),
-                        )
-                    )
-                }
-            },
-            seeds=(0,),
-            resources=Resources(minutes=5),
-        ),
-    },
-    precision=trained("losses", "lstm", "ngram", "ngram_valid"),
-)
-
-INPUT_GATED_RECALL = Sweep(
-    name="input-gated-recall",
-    job=input_gated_metrics,
-    description=(
-        "Chapter 7's input-gated LSTM cell (its gates read the input alone) on Chapter "
-        "3's memory test, with the chapter's recipe."
-    ),
-    configs={
-        "book-runs": Grid(
-            {"input-gated-forget1": {"recipe": dataclasses.asdict(RecallConfig())}},
-            seeds=(SEEDS[-1],),
-            resources=Resources(minutes=40),
-        ),
-        "smoke": Grid(
-            {
-                "input-gated-forget1": {
-                    "recipe": dataclasses.asdict(
-                        RecallConfig(lag=10, n_train=256, n_test=128, epochs=2)
-                    )
-                }
-            },
-            seeds=(0,),
-            resources=Resources(minutes=5),
-        ),
-    },
-    precision=trained("accuracy", "history"),
-)
-
 
 # The chapters' own one-off trainings (what ``runtime.run_once`` would train in the
 # build), each record one call with its whole result (bookbuild.runs.codec):
@@ -537,15 +431,18 @@ _DEPTH_CALLS = {
         )
         for name in ("causal", "bidirectional")
     },
+    **_book_score_jobs(),
 }
 
 DEPTH_BOOK_RUNS = Sweep(
     name="depth-book-runs",
-    calls=(depth_run, train_directional, train_tagger),
+    calls=(depth_run, train_directional, train_tagger, score_run, ablation_run),
     description=(
         "Chapter 6's own trainings, one seed each: the depth study's plain and "
         "residual stacks, the trap's causal and bidirectional models, the two "
-        "taggers; each record holds the call's whole result, weights included."
+        "taggers, the scoreboard's small start, doubled budget and other learning "
+        "rates, the GRU with one gate removed; each record holds the call's whole "
+        "result."
     ),
     data=("data/shakespeare.txt",),
     configs={
@@ -627,12 +524,19 @@ GATED_BOOK_RUNS = Sweep(
 #: from scratch, the exercise's two translators
 BEYOND_BOOK_RUNS = Sweep(
     name="beyond-book-runs",
-    calls=(train_reversal, scratch_shakespeare_milton, train_translator),
+    calls=(
+        train_reversal,
+        scratch_shakespeare_milton,
+        train_translator,
+        classify_shakespeare_milton,
+        train_input_gated_recall,
+    ),
     description=(
         "Chapter 7's own trainings, one seed each: the encoder-decoders on the "
         "reversal task with and without attention, the Shakespeare-or-Milton "
-        "classifiers from scratch, the exercise's translators; each record holds the "
-        "call's whole result, weights included."
+        "classifiers from scratch, the exercise's translators, the authorship "
+        "classifier and its n-gram baseline, the input-gated cell on the memory test; "
+        "each record holds the call's whole result, weights included."
     ),
     data=SCRATCH_FILES,
     configs={
@@ -665,6 +569,15 @@ BEYOND_BOOK_RUNS = Sweep(
                     )
                     for cell in ("rnn", "gru")
                 },
+                "authorship": codec.job(
+                    classify_shakespeare_milton,
+                    seed=BOOK_BEYOND_SEED,
+                    config=AuthorshipConfig(),
+                ),
+                # the memory grid's last seed, as the chapter says
+                "input-gated-forget1": codec.job(
+                    train_input_gated_recall, seed=SEEDS[-1], config=RecallConfig()
+                ),
             },
             seeds=(0,),
             resources=Resources(minutes=30),
@@ -799,11 +712,8 @@ SWEEPS: dict[str, Sweep] = {
         CHAR_LM_WORKSHOP,
         CHAR_LM_BOOK,
         SCOREBOARD,
-        GRU_ABLATION,
-        WORD_LM_SCALE,
-        AUTHORSHIP,
-        INPUT_GATED_RECALL,
-        DEPTH_BOOK_RUNS,
+            WORD_LM_SCALE,
+                DEPTH_BOOK_RUNS,
         GATED_BOOK_RUNS,
         BEYOND_BOOK_RUNS,
     ]

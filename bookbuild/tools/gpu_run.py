@@ -136,7 +136,7 @@ DRY_BUDGET_S = 150.0
 SWEEP_WORKERS = 10  # of 16 cores: the chapters keep about six busy
 BOOK_SWEEP_PROCESSES = 6  # sweeps of the chapters' own runs at once, before the chapters
 BOOK_SWEEP_WORKERS = 3  # jobs at once in each: at most 18 jobs on 16 cores and the GPU
-DRY_BOOK_SWEEPS = ("gru-ablation",)  # the dry run walks the step with one sweep's smoke configuration
+DRY_BOOK_SWEEPS = ("gated-book-runs",)  # the dry run walks the step with one sweep's smoke configuration
 CORPORA = ("data/shakespeare.txt", "data/milton.txt")
 #: What the steps import, checked without importing torch (which takes seconds): the engine's and the sweeps' stack.
 PACKAGES = ("bookbuild", "nbclient", "jupyter_cache", "myst_nb", "yaml", "submitit", "filelock", "psutil")

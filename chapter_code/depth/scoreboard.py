@@ -171,6 +171,22 @@ def score_run(
     }
 
 
+#: the Adam learning rates of the chapter's exercise; the recipe's own is among them
+LR_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def doubled_steps(recipe: ScoreRecipe) -> ScoreRecipe:
+    """``recipe`` with twice its training steps."""
+    return dataclasses.replace(
+        recipe, train=dataclasses.replace(recipe.train, steps=2 * recipe.train.steps)
+    )
+
+
+def with_lr(recipe: ScoreRecipe, lr: float) -> ScoreRecipe:
+    """``recipe`` with Adam's learning rate ``lr``."""
+    return dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, lr=lr))
+
+
 def recipe_dict(recipe: ScoreRecipe | None = None) -> dict[str, Any]:
     """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's
     job parameters take.

@@ -61,8 +61,8 @@ def test_dry_run_succeeds_and_its_summary_names_every_step(dry_run) -> None:
     assert [s["name"] for s in summary["steps"]] == ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]
     # the chapters' own runs, re-run on the run's device before the chapters (the dry run: one smoke config)
     book_sweeps = (out / next(s["log"] for s in summary["steps"] if s["name"] == "book-sweeps")).read_text()
-    assert "book-sweeps: experiments run gru-ablation --config smoke --device cpu --workers 2" in book_sweeps
-    assert "experiments gru-ablation (config smoke, 2 jobs)" in book_sweeps
+    assert "book-sweeps: experiments run gated-book-runs --config smoke --device cpu --workers 1" in book_sweeps
+    assert "experiments gated-book-runs (config smoke, 1 jobs)" in book_sweeps
     assert {s["status"] for s in summary["steps"]} == {"ok"}
     assert all((out / s["log"]).is_file() for s in summary["steps"])
     assert summary["device"] == "cpu"

@@ -42,13 +42,13 @@ def test_a_gpu_reads_its_own_set_of_a_per_device_configuration(gpu_profile: str)
 
 def test_a_gpu_build_without_its_records_names_them_and_the_command(gpu_profile: str) -> None:
     with pytest.raises(sweeps.SweepNotReady) as info:
-        sweeps.load("gru-ablation", "book-runs", device="cuda")
+        sweeps.load("gated-book-runs", "book-runs", device="cuda")
     text = str(info.value)
     assert "(config book-runs@cuda-sm90) has no records yet" in text
-    assert "make experiments SWEEP=gru-ablation CONFIG=book-runs DEVICE=cuda" in text
+    assert "make experiments SWEEP=gated-book-runs CONFIG=book-runs DEVICE=cuda" in text
     assert "--device cuda" in text
     # the CPU build reads the committed CPU records of the same configuration
-    assert sweeps.load("gru-ablation", "book-runs", device="cpu").config == "book-runs"
+    assert sweeps.load("gated-book-runs", "book-runs", device="cpu").config == "book-runs"
 
 
 def test_a_study_read_from_its_cpu_records_is_not_re_run_on_a_gpu() -> None:
@@ -63,15 +63,15 @@ def test_a_study_read_from_its_cpu_records_is_not_re_run_on_a_gpu() -> None:
 
 
 def test_a_page_reads_either_edition_of_a_per_device_configuration() -> None:
-    assert sweeps.load("gru-ablation", "book-runs", edition="gpu", none_if_unrun=True) is None  # none made yet
+    assert sweeps.load("gated-book-runs", "book-runs", edition="gpu", none_if_unrun=True) is None  # none made yet
     with pytest.raises(sweeps.SweepNotReady, match=r"has no GPU records yet.\nMake them on a GPU with: make "
-                                                   r"experiments SWEEP=gru-ablation CONFIG=book-runs DEVICE=cuda"):
-        sweeps.load("gru-ablation", "book-runs", edition="gpu")
-    assert sweeps.load("gru-ablation", "book-runs", edition="cpu").config == "book-runs"
+                                                   r"experiments SWEEP=gated-book-runs CONFIG=book-runs DEVICE=cuda"):
+        sweeps.load("gated-book-runs", "book-runs", edition="gpu")
+    assert sweeps.load("gated-book-runs", "book-runs", edition="cpu").config == "book-runs"
     with pytest.raises(ValueError, match=r"config 'cpu' is not re-run per device: it has one edition"):
         sweeps.load("scoreboard", "cpu", edition="gpu")
     with pytest.raises(ValueError, match=r"edition must be 'cpu' or 'gpu'; got 'tpu'"):
-        sweeps.load("gru-ablation", "book-runs", edition="tpu")
+        sweeps.load("gated-book-runs", "book-runs", edition="tpu")
 
 
 def test_the_gpu_sets_present_are_found(tmp_path) -> None:

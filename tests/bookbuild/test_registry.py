@@ -12,21 +12,13 @@ import inspect
 
 import pytest
 
+from bookbuild.runs import codec, sweeps
 from bookbuild.runs import registry as experiments
-from bookbuild.runs import sweeps
-from bookbuild.runs.registry import (
-    _book_score_jobs,
-    _recall_jobs,
-    _slug,
-    _tiny_recipe,
-    _word_jobs,
-    doubled_steps,
-    lr_job,
-    with_lr,
-)
-from chapter_code.beyond.authorship import AuthorshipConfig
-from chapter_code.depth.gru_ablation import VARIANTS
-from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
+from bookbuild.runs.registry import _book_score_jobs, _recall_jobs, _slug, _tiny_recipe, _word_jobs, lr_job
+from chapter_code.beyond.authorship import AuthorshipConfig, classify_shakespeare_milton
+from chapter_code.beyond.parallel_recall import train_input_gated_recall
+from chapter_code.depth.gru_ablation import VARIANTS, ablation_run
+from chapter_code.depth.scoreboard import LR_GRID, ScoreRecipe, doubled_steps, recipe_dict, score_run, with_lr
 from chapter_code.depth.word_lm import WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
 from chapter_code.lm.char_lm import TrainConfig
@@ -81,37 +73,36 @@ def test_every_sweep_is_valid() -> None:
         sweeps.validate(sweep)
 
 
-def test_book_score_jobs_are_the_chapters_runs() -> None:
-    """What Chapter 6 trained with run_once before these runs became records: the same calls of score_run."""
+def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
+    """The one-seed runs of Chapter 6, as the page calls them: score_run on seed 0 with the recipe, its doubled
+    budget and the other learning rates, and ablation_run for each variant; all in Chapter 6's call sweep."""
     base = ScoreRecipe()
     jobs = _book_score_jobs()
-    others = [lr for lr in experiments.SCORE_LR_GRID if lr != base.train.lr]
+    others = [lr for lr in LR_GRID if lr != base.train.lr]
     assert len(others) == 3
-    assert base.train.lr in experiments.SCORE_LR_GRID
-    assert list(jobs) == ["lstm-scratch-small", "lstm-forget1-double-steps"] + [lr_job(lr) for lr in others]
-    assert jobs["lstm-scratch-small"] == {"contender": "lstm-scratch-small", "recipe": recipe_dict()}
-    doubled = {"contender": "lstm-forget1", "recipe": recipe_dict(doubled_steps(base))}
-    assert jobs["lstm-forget1-double-steps"] == doubled
+    assert base.train.lr in LR_GRID
+    assert list(jobs) == ["lstm-scratch-small", "lstm-forget1-double-steps", *(lr_job(lr) for lr in others),
+                          *(f"gru-{v}" for v in VARIANTS)]
+
+    def score(contender: str, recipe: ScoreRecipe) -> dict:
+        return codec.job(score_run, seed=0, contender=contender, recipe=recipe_dict(recipe))
+
+    assert jobs["lstm-scratch-small"] == score("lstm-scratch-small", base)
+    assert jobs["lstm-forget1-double-steps"] == score("lstm-forget1", doubled_steps(base))
     for lr in others:
-        assert jobs[lr_job(lr)] == {"contender": "lstm", "recipe": recipe_dict(with_lr(base, lr))}
-    grid = experiments.SCOREBOARD.configs["book-runs"]
-    assert grid.jobs == jobs
-    assert grid.seeds == (experiments.BOOK_SCORE_SEED,) == (0,)
+        assert jobs[lr_job(lr)] == score("lstm", with_lr(base, lr))
+    for v in VARIANTS:
+        assert jobs[f"gru-{v}"] == codec.job(ablation_run, seed=0, variant=v, recipe=recipe_dict(base))
+    grid = experiments.DEPTH_BOOK_RUNS.configs["book-runs"]
+    assert {k: grid.jobs[k] for k in jobs} == jobs
+    assert "book-runs" not in experiments.SCOREBOARD.configs
 
 
-def test_the_one_seed_sweeps_hold_the_chapters_runs() -> None:
-    ablation = experiments.GRU_ABLATION.configs["book-runs"]
-    assert ablation.jobs == {v: {"variant": v, "recipe": recipe_dict()} for v in VARIANTS}
-    assert ablation.seeds == (0,)
-    auth = experiments.AUTHORSHIP.configs["book-runs"]
-    assert auth.jobs == {"lstm-and-ngram": {"config": dataclasses.asdict(AuthorshipConfig())}}
-    assert auth.seeds == (experiments.BOOK_BEYOND_SEED,) == (0,)
-    gated = experiments.INPUT_GATED_RECALL.configs["book-runs"]
-    assert gated.jobs == {"input-gated-forget1": {"recipe": dataclasses.asdict(RecallConfig())}}
-    assert gated.seeds == (SEEDS[-1],)
-    for sweep in [experiments.GRU_ABLATION, experiments.AUTHORSHIP, experiments.INPUT_GATED_RECALL]:
-        assert set(sweep.configs) == {"book-runs", "smoke"}
-        assert experiments.SWEEPS[sweep.name] is sweep
+def test_chapter_7_s_call_sweep_holds_its_classifier_and_input_gated_run() -> None:
+    jobs = experiments.BEYOND_BOOK_RUNS.configs["book-runs"].jobs
+    assert jobs["authorship"] == codec.job(classify_shakespeare_milton, seed=0, config=AuthorshipConfig())
+    assert jobs["input-gated-forget1"] == codec.job(train_input_gated_recall, seed=SEEDS[-1], config=RecallConfig())
+    assert experiments.BOOK_BEYOND_SEED == 0
 
 
 def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> None:
