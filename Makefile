@@ -56,6 +56,7 @@ define LINT
 $(PY) -m ruff check chapter_code bookbuild tests labs
 $(PY) -m ruff format --check chapter_code labs
 $(PY) -m bookbuild.lint.cellformat --check
+$(PY) -m bookbuild.lint.listings
 endef
 
 .PHONY: setup-start pdf-ready
