@@ -389,7 +389,6 @@ def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
         f'aria-label="what this build checked">&#10003;</button>'
         f'<span class="claim-tip" role="tooltip" id="claim-tip-{uid}">'
         f'<span class="claim-tip-head">Checked: {_reader_html(record.get("because", ""))} ({status})</span>'
-        f'<code class="claim-tip-condition">{html.escape(record.get("condition", ""))}</code>'
         + (f'<span class="claim-tip-values">Values in this build: {values}</span>' if values else "")
         + f'<a class="claim-tip-link" href="checked.html#check-{name}">every check of this build</a></span></span>'
     )

@@ -587,6 +587,18 @@ def tables_fit(doctree: nodes.document) -> None:
             table.parent.insert(at, _raw(f"\\begingroup{size}\n"))
 
 
+def code_folds_unfolded(doctree: nodes.document) -> None:
+    """A page's folded listings (``:class: dropdown code-fold``) printed open: their title as a rubric, then the
+    listings themselves, outside a frame that LaTeX could not break across pages."""
+    for fold in list(doctree.findall(nodes.admonition)):
+        if "code-fold" not in fold["classes"] or fold.parent is None:
+            continue
+        title = next((c for c in fold.children if isinstance(c, nodes.title)), None)
+        rest = [c for c in fold.children if c is not title]
+        heading = [nodes.rubric("", "", *title.children)] if title is not None else []
+        fold.replace_self(heading + rest)
+
+
 def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
     """Arrange the assembled book for print (see the module's docstring) when the builder writes LaTeX."""
     if app.builder.format != "latex":
@@ -602,6 +614,7 @@ def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
     lab_links(doctree, docname)
     exercise_references(doctree, getattr(app.env, "sphinx_exercise_registry", {}))
     tables_fit(doctree)
+    code_folds_unfolded(doctree)
     for block in doctree.findall(nodes.literal_block):
         if _is_listing(block):
             block["linenos"] = True

@@ -116,7 +116,8 @@ def test_a_claim_s_preview_sets_e_notation_as_powers_of_ten_outside_its_code() -
     tip = _tip_html("c-rnn-torch", record, "u1")
     assert "to 10<sup>\u22126</sup>" in tip
     assert "largest difference = 1.19209\u00a0×\u00a010<sup>\u22127</sup>" in tip
-    assert "<code class=\"claim-tip-condition\">diff_rnn &lt;= 1e-6</code>" in tip  # code stays as written
+    assert "diff_rnn" not in tip  # the Python condition is for the checks page, not the reader's tip
+    assert "c-rnn-torch" not in tip.replace("check-c-rnn-torch", "")  # nor the internal name, but in the link
 
 
 def test_the_punctuation_after_a_claim_stays_with_its_mark() -> None:

@@ -1,12 +1,16 @@
-"""Glued numbers and figure data on the built pages, in Chromium: focus or hover on a number shows the cell,
-runs and records it came from, inside the window and without moving the text; Enter pins the preview and
-hands its links the focus, Escape gives the focus back; every figure drawn by a cell links its data."""
+"""Glued numbers and figure data on the built pages, in Chromium: focus or hover on a number says, in the
+reader's words, whether the build computed it or read it from a training made ahead of the build, links the
+code that computed it and the build report, inside the window and without moving the text; no Python
+statement, cache key, commit or hidden-cell number reaches the reader; a glued phrase is ordinary text; Enter
+pins the preview and hands its links the focus, Escape gives the focus back; every figure drawn by a cell
+links its data."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -35,7 +39,8 @@ def _provenance(tab, site_dir: Path, name: str) -> tuple[list[str], dict]:  # ty
     """The page's glued numbers (their keys, in order) and its provenance data, after checking that every one
     has an entry."""
     open_page(tab, site_dir, name)
-    keys = tab.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+    keys = tab.evaluate("Array.from(document.querySelectorAll('span.glued:not(.glued-words)'), "
+                        "el => el.getAttribute('data-glue'))")
     assert len(keys) >= 50
     assert all(keys), "a glued number without provenance"
     data = json.loads(tab.evaluate("document.getElementById('glue-provenance').textContent"))
@@ -63,8 +68,10 @@ def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(page, site_dir:
     assert record["records"] == record["total"] == 3
     assert all(len(c) == 12 for c in record["commits"])
     page.locator(f'span.glued[data-glue="{named[0]}"]').first.focus()
-    made = f"Sweep records char-lm-book (book-runs): 3 of 3, made at commit {record['commits'][0]}"
-    assert made in _tip(page)["text"]
+    text = _tip(page)["text"]
+    assert text.startswith("Read from trainings made ahead of the book's build"), text
+    assert record["commits"][0] not in text
+    assert "char-lm-book" not in text
 
 
 def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, viewport):  # noqa: F811
@@ -76,8 +83,10 @@ def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, 
         numbers.nth(i).focus()
         state = _tip(page)
         assert state["shown"], i
-        assert state["text"].startswith("Computed in this build by cell"), state["text"]
-        assert "code cell" in state["text"]
+        assert state["text"].startswith(("Computed when the book was built", "Read from trainings made ahead")), \
+            state["text"]
+        assert not re.search(r"code cell|glue\(|key |commit|[0-9a-f]{12}", state["text"]), state["text"]
+        assert state["text"].endswith("How it was made, in detail: the build report"), state["text"]
         assert state["left"] >= 0, (i, state)
         assert state["right"] <= state["width"], (i, state)
         assert state["top"] >= 0, (i, state)
@@ -85,22 +94,36 @@ def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, 
     assert page.evaluate("document.documentElement.scrollHeight") == height_before  # no layout shift
 
 
-def test_a_run_is_named_with_its_key_and_whether_this_build_computed_it(page, site_dir: Path) -> None:  # noqa: F811
+def test_a_run_is_named_by_its_training_and_whether_this_build_trained_it(page, site_dir: Path) -> None:  # noqa: F811
     open_page(page, site_dir, RUNS_PAGE)
     data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
-    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued[data-glue]'), "
+                          "el => el.getAttribute('data-glue'))")
     key = next(k for k in shown if data[k]["runs"])
     page.locator(f'span.glued[data-glue="{key}"]').first.focus()
     text = _tip(page)["text"]
     run = data[key]["runs"][0]
-    assert f"Memoized run {run['function']}, key {run['key']}" in text
-    assert ("computed by this build" in text) or ("reused from an earlier build" in text)
+    assert f"the training {run['function'].rsplit('.', 1)[-1]}" in text
+    assert run["key"] not in text
+    assert ("(trained by this build)" in text) or ("(trained by an earlier build of the same code)" in text)
+
+
+def test_a_glued_phrase_is_ordinary_text_without_a_preview_or_a_tab_stop(page, site_dir: Path) -> None:  # noqa: F811
+    open_page(page, site_dir, "book/depth.html")
+    found = page.evaluate("""() => Array.from(document.querySelectorAll('span.glued'), el => ({
+        text: el.textContent, words: el.classList.contains('glued-words'), tab: el.getAttribute('tabindex'),
+        preview: el.hasAttribute('data-glue')}))""")
+    phrases = [f for f in found if not re.search(r"[0-9]", f["text"])]
+    assert phrases, "Chapter 6 glues at least one phrase"
+    assert all(f["words"] and f["tab"] is None and not f["preview"] for f in phrases), phrases[:3]
+    assert all(f["preview"] for f in found if re.search(r"[0-9]", f["text"])), "every number keeps its preview"
 
 
 def test_enter_pins_the_preview_and_escape_gives_the_focus_back(page, site_dir: Path) -> None:  # noqa: F811
     open_page(page, site_dir, PAGE)
     data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
-    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued'), el => el.getAttribute('data-glue'))")
+    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued[data-glue]'), "
+                          "el => el.getAttribute('data-glue'))")
     key = next(k for k in shown if data[k]["listings"])
     number = page.locator(f'span.glued[data-glue="{key}"]').first
     number.focus()

@@ -245,9 +245,11 @@
     });
   }
 
-  // Where a glued number came from (bookbuild/provenance.py): one shared preview, filled from the page's
-  // JSON, opens on hover and focus of the number; Enter pins it (its links then take the focus), Escape
-  // closes it and gives the focus back.
+  // Where a glued number came from (bookbuild/site/provenance.py), in the reader's words: one shared preview,
+  // filled from the page's JSON, opens on hover and focus of the number and says whether the build computed
+  // it or read it from a training made ahead of the build, links the code that computed it and the build
+  // report; Enter pins it (its links then take the focus), Escape closes it and gives the focus back. A
+  // glued phrase (no digit) is ordinary text: no preview, no Tab stop.
   function gluePreviews() {
     var source = document.getElementById("glue-provenance");
     if (!source) return;
@@ -269,30 +271,30 @@
     }
     function fill(key) {
       var d = data[key];
+      var runs = d.runs || [], ahead = (d.sweeps || []).length > 0;
+      var trainings = runs.map(function (r) { return r.function.split(".").pop(); })
+        .filter(function (name, i, all) { return all.indexOf(name) === i; });
       tip.textContent = "";
-      tip.appendChild(text("span", "glue-tip-head", "Computed in this build by cell " +
-        (d.cell ? "\u201c" + d.cell + "\u201d" : "") + " (code cell " + d.number + " of this page)"));
-      if (d.statement) tip.appendChild(text("code", "glue-tip-code", d.statement));
-      if ((d.runs || []).length || (d.sweeps || []).length) {
-        tip.appendChild(text("span", "glue-tip-note", "Its cell, and the cells it reads from, used:"));
+      var head;
+      if (ahead) {
+        head = "Read from trainings made ahead of the book's build, which checks that they match the code " +
+          "shown here";
+      } else if (runs.length) {
+        var fresh = runs.some(function (r) { return r.outcome === "computed"; });
+        head = "Computed when the book was built, from " + (trainings.length === 1 ? "the training " : "the trainings ") +
+          trainings.join(", ") + (fresh ? " (trained by this build)" : " (trained by an earlier build of the same code)");
+      } else {
+        head = "Computed when the book was built, by the code on this page";
       }
-      (d.runs || []).forEach(function (r) {
-        var how = r.outcome === "computed" ? "computed by this build" : "reused from an earlier build";
-        tip.appendChild(text("span", "glue-tip-run", "Memoized run " + r.function + ", key " + r.key + ": " + how));
-      });
-      if (d.more_runs) tip.appendChild(text("span", "glue-tip-run", "and " + d.more_runs + " more runs"));
-      (d.sweeps || []).forEach(function (s) {
-        tip.appendChild(text("span", "glue-tip-run", "Sweep records " + s.sweep + " (" + s.config + "): " +
-          s.records + " of " + s.total + ", made at commit " + (s.commits || []).join(", ")));
-      });
-      if (!(d.runs || []).length && !(d.sweeps || []).length) {
-        tip.appendChild(text("span", "glue-tip-run", "Neither its cell nor the cells it reads from use a memoized run or a sweep record."));
-      }
+      tip.appendChild(text("span", "glue-tip-head", head));
       (d.listings || []).forEach(function (l) {
-        var a = text("a", "glue-tip-link", "Listing: " + l.name);
+        var a = text("a", "glue-tip-link", "Code: " + l.name);
         a.href = "#" + l.id;
         tip.appendChild(a);
       });
+      var more = text("a", "glue-tip-link", "How it was made, in detail: the build report");
+      more.href = "build-report.html";
+      tip.appendChild(more);
     }
     function place(el) {
       if (window.innerWidth <= 600) { tip.style.left = ""; tip.style.top = ""; return; }  // docked by CSS
@@ -325,6 +327,7 @@
       var key = null;
       el.classList.forEach(function (c) { if (c.indexOf("glue-key-") === 0) key = c.slice(9); });
       if (!key || !data[key]) return;
+      if (!/[0-9]/.test(el.textContent)) { el.classList.add("glued-words"); return; }  // a phrase, not a number
       el.setAttribute("data-glue", key);
       el.setAttribute("tabindex", "0");
       el.setAttribute("aria-describedby", "glue-tip");
