@@ -390,7 +390,8 @@ def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
         f'<span class="claim-tip" role="tooltip" id="claim-tip-{uid}">'
         f'<span class="claim-tip-head">Checked: {_reader_html(record.get("because", ""))} ({status})</span>'
         + (f'<span class="claim-tip-values">Values in this build: {values}</span>' if values else "")
-        + f'<a class="claim-tip-link" href="checked.html#check-{name}">every check of this build</a></span></span>'
+        + f'<a class="claim-tip-link" tabindex="-1" href="checked.html#check-{name}">every check of this build</a>'
+        "</span></span>"
     )
 
 

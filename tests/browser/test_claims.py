@@ -122,3 +122,29 @@ def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(page,
     assert found["punctuated"] >= 10  # most claims end a sentence
     assert found["small"] == []
     assert found["alone"] == []
+
+
+def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_the_body(page, site_dir):  # noqa: F811
+    """Issue 53, item 2: the link inside a claim's preview is out of the Tab order; Enter on the mark moves the
+    focus onto it with the preview open; Escape gives the focus back to the mark, closed; Tab from the link goes
+    on to what follows, never to the page's body."""
+    open_page(page, site_dir, CLAIMED_PAGE)
+    assert page.evaluate("Array.from(document.querySelectorAll('a.claim-tip-link'))"
+                         ".every(a => a.getAttribute('tabindex') === '-1')")
+    mark = page.locator("button.claim-mark").nth(1)
+    mark.focus()
+    page.keyboard.press("Enter")
+    state = page.evaluate("""() => { const a = document.activeElement;
+      return {link: a.classList.contains('claim-tip-link'), shown: getComputedStyle(a.parentElement).display,
+              text: a.textContent}; }""")
+    assert state == {"link": True, "shown": "block", "text": "every check of this build"}
+    page.keyboard.press("Escape")
+    state = _tip_state(page)
+    assert state["focused"]
+    assert not state["shown"]
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    after = page.evaluate("""() => { const a = document.activeElement;
+      return {body: a === document.body, tag: a.tagName, inTip: !!a.closest('.claim-tip')}; }""")
+    assert not after["body"]
+    assert not after["inTip"]

@@ -218,12 +218,30 @@
     }
   }
 
-  // A claim's preview (bookbuild/claims.py) opens on hover and focus; Escape closes it (WCAG 1.4.13).
+  // A claim's preview (bookbuild/lint/claims.py) opens on hover and focus; Escape closes it (WCAG 1.4.13).
+  // One Tab stop per claim: the link inside the preview is out of the Tab order, and Enter on the mark
+  // moves the focus onto it (the preview stays open while it holds the focus); Escape there gives the focus
+  // back to the mark, closed, and Tab goes on to what follows the claim.
   function claimPreviewsDismissible() {
     document.addEventListener("keydown", function (event) {
       var active = document.activeElement;
-      if (event.key === "Escape" && active && active.classList && active.classList.contains("claim-mark")) {
-        active.setAttribute("data-closed", "");  // keeps the focus where it is
+      if (!active || !active.classList) return;
+      if (active.classList.contains("claim-mark")) {
+        if (event.key === "Escape") {
+          active.setAttribute("data-closed", "");  // keeps the focus where it is
+        } else if (event.key === "Enter" || event.key === " ") {
+          var link = active.nextElementSibling && active.nextElementSibling.querySelector("a");
+          if (link) {
+            event.preventDefault();
+            active.removeAttribute("data-closed");
+            active.setAttribute("data-open", "");  // held open while its link has the focus
+            link.focus();
+          }
+        }
+      } else if (event.key === "Escape" && active.classList.contains("claim-tip-link")) {
+        var mark = active.closest(".claim-anchor").querySelector(".claim-mark");
+        mark.setAttribute("data-closed", "");
+        mark.focus();  // the link's focusout above lets go of data-open
       }
     });
     // Keep an open preview inside the window: shift it left by what would overflow the right edge.
@@ -239,8 +257,11 @@
     document.addEventListener("focusin", place);
     document.addEventListener("mouseover", place);
     document.addEventListener("focusout", function (event) {
-      if (event.target.classList && event.target.classList.contains("claim-mark")) {
-        event.target.removeAttribute("data-closed");
+      var target = event.target;
+      if (target.classList && target.classList.contains("claim-mark")) {
+        target.removeAttribute("data-closed");
+      } else if (target.classList && target.classList.contains("claim-tip-link")) {
+        target.closest(".claim-anchor").querySelector(".claim-mark").removeAttribute("data-open");
       }
     });
   }
