@@ -164,3 +164,30 @@ def test_every_figure_links_its_plotted_data(page, site_dir: Path) -> None:  # n
             assert len(rows) > 1
         else:
             assert json.loads(target.read_text())["data"]
+
+
+def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_them(page, site_dir):  # noqa: F811
+    """Issue 53, item 2: Chapter 6 glues about 250 numbers; a keyboard reader meets one Tab stop per paragraph
+    (its first number), the arrow keys move between the paragraph's numbers, and the preview says so."""
+    open_page(page, site_dir, "book/depth.html")
+    counts = page.evaluate("""() => {
+      const numbers = Array.from(document.querySelectorAll('span.glued[data-glue]'));
+      const stops = numbers.filter(e => e.getAttribute('tabindex') === '0');
+      const blocks = new Set(numbers.map(e => e.closest('p, li, td, th, figcaption, dd, .admonition-title')));
+      return {numbers: numbers.length, stops: stops.length, blocks: blocks.size};
+    }""")
+    assert counts["numbers"] >= 150
+    assert counts["stops"] == counts["blocks"] < counts["numbers"] / 2, counts
+    first = page.locator("span.glued[data-glue][data-numbers='3']").first
+    first.focus()
+    key = first.get_attribute("data-glue")
+    assert "\u2190 \u2192: the other numbers of this paragraph" in _tip(page)["text"]
+    page.keyboard.press("ArrowRight")
+    moved = page.evaluate("""() => ({key: document.activeElement.getAttribute('data-glue'),
+      tab: document.activeElement.getAttribute('tabindex')})""")
+    assert moved["key"] != key
+    assert moved["tab"] == "0"
+    assert first.get_attribute("tabindex") == "-1"
+    assert _tip(page)["shown"]
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate("document.activeElement.getAttribute('data-glue')") == key

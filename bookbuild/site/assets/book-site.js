@@ -313,6 +313,9 @@
         a.href = "#" + l.id;
         tip.appendChild(a);
       });
+      if (owner && document.activeElement === owner && owner.getAttribute("data-numbers") !== "1") {
+        tip.appendChild(text("span", "glue-tip-note", "\u2190 \u2192: the other numbers of this paragraph"));
+      }
       var more = text("a", "glue-tip-link", "How it was made, in detail: the build report");
       more.href = "build-report.html";
       tip.appendChild(more);
@@ -344,14 +347,29 @@
         returning = false;
       }
     }
+    var groups = new Map();  // a paragraph (or list item, table cell, caption) -> its numbers, in order
     document.querySelectorAll("span.glued").forEach(function (el) {
       var key = null;
       el.classList.forEach(function (c) { if (c.indexOf("glue-key-") === 0) key = c.slice(9); });
       if (!key || !data[key]) return;
       if (!/[0-9]/.test(el.textContent)) { el.classList.add("glued-words"); return; }  // a phrase, not a number
       el.setAttribute("data-glue", key);
-      el.setAttribute("tabindex", "0");
+      // One Tab stop per paragraph: its first number; the arrow keys move between its numbers (roving focus)
+      var block = el.closest("p, li, td, th, figcaption, dd, .admonition-title") || el.parentElement;
+      var group = groups.get(block);
+      if (!group) { group = []; groups.set(block, group); }
+      el.setAttribute("tabindex", group.length ? "-1" : "0");
+      group.push(el);
       el.setAttribute("aria-describedby", "glue-tip");
+      el.addEventListener("keydown", function (event) {
+        var step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+        var next = step && group[group.indexOf(el) + step];
+        if (!next) return;
+        event.preventDefault();
+        el.setAttribute("tabindex", "-1");
+        next.setAttribute("tabindex", "0");  // Tab back into the paragraph returns to the number last read
+        next.focus();
+      });
       el.addEventListener("mouseenter", function () { if (!pinned) show(el); });
       el.addEventListener("mouseleave", function () {
         setTimeout(function () {
@@ -375,6 +393,9 @@
         }
       });
       el.addEventListener("click", function () { show(el); pinned = true; });
+    });
+    groups.forEach(function (group) {
+      group.forEach(function (el) { el.setAttribute("data-numbers", String(group.length)); });
     });
     tip.addEventListener("mouseleave", function () { if (!pinned && document.activeElement !== owner) hide(); });
     document.addEventListener("keydown", function (event) {
