@@ -148,3 +148,21 @@ def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_
       return {body: a === document.body, tag: a.tagName, inTip: !!a.closest('.claim-tip')}; }""")
     assert not after["body"]
     assert not after["inTip"]
+
+
+def test_a_preview_closes_when_its_sentence_scrolls_away(page, site_dir: Path) -> None:  # noqa: F811
+    """Issue 53, item 4: on a phone a preview is docked at the bottom of the screen; once its claim or number
+    has scrolled out of view, the preview closes (it stayed docked 600 px away before)."""
+    open_page(page, site_dir, CLAIMED_PAGE)
+    mark = page.locator("button.claim-mark").nth(3)
+    mark.focus()
+    assert _tip_state(page)["shown"]
+    page.evaluate("window.scrollBy(0, 1200)")
+    page.wait_for_timeout(200)
+    assert not _tip_state(page)["shown"]
+    number = page.locator("span.glued[data-glue]").nth(2)
+    number.focus()
+    assert page.evaluate("!document.getElementById('glue-tip').hidden")
+    page.evaluate("window.scrollBy(0, 1200)")
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.getElementById('glue-tip').hidden")

@@ -218,6 +218,12 @@
     }
   }
 
+  // Whether an element has left the window (a preview of it then has nothing to stand beside).
+  function offScreen(el) {
+    var r = el.getBoundingClientRect();
+    return r.bottom < 0 || r.top > window.innerHeight;
+  }
+
   // A claim's preview (bookbuild/lint/claims.py) opens on hover and focus; Escape closes it (WCAG 1.4.13).
   // One Tab stop per claim: the link inside the preview is out of the Tab order, and Enter on the mark
   // moves the focus onto it (the preview stays open while it holds the focus); Escape there gives the focus
@@ -256,6 +262,13 @@
     }
     document.addEventListener("focusin", place);
     document.addEventListener("mouseover", place);
+    // A preview docked at the bottom of a phone's screen closes when its claim scrolls out of view.
+    window.addEventListener("scroll", function () {
+      var active = document.activeElement;
+      if (active && active.classList && active.classList.contains("claim-mark") && offScreen(active)) {
+        active.setAttribute("data-closed", "");
+      }
+    }, { passive: true });
     document.addEventListener("focusout", function (event) {
       var target = event.target;
       if (target.classList && target.classList.contains("claim-mark")) {
@@ -407,7 +420,11 @@
     document.addEventListener("focusin", function (event) {
       if (!tip.hidden && pinned && !tip.contains(event.target) && event.target !== owner) hide();
     });
-    window.addEventListener("scroll", function () { if (!tip.hidden && owner) place(owner); }, { passive: true });
+    window.addEventListener("scroll", function () {
+      if (tip.hidden || !owner) return;
+      if (offScreen(owner)) { hide(); return; }  // its sentence has scrolled away: the preview goes with it
+      place(owner);
+    }, { passive: true });
   }
 
   // Where a link goes (bookbuild/site/previews.py): the page's <template id="book-previews"> holds a short
