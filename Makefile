@@ -51,12 +51,14 @@ SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)"
 phase = echo "make test: [$$(date +%s) $$(date -u +%H:%M:%S)] $(1)"
 
 # What `make lint` and `make test` check: ruff's rules over the Python sources; the listings (chapter_code/, labs/:
-# 88 columns, their ruff.toml) formatted by ruff; the chapters' code cells formatted the same (bookbuild/lint/cellformat.py).
+# 88 columns, their ruff.toml) formatted by ruff; the chapters' code cells formatted the same (bookbuild/lint/cellformat.py);
+# every taught object a visible cell calls shown (lint/listings.py); no build vocabulary in the reading flow (lint/vocabulary.py).
 define LINT
 $(PY) -m ruff check chapter_code bookbuild tests labs
 $(PY) -m ruff format --check chapter_code labs
 $(PY) -m bookbuild.lint.cellformat --check
 $(PY) -m bookbuild.lint.listings
+$(PY) -m bookbuild.lint.vocabulary
 endef
 
 .PHONY: setup-start pdf-ready
