@@ -319,10 +319,10 @@ def installed_files_digest(base: Path, record: str) -> str:
 
 
 def gpu_software() -> dict[str, str]:
-    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU (``runtime.gpu_software``); ``{}`` on a CPU."""
-    from chapter_code.core import runtime
+    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU (``numerics.gpu_software``); ``{}`` on a CPU."""
+    from chapter_code.core import numerics, runtime
 
-    return runtime.gpu_software(runtime.pick_device())
+    return numerics.gpu_software(runtime.pick_device())
 
 
 def installed_version(package: str) -> str | None:
@@ -349,10 +349,10 @@ def book_settings() -> Settings:
 
 def output_settings() -> dict[str, str]:
     """Every setting outside the repository's files that changes what a chapter prints, each in one spelling."""
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
     settings = book_settings().as_env()  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
-    settings.update({name: os.environ.get(name, "") for name in runtime.CPU_PINS})
+    settings.update({name: os.environ.get(name, "") for name in numerics.CPU_PINS})
     return settings
 
 
@@ -360,9 +360,9 @@ def device_profile() -> str:
     """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or an unpinned CPU profile."""
     import torch
 
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
-    return runtime.output_profile(torch.device(book_settings().device))
+    return numerics.output_profile(torch.device(book_settings().device))
 
 
 def pin_bytecode(root: Path) -> None:
@@ -893,10 +893,10 @@ def workers(threads: int) -> int:
 
 def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -> list[ChapterResult]:
     """Bring every chapter's executed outputs up to date; return one result per chapter."""
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
     threads = book_settings().threads  # first: a bad setting stops the run before anything starts
-    runtime.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
+    numerics.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")

@@ -73,24 +73,24 @@ def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
 def compared_profile(profile: str) -> str:
     """Whose baselines ``profile`` is compared with: its own, except a CPU without a recorded profile of its own
     (an ARM CPU, an x86 CPU without AVX2), which is compared with the pinned CPU profile's at declared precision."""
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
-    if runtime.is_gpu_profile(profile) or profile in runtime.PROFILE_DESCRIPTIONS:
+    if numerics.is_gpu_profile(profile) or profile in numerics.PROFILE_DESCRIPTIONS:
         return profile
-    return runtime.PINNED_PROFILE
+    return numerics.PINNED_PROFILE
 
 
 def not_compared_reason(root: Path, profile: str, software: dict[str, str] | None = None) -> str:
     """Why outputs of ``profile`` are not compared on this machine ("" when they are).
 
-    ``software`` is this machine's GPU software (``runtime.gpu_software``; read
+    ``software`` is this machine's GPU software (``numerics.gpu_software``; read
     from the build's device when not given).
     """
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
-    if runtime.is_gpu_profile(profile):
+    if numerics.is_gpu_profile(profile):
         if software is None:
-            software = runtime.gpu_software(runtime.pick_device())
+            software = numerics.gpu_software(runtime.pick_device())
         recorded = recorded_software(root, profile)
         if recorded is None:
             return f"no baselines are recorded for the GPU kind {profile!r}"
@@ -116,9 +116,9 @@ def profile_has_baselines(root: Path, profile: str) -> bool:
 
 def profile_is_recorded(profile: str) -> bool:
     """Whether ``accept`` records baselines for ``profile``: the pinned CPU profile and every GPU kind."""
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
-    return profile in runtime.PROFILE_DESCRIPTIONS or runtime.is_gpu_profile(profile)
+    return profile in numerics.PROFILE_DESCRIPTIONS or numerics.is_gpu_profile(profile)
 
 
 def page_records(root: Path, chapter: str, options: dict[str, dict]) -> tuple[dict[str, list], list[str]]:
@@ -238,7 +238,7 @@ def _verdict(c: ChapterCheck) -> str:
 
 def report_text(checks: list[ChapterCheck], profile: str) -> str:
     """The build report page (MyST): verdicts first, then how each chapter ran, then every difference."""
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
     runtime.setup()
     fp = runtime.fingerprint()
@@ -256,7 +256,7 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         f"{baselines.DEFAULT_FIGURE_RTOL:g} (or the cell's tolerance) and its pixels within an RMS of",
         f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the `image` of the cell's `:tolerance:`).",
         "",
-        f"Output profile `{profile}`: {runtime.describe_profile(profile)}.",
+        f"Output profile `{profile}`: {numerics.describe_profile(profile)}.",
         *_compared_note(checks, profile),
         "",
         "| chapter | verdict | outcome | why | wall time (s) | executed at |",
@@ -494,10 +494,10 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
         print(f"\nA chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
         return 1
     if checks and not checks[0].compared:
-        from chapter_code.core import runtime
+        from chapter_code.core import numerics
 
-        reason = _reason_or_default(profile) if runtime.is_gpu_profile(profile) else (
-            f"no baseline applies to this machine (output profile {profile!r}: {runtime.describe_profile(profile)})")
+        reason = _reason_or_default(profile) if numerics.is_gpu_profile(profile) else (
+            f"no baseline applies to this machine (output profile {profile!r}: {numerics.describe_profile(profile)})")
         print(f"check: {reason}; outputs were built but not compared.")
         return 0
     older = [Path(c.result.chapter).name for c in checks if c.unrecorded]
@@ -632,15 +632,15 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     if failed:
         print(f"\nNothing accepted; a chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
         return 1
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
     if not (profile_is_recorded(profile) or baseline_dir(root, profile).is_dir()):
         print(f"accept: this machine's output profile {profile!r} is not one the book records "
-              f"({runtime.describe_profile(profile)}); nothing accepted.", file=sys.stderr)
+              f"({numerics.describe_profile(profile)}); nothing accepted.", file=sys.stderr)
         return 1
     changed, written = 0, []
-    if runtime.is_gpu_profile(profile):
-        written += _restamp_gpu_baselines(root, profile, runtime.gpu_software(runtime.pick_device()),
+    if numerics.is_gpu_profile(profile):
+        written += _restamp_gpu_baselines(root, profile, numerics.gpu_software(runtime.pick_device()),
                                           {c.result.chapter for c in checks})
     for c in checks:
         assert c.recorded is not None

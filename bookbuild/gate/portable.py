@@ -4,7 +4,7 @@ Intel and AMD processors run different matrix and vector-maths kernels for some
 shapes, so the last bits of some results differ between them, and a diverging
 training run magnifies those bits. Every developer and CI machine has one CPU;
 this probe shows it another one. It executes every chapter again with
-``BOOK_NUMERICS=probe`` (``chapter_code.core.runtime.PROBE_PINS``: MKL's
+``BOOK_NUMERICS=probe`` (``chapter_code.core.numerics.PROBE_PINS``: MKL's
 compatible branch, ATen's scalar kernels, oneDNN's SSE4.1 kernels), in a build
 folder of its own (``_build/portable``, so the book's own build is untouched),
 and compares every output with the same baselines at its declared precision;
@@ -46,9 +46,9 @@ def probe_environment(environ: dict[str, str] | None = None, root: Path = ROOT) 
 def spot_checks() -> int:
     """Re-run the cheapest smoke job of every sweep (in this process's numerics) and compare; 0 when all hold."""
     from bookbuild.runs import sweeps
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
-    profile = runtime.output_profile(runtime.pick_device())
+    profile = numerics.output_profile(runtime.pick_device())
     failed = 0
     for name, sweep in sorted(sweeps.registry().items()):
         try:

@@ -105,7 +105,7 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
     ``modules`` import that package, so adding JAX to the book retrains no
     PyTorch run and stales no PyTorch sweep.
     """
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
     root = root or ROOT
     locks = hashlib.sha256()
@@ -116,18 +116,18 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
     checked = runtime.settings()  # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
-    settings = {**checked.as_env(), **{k: os.environ.get(k, "") for k in runtime.CPU_PINS}}
+    settings = {**checked.as_env(), **{k: os.environ.get(k, "") for k in numerics.CPU_PINS}}
     device = runtime.pick_device(checked.device)
     out = {
         "locks": locks.hexdigest(),
         "torch": metadata.version("torch"),
         "python": sys.version.split()[0],
-        "profile": runtime.output_profile(device),
+        "profile": numerics.output_profile(device),
         "settings": settings,
         # the installed optional stacks too (a host's GPU JAX need not be the locked one); only for their runs
         **{package: metadata.version(package) for package in optional},
     }
-    gpu = runtime.gpu_software(device)  # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
+    gpu = numerics.gpu_software(device)  # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
     if gpu:
         out["gpu_software"] = gpu
     return out

@@ -202,9 +202,9 @@ def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
         return None
     import torch
 
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
-    return runtime.output_profile(torch.device(device))
+    return numerics.output_profile(torch.device(device))
 
 
 def refresh_command(name: str, config: str, device: str | None = None) -> str:

@@ -581,10 +581,10 @@ kernelspec:
 
 ```{code-cell} ipython3
 :label: dry-setup
-from chapter_code.core import runtime
+from chapter_code.core import numerics, runtime
 
 device = runtime.setup()
-print(f"device {device.type}, profile {runtime.output_profile(device)}")
+print(f"device {device.type}, profile {numerics.output_profile(device)}")
 ```
 
 ```{code-cell} ipython3
@@ -629,19 +629,19 @@ def _same_device(a: Path, b: Path) -> bool:
 
 def _probe(path: Path) -> int:
     """Write what the machine is to ``path``; fails (exit 1) when the run asks for CUDA and there is none."""
-    from chapter_code.core import runtime  # first: the CPU and CUDA pins, before torch loads
+    from chapter_code.core import numerics, runtime  # first: the CPU and CUDA pins, before torch loads
 
     torch = runtime.torch
     info: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
                             "cuda_build": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
                             "book_device": os.environ.get("BOOK_DEVICE", ""), "cpu_count": os.cpu_count(),
-                            "cpu_pins_supported": runtime.cpu_supports_pins(),
+                            "cpu_pins_supported": numerics.cpu_supports_pins(),
                             "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG")}
     problem = ""
     try:
         device = runtime.pick_device()
-        info.update(device=str(device), profile=runtime.output_profile(device),
-                    gpu_software=runtime.gpu_software(device), gpu_kind=runtime.gpu_kind(device))
+        info.update(device=str(device), profile=numerics.output_profile(device),
+                    gpu_software=numerics.gpu_software(device), gpu_kind=numerics.gpu_kind(device))
         if device.type == "cuda":
             info.update(device_name=torch.cuda.get_device_name(device), device_count=torch.cuda.device_count(),
                         memory_gib=round(torch.cuda.get_device_properties(device).total_memory / 2**30, 1))
@@ -695,7 +695,7 @@ def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
     """The build report of ``results``, and their comparison with the committed CPU baselines."""
     from bookbuild import gate
     from bookbuild.execute import engine
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics
 
     if not results:
         _write_text(out / "build-report.md", "# Build report\n\nNo chapter executed in this run.\n")
@@ -703,12 +703,12 @@ def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
     profile = engine.device_profile()
     checks = gate.check_chapters(root, results, profile)
     _write_text(out / "build-report.md", gate.report_text(checks, profile))
-    if profile == runtime.PINNED_PROFILE or not (root / gate.BASELINES / runtime.PINNED_PROFILE).is_dir():
+    if profile == numerics.PINNED_PROFILE or not (root / gate.BASELINES / numerics.PINNED_PROFILE).is_dir():
         return
-    cpu = gate.check_chapters(root, results, runtime.PINNED_PROFILE, compared=True)
+    cpu = gate.check_chapters(root, results, numerics.PINNED_PROFILE, compared=True)
     differences = {c.result.chapter: [str(d) for d in c.differences] for c in cpu}
     _write_json(out / "cpu-comparison.json", differences)
-    lines = [f"# {profile} outputs against the committed {runtime.PINNED_PROFILE} baselines", "",
+    lines = [f"# {profile} outputs against the committed {numerics.PINNED_PROFILE} baselines", "",
              "No chapter moves its work to runtime.setup()'s device, so outside JAX's cells and the "
              "build-information table the GPU build computes on the CPU, with the CPU pins in force where the "
              "host CPU has AVX2: its outputs are expected to equal the CPU baselines.", "",

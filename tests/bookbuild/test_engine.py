@@ -279,7 +279,7 @@ def add_cell(root: Path, label: str, source: str, options: str = "") -> None:
     path.write_text(path.read_text() + cell)
 
 
-@pytest.mark.skipif(not __import__("chapter_code.core.runtime").core.runtime.cpu_supports_pins(),
+@pytest.mark.skipif(not __import__("chapter_code.core.runtime").core.numerics.cpu_supports_pins(),
                     reason="this CPU cannot run the pinned AVX2 kernels")
 def test_kernel_computes_on_the_pinned_cpu_kernels_even_if_torch_is_imported_first(tmp_path: Path) -> None:
     write_book(tmp_path)

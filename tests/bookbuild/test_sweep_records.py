@@ -24,7 +24,7 @@ from __future__ import annotations
 import pytest
 
 from bookbuild.runs import sweeps
-from chapter_code.core import runtime
+from chapter_code.core import numerics, runtime
 
 SMOKE = "smoke"
 
@@ -45,7 +45,7 @@ def committed(configs: str = "all") -> list[tuple[str, list[dict]]]:
 
 
 def this_profile() -> str:
-    return runtime.output_profile(runtime.pick_device())
+    return numerics.output_profile(runtime.pick_device())
 
 
 def test_every_committed_record_is_fresh() -> None:

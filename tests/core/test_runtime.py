@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import torch
 
-from chapter_code.core import runtime
+from chapter_code.core import numerics, runtime
 
 
 def test_pick_device_defaults_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,7 +60,7 @@ def test_setup_pins_threads_and_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
         fp = runtime.fingerprint()
         assert fp.threads == 1
         assert fp.seed == 7
-        assert fp.profile == runtime.output_profile(torch.device("cpu"))
+        assert fp.profile == numerics.output_profile(torch.device("cpu"))
         assert fp.torch_version == torch.__version__
         assert dict(fp.as_rows())["CPU threads"] == "1"
     finally:
@@ -83,32 +83,32 @@ def test_fingerprint_shows_the_profile_and_the_cpu_pins(monkeypatch: pytest.Monk
     monkeypatch.setenv("BOOK_DEVICE", "cpu")
     runtime.setup()
     fp = runtime.fingerprint()
-    if runtime.cpu_supports_pins():
+    if numerics.cpu_supports_pins():
         assert fp.profile == "cpu-avx2"
         assert fp.cpu_kernels == ("AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
                                   "MKL_CBWR=AVX2,STRICT)")
     else:
         assert fp.profile.endswith("-unpinned")
-    assert "AVX2" in runtime.describe_profile("cpu-avx2")
-    assert "no recorded baseline applies" in runtime.describe_profile("cpu-aarch64-unpinned")
+    assert "AVX2" in numerics.describe_profile("cpu-avx2")
+    assert "no recorded baseline applies" in numerics.describe_profile("cpu-aarch64-unpinned")
 
 
 def test_profile_of_a_machine_without_avx2_is_unpinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: False)
-    monkeypatch.setattr(runtime.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: False)
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "aarch64")
     monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
-    assert runtime.output_profile(torch.device("cpu")) == "cpu-aarch64-unpinned"
-    assert runtime.output_profile(torch.device("cuda")) == "cuda-sm90"  # a GPU's profile does not depend on the CPU
+    assert numerics.output_profile(torch.device("cpu")) == "cpu-aarch64-unpinned"
+    assert numerics.output_profile(torch.device("cuda")) == "cuda-sm90"  # a GPU's profile does not depend on the CPU
 
 
-@pytest.mark.skipif(not runtime.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
+@pytest.mark.skipif(not numerics.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
 def test_setup_refuses_to_run_with_the_pins_removed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MKL_CBWR", "AUTO")
     with pytest.raises(RuntimeError, match="CPU numerics are not pinned"):
         runtime.setup()
 
 
-@pytest.mark.skipif(not runtime.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
+@pytest.mark.skipif(not numerics.cpu_supports_pins(), reason="this CPU cannot run the pinned AVX2 kernels")
 def test_a_process_that_imports_torch_first_still_gets_the_pins_from_its_parent() -> None:
     import subprocess
 
@@ -117,7 +117,7 @@ def test_a_process_that_imports_torch_first_still_gets_the_pins_from_its_parent(
     assert out.stdout.strip() == "AVX2"  # the test process's environment carries the pins to its children
 
 
-PIN_VARS = tuple(runtime.CPU_PINS)
+PIN_VARS = tuple(numerics.CPU_PINS)
 
 
 class FakeFile:
@@ -139,8 +139,8 @@ class FakeFile:
 def fake_cpuinfo(monkeypatch: pytest.MonkeyPatch, text: str = "", error: Exception | None = None,
                  machine: str = "x86_64") -> FakeFile:
     fake = FakeFile(text, error)
-    monkeypatch.setattr(runtime, "Path", fake)
-    monkeypatch.setattr(runtime.platform, "machine", lambda: machine)
+    monkeypatch.setattr(numerics, "Path", fake)
+    monkeypatch.setattr(numerics.platform, "machine", lambda: machine)
     return fake
 
 
@@ -160,48 +160,48 @@ CPUINFO = (
 @pytest.mark.parametrize("machine", ["x86_64", "AMD64", "amd64", "X86_64"])
 def test_pins_are_supported_on_x86_64_with_avx2_and_fma(monkeypatch: pytest.MonkeyPatch, machine: str) -> None:
     fake = fake_cpuinfo(monkeypatch, CPUINFO.format(flags="avx avx2 fma bmi2"), machine=machine)
-    assert runtime.cpu_supports_pins() is True
+    assert numerics.cpu_supports_pins() is True
     assert fake.opened == ["/proc/cpuinfo"]
 
 
 @pytest.mark.parametrize("flags", ["avx2", "fma", "avx fma3 avx2x", "avx512f fma4", ""])
 def test_pins_need_both_avx2_and_fma_in_the_first_flags_line(monkeypatch: pytest.MonkeyPatch, flags: str) -> None:
     fake_cpuinfo(monkeypatch, CPUINFO.format(flags=flags))
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
 
 
 def test_pins_read_only_the_first_flags_line(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "flags\t: fpu\nflags\t: avx2 fma\n"
     fake_cpuinfo(monkeypatch, text)
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, "flags\t: avx2 fma\nflags\t: fpu\n")
-    assert runtime.cpu_supports_pins() is True
+    assert numerics.cpu_supports_pins() is True
 
 
 def test_a_flag_named_like_the_key_is_not_a_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     # the split is at the first colon only: the key "flags" itself is never read as a flag
     fake_cpuinfo(monkeypatch, "flags : avx2:fma\n")
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, "flags : avx2 x:y fma\n")  # a colon inside the value, between the two
-    assert runtime.cpu_supports_pins() is True
+    assert numerics.cpu_supports_pins() is True
     fake_cpuinfo(monkeypatch, "flags:avx2 fma\n")  # no space before the colon
-    assert runtime.cpu_supports_pins() is True
+    assert numerics.cpu_supports_pins() is True
 
 
 @pytest.mark.parametrize("machine", ["aarch64", "arm64", "i686", "x86", ""])
 def test_pins_are_not_supported_off_x86_64(monkeypatch: pytest.MonkeyPatch, machine: str) -> None:
     fake = fake_cpuinfo(monkeypatch, CPUINFO.format(flags="avx2 fma"), machine=machine)
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
     assert fake.opened == []  # decided by the architecture, before reading /proc/cpuinfo
 
 
 def test_pins_are_not_supported_without_cpuinfo_or_its_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_cpuinfo(monkeypatch, error=FileNotFoundError("/proc/cpuinfo"))
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, error=PermissionError("/proc/cpuinfo"))
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, "processor\t: 0\nmodel name\t: avx2 fma\n")
-    assert runtime.cpu_supports_pins() is False
+    assert numerics.cpu_supports_pins() is False
 
 
 # ---- pin_cpu_numerics ----------------------------------------------------------------------------------
@@ -209,8 +209,8 @@ def test_pins_are_not_supported_without_cpuinfo_or_its_flags(monkeypatch: pytest
 def test_pinning_sets_every_pin_where_the_cpu_supports_them(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in PIN_VARS:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
-    runtime.pin_cpu_numerics()
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: True)
+    numerics.pin_cpu_numerics()
     assert {k: os.environ.get(k) for k in PIN_VARS} == {
         "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2,STRICT"}
 
@@ -218,8 +218,8 @@ def test_pinning_sets_every_pin_where_the_cpu_supports_them(monkeypatch: pytest.
 def test_pinning_leaves_the_environment_alone_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in PIN_VARS:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: False)
-    runtime.pin_cpu_numerics()
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: False)
+    numerics.pin_cpu_numerics()
     assert [k for k in PIN_VARS if k in os.environ] == []
 
 
@@ -382,19 +382,19 @@ def test_commit_of_a_clean_and_a_dirty_repository(monkeypatch: pytest.MonkeyPatc
     git(tmp_path, "add", "a.txt")
     git(tmp_path, "commit", "-q", "-m", "first")
     head = git(tmp_path, "rev-parse", "HEAD")
-    monkeypatch.setattr(runtime, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(numerics, "REPO_ROOT", tmp_path)
     monkeypatch.chdir(Path(__file__).parent)
-    assert runtime._git_commit() == head[:12]
+    assert numerics._git_commit() == head[:12]
     (tmp_path / "untracked.txt").write_text("not tracked\n")
-    assert runtime._git_commit() == head[:12]  # untracked files do not make a tree dirty
+    assert numerics._git_commit() == head[:12]  # untracked files do not make a tree dirty
     (tmp_path / "a.txt").write_text("two\n")
-    assert runtime._git_commit() == head[:12] + "+dirty"
+    assert numerics._git_commit() == head[:12] + "+dirty"
 
 
 def test_commit_outside_a_repository_is_unknown(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(runtime, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(numerics, "REPO_ROOT", tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    assert runtime._git_commit() == "unknown"
+    assert numerics._git_commit() == "unknown"
 
 
 @pytest.mark.parametrize("error", [FileNotFoundError("git"), subprocess.TimeoutExpired("git", 5),
@@ -406,10 +406,10 @@ def test_commit_is_unknown_when_git_fails(monkeypatch: pytest.MonkeyPatch, error
         calls.append(kwargs)
         raise error
 
-    monkeypatch.setattr(runtime.subprocess, "run", failing_run)
-    assert runtime._git_commit() == "unknown"
+    monkeypatch.setattr(numerics.subprocess, "run", failing_run)
+    assert numerics._git_commit() == "unknown"
     assert calls[0]["timeout"] == 5
-    assert calls[0]["cwd"] == runtime.REPO_ROOT
+    assert calls[0]["cwd"] == numerics.REPO_ROOT
 
 
 def test_git_is_asked_with_a_timeout_for_the_short_commit_and_tracked_changes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -419,12 +419,12 @@ def test_git_is_asked_with_a_timeout_for_the_short_commit_and_tracked_changes(mo
         calls.append((cmd, kwargs))
         return types.SimpleNamespace(stdout="abc123\n" if cmd[1] == "rev-parse" else "")
 
-    monkeypatch.setattr(runtime.subprocess, "run", fake_run)
-    assert runtime._git_commit() == "abc123"
+    monkeypatch.setattr(numerics.subprocess, "run", fake_run)
+    assert numerics._git_commit() == "abc123"
     assert [c for c, _ in calls] == [["git", "rev-parse", "--short=12", "HEAD"],
                                      ["git", "status", "--porcelain", "--untracked-files=no"]]
     for _, kwargs in calls:
-        assert kwargs == {"cwd": runtime.REPO_ROOT, "capture_output": True, "text": True, "timeout": 5,
+        assert kwargs == {"cwd": numerics.REPO_ROOT, "capture_output": True, "text": True, "timeout": 5,
                           "check": True}
 
 
@@ -432,7 +432,7 @@ def test_git_is_asked_with_a_timeout_for_the_short_commit_and_tracked_changes(mo
 
 def test_cpu_name_is_the_first_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = fake_cpuinfo(monkeypatch, CPUINFO.format(flags="") + "model name\t: Second CPU\n")
-    assert runtime._cpu_name() == "Example CPU 9000: 8-Core"
+    assert numerics._cpu_name() == "Example CPU 9000: 8-Core"
     assert fake.opened == ["/proc/cpuinfo"]
 
 
@@ -442,58 +442,58 @@ def test_cpu_name_is_the_first_model_name(monkeypatch: pytest.MonkeyPatch) -> No
 def test_cpu_name_falls_back_without_cpuinfo(monkeypatch: pytest.MonkeyPatch, processor: str, machine: str,
                                              expected: str) -> None:
     fake_cpuinfo(monkeypatch, error=FileNotFoundError("/proc/cpuinfo"), machine=machine)
-    monkeypatch.setattr(runtime.platform, "processor", lambda: processor)
-    assert runtime._cpu_name() == expected
+    monkeypatch.setattr(numerics.platform, "processor", lambda: processor)
+    assert numerics._cpu_name() == expected
 
 
 def test_cpu_name_falls_back_when_cpuinfo_names_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_cpuinfo(monkeypatch, "processor\t: 0\nflags\t: avx2\n", machine="riscv64")
-    monkeypatch.setattr(runtime.platform, "processor", lambda: "")
-    assert runtime._cpu_name() == "riscv64"
+    monkeypatch.setattr(numerics.platform, "processor", lambda: "")
+    assert numerics._cpu_name() == "riscv64"
 
 
 # ---- output_profile, describe_profile, cpu_kernels -----------------------------------------------------
 
 def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: True)
     monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
-    assert runtime.output_profile(torch.device("cpu")) == "cpu-avx2"
-    assert runtime.output_profile(torch.device("cuda:1")) == "cuda-sm90"
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: False)
-    monkeypatch.setattr(runtime.platform, "machine", lambda: "ARM64")
-    assert runtime.output_profile(torch.device("cpu")) == "cpu-arm64-unpinned"
-    monkeypatch.setattr(runtime.platform, "machine", lambda: "")
-    assert runtime.output_profile(torch.device("cpu")) == "cpu-unknown-unpinned"
+    assert numerics.output_profile(torch.device("cpu")) == "cpu-avx2"
+    assert numerics.output_profile(torch.device("cuda:1")) == "cuda-sm90"
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: False)
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "ARM64")
+    assert numerics.output_profile(torch.device("cpu")) == "cpu-arm64-unpinned"
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "")
+    assert numerics.output_profile(torch.device("cpu")) == "cpu-unknown-unpinned"
 
 
 def test_profile_descriptions() -> None:
-    assert runtime.describe_profile("cpu-avx2") == runtime.PROFILE_DESCRIPTIONS["cpu-avx2"]
-    assert runtime.describe_profile("cuda-sm90").startswith("NVIDIA GPUs of compute capability 9.0 through CUDA")
-    assert runtime.describe_profile("cpu-arm64-unpinned") == (
+    assert numerics.describe_profile("cpu-avx2") == numerics.PROFILE_DESCRIPTIONS["cpu-avx2"]
+    assert numerics.describe_profile("cuda-sm90").startswith("NVIDIA GPUs of compute capability 9.0 through CUDA")
+    assert numerics.describe_profile("cpu-arm64-unpinned") == (
         "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies")
 
 
 def test_cpu_kernels_names_the_pins_in_force(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime.torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
     for var in PIN_VARS:
-        monkeypatch.setenv(var, runtime.CPU_PINS[var])
-    assert runtime.cpu_kernels() == ("AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
+        monkeypatch.setenv(var, numerics.CPU_PINS[var])
+    assert numerics.cpu_kernels() == ("AVX2 (pinned: ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, "
                                      "MKL_CBWR=AVX2,STRICT)")
     monkeypatch.delenv("ATEN_CPU_CAPABILITY")
     monkeypatch.setenv("MKL_CBWR", "AUTO")
-    assert runtime.cpu_kernels() == "AVX2 (pinned: ONEDNN_MAX_CPU_ISA=AVX2, MKL_CBWR=AUTO)"
+    assert numerics.cpu_kernels() == "AVX2 (pinned: ONEDNN_MAX_CPU_ISA=AVX2, MKL_CBWR=AUTO)"
     for var in PIN_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(runtime.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
-    assert runtime.cpu_kernels() == "AVX512 (not pinned)"
+    assert numerics.cpu_kernels() == "AVX512 (not pinned)"
 
 
 # ---- _check_pins ---------------------------------------------------------------------------------------
 
 def pins(monkeypatch: pytest.MonkeyPatch, supported: bool, capability: str, **overrides: str | None) -> None:
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: supported)
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: supported)
     monkeypatch.setattr(runtime.torch.backends.cpu, "get_cpu_capability", lambda: capability)
-    for var, value in {**runtime.CPU_PINS, **overrides}.items():
+    for var, value in {**numerics.CPU_PINS, **overrides}.items():
         if value is None:
             monkeypatch.delenv(var, raising=False)
         else:
@@ -502,7 +502,7 @@ def pins(monkeypatch: pytest.MonkeyPatch, supported: bool, capability: str, **ov
 
 def test_pins_in_force_pass_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     pins(monkeypatch, True, "AVX2")
-    assert runtime._check_pins() is None
+    assert numerics.check_pins() is None
 
 
 @pytest.mark.parametrize(("capability", "overrides"), [
@@ -513,12 +513,12 @@ def test_pins_not_in_force_stop_the_build(monkeypatch: pytest.MonkeyPatch, capab
                                           overrides: dict) -> None:
     pins(monkeypatch, True, capability, **overrides)
     with pytest.raises(RuntimeError, match=rf"^CPU numerics are not pinned \(ATen kernels: {capability}; "):
-        runtime._check_pins()
+        numerics.check_pins()
 
 
 def test_a_cpu_that_cannot_be_pinned_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     pins(monkeypatch, False, "NEON", MKL_CBWR=None, ATEN_CPU_CAPABILITY=None)
-    assert runtime._check_pins() is None
+    assert numerics.check_pins() is None
 
 
 # ---- setup and fingerprint -----------------------------------------------------------------------------
@@ -645,10 +645,10 @@ def test_fingerprint_before_setup_is_refused(monkeypatch: pytest.MonkeyPatch) ->
 
 def fake_build(monkeypatch: pytest.MonkeyPatch, device: str, cuda_version: str | None) -> None:
     monkeypatch.setattr(runtime, "_STATE", {"device": torch.device(device), "threads": 3, "seed": 42})
-    monkeypatch.setattr(runtime, "_git_commit", lambda: "0123456789ab+dirty")
-    monkeypatch.setattr(runtime, "_cpu_name", lambda: "Example CPU")
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
-    monkeypatch.setattr(runtime, "cpu_kernels", lambda: "AVX2 (pinned: ...)")
+    monkeypatch.setattr(numerics, "_git_commit", lambda: "0123456789ab+dirty")
+    monkeypatch.setattr(numerics, "_cpu_name", lambda: "Example CPU")
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: True)
+    monkeypatch.setattr(numerics, "cpu_kernels", lambda: "AVX2 (pinned: ...)")
     monkeypatch.setattr(runtime.torch.cuda, "get_device_name", lambda d: f"Example GPU {d}")
     monkeypatch.setattr(runtime.torch.version, "cuda", cuda_version)
     monkeypatch.setattr(runtime.torch, "are_deterministic_algorithms_enabled", lambda: True)
@@ -657,9 +657,9 @@ def fake_build(monkeypatch: pytest.MonkeyPatch, device: str, cuda_version: str |
 def test_fingerprint_of_a_cpu_build(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_build(monkeypatch, "cpu", None)
     fp = runtime.fingerprint()
-    assert fp == runtime.Fingerprint(
+    assert fp == numerics.Fingerprint(
         device="cpu", device_name="Example CPU", profile="cpu-avx2", cpu_kernels="AVX2 (pinned: ...)",
-        torch_version=torch.__version__, cuda_version="none", python_version=runtime.platform.python_version(),
+        torch_version=torch.__version__, cuda_version="none", python_version=numerics.platform.python_version(),
         threads=3, seed=42, deterministic_algorithms=True, git_commit="0123456789ab+dirty")
 
 
@@ -676,7 +676,7 @@ def test_fingerprint_of_a_cuda_build(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_fingerprint_rows_in_display_order() -> None:
-    fp = runtime.Fingerprint(
+    fp = numerics.Fingerprint(
         device="cpu", device_name="Example CPU", profile="cpu-avx2", cpu_kernels="AVX2", torch_version="2.0",
         cuda_version="none", python_version="3.12.1", threads=1, seed=0, deterministic_algorithms=True,
         git_commit="abc")
@@ -770,13 +770,13 @@ def test_the_kernel_hook_installs_the_build_as_backend(no_backend) -> None:
 _DETERMINISM = """
 import sys
 import torch
-from chapter_code.core import runtime
+from chapter_code.core import numerics, runtime
 if {compiler_first}:
     import torch._inductor.config
 if {public}:
     torch.use_deterministic_algorithms(True, warn_only={warn_only})
 else:
-    runtime.use_deterministic_algorithms(warn_only={warn_only})
+    numerics.use_deterministic_algorithms(warn_only={warn_only})
 imported = "torch._inductor" in sys.modules
 import torch._inductor.config as compiler
 print(imported, torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
@@ -827,7 +827,7 @@ def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_befor
     monkeypatch.setitem(sys.modules, "torch._inductor.config", config)
     monkeypatch.delenv("TORCHINDUCTOR_DETERMINISTIC", raising=False)
     try:
-        runtime.use_deterministic_algorithms(warn_only=warn_only)
+        numerics.use_deterministic_algorithms(warn_only=warn_only)
         assert torch.are_deterministic_algorithms_enabled() is True
         assert torch.is_deterministic_algorithms_warn_only_enabled() is warn_only
         assert os.environ["TORCHINDUCTOR_DETERMINISTIC"] == "1"
@@ -842,21 +842,21 @@ def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_befor
 def test_book_numerics_picks_the_pinned_or_the_probe_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in PIN_VARS:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(runtime, "cpu_supports_pins", lambda: True)
-    for raw, pins in [("", runtime.CPU_PINS), (" Pinned ", runtime.CPU_PINS), ("probe", runtime.PROBE_PINS)]:
+    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: True)
+    for raw, pins in [("", numerics.CPU_PINS), (" Pinned ", numerics.CPU_PINS), ("probe", numerics.PROBE_PINS)]:
         monkeypatch.setenv("BOOK_NUMERICS", raw)
-        runtime.pin_cpu_numerics()
+        numerics.pin_cpu_numerics()
         assert {k: os.environ.get(k) for k in PIN_VARS} == pins
-    assert runtime.PROBE_PINS["MKL_CBWR"] != runtime.CPU_PINS["MKL_CBWR"]
-    assert set(runtime.PROBE_PINS) == set(runtime.CPU_PINS)  # the same variables, other code paths
+    assert numerics.PROBE_PINS["MKL_CBWR"] != numerics.CPU_PINS["MKL_CBWR"]
+    assert set(numerics.PROBE_PINS) == set(numerics.CPU_PINS)  # the same variables, other code paths
 
 
 def test_an_unknown_book_numerics_is_refused_with_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOOK_NUMERICS", "fast")
     with pytest.raises(runtime.SettingError, match="^BOOK_NUMERICS must be one of pinned, probe; got 'fast'$"):
-        runtime.numerics_path()
+        numerics.numerics_path()
 
 
 def test_under_the_probe_the_kernels_line_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOOK_NUMERICS", "probe")
-    assert runtime.cpu_kernels().endswith("BOOK_NUMERICS=probe)")
+    assert numerics.cpu_kernels().endswith("BOOK_NUMERICS=probe)")

@@ -16,7 +16,7 @@ import sys
 import pytest
 import torch
 
-from chapter_code.core import runtime
+from chapter_code.core import numerics, runtime
 
 
 def fake_gpu(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int] = (9, 0), cuda: str | None = "12.8",
@@ -51,8 +51,8 @@ def restored_torch_state():
 
 def gpu_build(monkeypatch: pytest.MonkeyPatch, device: str = "cuda", **fake: object) -> None:
     fake_gpu(monkeypatch, **fake)  # type: ignore[arg-type]
-    monkeypatch.setattr(runtime, "_check_pins", lambda: None)
-    monkeypatch.setattr(runtime, "_git_commit", lambda: "0123456789ab")
+    monkeypatch.setattr(numerics, "check_pins", lambda: None)
+    monkeypatch.setattr(numerics, "_git_commit", lambda: "0123456789ab")
     monkeypatch.setenv("BOOK_DEVICE", device)
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # monkeypatch restores it afterwards
     for var in ("BOOK_THREADS", "BOOK_SEED"):
@@ -66,42 +66,42 @@ def gpu_build(monkeypatch: pytest.MonkeyPatch, device: str = "cuda", **fake: obj
 def test_a_gpu_profile_is_its_kind(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int],
                                    profile: str) -> None:
     fake_gpu(monkeypatch, capability=capability)
-    assert runtime.output_profile(torch.device("cuda")) == profile
-    assert runtime.output_profile(torch.device("cuda:1")) == profile
-    assert runtime.gpu_kind(torch.device("cuda")) == profile.removeprefix("cuda-")
-    assert runtime.is_gpu_profile(profile)
+    assert numerics.output_profile(torch.device("cuda")) == profile
+    assert numerics.output_profile(torch.device("cuda:1")) == profile
+    assert numerics.gpu_kind(torch.device("cuda")) == profile.removeprefix("cuda-")
+    assert numerics.is_gpu_profile(profile)
 
 
 def test_a_cpu_has_no_gpu_kind_and_no_gpu_software() -> None:
-    assert runtime.gpu_kind(torch.device("cpu")) == "none"
-    assert runtime.gpu_software(torch.device("cpu")) == {}
+    assert numerics.gpu_kind(torch.device("cpu")) == "none"
+    assert numerics.gpu_software(torch.device("cpu")) == {}
 
 
 @pytest.mark.parametrize("profile", ["cpu-avx2", "cuda", "cuda-smx", "cuda-sm", "cpu-aarch64-unpinned"])
 def test_other_profiles_are_not_gpu_kinds(profile: str) -> None:
-    assert not runtime.is_gpu_profile(profile)
+    assert not numerics.is_gpu_profile(profile)
 
 
 def test_gpu_software_names_torch_cuda_and_cudnn(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_gpu(monkeypatch, cuda="12.8", cudnn=91002)
-    assert runtime.gpu_software(torch.device("cuda:0")) == {"torch": torch.__version__, "cuda": "12.8",
+    assert numerics.gpu_software(torch.device("cuda:0")) == {"torch": torch.__version__, "cuda": "12.8",
                                                              "cudnn": "91002"}
     fake_gpu(monkeypatch, cuda=None, cudnn=None)
-    assert runtime.gpu_software(torch.device("cuda")) == {"torch": torch.__version__, "cuda": "none",
+    assert numerics.gpu_software(torch.device("cuda")) == {"torch": torch.__version__, "cuda": "none",
                                                            "cudnn": "none"}
     # cuDNN's version is not asked for when cuDNN is not available (it may raise there)
     monkeypatch.setattr(runtime.torch.backends.cudnn, "version", lambda: 1 / 0)
-    assert runtime.gpu_software(torch.device("cuda"))["cudnn"] == "none"
+    assert numerics.gpu_software(torch.device("cuda"))["cudnn"] == "none"
 
 
 def test_gpu_profile_description() -> None:
-    text = runtime.describe_profile("cuda-sm90")
+    text = numerics.describe_profile("cuda-sm90")
     assert text.startswith("NVIDIA GPUs of compute capability 9.0 through CUDA")
     assert "TF32 off" in text
     assert "PyTorch, CUDA and cuDNN versions" in text
-    assert runtime.describe_profile("cuda-sm100").startswith("NVIDIA GPUs of compute capability 10.0 ")
-    assert runtime.describe_profile("cuda-sm86").startswith("NVIDIA GPUs of compute capability 8.6 ")
-    assert runtime.describe_profile("cuda-sm120").startswith("NVIDIA GPUs of compute capability 12.0 ")
+    assert numerics.describe_profile("cuda-sm100").startswith("NVIDIA GPUs of compute capability 10.0 ")
+    assert numerics.describe_profile("cuda-sm86").startswith("NVIDIA GPUs of compute capability 8.6 ")
+    assert numerics.describe_profile("cuda-sm120").startswith("NVIDIA GPUs of compute capability 12.0 ")
     assert text == (
         "NVIDIA GPUs of compute capability 9.0 through CUDA, with deterministic algorithms, TF32 off and cuDNN "
         "deterministic; their baselines hold for the PyTorch, CUDA and cuDNN versions they were recorded with")
@@ -110,9 +110,9 @@ def test_gpu_profile_description() -> None:
 def test_gpu_kind_asks_for_the_capability_of_the_device_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     capability = {0: (8, 0), 1: (9, 0)}
     monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: capability[torch.device(d).index])
-    assert runtime.gpu_kind(torch.device("cuda:1")) == "sm90"
-    assert runtime.gpu_kind(torch.device("cuda:0")) == "sm80"
-    assert runtime.gpu_kind(torch.device("cpu")) == "none"
+    assert numerics.gpu_kind(torch.device("cuda:1")) == "sm90"
+    assert numerics.gpu_kind(torch.device("cuda:0")) == "sm80"
+    assert numerics.gpu_kind(torch.device("cpu")) == "none"
 
 
 # ---- the CUDA pins -----------------------------------------------------------------------------------------
@@ -127,10 +127,10 @@ def test_importing_runtime_sets_cublas_workspace_before_cuda_starts() -> None:
 
 def test_a_deterministic_cublas_setting_already_chosen_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
-    runtime.pin_cuda_numerics()
+    numerics.pin_cuda_numerics()
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
-    runtime.pin_cuda_numerics()
+    numerics.pin_cuda_numerics()
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
 
 
@@ -149,7 +149,7 @@ def test_setup_on_cuda_makes_every_kernel_deterministic(monkeypatch: pytest.Monk
     assert not torch.is_deterministic_algorithms_warn_only_enabled()
     assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == (False, False)
     assert (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark) == (True, False)
-    assert runtime.gpu_numerics() == ("deterministic algorithms, TF32 off, cuDNN deterministic, "
+    assert numerics.gpu_numerics() == ("deterministic algorithms, TF32 off, cuDNN deterministic, "
                                       "cuDNN benchmark off, CUBLAS_WORKSPACE_CONFIG=:4096:8")
 
 
@@ -170,7 +170,7 @@ def test_gpu_numerics_reads_the_settings_back(monkeypatch: pytest.MonkeyPatch) -
     torch.backends.cudnn.allow_tf32 = True
     torch.backends.cudnn.deterministic = False
     torch.backends.cudnn.benchmark = True
-    assert runtime.gpu_numerics() == ("deterministic algorithms: warn only, TF32 on, cuDNN not deterministic, "
+    assert numerics.gpu_numerics() == ("deterministic algorithms: warn only, TF32 on, cuDNN not deterministic, "
                                       "cuDNN benchmark on, CUBLAS_WORKSPACE_CONFIG=(unset)")
 
 
@@ -209,9 +209,9 @@ def test_gpu_numerics_reads_back_each_setting_in_force(monkeypatch: pytest.Monke
     keys = ("enabled", "warn_only", "matmul_tf32", "cudnn_tf32", "deterministic", "benchmark")
     fake_gpu_numerics(monkeypatch, **dict(zip(keys, flags, strict=True)))
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    assert runtime.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=:4096:8"
+    assert numerics.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=:4096:8"
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
-    assert runtime.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=(unset)"
+    assert numerics.gpu_numerics() == line + ", CUBLAS_WORKSPACE_CONFIG=(unset)"
 
 
 @pytest.mark.usefixtures("restored_torch_state")
