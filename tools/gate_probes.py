@@ -543,10 +543,10 @@ def _(c: Ctx) -> None:
 
 # ---- item 4: what the page shows beyond its cells
 
-@probe("panel-slider-max", "4", "the one-unit panel's slider maximum 3.0 -> 4.0 in chapter_code/panels/data.py",
+@probe("panel-slider-max", "4", "the one-unit panel's slider maximum 3.0 -> 4.0 in chapter_code/bptt/panels.py",
        "must fail: panel data differ")
 def _(c: Ctx) -> None:
-    c.edit("chapter_code/panels/data.py", '"max": 3.0,', '"max": 4.0,')
+    c.edit("chapter_code/bptt/panels.py", '"max": 3.0,', '"max": 4.0,')
     c.fails_with(c.bookbuild(*CHECK), r"\[panel one-unit\]")
 
 

@@ -57,20 +57,15 @@ PLAYER = ROOT / "panels"
 #: Files the panels add to a page, in load order (the player first: the drawings register with it).
 SCRIPTS = ["player.js", "panels.js"]
 STYLESHEET = "panels.css"
-#: Source files whose change changes a panel: a page that holds one is read again.
-DEPENDS = [
-    "panels/data.py",
-    "panels/figures.py",
-    "gated/gates.py",
-    "bptt/gradients.py",
-    "bptt/truncation.py",
-    "rnn/recurrence.py",
-    "core/plotting.py",
-    "gated/figures.py",
-    "bptt/figures.py",
-    "sampling/rules.py",
-    "sampling/explorer.py",
-]
+def depends() -> list[Path]:
+    """Source files whose change changes a panel (a page that holds one is read again): every ``chapter_code``
+    module loaded once the panels' registries are, so a panel's topic module and all it imports count."""
+    import chapter_code.panels.data
+    import chapter_code.panels.figures  # noqa: F401
+
+    loaded = list(sys.modules.items())
+    return sorted({Path(module.__file__) for name, module in loaded
+                   if name.split(".")[0] == "chapter_code" and getattr(module, "__file__", None)})
 
 
 #: Besides the ``chapter_code`` modules imported when a panel is computed, what its cache entry depends on (paths
@@ -224,8 +219,8 @@ class BookPanel(SphinxDirective):
             data, script_json, png_bytes = kept
             if not png.is_file() or png.read_bytes() != png_bytes:
                 write_bytes(png, png_bytes)
-        for module in DEPENDS:
-            self.env.note_dependency(str(ROOT / "chapter_code" / module))
+        for path in depends():
+            self.env.note_dependency(str(path))
         self.env.note_dependency(__file__)
         self.env.book_panels = getattr(self.env, "book_panels", {})  # type: ignore[attr-defined]
         self.env.book_panels.setdefault(self.env.docname, set()).add(name)  # type: ignore[attr-defined]

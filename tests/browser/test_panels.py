@@ -33,8 +33,13 @@ from pathlib import Path
 
 import pytest
 
+from chapter_code.bptt import panels as bptt_panels
+from chapter_code.gated import panels as gated_panels
+from chapter_code.panels import beats as panel_beats
 from chapter_code.panels import data as panel_data
-from chapter_code.panels.data import PANELS, reading_words
+from chapter_code.panels.beats import reading_words
+from chapter_code.panels.data import PANELS
+from chapter_code.sampling import panels as sampling_panels
 from tests.browser.conftest import OnFirstUse, new_context
 from tests.browser.test_pages import VIEWPORTS, open_page
 
@@ -646,14 +651,14 @@ def test_transcript_has_one_entry_per_beat(live, name: str) -> None:  # type: ig
 
 JS_CASES = {
     "one-unit": ([{"w": w, "x": x} for w in (-2.5, -0.7, 0.3, 1.05, 2.2) for x in (-0.6, 0.0, 0.35)],
-                 lambda p: panel_data.one_unit_curves(p["w"], p["x"])),
+                 lambda p: bptt_panels.one_unit_curves(p["w"], p["x"])),
     "forget-power": ([{"b": b} for b in (-3.0, -1.3, 0.0, 0.55, 1.0, 2.7, 4.95)],
-                     lambda p: {"curve": panel_data.forget_curve(p["b"])}),
-    "keep-dial": ([{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)], lambda p: panel_data.dial_parts(p["u"])),
+                     lambda p: {"curve": gated_panels.forget_curve(p["b"])}),
+    "keep-dial": ([{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)], lambda p: gated_panels.dial_parts(p["u"])),
     # k = 2.4 is a value between two beats while the animation moves: the JavaScript snaps it to the count 2
     "sampling-explorer": ([{"tau": t, "k": k, "p": p} for t in (0.1, 0.35, 1.0, 1.65, 3.95) for k in (1, 2.4, 4, 6)
                            for p in (0.05, 0.5, 0.9, 0.97, 1.0)],
-                          lambda p: panel_data.sampling_parts(p["tau"], round(p["k"]), p["p"])),
+                          lambda p: sampling_panels.sampling_parts(p["tau"], round(p["k"]), p["p"])),
 }
 
 
@@ -709,7 +714,7 @@ def test_javascript_prints_numbers_as_python_does(live, name: str) -> None:  # t
     values = [0.0, 0.35, 0.5334, -0.0098, 1e-3, 9.99e-4, 2.6e-4, 4.2e-18, 9999.0, 1e4, -1.15e18, 3.1e-73]
     for digits in (1, 2, 3):
         got = live.evaluate("([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits])
-        assert got == [panel_data.number(v, digits) for v in values], digits
+        assert got == [panel_beats.number(v, digits) for v in values], digits
 
 
 @pytest.mark.parametrize("name", ["sampling-explorer"])

@@ -14,12 +14,18 @@ import pytest
 import torch
 from PIL import Image
 
+from chapter_code.bptt import panels as bptt_panels
 from chapter_code.bptt.gradients import one_unit_gradient
+from chapter_code.bptt.panels import crossing
 from chapter_code.core.plotting import SMALLEST_TEXT_KEY
+from chapter_code.gated import panels as gated_panels
 from chapter_code.gated.gates import keep_dial
-from chapter_code.panels import data as panel_data
-from chapter_code.panels.data import PANELS, crossing, dial_parts, forget_curve, number, panel, panel_json
+from chapter_code.gated.panels import dial_parts, forget_curve
+from chapter_code.panels import beats as panel_beats
+from chapter_code.panels.beats import number
+from chapter_code.panels.data import PANELS, panel, panel_json
 from chapter_code.panels.figures import static_figure, write_static_figure
+from chapter_code.sampling import panels as sampling_panels
 from chapter_code.sampling.rules import nucleus_probs, temperature_probs, top_k_probs
 
 
@@ -64,11 +70,11 @@ def test_text_writes_its_math_as_tex_between_dollars_and_names_known_symbols(nam
 
 
 def test_reading_words_counts_formulas_by_their_pieces() -> None:
-    assert panel_data.reading_words("$b_f = +1$: every gate") == 5
-    assert panel_data.reading_words("One  two\nthree") == 3
+    assert panel_beats.reading_words("$b_f = +1$: every gate") == 5
+    assert panel_beats.reading_words("One  two\nthree") == 3
     for name in PANELS:
         for beat in panel(name)["beats"]:
-            assert beat["words"] == panel_data.reading_words(beat["text"]) >= 10
+            assert beat["words"] == panel_beats.reading_words(beat["text"]) >= 10
 
 
 def test_panel_json_is_safe_inside_a_script_element(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,10 +100,10 @@ def test_number_formats_small_and_large_values() -> None:
 
 def test_one_unit_panel_beats_are_the_chapter_cases_computed() -> None:
     data = panel("one-unit")
-    assert [(b["state"]["w"], b["state"]["x"]) for b in data["beats"]] == panel_data.ONE_UNIT_CASES
+    assert [(b["state"]["w"], b["state"]["x"]) for b in data["beats"]] == bptt_panels.ONE_UNIT_CASES
     saturated = one_unit_gradient(2.0, 0.5, data["steps"])
     assert number(saturated.products[-1]) in data["beats"][-1]["text"]
-    curves = panel_data.one_unit_curves(1.5, 0.1)
+    curves = bptt_panels.one_unit_curves(1.5, 0.1)
     assert curves["products"] == one_unit_gradient(1.5, 0.1, 60).products
 
 
@@ -112,24 +118,24 @@ def test_truncation_lanes_value_crosses_a_detach_and_no_gradient_crosses_any_cut
 
 
 def test_lstm_gate_states_follow_the_update_lines() -> None:
-    states = panel_data.lstm_gate_states()
+    states = gated_panels.lstm_gate_states()
     for s in states:
         assert s["c"] == pytest.approx(s["f"] * s["cPrev"] + s["i"] * s["g"], abs=1e-12)
         assert s["h"] == pytest.approx(s["o"] * math.tanh(s["c"]), abs=1e-12)
     assert [s["cPrev"] for s in states[1:]] == [s["c"] for s in states[:-1]]  # the cell is carried
     with pytest.raises(ValueError, match="gate f must be in"):
-        panel_data.lstm_gate_states(steps=[(1.5, 0.0, 0.0, 0.0)])
+        gated_panels.lstm_gate_states(steps=[(1.5, 0.0, 0.0, 0.0)])
 
 
 def test_forget_curve_and_dial_parts_match_their_formulas() -> None:
     f = 1 / (1 + math.exp(-1.0))
     assert forget_curve(1.0)[19] == pytest.approx(f**20, rel=1e-13)
-    assert len(forget_curve(1.0)) == panel_data.FORGET_STEPS
+    assert len(forget_curve(1.0)) == gated_panels.FORGET_STEPS
     assert dial_parts(0.25) == dict(zip(["kept", "written", "new"], keep_dial(0.8, 0.3, 0.25), strict=True))
 
 
 def test_a_false_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(panel_data, "ONE_UNIT_CASES", [(0.9, 0.0), (2.0, 0.0), (2.0, 0.0)])  # no saturation
+    monkeypatch.setattr(bptt_panels, "ONE_UNIT_CASES", [(0.9, 0.0), (2.0, 0.0), (2.0, 0.0)])  # no saturation
     with pytest.raises(AssertionError, match="claims vanishing under a growing bound when saturated, but"):
         panel("one-unit")
 
@@ -144,27 +150,28 @@ def test_static_figure_is_written_as_a_book_png(name: str, tmp_path) -> None:  #
 
 
 def test_sampling_parts_are_the_decoding_rules_at_one_setting() -> None:
-    z = torch.tensor(panel_data.EXPLORER_LOGITS, dtype=torch.float64)
-    parts = panel_data.sampling_parts(0.7, 3, 0.8)
+    z = torch.tensor(sampling_panels.EXPLORER_LOGITS, dtype=torch.float64)
+    parts = sampling_panels.sampling_parts(0.7, 3, 0.8)
     assert parts["temperature"] == temperature_probs(z, 0.7).tolist()
     assert parts["topK"] == top_k_probs(z, 3, 0.7).tolist()
     assert parts["nucleus"] == nucleus_probs(z, 0.8, 0.7).tolist()
     assert [q > 0 for q in parts["topK"]] == [True, True, True, False, False, False]
     with pytest.raises(ValueError, match=r"k must be an int in \[1, 6\]"):
-        panel_data.sampling_parts(1.0, 7, 0.9)
+        sampling_panels.sampling_parts(1.0, 7, 0.9)
     with pytest.raises(ValueError, match="temperature must be"):
-        panel_data.sampling_parts(0.0, 2, 0.9)
+        sampling_panels.sampling_parts(0.0, 2, 0.9)
     with pytest.raises(ValueError, match=r"p must be a number in \(0, 1\]"):
-        panel_data.sampling_parts(1.0, 2, 1.5)
+        sampling_panels.sampling_parts(1.0, 2, 1.5)
 
 
 def test_sampling_panel_beats_state_what_the_rules_compute() -> None:
     data = panel("sampling-explorer")
-    assert [(b["state"]["tau"], b["state"]["k"], b["state"]["p"]) for b in data["beats"]] == panel_data.SAMPLING_BEATS
-    assert data["logits"] == list(panel_data.EXPLORER_LOGITS)
-    assert data["tokens"] == list(panel_data.EXPLORER_TOKENS)
+    settings = [(b["state"]["tau"], b["state"]["k"], b["state"]["p"]) for b in data["beats"]]
+    assert settings == sampling_panels.SAMPLING_BEATS
+    assert data["logits"] == list(sampling_panels.EXPLORER_LOGITS)
+    assert data["tokens"] == list(sampling_panels.EXPLORER_TOKENS)
     texts = [b["text"] for b in data["beats"]]
-    cold = panel_data.sampling_parts(0.5, 6, 1.0)["temperature"]
+    cold = sampling_panels.sampling_parts(0.5, 6, 1.0)["temperature"]
     assert f"a rises to {number(cold[0])}" in texts[1]
     assert "renormalised to 0.69, 0.31" in texts[3]
     assert "the nucleus shrinks to a and b" in texts[5]
@@ -174,18 +181,18 @@ def test_sampling_panel_beats_state_what_the_rules_compute() -> None:
 
 
 def test_a_false_sampling_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch) -> None:
-    beats = list(panel_data.SAMPLING_BEATS)
+    beats = list(sampling_panels.SAMPLING_BEATS)
     beats[6] = (0.25, 2, 0.9)  # "hotter" made colder: the nucleus no longer grows
-    monkeypatch.setattr(panel_data, "SAMPLING_BEATS", beats)
+    monkeypatch.setattr(sampling_panels, "SAMPLING_BEATS", beats)
     with pytest.raises(AssertionError,
                        match="claims that the nucleus grows with the temperature while top-k stays, but"):
         panel("sampling-explorer")
 
 
 def test_sampling_tokens_read_as_runs() -> None:
-    assert panel_data._tokens(["a"]) == "a"
-    assert panel_data._tokens(["a", "b"]) == "a and b"
-    assert panel_data._tokens(["a", "b", "c", "d"]) == "a to d"
+    assert sampling_panels._tokens(["a"]) == "a"
+    assert sampling_panels._tokens(["a", "b"]) == "a and b"
+    assert sampling_panels._tokens(["a", "b", "c", "d"]) == "a to d"
 
 
 def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
@@ -199,9 +206,9 @@ def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
         assert [t.split(": ")[-1] for t in titles[2::3]] == ["2 kept", "3 kept", "5 kept"]
         assert all(t.endswith("2 kept") for t in titles[1::3])
         filled = [p.get_height() for p in axes[5].patches if p.get_fill()]  # tau = 1, nucleus 0.9
-        assert filled == pytest.approx(panel_data.sampling_parts(1.0, 2, 0.9)["nucleus"])
+        assert filled == pytest.approx(sampling_panels.sampling_parts(1.0, 2, 0.9)["nucleus"])
         hollow = [p.get_height() for p in axes[5].patches if not p.get_fill()]
-        assert hollow == pytest.approx(panel_data.sampling_parts(1.0, 2, 0.9)["temperature"])
+        assert hollow == pytest.approx(sampling_panels.sampling_parts(1.0, 2, 0.9)["temperature"])
     finally:
         plt.close(fig)
 
@@ -230,7 +237,7 @@ def test_panel_data_matches_its_reviewed_snapshot(name: str) -> None:
     """Every panel's data (beats, transcript, controls, notes) against tests/golden/panel_<name>.json.
 
     The transcript is content a reader reads: after changing a panel on purpose, read its beats, then
-    rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_panel_data.py``.
+    rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/panels/test_data.py``.
     """
     ours = json.loads(panel_json(name))
     path = Path(__file__).parents[1] / "golden" / f"panel_{name}.json"
@@ -240,12 +247,12 @@ def test_panel_data_matches_its_reviewed_snapshot(name: str) -> None:
 
 
 def test_small_formatters_at_their_edges() -> None:
-    assert panel_data._beat({}, "it's")["text"] == "it\u2019s"
-    assert panel_data._signed(0) == "0"
-    assert panel_data._signed(2) == "+2"
-    assert panel_data._signed(-1.5) == "\u22121.5"
-    assert [panel_data._tex_signed(v) for v in (-1.0, 0.0, 2.0)] == ["-1", "0", "+2"]
-    assert panel_data._tokens(["a", "b", "c"]) == "a to c"
+    assert panel_beats.beat({}, "it's")["text"] == "it\u2019s"
+    assert panel_beats.signed(0) == "0"
+    assert panel_beats.signed(2) == "+2"
+    assert panel_beats.signed(-1.5) == "\u22121.5"
+    assert [panel_beats.tex_signed(v) for v in (-1.0, 0.0, 2.0)] == ["-1", "0", "+2"]
+    assert sampling_panels._tokens(["a", "b", "c"]) == "a to c"
     assert number(1e-3) == "0.001"
     assert number(9999.0) == "10000"  # rounded to three significant digits, printed plainly
     assert number(0.35) == "0.35"
@@ -253,7 +260,7 @@ def test_small_formatters_at_their_edges() -> None:
     assert number(-0.0) == "0"
     assert number(0.123456) == "0.123"
     with pytest.raises(ValueError, match="zip"):
-        panel_data._kept([0.5, 0.5])  # one probability per token, or nothing
+        sampling_panels._kept([0.5, 0.5])  # one probability per token, or nothing
 
 
 def test_crossing_accepts_its_whole_range_and_refuses_outside_it() -> None:
@@ -269,12 +276,12 @@ def test_lstm_gate_states_name_the_gate_out_of_range_and_accept_the_edges() -> N
         gates = [0.5, 0.5, 0.5, 0.0]
         gates[j] = -0.1
         with pytest.raises(ValueError, match=f"gate {name} must be in"):
-            panel_data.lstm_gate_states(steps=[tuple(gates)])
-    edges = panel_data.lstm_gate_states(c0=0.0, steps=[(0.0, 1.0, 1.0, -1.0), (0.0, 1.0, 1.0, 1.0)])
+            gated_panels.lstm_gate_states(steps=[tuple(gates)])
+    edges = gated_panels.lstm_gate_states(c0=0.0, steps=[(0.0, 1.0, 1.0, -1.0), (0.0, 1.0, 1.0, 1.0)])
     assert [s["c"] for s in edges] == [-1.0, 1.0]
     for g in (-1.5, 1.5):
         with pytest.raises(ValueError, match="candidate g must be in"):
-            panel_data.lstm_gate_states(steps=[(0.5, 0.5, 0.5, g)])
+            gated_panels.lstm_gate_states(steps=[(0.5, 0.5, 0.5, g)])
 
 
 def test_panel_json_is_compact_unescaped_and_strict(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -282,8 +289,8 @@ def test_panel_json_is_compact_unescaped_and_strict(monkeypatch: pytest.MonkeyPa
     assert "\u2212" in text  # UTF-8 as is, not \\u escapes
     assert '": ' not in text
     assert '", "' not in text
-    assert json.loads(text)["msPerWord"] == panel_data.MS_PER_WORD
-    assert json.loads(text)["moveMs"] == panel_data.MOVE_MS
+    assert json.loads(text)["msPerWord"] == panel_beats.MS_PER_WORD
+    assert json.loads(text)["moveMs"] == panel_beats.MOVE_MS
     monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "title": "<b>", "beats": []})
     assert "\\u003cb>" in panel_json("keep-dial")
     monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "value": float("nan"), "beats": []})
@@ -292,14 +299,14 @@ def test_panel_json_is_compact_unescaped_and_strict(monkeypatch: pytest.MonkeyPa
 
 
 def test_one_unit_curves_name_their_two_curves() -> None:
-    curves = panel_data.one_unit_curves(0.5, 0.0, steps=3)
+    curves = bptt_panels.one_unit_curves(0.5, 0.0, steps=3)
     assert sorted(curves) == ["bounds", "products"]
     assert curves["bounds"] == pytest.approx([1.0, 0.5, 0.25, 0.125])
 
 
 def _lanes_with(change: Callable[[dict, int], None]) -> Callable[..., dict]:
     """crossing, with ``change(lanes, steps)`` applied to what it returns (a false computation to catch)."""
-    real = panel_data.crossing
+    real = bptt_panels.crossing
 
     def fake(steps: int, chunk: int, marked: int, loss_at: int, seed: int = 5) -> dict:
         lanes = real(steps, chunk, marked, loss_at, seed)
@@ -315,15 +322,19 @@ def _set(lanes: dict, steps: int, when: int, lane: str, key: str, value: list[in
 
 
 def _states_with(index: int, **changes: float) -> Callable[[], list[dict]]:
-    real = panel_data.lstm_gate_states
+    real = gated_panels.lstm_gate_states
     return lambda: [s | changes if i == index else s for i, s in enumerate(real())]
 
 
 def _sampling_beat(index: int, setting: tuple[float, int, float]) -> list[tuple[float, int, float]]:
-    beats = list(panel_data.SAMPLING_BEATS)
+    beats = list(sampling_panels.SAMPLING_BEATS)
     beats[index] = setting
     return beats
 
+
+#: the topic module that owns each panel (what a false-claim test patches)
+TOPIC = {"one-unit": bptt_panels, "truncation-lanes": bptt_panels, "lstm-gates": gated_panels,
+         "forget-power": gated_panels, "keep-dial": gated_panels, "sampling-explorer": sampling_panels}
 
 # (panel, what to patch, its false value, words of the claim that must stop the panel)
 FALSE_CLAIMS = [
@@ -361,13 +372,13 @@ FALSE_CLAIMS = [
                          ids=[f"{c[0]}: {c[3]}" for c in FALSE_CLAIMS])
 def test_every_claim_of_a_transcript_is_checked(monkeypatch: pytest.MonkeyPatch, name: str, attribute: str,
                                                 false: object, claim: str) -> None:
-    monkeypatch.setattr(panel_data, attribute, false)
+    monkeypatch.setattr(TOPIC[name], attribute, false)
     with pytest.raises(AssertionError, match=f"the transcript claims {re.escape(claim)}, but"):
         panel(name)
 
 
 def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = panel_data.sampling_parts
+    real = sampling_panels.sampling_parts
 
     def flat_tail(t: float, k: int, p: float) -> dict[str, list[float]]:
         parts = real(t, k, p)
@@ -375,6 +386,6 @@ def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
             parts["temperature"] = [0.45, 0.25, 0.15, 0.1, 0.049, 0.001]
         return parts
 
-    monkeypatch.setattr(panel_data, "sampling_parts", flat_tail)
+    monkeypatch.setattr(sampling_panels, "sampling_parts", flat_tail)
     with pytest.raises(AssertionError, match="claims hotter lifts the tail, but"):
         panel("sampling-explorer")

@@ -23,8 +23,9 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from chapter_code.core.plotting import SMALLEST_TEXT_KEY, figure_png
-from chapter_code.panels.data import PANELS, sampling_parts
+from chapter_code.panels.data import PANELS
 from chapter_code.panels.figures import static_figure, write_static_figure
+from chapter_code.sampling.panels import sampling_parts
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 
