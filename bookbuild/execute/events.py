@@ -24,10 +24,20 @@ def cell() -> int | None:
     return None if shell is None else shell.execution_count
 
 
-def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float) -> None:
-    """Record one memoized run (``outcome`` "reused" or "computed") for the build report."""
-    _state["runs"].append({"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
-                           "compute_s": round(compute_s, 3), "cell": cell()})
+def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float, seed: Any = None) -> None:
+    """Record one run of ``runtime.run_once`` for the build report and the numbers' previews: ``outcome`` is
+    "reused" or "computed" (memoized), or "made ahead" (served from a sweep's record, ``key`` its job);
+    ``seed`` is the call's ``seed`` argument, when it has an integer one."""
+    entry = {"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
+             "compute_s": round(compute_s, 3), "cell": cell()}
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        entry["seed"] = seed
+    _state["runs"].append(entry)
+
+
+def run_anchor(key: str) -> str:
+    """The id of a run's row in the build report, from its key (a memo key, or a sweep's job path)."""
+    return "run-" + "".join(c if c.isalnum() else "-" for c in key.lower())[:60]
 
 
 def report(message: str) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from bookbuild import files
 from bookbuild.execute import engine
+from bookbuild.execute.events import run_anchor
 from bookbuild.gate import baselines, editions, pagecontent
 from bookbuild.lint import references
 
@@ -289,15 +290,18 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     runs = [(c.result, r) for c in checks for r in c.result.runs]
     if runs:
         lines += ["", "## Memoized runs", "",
-                  "Expensive computations inside chapters, keyed by their code, arguments and data "
-                  "(`runtime.run_once`). *Reused* means read back from an earlier computation in this build "
-                  "folder; a clean build computes every one. For a chapter that was a cache hit, the runs are "
-                  "those of its last execution.", "",
-                  "| chapter | run | outcome | wall time (s) | computing it took (s) | key |",
-                  "|---|---|---|---:|---:|---|"]
+                  "Expensive computations inside chapters (`runtime.run_once`). *Computed* and *reused* are "
+                  "memoized runs, keyed by the definitions they reach, their arguments and data: reused means "
+                  "read back from an earlier computation in this build folder, and a clean build computes every "
+                  "one. *Made ahead* is a call a sweep made before the build, read from its checked record "
+                  "(its key names the sweep, configuration and job; its time is the training's). For a chapter "
+                  "that was a cache hit, the runs are those of its last execution.", "",
+                  "| chapter | run | seed | outcome | wall time (s) | computing it took (s) | key |",
+                  "|---|---|---:|---|---:|---:|---|"]
         for result, r in runs:
-            lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r['outcome']} | {r['wall_s']:.1f} "
-                         f"| {r['compute_s']:.1f} | `{r['key']}` |")
+            anchor = f'<span id="{run_anchor(r["key"])}"></span>'  # the numbers' previews link here
+            lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r.get('seed', '')} | {r['outcome']} "
+                         f"| {r['wall_s']:.1f} | {r['compute_s']:.1f} | {anchor}`{r['key']}` |")
     notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]
     if notes:
         lines += ["", "## Notes from the build", "",

@@ -205,10 +205,11 @@ def run_once(fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (),
         loaded = _load(entry)
         if loaded is not None:
             result, meta = loaded
-            events.note_run(what["function"], key, "reused", time.perf_counter() - started, meta["wall_s"])
+            events.note_run(what["function"], key, "reused", time.perf_counter() - started, meta["wall_s"],
+                            seed=kwargs.get("seed"))
             return result
         result = fn(**kwargs)
         wall = time.perf_counter() - started
         _store(entry, result, {"key": key, "wall_s": wall, "stored_at": time.strftime("%Y-%m-%d %H:%M:%S"), **what})
-    events.note_run(what["function"], key, "computed", wall, wall)
+    events.note_run(what["function"], key, "computed", wall, wall, seed=kwargs.get("seed"))
     return result

@@ -33,6 +33,7 @@ from typing import Any
 
 from docutils import nodes
 
+from bookbuild.execute.events import run_anchor
 from bookbuild.execute.kernel_hooks import FIGURE_MIME
 
 #: the most runs (and sweeps) one number's preview lists
@@ -167,19 +168,24 @@ def glue_provenance(nb: Any, entry: dict[str, Any], listings: list[tuple[str, st
                 if p not in seen:
                     seen.add(p)
                     todo.extend(reads[p])
-            out[name] = _describe(cells, sorted(seen), pos, statement, by_cell, sweeps_by_cell, listed)
+            # the code named is what computed the number: the glue cell and the cells that bound what its
+            # statement reads; the runs and records are every cell upstream (a training feeds a table)
+            out[name] = _describe(cells, sorted(seen), pos, statement, by_cell, sweeps_by_cell, listed,
+                                  direct=sorted(start | {pos}))
         for n in stores:
             defined_at[n] = pos
     return out
 
 
 def _describe(cells: list[Any], reached: list[int], pos: int, statement: str, by_cell: dict[int, list],
-              sweeps_by_cell: dict[int, list], listed: dict[str, str]) -> dict[str, Any]:
+              sweeps_by_cell: dict[int, list], listed: dict[str, str], direct: list[int] | None = None
+              ) -> dict[str, Any]:
     runs, sweeps, called = [], [], set()
     for p in reached:
         count = cells[p].get("execution_count")
         runs += by_cell.get(count, []) if count is not None else []
         sweeps += sweeps_by_cell.get(count, []) if count is not None else []
+    for p in reached if direct is None else direct:
         tree = _parse(cells[p].source)
         called |= _calls(tree) if tree is not None else set()
     unique_runs = list({(r["function"], r["key"]): r for r in runs}.values())
@@ -193,7 +199,8 @@ def _describe(cells: list[Any], reached: list[int], pos: int, statement: str, by
         "number": pos + 1,
         "statement": statement if len(statement) <= 160 else statement[:157] + "...",
         "runs": [{"function": r["function"], "key": r["key"][:12], "outcome": r["outcome"],
-                  "compute_s": r.get("compute_s")} for r in unique_runs[:MAX_LISTED]],
+                  "compute_s": r.get("compute_s"), "anchor": run_anchor(r["key"]),
+                  **({"seed": r["seed"]} if "seed" in r else {})} for r in unique_runs[:MAX_LISTED]],
         "more_runs": max(0, len(unique_runs) - MAX_LISTED),
         "sweeps": unique_sweeps[:MAX_LISTED],
         "listings": [{"name": obj, "id": listing_id(obj)} for obj in shown[:MAX_LISTED]],

@@ -145,11 +145,11 @@ def test_accept_records_a_new_gpu_kind_with_its_software(tmp_path: Path, monkeyp
 
     import torch
 
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(runtime, "pick_device", lambda requested=None: torch.device("cuda"))
-    monkeypatch.setattr(runtime, "gpu_software", lambda device: dict(H200_SOFTWARE))
+    monkeypatch.setattr(numerics, "gpu_software", lambda device: dict(H200_SOFTWARE))
     result = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)
     recs = {"cell-1": [{"kind": "stream", "text": "loss = 1"}]}
 
@@ -188,7 +188,7 @@ def test_accept_for_new_gpu_software_keeps_no_baseline_of_the_old(tmp_path: Path
 
     import torch
 
-    from chapter_code.core import runtime
+    from chapter_code.core import numerics, runtime
 
     folder = tmp_path / "baselines" / "cuda-sm90"
     (folder / "b").mkdir(parents=True)
@@ -198,7 +198,7 @@ def test_accept_for_new_gpu_software_keeps_no_baseline_of_the_old(tmp_path: Path
     (folder / "b" / "fig.png").write_bytes(b"png")
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(runtime, "pick_device", lambda requested=None: torch.device("cuda"))
-    monkeypatch.setattr(runtime, "gpu_software", lambda device: dict(H200_SOFTWARE))
+    monkeypatch.setattr(numerics, "gpu_software", lambda device: dict(H200_SOFTWARE))
     result = engine.ChapterResult("book/a", "hit", "unchanged", 1.0, "k", {}, "", "t", None)
     recs = {"cell-1": [{"kind": "stream", "text": "loss = 1"}]}
     monkeypatch.setattr(gate, "run_and_check", lambda root, only=None: (

@@ -121,3 +121,20 @@ def test_a_number_glued_from_another_page_is_set_as_a_power_of_ten() -> None:
     assert [type(c).__name__ for c in pasted.children] == ["Text", "superscript"]
     assert pasted.astext() == "10\u22126"
     assert paragraph.astext().endswith("2.5e-3 in plain text")  # only glued numbers change
+
+
+def test_the_code_named_is_what_computed_the_number_not_every_cell_upstream() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _cell("config = make_config()\nnet = build_net(config)", 1, "setup"),
+        _cell("run = runtime.run_once(train, config=config, seed=2)\nepoch = first_epoch(run)", 2, "train"),
+        _cell("glue('epoch', epoch)", 3, "glue", glued=("epoch",)),
+    ]
+    entry = {"runs": [{"function": "chapter_code.x.train", "key": "k" * 20, "outcome": "computed", "cell": 2,
+                       "seed": 2}]}
+    listings = [("../chapter_code/x.py", name) for name in ("make_config", "build_net", "train", "first_epoch")]
+    found = provenance.glue_provenance(nb, entry, listings)["epoch"]
+    assert [item["name"] for item in found["listings"]] == ["first_epoch", "train"]  # not the set-up cell's
+    (run,) = found["runs"]  # the training upstream is still named, with its seed and its report row
+    assert run["seed"] == 2
+    assert run["anchor"] == "run-" + "k" * 20

@@ -7,12 +7,12 @@ import pytest
 
 from bookbuild.runs import registry as experiments
 from bookbuild.runs import sweeps
-from chapter_code.core import runtime
+from chapter_code.core import numerics
 
 
 @pytest.fixture
 def gpu_profile(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(runtime, "output_profile", lambda device: "cuda-sm90")
+    monkeypatch.setattr(numerics, "output_profile", lambda device: "cuda-sm90")
     return "cuda-sm90"
 
 

@@ -50,17 +50,19 @@ def _provenance(tab, site_dir: Path, name: str) -> tuple[list[str], dict]:  # ty
 
 def test_every_glued_number_has_a_provenance_entry(page, site_dir: Path) -> None:  # noqa: F811
     keys, data = _provenance(page, site_dir, RUNS_PAGE)
-    with_runs = [k for k in keys if data[k]["runs"]]
+    with_runs = [k for k in keys if any(r["outcome"] != "made ahead" for r in data[k]["runs"])]
     assert with_runs, "no number on the page names the memoized run it came from"
-    run = data[with_runs[0]]["runs"][0]
+    run = next(r for r in data[with_runs[0]]["runs"] if r["outcome"] != "made ahead")
     assert run["function"].startswith("chapter_code.")
     assert len(run["key"]) == 12
     assert run["outcome"] in ("computed", "reused")
+    assert run["anchor"].startswith("run-")
 
 
 def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(page, site_dir: Path) -> None:  # noqa: F811
     keys, data = _provenance(page, site_dir, PAGE)
-    assert not any(data[k]["runs"] for k in keys), "Chapter 4 trains nothing in the build: no memoized run"
+    assert all(r["outcome"] == "made ahead" for k in keys for r in data[k]["runs"]), \
+        "Chapter 4 trains nothing in the build: every run it names was made ahead"
     named = [k for k in keys if any(s["sweep"] == "char-lm-book" for s in data[k]["sweeps"])]
     assert len(named) >= 10, "the numbers measured on Chapter 4's models name the records they were read from"
     record = next(s for s in data[named[0]]["sweeps"] if s["sweep"] == "char-lm-book")
@@ -69,7 +71,8 @@ def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(page, site_dir:
     assert all(len(c) == 12 for c in record["commits"])
     page.locator(f'span.glued[data-glue="{named[0]}"]').first.focus()
     text = _tip(page)["text"]
-    assert text.startswith("Read from trainings made ahead of the book's build"), text
+    assert text.startswith("Read from the training"), text
+    assert "made ahead of the book's build" in text, text
     assert record["commits"][0] not in text
     assert "char-lm-book" not in text
 
@@ -83,8 +86,7 @@ def test_focus_shows_where_a_number_came_from_inside_the_window(page, site_dir, 
         numbers.nth(i).focus()
         state = _tip(page)
         assert state["shown"], i
-        assert state["text"].startswith(("Computed when the book was built", "Read from trainings made ahead")), \
-            state["text"]
+        assert state["text"].startswith(("Computed when the book was built", "Read from ")), state["text"]
         assert not re.search(r"code cell|glue\(|key |commit|[0-9a-f]{12}", state["text"]), state["text"]
         assert state["text"].endswith("How it was made, in detail: the build report"), state["text"]
         assert state["left"] >= 0, (i, state)
@@ -191,3 +193,20 @@ def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_
     assert _tip(page)["shown"]
     page.keyboard.press("ArrowLeft")
     assert page.evaluate("document.activeElement.getAttribute('data-glue')") == key
+
+
+def test_a_preview_names_the_seed_and_links_the_runs_row_in_the_build_report(page, site_dir: Path) -> None:  # noqa: F811
+    """A number from a seeded training says which seed, and its preview's report link lands on that run's row."""
+    open_page(page, site_dir, RUNS_PAGE)
+    data = json.loads(page.evaluate("document.getElementById('glue-provenance').textContent"))
+    shown = page.evaluate("Array.from(document.querySelectorAll('span.glued[data-glue]'), "
+                          "el => el.getAttribute('data-glue'))")
+    key = next(k for k in shown if len({r.get("seed") for r in data[k]["runs"]} - {None}) == 1)
+    run = data[key]["runs"][0]
+    page.locator(f'span.glued[data-glue="{key}"]').first.focus()
+    text = _tip(page)["text"]
+    assert f"seed {run['seed']}" in text, text
+    href = page.evaluate("Array.from(document.querySelectorAll('#glue-tip a')).pop().getAttribute('href')")
+    assert href == f"build-report.html#{run['anchor']}", href
+    report = (site_dir / "book" / "build-report.html").read_text()
+    assert f'id="{run["anchor"]}"' in report, "the report has no row for the run the preview names"

@@ -303,20 +303,30 @@
       el.textContent = value;
       return el;
     }
+    function seeds(runs) {  // "seed 2", "seeds 0 to 2", "seeds 0, 3 and 7", or "" when no run has one
+      var s = runs.filter(function (r) { return typeof r.seed === "number"; }).map(function (r) { return r.seed; })
+        .filter(function (v, i, all) { return all.indexOf(v) === i; }).sort(function (a, b) { return a - b; });
+      if (!s.length) return "";
+      if (s.length === 1) return "seed " + s[0];
+      if (s[s.length - 1] - s[0] === s.length - 1) return "seeds " + s[0] + " to " + s[s.length - 1];
+      return "seeds " + s.slice(0, -1).join(", ") + " and " + s[s.length - 1];
+    }
     function fill(key) {
       var d = data[key];
       var runs = d.runs || [], ahead = (d.sweeps || []).length > 0;
       var trainings = runs.map(function (r) { return r.function.split(".").pop(); })
         .filter(function (name, i, all) { return all.indexOf(name) === i; });
+      var which = trainings.length ? (trainings.length === 1 ? "the training " : "the trainings ") +
+        trainings.join(", ") + (seeds(runs) ? ", " + seeds(runs) : "") : "";
       tip.textContent = "";
       var head;
       if (ahead) {
-        head = "Read from trainings made ahead of the book's build, which checks that they match the code " +
-          "shown here";
+        head = "Read from " + (which || "trainings") + " made ahead of the book's build, which checks that " +
+          "they match the code shown here";
       } else if (runs.length) {
         var fresh = runs.some(function (r) { return r.outcome === "computed"; });
-        head = "Computed when the book was built, from " + (trainings.length === 1 ? "the training " : "the trainings ") +
-          trainings.join(", ") + (fresh ? " (trained by this build)" : " (trained by an earlier build of the same code)");
+        head = "Computed when the book was built, from " + which +
+          (fresh ? " (trained by this build)" : " (trained by an earlier build of the same code)");
       } else {
         head = "Computed when the book was built, by the code on this page";
       }
@@ -330,7 +340,9 @@
         tip.appendChild(text("span", "glue-tip-note", "\u2190 \u2192: the other numbers of this paragraph"));
       }
       var more = text("a", "glue-tip-link", "How it was made, in detail: the build report");
-      more.href = "build-report.html";
+      // the report's row of this number's run (its key, time and outcome), else what the page read
+      more.href = "build-report.html#" + (runs.length && runs[0].anchor ? runs[0].anchor :
+        ahead ? "what-each-chapter-read" : "where-each-chapter-ran");
       tip.appendChild(more);
     }
     function place(el) {
