@@ -374,7 +374,7 @@ def _machine() -> str:
 
 def measure_run_times(labs: list[Lab] | None = None, path: Path | None = None) -> dict[str, Any]:
     """Run every lab's solution edition in a fresh kernel, as a student's Run All does, and store how long its
-    cells took (seconds, to a tenth) in ``path`` (default :data:`TIMINGS`); return what was stored."""
+    cells took (seconds, to a thousandth) in ``path`` (default :data:`TIMINGS`); return what was stored."""
     import platform
     from importlib.metadata import version
 
@@ -387,15 +387,17 @@ def measure_run_times(labs: list[Lab] | None = None, path: Path | None = None) -
         nb = notebook(lab, "solution")
         NotebookClient(nb, timeout=600, kernel_name="python3").execute()
         parts = run_time_parts(nb, lab)
-        stored["labs"][lab.slug] = {key: [round(v, 1) for v in value] if isinstance(value, list)
-                                    else round(value, 1) for key, value in parts.items()}
+        stored["labs"][lab.slug] = {key: [round(v, 3) for v in value] if isinstance(value, list)
+                                    else round(value, 3) for key, value in parts.items()}
     path = TIMINGS if path is None else path
     path.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
     return stored
 
 
 def _seconds(value: float) -> str:
-    return f"{value:.1f} s" if value < 60 else f"{value / 60:.1f} min"
+    if value < 0.01:
+        return "under 0.01 s"
+    return f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
 
 
 def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
@@ -415,8 +417,8 @@ def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
     rows.append(f"| prediction and results table | about 10 min | {run(measured['after'] if measured else 0)} |")
     total = sum(e.minutes for e in lab.exercises) + 10
     rows.append(f"| **in all** | **about {total} min** | **{run(measured['total'] if measured else 0)}** |")
-    where = (f"the running times were measured by running the solution edition's cells on {timings['machine']}, "
-             f"with torch {timings['torch']} and Python {timings['python']} (a laptop's CPU is of the same class)"
+    where = (f"the running times were measured by running the solution edition's cells on the book's build "
+             f"machine ({timings['machine']}), with torch {timings['torch']} and Python {timings['python']}"
              if measured else "the running times are not measured yet")
     note = ("The writing times are the book's estimate for a student who has read the chapter, not a "
             f"measurement; {where}. The stretch section is not in the budget.")
