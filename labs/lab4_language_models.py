@@ -273,7 +273,10 @@ RESULTS = """\
 print(f"{'step':>5} {'loss (nats)':>12} {'perplexity':>11} {'bits/char':>10}")
 for step, loss in history:
     print(f"{step:>5} {loss:>12.4f} {math.exp(loss):>11.2f} "
-          f"{loss / math.log(2):>10.3f}")"""
+          f"{loss / math.log(2):>10.3f}")
+with torch.no_grad():  # the last row: the whole text, scored by your lm_loss_and_ppl
+    loss, ppl, bits = lm_loss_and_ppl(model(inputs)[0], targets)
+print(f"{'all':>5} {loss.item():>12.4f} {ppl:>11.2f} {bits:>10.3f}")"""
 
 
 LAB = Lab(
