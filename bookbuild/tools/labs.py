@@ -671,13 +671,17 @@ def launch_links(doctree: Any) -> None:
         if paragraph is None or paragraph.parent is None or id(paragraph) in done:
             continue
         done.add(id(paragraph))
+        after = paragraph.parent.index(paragraph) + 1
+        if after < len(paragraph.parent) and "lab-launch" in paragraph.parent[after].get("classes", []):
+            continue  # already there
         name = target.rsplit("/", 1)[-1]
         launch = nodes.paragraph(classes=["lab-launch"])
         launch += nodes.Text("To run it without installing anything, launch it in a hosted notebook: open ")
-        launch += nodes.reference("", f"{LAUNCH_NAME}'s upload page", refuri=LAUNCH_URL, classes=["lab-launch-link"])
-        launch += nodes.Text(", choose File, then Upload notebook, and pick the downloaded ")
+        launch += nodes.reference("", LAUNCH_NAME, refuri=LAUNCH_URL, classes=["lab-launch-link"])
+        launch += nodes.Text(", choose Upload in its Open notebook window (or File, then Upload notebook) and "
+                             "pick the downloaded ")
         launch += nodes.literal("", name)
-        launch += nodes.Text(" (PyTorch and NumPy are already installed there).")
+        launch += nodes.Text("; PyTorch and NumPy are already installed there.")
         paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, launch)
 
 

@@ -1191,9 +1191,9 @@ def test_a_launch_link_to_a_hosted_notebook_sits_beside_each_student_download() 
     launch = section.children[1]
     assert "lab-launch" in launch["classes"]
     links = list(launch.findall(nodes.reference))
-    assert [(link["refuri"], link.astext()) for link in links] == [(labs.LAUNCH_URL, "Google Colab's upload page")]
+    assert [(link["refuri"], link.astext()) for link in links] == [(labs.LAUNCH_URL, "Google Colab")]
     text = launch.astext()
-    assert "Upload notebook" in text
+    assert "choose Upload in its Open notebook window" in text
     assert "recurrence-student.ipynb" in text
     labs.launch_links(doc)  # once per download paragraph, however often it runs
     assert len(section.children) == 3
@@ -1208,3 +1208,30 @@ def test_the_launch_links_are_made_by_the_sphinx_extension() -> None:
 
     labs.setup(App())
     assert ("doctree-read", "_launch_links") in connected
+
+
+def test_the_launch_link_reaches_the_html_beside_the_download(tmp_path: Path) -> None:
+    """A page written as the chapters write their lab section, rendered by Sphinx with MyST and the labs'
+    launch links: the HTML holds the download, then the paragraph with the hosted service's link."""
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    (src / "_build" / "labs").mkdir(parents=True)
+    (src / "_build" / "labs" / "recurrence-student.ipynb").write_text("{}")
+    (src / "conf.py").write_text(
+        "extensions = ['myst_parser']\nexclude_patterns = ['_build']\n"
+        "def setup(app):\n    from bookbuild.tools import labs\n"
+        "    app.connect('doctree-read', labs._launch_links)\n")
+    (src / "index.md").write_text(
+        "# Lab\n\nNotebooks to download: the {download}`student edition <_build/labs/recurrence-student.ipynb>`.\n\n"
+        "What follows.\n")
+    out = tmp_path / "html"
+    app = Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None, warning=None,
+                 freshenv=True)
+    app.build()
+    html = (out / "index.html").read_text(encoding="utf-8")
+    download = html.index("recurrence-student.ipynb")
+    launch = html.index(f'href="{labs.LAUNCH_URL}"')
+    assert download < launch < html.index("What follows.")
+    assert 'class="lab-launch"' in html
+    assert "choose Upload in its Open notebook window" in html
