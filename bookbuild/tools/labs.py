@@ -100,6 +100,9 @@ class Exercise:
     context: tuple[str, ...] = ()  # other objects ("module:name") whose whole source precedes the target
     reference: Callable[[], dict[str, Any]] | None = None  # its value, not its source, goes into the notebook
     minutes: int = 15  # the book's estimate of a student's writing time (the run time is measured: TIMINGS)
+    # (context ref, code): in the student edition, the solution region of a context object that is another
+    # exercise's answer (Lab 6 scores with Lab 4's lm_loss_and_ppl) is replaced by this equivalent stand-in
+    stand_ins: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.hints or isinstance(self.hints, str):
@@ -479,7 +482,7 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         name = exercise.target.partition(":")[2]
         cells.append(md(f"## Exercise {number}: `{name}`\n\n{exercise_budget(lab, number, timings)}\n\n"
                         f"{exercise.task.strip()}"))
-        parts = [hide_markers(_object_source(ref)[0]).rstrip("\n") for ref in exercise.context]
+        parts = [_context_source(ref, exercise, edition).rstrip("\n") for ref in exercise.context]
         if edition == "solution":
             parts.append(solution_source(exercise.target).rstrip("\n"))
         else:
@@ -517,6 +520,25 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                    "language_info": {"name": "python"}}
     return nb
+
+
+def _context_source(ref: str, exercise: Exercise, edition: str) -> str:
+    """A context object's source as the notebook shows it. One with a solution region is another exercise's
+    answer: the solution edition shows it as tested, the student edition with the exercise's stand-in (an
+    equivalent written differently) in place of the region; without a stand-in that is an error."""
+    source = _object_source(ref)[0]
+    if not any(line.strip() == BEGIN for line in source.splitlines()) or edition == "solution":
+        return hide_markers(source)
+    stand_in = dict(exercise.stand_ins).get(ref)
+    if stand_in is None:
+        raise LabError(f"{exercise.target}: its context {ref} is another exercise's answer; give a stand-in "
+                       "(Exercise.stand_ins) so that the student edition does not print it")
+    lines = solution_source(ref).splitlines()
+    begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
+    end = next(i for i, line in enumerate(lines) if line.strip() == END)
+    indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+    given = [f"{indent}{line}" if line else "" for line in textwrap.dedent(stand_in).strip("\n").splitlines()]
+    return "\n".join(lines[:begin] + given + lines[end + 1 :]) + "\n"
 
 
 def load_labs(folder: Path = LABS) -> list[Lab]:

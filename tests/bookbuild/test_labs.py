@@ -1235,3 +1235,64 @@ def test_the_launch_link_reaches_the_html_beside_the_download(tmp_path: Path) ->
     assert download < launch < html.index("What follows.")
     assert 'class="lab-launch"' in html
     assert "choose Upload in its Open notebook window" in html
+
+
+def _computing_keys(exercise: labs.Exercise) -> list[tuple[str, str]]:
+    """(key, expression) of each solution line that computes something, compared as a reader copies it."""
+    found = []
+    for line in _solution_lines(exercise):
+        right = re.split(r"^return\s|(?<![=!<>])=(?!=)", line, maxsplit=1)[-1]
+        key = _code_key(right).replace("*", "")
+        computes = re.search(r"[-+*/@]", right) and all(right.count(a) == right.count(b) for a, b in PAIRS)
+        if computes and len(key) >= 10 and not re.match(r"(for|if|while|with)\s", line):
+            found.append((key, right))
+    return found
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_no_student_notebook_holds_the_answer_of_another_lab_s_exercise(lab: labs.Lab) -> None:
+    """Lab 6 scores with Lab 4's lm_loss_and_ppl: its student edition shows a stand-in, not Lab 4's answer."""
+    text = _code_key("\n".join(cell.source for cell in labs.notebook(lab, "student").cells)).replace("*", "")
+    for other in LABS:
+        for exercise in other.exercises:
+            for key, right in _computing_keys(exercise):
+                assert key not in text, f"{lab.slug}'s student notebook holds {exercise.target}'s {right!r}"
+
+
+def test_a_stand_in_computes_what_the_answer_it_replaces_computes() -> None:
+    lab = next(lab for lab in LABS if lab.slug == "depth")
+    cell = next(c.source for c in labs.notebook(lab, "student").cells if "def lm_loss_and_ppl" in c.source)
+    assert "given: Lab 4 asks you to write this one" in cell
+    space: dict = {}
+    exec(labs.notebook(lab, "student").cells[1].source, space)  # the set-up cell: imports
+    exec(cell.split("\n\n\ndef prefix_only_loss")[0].split("@torch.no_grad()")[0], space)
+    gen = torch.Generator().manual_seed(5)
+    logits, targets = torch.randn(3, 4, 7, generator=gen), torch.randint(0, 7, (3, 4), generator=gen)
+    got, want = space["lm_loss_and_ppl"](logits, targets), lm_loss_and_ppl(logits, targets)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == pytest.approx(want[1:], rel=1e-6)
+
+
+def test_a_context_that_is_another_exercise_s_answer_needs_a_stand_in() -> None:
+    exercise = labs.Exercise("chapter_code.depth.layers:prefix_only_loss", "task", ("nudge", "idea"), print,
+                             context=("chapter_code.lm.perplexity:lm_loss_and_ppl",))
+    with pytest.raises(labs.LabError, match="is another exercise's answer; give a stand-in"):
+        labs._context_source(exercise.context[0], exercise, "student")
+    assert labs.BEGIN not in labs._context_source(exercise.context[0], exercise, "solution")
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_a_notebook_imports_only_the_packages_its_first_cell_names_and_the_standard_library(lab) -> None:
+    import ast
+    import sys
+
+    for edition in ("student", "solution"):
+        for cell in labs.notebook(lab, edition).cells:
+            if cell.cell_type != "code":
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+                for name in names:
+                    top = name.split(".")[0]
+                    assert top in lab.requirements or top in sys.stdlib_module_names, (lab.slug, name)
