@@ -417,14 +417,17 @@ def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
         name = exercise.target.partition(":")[2]
         seconds = measured["exercises"][number - 1] if measured else 0
         rows.append(f"| exercise {number}, `{name}` | about {exercise.minutes} min | {run(seconds)} |")
-    rows.append(f"| prediction and results table | about 10 min | {run(measured['after'] if measured else 0)} |")
-    total = sum(e.minutes for e in lab.exercises) + 10
+    extra = 10 if lab.prediction is not None or lab.results else 0  # the prediction and the results table
+    if extra:
+        rows.append(f"| prediction and results table | about {extra} min | "
+                    f"{run(measured['after'] if measured else 0)} |")
+    total = sum(e.minutes for e in lab.exercises) + extra
     rows.append(f"| **in all** | **about {total} min** | **{run(measured['total'] if measured else 0)}** |")
     where = (f"the running times were measured by running the solution edition's cells on the book's build "
              f"machine ({timings['machine']}), with torch {timings['torch']} and Python {timings['python']}"
              if measured else "the running times are not measured yet")
     note = ("The writing times are the book's estimate for a student who has read the chapter, not a "
-            f"measurement; {where}. The stretch section is not in the budget.")
+            f"measurement; {where}." + (" The stretch section is not in the budget." if lab.stretch else ""))
     return "**Time budget.**\n\n" + "\n".join(rows) + "\n\n" + note
 
 
