@@ -4,7 +4,7 @@ masked loop.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 
 def checkpoint_rnn_step(rnn_step):
@@ -165,6 +165,118 @@ def checkpoint_rnn_loop(rnn_loop):
     )
 
 
+def checkpoint_masked_mean_state(masked_mean_state):
+    """Seeded states of three sequences of lengths 4, 1 and 3, padded to 5 steps: each
+    row's summary against the mean of that row's real steps alone; the padded steps
+    hold values that must not count.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(3)
+    states = torch.randn(3, 5, 2, generator=gen)
+    lengths = [4, 1, 3]
+    mask = torch.arange(5).expand(3, 5) < torch.tensor(lengths).unsqueeze(1)
+    want = torch.stack([states[i, :n].mean(dim=0) for i, n in enumerate(lengths)])
+    got = masked_mean_state(states, mask)
+    assert tuple(got.shape) == (3, 2), (
+        f"masked_mean_state should return one (H,) summary per row, (B, H) = (3, 2); "
+        f"got {tuple(got.shape)}"
+    )
+    if not torch.allclose(got, want, atol=1e-6):
+        real_sums = torch.stack(
+            [states[i, :n].sum(dim=0) for i, n in enumerate(lengths)]
+        )
+        if torch.allclose(got, states.mean(dim=1), atol=1e-6):
+            raise AssertionError(
+                "your summaries average all 5 steps, padded ones included: the "
+                "padding's states count as if the sequence had read them"
+            )
+        if torch.allclose(got, real_sums / 5, atol=1e-6):
+            raise AssertionError(
+                "the padded steps are out of your sum, but you divide by the padded "
+                "length, 5: the row with 1 real step is averaged as if it had 5"
+            )
+        if torch.allclose(got, real_sums, atol=1e-6):
+            raise AssertionError(
+                "your summaries are sums over the real steps, not means: a longer "
+                "sequence gets a larger summary for the same states"
+            )
+        gap = (got - want).abs().max().item()
+        raise AssertionError(
+            f"the summaries differ from each row's mean over its real steps by up to "
+            f"{gap:.3g}; check which steps your mask lets in"
+        )
+    as_numbers = masked_mean_state(states, mask.float())
+    assert torch.allclose(as_numbers, want, atol=1e-6), (
+        "with the same mask given as 0.0/1.0 floats the summaries change: read the "
+        "mask as true where it is nonzero, whatever its dtype"
+    )
+    print("Checkpoint passed: masked_mean_state averages each row over its real steps")
+
+
+PREDICTION = Prediction(
+    question=(
+        "A sequence of 3 steps is padded to 7 with zero inputs, and your `rnn_loop` "
+        "runs over the padded batch. How far (largest absolute difference of one "
+        "entry) will its final state be from the state after its 3 real steps: about "
+        "0, 0.01, 0.1 or 1? First without the mask, then with it."
+    ),
+    guess=(
+        "# your guesses, before you run the next cell (a number each)\n"
+        "guess_without_mask = None\n"
+        "guess_with_mask = None"
+    ),
+    measure="""\
+torch.manual_seed(0)
+cell = nn.RNNCell(2, 4)
+with torch.no_grad():
+    w_ih, w_hh = cell.weight_ih.clone(), cell.weight_hh.clone()
+    b = cell.bias_ih + cell.bias_hh
+    short = torch.randn(3, 2)
+    batch, mask = pad_batch([short, torch.randn(7, 2)])  # row 0: 3 real steps of 7
+    _, alone = rnn_loop(short.unsqueeze(0), w_ih, w_hh, b)
+    _, unmasked = rnn_loop(batch, w_ih, w_hh, b)
+    _, masked = rnn_loop(batch, w_ih, w_hh, b, mask=mask)
+measured_without_mask = (unmasked[0] - alone[0]).abs().max().item()
+measured_with_mask = (masked[0] - alone[0]).abs().max().item()""",
+    compare="""\
+print(f"without the mask: you guessed {guess_without_mask}, "
+      f"measured {measured_without_mask:.3g}")
+print(f"with the mask:    you guessed {guess_with_mask}, "
+      f"measured {measured_with_mask:.3g}")
+# Zero inputs are not nothing: the bias and the recurrent term act at every step.""",
+)
+
+STRETCH = (
+    "Give your `rnn_step` a `nonlinearity` argument (`'tanh'` or `'relu'`) and "
+    "check it against `nn.RNNCell(..., nonlinearity='relu')`. Then run 200 steps "
+    "of each with the same recurrent weight scaled up: which state's norm can grow "
+    "without bound, and why?",
+    "Write `last_real_state(states, mask)`, which picks each row's state at its "
+    "last real step by indexing, with no loop over the batch; check it against the "
+    "second value your masked `rnn_loop` returns.",
+    "Time your `rnn_loop` against `nn.RNN` for 10, 100 and 1000 steps. Which part "
+    "of your loop would you move out of Python first, and how much of the gap would "
+    "that close?",
+)
+
+RESULTS = """\
+torch.manual_seed(1)
+rnn = nn.RNN(2, 4, batch_first=True)
+seqs = [torch.randn(n, 2) for n in (6, 4, 2, 1)]
+with torch.no_grad():
+    w_ih, w_hh = rnn.weight_ih_l0.clone(), rnn.weight_hh_l0.clone()
+    b = rnn.bias_ih_l0 + rnn.bias_hh_l0
+    batch, mask = pad_batch(seqs)
+    states, last = rnn_loop(batch, w_ih, w_hh, b, mask=mask)
+    summary = masked_mean_state(states, mask)
+    print(f"{'length':>6} {'|last h|':>9} {'|mean h|':>9} {'gap to nn.RNN':>14}")
+    for i, seq in enumerate(seqs):
+        gap = (last[i] - rnn(seq.unsqueeze(0))[1][0, 0]).abs().max().item()
+        print(f"{len(seq):>6} {last[i].norm().item():9.4f} "
+              f"{summary[i].norm().item():9.4f} {gap:14.1e}")"""
+
+
 LAB = Lab(
     slug="recurrence",
     chapter="book/recurrence",
@@ -179,6 +291,9 @@ LAB = Lab(
     ),
     setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
     "torch import nn",
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.rnn.recurrence:rnn_step",
@@ -197,6 +312,7 @@ LAB = Lab(
                 "broadcasts over the batch), all inside `torch.tanh`.",
             ),
             checkpoint=checkpoint_rnn_step,
+            minutes=10,
         ),
         Exercise(
             target="chapter_code.rnn.recurrence:pad_batch",
@@ -216,6 +332,7 @@ LAB = Lab(
                 "the mask.",
             ),
             checkpoint=checkpoint_pad_batch,
+            minutes=15,
         ),
         Exercise(
             target="chapter_code.rnn.recurrence:rnn_loop",
@@ -238,6 +355,28 @@ LAB = Lab(
                 "state; finally `torch.stack` the list along dim 1.",
             ),
             checkpoint=checkpoint_rnn_loop,
+            minutes=20,
+        ),
+        Exercise(
+            target="labs.solutions:masked_mean_state",
+            task=(
+                "Beyond the page: a classifier reads one vector per sequence, not "
+                "one per step. Given the states `(B, T, H)` of a padded batch and its "
+                "mask `(B, T)` (true or 1 on a real step, false or 0 on padding), "
+                "return each row's mean state over its real steps, `(B, H)`. The "
+                "chapter does not show this function; the padding must change "
+                "nothing."
+            ),
+            hints=(
+                "Two things depend on the padding: which states go into the sum, and "
+                "how many steps you divide by. The mask can decide both.",
+                "Make the mask numeric in the states' dtype, with a trailing axis of "
+                "size 1 so that it broadcasts over `H`; use it once to zero the "
+                "padded states before summing over time and once to count each "
+                "row's real steps.",
+            ),
+            checkpoint=checkpoint_masked_mean_state,
+            minutes=15,
         ),
     ],
 )

@@ -4,7 +4,7 @@ product, clipping.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 
 def checkpoint_bptt_vanilla(bptt_vanilla):
@@ -221,6 +221,131 @@ def checkpoint_clip_gradients(clip_gradients):
     )
 
 
+def checkpoint_clip_gradient_values(clip_gradient_values):
+    """A small layer's gradients, with entries on both sides of the limit 3.0, against
+    nn.utils.clip_grad_value_ on a copy; the count against the entries outside the
+    limit before clipping.
+    """
+    import torch
+    from torch import nn
+
+    def fresh():
+        torch.manual_seed(4)
+        model = nn.Linear(4, 3)
+        model(torch.randn(6, 4)).pow(2).sum().backward()
+        return model
+
+    limit, theirs, ours = 3.0, fresh(), fresh()
+    nn.utils.clip_grad_value_(theirs.parameters(), limit)
+    before = [p.grad.clone() for p in ours.parameters()]
+    count = clip_gradient_values(list(ours.parameters()), limit)
+    after = [p.grad for p in ours.parameters()]
+    if all(torch.equal(a, b) for a, b in zip(after, before, strict=True)):
+        raise AssertionError(
+            "the parameters' .grad did not change: the clipped values must be "
+            "written into the gradients the optimizer reads, in place"
+        )
+    for a, b, t in zip(after, before, theirs.parameters(), strict=True):
+        inside = b.abs() <= limit
+        assert torch.equal(a[inside], b[inside]), (
+            "an entry already inside [-3, 3] changed: clipping by value leaves those "
+            "alone (rescaling every entry is clipping by the norm)"
+        )
+        assert bool((a >= -limit).all()), (
+            "entries below -3 were left as they were: the limit holds on the "
+            "negative side too"
+        )
+        assert bool((a <= limit).all()), "entries above 3 were left as they were"
+        gap = (a - t.grad).abs().max().item()
+        assert gap < 1e-6, (
+            "the clipped gradients differ from nn.utils.clip_grad_value_'s by "
+            f"{gap:.3g}"
+        )
+    outside = sum(int((b.abs() > limit).sum()) for b in before)
+    assert isinstance(count, int), (
+        f"clip_gradient_values should return a whole number (an int); got "
+        f"{type(count).__name__}"
+    )
+    assert count == outside, (
+        f"{outside} entries lay outside [-3, 3] before clipping; your function "
+        f"returned {count}"
+        + (": count them before you clip, not after" if count == 0 else "")
+    )
+    print(
+        "Checkpoint passed: clip_gradient_values matches nn.utils.clip_grad_value_ and "
+        f"counts the {outside} entries it changed"
+    )
+
+
+PREDICTION = Prediction(
+    question=(
+        "Clipping changes a gradient's length; does it change its direction? An RNN's "
+        "gradient is clipped twice, once by your `clip_gradients` (joint norm at most "
+        "1) and once by your `clip_gradient_values` (every entry within 20). Guess "
+        "the cosine between the gradient before and after each: exactly 1, about "
+        "0.9, about 0.5, or lower?"
+    ),
+    guess=(
+        "# your guesses, before you run the next cell (a number each)\n"
+        "guess_cosine_by_norm = None\n"
+        "guess_cosine_by_value = None"
+    ),
+    measure="""\
+def rnn_with_gradient():
+    torch.manual_seed(0)
+    model = nn.RNN(3, 8, batch_first=True)
+    states, _ = model(torch.randn(4, 30, 3))
+    states.pow(2).sum().backward()
+    return model
+
+
+def joined(model):
+    return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+by_norm, by_value = rnn_with_gradient(), rnn_with_gradient()
+before = joined(by_norm)
+clip_gradients(by_norm.parameters(), 1.0)
+changed = clip_gradient_values(by_value.parameters(), 20.0)
+cosine = nn.functional.cosine_similarity
+measured_cosine_by_norm = cosine(before, joined(by_norm), dim=0).item()
+measured_cosine_by_value = cosine(before, joined(by_value), dim=0).item()""",
+    compare="""\
+print(f"by the norm:  you guessed {guess_cosine_by_norm}, "
+      f"measured {measured_cosine_by_norm:.4f}")
+print(f"by the value: you guessed {guess_cosine_by_value}, "
+      f"measured {measured_cosine_by_value:.4f} "
+      f"({changed} of {before.numel()} entries clipped)")""",
+)
+
+STRETCH = (
+    "Truncated backpropagation through time: give your `bptt_vanilla` an argument "
+    "`k` so that what a step hands back is dropped after `k` steps. Check it against "
+    "autograd on a loop that detaches the state every `k` steps, and measure how the "
+    "gradient of the first input changes with `k`.",
+    "Train a small `nn.RNN` on a task of your choice three times: no clipping, "
+    "clipping by the norm, clipping by value. Plot the loss against the step; does "
+    "clipping by value still train when its limit is tiny?",
+    "Find, for a random `W_hh` of size 16, the scale at which your Jacobian norms "
+    "stop shrinking with distance. How does it compare with the spectral norm of "
+    "`W_hh`, and why do the tanh's derivatives move it?",
+)
+
+RESULTS = """\
+x = torch.randn(1, 30, 3, generator=torch.Generator().manual_seed(2))
+distances = (1, 5, 10, 20, 30)
+print(f"{'||W_hh||_2':>10}" + "".join(f"{'d = ' + str(d):>10}" for d in distances))
+for scale in (0.5, 1.0, 2.0):
+    torch.manual_seed(2)
+    rnn = nn.RNN(3, 16, batch_first=True)
+    with torch.no_grad():
+        w = rnn.weight_hh_l0
+        w.mul_(scale / torch.linalg.matrix_norm(w, ord=2))  # spectral norm = scale
+        states = rnn(x)[0][0]  # (T, H)
+        norms = jacobian_product_norms(states, w)
+    print(f"{scale:>10}" + "".join(f"{norms[d]:>10.2e}" for d in distances))"""
+
+
 LAB = Lab(
     slug="gradients",
     chapter="book/gradients",
@@ -238,6 +363,9 @@ LAB = Lab(
         "import math\nfrom collections.abc import Iterable\nfrom dataclasses import "
         "dataclass\n\nimport torch\nfrom torch import nn"
     ),
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.bptt.gradients:bptt_vanilla",
@@ -264,6 +392,7 @@ LAB = Lab(
                 "transposed.",
             ),
             checkpoint=checkpoint_bptt_vanilla,
+            minutes=30,
         ),
         Exercise(
             target="chapter_code.bptt.gradients:jacobian_product_norms",
@@ -283,6 +412,7 @@ LAB = Lab(
                 "`torch.linalg.matrix_norm(product, ord=2)`.",
             ),
             checkpoint=checkpoint_jacobian_product_norms,
+            minutes=15,
         ),
         Exercise(
             target="chapter_code.bptt.clipping:clip_gradients",
@@ -303,6 +433,27 @@ LAB = Lab(
                 "multiply each gradient in place (`mul_`).",
             ),
             checkpoint=checkpoint_clip_gradients,
+            minutes=15,
+        ),
+        Exercise(
+            target="labs.solutions:clip_gradient_values",
+            task=(
+                "Beyond the page: the other common way to clip. The gradients of the "
+                "parameters that have one are in `grads`. Clip every entry into "
+                "$[-\\text{limit}, \\text{limit}]$ in place, each entry on its own, "
+                "and return how many entries the clipping changed, as an `int`. The "
+                "chapter clips by the norm only; check yours against "
+                "`nn.utils.clip_grad_value_`."
+            ),
+            hints=(
+                "An entry inside the interval must come out untouched, and the "
+                "count is of entries that lay outside it before you clipped.",
+                "Loop over the gradients: count the entries whose size exceeds the "
+                "limit, then clamp the tensor in place (a method whose name ends in "
+                "an underscore) with both bounds.",
+            ),
+            checkpoint=checkpoint_clip_gradient_values,
+            minutes=10,
         ),
     ],
 )

@@ -4,7 +4,7 @@ GRU step.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 
 def _inputs(seed: int, shapes: dict[str, tuple[int, ...]]) -> dict[str, list]:
@@ -266,6 +266,73 @@ def checkpoint_gru_step(gru_step, expected):
     )
 
 
+PREDICTION = Prediction(
+    question=(
+        "An LSTM cell with small random weights starts from $c_0$ = all ones and reads "
+        "30 steps of zero input. Its forget gate's bias is set to 3 (PyTorch starts it "
+        "near 0). What is left of the cell state after the 30 steps (the mean of "
+        "$|c_{30}|$): about 0.5, 0.2, 0.05, or less than 0.01? And with the forget "
+        "bias at 0?"
+    ),
+    guess=(
+        "# your guesses, before you run the next cell (a number each)\n"
+        "guess_left_with_bias_3 = None\n"
+        "guess_left_with_bias_0 = None"
+    ),
+    measure="""\
+def cell_left(forget_bias, steps=30, hidden=8):
+    gen = torch.Generator().manual_seed(0)
+    weight_ih = 0.1 * torch.randn(4 * hidden, 1, generator=gen)
+    weight_hh = 0.1 * torch.randn(4 * hidden, hidden, generator=gen)
+    bias = torch.zeros(4 * hidden)
+    bias[hidden : 2 * hidden] = forget_bias  # the forget gate's block
+    h, c, x = torch.zeros(1, hidden), torch.ones(1, hidden), torch.zeros(1, 1)
+    for _ in range(steps):
+        h, c = lstm_cell_step(x, h, c, weight_ih, weight_hh, bias)
+    return c.abs().mean().item()
+
+
+measured_left_with_bias_3 = cell_left(3.0)
+measured_left_with_bias_0 = cell_left(0.0)""",
+    compare="""\
+print(f"forget bias 3: you guessed {guess_left_with_bias_3}, "
+      f"measured {measured_left_with_bias_3:.3g}")
+print(f"forget bias 0: you guessed {guess_left_with_bias_0}, "
+      f"measured {measured_left_with_bias_0:.3g}")
+# Each step multiplies the cell by the forget gate: 30 factors compound.""",
+)
+
+STRETCH = (
+    "Peepholes: let the three gates also read $c_{t-1}$ through a diagonal weight "
+    "each. Write the step, check that with zero peephole weights it equals your "
+    "`lstm_cell_step`, and check its gradients against autograd.",
+    "Couple the gates: set the input gate to one minus the forget gate. Write that "
+    "cell, count its parameters against `nn.LSTMCell`'s, and compare its update "
+    "with the GRU's.",
+    "For F = 32 inputs, find the hidden size at which a GRU cell has as many "
+    "parameters as an LSTM cell with H = 64 (count with `numel`, not by hand).",
+)
+
+RESULTS = """\
+def gru_left(update_bias, steps=30, hidden=8, reset_after=True):
+    gen = torch.Generator().manual_seed(0)
+    weight_ih = 0.1 * torch.randn(3 * hidden, 1, generator=gen)
+    weight_hh = 0.1 * torch.randn(3 * hidden, hidden, generator=gen)
+    bias_ih, bias_hh = torch.zeros(3 * hidden), torch.zeros(3 * hidden)
+    bias_ih[hidden : 2 * hidden] = update_bias  # PyTorch's z block, the update gate
+    h, x = torch.ones(1, hidden), torch.zeros(1, 1)
+    for _ in range(steps):
+        h = gru_step(x, h, weight_ih, weight_hh, bias_ih, bias_hh, reset_after)
+    return h.abs().mean().item()
+
+
+print(f"{'gate bias':>9} {'sigmoid':>8} {'LSTM |c_30|':>12} {'GRU |h_30|':>11}")
+for gate_bias in (-2.0, 0.0, 1.0, 3.0, 5.0):
+    kept = torch.sigmoid(torch.tensor(gate_bias)).item()
+    print(f"{gate_bias:>9} {kept:>8.3f} {cell_left(gate_bias):>12.3g} "
+          f"{gru_left(gate_bias):>11.3g}")"""
+
+
 LAB = Lab(
     slug="gated",
     chapter="book/gated",
@@ -280,6 +347,9 @@ LAB = Lab(
         "forms, and compare with `nn.LSTMCell` and `nn.GRUCell`."
     ),
     setup="import torch\nfrom torch import nn",
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.gated.gates:lstm_gates",
@@ -298,6 +368,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_lstm_gates,
             reference=reference_lstm_gates,
+            minutes=15,
         ),
         Exercise(
             target="chapter_code.gated.gates:lstm_cell_step",
@@ -316,6 +387,7 @@ LAB = Lab(
                 "state, squashed into (-1, 1), by the one gate left.",
             ),
             checkpoint=checkpoint_lstm_cell_step,
+            minutes=10,
         ),
         Exercise(
             target="chapter_code.gated.gates:gru_step",
@@ -339,6 +411,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_gru_step,
             reference=reference_gru_step,
+            minutes=25,
         ),
     ],
 )

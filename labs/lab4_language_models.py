@@ -4,7 +4,7 @@ windows; the training loop.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 # a run of a second on a laptop
 _TINY = {
@@ -220,6 +220,65 @@ def checkpoint_fit_next_token(fit_next_token, expected):
     )
 
 
+PREDICTION = Prediction(
+    question=(
+        "A small GRU language model is about to be trained on the short text below, "
+        "whose vocabulary has `V` characters (the next cell prints `V`). Before any "
+        "training, what perplexity will your `lm_loss_and_ppl` give it on the text: "
+        "about 1, about `V`, or about `V` squared? And after 150 steps of your "
+        "`fit_next_token`?"
+    ),
+    guess="""\
+text = (
+    "a recurrent network reads one character at a time and carries what it has "
+    "read in its state; trained to guess the next character, it learns which "
+    "letters follow which, then which words follow which. "
+) * 4
+chars = sorted(set(text))
+print("V =", len(chars))
+# your guesses, before you run the next cell (a number each)
+guess_ppl_before = None
+guess_ppl_after = None""",
+    measure="""\
+ids = torch.tensor([chars.index(ch) for ch in text])
+inputs, targets = ids[:-1].unsqueeze(0), ids[1:].unsqueeze(0)  # the whole text, (1, N)
+torch.manual_seed(0)
+model = CharLM(len(chars), "gru", embedding_size=16, hidden_size=48)
+config = TrainConfig(window=24, batch_size=16, steps=150, lr=0.01, clip=1.0,
+                     log_every=25)
+with torch.no_grad():
+    _, measured_ppl_before, _ = lm_loss_and_ppl(model(inputs)[0], targets)
+history = fit_next_token(model, ids, config, torch.Generator().manual_seed(1))
+with torch.no_grad():
+    _, measured_ppl_after, _ = lm_loss_and_ppl(model(inputs)[0], targets)""",
+    compare="""\
+print(f"before training: you guessed {guess_ppl_before}, "
+      f"measured {measured_ppl_before:.2f} (V = {len(chars)})")
+print(f"after 150 steps: you guessed {guess_ppl_after}, "
+      f"measured {measured_ppl_after:.2f} (on the training text itself)")""",
+)
+
+STRETCH = (
+    "Hold out the last fifth of a longer text of your own and log the held-out "
+    "perplexity beside the training loss. At which step do they part, and what does "
+    "a larger hidden size change?",
+    'Swap `"gru"` for `"rnn"` and `"lstm"` with the same budget of steps; '
+    "compare the final perplexities and the time per step.",
+    "Make `random_windows` draw only starts that are multiples of the window "
+    "(non-overlapping windows). Does training get better or worse per step, and "
+    "why might it?",
+)
+
+RESULTS = """\
+print(f"{'step':>5} {'loss (nats)':>12} {'perplexity':>11} {'bits/char':>10}")
+for step, loss in history:
+    print(f"{step:>5} {loss:>12.4f} {math.exp(loss):>11.2f} "
+          f"{loss / math.log(2):>10.3f}")
+with torch.no_grad():  # the last row: the whole text, scored by your lm_loss_and_ppl
+    loss, ppl, bits = lm_loss_and_ppl(model(inputs)[0], targets)
+print(f"{'all':>5} {loss.item():>12.4f} {ppl:>11.2f} {bits:>10.3f}")"""
+
+
 LAB = Lab(
     slug="language-models",
     chapter="book/language-models",
@@ -237,6 +296,9 @@ LAB = Lab(
         "import nn\n\n"
         'CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}'
     ),
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.lm.perplexity:lm_loss_and_ppl",
@@ -257,6 +319,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_lm_loss_and_ppl,
             reference=reference_lm_loss_and_ppl,
+            minutes=15,
         ),
         Exercise(
             target="chapter_code.lm.char_lm:random_windows",
@@ -275,6 +338,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_random_windows,
             reference=reference_random_windows,
+            minutes=15,
         ),
         Exercise(
             target="chapter_code.lm.char_lm:fit_next_token",
@@ -307,6 +371,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_fit_next_token,
             reference=reference_fit_next_token,
+            minutes=25,
         ),
     ],
 )

@@ -4,7 +4,7 @@ counting check of a sampler.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 # a batch of two (V = 6) logit rows
 _WIDE = [[0.5, 3.0, -1.0, 2.0, 0.0, 2.5], [1.0, -2.0, 0.25, 0.0, 1.5, -0.5]]
@@ -248,6 +248,59 @@ def checkpoint_chi_square_statistic(chi_square_statistic):
     print("Checkpoint passed: chi_square_statistic counts like Pearson")
 
 
+PREDICTION = Prediction(
+    question=(
+        "Six tokens have logits 3, 2, 1, 0, -1 and -2. How many of them does your "
+        "`nucleus_probs` keep with p = 0.9 at temperature 1? At temperature 2?"
+    ),
+    guess=(
+        "# your guesses, before you run the next cell (a whole number each)\n"
+        "guess_kept_at_1 = None\n"
+        "guess_kept_at_2 = None"
+    ),
+    measure="""\
+logits = torch.tensor([3.0, 2.0, 1.0, 0.0, -1.0, -2.0])
+measured_kept_at_1 = int((nucleus_probs(logits, 0.9, 1.0) > 0).sum())
+measured_kept_at_2 = int((nucleus_probs(logits, 0.9, 2.0) > 0).sum())""",
+    compare="""\
+for temperature, guess, measured in [(1, guess_kept_at_1, measured_kept_at_1),
+                                     (2, guess_kept_at_2, measured_kept_at_2)]:
+    print(f"temperature {temperature}: you guessed {guess}, measured {measured}")""",
+)
+
+STRETCH = (
+    "Min-p sampling keeps every token whose probability is at least a fraction of "
+    "the largest one. Write `min_p_probs(logits, fraction, temperature)`, test that "
+    "it always keeps the top token and sums to one, and compare how many tokens it "
+    "keeps with the nucleus as the temperature rises.",
+    "Draw 10 000 tokens from a distribution with many rare tokens and run your "
+    "`chi_square_statistic`. Merge the tokens whose expected count is below 5 into "
+    "one bin first: how does that change the statistic and its degrees of freedom?",
+    "Typical sampling keeps the tokens whose surprisal is closest to the "
+    "distribution's entropy. Write it and find logits on which it keeps a token the "
+    "nucleus drops.",
+)
+
+RESULTS = """\
+def entropy_bits(probs):
+    kept = probs[probs > 0]
+    return -(kept * kept.log2()).sum().item()
+
+
+gen = torch.Generator().manual_seed(0)
+print(f"{'temperature':>11} {'entropy (bits)':>15} {'top-3 kept':>11} "
+      f"{'nucleus kept':>13} {'X^2':>7} {'dof':>4}")
+for temperature in (0.5, 1.0, 2.0):
+    probs = temperature_probs(logits, temperature)
+    top3 = int((top_k_probs(logits, 3, temperature) > 0).sum())
+    nucleus = nucleus_probs(logits, 0.9, temperature)
+    draws = torch.multinomial(nucleus, 2000, replacement=True, generator=gen)
+    counts = torch.bincount(draws, minlength=len(logits)).double()
+    x2, dof = chi_square_statistic(counts, nucleus.double())
+    print(f"{temperature:>11} {entropy_bits(probs):>15.3f} {top3:>11} "
+          f"{int((nucleus > 0).sum()):>13} {x2:>7.2f} {dof:>4}")"""
+
+
 LAB = Lab(
     slug="generating",
     chapter="book/generating",
@@ -261,6 +314,9 @@ LAB = Lab(
         "whether a sampler draws from the distribution it claims."
     ),
     setup="import math\n\nimport torch",
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.sampling.rules:temperature_probs",
@@ -275,6 +331,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_temperature_probs,
             reference=reference_temperature_probs,
+            minutes=5,
         ),
         Exercise(
             target="chapter_code.sampling.rules:top_k_probs",
@@ -292,6 +349,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_top_k_probs,
             reference=reference_top_k_probs,
+            minutes=15,
         ),
         Exercise(
             target="chapter_code.sampling.rules:nucleus_probs",
@@ -312,6 +370,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_nucleus_probs,
             reference=reference_nucleus_probs,
+            minutes=25,
         ),
         Exercise(
             target="chapter_code.sampling.goodness_of_fit:chi_square_statistic",
@@ -331,6 +390,7 @@ LAB = Lab(
                 "drawn; return the sum as a Python `float`.",
             ),
             checkpoint=checkpoint_chi_square_statistic,
+            minutes=15,
         ),
     ],
 )

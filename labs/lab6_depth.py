@@ -4,7 +4,7 @@ bidirectional trap's honest score.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 # V = 5
 _IDS = [
@@ -234,6 +234,62 @@ def checkpoint_prefix_only_loss(prefix_only_loss, expected):
     )
 
 
+PREDICTION = Prediction(
+    question=(
+        "A sequence of 8 steps goes through your `bidirectional_states`. Then only "
+        "its last input, $x_8$, is changed. At position 1, which half of the state "
+        "changes, the forward half, the backward half, both or neither? Guess the "
+        "largest change of each half there as a number (0 if it cannot change)."
+    ),
+    guess=(
+        "# your guesses, before you run the next cell (a number each)\n"
+        "guess_forward_change = None\n"
+        "guess_backward_change = None"
+    ),
+    measure="""\
+torch.manual_seed(0)
+forward, backward = nn.RNN(3, 4, batch_first=True), nn.RNN(3, 4, batch_first=True)
+x = torch.randn(1, 8, 3)
+changed = x.clone()
+changed[:, -1] += 1.0  # only the last input moves
+with torch.no_grad():
+    before = bidirectional_states(x, forward, backward)  # (1, 8, 8)
+    after = bidirectional_states(changed, forward, backward)
+change = (after - before)[0].abs()  # (T, 2H)
+measured_forward_change = change[0, :4].max().item()
+measured_backward_change = change[0, 4:].max().item()""",
+    compare="""\
+print(f"forward half at position 1:  you guessed {guess_forward_change}, "
+      f"measured {measured_forward_change:.3g}")
+print(f"backward half at position 1: you guessed {guess_backward_change}, "
+      f"measured {measured_backward_change:.3g}")
+# The trap of the chapter: a bidirectional state at t has read the future.""",
+)
+
+STRETCH = (
+    "Give `stacked_states` residual connections (each layer's input added to its "
+    "output, where the sizes match) and measure how the top layer's gradient with "
+    "respect to $x_1$ changes with 2, 4 and 8 layers, with and without them.",
+    "Build a bidirectional, two-layer stack from your two functions and check it "
+    "against `nn.LSTM(..., num_layers=2, bidirectional=True)` with copied weights.",
+    "Train two tiny character models for 100 steps, one left to right and one "
+    "bidirectional, and score both with your `prefix_only_loss`. Which one looks "
+    "better under a loss that lets it see the target, and which one generates?",
+)
+
+RESULTS = """\
+torch.manual_seed(1)
+stack = [nn.GRU(3, 4, batch_first=True), nn.GRU(4, 4, batch_first=True),
+         nn.GRU(4, 4, batch_first=True)]
+with torch.no_grad():
+    deep = (stacked_states(changed, stack) - stacked_states(x, stack))[0].abs()
+print(f"{'position':>8} {'forward half':>13} {'backward half':>14} "
+      f"{'3-layer stack':>14}")
+for t in range(8):
+    print(f"{t + 1:>8} {change[t, :4].max().item():>13.3g} "
+          f"{change[t, 4:].max().item():>14.3g} {deep[t].max().item():>14.3g}")"""
+
+
 LAB = Lab(
     slug="depth",
     chapter="book/depth",
@@ -250,6 +306,9 @@ LAB = Lab(
     ),
     setup="import math\nfrom collections.abc import Sequence\n\nimport torch\nfrom "
     "torch import nn",
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.depth.directions:bidirectional_states",
@@ -269,6 +328,7 @@ LAB = Lab(
                 "before `torch.cat` on the last axis, forward half first.",
             ),
             checkpoint=checkpoint_bidirectional_states,
+            minutes=20,
         ),
         Exercise(
             target="chapter_code.depth.directions:stacked_states",
@@ -285,6 +345,7 @@ LAB = Lab(
                 "the layer's states (the first of the pair it returns); return it.",
             ),
             checkpoint=checkpoint_stacked_states,
+            minutes=10,
         ),
         Exercise(
             target="chapter_code.depth.layers:prefix_only_loss",
@@ -309,7 +370,19 @@ LAB = Lab(
                 "`(N, V)` and score them against `ids[context : context + positions]`.",
             ),
             checkpoint=checkpoint_prefix_only_loss,
+            stand_ins=(
+                (
+                    "chapter_code.lm.perplexity:lm_loss_and_ppl",
+                    "# given: Lab 4 asks you to write this one; here PyTorch's own\n"
+                    "# cross-entropy stands in for it (the same numbers)\n"
+                    "loss = nn.functional.cross_entropy(\n"
+                    "    logits.reshape(-1, vocab), targets.reshape(-1)\n"
+                    ")\n"
+                    "return loss, loss.exp().item(), loss.item() / math.log(2)\n",
+                ),
+            ),
             reference=reference_prefix_only_loss,
+            minutes=25,
         ),
     ],
 )

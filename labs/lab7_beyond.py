@@ -4,7 +4,7 @@ and the doubling scan.
 
 from __future__ import annotations
 
-from bookbuild.tools.labs import Exercise, Lab
+from bookbuild.tools.labs import Exercise, Lab, Prediction
 
 
 def _pairs(seed: int, steps: int) -> dict:
@@ -319,6 +319,141 @@ def checkpoint_input_gated_lstm(InputGatedLSTM, expected):  # noqa: N803
     )
 
 
+def reference_linear_recurrence_grad() -> dict:
+    """Autograd's gradient with respect to every b_t, through the book's loop, and the
+    gradient a backward pass gets when each step passes it back through its own a_t.
+    """
+    import torch
+
+    from chapter_code.beyond.linear_scan import loop_linear
+
+    v = _pairs(74, 6)
+    a = torch.tensor(v["a"])
+    grad_c = torch.tensor(v["b"])  # the loss's direct gradient at every state
+    b = torch.zeros_like(a, requires_grad=True)
+    (loop_linear(a, b) * grad_c).sum().backward()
+    own_step = loop_linear(a.flip(1), grad_c.flip(1)).flip(1)
+    return {
+        "a": v["a"],
+        "grad_c": v["b"],
+        "grad_b": b.grad.tolist(),
+        "own step": own_step.tolist(),
+    }
+
+
+def checkpoint_linear_recurrence_grad(linear_recurrence_grad, expected):
+    """Every gradient against autograd's through the book's loop; time reversed, run
+    forwards, or scaled by the wrong step's a, each named.
+    """
+    import torch
+
+    a, grad_c = torch.tensor(expected["a"]), torch.tensor(expected["grad_c"])
+    got = linear_recurrence_grad(a, grad_c)
+    assert isinstance(got, torch.Tensor), (
+        f"linear_recurrence_grad should return a tensor; got {type(got).__name__}"
+    )
+    assert tuple(got.shape) == (2, 6, 3), (
+        "linear_recurrence_grad should return one gradient per b_t, (B, T, H) = "
+        f"(2, 6, 3); got {tuple(got.shape)}"
+    )
+    want = torch.tensor(expected["grad_b"])
+    if not torch.allclose(got, want, atol=1e-5):
+        if torch.allclose(got, want.flip(1), atol=1e-5):
+            raise AssertionError(
+                "your gradients come out in reversed time: the one for b_1 sits at "
+                "the last position; turn the result back"
+            )
+        if torch.allclose(got[:, 0], grad_c[:, 0], atol=1e-5):
+            raise AssertionError(
+                "the gradient of b_1 is grad_c's first step alone, as if no later "
+                "state depended on c_1: gradients flow from the last step back to "
+                "the first"
+            )
+        if torch.allclose(got, torch.tensor(expected["own step"]), atol=1e-5):
+            raise AssertionError(
+                "each step passes the gradient back through its own scaling a_t: "
+                "one step off; which step's scaling links c_t to the state after it?"
+            )
+        gap = (got - want).abs().max().item()
+        raise AssertionError(
+            f"the gradients differ from autograd's by up to {gap:.3g}; the last one "
+            "should be grad_c's last step alone"
+        )
+    print("Checkpoint passed: linear_recurrence_grad equals autograd's gradient")
+
+
+PREDICTION = Prediction(
+    question=(
+        "On this CPU, for B = 4 sequences of T = 4096 steps with H = 64, which is "
+        "faster: your `loop_linear` (4096 small steps) or your `scan_linear` (12 "
+        "rounds, each over the whole sequence, about 12 times the arithmetic)? Guess "
+        "the ratio of the loop's time to the scan's: below 1 means the loop wins."
+    ),
+    guess=(
+        "# your guess, before you run the next cell: loop time / scan time\n"
+        "guess_ratio = None"
+    ),
+    measure="""\
+import time
+
+
+def best_time(fn, *args, repeats=3):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+gen = torch.Generator().manual_seed(0)
+a = torch.rand(4, 4096, 64, generator=gen)
+b = torch.randn(4, 4096, 64, generator=gen)
+with torch.no_grad():
+    loop_s, scan_s = best_time(loop_linear, a, b), best_time(scan_linear, a, b)
+measured_ratio = loop_s / scan_s""",
+    compare="""\
+print(f"you guessed {guess_ratio}; measured {measured_ratio:.2f} "
+      f"(loop {1000 * loop_s:.1f} ms, scan {1000 * scan_s:.1f} ms)")
+# The loop pays Python's overhead at each of its 4096 steps, the scan at each of
+# its 12 rounds; on a GPU, where every step is a kernel launch, the gap widens.""",
+)
+
+STRETCH = (
+    "Complete the backward pass: the gradient with respect to every `a_t` as well, "
+    "from your `linear_recurrence_grad` and the forward states, with no autograd. "
+    "Check it against autograd in float64.",
+    "Compute the same gradients with your `scan_linear` instead of the loop, and "
+    "time the forward and backward passes, both by scan, against autograd through "
+    "the loop for T = 4096.",
+    "The doubling scan does about T log T combines; the Blelloch scan does about 2T "
+    "in two sweeps. Write it for a power-of-two T and count its `combine` calls and "
+    "the elements they touch.",
+)
+
+RESULTS = """\
+import time
+
+print(f"{'T':>6} {'rounds':>6} {'|scan - loop|':>14} {'|grad - autograd|':>18} "
+      f"{'loop ms':>8} {'scan ms':>8}")
+for steps in (16, 256, 2048):
+    gen = torch.Generator().manual_seed(steps)
+    a = torch.rand(2, steps, 8, generator=gen)
+    b = torch.randn(2, steps, 8, generator=gen, requires_grad=True)
+    start = time.perf_counter()
+    looped = loop_linear(a, b)
+    loop_ms = 1000 * (time.perf_counter() - start)
+    start = time.perf_counter()
+    scanned = scan_linear(a, b)
+    scan_ms = 1000 * (time.perf_counter() - start)
+    grad_c = torch.randn(2, steps, 8, generator=gen)
+    (looped * grad_c).sum().backward()
+    grad_gap = (linear_recurrence_grad(a, grad_c) - b.grad).abs().max().item()
+    gap = (scanned - looped).abs().max().item()
+    print(f"{steps:>6} {math.ceil(math.log2(steps)):>6} {gap:>14.1e} "
+          f"{grad_gap:>18.1e} {loop_ms:>8.1f} {scan_ms:>8.1f}")"""
+
+
 LAB = Lab(
     slug="beyond",
     chapter="book/beyond",
@@ -334,6 +469,9 @@ LAB = Lab(
         "through either of them."
     ),
     setup="import math\n\nimport torch\nfrom torch import nn",
+    prediction=PREDICTION,
+    stretch=STRETCH,
+    results=RESULTS,
     exercises=[
         Exercise(
             target="chapter_code.beyond.linear_scan:combine",
@@ -352,6 +490,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_combine,
             reference=reference_combine,
+            minutes=10,
         ),
         Exercise(
             target="chapter_code.beyond.linear_scan:loop_linear",
@@ -370,6 +509,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_loop_linear,
             reference=reference_loop_linear,
+            minutes=10,
         ),
         Exercise(
             target="chapter_code.beyond.linear_scan:scan_linear",
@@ -397,6 +537,7 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_scan_linear,
             reference=reference_scan_linear,
+            minutes=30,
         ),
         Exercise(
             target="chapter_code.beyond.linear_scan:InputGatedLSTM",
@@ -422,6 +563,29 @@ LAB = Lab(
             ),
             checkpoint=checkpoint_input_gated_lstm,
             reference=reference_input_gated_lstm,
+            minutes=20,
+        ),
+        Exercise(
+            target="labs.solutions:linear_recurrence_grad",
+            task=(
+                "Beyond the page: the backward pass of the recurrence $c_t = a_t "
+                "\\odot c_{t-1} + b_t$, without autograd. `grad_c[:, t]` is a loss's "
+                "direct gradient at $c_t$; return the loss's gradient with respect to "
+                "every $b_t$, `(B, T, H)`, computed with your `loop_linear`. The "
+                "chapter does not derive it; the checkpoint compares with autograd."
+            ),
+            hints=(
+                "Write $g_t$ for the loss's whole gradient at $c_t$: $c_t$ reaches "
+                "the loss directly and through the next state. How does $g_t$ depend "
+                "on $g_{t+1}$? And what is the gradient at $b_t$, given $g_t$?",
+                "That dependence is a linear recurrence of the kind your `loop_linear` "
+                "computes, run from the last step to the first, with each step's "
+                "scaling taken from its neighbour (and nothing beyond the end): "
+                "reverse time, run the loop, and reverse the result.",
+            ),
+            checkpoint=checkpoint_linear_recurrence_grad,
+            reference=reference_linear_recurrence_grad,
+            minutes=25,
         ),
     ],
 )

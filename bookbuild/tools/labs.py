@@ -44,7 +44,14 @@ extension this module writes the notebooks, and one zip per edition
 solution edition with nbgrader's grading metadata), when a build starts, so the
 pages link to them with ``{download}``.
 
-``python -m bookbuild.tools.labs [OUT]`` writes the notebooks (default ``_build/labs``).
+``python -m bookbuild.tools.labs [OUT]`` writes the notebooks (default ``_build/labs``);
+``python -m bookbuild.tools.labs --time`` runs every solution edition and stores its cells' run times in
+``labs/timings.json``, which each notebook's time budget states beside the estimated writing time.
+
+After the exercises each notebook asks for a prediction (:class:`Prediction`: write a guess, measure it with
+your own functions, compare), offers an optional stretch section with no checkpoint and no answers, and ends
+with a small results table printed by the student's own functions. As a Sphinx extension this module also puts
+a launch link for a hosted notebook service (:data:`LAUNCH_URL`) beside each page's student download.
 """
 
 from __future__ import annotations
@@ -92,10 +99,31 @@ class Exercise:
     checkpoint: Callable[..., None]  # its source goes into the notebook
     context: tuple[str, ...] = ()  # other objects ("module:name") whose whole source precedes the target
     reference: Callable[[], dict[str, Any]] | None = None  # its value, not its source, goes into the notebook
+    minutes: int = 15  # the book's estimate of a student's writing time (the run time is measured: TIMINGS)
+    # (context ref, code): in the student edition, the solution region of a context object that is another
+    # exercise's answer (Lab 6 scores with Lab 4's lm_loss_and_ppl) is replaced by this equivalent stand-in
+    stand_ins: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.hints or isinstance(self.hints, str):
             raise LabError(f"{self.target}: hints must be a non-empty tuple of strings, a nudge first")
+        if not isinstance(self.minutes, int) or self.minutes < 1:
+            raise LabError(f"{self.target}: minutes must be a positive whole number; got {self.minutes!r}")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The lab's prediction: write a guess down, then measure it with your own functions, then compare.
+
+    ``question`` (Markdown) asks for the guess; ``guess`` is the code cell the student fills in (a variable set
+    to ``None``); ``measure`` computes the measured value with the student's functions; ``compare`` prints the
+    guess beside the measurement and says what to look at.
+    """
+
+    question: str
+    guess: str
+    measure: str
+    compare: str
 
 
 @dataclass(frozen=True)
@@ -110,6 +138,9 @@ class Lab:
     # NumPy beside PyTorch: without it PyTorch warns "Failed to initialize NumPy" on import
     requirements: tuple[str, ...] = ("torch", "numpy")
     exercises: list[Exercise] = field(default_factory=list)
+    prediction: Prediction | None = None  # after the last checkpoint: guess, measure, compare
+    stretch: tuple[str, ...] = ()  # optional harder extensions (Markdown), no checkpoint and no answer
+    results: str = ""  # the last cell: code that prints a small table made with the student's functions
 
 
 class LabError(ValueError):
@@ -281,6 +312,135 @@ def pinned_versions(root: Path | None = None) -> str:
     return " and ".join(f"{p} {pins[p]}" for p in ("torch", "numpy") if p in pins) or "the book's pinned packages"
 
 
+#: The measured run times of every lab's solution edition, written by ``python -m bookbuild.tools.labs --time``
+#: (:func:`measure_run_times`) and stated in each notebook's time budget.
+TIMINGS = LABS / "timings.json"
+#: The stated run time is honest while a run of the solution edition takes at most this factor times it, plus
+#: RUN_TIME_SLACK_S (a busy machine, a cold import); ``tests/bookbuild/test_labs.py`` holds the notebooks to it.
+RUN_TIME_FACTOR = 3.0
+RUN_TIME_SLACK_S = 3.0
+#: A hosted notebook service that opens an uploaded notebook (there is no public repository to open it from).
+LAUNCH_URL = "https://colab.research.google.com/"
+LAUNCH_NAME = "Google Colab"
+
+
+def load_timings(path: Path | None = None) -> dict[str, Any]:
+    """The stored run times (:data:`TIMINGS`), or an empty dict where none were measured yet."""
+    path = TIMINGS if path is None else path
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def cell_seconds(cell: Any) -> float:
+    """How long an executed cell ran, from the timestamps nbclient records in its metadata."""
+    from datetime import datetime
+
+    stamps = cell.get("metadata", {}).get("execution", {})
+    start, end = stamps.get("iopub.execute_input"), stamps.get("shell.execute_reply")
+    if not start or not end:
+        return 0.0
+    return (datetime.fromisoformat(end.replace("Z", "+00:00"))
+            - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+
+
+def run_time_parts(nb: nbformat.NotebookNode, lab: Lab) -> dict[str, Any]:
+    """An executed notebook's run time, split as its budget states it: the set-up cell, each exercise (its
+    function and its checkpoint), and what follows the exercises (the prediction and the results table)."""
+    parts = {"setup": 0.0, "exercises": [0.0] * len(lab.exercises), "after": 0.0}
+    for n, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        seconds = cell_seconds(cell)
+        if "exercise" in cell.metadata:
+            parts["exercises"][int(cell.metadata["exercise"]) - 1] += seconds
+        elif n == 1:
+            parts["setup"] += seconds
+        else:
+            parts["after"] += seconds
+    parts["total"] = parts["setup"] + sum(parts["exercises"]) + parts["after"]
+    return parts
+
+
+def _machine() -> str:
+    import os
+    import platform
+
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} cores, one thread used"
+
+
+def measure_run_times(labs: list[Lab] | None = None, path: Path | None = None) -> dict[str, Any]:
+    """Run every lab's solution edition in a fresh kernel, as a student's Run All does, and store how long its
+    cells took (seconds, to a thousandth) in ``path`` (default :data:`TIMINGS`); return what was stored."""
+    import platform
+    from importlib.metadata import version
+
+    from nbclient import NotebookClient
+
+    labs = load_labs() if labs is None else labs
+    stored: dict[str, Any] = {"machine": _machine(), "python": platform.python_version(),
+                              "torch": version("torch"), "labs": {}}
+    for lab in labs:
+        nb = notebook(lab, "solution")
+        NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+        parts = run_time_parts(nb, lab)
+        stored["labs"][lab.slug] = {key: [round(v, 3) for v in value] if isinstance(value, list)
+                                    else round(value, 3) for key, value in parts.items()}
+    path = TIMINGS if path is None else path
+    path.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+    return stored
+
+
+def _seconds(value: float) -> str:
+    if value < 0.01:
+        return "under 0.01 s"
+    return f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
+
+
+def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
+    """The lab's time budget (Markdown): per exercise and in all, the estimated writing time beside the measured
+    run time of the solution edition's cells (or "not measured yet" where :data:`TIMINGS` has no entry)."""
+    timings = load_timings() if timings is None else timings
+    measured = timings.get("labs", {}).get(lab.slug)
+    if measured is not None and len(measured["exercises"]) != len(lab.exercises):
+        measured = None  # measured before an exercise was added or removed: stale, so not stated
+    rows = ["| | writing (estimate) | running (measured) |", "|---|---|---|"]
+    run = (lambda v: _seconds(v)) if measured else (lambda v: "not measured yet")
+    rows.append(f"| set-up cell | - | {run(measured['setup'] if measured else 0)} |")
+    for number, exercise in enumerate(lab.exercises, start=1):
+        name = exercise.target.partition(":")[2]
+        seconds = measured["exercises"][number - 1] if measured else 0
+        rows.append(f"| exercise {number}, `{name}` | about {exercise.minutes} min | {run(seconds)} |")
+    extra = 10 if lab.prediction is not None or lab.results else 0  # the prediction and the results table
+    if extra:
+        rows.append(f"| prediction and results table | about {extra} min | "
+                    f"{run(measured['after'] if measured else 0)} |")
+    total = sum(e.minutes for e in lab.exercises) + extra
+    rows.append(f"| **in all** | **about {total} min** | **{run(measured['total'] if measured else 0)}** |")
+    where = (f"the running times were measured by running the solution edition's cells on the book's build "
+             f"machine ({timings['machine']}), with torch {timings['torch']} and Python {timings['python']}"
+             if measured else "the running times are not measured yet")
+    note = ("The writing times are the book's estimate for a student who has read the chapter, not a "
+            f"measurement; {where}." + (" The stretch section is not in the budget." if lab.stretch else ""))
+    return "**Time budget.**\n\n" + "\n".join(rows) + "\n\n" + note
+
+
+def exercise_budget(lab: Lab, number: int, timings: dict[str, Any] | None = None) -> str:
+    timings = load_timings() if timings is None else timings
+    measured = timings.get("labs", {}).get(lab.slug)
+    exercise = lab.exercises[number - 1]
+    text = f"*Budget: about {exercise.minutes} minutes of writing (estimate)"
+    if measured is not None and len(measured["exercises"]) == len(lab.exercises):
+        text += f"; its cells ran in {_seconds(measured['exercises'][number - 1])} (measured)"
+    return text + ".*"
+
+
 def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     """The ``edition`` of ``lab`` as a notebook: "student", "solution", or "instructor" (the solution edition with
     nbgrader's grading metadata: each exercise's function a solution cell, its checkpoint a locked test cell worth
@@ -293,8 +453,8 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
                                                         "*Instructor edition, with nbgrader's grading metadata;", 1)
         _grading(nb.cells[1], f"{lab.slug}-setup")
         for cell in nb.cells[2:]:
-            if cell.cell_type != "code":
-                continue
+            if cell.cell_type != "code" or "exercise" not in cell.metadata:
+                continue  # the prediction and the results table are the student's own, not graded
             number = int(cell.metadata["exercise"])
             if "run_checkpoint(" in cell.source:
                 _grading(cell, f"{lab.slug}-ex{number}-checkpoint", points=1)
@@ -302,6 +462,7 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
                 _grading(cell, f"{lab.slug}-ex{number}-function", solution=True)
         return nb
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    timings = load_timings()
     which = "solution edition, for instructors" if edition == "solution" else "student edition"
     helper = "\n\n\n".join(textwrap.dedent(inspect.getsource(obj)).rstrip() for obj in (CheckpointError,
                                                                                         run_checkpoint))
@@ -313,15 +474,18 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
            "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
            "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
            "A checkpoint that fails stops the notebook there and says in one sentence what is wrong; the hints "
-           "under each function open one at a time, a nudge first."),
+           "under each function open one at a time, a nudge first. After the last checkpoint you write down "
+           "a prediction and measure it, an optional stretch section follows, and the lab ends with a small "
+           f"table of results your own functions produce.\n\n{budget(lab, timings)}"),
         code(f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n{lab.setup.strip()}\n\n"
              "torch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
              f"\n\n\n{helper}"),
     ]
     for number, exercise in enumerate(lab.exercises, start=1):
         name = exercise.target.partition(":")[2]
-        cells.append(md(f"## Exercise {number}: `{name}`\n\n{exercise.task.strip()}"))
-        parts = [hide_markers(_object_source(ref)[0]).rstrip("\n") for ref in exercise.context]
+        cells.append(md(f"## Exercise {number}: `{name}`\n\n{exercise_budget(lab, number, timings)}\n\n"
+                        f"{exercise.task.strip()}"))
+        parts = [_context_source(ref, exercise, edition).rstrip("\n") for ref in exercise.context]
         if edition == "solution":
             parts.append(solution_source(exercise.target).rstrip("\n"))
         else:
@@ -333,12 +497,51 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         cells.append(code(f"{check.rstrip()}\n\n\n{call}", metadata={"exercise": number}))
     cells.append(md("Every checkpoint passed? Then each function of this lab agrees with the book's tested "
                     "code on the checks above."))
+    if lab.prediction is not None:
+        cells += [
+            md(f"## Predict, then measure\n\n{lab.prediction.question.strip()}\n\nWrite your guess in the next "
+               "cell **before** you run the cells below it; nothing checks it, and a wrong guess is the "
+               "interesting case."),
+            code(lab.prediction.guess.strip(), metadata={"lab_part": "prediction"}),
+            code(lab.prediction.measure.strip(), metadata={"lab_part": "measure"}),
+            md("Now compare: the next cell prints your guess beside the measurement."),
+            code(lab.prediction.compare.strip(), metadata={"lab_part": "compare"}),
+        ]
+    if lab.stretch:
+        items = "\n".join(f"{k}. {item.strip()}" for k, item in enumerate(lab.stretch, start=1))
+        cells.append(md("## Stretch (optional)\n\nHarder extensions for when the lab is done. No checkpoint "
+                        "checks them and no answer is given: test your code against PyTorch, autograd or a "
+                        f"case you can work out by hand.\n\n{items}"))
+    if lab.results:
+        cells += [md("## Your results\n\nThe last cell prints a small table, every number in it computed by "
+                     "the functions you wrote above. Keep it with your notebook: it is what your lab "
+                     "produced."),
+                  code(lab.results.strip(), metadata={"lab_part": "results"})]
     nb = nbformat.v4.new_notebook(cells=cells)
     for n, cell in enumerate(nb.cells):
         cell["id"] = f"{lab.slug}-{n:02d}"  # stable ids: the same lab writes the same notebook
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                    "language_info": {"name": "python"}}
     return nb
+
+
+def _context_source(ref: str, exercise: Exercise, edition: str) -> str:
+    """A context object's source as the notebook shows it. One with a solution region is another exercise's
+    answer: the solution edition shows it as tested, the student edition with the exercise's stand-in (an
+    equivalent written differently) in place of the region; without a stand-in that is an error."""
+    source = _object_source(ref)[0]
+    if not any(line.strip() == BEGIN for line in source.splitlines()) or edition == "solution":
+        return hide_markers(source)
+    stand_in = dict(exercise.stand_ins).get(ref)
+    if stand_in is None:
+        raise LabError(f"{exercise.target}: its context {ref} is another exercise's answer; give a stand-in "
+                       "(Exercise.stand_ins) so that the student edition does not print it")
+    lines = solution_source(ref).splitlines()
+    begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
+    end = next(i for i, line in enumerate(lines) if line.strip() == END)
+    indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+    given = [f"{indent}{line}" if line else "" for line in textwrap.dedent(stand_in).strip("\n").splitlines()]
+    return "\n".join(lines[:begin] + given + lines[end + 1 :]) + "\n"
 
 
 def load_labs(folder: Path = LABS) -> list[Lab]:
@@ -384,8 +587,9 @@ STAMP = ".inputs.json"
 def inputs_key(root: Path = ROOT) -> str:
     """A digest of everything the notebooks are made from.
 
-    The lab modules, all of ``chapter_code`` (the solutions, their context and the references' code), this
-    module (the notebooks' helper and layout), and the versions of Python and PyTorch the references ran on.
+    The lab modules and their stored run times, all of ``chapter_code`` (the solutions, their context and the
+    references' code), this module (the notebooks' helper and layout), and the versions of Python and PyTorch
+    the references ran on.
     """
     import hashlib
     import platform
@@ -393,7 +597,8 @@ def inputs_key(root: Path = ROOT) -> str:
 
     digest = hashlib.sha256(f"{platform.python_version()} {platform.machine()} {version('torch')}".encode())
     digest.update(Path(__file__).read_bytes())
-    for path in [*sorted((root / "labs").rglob("*.py")), *sorted((root / "chapter_code").rglob("*.py"))]:
+    lab_files = [*(root / "labs").rglob("*.py"), *(root / "labs").glob("*.json")]  # the stored run times too
+    for path in [*sorted(lab_files), *sorted((root / "chapter_code").rglob("*.py"))]:
         digest.update(f"\0{path.relative_to(root).as_posix()}\0".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -473,14 +678,57 @@ def _hide_markers_in_listings(app: Any, doctree: Any) -> None:
             block.rawsource = shown
 
 
+def launch_links(doctree: Any) -> None:
+    """After each paragraph that offers a lab's student edition for download, a launch link: the hosted
+    notebook service's page and one sentence on opening the downloaded notebook there (the book has no public
+    repository a service could open it from)."""
+    from docutils import nodes
+    from sphinx import addnodes
+
+    done: set[int] = set()
+    for ref in list(doctree.findall(addnodes.download_reference)):
+        target = str(ref.get("reftarget", ""))
+        if not target.endswith("-student.ipynb"):
+            continue
+        paragraph = ref.parent
+        while paragraph is not None and not isinstance(paragraph, nodes.paragraph):
+            paragraph = paragraph.parent
+        if paragraph is None or paragraph.parent is None or id(paragraph) in done:
+            continue
+        done.add(id(paragraph))
+        after = paragraph.parent.index(paragraph) + 1
+        if after < len(paragraph.parent) and "lab-launch" in paragraph.parent[after].get("classes", []):
+            continue  # already there
+        name = target.rsplit("/", 1)[-1]
+        launch = nodes.paragraph(classes=["lab-launch"])
+        launch += nodes.Text("To run it without installing anything, launch it in a hosted notebook: open ")
+        launch += nodes.reference("", LAUNCH_NAME, refuri=LAUNCH_URL, classes=["lab-launch-link"])
+        launch += nodes.Text(", choose Upload in its Open notebook window (or File, then Upload notebook) and "
+                             "pick the downloaded ")
+        launch += nodes.literal("", name)
+        launch += nodes.Text("; PyTorch and NumPy are already installed there.")
+        paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, launch)
+
+
+def _launch_links(app: Any, doctree: Any) -> None:
+    launch_links(doctree)
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-read", _hide_markers_in_listings)
+    app.connect("doctree-read", _launch_links)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--time"]:  # measure the solution editions' run times into labs/timings.json
+        stored = measure_run_times()
+        for slug, parts in stored["labs"].items():
+            print(f"{slug}: {parts['total']} s")
+        print(f"written {TIMINGS.relative_to(ROOT)} ({stored['machine']})")
+        return 0
     out = Path(args[0]) if args else OUT
     for path in write_labs(out):
         print(path)

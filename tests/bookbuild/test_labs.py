@@ -10,6 +10,7 @@ import math
 import re
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -55,26 +56,33 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
     for lab in LABS:
         for edition in ("student", "solution"):
             cells.append(nbformat.v4.new_code_cell(f"%reset -f\n{_SECTION}{lab.slug} {edition}"))
-            cells += [nbformat.v4.new_code_cell(c.source) for c in labs.notebook(lab, edition).cells
-                      if c.cell_type == "code"]
+            cells += [nbformat.v4.new_code_cell(c.source, metadata=dict(c.metadata))
+                      for c in labs.notebook(lab, edition).cells if c.cell_type == "code"]
     nb = nbformat.v4.new_notebook(cells=cells)
     path = tmp_path_factory.mktemp("labs")
     NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(path)}}).execute()
-    out: dict[tuple[str, str], list[str]] = {}
+    out: dict[tuple[str, ...], Any] = {}
     key = None
     for cell in nb.cells:
+        errors = [o for o in cell.outputs if o.output_type == "error"]
         if cell.source.startswith("%reset"):
             slug, edition = cell.source.split(_SECTION)[1].split()
             key = (slug, edition)
-            out[key] = []
-        elif "run_checkpoint(checkpoint_" in cell.source:
-            errors = [o for o in cell.outputs if o.output_type == "error"]
+            out[key], out[(*key, "parts")], out[(*key, "seconds")] = [], {}, 0.0
+            continue
+        out[(*key, "seconds")] += labs.cell_seconds(cell)
+        if "run_checkpoint(checkpoint_" in cell.source:
             assert all(o.ename == "CheckpointError" for o in errors), errors  # no other error, no traceback
             assert all(o.traceback == [f"CheckpointError: {o.evalue}"] for o in errors), errors
             out[key].append("".join(o.get("text", "") for o in cell.outputs) + "".join(o.evalue for o in errors))
+        elif "lab_part" in cell.metadata:  # the prediction and the results: the student's functions at work
+            out[(*key, "parts")][cell.metadata["lab_part"]] = "".join(o.get("text", "") for o in cell.outputs)
+            if key[1] == "solution":
+                assert not errors, cell.source[:200]
+            # in the student edition they run on the stubs (Run All stops at the first checkpoint before them)
         else:
-            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:200]
+            assert not errors, cell.source[:200]
     return out
 
 
@@ -785,6 +793,65 @@ class LoopWithoutCandidate(InputGatedLSTM):
         return torch.sigmoid(o) * torch.tanh(c)
 
 
+def mean_including_padding(states, mask):
+    return states.mean(dim=1)
+
+
+def mean_over_the_padded_length(states, mask):
+    keep = (mask != 0).to(states.dtype).unsqueeze(-1)
+    return (states * keep).sum(dim=1) / states.shape[1]
+
+
+def sum_of_the_real_states(states, mask):
+    return (states * (mask != 0).to(states.dtype).unsqueeze(-1)).sum(dim=1)
+
+
+def clip_values_above_only(params, limit):
+    grads = [p.grad for p in params if p.grad is not None]
+    changed = sum(int((g.abs() > limit).sum()) for g in grads)
+    for g in grads:
+        g.clamp_(max=limit)  # the negative side forgotten
+    return changed
+
+
+def clip_values_into_new_tensors(params, limit):
+    grads = [p.grad for p in params if p.grad is not None]
+    changed = sum(int((g.abs() > limit).sum()) for g in grads)
+    grads = [g.clamp(-limit, limit) for g in grads]  # new tensors: no .grad changes
+    return changed
+
+
+def clip_values_by_rescaling(params, limit):
+    grads = [p.grad for p in params if p.grad is not None]
+    changed = sum(int((g.abs() > limit).sum()) for g in grads)
+    for g in grads:
+        g.mul_(min(1.0, limit / g.abs().max().item()))  # every entry scaled: the direction kept, as by the norm
+    return changed
+
+
+def clip_values_counted_after(params, limit):
+    grads = [p.grad for p in params if p.grad is not None]
+    for g in grads:
+        g.clamp_(-limit, limit)
+    return sum(int((g.abs() > limit).sum()) for g in grads)
+
+
+def grad_through_its_own_step(a, grad_c):
+    return loop_linear(a.flip(1), grad_c.flip(1)).flip(1)
+
+
+def _onward(a):
+    return torch.cat([a[:, 1:], torch.zeros_like(a[:, :1])], dim=1)
+
+
+def grad_not_turned_back(a, grad_c):
+    return loop_linear(_onward(a).flip(1), grad_c.flip(1))
+
+
+def grad_run_forwards(a, grad_c):
+    return loop_linear(_onward(a), grad_c)
+
+
 MISTAKES = [
     ("checkpoint_rnn_step", rnn_no_tanh, "because the squashing function is applied last"),
     ("checkpoint_rnn_step", rnn_no_transpose, "which way round each product goes"),
@@ -856,6 +923,16 @@ MISTAKES = [
     ("checkpoint_input_gated_lstm", AlwaysLoops, "with parallel=True your forward never ran scan_linear"),
     ("checkpoint_input_gated_lstm", AlwaysScans, "with parallel=False your forward still ran scan_linear"),
     ("checkpoint_input_gated_lstm", LoopWithoutCandidate, "parallel=True and parallel=False give different"),
+    ("checkpoint_masked_mean_state", mean_including_padding, "padded ones included"),
+    ("checkpoint_masked_mean_state", mean_over_the_padded_length, "you divide by the padded length, 5"),
+    ("checkpoint_masked_mean_state", sum_of_the_real_states, "sums over the real steps, not means"),
+    ("checkpoint_clip_gradient_values", clip_values_above_only, "entries below -3 were left as they were"),
+    ("checkpoint_clip_gradient_values", clip_values_into_new_tensors, "the parameters' .grad did not change"),
+    ("checkpoint_clip_gradient_values", clip_values_by_rescaling, "an entry already inside [-3, 3] changed"),
+    ("checkpoint_clip_gradient_values", clip_values_counted_after, "count them before you clip, not after"),
+    ("checkpoint_linear_recurrence_grad", grad_through_its_own_step, "through its own scaling a_t"),
+    ("checkpoint_linear_recurrence_grad", grad_not_turned_back, "your gradients come out in reversed time"),
+    ("checkpoint_linear_recurrence_grad", grad_run_forwards, "the gradient of b_1 is grad_c's first step alone"),
 ]
 
 
@@ -972,3 +1049,250 @@ def test_the_student_edition_holds_no_answer_anywhere_docstrings_included(lab: l
 
 #: brackets that must balance for a solution line's expression to stand alone (a continuation line's does not)
 PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+
+
+# ---- the exercises beyond the page, budgets, prediction, stretch, results, launch link (issue 54) ------------
+
+
+def _shown_on_page(lab: labs.Lab) -> set[str]:
+    """The names the lab's chapter page shows as listings (``:pyobject:``)."""
+    page = (labs.ROOT / f"{lab.chapter}.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^:pyobject:\s*(\S+)\s*$", page, flags=re.M))
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_every_lab_asks_for_something_its_chapter_page_does_not_show(lab: labs.Lab) -> None:
+    """At least one exercise per lab writes a function the page shows no listing of, and no line of that
+    solution is on the page or anywhere in the student notebook (comments and short lines aside)."""
+    page = _code_key((labs.ROOT / f"{lab.chapter}.md").read_text(encoding="utf-8"))
+    beyond = [ex for ex in lab.exercises if ex.target.partition(":")[2] not in _shown_on_page(lab)]
+    assert beyond, f"{lab.slug}: every exercise's function is a listing on {lab.chapter}.md"
+    student = _code_key("\n".join(c.source for c in labs.notebook(lab, "student").cells))
+    for exercise in beyond:
+        for line in _solution_lines(exercise):
+            assert _code_key(line) not in page, f"{exercise.target}: {line!r} is on the page"
+            assert _code_key(line) not in student, f"{exercise.target}: {line!r} is in the student notebook"
+
+
+
+
+def test_the_mistakes_of_one_exercise_get_distinct_messages() -> None:
+    said: dict[str, list[str]] = {}
+    for checkpoint, wrong, _ in MISTAKES:
+        with pytest.raises(AssertionError) as caught:
+            check(checkpoint, wrong)
+        said.setdefault(checkpoint, []).append(str(caught.value).split(":")[0] + str(caught.value)[-40:])
+    for checkpoint in ("checkpoint_masked_mean_state", "checkpoint_clip_gradient_values",
+                       "checkpoint_linear_recurrence_grad"):
+        assert len(set(said[checkpoint])) == len(said[checkpoint]) >= 3, said[checkpoint]
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_each_lab_states_its_budget_per_exercise_and_in_all_with_the_run_times_measured(lab: labs.Lab) -> None:
+    """Writing time an estimate (said so), running time the measured one in ``labs/timings.json``; both per
+    exercise, in the introduction's table and under each exercise's heading, and in all."""
+    timings = labs.load_timings()
+    measured = timings["labs"][lab.slug]
+    assert len(measured["exercises"]) == len(lab.exercises), "run `python -m bookbuild.tools.labs --time`"
+    assert measured["total"] == pytest.approx(measured["setup"] + sum(measured["exercises"]) + measured["after"],
+                                              abs=0.01)
+    nb = labs.notebook(lab, "student")
+    intro = nb.cells[0].source
+    assert "**Time budget.**" in intro
+    assert "estimate" in intro
+    assert timings["machine"] in intro
+    assert f"torch {timings['torch']}" in intro
+    for number, exercise in enumerate(lab.exercises, start=1):
+        seconds = labs._seconds(measured["exercises"][number - 1])
+        name = exercise.target.partition(":")[2]
+        assert f"| exercise {number}, `{name}` | about {exercise.minutes} min | {seconds} |" in intro
+        heading = next(c.source for c in nb.cells if c.source.startswith(f"## Exercise {number}:"))
+        assert f"about {exercise.minutes} minutes of writing (estimate); its cells ran in {seconds}" in heading
+    total = sum(e.minutes for e in lab.exercises) + 10
+    assert f"| **in all** | **about {total} min** | **{labs._seconds(measured['total'])}** |" in intro
+
+
+def test_a_budget_without_a_measurement_says_so() -> None:
+    lab = LABS[0]
+    assert "not measured yet" in labs.budget(lab, {})
+    stale = {"machine": "m", "torch": "t", "python": "p",
+             "labs": {lab.slug: {"setup": 1.0, "exercises": [1.0], "after": 1.0, "total": 3.0}}}
+    assert "not measured yet" in labs.budget(lab, stale)  # measured before exercises were added
+    assert labs.exercise_budget(lab, 1, stale).endswith("(estimate).*")
+    assert labs._seconds(0.004) == "under 0.01 s"
+    assert labs._seconds(1.234) == "1.23 s"
+
+
+@pytest.mark.xdist_group("labs-executed")
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_the_stated_run_time_holds_within_its_factor(lab: labs.Lab, executed) -> None:
+    """The solution edition, run here (its kernel already warm from the earlier notebooks), takes at most
+    RUN_TIME_FACTOR times the stated run time plus RUN_TIME_SLACK_S: the statement is a measurement, not a
+    wish."""
+    stated = labs.load_timings()["labs"][lab.slug]["total"]
+    ran = executed[(lab.slug, "solution", "seconds")]
+    assert 0 < ran <= labs.RUN_TIME_FACTOR * stated + labs.RUN_TIME_SLACK_S, (ran, stated)
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_after_the_last_checkpoint_come_a_prediction_a_stretch_and_the_results_table_last(lab: labs.Lab) -> None:
+    assert lab.prediction is not None
+    assert len(lab.stretch) >= 2
+    assert lab.results
+    for edition in ("student", "solution", "instructor"):
+        nb = labs.notebook(lab, edition)
+        sources = [c.source for c in nb.cells]
+        last_check = max(i for i, s in enumerate(sources) if "run_checkpoint(checkpoint_" in s)
+        part = {c.metadata["lab_part"]: i for i, c in enumerate(nb.cells) if "lab_part" in c.metadata}
+        ask = next(i for i, s in enumerate(sources) if s.startswith("## Predict, then measure"))
+        stretch = next(i for i, s in enumerate(sources) if s.startswith("## Stretch (optional)"))
+        assert (last_check < ask < part["prediction"] < part["measure"] < part["compare"] < stretch
+                < part["results"] == len(nb.cells) - 1)
+        assert nb.cells[ask].cell_type == nb.cells[stretch].cell_type == "markdown"
+        assert "before" in sources[ask]
+        assert "= None" in sources[part["prediction"]]
+        assert all("nbgrader" not in nb.cells[i].metadata for i in part.values())  # the student's own, ungraded
+        assert sources[stretch].count("\n1. ") == 1
+        assert "No checkpoint" in sources[stretch]
+    names = [ex.target.partition(":")[2] for ex in lab.exercises]
+    measure = lab.prediction.measure + lab.prediction.guess
+    uses = [re.compile(rf"\b{n}\b(?!\s*=)") for n in names]  # called or passed, not assigned
+    assert any(u.search(measure) for u in uses), "the prediction is measured with the student's functions"
+    assert any(u.search(lab.results) for u in uses), "the results table comes from the student's functions"
+
+
+@pytest.mark.xdist_group("labs-executed")
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_the_solution_edition_compares_the_guess_and_ends_with_a_table(lab: labs.Lab, executed) -> None:
+    parts = executed[(lab.slug, "solution", "parts")]
+    assert "you guessed None" in parts["compare"]
+    rows = [line.split() for line in parts["results"].strip().splitlines()]
+    assert len(rows) >= 4, parts["results"]  # a heading and at least three rows
+    assert len({len(row) for row in rows[1:]}) == 1, parts["results"]  # every row has as many cells
+
+
+def test_a_launch_link_to_a_hosted_notebook_sits_beside_each_student_download() -> None:
+    from docutils import nodes
+    from docutils.utils import new_document
+    from sphinx import addnodes
+
+    doc = new_document("recurrence")
+    section = nodes.section()
+    offer = nodes.paragraph()
+    for edition in ("student", "solution"):
+        offer += addnodes.download_reference("", "", reftarget=f"../_build/labs/recurrence-{edition}.ipynb")
+    offer += addnodes.download_reference("", "", reftarget="../_build/labs/labs-student.zip")
+    solutions_only = nodes.paragraph()
+    solutions_only += addnodes.download_reference("", "", reftarget="../_build/labs/gated-solution.ipynb")
+    section += [offer, solutions_only]
+    doc += section
+    labs.launch_links(doc)
+    assert [p is offer or p is solutions_only for p in section.children] == [True, False, True]
+    launch = section.children[1]
+    assert "lab-launch" in launch["classes"]
+    links = list(launch.findall(nodes.reference))
+    assert [(link["refuri"], link.astext()) for link in links] == [(labs.LAUNCH_URL, "Google Colab")]
+    text = launch.astext()
+    assert "choose Upload in its Open notebook window" in text
+    assert "recurrence-student.ipynb" in text
+    labs.launch_links(doc)  # once per download paragraph, however often it runs
+    assert len(section.children) == 3
+
+
+def test_the_launch_links_are_made_by_the_sphinx_extension() -> None:
+    connected = []
+
+    class App:
+        def connect(self, event, handler):
+            connected.append((event, handler.__name__))
+
+    labs.setup(App())
+    assert ("doctree-read", "_launch_links") in connected
+
+
+def test_the_launch_link_reaches_the_html_beside_the_download(tmp_path: Path) -> None:
+    """A page written as the chapters write their lab section, rendered by Sphinx with MyST and the labs'
+    launch links: the HTML holds the download, then the paragraph with the hosted service's link."""
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    (src / "_build" / "labs").mkdir(parents=True)
+    (src / "_build" / "labs" / "recurrence-student.ipynb").write_text("{}")
+    (src / "conf.py").write_text(
+        "extensions = ['myst_parser']\nexclude_patterns = ['_build']\n"
+        "def setup(app):\n    from bookbuild.tools import labs\n"
+        "    app.connect('doctree-read', labs._launch_links)\n")
+    (src / "index.md").write_text(
+        "# Lab\n\nNotebooks to download: the {download}`student edition <_build/labs/recurrence-student.ipynb>`.\n\n"
+        "What follows.\n")
+    out = tmp_path / "html"
+    app = Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None, warning=None,
+                 freshenv=True)
+    app.build()
+    html = (out / "index.html").read_text(encoding="utf-8")
+    download = html.index("recurrence-student.ipynb")
+    launch = html.index(f'href="{labs.LAUNCH_URL}"')
+    assert download < launch < html.index("What follows.")
+    assert 'class="lab-launch"' in html
+    assert "choose Upload in its Open notebook window" in html
+
+
+def _computing_keys(exercise: labs.Exercise) -> list[tuple[str, str]]:
+    """(key, expression) of each solution line that computes something, compared as a reader copies it."""
+    found = []
+    for line in _solution_lines(exercise):
+        right = re.split(r"^return\s|(?<![=!<>])=(?!=)", line, maxsplit=1)[-1]
+        key = _code_key(right).replace("*", "")
+        computes = re.search(r"[-+*/@]", right) and all(right.count(a) == right.count(b) for a, b in PAIRS)
+        if computes and len(key) >= 10 and not re.match(r"(for|if|while|with)\s", line):
+            found.append((key, right))
+    return found
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_no_student_notebook_holds_the_answer_of_another_lab_s_exercise(lab: labs.Lab) -> None:
+    """Lab 6 scores with Lab 4's lm_loss_and_ppl: its student edition shows a stand-in, not Lab 4's answer."""
+    text = _code_key("\n".join(cell.source for cell in labs.notebook(lab, "student").cells)).replace("*", "")
+    for other in LABS:
+        for exercise in other.exercises:
+            for key, right in _computing_keys(exercise):
+                assert key not in text, f"{lab.slug}'s student notebook holds {exercise.target}'s {right!r}"
+
+
+def test_a_stand_in_computes_what_the_answer_it_replaces_computes() -> None:
+    lab = next(lab for lab in LABS if lab.slug == "depth")
+    cell = next(c.source for c in labs.notebook(lab, "student").cells if "def lm_loss_and_ppl" in c.source)
+    assert "given: Lab 4 asks you to write this one" in cell
+    space: dict = {}
+    exec(labs.notebook(lab, "student").cells[1].source, space)  # the set-up cell: imports
+    exec(cell.split("\n\n\ndef prefix_only_loss")[0].split("@torch.no_grad()")[0], space)
+    gen = torch.Generator().manual_seed(5)
+    logits, targets = torch.randn(3, 4, 7, generator=gen), torch.randint(0, 7, (3, 4), generator=gen)
+    got, want = space["lm_loss_and_ppl"](logits, targets), lm_loss_and_ppl(logits, targets)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == pytest.approx(want[1:], rel=1e-6)
+
+
+def test_a_context_that_is_another_exercise_s_answer_needs_a_stand_in() -> None:
+    exercise = labs.Exercise("chapter_code.depth.layers:prefix_only_loss", "task", ("nudge", "idea"), print,
+                             context=("chapter_code.lm.perplexity:lm_loss_and_ppl",))
+    with pytest.raises(labs.LabError, match="is another exercise's answer; give a stand-in"):
+        labs._context_source(exercise.context[0], exercise, "student")
+    assert labs.BEGIN not in labs._context_source(exercise.context[0], exercise, "solution")
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
+def test_a_notebook_imports_only_the_packages_its_first_cell_names_and_the_standard_library(lab) -> None:
+    import ast
+    import sys
+
+    for edition in ("student", "solution"):
+        for cell in labs.notebook(lab, edition).cells:
+            if cell.cell_type != "code":
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+                for name in names:
+                    top = name.split(".")[0]
+                    assert top in lab.requirements or top in sys.stdlib_module_names, (lab.slug, name)
