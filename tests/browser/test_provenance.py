@@ -107,7 +107,7 @@ def test_a_run_is_named_by_its_training_and_whether_this_build_trained_it(page, 
     run = data[key]["runs"][0]
     assert f"the training {run['function'].rsplit('.', 1)[-1]}" in text
     assert run["key"] not in text
-    assert ("(trained by this build)" in text) or ("(trained by an earlier build of the same code)" in text)
+    assert (", trained by this build" in text) or (", trained by an earlier build of the same code" in text)
 
 
 def test_a_glued_phrase_is_ordinary_text_without_a_preview_or_a_tab_stop(page, site_dir: Path) -> None:  # noqa: F811

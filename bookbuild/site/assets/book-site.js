@@ -317,16 +317,16 @@
       var trainings = runs.map(function (r) { return r.function.split(".").pop(); })
         .filter(function (name, i, all) { return all.indexOf(name) === i; });
       var which = trainings.length ? (trainings.length === 1 ? "the training " : "the trainings ") +
-        trainings.join(", ") + (seeds(runs) ? ", " + seeds(runs) : "") : "";
+        trainings.join(", ") + (seeds(runs) ? " (" + seeds(runs) + ")" : "") : "";
       tip.textContent = "";
       var head;
       if (ahead) {
-        head = "Read from " + (which || "trainings") + " made ahead of the book's build, which checks that " +
-          "they match the code shown here";
+        head = "Read from " + (which ? which + "," : "trainings") + " made ahead of the book's build, which " +
+          "checks that they match the code shown here";
       } else if (runs.length) {
         var fresh = runs.some(function (r) { return r.outcome === "computed"; });
         head = "Computed when the book was built, from " + which +
-          (fresh ? " (trained by this build)" : " (trained by an earlier build of the same code)");
+          (fresh ? ", trained by this build" : ", trained by an earlier build of the same code");
       } else {
         head = "Computed when the book was built, by the code on this page";
       }
@@ -402,10 +402,11 @@
         }, 150);
       });
       el.addEventListener("focus", function () { if (!pinned && !returning) show(el); });
-      el.addEventListener("blur", function () {
-        setTimeout(function () {
-          if (!pinned && owner === el && document.activeElement !== el && !tip.contains(document.activeElement)) hide();
-        }, 0);
+      el.addEventListener("blur", function (event) {
+        // closed at once when the focus moves on (the next stop's preview never meets this one), kept when
+        // it moves into the preview (Enter pins it and focuses its first link)
+        if (pinned || owner !== el || (event.relatedTarget && tip.contains(event.relatedTarget))) return;
+        hide();
       });
       el.addEventListener("keydown", function (event) {
         if (event.key === "Enter" || event.key === " ") {
@@ -525,7 +526,13 @@
       });
       link.addEventListener("mouseleave", function () { clearTimeout(opening); hideSoon(link); });
       link.addEventListener("focus", function () { if (closedOn !== link && !touch) show(link); });
-      link.addEventListener("blur", function () { closedOn = null; hideSoon(link); });
+      link.addEventListener("blur", function (event) {
+        closedOn = null;
+        // The focus moved on by the keyboard: close at once, so the next stop's preview never meets this one;
+        // the pointer gets time to cross onto the preview (and a tap onto its "Go to" link).
+        if (touch || tip.contains(event.relatedTarget) || tip.matches(":hover")) hideSoon(link);
+        else if (owner === link) hide();
+      });
       link.addEventListener("click", function (event) {
         if (touch && owner !== link) { // the first tap previews; the next one follows the link
           event.preventDefault();
