@@ -13,9 +13,10 @@ only when the builder writes LaTeX:
   roman page numbers after the title page and the contents), its sections
   become unnumbered headings of it, the chapters become the numbered chapters
   (in the site's order and numbers, arabic pages from 1), and the reference
-  pages (glossary, bibliography, what the build checked, build report)
-  become appendices A to D, followed by the index.
-- **The bibliography is Appendix B.** Sphinx gathers every citation into one
+  pages (glossary, bibliography, how the book is built, what the build
+  checked, build report) become appendices B to F after the solutions
+  (Appendix A), followed by the index.
+- **The bibliography is Appendix C.** Sphinx gathers every citation into one
   list at the end of the document; it is moved into the bibliography's own
   appendix, with the entries and labels the site shows.
 - **An index.** Besides the glossary's own entries (bold page numbers), every
@@ -23,24 +24,36 @@ only when the builder writes LaTeX:
 - **Listings carry line numbers.** A block included from ``chapter_code``
   (``literalinclude``) is numbered, where a reader cannot hover or copy; code
   cells and their outputs are not.
-- **Solutions are omitted.** An exercise's solution is folded away on the
-  site; a printed page cannot fold, and an appendix of solutions would
-  separate each from the cells it runs. The PDF keeps every exercise and
-  drops its solution, and says so where the exercises begin
-  (:data:`SOLUTIONS_NOTE`). The solutions are still executed, and checked, by
-  the build.
-- **Panels are numbered figures.** An interactive panel prints as its static
-  figure, numbered and captioned with the panel's title and summary and with
-  where its interactive version is (:func:`panels_as_figures`), followed by
-  its note, its check-yourself question with the answer, and its beats; the
+- **Solutions in an appendix.** An exercise's solution is folded away on the
+  site; a printed page cannot fold, so the solutions move to Appendix A,
+  "Solutions to the exercises" (:data:`SOLUTIONS_TITLE`), one section per
+  chapter, each under its exercise's number and title with a link back to the
+  exercise, and each exercise says on which page its solution is
+  (:func:`solutions_in_an_appendix`).
+- **Panels are figures without a number.** An interactive panel prints as its
+  static figure, headed "Interactive panel" with the panel's title and summary
+  and where its interactive version is (:func:`panels_as_figures`), followed
+  by its note, its check-yourself question with the answer, and its beats; the
   panels' wording about the browser is put in print terms
-  (:data:`PRINT_WORDING`).
+  (:data:`PRINT_WORDING`). The site does not number its panels, so neither
+  does the PDF.
+- **The site's figure and table numbers.** Every numbered figure and table
+  prints the number Sphinx gave it, which the site shows
+  (:func:`numbers_as_on_the_site`), not a count LaTeX keeps of its own (a
+  figure moved to the solutions appendix, or a long table without a caption,
+  which steps LaTeX's table counter, would shift it).
 - **Figures at the body's text size.** Every figure is set at the width that
   makes its largest text (:data:`LARGEST_FIGURE_TEXT_PT` at the figure's own
   size) the body size, :data:`BODY_PT` (:func:`figure_widths`).
 - **Download links name their files.** A print reader cannot click the labs'
-  ``{download}`` links, so each names its file's path, and the lab section
-  says on which page of the HTML edition the notebooks are offered.
+  ``{download}`` links, so each names its file (``recurrence-student.ipynb``,
+  never the folder the build writes it to), and the lab section says on which
+  page of the HTML edition the notebooks are offered (:func:`lab_links`).
+- **The build's appendices as summaries.** The build report and the list of
+  every claim's check stay whole on the site; the PDF prints what a reader
+  needs (what was checked, how many outputs and claims, where the full
+  report is): the pages' print-only summaries, without their sections
+  (:func:`build_appendices_summarised`).
 - **Wide tables fit.** Tables get column widths from their content and break
   their long tokens (hashes, versions, settings) where a reader would; a wide
   one is set in smaller type, a long one breaks across pages
@@ -59,11 +72,14 @@ from typing import Any
 
 from docutils import nodes
 
-#: the sentence that replaces the first solution of a page in the PDF
-SOLUTIONS_NOTE = (
-    "The printed edition omits the solutions to the exercises; the HTML edition "
-    "shows each one, folded, under its exercise."
-)
+#: the title of the appendix that holds the solutions to the exercises (Appendix A)
+SOLUTIONS_TITLE = "Solutions to the exercises"
+#: the label of that appendix, and the prefix of each solution's label in it
+SOLUTIONS_LABEL, SOLUTION_PREFIX = "book-solutions", "book-solution-"
+#: what heads a panel's printed figure, in place of a figure number
+PANEL_HEADING = "Interactive panel"
+#: generated pages the PDF prints as their summaries (their sections, the full report, stay on the site)
+SUMMARISED = ("book/checked", "book/build-report")
 #: the first page that prints as an appendix rather than a chapter
 FIRST_APPENDIX = "book/glossary"
 #: the page whose citations list is the bibliography appendix
@@ -94,12 +110,6 @@ def _is_listing(node: nodes.literal_block) -> bool:
     """A block included from a source file of the repository (``literalinclude``), not a cell or an output."""
     source = str(node.get("source", ""))
     return source.endswith(".py") and "chapter_code" in source
-
-
-def _solution_nodes(doctree: nodes.document) -> list[nodes.Element]:
-    from sphinx_exercise.nodes import solution_node
-
-    return list(doctree.findall(solution_node))
 
 
 def _raw(latex: str) -> nodes.raw:
@@ -261,7 +271,8 @@ def _title_for_print(title: nodes.paragraph) -> list[nodes.Node]:
 
 
 def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
-    """Each panel (``book-panel`` container) as a numbered, captioned figure followed by its text."""
+    """Each panel (``book-panel`` container) as a figure headed :data:`PANEL_HEADING`, without a number (the site
+    numbers no panel), followed by its text."""
     for box in list(doctree.findall(nodes.container)):
         if "book-panel" not in box.get("classes", []):
             continue
@@ -279,10 +290,11 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
         if image is None:
             continue
         page = _page_of(box, docname)
-        caption = nodes.caption()
-        if title is not None:
-            caption += nodes.strong("", "", *_title_for_print(title), nodes.Text("."))
-            caption += nodes.Text(" ")
+        caption = nodes.paragraph()  # a legend, not a caption: the site numbers no panel, so the PDF does not
+        heading = [nodes.Text(f"{PANEL_HEADING}. "), *_title_for_print(title), nodes.Text(".")] if title is not None \
+            else [nodes.Text(f"{PANEL_HEADING}.")]
+        caption += nodes.strong("", "", *heading)
+        caption += nodes.Text(" ")
         if summary is not None:
             caption += [c for c in summary.children if not isinstance(c, nodes.raw)]  # HTML-only spans
         n_beats = len(beats.children) if beats is not None else 0
@@ -291,7 +303,7 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
         caption += nodes.Text(": ")
         caption += nodes.literal("", f"{page}.html#panel-{name}")
         caption += nodes.Text(".")
-        figure = nodes.figure("", image.deepcopy(), caption, ids=[f"panel-{name}"])
+        figure = nodes.figure("", image.deepcopy(), nodes.legend("", caption), ids=[f"panel-{name}"])
         figure["classes"].append("book-panel-figure")
         rest: list[nodes.Node] = []
         answer_next = False
@@ -361,7 +373,8 @@ def figure_widths(doctree: nodes.document, srcdir: Path) -> None:
 
 
 def lab_links(doctree: nodes.document, docname: str = "") -> None:
-    """Name each download's file (a path in the book's repository) and the page of the site that offers it."""
+    """Name each download's file (its name, not the build folder it is written to) and the page of the site that
+    offers it."""
     from sphinx import addnodes
 
     told: set[int] = set()
@@ -369,10 +382,10 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
         page = _page_of(ref, docname)
         target = str(ref.get("reftarget", ""))
         path = posixpath.normpath(posixpath.join(posixpath.dirname(page), target)) if target else ""
-        if path and ref.parent is not None:
+        if path and ref.parent is not None:  # the file's name: where the build writes it is no reader's concern
             at = ref.parent.index(ref) + 1
             ref.parent.insert(at, nodes.Text(")"))
-            ref.parent.insert(at, nodes.literal("", path))
+            ref.parent.insert(at, nodes.literal("", posixpath.basename(path)))
             ref.parent.insert(at, nodes.Text(" ("))
         paragraph = next((a for a in _ancestors(ref) if isinstance(a, nodes.paragraph)), None)
         section = next((a for a in _ancestors(ref) if isinstance(a, nodes.section)), None)
@@ -392,11 +405,7 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
             where += nodes.Text(" (Section ")
             where += _raw(f"\\ref{{\\detokenize{{{page}:{anchor}}}}}")
             where += nodes.Text(")")
-        where += nodes.Text("; in a checkout of the book's repository, ")
-        where += nodes.literal("", "make book")
-        where += nodes.Text(" (or ")
-        where += nodes.literal("", "python -m bookbuild.tools.labs")
-        where += nodes.Text(") writes them to the paths named here.")
+        where += nodes.Text(", under the file names given here.")
         paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, where)
 
 
@@ -618,14 +627,137 @@ def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
     for block in doctree.findall(nodes.literal_block):
         if _is_listing(block):
             block["linenos"] = True
-    solutions = _solution_nodes(doctree)
-    for n, solution in enumerate(solutions):
-        if n == 0:
-            note = nodes.paragraph(text=SOLUTIONS_NOTE)
-            note["classes"].append("solutions-note")
-            solution.replace_self(note)
-        else:
-            solution.parent.remove(solution)
+    if docname == root_doc:
+        build_appendices_summarised(doctree)
+        solutions_in_an_appendix(doctree, _chapter_numbers(app.env))
+    numbers_as_on_the_site(doctree, getattr(app.env, "toc_fignumbers", {}), docname)
+
+
+def _chapter_numbers(env: Any) -> dict[str, int]:
+    """Page -> its chapter's number, for the numbered chapters (Sphinx's section numbers)."""
+    found = {}
+    for page, numbers in getattr(env, "toc_secnumbers", {}).items():
+        number = numbers.get("") or ()
+        if len(number) == 1:
+            found[page] = int(number[0])
+    return found
+
+
+#: the Sphinx node of each kind of numbered object the site numbers, by its numfig kind
+_NUMBERED = {"figure": nodes.figure, "table": nodes.table}
+
+
+def numbers_as_on_the_site(doctree: nodes.document, fignumbers: dict[str, dict[str, dict[str, tuple[int, ...]]]],
+                           docname: str = "") -> None:
+    """Before every figure and table the site numbers, the number the site shows (``\\booknumber``,
+    bookprint.sty): LaTeX then prints it and refers to it, whatever it counted itself."""
+    for kind, cls in _NUMBERED.items():
+        for node in list(doctree.findall(cls)):
+            if node.parent is None:
+                continue
+            numbers = fignumbers.get(_page_of(node, docname), {}).get(kind, {})
+            number = next((numbers[i] for i in node["ids"] if i in numbers), None)
+            if number is None:
+                continue
+            shown = ".".join(str(n) for n in number)
+            node.parent.insert(node.parent.index(node), _raw(f"\\booknumber{{{kind}}}{{{shown}}}\n"))
+
+
+def solutions_in_an_appendix(doctree: nodes.document, chapters: dict[str, int] | None = None) -> None:
+    """Move every solution into Appendix A (:data:`SOLUTIONS_TITLE`): per chapter, each under its exercise's
+    number and title, which link back to the exercise, with the exercise's page; the exercise says on which
+    page its solution is.
+
+    Each chapter's solutions stay inside a ``start_of_file`` of their page, so their labels (a figure's, a
+    cell's) keep the page's name and every reference to them resolves.
+    """
+    from sphinx import addnodes
+    from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node, solution_node
+
+    solutions = [s for s in doctree.findall(solution_node) if s.parent is not None]
+    if not solutions:
+        return
+    # the exercises of this tree (the registry's nodes are those Sphinx read, not the assembled book's)
+    exercises = {str(n.get("label", "")): n for n in doctree.findall(
+        lambda n: isinstance(n, exercise_enumerable_node | exercise_node))}
+    appendix = nodes.section("", nodes.title("", SOLUTIONS_TITLE), ids=[SOLUTIONS_LABEL])
+    appendix += nodes.paragraph("", "The solutions to each chapter's exercises, in the order of the exercises. "
+                                    "The HTML edition folds each one under its exercise.")
+    sections: dict[str, nodes.section] = {}
+    for solution in solutions:
+        page = _page_of(solution)
+        exercise_label = str(solution.get("target_label", ""))
+        exercise = exercises.get(exercise_label)
+        if page not in sections:
+            chapter = next((n for n in doctree.findall(addnodes.start_of_file) if n.get("docname") == page), None)
+            heading = chapter.next_node(nodes.title) if chapter is not None else None
+            name = heading.astext() if heading is not None else page
+            number = (chapters or {}).get(page)
+            title = f"Chapter {number}: {name}" if number else name
+            sections[page] = nodes.section("", nodes.title("", title), ids=[f"{SOLUTION_PREFIX}{Path(page).name}"])
+            holder = addnodes.start_of_file(docname=page)
+            holder += sections[page]
+            appendix += holder
+        here = f"{SOLUTION_PREFIX}{exercise_label}"
+        title = next((c for c in solution.children if isinstance(c, nodes.title)), None)
+        heading = nodes.rubric("", "", *(_linked_back(title, exercise_label) if title is not None else []))
+        if exercise is not None:
+            heading += nodes.Text(" (exercise on page ")
+            heading += _raw(f"\\pageref*{{exercise:{exercise_label}}}")
+            heading += nodes.Text(")")
+        labels = "".join(f"\\label{{\\detokenize{{{page}:{i}}}}}" for i in solution["ids"])
+        body = [c for c in solution.children if c is not title]
+        sections[page] += [_raw(f"\\phantomsection\\label{{{here}}}{labels}\n"), heading, *body]
+        if exercise is not None and exercise.parent is not None:
+            said = nodes.paragraph("", "", _raw(f"\\hyperref[{here}]{{The solution is on page~\\pageref*{{{here}}}"
+                                                f" (Appendix~\\ref*{{{SOLUTIONS_LABEL}}})}}."))
+            said["classes"].append("book-solution-pointer")
+            exercise.parent.insert(exercise.parent.index(exercise) + 1, said)
+        solution.parent.remove(solution)
+    root = next(iter(doctree.findall(nodes.section)), None)
+    if root is None:
+        return
+    mark = next((n for n in root.children if isinstance(n, nodes.raw) and n.astext() == "\\appendix\n"), None)
+    appendix.insert(1, _raw(f"\\label{{{SOLUTIONS_LABEL}}}"))
+    if mark is not None:
+        root.insert(root.index(mark) + 1, appendix)
+    else:
+        root.append(appendix)
+
+
+def _linked_back(title: nodes.title, exercise_label: str) -> list[nodes.Node]:
+    """A solution's title ("Solution to Exercise 3.2 (...)") with its reference to the exercise pointed at the label
+    sphinx-exercise gives the exercise in LaTeX (its math kept as math)."""
+    out: list[nodes.Node] = []
+    for child in title.children:
+        if not isinstance(child, nodes.reference):
+            out.append(nodes.Text(str(child).rstrip() + " ") if isinstance(child, nodes.Text) else child.deepcopy())
+            continue
+        inner = [c.deepcopy() for c in child.children]
+        if inner and isinstance(inner[0], nodes.Text):
+            inner[0] = nodes.Text(str(inner[0]).lstrip())
+        out += [_raw(f"\\hyperref[exercise:{exercise_label}]{{"), *inner, _raw("}")]
+    return out
+
+
+def build_appendices_summarised(doctree: nodes.document) -> None:
+    """The build report and the list of every check (:data:`SUMMARISED`) as their summaries: each page's
+    sections, the full report, are left out of the PDF; a label the book links to (a claim's mark links to its
+    check) stays, at the summary."""
+    from sphinx import addnodes
+
+    for page in SUMMARISED:
+        holder = next((n for n in doctree.findall(addnodes.start_of_file) if n.get("docname") == page), None)
+        section = holder.next_node(nodes.section) if holder is not None else None
+        if section is None:
+            continue
+        parts = [c for c in section.children if isinstance(c, nodes.section)]
+        ids = [i for part in parts for node in part.findall(nodes.Element) for i in node.get("ids", [])]
+        for part in parts:
+            section.remove(part)
+        if ids:
+            section.append(_raw("\\phantomsection" + "".join(f"\\label{{\\detokenize{{{page}:{i}}}}}"
+                                                                for i in ids) + "\n"))
 
 
 #: LaTeX-only templates and the style file: bookbuild/latex

@@ -85,6 +85,22 @@ def test_the_appendix_lists_each_claim_with_its_check_and_passes_the_prose_check
     assert check_text(text, "checked.md") == []
 
 
+def test_the_appendix_prints_a_summary_and_keeps_its_per_claim_list_for_the_site() -> None:
+    """The PDF prints the page's ``{only} latex`` summary (bookbuild.site.pdf drops its sections); the site reads the
+    introduction to the per-claim list."""
+    pages = [claims.PageClaims("book/p", [("c-a", "x", 3), ("c-b", "y", 4)],
+                               {"c-a": record("c-a"), "c-b": record("c-b") | {"held": False}})]
+    text = claims.appendix_text(pages, {"book/p": "Chapter P"})
+    latex = text.split("```{only} latex", 1)[1].split("```", 1)[0]
+    html = text.split("```{only} html", 1)[1].split("```", 1)[0]
+    assert "| Chapter P | {lit}`2` | {lit}`2` | {lit}`1` |" in latex
+    assert "`book/checked.html`" in latex
+    assert "Below, for every claim" in html
+    assert "Below" not in latex
+    assert text.index("```{only} latex") < text.index("## Chapter P")
+    assert "This build checked {lit}`2` conditions behind {lit}`2` claims." in text
+
+
 @pytest.mark.parametrize(("body", "expected"), [
     ("text <c-a>", ("text", "c-a")),
     ("a $x < y$ b <c-2layer>", ("a $x < y$ b", "c-2layer")),

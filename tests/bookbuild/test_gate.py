@@ -54,6 +54,24 @@ def test_report_states_the_verdict_first_and_the_rules(tmp_path: Path) -> None:
     assert "| |" not in page  # no empty table header
 
 
+def test_report_prints_a_summary_with_the_counts_and_where_the_full_report_is() -> None:
+    ok = engine.ChapterResult("book/a", "hit", "unchanged", 1.5, "k1", {}, "", "t", None)
+    other = engine.ChapterResult("book/b", "hit", "unchanged", 1.0, "k2", {}, "", "t", None)
+    diff = baselines.Difference("book/a", "cell-1", "loss = 1", "loss = 2")
+    checks = [gate.ChapterCheck(ok, [diff], None, exactness=baselines.Exactness(5, ["cell-2"])),
+              gate.ChapterCheck(other, [], None, exactness=baselines.Exactness(3, []))]
+    page = gate.report_text(checks, "cpu-avx2")
+    summary = page.split("```{only} latex", 1)[1].split("\n```\n", 1)[0]
+    assert ("This build compared {lit}`10` outputs of {lit}`2` pages: {lit}`8` equal bit for bit, {lit}`1` equal "
+            "within their declared precision, {lit}`1` different.") in summary
+    assert "| {doc}`/book/a` | {lit}`7` | **1 difference(s)**" in summary
+    assert "| {doc}`/book/b` | {lit}`3` | matches the baseline |" in summary
+    assert "`book/build-report.html`" in summary
+    assert "## " not in summary, "the summary holds no section: the PDF drops the report's sections"
+    html = page.split("```{only} html", 1)[1]
+    assert html.index("must match exactly") < html.index("```")
+
+
 def test_a_cpu_without_a_profile_of_its_own_is_compared_with_the_pinned_baselines(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     ok = engine.ChapterResult("book/a", "executed", "never executed", 1.0, "k", {}, "", "t", None)

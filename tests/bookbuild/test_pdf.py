@@ -11,6 +11,7 @@ small documents, without TeX.
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import os
 import re
@@ -29,7 +30,8 @@ from bookbuild.site import pdf as book_pdf
 from bookbuild.site.pdf import (
     BODY_PT,
     LARGEST_FIGURE_TEXT_PT,
-    SOLUTIONS_NOTE,
+    PANEL_HEADING,
+    SOLUTIONS_TITLE,
     TABLE_CHARS,
     TABLE_PADDING,
     bibliography_in_its_appendix,
@@ -43,6 +45,8 @@ from bookbuild.site.pdf import (
 
 ROOT = Path(__file__).resolve().parents[2]
 APPENDICES = ["book/glossary", "book/bibliography", "book/building", "book/checked", "book/build-report"]
+#: the appendices' letters: Appendix A holds the solutions (no page of its own), the reference pages follow
+LETTERS = "BCDEF"
 #: what a missing glyph leaves in extracted text, in the renderers that show one
 MISSING_GLYPH_MARKS = ["\ufffd", "\u2370", "\u25a1"]
 
@@ -163,7 +167,8 @@ def test_every_chapter_is_a_numbered_chapter_and_reference_pages_are_appendices(
         title = title_of(page)
         assert re.search(rf"^\f?{n}\s+{re.escape(title)}", text, re.MULTILINE), f"chapter {n} {title!r} not in the TOC"
         assert flat_text.count(flat(title).lower()) >= 2, f"chapter {n} has no heading of its own"
-    for letter, page in zip("ABCDE", APPENDICES, strict=True):
+    assert re.search(rf"^\f?A\s+{re.escape(SOLUTIONS_TITLE)}", text, re.MULTILINE), "no Appendix A of solutions"
+    for letter, page in zip(LETTERS, APPENDICES, strict=True):
         assert re.search(rf"^\f?{letter}\s+{re.escape(title_of(page))}", text, re.MULTILINE), page
     contents = text.split("\f")[1:4]
     lines = [line.strip() for part in contents for line in part.splitlines()]
@@ -176,7 +181,8 @@ def test_every_chapter_is_a_numbered_chapter_and_reference_pages_are_appendices(
 def test_running_heads_name_the_chapter(pages: list[str]) -> None:
     openings = chapter_openings(pages)
     titles = {f"Chapter {n}": title_of(p) for n, p in enumerate(numbered_chapters(), start=1)}
-    titles.update({f"Appendix {letter}": title_of(p) for letter, p in zip("ABCDE", APPENDICES, strict=True)})
+    titles.update({f"Appendix {letter}": title_of(p) for letter, p in zip(LETTERS, APPENDICES, strict=True)})
+    titles["Appendix A"] = SOLUTIONS_TITLE
     current, wrong = None, []
     for n, page in enumerate(pages):
         if n in openings:
@@ -203,10 +209,10 @@ def site_bibliography_labels() -> list[str] | None:
     return [re.sub(r"<[^>]+>", "", label).strip() for label in labels]
 
 
-def test_the_bibliography_is_appendix_b_with_the_sites_entries_and_labels(tex: str, pages: list[str]) -> None:
+def test_the_bibliography_is_appendix_c_with_the_sites_entries_and_labels(tex: str, pages: list[str]) -> None:
     start = tex.index(r"\chapter{Bibliography}")
     appendix = tex[start:tex.index(r"\chapter{", start + 10)]
-    assert r"\begin{sphinxthebibliography}" in appendix, "the entries are not inside Appendix B"
+    assert r"\begin{sphinxthebibliography}" in appendix, "the entries are not inside Appendix C"
     assert tex.count(r"\begin{sphinxthebibliography}") == 1
     labels = [re.sub(r"\\sphinxhyphen\{\}", "-", label)
               for label in re.findall(r"\\bibitem\[(.*?)\]\{", appendix)]
@@ -214,7 +220,7 @@ def test_the_bibliography_is_appendix_b_with_the_sites_entries_and_labels(tex: s
     site = site_bibliography_labels()
     if site is not None:
         assert labels == site, "the PDF's bibliography differs from the site's (entries, labels or order)"
-    printed = flat("".join(p for p in pages if first_line(p).startswith(("Appendix B", "Appendix B."))))
+    printed = flat("".join(p for p in pages if first_line(p).startswith(("Appendix C", "Appendix C."))))
     for label in labels[:3] + labels[-3:]:
         assert f"[{flat(label)}]" in printed, label
 
@@ -238,20 +244,104 @@ def test_the_index_holds_the_glossary_terms_with_the_pages_that_use_them(pages: 
     assert sum(len(pages.split(", ")) > 1 for _, pages in entries) >= 5, entries[:10]
 
 
-def test_panels_print_as_numbered_captioned_figures_in_print_wording(text: str, tex: str) -> None:
+def test_panels_print_as_unnumbered_figures_with_a_legend_in_print_wording(text: str, tex: str) -> None:
+    """The site numbers no panel, so the PDF does not: a panel's figure is headed "Interactive panel" (a legend,
+    no caption), and the figures numbered in the PDF are the site's (test_figure_and_table_numbers_...)."""
     panels = panels_on_pages()
     assert len(panels) >= 5
     whole = squeezed(text)
     for page, name in panels:
         assert squeezed(f"{page}.html#panel-{name}") in whole, f"panel {name}: no address of its interactive version"
-    captions = re.findall(r"\\caption\{\\sphinxstylestrong\{.*?Interactive in the HTML edition[^\n]*", tex)
-    assert len(captions) == len(panels), "each panel is a captioned figure"
+    captions = re.findall(r"\\begin\{sphinxlegend\}\s*\\sphinxAtStartPar\s*\\sphinxstylestrong\{"
+                          + re.escape(PANEL_HEADING) + r"\. .*?Interactive in the HTML edition[^\n]*", tex)
+    assert len(captions) == len(panels), "each panel is a figure with a legend"
+    assert not re.search(r"\\caption\{[^\n]*Interactive in the HTML edition", tex), "a panel has a numbered caption"
     for caption in captions:  # the site's HTML around math, or a slider's {symbol} placeholder, printed as text
         assert "book-panel-tex" not in caption, caption[:160]
         assert not re.search(r"\\\{\w+\\\}", caption), caption[:300]
     assert flat(text).count("Interactive in the HTML edition") == len(panels)
     for browser_words in ("move a slider", "your browser", "in your browser"):
         assert browser_words not in flat(text), browser_words
+
+
+def html_dir() -> Path:
+    return Path(os.environ.get("BOOK_HTML_DIR") or ROOT / "_build" / "html")
+
+
+def caption_words(caption: str) -> tuple[str, ...]:
+    """A caption's first three words, letters only (math prints differently in the two editions)."""
+    return tuple(re.findall(r"[A-Za-z]+", caption)[:3])
+
+
+def site_numbers() -> list[tuple[str, tuple[str, ...]]] | None:
+    """("Fig. 3.7", its caption's first words) for every numbered figure and table of the site, in book order
+    (figcaption and table caption only: a link's preview repeats a caption), or None without a built site."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for page in chapters():
+        path = html_dir() / f"{page}.html"
+        if not path.is_file():
+            return None
+        html = path.read_text(encoding="utf-8")
+        for match in re.finditer(r'<(?:figcaption>\s*<p|caption)>\s*<span class="caption-number">((?:Fig\.|Table) '
+                                 r'[\d.]+) </span><span class="caption-text">(.*?)</span>', html, re.DOTALL):
+            text = html_lib.unescape(re.sub(r"<[^>]+>", " ", match.group(2)))
+            found.append((match.group(1), caption_words(text)))
+    return found
+
+
+def pdf_numbers(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The same for the PDF: every caption line "Fig. 3.7: ..." or "Table 2.2: ..." (pdftotext)."""
+    return [(m.group(1), caption_words(m.group(2)))
+            for m in re.finditer(r"^\s*((?:Fig\.|Table) \d+\.\d+): (.*)$", text, re.MULTILINE)]
+
+
+def test_figure_and_table_numbers_and_captions_are_the_sites(text: str) -> None:
+    """One story in both editions: the PDF numbered the panels' static figures as figures (the site's Fig. 3.7 was
+    the PDF's Fig. 3.10), and a long table without a caption took a table number (the site's Table 2.2 was the
+    PDF's 2.3). Every numbered figure and table, solutions' included, carries the site's number and caption."""
+    site = site_numbers()
+    if site is None:
+        pytest.skip(f"no built site in {html_dir()} to compare with (`make book`)")
+    printed = pdf_numbers(text)
+    assert len(site) >= 40
+    assert sorted(printed) == sorted(site), (
+        f"only in the PDF: {sorted(set(printed) - set(site))}; only on the site: {sorted(set(site) - set(printed))}")
+    assert len({n for n, _ in printed}) == len(printed), "a number printed twice"
+
+
+def test_the_build_appendices_print_as_short_summaries_with_their_counts(text: str, pages: list[str]) -> None:
+    """What the build checked and the build report print their summaries (counts, where the full report is), not
+    the per-claim list and the report's JSON and file lists (64 of the PDF's 261 pages before); the site keeps both
+    whole."""
+    openings = chapter_openings(pages)
+    letters = dict(zip(APPENDICES, LETTERS, strict=True))
+    spans = {}
+    for page in ("book/checked", "book/build-report"):
+        start = next(n for n, what in openings.items() if what == f"Appendix {letters[page]}")
+        end = min(n for n in openings if n > start)
+        spans[page] = flat(" ".join(pages[start:end]))
+        assert end - start <= 2, f"{page} prints {end - start} pages"
+    checked = (ROOT / "book" / "checked.md").read_text(encoding="utf-8")
+    conditions, claims = re.search(r"checked \{lit\}`(\d+)` conditions behind \{lit\}`(\d+)` claims", checked).groups()
+    assert f"This build checked {conditions} conditions behind {claims} claims." in spans["book/checked"]
+    assert "book/checked.html" in spans["book/checked"]
+    for page in numbered_chapters():
+        assert flat(title_of(page)) in spans["book/checked"], page
+    report = spans["book/build-report"]
+    compared = re.search(r"This build compared (\d+) outputs of (\d+) pages: (\d+) equal bit for bit, (\d+) equal "
+                         r"within their declared precision, (\d+) different\.", report)
+    assert compared, report[:600]
+    total, _, exact, within, differ = (int(n) for n in compared.groups())
+    assert total == exact + within + differ > 100
+    assert "book/build-report.html" in report
+    for plumbing in ("What each chapter read", "Memoized runs", "condition:", ".json"):
+        assert plumbing not in report + spans["book/checked"], plumbing
+    site = html_dir() / "book" / "build-report.html"
+    if site.is_file():  # the site keeps the full report, and says the same count
+        html = site.read_text(encoding="utf-8")
+        assert "What each chapter read" in html
+        assert f"This build: {exact} output(s) bit for bit, {within} within" in html_lib.unescape(html)
+        assert 'id="check-' in (html_dir() / "book" / "checked.html").read_text(encoding="utf-8")
 
 
 def test_a_long_table_without_a_caption_does_not_borrow_a_table_number(tex: str) -> None:
@@ -262,9 +352,42 @@ def test_a_long_table_without_a_caption_does_not_borrow_a_table_number(tex: str)
         assert ("\\thetable" in continued) == ("\\caption{" in first_head), continued[:200]
 
 
-def test_solutions_are_omitted_and_the_reader_is_told(text: str) -> None:
-    assert flat(SOLUTIONS_NOTE) in flat(text)
-    assert "Solution to Exercise" not in flat(text)
+def exercises_on_pages() -> dict[str, list[str]]:
+    """Page -> the labels of its exercises that have a solution, in the page's order."""
+    found = {}
+    for page in numbered_chapters():
+        source = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+        found[page] = re.findall(r"^`{3,}\{solution(?:-start)?\}\s+(\S+)", source, re.MULTILINE)
+    return found
+
+
+def test_solutions_are_appendix_a_per_chapter_each_under_its_exercise_with_links_both_ways(
+        text: str, tex: str, pages: list[str]) -> None:
+    solutions = exercises_on_pages()
+    assert sum(len(v) for v in solutions.values()) >= 20
+    start = tex.index(r"\chapter{" + SOLUTIONS_TITLE + "}")
+    appendix = tex[start:tex.index(r"\chapter{", start + 10)]
+    assert tex.index(r"\appendix") < start < tex.index(r"\chapter{Glossary}")
+    # per chapter, in the book's order, each solution under its exercise's number and title, linked back
+    headings = re.findall(r"\\section\{Chapter (\d+): (.*?)\}", appendix)
+    chapters_with = [p for p in numbered_chapters() if solutions[p]]
+    assert [(int(n), flat(t)) for n, t in headings] == [
+        (numbered_chapters().index(p) + 1, flat(title_of(p))) for p in chapters_with]
+    in_order = re.findall(r"\\hyperref\[exercise:([\w-]+)\]\{Exercise \d+\.\d+", appendix)
+    assert in_order == [label for p in chapters_with for label in solutions[p]]
+    for label in in_order:
+        assert f"\\pageref*{{exercise:{label}}}" in appendix, label
+        assert f"\\hyperref[book-solution-{label}]" in tex[:start], f"exercise {label} does not point to its solution"
+    # what a reader sees: the appendix holds every solution's title, and no page says they are left out
+    openings = chapter_openings(pages)
+    first = next(n for n, what in openings.items() if what == "Appendix A")
+    after = min(n for n in openings if n > first)
+    printed = flat(" ".join(pages[first:after]))
+    assert printed.count("Solution to Exercise") == len(in_order)
+    assert re.search(r"Solution to Exercise 1\.1 \(.+?\) \(exercise on page \d+\)", printed)
+    assert flat(text).count("The solution is on page") == len(in_order)
+    for omitted in ("omits the solutions", "solutions to the exercises are left out", "omits the exercise solutions"):
+        assert omitted not in flat(text), omitted
 
 
 def test_no_terminal_or_kernel_noise(text: str) -> None:
@@ -341,8 +464,10 @@ def test_each_labs_notebooks_are_named_with_where_the_site_offers_them(text: str
     for page in labs:
         slug = Path(page).name
         for edition in ("student", "solution"):
-            assert f"_build/labs/{slug}-{edition}.ipynb" in whole, (page, edition)
+            assert f"({slug}-{edition}.ipynb)" in whole, (page, edition)
         assert f"{page}.html#lab" in whole, page
+    assert "_build/labs" not in whole, "a build folder printed"
+    assert "labs-student.zip" in whole
 
 
 def test_rendered_pages_show_no_empty_page_no_uncaptioned_figure_no_missing_glyph(
@@ -362,7 +487,8 @@ def test_rendered_pages_show_no_empty_page_no_uncaptioned_figure_no_missing_glyp
     with_images = sorted({int(line.split()[0]) for line in listed.splitlines()[2:]
                           if line.split() and line.split()[2] == "image"})
     assert with_images
-    uncaptioned = [p for p in with_images if not re.search(r"Fig\. \d+\.\d+: ", flat(pages[p - 1]))]
+    uncaptioned = [p for p in with_images
+                   if not re.search(rf"Fig\. \d+\.\d+: |{PANEL_HEADING}\. ", flat(pages[p - 1]))]
     assert not uncaptioned, f"pages with a figure and no figure caption: {uncaptioned}"
     for p in with_images:
         page_text = subprocess.run(["pdftotext", "-f", str(p), "-l", str(p), str(pdf), "-"],
@@ -426,8 +552,8 @@ def test_chapters_are_lifted_out_of_the_root_page_which_becomes_the_preface() ->
 def test_the_bibliography_shows_labels_and_no_tex_or_n_d(text: str) -> None:
     """The list of references at the end: author-year labels and the source documents' shorthands, no "n.d."
     and no TeX left as text (the entries of book/references.bib are checked one by one in test_citations.py)."""
-    # from the first entry to the end of Appendix B (the appendices after it and the index hold code and TeX)
-    references = text[text.rindex("Bahdanau et al., 2015"):].split("Appendix C")[0]
+    # from the first entry to the end of Appendix C (the appendices after it and the index hold code and TeX)
+    references = text[text.rindex("Bahdanau et al., 2015"):].split("Appendix D")[0]
     for label in ("Elman, 1990", "Hochreiter and Schmidhuber, 1997", "RNN textbook chapter",
                   "Sequence-models workshop", "Gated-RNN textbook section"):
         assert label in references, label
@@ -472,7 +598,7 @@ def panel_box(name: str = "forget-power") -> nodes.container:
     return box
 
 
-def test_a_panel_becomes_a_captioned_figure_followed_by_its_text_in_print_wording() -> None:
+def test_a_panel_becomes_a_figure_with_a_legend_and_no_number_followed_by_its_text_in_print_wording() -> None:
     doc = nodes.document(None, None)
     section = nodes.section("", nodes.title("", "Gated"), panel_box(), docname="book/gated")
     doc += section
@@ -481,8 +607,9 @@ def test_a_panel_becomes_a_captioned_figure_followed_by_its_text_in_print_wordin
     figure = section.children[1]
     assert isinstance(figure, nodes.figure)
     assert figure["ids"] == ["panel-forget-power"]
-    caption = figure.next_node(nodes.caption).astext()
-    assert caption.startswith("The forget-gate power. What the path keeps after k steps.")
+    assert figure.next_node(nodes.caption) is None, "a caption would number the panel, which the site does not"
+    caption = figure.next_node(nodes.legend).astext()
+    assert caption.startswith(f"{PANEL_HEADING}. The forget-gate power. What the path keeps after k steps.")
     assert ("Interactive in the HTML edition, where the panel plays its 4 beats and has a slider for "
             "forget-gate bias b_f: book/gated.html#panel-forget-power.") in caption
     after = flat(" ".join(n.astext() for n in section.children[2:]))
@@ -510,15 +637,84 @@ def test_a_panel_caption_typesets_its_math_and_slider_symbols_and_prints_no_html
     section = nodes.section("", nodes.title("", "Gated"), box, docname="book/gated")
     doc += section
     panels_as_figures(doc)
-    caption = section.children[1].next_node(nodes.caption)
+    caption = section.children[1].next_node(nodes.legend)
     assert not list(caption.findall(nodes.raw)), "HTML in the caption"
     said = caption.astext()
     assert "<span" not in said
     assert "{bf}" not in said
     assert "{k}" not in said
-    assert said.startswith("The forget-gate power f^k. "), said
+    assert said.startswith(f"{PANEL_HEADING}. The forget-gate power f^k. "), said
     assert [m.astext() for m in caption.findall(nodes.math)] == ["f^k", "b_f", "k"]
     assert "sliders for forget-gate bias b_f and top-k: k: book/gated.html#panel-forget-power." in said
+
+
+def test_figures_and_tables_print_the_number_the_site_gave_them() -> None:
+    doc = nodes.document(None, None)
+    chapter = addnodes.start_of_file(docname="book/gated")
+    section = nodes.section("", nodes.title("", "Gated"), docname="book/gated")
+    numbered = nodes.figure("", nodes.image(uri="a.png"), nodes.caption("", "Share of seeds."), ids=["fig-share"])
+    panel = nodes.figure("", nodes.image(uri="b.png"), nodes.legend("", nodes.paragraph("", "A panel.")),
+                         ids=["panel-x"])
+    table = nodes.table("", nodes.title("", "Lag 80."), ids=["tab-lag"])
+    section += [numbered, panel, table]
+    chapter += section
+    doc += chapter
+    numbers = {"book/gated": {"figure": {"fig-share": (3, 7)}, "table": {"tab-lag": (3, 3)}}}
+    book_pdf.numbers_as_on_the_site(doc, numbers)
+    raws = [(type(n).__name__, n.astext().strip()) for n in section.children[1:]]
+    assert raws == [("raw", "\\booknumber{figure}{3.7}"), ("figure", "Share of seeds."), ("figure", "A panel."),
+                    ("raw", "\\booknumber{table}{3.3}"), ("table", "Lag 80.")]
+
+
+def test_solutions_move_to_appendix_a_under_their_exercise_linked_both_ways() -> None:
+    from sphinx_exercise.nodes import exercise_enumerable_node, solution_node
+
+    doc, root = small_book()
+    chapter = next(n for n in doc.findall(addnodes.start_of_file) if n["docname"] == "book/recurrence")
+    section = chapter.next_node(nodes.section)
+    exercise = exercise_enumerable_node("", nodes.title("", "Exercise 1.1"), nodes.paragraph("", "Count."),
+                                        label="ex-count")
+    solution = solution_node("", nodes.title("", "", nodes.Text("Solution to"),
+                                              nodes.reference("", "", nodes.Text(" Exercise 1.1 (Count)"),
+                                                              refuri="#ex-count")),
+                             nodes.paragraph("", "Forty-two."), ids=["sol-count"], target_label="ex-count")
+    section += [exercise, solution]
+    chapters_as_chapters(doc)
+    book_pdf.solutions_in_an_appendix(doc, {"book/recurrence": 1})
+    assert not [n for n in section.findall(solution_node)], "the solution is still in its chapter"
+    pointer = section.children[section.index(exercise) + 1]
+    assert ("\\hyperref[book-solution-ex-count]{The solution is on page~\\pageref*{book-solution-ex-count}"
+            in pointer.astext())
+    mark = next(n for n in root.children if isinstance(n, nodes.raw) and n.astext() == "\\appendix\n")
+    appendix = root.children[root.index(mark) + 1]
+    assert appendix.next_node(nodes.title).astext() == SOLUTIONS_TITLE
+    holder = appendix.next_node(addnodes.start_of_file)
+    assert holder["docname"] == "book/recurrence", "a solution's labels keep their page's name"
+    assert holder.next_node(nodes.title).astext() == "Chapter 1: book/recurrence"
+    said = holder.astext()
+    assert "\\label{\\detokenize{book/recurrence:sol-count}}" in said
+    heading = holder.next_node(nodes.rubric).astext()
+    assert heading == ("Solution to \\hyperref[exercise:ex-count]{Exercise 1.1 (Count)} "
+                       "(exercise on page \\pageref*{exercise:ex-count})"), heading
+    assert said.endswith("Forty-two.")
+
+
+def test_the_build_appendices_keep_their_summary_and_the_labels_the_book_links_to() -> None:
+    doc = nodes.document(None, None)
+    page = addnodes.start_of_file(docname="book/checked")
+    entry = nodes.paragraph("", "c-a: condition x < 1", ids=["check-c-a"])
+    full = nodes.section("", nodes.title("", "Recurrence"), entry, ids=["recurrence"])
+    section = nodes.section("", nodes.title("", "What this build checked"),
+                            nodes.paragraph("", "This build checked 2 conditions behind 3 claims."), full,
+                            docname="book/checked")
+    page += section
+    doc += page
+    book_pdf.build_appendices_summarised(doc)
+    said = section.astext()
+    assert "This build checked 2 conditions behind 3 claims." in said
+    assert "condition x < 1" not in said
+    assert "\\label{\\detokenize{book/checked:check-c-a}}" in said
+    assert "\\label{\\detokenize{book/checked:recurrence}}" in said
 
 
 def test_print_wording_rewrites_the_prose_about_moving_a_slider() -> None:
@@ -555,7 +751,8 @@ def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
     doc += nodes.section("", nodes.title("", "Lab"), paragraph, ids=["lab"], docname="book/recurrence")
     lab_links(doc)
     said = flat(doc.astext())
-    assert "the student edition (_build/labs/recurrence-student.ipynb)." in said
+    assert "the student edition (recurrence-student.ipynb)." in said
+    assert "_build" not in said
     assert "download links on page book/recurrence.html#lab" in said
     assert "\\ref{\\detokenize{book/recurrence:lab}}" in said
 
