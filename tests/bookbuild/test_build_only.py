@@ -76,8 +76,9 @@ def fixture_book(root: Path) -> None:
     (root / "chapter_code" / "__init__.py").write_text("")
     (root / "chapter_code" / "core" / "__init__.py").write_text("")
     shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
-    # and the one chapter_code module runtime imports (the device setting, BOOK_DEVICE)
-    shutil.copy(Path(runtime.__file__).with_name("device.py"), root / "chapter_code" / "core" / "device.py")
+    # and the chapter_code modules runtime imports: the pins (numerics) and the device setting (BOOK_DEVICE)
+    for name in ("numerics.py", "device.py"):
+        shutil.copy(Path(runtime.__file__).with_name(name), root / "chapter_code" / "core" / name)
     shutil.copytree(Path(build.__file__).parent, root / "bookbuild", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "_config.yml").write_text(CONFIG)
     (root / "_toc.yml").write_text(TOC)
