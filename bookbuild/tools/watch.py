@@ -25,6 +25,7 @@ The browser reloads once the rebuild is done.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import re
@@ -148,19 +149,21 @@ class SettledFilter:
 
 def arguments(port: int = 8000, root: Path = ROOT) -> list[str]:
     """sphinx-autobuild's command-line arguments for ``make watch``: what to watch, serve and ignore."""
-    args = [str(root), str(HTML_DIR), "-d", str(BUILD_DIR / ".doctrees"), "--port", str(port), "--host", "127.0.0.1"]
-    for pattern in [*(str(root / g) for g in GENERATED), *(str(root / i) for i in IGNORED), str(BUILD_DIR)]:
+    build_dir = root / BUILD_DIR.relative_to(ROOT)
+    html = root / HTML_DIR.relative_to(ROOT)
+    args = [str(root), str(html), "-d", str(build_dir / ".doctrees"), "--port", str(port), "--host", "127.0.0.1"]
+    for pattern in [*(str(root / g) for g in GENERATED), *(str(root / i) for i in IGNORED), str(build_dir)]:
         args += ["--ignore", pattern]
     return args
 
 
-def serve(port: int) -> int:
+def serve(port: int, root: Path = ROOT) -> int:
     """Run sphinx-autobuild's server with :class:`Rebuild` and :class:`SettledFilter` in place of its own."""
     from sphinx_autobuild import __main__ as autobuild
 
     autobuild.Builder = Rebuild
-    autobuild.IgnoreFilter = SettledFilter
-    autobuild.main(arguments(port))
+    autobuild.IgnoreFilter = functools.partial(SettledFilter, root=root)
+    autobuild.main(arguments(port, root))
     return 0
 
 

@@ -142,6 +142,73 @@ def test_one_save_is_one_rebuild_under_a_real_watcher(tmp_path) -> None:  # type
     assert batches == [{"book/building.md"}], f"a rebuild's own writes started another: {batches[1:]}"
 
 
+#: ``make watch``'s server (:func:`watch.serve`) on a small checkout, each rebuild replaced by a stub that counts
+#: itself and then writes what a real rebuild writes (:func:`what_a_rebuild_writes`)
+SERVER = """
+import sys
+from pathlib import Path
+from bookbuild.tools import watch
+root, port, count = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+stub = ("import sys; from pathlib import Path; from tests.bookbuild.test_watch import what_a_rebuild_writes; "
+        "open(sys.argv[2], 'a').write('rebuild' + chr(10)); what_a_rebuild_writes(Path(sys.argv[1]))")
+watch.book_command = lambda: [sys.executable, "-c", stub, str(root), count]
+watch.use_tools()
+sys.exit(watch.serve(port, root))
+"""
+
+
+def test_one_save_is_one_rebuild_of_make_watch_s_own_server(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """sphinx-autobuild itself, with the builder and filter make watch puts in its place: a save, then the writes
+    of the rebuild it starts, must make one rebuild (before, each save made three). About 10 s."""
+    watch.use_tools()
+    pytest.importorskip("sphinx_autobuild", reason="make watch installs sphinx-autobuild into _build/watch-tools")
+    import socket
+    import urllib.request
+
+    root = book(tmp_path / "book")
+    (root / "_build" / "html").mkdir(parents=True)
+    (root / "_build" / "html" / "index.html").write_text("<html><body>book</body></html>")
+    count = tmp_path / "rebuilds.txt"
+    count.write_text("")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(watch.ROOT)}
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(root), str(port), str(count)], cwd=watch.ROOT,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def rebuilds(at_least: int, within: float) -> int:
+        deadline = time.monotonic() + within
+        while len(count.read_text().splitlines()) < at_least and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return len(count.read_text().splitlines())
+
+    try:
+        assert rebuilds(1, 30) == 1  # the initial build
+        deadline = time.monotonic() + 30
+        while True:  # the server is up once it answers (its watcher starts with it)
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, "the server stopped"
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        time.sleep(1)
+        (root / "book" / "building.md").write_text("# A page\n\n```{code-cell} ipython3\nprint(4)\n```\n")
+        assert rebuilds(2, 30) == 2  # the save
+        time.sleep(6)  # the rebuild's own writes reach the watcher after it (debounced 1.6 s)
+        assert rebuilds(3, 0) == 2, "the rebuild's own writes started another rebuild"
+    finally:
+        server.terminate()
+        try:
+            out = server.communicate(timeout=10)[0]
+        except subprocess.TimeoutExpired:
+            server.kill()
+            out = server.communicate()[0]
+    assert "Rebuilding" in out
+
+
 def test_a_rebuild_is_make_book_s_own_command(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """So the watch and ``make book`` share their Sphinx configuration and doctree environment by construction:
     a watch session used to leave an environment whose ``external_toc_path`` (a relative path, against
