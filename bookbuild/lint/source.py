@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ from bookbuild.lint.references import GLUE_ROLE, HIDDEN
 
 #: a ``{code-cell}``: the fence's line and the cell's body (options and code)
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+#: a cell's option line without nesting
+OPTION = re.compile(r"^:([\w-]+):(.*)$")
 #: pages the build writes itself
 GENERATED = frozenset({"build-report.md", "checked.md"})
 
@@ -46,6 +49,14 @@ class Cell:
     @property
     def label(self) -> str:
         return str(self.options.get("label", "?"))
+
+    @functools.cached_property
+    def tree(self) -> ast.AST | None:
+        """Its Python, parsed (None where it does not parse: executing it will say why)."""
+        try:
+            return ast.parse(self.code)
+        except SyntaxError:
+            return None
 
     def source_line(self, lineno: int) -> int:
         """The page's line of line ``lineno`` of :attr:`code`."""
@@ -72,10 +83,14 @@ def cells(source: str) -> list[Cell]:
         count = 0
         while count < len(body) and body[count].startswith(":"):
             count += 1
-        try:
-            options = yaml.safe_load("\n".join(line[1:] for line in body[:count])) or {}
-        except yaml.YAMLError:
-            options = {}
+        options: object = {}
+        if any(line.startswith(":mystnb:") for line in body[:count]):  # nested options: YAML (slower)
+            try:
+                options = yaml.safe_load("\n".join(line[1:] for line in body[:count])) or {}
+            except yaml.YAMLError:
+                pass
+        else:  # ``:key: value`` lines
+            options = {m[1]: m[2].strip() for line in body[:count] if (m := OPTION.match(line))}
         code = "\n".join([""] * count + body[count:])
         found.append(Cell(source.count("\n", 0, match.start()) + 1, options if isinstance(options, dict) else {},
                           code))
@@ -120,9 +135,8 @@ def names_given(page_cells: list[Cell], functions: tuple[str, ...]) -> Names:
     written as strings, as f-strings, or as the loop variable of a ``for`` over a written-out list."""
     names = Names()
     for cell in page_cells:
-        try:
-            tree = ast.parse(cell.code)
-        except SyntaxError:
+        tree = cell.tree if any(f"{f.rsplit('.', 1)[-1]}(" in cell.code for f in functions) else None
+        if tree is None:
             continue
         loops = _loop_values(tree)
         for node in ast.walk(tree):
