@@ -9,7 +9,8 @@ naming file and line:
 - a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the claim's line), a check
   that no sentence claims (at the check's line), a check that cannot fail, and a result sentence with neither a
   claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after execution);
-- a figure cell (``:mystnb: figure:``) shown without ``image: alt:``;
+- a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a drawing call whose value
+  would be shown beside the figure (``ax.legend()``);
 - two cells or figures of a page with one name (Sphinx: "Duplicate explicit target name").
 
 Names are read where they are written: as strings, as the loop variable of a ``for`` over a written-out list
@@ -154,6 +155,37 @@ def names_given(page_cells: list[Cell], functions: tuple[str, ...]) -> Names:
     return names
 
 
+#: the names a figure cell draws through: a method of these returns an artist (a legend, a label, lines), shown
+#: as a value when it ends the cell
+DRAWING = re.compile(r"^(ax\w*|axes|axs|plt)$")
+#: methods of those that return nothing
+RETURN_NONE = frozenset({"show", "close", "tight_layout", "savefig"})
+
+
+def _last_value(cell: Cell) -> str | None:
+    """The last line of a cell when it is a drawing call whose value would be shown (``ax.legend()``), else None.
+    Only the plain cases: whatever else ends a figure cell is read from its outputs after execution
+    (:mod:`bookbuild.lint.references`)."""
+    tree = cell.tree
+    if not isinstance(tree, ast.Module) or not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return None
+    last = tree.body[-1]
+    call = last.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or call.func.attr in RETURN_NONE:
+        return None
+    owner = call.func.value
+    while isinstance(owner, (ast.Subscript, ast.Attribute)):  # ax[0].legend, ax.xaxis.set_label_text: ax
+        owner = owner.value
+    name = owner.id if isinstance(owner, ast.Name) else None
+    if name is None or not DRAWING.match(name):
+        return None
+    end = cell.code.split("\n")[(last.end_lineno or last.lineno) - 1][last.end_col_offset or 0:]
+    if end.lstrip().startswith(";"):
+        return None
+    text = ast.unparse(call)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def page_problems(page: Path, chapter: str | None = None) -> list[str]:
     """One line per mistake the page's source shows (see the module's docstring)."""
     chapter = chapter or f"book/{page.stem}"
@@ -205,6 +237,12 @@ def page_problems(page: Path, chapter: str | None = None) -> list[str]:
             problems.append(f"{where}:{cell.line}: the figure of cell '{cell.label}' has no alt text (the site "
                             "would show its file path): add `image: alt:` under the cell's `:mystnb:` option, a "
                             "sentence saying what the figure shows")
+        value = _last_value(cell) if isinstance(figure, dict) else None
+        if value is not None:
+            problems.append(f"{where}:{cell.line}: the figure cell '{cell.label}' ends in `{value}`, whose value "
+                            "would show as a second output taking the figure's name (Sphinx would report 'Duplicate "
+                            "explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
+                            "its last expression")
         targets = [cell.options.get("label")] + ([figure.get("name")] if isinstance(figure, dict) else [])
         for target in dict.fromkeys(t for t in targets if t):
             if target in seen:

@@ -96,6 +96,18 @@ def test_two_cells_with_one_name_are_named_before_sphinx_reports_a_duplicate_tar
         "would report 'Duplicate explicit target name'): give each cell and figure its own"]
 
 
+@pytest.mark.parametrize("last", ["ax[0].legend()", "ax[0].xaxis.set_label_text('step')", "plt.title('norms')"])
+def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a_duplicate_target(
+        tmp_path: Path, last: str) -> None:
+    text = mistake("fig = plot_state_norms(norms)\n", f"fig = plot_state_norms(norms)\nax = fig.axes\n{last}\n")
+    assert problems(tmp_path, text) == [
+        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: the figure cell 'fig-fg-norms' ends in `{last}`, whose value "
+        "would show as a second output taking the figure's name (Sphinx would report 'Duplicate explicit target "
+        "name'): end the cell with an assignment (`fig = ...`) or put `;` after its last expression"]
+    assert problems(tmp_path, text.replace(f"{last}\n", f"{last};\n")) == []  # the value is not shown
+    assert problems(tmp_path, text.replace(f"{last}\n", "plt.show()\n")) == []  # returns nothing
+
+
 def test_every_mistake_is_named_at_once(tmp_path: Path) -> None:
     text = mistake("After {glue:text}`fg_steps` steps", "After {glue:text}`fg_stesp` steps")
     text = text.replace("nine tenths <fg-geometric>", "nine tenths <fg-geometrik>")
