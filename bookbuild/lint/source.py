@@ -16,7 +16,8 @@ naming file and line:
 Names are read where they are written: as strings, as the loop variable of a ``for`` over a written-out list
 (``for name, value in [("param_vocab", V), ...]: glue(name, value)``), and as f-strings, read as patterns
 (``f"d_sc_{size}"`` glues every ``d_sc_...``). Where a page computes a name any other way the lint cannot know
-it and leaves that page's names to the checks after execution.
+it and leaves that page's names to the checks after execution; a name the page's last execution glued (through
+a helper, say) counts as glued while the page's code is unchanged.
 """
 
 from __future__ import annotations
@@ -186,8 +187,9 @@ def _last_value(cell: Cell) -> str | None:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def page_problems(page: Path, chapter: str | None = None) -> list[str]:
-    """One line per mistake the page's source shows (see the module's docstring)."""
+def page_problems(page: Path, chapter: str | None = None, also_glued: frozenset[str] = frozenset()) -> list[str]:
+    """One line per mistake the page's source shows (see the module's docstring); ``also_glued``: names known to
+    be glued all the same (by the page's last execution, through a helper the lint cannot read)."""
     chapter = chapter or f"book/{page.stem}"
     where = f"{chapter}.md"
     source = page.read_text(encoding="utf-8")
@@ -199,7 +201,7 @@ def page_problems(page: Path, chapter: str | None = None) -> list[str]:
     for number, line in enumerate(lines, start=1):
         for match in GLUE_ROLE.finditer(line):
             name = match[1].strip()
-            if "::" in name or glued.has(name):
+            if "::" in name or glued.has(name) or name in also_glued:
                 continue
             close = difflib.get_close_matches(name, sorted(glued.exact), n=1, cutoff=0.7)
             hint = f"; did you mean `{close[0]}`?" if close else "; glue it in a cell of this page"
@@ -254,10 +256,27 @@ def page_problems(page: Path, chapter: str | None = None) -> list[str]:
     return problems
 
 
+def last_glued(root: Path, chapter: str) -> frozenset[str]:
+    """The names the page's last execution glued, where its cached outputs match its code as it stands (a name
+    glued by a helper from ``chapter_code``, which the lint cannot read); none otherwise."""
+    from bookbuild.execute import engine
+    from bookbuild.lint.references import glued_names
+
+    try:
+        return frozenset(glued_names(engine.rendered_notebook(root, chapter)))
+    except Exception:  # no cache, no outputs for this code, an unreadable entry: the source is all there is
+        return frozenset()
+
+
 def check_pages(root: Path) -> list[str]:
     """:func:`page_problems` of every page of ``book/`` (the generated ones left out)."""
     problems = []
     for page in sorted((root / "book").glob("*.md")):
-        if page.name not in GENERATED:
-            problems += page_problems(page, f"book/{page.stem}")
+        if page.name in GENERATED:
+            continue
+        chapter = f"book/{page.stem}"
+        found = page_problems(page, chapter)
+        if any("{glue:text}" in problem for problem in found):  # rare: only then read the cache
+            found = page_problems(page, chapter, last_glued(root, chapter))
+        problems += found
     return problems

@@ -140,6 +140,15 @@ def test_names_computed_at_run_time_are_left_to_the_check_after_execution(tmp_pa
     assert problems(tmp_path, text.replace("`fg_steps`", "`fg_anything`")) == []
 
 
+def test_a_name_the_page_s_last_execution_glued_counts(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A helper from chapter_code may glue: what the last execution of the page's current code glued is known."""
+    text = mistake('glue("fg_steps", STEPS, display=False)', "glue_all(STEPS)")
+    problems(tmp_path, text)
+    assert len(source.check_pages(tmp_path)) == 2  # no cache here: the source is all there is
+    monkeypatch.setattr(source, "last_glued", lambda root, chapter: frozenset({"fg_steps"}))
+    assert source.check_pages(tmp_path) == []
+
+
 def _bad_book(tmp_path: Path) -> Path:
     text = mistake("After {glue:text}`fg_steps` steps", "After {glue:text}`fg_stesp` steps")
     problems(tmp_path, text)
