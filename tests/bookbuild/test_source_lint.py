@@ -147,6 +147,11 @@ def test_a_name_the_page_s_last_execution_glued_counts(tmp_path: Path, monkeypat
     assert len(source.check_pages(tmp_path)) == 2  # no cache here: the source is all there is
     monkeypatch.setattr(source, "last_glued", lambda root, chapter: frozenset({"fg_steps"}))
     assert source.check_pages(tmp_path) == []
+    text = mistake("nine tenths <fg-geometric>", "nine tenths <fg-helper>")  # a check a helper declares
+    problems(tmp_path, text)
+    monkeypatch.setattr(source, "last_glued", lambda root, chapter: frozenset({"check:fg-helper"}))
+    assert [p.split(": ", 1)[1][:40] for p in source.check_pages(tmp_path)] == [
+        "check 'fg-geometric' is declared but no "]
 
 
 def _bad_book(tmp_path: Path) -> Path:
