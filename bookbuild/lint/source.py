@@ -11,6 +11,8 @@ naming file and line:
   claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after execution);
 - a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a drawing call whose value
   would be shown beside the figure (``ax.legend()``);
+- a cell that draws through pyplot before any cell of the page calls ``use_book_style()`` (the check after
+  execution reads every figure's PNG for the book's mark);
 - two cells or figures of a page with one name (Sphinx: "Duplicate explicit target name").
 
 Names are read where they are written: as strings, as the loop variable of a ``for`` over a written-out list
@@ -163,6 +165,10 @@ DRAWING = re.compile(r"^(ax\w*|axes|axs|plt)$")
 RETURN_NONE = frozenset({"show", "close", "tight_layout", "savefig"})
 
 
+#: matplotlib drawn directly in a page's cell (through pyplot)
+DRAWS = re.compile(r"\bplt\.(subplots|subplot|subplot_mosaic|figure|plot|imshow|bar|hist|scatter)\(")
+
+
 def _last_value(cell: Cell) -> str | None:
     """The last line of a cell when it is a drawing call whose value would be shown (``ax.legend()``), else None.
     Only the plain cases: whatever else ends a figure cell is read from its outputs after execution
@@ -230,7 +236,15 @@ def page_problems(page: Path, chapter: str | None = None, also_glued: frozenset[
                             "({claim}`... <check-name>`) or mark it {nonresult}`...` if it states no result")
 
     seen: dict[str, int] = {}
+    styled = False
     for cell in page_cells:
+        styled = styled or "use_book_style(" in cell.code
+        drawn = DRAWS.search(cell.code)
+        if drawn and not styled and not set(cell.options.get("tags") or []) & HIDDEN:
+            problems.append(f"{where}:{cell.line}: cell '{cell.label}' draws with `{drawn[0]}...)` before any cell "
+                            "of this page calls `use_book_style()`: call it first (chapter_code.core.plotting), or "
+                            "draw through a plotting function of chapter_code, so the figure has the book's fonts, "
+                            "sizes, colours and PNG")
         mystnb = cell.options.get("mystnb") or {}
         figure = mystnb.get("figure") if isinstance(mystnb, dict) else None
         image = mystnb.get("image") if isinstance(mystnb, dict) else None

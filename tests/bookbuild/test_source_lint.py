@@ -108,6 +108,20 @@ def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a
     assert problems(tmp_path, text.replace(f"{last}\n", "plt.show()\n")) == []  # returns nothing
 
 
+def test_a_figure_drawn_before_the_book_s_style_is_named_at_its_cell(tmp_path: Path) -> None:
+    direct = "import matplotlib.pyplot as plt\n\nfig, ax = plt.subplots()\nax.semilogy(norms.tolist());\n"
+    text = mistake("from chapter_code.rnn.forgetting import plot_state_norms\n\nfig = plot_state_norms(norms)\n",
+                   direct)
+    assert problems(tmp_path, text) == [
+        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: cell 'fig-fg-norms' draws with `plt.subplots(...)` before any "
+        "cell of this page calls `use_book_style()`: call it first (chapter_code.core.plotting), or draw through a "
+        "plotting function of chapter_code, so the figure has the book's fonts, sizes, colours and PNG"]
+    styled = direct.replace("import matplotlib.pyplot as plt\n",
+                            "import matplotlib.pyplot as plt\n\nfrom chapter_code.core.plotting import "
+                            "use_book_style\n\nuse_book_style()\n")
+    assert problems(tmp_path, text.replace(direct, styled)) == []
+
+
 def test_every_mistake_is_named_at_once(tmp_path: Path) -> None:
     text = mistake("After {glue:text}`fg_steps` steps", "After {glue:text}`fg_stesp` steps")
     text = text.replace("nine tenths <fg-geometric>", "nine tenths <fg-geometrik>")
