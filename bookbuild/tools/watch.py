@@ -6,10 +6,10 @@ sphinx-autobuild (installed on demand from ``requirements/watch.txt`` into
 replaced here, through the names its ``main`` looks up:
 
 - its builder (:class:`Rebuild`): every rebuild runs ``make book``'s own
-  command, ``python -m bookbuild build`` (the engine executes what is stale,
-  reusing every memoized run; the build report and the claims appendix are
-  written; a claim without its check, an unknown glue name or a figure without
-  alt text stops there; then Jupyter Book). The watch and ``make book`` share
+  command, ``python -m bookbuild build`` (the pages' source is read first and a
+  mistake there stops it in about a second, :mod:`bookbuild.lint.source`; the
+  engine executes what is stale, reusing every memoized run; the build report
+  and the claims appendix are written; then Jupyter Book). The watch and ``make book`` share
   one Sphinx configuration, one doctree environment and one output folder by
   construction, so after a watch session ``make book`` has nothing to redo;
 - its ignore filter (:class:`SettledFilter`): a change counts only where a
