@@ -63,6 +63,10 @@ def build(builder: str = "html", check: bool = False, pdf_after: str | None = No
         return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
+    if gate.source_verdict(ROOT):
+        print(f"\nBuild FAILED after {time.perf_counter() - started:.0f} s, before executing anything: fix the lines "
+              "above (bookbuild/lint/source.py)", file=sys.stderr)
+        return 1
     checks, profile = gate.run_and_check(ROOT)
     pages = gate.claim_pages(ROOT, checks)  # read once: for the report, the appendix and the pairing check
     gate.write_report(ROOT, checks, profile, pages)

@@ -149,3 +149,22 @@ for edition in ("solution", "student"):
     lines = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines() if line.startswith(("sol", "stu")))
     assert lines["solution"] == "passed []"
     assert lines["student"].startswith("not passed ['CheckpointError: Checkpoint not passed yet.")
+
+
+def cost() -> str:
+    """What the example page costs its author, as BENCHMARKS.md records it."""
+    counts = _counts(blocks()["book/authoring-example.md"][1])
+    total = sum(counts.values())
+    return (f"{counts['prose']} lines of prose, {counts['python']} of Python in cells, {counts['markup']} of markup: "
+            f"{counts['markup'] / counts['prose']:.1f} lines of markup and {total / counts['prose']:.1f} lines in all "
+            "per line of prose")
+
+
+def test_benchmarks_records_what_the_example_costs() -> None:
+    text = " ".join((ROOT / "BENCHMARKS.md").read_text().split())
+    assert "python -m tests.test_authoring" in text
+    assert cost() in text
+
+
+if __name__ == "__main__":  # .venv/bin/python -m tests.test_authoring: the count BENCHMARKS.md records
+    print(cost())

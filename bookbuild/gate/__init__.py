@@ -449,6 +449,15 @@ def claims_verdict(pages: list[Any]) -> int:
     return _listed("claim(s) and check(s) do not pair up", claims.problems(pages))
 
 
+def source_verdict(root: Path) -> int:
+    """Before anything executes: 1, with one line per mistake the pages' source shows (a glue name no cell
+    glues, a claim without its check or a check without its claim, a figure without alt text, two cells with
+    one name; :mod:`bookbuild.lint.source`), or 0."""
+    from bookbuild.lint import source
+
+    return _listed("mistake(s) in the pages' source, found before executing anything", source.check_pages(root))
+
+
 def references_verdict(checks: list[ChapterCheck]) -> int:
     """1, with one line per unknown glue name and per figure without alt text (file and line), or 0."""
     return _listed("reference(s) from a page's text that its cells do not provide",
@@ -653,6 +662,10 @@ def prose_verdict(root: Path) -> int:
 def check(root: Path = engine.ROOT) -> int:
     """Check the prose, execute what is stale and compare; writes nothing outside the build folder."""
     prose = prose_verdict(root)
+    if source_verdict(root):
+        print("check FAILED before executing anything: fix the lines above (and the numbers listed above them, if "
+              "any) and run it again", file=sys.stderr)
+        return 1
     checks, profile = run_and_check(root)
     paired = claims_verdict(claim_pages(root, checks))
     referenced = references_verdict(checks)

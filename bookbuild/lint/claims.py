@@ -50,6 +50,7 @@ class PageClaims:
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> the check's record
     unclaimed: list[tuple[int, str]] = field(default_factory=list)  # result sentences without a claim
     trivial: list[tuple[int, str, str]] = field(default_factory=list)  # (line, check, why) of checks that cannot fail
+    declared_at: dict[str, int] = field(default_factory=dict)  # check -> the line of its claims.check call
 
     @property
     def held(self) -> int:
@@ -70,7 +71,8 @@ def claims_in(source: str) -> list[tuple[str, str, int]]:
     for line in source.splitlines(keepends=True):
         if line.lstrip().startswith("```"):
             in_fence = not in_fence and line.lstrip().startswith("```{code-cell")
-        prose.append(" " * len(line) if in_fence else line)
+        body = line.rstrip("\r\n")
+        prose.append(" " * len(body) + line[len(body):] if in_fence else line)  # code blanked, its lines kept
     text = "".join(prose)
     for match in CLAIM.finditer(text):
         target = split_target(match["body"])
@@ -139,6 +141,8 @@ def trivial_checks(source: str) -> list[tuple[int, str, str]]:
     """(line, check name, why) for every ``claims.check`` on a page whose condition cannot fail."""
     found = []
     for match in _CELL.finditer(source):
+        if "check(" not in match[1]:  # no check here: nothing to parse
+            continue
         first = source.count("\n", 0, match.start(1)) + 1
         code, _ = _cell_code(match[1])
         try:
@@ -171,13 +175,20 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
             continue
         source = (root / f"{chapter}.md").read_text()
         page = PageClaims(chapter, claims_in(source), unclaimed=unclaimed_results(source),
-                          trivial=trivial_checks(source))
+                          trivial=trivial_checks(source), declared_at=declared_lines(source))
         try:
             page.checks = checks_in(engine.rendered_notebook(root, chapter))
         except KeyError:  # no executed outputs (a page without code cells)
             page.checks = {}
         pages.append(page)
     return pages
+
+
+def declared_lines(source: str) -> dict[str, int]:
+    """The line of each check's ``claims.check("name", ...)`` call on a page (names written as literals)."""
+    from bookbuild.lint import source as source_lint
+
+    return source_lint.names_given(source_lint.cells(source), ("claims.check", "check")).exact
 
 
 def problems(pages: list[PageClaims]) -> list[str]:
@@ -195,15 +206,16 @@ def problems(pages: list[PageClaims]) -> list[str]:
             if name not in page.checks:
                 out.append(f"{where}:{line}: the claim names check {name!r}, which no cell of this page declared")
         for name, record in page.checks.items():
+            at = f"{where}:{page.declared_at[name]}" if name in page.declared_at else where
             if name not in claimed:
-                out.append(f"{where}: check {name!r} (cell {record.get('cell', '?')!r}) is declared but no "
+                out.append(f"{at}: check {name!r} (cell {record.get('cell', '?')!r}) is declared but no "
                            "sentence claims it")
             if name in first_page and first_page[name] != page.chapter:
-                out.append(f"{where}: check {name!r} is also declared by {first_page[name]}.md; names are "
+                out.append(f"{at}: check {name!r} is also declared by {first_page[name]}.md; names are "
                            "unique in the book")
             first_page.setdefault(name, page.chapter)
             if not record.get("held"):
-                out.append(f"{where}: check {name!r} did not hold")
+                out.append(f"{at}: check {name!r} did not hold")
         for line, name, why in page.trivial:
             out.append(f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
                        "another way (PyTorch, autograd, a stored result) or with the bound the sentence states")

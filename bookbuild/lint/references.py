@@ -1,5 +1,6 @@
 """What a page's text asks of its cells: a value glued for every ``{glue:text}`` name, alt text for every figure,
-and a figure cell that shows its figure alone (no value of its last line beside it).
+every figure drawn in the book's style, and a figure cell that shows its figure alone (no value of its last line
+beside it).
 
 Both are found wrong by Sphinx only late, or never: a misspelt glue name fails ``make book`` after the
 chapters have executed, and a figure drawn without ``image: alt:`` gets its file path as alt text on the
@@ -9,6 +10,7 @@ every such mistake at once, each with its file and line and what to write instea
 
 from __future__ import annotations
 
+import base64
 import difflib
 import re
 from pathlib import Path
@@ -17,6 +19,9 @@ from typing import Any
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`]+)`")
 LABEL = re.compile(r"^:label:\s*(\S+)\s*$")
 HIDDEN = {"remove-output", "remove-cell"}
+#: the PNG text chunk every figure drawn in the book's style carries (chapter_code.core.plotting.SMALLEST_TEXT_KEY:
+#: the build imports no taught code), written by the PNG output ``use_book_style()`` installs in the kernel
+BOOK_PNG_KEY = b"Smallest text px\x00"
 
 
 def glued_names(nb: Any) -> set[str]:
@@ -70,6 +75,14 @@ def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
                         "(the site would show its file path): add `image: alt:` under the cell's `:mystnb:` option, "
                         "a sentence saying what the figure shows")
     for cell in nb.cells:
+        if cell.cell_type != "code" or set(cell.metadata.get("tags", [])) & HIDDEN or not _unstyled(cell):
+            continue
+        label = cell.metadata.get("label", "?")
+        problems.append(f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' is not drawn in "
+                        "the book's style (fonts, sizes, colours, its PNG for sharp screens): call "
+                        "`use_book_style()` (chapter_code.core.plotting) before drawing it, as the plotting "
+                        "functions of chapter_code do")
+    for cell in nb.cells:
         value = _trailing_value(cell)
         if value is not None:
             label = cell.metadata.get("label", "?")
@@ -79,6 +92,17 @@ def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
                 "'Duplicate explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
                 "its last expression")
     return problems
+
+
+def _unstyled(cell: Any) -> bool:
+    """Whether a PNG figure of the cell lacks the mark of the book's PNG output (:data:`BOOK_PNG_KEY`)."""
+    for out in cell.get("outputs", []):
+        png = out.get("data", {}).get("image/png")
+        if png:
+            raw = base64.b64decode("".join(png) if isinstance(png, list) else png)
+            if BOOK_PNG_KEY not in raw:
+                return True
+    return False
 
 
 def _trailing_value(cell: Any) -> str | None:

@@ -98,3 +98,10 @@ def test_unrecorded_figures_are_reported_and_the_prose_check_includes_alt_texts(
 
 def test_page_alts_reads_yaml_quoted_alt_with_its_cell_label() -> None:
     assert page_alts(PAGE.replace("{alt}", 'A \\"quoted\\" 5')) == [(12, "fig-curve", 'A "quoted" 5')]
+
+
+def test_every_number_the_figure_does_not_show_is_named_in_one_run(tmp_path: Path) -> None:
+    root = book(tmp_path, "Steps 0 to 80; the RNN ends near 0.74 and the LSTM near 4e-6.")
+    found = check_page(root, root / "book" / "ch.md")
+    assert [p.split(" says ")[1].split(",")[0] for p in found] == ["'80'", "'0.74'", "'4e-6'"]
+    assert all(p.startswith("book/ch.md:12: the alt text of 'fig-curve' says") for p in found)

@@ -180,3 +180,24 @@ def test_no_check_of_the_book_compares_a_value_with_itself() -> None:
 
     found = {page.name: trivial_checks(page.read_text()) for page in sorted((ROOT / "book").glob("*.md"))}
     assert {name: rows for name, rows in found.items() if rows} == {}
+
+
+def test_a_claim_after_code_cells_is_named_at_its_own_line_and_a_check_at_its_call() -> None:
+    """A new author's claim on line 654 was reported at line 296: the code cells' lines were not counted."""
+    source = "# A page\n\n" + "".join(
+        f"```{{code-cell}} ipython3\n:label: c{i}\nx = {i}\ny = x\n```\n\n" for i in range(3)) + (
+        "```{code-cell} ipython3\n:label: checks\nclaims.check(\n    \"c-held\", x == 2, because=\"b\")\n```\n\n"
+        "The result {claim}`is held <c-missing>`.\n")
+    lines = source.splitlines()
+    claim_line = next(i for i, line in enumerate(lines, start=1) if "{claim}" in line)
+    call_line = next(i for i, line in enumerate(lines, start=1) if line.startswith("claims.check("))
+    assert claims.claims_in(source) == [("c-missing", "is held", claim_line)]
+    assert claims.declared_lines(source) == {"c-held": call_line}
+    page = claims.PageClaims("book/p", claims.claims_in(source), {"c-held": record("c-held", held=False)
+                                                                  | {"cell": "checks"}},
+                             declared_at=claims.declared_lines(source))
+    assert claims.problems([page]) == [
+        f"book/p.md:{claim_line}: the claim names check 'c-missing', which no cell of this page declared",
+        f"book/p.md:{call_line}: check 'c-held' (cell 'checks') is declared but no sentence claims it",
+        f"book/p.md:{call_line}: check 'c-held' did not hold",
+    ]

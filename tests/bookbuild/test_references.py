@@ -1,12 +1,18 @@
-"""Tests for bookbuild.lint.references: a glue name the text cites but no cell glues, a figure without alt text."""
+"""Tests for bookbuild.lint.references: a glue name the text cites but no cell glues, a figure without alt text,
+a figure not drawn in the book's style, a figure cell that shows the value of its last line."""
 
 from __future__ import annotations
 
+import base64
+import functools
 from pathlib import Path
 
+import matplotlib
 import nbformat
 
 from bookbuild.lint import references
+
+matplotlib.use("Agg")
 
 PAGE = """# A page
 
@@ -19,6 +25,28 @@ plot()
 """
 
 
+@functools.cache
+def png(styled: bool = True) -> str:
+    """A figure's PNG as a cell's output holds it: through the book's PNG output (``use_book_style()``), or
+    through matplotlib's own."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from chapter_code.core.plotting import figure_png
+
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.plot([0, 1], [1, 0])
+    if styled:
+        data = figure_png(fig)[0]
+    else:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        data = buffer.getvalue()
+    plt.close(fig)
+    return base64.b64encode(data).decode()
+
+
 def notebook(glued: list[str], figure_options: dict | None = None, tags: list[str] | None = None):
     nb = nbformat.v4.new_notebook()
     glue = nbformat.v4.new_code_cell("glue(...)", metadata={"label": "numbers"})
@@ -28,7 +56,7 @@ def notebook(glued: list[str], figure_options: dict | None = None, tags: list[st
     meta = {"label": "fig-loss", **({"mystnb": figure_options} if figure_options else {}),
             **({"tags": tags} if tags else {})}
     figure = nbformat.v4.new_code_cell("plot()", metadata=meta)
-    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="})]
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png()})]
     nb.cells = [glue, figure]
     return nb
 
@@ -83,9 +111,23 @@ def test_a_figure_cell_ending_in_an_expression_is_named_with_what_sphinx_would_s
         "(`<matplotlib.legend.Legend at 0x7f>`) as a second output, which takes the figure's name too (Sphinx would "
         "report 'Duplicate explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
         "its last expression")
-    nb.cells[1].outputs[-1] = nbformat.v4.new_output("execute_result", data={"image/png": "iVBORw0KGgo="},
+    nb.cells[1].outputs[-1] = nbformat.v4.new_output("execute_result", data={"image/png": png()},
                                                       execution_count=1)
     assert problems(tmp_path, nb) == []  # the figure itself as the last value is what a figure cell shows
     plain = notebook(["loss_final", "n_steps"], ALT)  # no figure option: a value beside an image is fine
     plain.cells[1].outputs.append(legend)
     assert problems(tmp_path, plain) == []
+
+
+def test_a_figure_not_drawn_in_the_book_s_style_is_named_at_its_cell(tmp_path: Path) -> None:
+    from chapter_code.core.plotting import SMALLEST_TEXT_KEY
+
+    assert references.BOOK_PNG_KEY == SMALLEST_TEXT_KEY.encode() + b"\0"
+    nb = notebook(["loss_final", "n_steps"], ALT)
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={"image/png": png(styled=False)})]
+    assert problems(tmp_path, nb) == [
+        "book/ch.md:6: the figure of cell 'fig-loss' is not drawn in the book's style (fonts, sizes, colours, its PNG "
+        "for sharp screens): call `use_book_style()` (chapter_code.core.plotting) before drawing it, as the plotting "
+        "functions of chapter_code do"]
+    nb.cells[1].metadata["tags"] = ["remove-output"]  # a figure the page does not show
+    assert problems(tmp_path, nb) == []
