@@ -49,8 +49,11 @@ from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.depth.scoreboard import (
     LR_GRID,
     ScoreRecipe,
+    core_parameters,
     doubled_steps,
+    matched_width,
     recipe_dict,
+    resized,
     score_run,
     with_lr,
 )
@@ -323,8 +326,9 @@ def lr_job(lr: float) -> str:
 def _book_score_jobs() -> dict[str, dict[str, Any]]:
     """Chapter 6's one-seed runs beyond the scoreboard's grid, as calls of
     ``score_run``: the small-initialisation scratch LSTM, the forget-bias LSTM with
-    twice the steps, nn.LSTM at the exercise's other learning rates, and the GRU with
-    one gate removed (``ablation_run``).
+    twice the steps, nn.LSTM at the exercise's other learning rates, at twice the
+    width, twice the embedding and twice the steps, the GRU as wide as gives it
+    nn.LSTM's parameter count, and the GRU with one gate removed (``ablation_run``).
     """
     base = ScoreRecipe()
 
@@ -340,6 +344,18 @@ def _book_score_jobs() -> dict[str, dict[str, Any]]:
     for lr in LR_GRID:
         if lr != base.train.lr:
             jobs[lr_job(lr)] = call("lstm", with_lr(base, lr))
+    # the hyperparameter exercise's other settings, one at a time
+    jobs[f"lstm-hidden-{2 * base.hidden_size}"] = call(
+        "lstm", resized(base, hidden_size=2 * base.hidden_size)
+    )
+    jobs[f"lstm-embedding-{2 * base.embedding_size}"] = call(
+        "lstm", resized(base, embedding_size=2 * base.embedding_size)
+    )
+    jobs[f"lstm-steps-{2 * base.train.steps}"] = call("lstm", doubled_steps(base))
+    # the GRU with nn.LSTM's core parameter count
+    lstm_core = core_parameters(4, base.embedding_size, base.hidden_size)
+    width = matched_width(3, lstm_core, base.embedding_size)
+    jobs[f"gru-matched-{width}"] = call("gru", resized(base, hidden_size=width))
     for variant in GRU_VARIANTS:
         jobs[f"gru-{variant}"] = codec.job(
             ablation_run, seed=BOOK_SCORE_SEED, variant=variant, recipe=recipe_dict(base)

@@ -192,3 +192,42 @@ def recipe_dict(recipe: ScoreRecipe | None = None) -> dict[str, Any]:
     job parameters take.
     """
     return dataclasses.asdict(recipe or ScoreRecipe())
+
+
+def resized(
+    recipe: ScoreRecipe,
+    *,
+    hidden_size: int | None = None,
+    embedding_size: int | None = None,
+) -> ScoreRecipe:
+    """``recipe`` with another hidden width or embedding width (the rest unchanged)."""
+    return dataclasses.replace(
+        recipe,
+        hidden_size=recipe.hidden_size if hidden_size is None else hidden_size,
+        embedding_size=recipe.embedding_size
+        if embedding_size is None
+        else embedding_size,
+    )
+
+
+def core_parameters(gates: int, input_size: int, hidden_size: int) -> int:
+    """Parameters of a one-layer PyTorch recurrent core with ``gates`` blocks (1 for
+    ``nn.RNN``, 3 for ``nn.GRU``, 4 for ``nn.LSTM``): two weight matrices and two
+    bias vectors per block.
+    """
+    return gates * hidden_size * (input_size + hidden_size + 2)
+
+
+def matched_width(gates: int, target: int, input_size: int) -> int:
+    """The hidden width whose core of ``gates`` blocks has the parameter count closest
+    to ``target``.
+    """
+    if gates < 1 or target < 1 or input_size < 1:
+        raise ValueError(
+            f"gates, target and input_size must be positive; got {gates}, {target}, "
+            f"{input_size}"
+        )
+    widths = range(1, target + 1)
+    return min(
+        widths, key=lambda h: abs(core_parameters(gates, input_size, h) - target)
+    )

@@ -18,7 +18,15 @@ from bookbuild.runs.registry import _book_score_jobs, _recall_jobs, _slug, _tiny
 from chapter_code.beyond.authorship import AuthorshipConfig, classify_shakespeare_milton
 from chapter_code.beyond.parallel_recall import train_input_gated_recall
 from chapter_code.depth.gru_ablation import VARIANTS, ablation_run
-from chapter_code.depth.scoreboard import LR_GRID, ScoreRecipe, doubled_steps, recipe_dict, score_run, with_lr
+from chapter_code.depth.scoreboard import (
+    LR_GRID,
+    ScoreRecipe,
+    doubled_steps,
+    recipe_dict,
+    resized,
+    score_run,
+    with_lr,
+)
 from chapter_code.depth.word_lm import WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
 from chapter_code.lm.char_lm import TrainConfig
@@ -82,6 +90,7 @@ def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
     assert len(others) == 3
     assert base.train.lr in LR_GRID
     assert list(jobs) == ["lstm-scratch-small", "lstm-forget1-double-steps", *(lr_job(lr) for lr in others),
+                          "lstm-hidden-256", "lstm-embedding-64", "lstm-steps-1200", "gru-matched-150",
                           *(f"gru-{v}" for v in VARIANTS)]
 
     def score(contender: str, recipe: ScoreRecipe) -> dict:
@@ -91,6 +100,10 @@ def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
     assert jobs["lstm-forget1-double-steps"] == score("lstm-forget1", doubled_steps(base))
     for lr in others:
         assert jobs[lr_job(lr)] == score("lstm", with_lr(base, lr))
+    assert jobs["lstm-hidden-256"] == score("lstm", resized(base, hidden_size=256))
+    assert jobs["lstm-embedding-64"] == score("lstm", resized(base, embedding_size=64))
+    assert jobs["lstm-steps-1200"] == score("lstm", doubled_steps(base))
+    assert jobs["gru-matched-150"] == score("gru", resized(base, hidden_size=150))
     for v in VARIANTS:
         assert jobs[f"gru-{v}"] == codec.job(ablation_run, seed=0, variant=v, recipe=recipe_dict(base))
     grid = experiments.DEPTH_BOOK_RUNS.configs["book-runs"]

@@ -131,3 +131,31 @@ def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(monkeypa
     assert result["parameters"] == count(ScoreLM(len(set(TEXT[:1200])), "rnn", 4, 8))
     assert set(result) == {"valid_nats", "valid_perplexity", "parameters", "core_parameters", "seconds_per_step",
                            "train_curve"}
+
+
+@pytest.mark.parametrize(("module", "gates"), [(nn.RNN, 1), (nn.GRU, 3), (nn.LSTM, 4)])
+@pytest.mark.parametrize(("inputs", "hidden"), [(32, 128), (7, 5), (1, 1)])
+def test_core_parameters_counts_what_pytorch_allocates(module, gates: int, inputs: int, hidden: int) -> None:
+    assert scoreboard.core_parameters(gates, inputs, hidden) == sum(
+        p.numel() for p in module(inputs, hidden).parameters())
+
+
+def test_the_matched_width_is_the_closest_count_and_the_chapters_gru_is_150_wide() -> None:
+    recipe = scoreboard.ScoreRecipe()
+    target = scoreboard.core_parameters(4, recipe.embedding_size, recipe.hidden_size)
+    width = scoreboard.matched_width(3, target, recipe.embedding_size)
+    gap = abs(scoreboard.core_parameters(3, recipe.embedding_size, width) - target)
+    for other in (width - 1, width + 1):
+        assert abs(scoreboard.core_parameters(3, recipe.embedding_size, other) - target) >= gap
+    assert width == 150
+    assert gap < 0.01 * target
+    with pytest.raises(ValueError, match="must be positive"):
+        scoreboard.matched_width(0, target, 32)
+
+
+def test_resized_changes_only_the_widths_it_is_given() -> None:
+    base = scoreboard.ScoreRecipe()
+    wide = scoreboard.resized(base, hidden_size=256)
+    assert (wide.hidden_size, wide.embedding_size, wide.train) == (256, base.embedding_size, base.train)
+    assert scoreboard.resized(base, embedding_size=64).hidden_size == base.hidden_size
+    assert scoreboard.resized(base) == base
