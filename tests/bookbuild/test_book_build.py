@@ -106,3 +106,32 @@ def test_every_image_of_every_page_is_lazy_and_sized_the_previews_too(site: Path
             if 'decoding="async"' not in tag or (local and not re.search(r'\bwidth="\d+" height="\d+"', tag)):
                 unsized.append(f"{name}: {tag[-120:]}")
     assert unsized == [], f"{len(unsized)} image(s) not lazy and sized:\n" + "\n".join(unsized[:5])
+
+
+def test_search_index_and_snippets_hold_no_tex(site: Path) -> None:
+    """Search finds and shows a formula as it reads (``tanh(cₜ)``), not as its TeX (``\\tanh(c_t)``, issue 53):
+    neither Sphinx's index (its words and titles) nor the text a result's snippet is cut from holds one of the
+    control words the book's formulas use. (Code keeps its own backslashes: a docstring's ``c_{t-1}``, a
+    regex's ``\\b``, a plot's label ``r"$\\partial L$"``.)"""
+    import json
+    import re
+
+    words = ("odot tau partial tanh rVert lVert sigma ell kappa mathrm delta approx bullet frac big text log ln "
+             "mathcal qquad quad le ge dots cdot top sqrt in tilde hat operatorname left right begin end sum prod "
+             "exp overleftarrow overrightarrow mapsto mathbb times to")
+    tex = re.compile(r"\\(?:" + "|".join(words.split()) + r")(?![A-Za-z])")
+    index = json.loads((site / "searchindex.js").read_text()[len("Search.setIndex("):-1])
+    # (a word of no page is kept with an empty list by an incremental build)
+    words = {w for w, pages in index["terms"].items() if pages or pages == 0}
+    assert words & {"odot", "mathrm", "frac", "lvert", "rvert", "qquad", "operatornam"} == set()
+    titles = [t for t in index["alltitles"] if tex.search(t)]
+    assert titles == [], titles
+    leaks = {}
+    texts = sorted((site / "_static" / "book-search").rglob("*.js"))
+    assert len(texts) >= 10, "no page texts for the search snippets"
+    for path in texts:
+        text = path.read_text(encoding="utf-8").replace("\\\\", "\\")
+        found = tex.findall(re.sub(r"\$[^$]*\$", "", text))  # a cell's matplotlib label is code: r"$\\partial L$"
+        if found:
+            leaks[path.stem] = found[:5]
+    assert leaks == {}, f"snippet texts with raw TeX: {leaks}"
