@@ -135,3 +135,33 @@ def test_search_index_and_snippets_hold_no_tex(site: Path) -> None:
         if found:
             leaks[path.stem] = found[:5]
     assert leaks == {}, f"snippet texts with raw TeX: {leaks}"
+
+
+def test_plotted_data_is_the_data_s_own_and_diagrams_offer_none(site: Path) -> None:
+    """Issue 53: a "Plotted data" CSV names its columns by the figure's axes (not ``axes,kind,x,y``), holds the
+    data's values (no 16-digit float of a layout), and has rows; a schematic diagram offers no CSV at all."""
+    import csv
+    import io
+    import re
+
+    diagrams = {"recurrence": "fig-unrolled", "depth": "fig-d-wiring", "beyond": "fig-b-doubling-scan",
+                "gated": "fig-m-lstm-cell"}
+    links = 0
+    for page in sorted((site / "book").glob("*.html")):
+        text = page.read_text()
+        for href in re.findall(r'<p class="figure-data">Plotted data: <a href="([^"]+\.csv)"', text):
+            links += 1
+            rows = list(csv.reader(io.StringIO((page.parent / href).read_text(encoding="utf-8"))))
+            assert len(rows) > 1, f"{href}: a header and no data"
+            assert rows[0][:2] != ["axes", "kind"], f"{href}: plot coordinates, not the data's columns"
+            assert all(c.strip() for c in rows[0]), f"{href}: an unnamed column: {rows[0]}"
+            digits = [(v, re.sub(r"^0+", "", re.sub(r"[-.]|e.*$", "", v))) for row in rows[1:] for v in row
+                      if re.fullmatch(r"-?[\d.]+(e[-+]?\d+)?", v)]
+            long = [v for v, significant in digits if len(significant.rstrip("0") or "0") > 12]
+            assert long == [], f"{href}: numbers longer than the data held: {long[:3]}"
+        if page.stem in diagrams:
+            figure = text.find(f'id="{diagrams[page.stem]}"')
+            assert figure >= 0
+            assert '<p class="figure-data">' not in text[figure:text.find("</figure>", figure) + 40], (
+                f"{page.stem}: the diagram {diagrams[page.stem]} offers plotted data")
+    assert links >= 20
