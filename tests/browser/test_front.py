@@ -314,6 +314,22 @@ def search_box(tab, form: str) -> dict:  # type: ignore[no-untyped-def]
     )
 
 
+def test_a_search_snippet_shows_a_formula_as_text_not_tex(tab, site_dir: Path, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 53, item 5: the snippet around "output gate" in Chapter 3 read ``\\tanh(c_t) becomes h_t``."""
+    if viewport != "desktop" or scheme != "light":
+        pytest.skip("the snippets' text is the same at every width and in both schemes")
+    opened(tab, site_dir, "search.html", scheme, "?q=becomes")
+    tab.wait_for_function(
+        "() => { const items = document.querySelectorAll('#search-results ul.search > li');"
+        " return items.length > 0 && Array.from(items).every(li => li.dataset.bookSummary === 'shown'); }",
+        timeout=15000,
+    )
+    snippets = tab.evaluate(
+        "() => Array.from(document.querySelectorAll('#search-results p.context'), p => p.textContent)")
+    assert any("tanh(cₜ) becomes hₜ" in s for s in snippets), snippets
+    assert not [s for s in snippets if re.search(r"\\[a-zA-Z]+|[_^]\{", s)], snippets
+
+
 def test_search_results_show_a_snippet(tab, site_dir: Path, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
     opened(tab, site_dir, "search.html", scheme, "?q=" + QUERY.replace(" ", "+"))
     at = where("search.html", viewport, scheme)
