@@ -175,6 +175,14 @@ def check_rendered(page, viewport: str, name: str) -> None:  # type: ignore[no-u
         " figure: !!i.closest('.cell_output, figure'), inAside: !!i.closest('.admonition, details, .panel'),"
         " declared: (+i.getAttribute('height') || NaN) / (+i.getAttribute('width') || NaN)}))"
     )
+    # Text drawn as SVG (the interactive panels' stages; not MathJax's formulas), as its screen size.
+    svg_text = page.evaluate(
+        "() => Array.from(document.querySelectorAll('main svg text')).filter(e => !e.closest('mjx-container')"
+        " && e.getBoundingClientRect().height > 0 && e.getScreenCTM()).map(e => [(e.textContent || '').slice(0, 30),"
+        " parseFloat(getComputedStyle(e).fontSize) * Math.hypot(e.getScreenCTM().a, e.getScreenCTM().b)])"
+    )
+    small = [f"{text!r} at {px:.1f} px" for text, px in svg_text if px < MIN_FIGURE_TEXT_PX - 0.05]
+    assert small == [], f"{name} at {viewport}: SVG figure text under {MIN_FIGURE_TEXT_PX} CSS px: {small[:3]}"
     for img in images:
         assert img["natural"] > 0, f"{name}: image did not load: {img['src']}"
         assert img["alt"], f"{name}: image without alt text: {img['src']}"
