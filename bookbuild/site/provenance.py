@@ -473,12 +473,13 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
     found = _chapter(app, docname)
     if found is None:
         return
+    page = docname.rsplit("/", 1)[-1]
+    app.env.temp_data.setdefault("figure_data_pages", set()).add(page)  # its folder holds this build's files only
     summaries = figure_summaries(found[0])
     if not summaries:
         return
     written = app.env.temp_data.setdefault("figure_data", {})
     prefix = "../" * docname.count("/")
-    page = docname.rsplit("/", 1)[-1]
     for container in doctree.findall(nodes.container):
         if container.get("nb_element") != "cell_code":
             continue
@@ -501,11 +502,21 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
 def write_figure_data(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    for stem, summary in app.env.temp_data.get("figure_data", {}).items():
+    stems = app.env.temp_data.get("figure_data", {})
+    for stem, summary in stems.items():
         target = Path(app.outdir) / stem
         target.parent.mkdir(parents=True, exist_ok=True)
         target.with_suffix(".json").write_text(figure_json(summary), encoding="utf-8")
         target.with_suffix(".csv").write_text(figure_csv(summary), encoding="utf-8")
+    # a page written again keeps only its figures' files: a figure gone, renamed or now a diagram leaves none
+    kept = {str(Path(stem)) for stem in stems}
+    for page in app.env.temp_data.get("figure_data_pages", set()):
+        folder = Path(app.outdir) / "_static" / "figure-data" / page
+        for old in folder.glob("*.*"):
+            if str(old.relative_to(app.outdir).with_suffix("")) not in kept:
+                old.unlink()
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def page_provenance(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:

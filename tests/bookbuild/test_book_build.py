@@ -147,10 +147,12 @@ def test_plotted_data_is_the_data_s_own_and_diagrams_offer_none(site: Path) -> N
     diagrams = {"recurrence": "fig-unrolled", "depth": "fig-d-wiring", "beyond": "fig-b-doubling-scan",
                 "gated": "fig-m-lstm-cell"}
     links = 0
+    linked = set()
     for page in sorted((site / "book").glob("*.html")):
         text = page.read_text()
         for href in re.findall(r'<p class="figure-data">Plotted data: <a href="([^"]+\.csv)"', text):
             links += 1
+            linked |= {(page.parent / href).resolve(), (page.parent / href[:-4]).with_suffix(".json").resolve()}
             rows = list(csv.reader(io.StringIO((page.parent / href).read_text(encoding="utf-8"))))
             assert len(rows) > 1, f"{href}: a header and no data"
             assert rows[0][:2] != ["axes", "kind"], f"{href}: plot coordinates, not the data's columns"
@@ -165,3 +167,6 @@ def test_plotted_data_is_the_data_s_own_and_diagrams_offer_none(site: Path) -> N
             assert '<p class="figure-data">' not in text[figure:text.find("</figure>", figure) + 40], (
                 f"{page.stem}: the diagram {diagrams[page.stem]} offers plotted data")
     assert links >= 20
+    # no file left from a figure that is gone or now a diagram (an incremental build writes over the folder)
+    files = {p.resolve() for p in (site / "_static" / "figure-data").rglob("*.*")}
+    assert files == linked, sorted(str(p) for p in files ^ linked)[:5]
