@@ -13,9 +13,13 @@ Two things a reader can ask of a page without opening the repository:
   from the cells' source (names each cell assigns and reads). That is an
   over-approximation: a run reached by the names a glue statement reads is
   listed even where only part of it fed the number.
-- **A figure's data.** The summary the gate records of every figure (its lines,
-  points, bars and images: :func:`bookbuild.execute.kernel_hooks.summarise_figure`) is
-  written beside the page as JSON and as CSV, linked under the figure.
+- **A figure's data.** From the summary the gate records of every figure (its
+  lines, points, bars and images, its labels and legends:
+  :func:`bookbuild.execute.kernel_hooks.summarise_figure`), a table in the reader's
+  terms (:func:`figure_table`: a column per axis, named by the axis's label and
+  units, the series by their legend entries, numbers as the data held them, the
+  plot's furniture left out) is written beside the page as CSV and JSON and linked
+  under the figure; a diagram (its axes switched off) gets no link.
 
 Listings included from ``chapter_code`` (``literalinclude`` with ``:pyobject:``)
 get an anchor, ``#listing-<object>``, that both of these link to.
@@ -27,10 +31,12 @@ import ast
 import csv
 import io
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from docutils import nodes
 
 from bookbuild.execute.events import run_anchor
@@ -209,29 +215,169 @@ def _describe(cells: list[Any], reached: list[int], pos: int, statement: str, by
 
 # --------------------------------------------------------------------------- figure data
 
+_MATH = re.compile(r"\$([^$]*)\$")
 
-def figure_rows(summary: dict[str, Any]) -> list[list[Any]]:
-    """A figure summary's plotted data as rows: axes, kind, series, index, x, y, width, height, value."""
-    rows: list[list[Any]] = []
-    for item in summary.get("data", []):
-        axes = item.get("axes", "")
-        for kind in ("line", "points"):
-            if kind in item:
-                rows += [[axes, kind, item[kind], i, x, y, "", "", ""] for i, (x, y) in enumerate(item["xy"])]
-        if "bars" in item:
-            rows += [[axes, "bar", "", i, x, y, w, h, ""] for i, (x, y, w, h) in enumerate(item["bars"])]
-        if "image" in item:
-            rows += [[axes, "image", "", f"{r}.{c}", c, r, "", "", v]
-                     for r, row in enumerate(item["image"]) for c, v in enumerate(row)]
-    return rows
+
+def _words(label: str) -> str:
+    """A label as a reader reads it: mathtext as plain characters (``$f_t$`` as ``fₜ``), lines joined."""
+    from bookbuild.site.search import readable_math
+
+    text = _MATH.sub(lambda m: readable_math(m[1].replace(r"\mathdefault", "")), label)
+    return " ".join(text.split())
+
+
+def _value(v: Any) -> str:
+    """A plotted number as its data holds it: the shortest text that gives back the float32 it was (``0.6525``,
+    not ``0.6524999737739563``), else at most 12 significant digits (``0.6``, not layout's ``0.6000000000000001``)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    v = float(v)
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    single = float(np.float32(v)) == v
+    for digits in range(1, 13):
+        text = f"{v:.{digits}g}"
+        if (float(np.float32(float(text))) == v) if single else (float(text) == v):
+            return text
+    return f"{v:.12g}"
+
+
+def _axes_text(summary: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """Per axes number: its title, x and y labels, tick labels and legend, from the summary's ``text``."""
+    found: dict[int, dict[str, Any]] = {}
+    pattern = re.compile(r"^axes (\d+) (title|x label|y label|x ticks|y ticks|legend): ?(.*)$", re.S)
+    for line in summary.get("text", []):
+        match = pattern.match(line)
+        if match:
+            axes = found.setdefault(int(match[1]), {})
+            value = match[3]
+            axes[match[2]] = [_words(t) for t in value.split(" | ")] if match[2] in (
+                "x ticks", "y ticks", "legend") and value else _words(value)
+    return found
+
+
+def _is_number(tick: str) -> bool:
+    try:
+        float(tick.replace("\u2212", "-").replace("ᵀ", ""))
+    except ValueError:
+        return bool(re.fullmatch(r"[\d.−-]+(×)?\s*\d*[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]*", tick))
+    return True
+
+
+def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
+    """A figure's plotted data as a table with the reader's columns: panel (when there are several), series
+    (its legend entry), then one column per axis label in the figure's own words and units, and ``value`` for
+    an image's cells. None for a diagram: a figure whose axes are all switched off plots no data.
+
+    What is a plot's furniture rather than its data is left out or said as data: an error bar's caps
+    (matplotlib's ``_nolegend_`` lines); a line across the whole axes (``axhline``) is its one value, with the
+    other column empty; a position on an axis of named categories (a row per contender, bars grouped around a
+    token, dots spread sideways) is the category's name, not its offset in the drawing.
+    """
+    texts = _axes_text(summary)
+    items = [item for item in summary.get("data", []) if any(k in item for k in ("line", "points", "bars", "image"))]
+    data_axes = sorted({i["axes"] for i in items if "x label" in texts.get(i["axes"], {})})
+    if not data_axes:
+        return None
+
+    def name(n: int, axis: str) -> str:
+        own = texts[n].get(f"{axis} label", "")
+        if own:
+            return own
+        if categories(n, axis) is not None:
+            return "category"  # a row per contender, a group per architecture: named by its tick labels
+        shared = [texts[m].get(f"{axis} label", "") for m in data_axes if texts[m].get(f"{axis} label")]
+        return shared[0] if len(set(shared)) == 1 else axis  # a panel that shares its axis with one labelled below
+
+    def categories(n: int, axis: str) -> list[str] | None:
+        ticks = texts[n].get(f"{axis} ticks") or []
+        return ticks if ticks and not any(_is_number(t) for t in ticks) else None
+
+    def coordinate(v: Any, names: list[str] | None) -> str:
+        if names is None or v is None:
+            return _value(v)
+        i = round(float(v))
+        return names[i] if 0 <= i < len(names) else _value(v)
+
+    colorbar = [texts[m].get("y label", "") for m in texts if m not in data_axes and texts[m].get("y label")]
+    panels = len(data_axes) > 1
+    columns: list[str] = (["panel"] if panels else []) + ["series"]
+    for n in data_axes:
+        for axis in ("x", "y"):
+            if name(n, axis) not in columns:
+                columns.append(name(n, axis))
+    value_column = colorbar[0] if colorbar else "value"
+    if any("image" in i for i in items if i["axes"] in data_axes):
+        columns.append(value_column)
+
+    rows: list[dict[str, str]] = []
+    for item in items:
+        n = item["axes"]
+        if n not in data_axes:
+            continue
+        base = {"panel": texts[n].get("title") or f"panel {data_axes.index(n) + 1}"} if panels else {}
+        xname, yname = name(n, "x"), name(n, "y")
+        xcat, ycat = categories(n, "x"), categories(n, "y")
+        label = item.get("line", item.get("points"))
+        if label is not None:
+            if label == "_nolegend_":
+                continue
+            series = "" if label.startswith("_") else _words(label)
+            xy = item["xy"]
+            xs, ys = [p[0] for p in xy], [p[1] for p in xy]
+            if len(xy) == 2 and xs == [0.0, 1.0] and ys[0] == ys[1] and xcat is None:
+                rows.append({**base, "series": series, yname: coordinate(ys[0], ycat)})  # across the axes
+                continue
+            if len(xy) == 2 and ys == [0.0, 1.0] and xs[0] == xs[1] and ycat is None:
+                rows.append({**base, "series": series, xname: coordinate(xs[0], xcat)})  # up the axes
+                continue
+            rows += [{**base, "series": series, xname: coordinate(x, xcat), yname: coordinate(y, ycat)}
+                     for x, y in xy]
+        elif "bars" in item:
+            bars = item["bars"]
+            drawn = {_words(i.get("line") or i.get("points") or "") for i in items if i["axes"] == n}
+            legend = [entry for entry in texts[n].get("legend") or [] if entry not in drawn]  # the bars' entries
+            per = len(bars) // len(legend) if legend and len(bars) % len(legend) == 0 else len(bars)
+            ticks = texts[n].get("x ticks") or []
+            names = xcat or (ticks if len(ticks) == per else None)  # one tick label per group of bars
+            for k, (x, _, w, h) in enumerate(bars):
+                at = "" if x is None or w is None else coordinate(round(x + w / 2), names)
+                series = legend[k // per] if legend and k // per < len(legend) else ""
+                rows.append({**base, "series": series, xname: at, yname: _value(h)})
+        elif "image" in item:
+            rows += [{**base, "series": "", xname: str(c), yname: str(r), value_column: _value(v)}
+                     for r, line in enumerate(item["image"]) for c, v in enumerate(line)]
+    if not any(row.get("series") for row in rows):
+        columns.remove("series")
+    return columns, [[row.get(c, "") for c in columns] for row in rows]
 
 
 def figure_csv(summary: dict[str, Any]) -> str:
+    """:func:`figure_table` as CSV (a header of the reader's column names, a row per plotted value)."""
+    table = figure_table(summary)
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["axes", "kind", "series", "index", "x", "y", "width", "height", "value"])
-    writer.writerows(figure_rows(summary))
+    if table is not None:
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(table[0])
+        writer.writerows(table[1])
     return buffer.getvalue()
+
+
+def figure_json(summary: dict[str, Any]) -> str:
+    """:func:`figure_table` as JSON: one object per row, keyed by the column names, numbers as numbers."""
+    table = figure_table(summary)
+    records = []
+    for row in table[1] if table is not None else []:
+        record: dict[str, Any] = {}
+        for column, cell in zip(table[0], row, strict=True):
+            if cell == "":
+                continue
+            try:
+                record[column] = int(cell) if re.fullmatch(r"-?\d+", cell) else float(cell)
+            except ValueError:
+                record[column] = cell
+        records.append(record)
+    return json.dumps(records, indent=1, ensure_ascii=False) + "\n"
 
 
 def figure_summaries(nb: Any) -> dict[Any, tuple[str, dict[str, Any]]]:
@@ -327,12 +473,13 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
     found = _chapter(app, docname)
     if found is None:
         return
+    page = docname.rsplit("/", 1)[-1]
+    app.env.temp_data.setdefault("figure_data_pages", set()).add(page)  # its folder holds this build's files only
     summaries = figure_summaries(found[0])
     if not summaries:
         return
     written = app.env.temp_data.setdefault("figure_data", {})
     prefix = "../" * docname.count("/")
-    page = docname.rsplit("/", 1)[-1]
     for container in doctree.findall(nodes.container):
         if container.get("nb_element") != "cell_code":
             continue
@@ -340,6 +487,8 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
         if key not in summaries:
             continue
         label, summary = summaries[key]
+        if figure_table(summary) is None:  # a diagram: nothing plotted to download
+            continue
         stem = f"_static/figure-data/{page}/{nodes.make_id(label)}"
         written[stem] = summary
         figure = next(iter(container.findall(nodes.figure)), None)
@@ -353,11 +502,21 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
 def write_figure_data(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    for stem, summary in app.env.temp_data.get("figure_data", {}).items():
+    stems = app.env.temp_data.get("figure_data", {})
+    for stem, summary in stems.items():
         target = Path(app.outdir) / stem
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
-        target.with_suffix(".csv").write_text(figure_csv(summary))
+        target.with_suffix(".json").write_text(figure_json(summary), encoding="utf-8")
+        target.with_suffix(".csv").write_text(figure_csv(summary), encoding="utf-8")
+    # a page written again keeps only its figures' files: a figure gone, renamed or now a diagram leaves none
+    kept = {str(Path(stem)) for stem in stems}
+    for page in app.env.temp_data.get("figure_data_pages", set()):
+        folder = Path(app.outdir) / "_static" / "figure-data" / page
+        for old in folder.glob("*.*"):
+            if str(old.relative_to(app.outdir).with_suffix("")) not in kept:
+                old.unlink()
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def page_provenance(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:

@@ -11,6 +11,12 @@ a chapter's math in one task. The repairs, each idempotent like those of
   (``loading="lazy"``, decoded off the main thread), and carry their pixel size
   as ``width``/``height`` so the browser reserves their space before they load
   (no layout shift; book-site.css keeps the displayed width);
+* :func:`figures_readable_on_phones` (for reading rather than speed, but it reads the
+  same images): each figure drawn by ``chapter_code.core.plotting`` states, as
+  ``--book-min-width`` in its ``style``, the narrowest width at which its smallest
+  text is still :data:`PHONE_TEXT_PX` CSS px (from the height the PNG records of its
+  smallest text); book-site.css holds it there, so on a phone it scrolls sideways in
+  its box, with a cue, instead of shrinking its text to 9 px;
 * :func:`head_scripts_deferred`: the themes' and extensions' scripts in the
   page's head (Sphinx's doctools, copy buttons, toggles, tabs) run after the
   page is parsed instead of holding up its first paint; they keep their order,
@@ -31,6 +37,7 @@ a chapter's math in one task. The repairs, each idempotent like those of
 from __future__ import annotations
 
 import html
+import math
 import os
 import re
 from collections.abc import Callable
@@ -43,6 +50,10 @@ Repair = Callable[[Path, str, str], str]  # (output folder, page's path under it
 
 MATHJAX_TAG = re.compile(r'<script defer="defer" src="((?:\.\./)*_static/mathjax/tex-chtml\.js[^"]*)"></script>')
 IMG_TAG = re.compile(r"<img (?P<attrs>[^>]*?)\s*/?>")
+
+
+#: The smallest figure text a phone shows, in CSS px (issue 53: the figures shrunk to a 390-px screen set it at 9.3 px).
+PHONE_TEXT_PX = 11.0
 
 
 @lru_cache(maxsize=4096)
@@ -88,6 +99,57 @@ def figures_load_lazily(outdir: Path, name: str, text: str) -> str:
         if not added:
             return match.group(0)
         return f"<img {attrs} {' '.join(added)} />"
+
+    return IMG_TAG.sub(fix, text)
+
+
+@lru_cache(maxsize=4096)
+def _smallest_text(path: str, mtime_ns: int) -> float | None:
+    from PIL import Image
+
+    from chapter_code.core.plotting import SMALLEST_TEXT_KEY
+
+    try:
+        with Image.open(path) as image:
+            value = getattr(image, "text", {}).get(SMALLEST_TEXT_KEY)
+    except OSError:
+        return None
+    return float(value) if value else None
+
+
+def min_readable_width(path: Path) -> int | None:
+    """The narrowest width, in CSS px, at which the figure's smallest text is :data:`PHONE_TEXT_PX`; None for an
+    image that does not record its smallest text (not drawn by ``chapter_code.core.plotting``)."""
+    size = image_size(path)
+    if size is None or path.suffix.lower() != ".png":
+        return None
+    smallest = _smallest_text(str(path), path.stat().st_mtime_ns)
+    if not smallest:
+        return None
+    return math.ceil(size[0] * PHONE_TEXT_PX / smallest)  # image px per CSS px cancel out
+
+
+def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
+    """Every figure image that records its smallest text gets ``--book-min-width`` (:func:`min_readable_width`)
+    in its ``style``; book-site.css keeps the figure at least that wide."""
+    page_dir = (outdir / name).parent
+
+    def fix(match: re.Match[str]) -> str:
+        attrs = match.group("attrs")
+        src = re.search(r'\bsrc="([^"]+)"', attrs)
+        if "--book-min-width" in attrs or src is None or ":" in src.group(1):
+            return match.group(0)
+        target = src.group(1).split("?")[0].split("#")[0]
+        width = min_readable_width(Path(os.path.normpath(page_dir / html.unescape(target))))
+        if width is None:
+            return match.group(0)
+        rule = f"--book-min-width: {width}px;"
+        style = re.search(r'\bstyle="([^"]*)"', attrs)
+        if style is None:
+            return f'<img {attrs} style="{rule}" />'
+        kept = style.group(1).rstrip()
+        kept = kept + ("" if not kept or kept.endswith(";") else ";")
+        return f"<img {attrs[:style.start(1)]}{kept} {rule}{attrs[style.end(1):]} />".replace('style=" ', 'style="')
 
     return IMG_TAG.sub(fix, text)
 
@@ -147,7 +209,13 @@ def code_blocks_sized(outdir: Path, name: str, text: str) -> str:
     return PRE_TAG.sub(fix, text)
 
 
-REPAIRS: list[Repair] = [figures_load_lazily, head_scripts_deferred, mathjax_after_first_paint, code_blocks_sized]
+REPAIRS: list[Repair] = [
+    figures_load_lazily,
+    figures_readable_on_phones,
+    head_scripts_deferred,
+    mathjax_after_first_paint,
+    code_blocks_sized,
+]
 
 
 def speed_page(outdir: Path, name: str, text: str) -> str:

@@ -106,3 +106,67 @@ def test_every_image_of_every_page_is_lazy_and_sized_the_previews_too(site: Path
             if 'decoding="async"' not in tag or (local and not re.search(r'\bwidth="\d+" height="\d+"', tag)):
                 unsized.append(f"{name}: {tag[-120:]}")
     assert unsized == [], f"{len(unsized)} image(s) not lazy and sized:\n" + "\n".join(unsized[:5])
+
+
+def test_search_index_and_snippets_hold_no_tex(site: Path) -> None:
+    """Search finds and shows a formula as it reads (``tanh(cₜ)``), not as its TeX (``\\tanh(c_t)``, issue 53):
+    neither Sphinx's index (its words and titles) nor the text a result's snippet is cut from holds one of the
+    control words the book's formulas use. (Code keeps its own backslashes: a docstring's ``c_{t-1}``, a
+    regex's ``\\b``, a plot's label ``r"$\\partial L$"``.)"""
+    import json
+    import re
+
+    words = ("odot tau partial tanh rVert lVert sigma ell kappa mathrm delta approx bullet frac big text log ln "
+             "mathcal qquad quad le ge dots cdot top sqrt in tilde hat operatorname left right begin end sum prod "
+             "exp overleftarrow overrightarrow mapsto mathbb times to")
+    tex = re.compile(r"\\(?:" + "|".join(words.split()) + r")(?![A-Za-z])")
+    index = json.loads((site / "searchindex.js").read_text()[len("Search.setIndex("):-1])
+    # (a word of no page is kept with an empty list by an incremental build)
+    words = {w for w, pages in index["terms"].items() if pages or pages == 0}
+    assert words & {"odot", "mathrm", "frac", "lvert", "rvert", "qquad", "operatornam"} == set()
+    titles = [t for t in index["alltitles"] if tex.search(t)]
+    assert titles == [], titles
+    leaks = {}
+    texts = sorted((site / "_static" / "book-search").rglob("*.js"))
+    assert len(texts) >= 10, "no page texts for the search snippets"
+    for path in texts:
+        text = path.read_text(encoding="utf-8").replace("\\\\", "\\")
+        found = tex.findall(re.sub(r"\$[^$]*\$", "", text))  # a cell's matplotlib label is code: r"$\\partial L$"
+        if found:
+            leaks[path.stem] = found[:5]
+    assert leaks == {}, f"snippet texts with raw TeX: {leaks}"
+
+
+def test_plotted_data_is_the_data_s_own_and_diagrams_offer_none(site: Path) -> None:
+    """Issue 53: a "Plotted data" CSV names its columns by the figure's axes (not ``axes,kind,x,y``), holds the
+    data's values (no 16-digit float of a layout), and has rows; a schematic diagram offers no CSV at all."""
+    import csv
+    import io
+    import re
+
+    diagrams = {"recurrence": "fig-unrolled", "depth": "fig-d-wiring", "beyond": "fig-b-doubling-scan",
+                "gated": "fig-m-lstm-cell"}
+    links = 0
+    linked = set()
+    for page in sorted((site / "book").glob("*.html")):
+        text = page.read_text()
+        for href in re.findall(r'<p class="figure-data">Plotted data: <a href="([^"]+\.csv)"', text):
+            links += 1
+            linked |= {(page.parent / href).resolve(), (page.parent / href[:-4]).with_suffix(".json").resolve()}
+            rows = list(csv.reader(io.StringIO((page.parent / href).read_text(encoding="utf-8"))))
+            assert len(rows) > 1, f"{href}: a header and no data"
+            assert rows[0][:2] != ["axes", "kind"], f"{href}: plot coordinates, not the data's columns"
+            assert all(c.strip() for c in rows[0]), f"{href}: an unnamed column: {rows[0]}"
+            digits = [(v, re.sub(r"^0+", "", re.sub(r"[-.]|e.*$", "", v))) for row in rows[1:] for v in row
+                      if re.fullmatch(r"-?[\d.]+(e[-+]?\d+)?", v)]
+            long = [v for v, significant in digits if len(significant.rstrip("0") or "0") > 12]
+            assert long == [], f"{href}: numbers longer than the data held: {long[:3]}"
+        if page.stem in diagrams:
+            figure = text.find(f'id="{diagrams[page.stem]}"')
+            assert figure >= 0
+            assert '<p class="figure-data">' not in text[figure:text.find("</figure>", figure) + 40], (
+                f"{page.stem}: the diagram {diagrams[page.stem]} offers plotted data")
+    assert links >= 20
+    # no file left from a figure that is gone or now a diagram (an incremental build writes over the folder)
+    files = {p.resolve() for p in (site / "_static" / "figure-data").rglob("*.*")}
+    assert files == linked, sorted(str(p) for p in files ^ linked)[:5]

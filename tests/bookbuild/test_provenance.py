@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import nbformat
+import numpy as np
 
 from bookbuild.execute import kernel_hooks
 from bookbuild.site import provenance
@@ -79,17 +81,46 @@ def test_listings_are_found_in_page_order() -> None:
     assert provenance.listing_id("Model.step") == "listing-model-step"
 
 
-def test_figure_data_as_csv_rows() -> None:
-    summary = {"text": [], "data": [{"axes": 1, "xlim": [0, 1], "ylim": [0, 1]},
-                                    {"axes": 1, "line": "loss", "xy": [[0, 2.5], [1, 1.5]]},
-                                    {"axes": 2, "bars": [[0, 0, 0.8, 3.0]]},
-                                    {"axes": 2, "image": [[1.0, 2.0]]}]}
+def test_figure_data_in_the_reader_s_columns_and_the_data_s_own_values() -> None:
+    """Issue 53: columns named by the axes' labels (their units), series by the legend, numbers as the data held
+    them; an error bar's caps, a line across the axes and a category's offset are not data."""
+    f32 = float(np.float32(0.6525))  # 0.6524999737739563 as a float64
+    summary = {"text": ["axes 1 x label: step $t$ (steps)", "axes 1 y label: loss $\\ell_t$ (nats)",
+                        "axes 1 x ticks: 0 | 5 | 10", "axes 1 y ticks: 0.0 | 0.5", "axes 1 legend: LSTM | chance",
+                        "axes 2 x label: share solved", "axes 2 y label: ", "axes 2 x ticks: 0.0 | 0.5 | 1.0",
+                        "axes 2 y ticks: vanilla RNN | GRU"],
+               "data": [{"axes": 1, "xlim": [0, 10], "ylim": [0, 1]},
+                        {"axes": 1, "line": "LSTM", "xy": [[0.0, f32], [5.0, 0.6000000000000001]]},
+                        {"axes": 1, "line": "chance", "xy": [[0.0, 0.25], [1.0, 0.25]]},
+                        {"axes": 1, "line": "_nolegend_", "xy": [[4.9, 0.5]]},
+                        {"axes": 2, "line": "_child0", "xy": [[0.75, 0.08], [0.5, 1.0]]}]}
     rows = list(csv.reader(io.StringIO(provenance.figure_csv(summary))))
-    assert rows[0] == ["axes", "kind", "series", "index", "x", "y", "width", "height", "value"]
-    assert rows[1] == ["1", "line", "loss", "0", "0", "2.5", "", "", ""]
-    assert rows[3] == ["2", "bar", "", "0", "0", "0", "0.8", "3.0", ""]
-    assert rows[5] == ["2", "image", "", "0.1", "1", "0", "", "", "2.0"]
-    assert len(rows) == 6
+    assert rows[0] == ["panel", "series", "step t (steps)", "loss ℓₜ (nats)", "share solved", "category"]
+    assert rows[1] == ["panel 1", "LSTM", "0", "0.6525", "", ""]
+    assert rows[2] == ["panel 1", "LSTM", "5", "0.6", "", ""]
+    assert rows[3] == ["panel 1", "chance", "", "0.25", "", ""]  # axhline: its value, across every step
+    assert rows[4:] == [["panel 2", "", "", "", "0.75", "vanilla RNN"], ["panel 2", "", "", "", "0.5", "GRU"]]
+    records = json.loads(provenance.figure_json(summary))
+    assert records[0] == {"panel": "panel 1", "series": "LSTM", "step t (steps)": 0, "loss ℓₜ (nats)": 0.6525}
+
+
+def test_grouped_bars_are_named_by_their_group_and_series() -> None:
+    summary = {"text": ["axes 1 x label: token", "axes 1 y label: probability", "axes 1 x ticks: a | b",
+                        "axes 1 legend: $\\tau$ = 0.5 | $\\tau$ = 2"],
+               "data": [{"axes": 1, "bars": [[-0.4, 0, 0.4, 0.9], [0.6, 0, 0.4, 0.1],
+                                             [0.0, 0, 0.4, 0.6], [1.0, 0, 0.4, 0.4]]}]}
+    rows = list(csv.reader(io.StringIO(provenance.figure_csv(summary))))
+    assert rows == [["series", "token", "probability"], ["τ = 0.5", "a", "0.9"], ["τ = 0.5", "b", "0.1"],
+                    ["τ = 2", "a", "0.6"], ["τ = 2", "b", "0.4"]]
+
+
+def test_a_diagram_offers_no_plotted_data() -> None:
+    """Axes switched off (a schematic's boxes and arrows) plot no data: no table, so no CSV or JSON link."""
+    summary = {"text": ["axes 1 title: the loop"],
+               "data": [{"axes": 1, "xlim": [0, 1], "ylim": [0, 1]},
+                        {"axes": 1, "line": "_child0", "xy": [[0.4, 1.0], [9.6, 1.0]]}]}
+    assert provenance.figure_table(summary) is None
+    assert provenance.figure_csv(summary) == ""
 
 
 def test_figure_summaries_are_keyed_by_label() -> None:

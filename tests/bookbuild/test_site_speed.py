@@ -109,3 +109,24 @@ def test_code_blocks_state_their_lines_and_longest_line() -> None:
     assert blocks[2] == ' style="--book-lines: 1" data-book-cols="0"'
     assert speed.code_blocks_sized(Path("."), "book/x.html", out) == out  # a second pass changes nothing
     assert speed.code_blocks_sized in speed.REPAIRS
+
+
+def test_a_figure_states_the_width_that_keeps_its_smallest_text_readable_on_a_phone(tmp_path: Path) -> None:
+    from PIL.PngImagePlugin import PngInfo
+
+    from chapter_code.core.plotting import SMALLEST_TEXT_KEY
+
+    (tmp_path / "_images").mkdir()
+    info = PngInfo()
+    info.add_text(SMALLEST_TEXT_KEY, "34.72")  # 12.5 pt at 200 dpi: 17.36 CSS px at the figure's own width
+    Image.new("RGB", (1262, 700)).save(tmp_path / "_images" / "drawn.png", pnginfo=info)
+    Image.new("RGB", (600, 300)).save(tmp_path / "_images" / "photo.png")
+    page = (
+        '<img alt="A plot." src="../_images/drawn.png" style="width: 631px; height: 350px;" />\n'
+        '<img alt="A photo." src="../_images/photo.png" />'
+    )
+    drawn, photo = repaired(tmp_path, page).splitlines()
+    # 631 CSS px with text of 17.36 px: 11 px at 631 * 11 / 17.36 = 399.8 px
+    assert 'style="width: 631px; height: 350px; --book-min-width: 400px;"' in drawn
+    assert speed.min_readable_width(tmp_path / "_images" / "drawn.png") * 34.72 / 1262 >= speed.PHONE_TEXT_PX
+    assert "--book-min-width" not in photo

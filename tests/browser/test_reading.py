@@ -16,6 +16,10 @@ the tests below each read their part of the measurement:
   of the text around them;
 * on a phone, Tab reaches a code block and a formula that scroll, and the arrow
   keys scroll them;
+* a table wider than the column, and a figure held wider than a phone's column so
+  that its text stays readable, scroll sideways in their box, have a tab stop and
+  show a scroll cue (the edge beyond which more lies fades), at both widths and in
+  both schemes; scrolled to its end, a table's cue moves to the other edge;
 * figure captions (their text, not the permalink shown on hover) have a
   contrast of at least 4.5:1 against what is behind them, and are not set in a
   light face (the theme's 300 read as faint).
@@ -67,6 +71,11 @@ MEASURE = r"""
   const scrollStyle = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
   const focusable = e => e.tabIndex >= 0 && e.hasAttribute('tabindex');
   const cue = e => getComputedStyle(e).backgroundImage.includes('gradient');
+  // a table's or figure's box fades the edge beyond which more lies (its rows and pictures would hide a shadow)
+  const fade = e => {
+    const s = getComputedStyle(e);
+    return (s.maskImage || s.webkitMaskImage || '').includes('gradient');
+  };
   const main = document.querySelector('main');
   const column = main.getBoundingClientRect();
   const right = Math.min(column.right, document.documentElement.clientWidth);
@@ -130,7 +139,19 @@ MEASURE = r"""
     const r = c.getBoundingClientRect();
     return { text: label(c), left: r.left, right: r.right, columnLeft: column.left, columnRight: right };
   });
-  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions, tableCaptions };
+  const boxes = Array.from(main.querySelectorAll('table')).filter(shown).map(t => {
+    const box = t.closest('.pst-scrollable-table-container') || t.parentElement;
+    const b = box.getBoundingClientRect();
+    return {
+      text: label(t), scrolls: scrolls(box), scrollStyle: scrollStyle(box), focusable: focusable(box), cue: fade(box),
+      pastColumn: b.right > right + 1, more: box.dataset.bookMore || '', kind: 'table',
+    };
+  }).concat(Array.from(main.querySelectorAll('figure > a.image-reference')).filter(shown).map(a => ({
+    text: ((a.querySelector('img') || {}).alt || '').slice(0, 70), scrolls: scrolls(a), scrollStyle: scrollStyle(a),
+    focusable: a.tabIndex >= 0, cue: fade(a), pastColumn: a.getBoundingClientRect().right > right + 1,
+    more: a.dataset.bookMore || '', kind: 'figure',
+  })));
+  return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions, tableCaptions, boxes };
 }
 """
 
@@ -305,6 +326,43 @@ def test_code_and_printed_output_take_a_small_share_of_the_page(measured_schemes
         f"(at most {MAX_SHARE:.0%}); the largest: "
         + "; ".join(f"{c['text']!r} ({c['inputPx']:.0f} + {c['textPx']:.0f} px)" for c in largest)
     )
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_wide_tables_and_figures_scroll_with_a_cue(measured, name: str, viewport: str, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """Every table wider than its container, and every figure wider than its box, scrolls sideways with a tab
+    stop and a visible cue (issue 53, item 4: 28 wide tables on a phone had none); none runs past the column."""
+    boxes = measured[name]["boxes"]
+    at = where(name, viewport, scheme)
+    stuck = [f"{b['kind']} {b['text']!r} (cue {b['cue']}, tab stop {b['focusable']}, more {b['more']!r})"
+             for b in boxes if b["scrolls"] and not (b["scrollStyle"] and b["focusable"] and b["cue"])]
+    assert stuck == [], f"{at}: wide tables or figures without scrolling, tab stop or cue: {stuck[:3]}"
+    stray = [f"{b['kind']} {b['text']!r}" for b in boxes if b["cue"] and not b["scrolls"]]
+    assert stray == [], f"{at}: a cue on a table or figure that does not scroll: {stray[:3]}"
+    past = [f"{b['kind']} {b['text']!r}" for b in boxes if b["pastColumn"]]
+    assert past == [], f"{at}: tables or figures running past the screen: {past[:3]}"
+
+
+@pytest.mark.parametrize("scheme", ["light"])
+def test_a_table_s_cue_follows_its_scrolling(browser, site_dir: Path, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """On a phone the cue of a wide table is at its right edge; scrolled half-way, at both; at its end, at its
+    left edge only."""
+    context = new_context(browser, viewport=VIEWPORTS["phone"], scheme=scheme)
+    try:
+        page = context.new_page()
+        open_page(page, site_dir, KEYBOARD_CHAPTER)
+        box = page.wait_for_selector("main .pst-scrollable-table-container[data-book-more='right']")
+        box.scroll_into_view_if_needed()
+        seen = [box.get_attribute("data-book-more")]
+        for to in ("(box.scrollWidth - box.clientWidth) / 2", "box.scrollWidth"):
+            box.evaluate(f"box => {{ box.scrollLeft = {to}; }}")
+            page.wait_for_timeout(150)
+            seen.append(box.get_attribute("data-book-more"))
+        mask = box.evaluate("box => getComputedStyle(box).maskImage || getComputedStyle(box).webkitMaskImage")
+    finally:
+        context.close()
+    assert seen == ["right", "left right", "left"], seen
+    assert mask.startswith("linear-gradient(to right"), mask
 
 
 @pytest.mark.parametrize("name", CHAPTERS)

@@ -11,6 +11,13 @@
  * in its box gets a tab stop (keyboard scrolling; axe's scrollable-region-focusable),
  * also when it comes into view later (a folded cell opened).
  *
+ * Wide tables and figures. A table wider than the column, or a figure held at the width
+ * that keeps its text readable on a phone (book-site.css), scrolls sideways in its box;
+ * the box says on which sides more lies beyond (`data-book-more="left right"`), and
+ * book-site.css fades that edge: the cue that code and formulas draw with a shadow
+ * under their text, drawn over a table's shaded rows and over a picture. A table's box
+ * that scrolls gets a tab stop, also when a fold that holds it is opened.
+ *
  * Solution headers. sphinx-exercise puts a link to the exercise inside the
  * title of a folded solution; a click on it left the page instead of opening
  * the solution. The link now opens the solution, like the rest of the title.
@@ -207,6 +214,39 @@
       boxes.forEach((box) => drawn.add(box));
       measure(Array.from(boxes));
     }, true);
+  }
+
+  // Which sides of a scrolling table or figure hide more (see the header). A ResizeObserver measures each box
+  // after the browser's own layout (on load, a fold opened, the window turned), a scroll re-reads that one box.
+  function scrollCues() {
+    const boxes = document.querySelectorAll("main .pst-scrollable-table-container, main figure a.image-reference");
+    if (boxes.length === 0 || !window.ResizeObserver) {
+      return;
+    }
+    function mark(box) {
+      const room = box.scrollWidth - box.clientWidth;
+      const sides = [];
+      if (room > 1 && box.clientWidth > 0) {
+        if (box.scrollLeft > 1) {
+          sides.push("left");
+        }
+        if (box.scrollLeft < room - 1) {
+          sides.push("right");
+        }
+        if (box.tagName === "DIV") {
+          box.tabIndex = 0;
+        }
+      }
+      const more = sides.join(" ");
+      if ((box.dataset.bookMore || "") !== more) {
+        box.dataset.bookMore = more;
+      }
+    }
+    const observer = new ResizeObserver((entries) => entries.forEach((entry) => mark(entry.target)));
+    boxes.forEach((box) => {
+      observer.observe(box);
+      box.addEventListener("scroll", () => mark(box), { passive: true });
+    });
   }
 
   function afterFirstPaint(callback) {
@@ -563,6 +603,7 @@
     forwardToggles(".secondary-toggle");
     solutionTitlesOpenTheSolution();
     scrollingBoxesFocusable();
+    scrollCues();
     afterFirstPaint(loadMathJax);
   }
 
