@@ -340,8 +340,11 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
                   "that was a cache hit, the runs are those of its last execution.", "",
                   "| chapter | run | seed | outcome | wall time (s) | computing it took (s) | key |",
                   "|---|---|---:|---|---:|---:|---|"]
+        anchored: set[str] = set()
         for result, r in runs:
-            anchor = f'<span id="{run_anchor(r["key"])}"></span>'  # the numbers' previews link here
+            # the numbers' previews link here: the first row of a run read by several chapters holds the id
+            anchor = "" if run_anchor(r["key"]) in anchored else f'<span id="{run_anchor(r["key"])}"></span>'
+            anchored.add(run_anchor(r["key"]))
             lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r.get('seed', '')} | {r['outcome']} "
                          f"| {r['wall_s']:.1f} | {r['compute_s']:.1f} | {anchor}`{r['key']}` |")
     notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]
