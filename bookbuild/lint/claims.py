@@ -186,9 +186,9 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
 
 def declared_lines(source: str) -> dict[str, int]:
     """The line of each check's ``claims.check("name", ...)`` call on a page (names written as literals)."""
-    from bookbuild.lint import source as source_lint
+    from bookbuild.lint.cells import cells, names_given
 
-    return source_lint.names_given(source_lint.cells(source), ("claims.check", "check")).exact
+    return names_given(cells(source), ("claims.check", "check")).exact
 
 
 def problems(pages: list[PageClaims]) -> list[str]:
