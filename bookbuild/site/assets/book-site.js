@@ -223,29 +223,35 @@
     if (boxes.length === 0 || !window.ResizeObserver) {
       return;
     }
-    function mark(box) {
-      const room = box.scrollWidth - box.clientWidth;
-      const sides = [];
-      if (room > 1 && box.clientWidth > 0) {
-        if (box.scrollLeft > 1) {
-          sides.push("left");
+    // Every box is read before any is written: a write between two reads would make the browser lay the whole
+    // page out again for the second read (on a chapter with many figures, a long task on load).
+    function mark(list) {
+      const read = list.map((box) => ({ room: box.scrollWidth - box.clientWidth, width: box.clientWidth,
+                                        left: box.scrollLeft }));
+      list.forEach((box, i) => {
+        const { room, width, left } = read[i];
+        const sides = [];
+        if (room > 1 && width > 0) {
+          if (left > 1) {
+            sides.push("left");
+          }
+          if (left < room - 1) {
+            sides.push("right");
+          }
+          if (box.tagName === "DIV" && box.tabIndex !== 0) {
+            box.tabIndex = 0;
+          }
         }
-        if (box.scrollLeft < room - 1) {
-          sides.push("right");
+        const more = sides.join(" ");
+        if ((box.dataset.bookMore || "") !== more) {
+          box.dataset.bookMore = more;
         }
-        if (box.tagName === "DIV") {
-          box.tabIndex = 0;
-        }
-      }
-      const more = sides.join(" ");
-      if ((box.dataset.bookMore || "") !== more) {
-        box.dataset.bookMore = more;
-      }
+      });
     }
-    const observer = new ResizeObserver((entries) => entries.forEach((entry) => mark(entry.target)));
+    const observer = new ResizeObserver((entries) => mark(entries.map((entry) => entry.target)));
     boxes.forEach((box) => {
       observer.observe(box);
-      box.addEventListener("scroll", () => mark(box), { passive: true });
+      box.addEventListener("scroll", () => mark([box]), { passive: true });
     });
   }
 
