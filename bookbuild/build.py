@@ -289,6 +289,12 @@ def _verdicts(builder: str, check: bool, checks: list, profile: str, code: int, 
         if diffs:
             print(f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
                   "`make check` fails until they are reviewed and accepted with `make accept`.")
+        from bookbuild.lint.prose import check_pages
+
+        typed = check_pages(ROOT)  # the pages' source, read in well under a second
+        if typed:
+            print(f"\nNote: {len(typed)} number(s) typed by hand into the prose, captions or alt texts; `make check` "
+                  "fails until each is glued or marked {lit}:", *typed, sep="\n  ")
         overlaps = gate.figure_overlaps(ROOT, checks)
         if overlaps:
             print(f"\nNote: {len(overlaps)} pair(s) of texts overlap in figures; `make check` fails until the "

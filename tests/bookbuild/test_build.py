@@ -297,3 +297,21 @@ def test_make_pdf_starts_its_latex_folder_afresh_after_a_build_that_did_not_fini
     assert not (tmp_path / "latex.unfinished").exists()
     build.build("pdflatex")  # keeps what the last successful build left
     assert seen == [[], [], ["book.aux"]]
+
+
+def test_make_book_notes_the_typed_numbers_that_make_check_will_refuse(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """`make book` (no --check) still publishes, but names each typed number at once, as `make check` would."""
+    from bookbuild import gate
+    from bookbuild.lint import prose
+
+    monkeypatch.setattr(gate, "figure_overlaps", lambda root, checks: [])
+    monkeypatch.setattr(prose, "check_pages", lambda root: ["book/a.md:7: the number '12' is typed into the prose"])
+    monkeypatch.setattr(build, "HTML_DIR", build.ROOT / "_build" / "no-such-html")
+    build._verdicts("html", False, [], "cpu-test", 0, 1.0)
+    out = capsys.readouterr().out
+    assert "Note: 1 number(s) typed by hand" in out
+    assert "book/a.md:7: the number '12' is typed into the prose" in out
+    monkeypatch.setattr(prose, "check_pages", lambda root: [])
+    build._verdicts("html", False, [], "cpu-test", 0, 1.0)
+    assert "typed by hand" not in capsys.readouterr().out
