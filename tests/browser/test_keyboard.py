@@ -5,7 +5,8 @@ Tab stop per claim (its mark), one per paragraph that holds glued numbers (its f
 reach the others), and one per box that scrolls sideways (a wide code block, formula, table or figure). This
 walks every stop of a chapter with the Tab key, as a reader would, and requires: the focus never falls to
 the page's body, no stop is visited twice, every stop is one of those kinds, and the counts of the three
-kinds are exactly what the rule says for this page. It also checks that two previews never show at once.
+kinds are exactly what the rule says for this page. It also checks that two previews never show at once. Two chapters: the one with the most numbers and claims
+(Chapter 6) and the one with the most panels, whose drawings are controls (Chapter 3).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
-PAGE = "book/depth.html"  # the chapter with the most numbers and claims
+PAGES = ["book/depth.html", "book/gated.html"]  # the most numbers and claims; the most panels
 
 #: What the page holds, counted from the DOM the way the rule states it.
 EXPECTED = """() => {
@@ -39,6 +40,7 @@ KIND = """() => {
   else if (el.matches('a[href], summary, area[href]')) kind = 'link';
   else if (el.matches('button, input, select, textarea, [role="slider"], [role="button"], [role="tab"]'))
     kind = 'control';
+  else if (el.matches('.book-panel-stage')) kind = 'control';  // a panel's drawing: Space plays, arrows step
   else if (el.scrollWidth > el.clientWidth + 1 || el.querySelector('pre, table, img, mjx-container')) kind = 'scroll';
   const tips = Array.from(document.querySelectorAll('#glue-tip, .claim-tip, .link-preview, [role="tooltip"]'))
     .filter(t => { const s = getComputedStyle(t); return !t.hidden && s.display !== 'none' &&
@@ -54,8 +56,10 @@ KIND = """() => {
 }"""
 
 
-def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir: Path, viewport: str) -> None:  # noqa: F811
-    open_page(page, site_dir, PAGE)
+@pytest.mark.parametrize("name", PAGES)
+def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir: Path, viewport: str,  # noqa: F811
+                                                                 name: str) -> None:
+    open_page(page, site_dir, name)
     expected = page.evaluate(EXPECTED)
     page.evaluate("() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }")
     seen: dict[str, dict] = {}
@@ -72,7 +76,7 @@ def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir:
         seen[state["id"]] = state
         order.append(state)
     else:
-        pytest.fail(f"more than {limit} Tab stops on {PAGE}")
+        pytest.fail(f"more than {limit} Tab stops on {name}")
     kinds = [s["kind"] for s in order]
     counts = {k: kinds.count(k) for k in sorted(set(kinds))}
     assert counts.get("other", 0) == 0, [s for s in order if s["kind"] == "other"][:5]
