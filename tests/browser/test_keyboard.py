@@ -5,8 +5,9 @@ Tab stop per claim (its mark), one per paragraph that holds glued numbers (its f
 reach the others), and one per box that scrolls sideways (a wide code block, formula, table or figure). This
 walks every stop of a chapter with the Tab key, as a reader would, and requires: the focus never falls to
 the page's body, no stop is visited twice, every stop is one of those kinds, and the counts of the three
-kinds are exactly what the rule says for this page. It also checks that two previews never show at once. Two chapters: the one with the most numbers and claims
-(Chapter 6) and the one with the most panels, whose drawings are controls (Chapter 3).
+kinds are exactly what the rule says for this page. It also checks that two previews never show at once.
+Two chapters: the one with the most numbers and claims (Chapter 6) and the one with the most panels, whose
+drawings are controls (Chapter 3).
 """
 
 from __future__ import annotations
