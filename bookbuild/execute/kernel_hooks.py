@@ -312,11 +312,10 @@ def _run_once(fn: Any, /, **kwargs: Any) -> Any:
     from bookbuild.runs import calls
     from bookbuild.runs.memo import run_once
 
-    def note(loaded: Any, job: str) -> None:  # the records read, and the call as a run made ahead
+    def note(loaded: Any, record: dict) -> None:  # the records read, and the call as a run made ahead
         _note_sweep(loaded)
-        record = next((r for r in loaded.records if r.get("job") == job), {})
-        note_run(f"{fn.__module__}.{fn.__qualname__}", f"{loaded.name}/{loaded.config}/{job}", "made ahead", 0.0,
-                 float(record.get("wall_s") or 0.0), seed=kwargs.get("seed"))
+        note_run(f"{fn.__module__}.{fn.__qualname__}", f"{loaded.name}/{loaded.config}/{record['job']}",
+                 "made ahead", 0.0, float(record.get("wall_s") or 0.0), seed=kwargs.get("seed"))
 
     served = calls.serve(fn, {k: v for k, v in kwargs.items() if k != "data"}, note=note)
     if served is not calls.NOT_STORED:  # a call a sweep made ahead of the build: its record, checked

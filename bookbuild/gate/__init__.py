@@ -343,8 +343,9 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         anchored: set[str] = set()
         for result, r in runs:
             # the numbers' previews link here: the first row of a run read by several chapters holds the id
-            anchor = "" if run_anchor(r["key"]) in anchored else f'<span id="{run_anchor(r["key"])}"></span>'
-            anchored.add(run_anchor(r["key"]))
+            row_id = run_anchor(r["key"])
+            anchor = "" if row_id in anchored else f'<span id="{row_id}"></span>'
+            anchored.add(row_id)
             lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r.get('seed', '')} | {r['outcome']} "
                          f"| {r['wall_s']:.1f} | {r['compute_s']:.1f} | {anchor}`{r['key']}` |")
     notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]

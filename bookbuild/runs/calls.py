@@ -91,9 +91,9 @@ def _to_device(value: Any, device: Any) -> Any:
     return value
 
 
-def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any, str], None] | None = None) -> Any:
+def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any, dict], None] | None = None) -> Any:
     """What ``fn(**kwargs)`` returned, from the record of a call sweep that holds this call; :data:`NOT_STORED`
-    when none holds it. ``note`` receives the loaded records and the job's name (what the build report lists
+    when none holds it. ``note`` receives the loaded records and the call's own record (what the build report lists
     as read by the page, and the call as a run made ahead)."""
     from bookbuild.runs import codec, sweeps
     from chapter_code.core.device import pick_device, resolve_device
@@ -105,6 +105,6 @@ def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any
     loaded = sweeps.load(sweep.name, config=config, sweep=sweep, device=str(pick_device()))
     record = next(r for r in loaded.records if r["job"] == name)
     if note is not None:
-        note(loaded, name)
+        note(loaded, record)
     result = codec.stored_result(record, sweeps.function_path(fn))
     return _to_device(result, resolve_device(kwargs.get("device")))

@@ -38,3 +38,13 @@ def test_default_repeats_and_a_single_repeat() -> None:
     one = []
     assert best_time(lambda: one.append(1), repeats=1) < float("inf")
     assert len(one) == 2
+
+
+def test_times_are_each_timed_call_in_order_after_one_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapter_code.core import timing
+
+    ticks = iter([0.0, 1.0, 5.0, 7.0, 10.0, 10.5])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(ticks))
+    calls: list[int] = []
+    assert timing.times(lambda: calls.append(1), repeats=3) == [1.0, 2.0, 0.5]
+    assert len(calls) == 4  # the warm-up, untimed, then three
