@@ -12,8 +12,6 @@ CPU edition's numbers are those the book had before the functions took a device
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 
@@ -111,26 +109,20 @@ def test_trap_and_tagger_train_and_load(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_depth_run(monkeypatch: pytest.MonkeyPatch) -> None:
     _splits(monkeypatch, residual)
-    recipe = residual.depth_recipe_dict(
-        residual.DepthRecipe(**TINY_LM)
-    )
+    recipe = residual.DepthRecipe(**TINY_LM)
     audited(residual.depth_run, 0, 2, True, recipe, device=META)
 
 
-@pytest.mark.parametrize("contender", ["rnn", "lstm", "gru", "lstm-scratch"])
+@pytest.mark.parametrize("contender", ["rnn", "lstm", "gru", "lstm-scratch", "lstm-no-forget"])
 def test_score_run(monkeypatch: pytest.MonkeyPatch, contender: str) -> None:
     _splits(monkeypatch, scoreboard)
-    recipe = scoreboard.recipe_dict(
-        scoreboard.ScoreRecipe(**TINY_LM)
-    )
+    recipe = scoreboard.ScoreRecipe(**TINY_LM)
     audited(scoreboard.score_run, 0, contender, recipe, device=META)
 
 
 def test_ablation_run(monkeypatch: pytest.MonkeyPatch) -> None:
     _splits(monkeypatch, gru_ablation)
-    recipe = scoreboard.recipe_dict(
-        scoreboard.ScoreRecipe(**TINY_LM)
-    )
+    recipe = scoreboard.ScoreRecipe(**TINY_LM)
     audited(gru_ablation.ablation_run, 0, "update-only", recipe, device=META)
 
 
@@ -152,7 +144,7 @@ def test_word_lm_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
         eval_every=2,
         train=TrainConfig(window=6, batch_size=4, steps=2, log_every=2),
     )
-    out = audited(wordlm.word_lm_metrics, 0, 8, 1, dataclasses.asdict(recipe), META)
+    out = audited(wordlm.word_lm_metrics, 0, 8, 1, recipe, META)
     assert out["device"] == "meta"
 
 

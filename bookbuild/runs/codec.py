@@ -159,6 +159,25 @@ def decode_value(data: Any, types: Mapping[str, type], where: str = "result") ->
     raise ValueError(f"{where}: unknown stored value kind {kind!r}")
 
 
+def from_canonical(value: Any, types: Mapping[str, type], where: str = "params") -> Any:
+    """A job's parameters as :func:`bookbuild.runs.memo.canonical` wrote them, its
+    dataclasses built again (``{"__dataclass__": name, **fields}``) from ``types``, the
+    classes the job reaches: how a sweep's job gets its arguments back.
+    """
+    if isinstance(value, list):
+        return [from_canonical(v, types, f"{where}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    fields = {
+        k: from_canonical(v, types, f"{where}.{k}")
+        for k, v in value.items()
+        if k != "__dataclass__"
+    }
+    if "__dataclass__" not in value:
+        return fields
+    return _class({"type": value["__dataclass__"]}, types, where)(**fields)
+
+
 def _class(data: Mapping[str, Any], types: Mapping[str, type], where: str) -> type:
     cls = types.get(data["type"])
     if cls is None:

@@ -44,7 +44,7 @@ from chapter_code.beyond.translator import TranslatorConfig, train_translator
 from chapter_code.depth.gru_ablation import VARIANTS as GRU_VARIANTS
 from chapter_code.depth.gru_ablation import ablation_run
 from chapter_code.depth.layers import TrapConfig, train_directional, train_tagger
-from chapter_code.depth.residual import DepthRecipe, depth_recipe_dict, depth_run
+from chapter_code.depth.residual import DepthRecipe, depth_run
 from chapter_code.depth.scoreboard import CONTENDERS as SCORE_CONTENDERS
 from chapter_code.depth.scoreboard import (
     LR_GRID,
@@ -52,7 +52,6 @@ from chapter_code.depth.scoreboard import (
     core_parameters,
     doubled_steps,
     matched_width,
-    recipe_dict,
     resized,
     score_run,
     with_lr,
@@ -158,8 +157,8 @@ def _slug(text: str) -> str:
 def _recall_jobs(contenders, recipe: RecallConfig) -> dict[str, dict[str, Any]]:
     return {
         _slug(c.label): {
-            "contender": dataclasses.asdict(c),
-            "recipe": dataclasses.asdict(recipe),
+            "contender": c,
+            "recipe": recipe,
         }
         for c in contenders
     }
@@ -235,7 +234,7 @@ CHAR_LM_WORKSHOP = Sweep(
             {
                 name: {
                     "corpus": "shakespeare",
-                    "recipe": dataclasses.asdict(WORKSHOP[name]),
+                    "recipe": WORKSHOP[name],
                 }
                 for name in WORKSHOP
             },
@@ -244,7 +243,7 @@ CHAR_LM_WORKSHOP = Sweep(
         ),
         "smoke": Grid(
             {
-                name: {"corpus": "shakespeare", "recipe": dataclasses.asdict(_tiny_recipe(name))}
+                name: {"corpus": "shakespeare", "recipe": _tiny_recipe(name)}
                 for name in WORKSHOP
             },
             seeds=(0,),
@@ -334,7 +333,7 @@ def _book_score_jobs() -> dict[str, dict[str, Any]]:
 
     def call(contender: str, recipe: ScoreRecipe) -> dict[str, Any]:
         return codec.job(
-            score_run, seed=BOOK_SCORE_SEED, contender=contender, recipe=recipe_dict(recipe)
+            score_run, seed=BOOK_SCORE_SEED, contender=contender, recipe=recipe
         )
 
     jobs = {
@@ -358,7 +357,7 @@ def _book_score_jobs() -> dict[str, dict[str, Any]]:
     jobs[f"gru-matched-{width}"] = call("gru", resized(base, hidden_size=width))
     for variant in GRU_VARIANTS:
         jobs[f"gru-{variant}"] = codec.job(
-            ablation_run, seed=BOOK_SCORE_SEED, variant=variant, recipe=recipe_dict(base)
+            ablation_run, seed=BOOK_SCORE_SEED, variant=variant, recipe=base
         )
     return jobs
 
@@ -380,7 +379,7 @@ SCOREBOARD = Sweep(
         # minutes; the cluster grid has it.
         "cpu": Grid(
             {
-                c: {"contender": c, "recipe": recipe_dict()}
+                c: {"contender": c, "recipe": ScoreRecipe()}
                 for c in SCORE_CONTENDERS
                 if c != "lstm-scratch-small"
             },
@@ -388,13 +387,13 @@ SCOREBOARD = Sweep(
             resources=Resources(minutes=40),
         ),
         "cluster": Grid(
-            {c: {"contender": c, "recipe": recipe_dict()} for c in SCORE_CONTENDERS},
+            {c: {"contender": c, "recipe": ScoreRecipe()} for c in SCORE_CONTENDERS},
             seeds=tuple(range(10)),
             resources=Resources(minutes=30),
         ),
         "smoke": Grid(
             {
-                c: {"contender": c, "recipe": recipe_dict(_TINY_SCORE)}
+                c: {"contender": c, "recipe": _TINY_SCORE}
                 for c in ("rnn", "lstm-scratch")
             },
             seeds=(0,),
@@ -423,7 +422,7 @@ _DEPTH_CALLS = {
             seed=0,
             num_layers=layers,
             residual=residual,
-            recipe=depth_recipe_dict(DepthRecipe()),
+            recipe=DepthRecipe(),
         )
         for layers, residual in [(1, False)]
         + [(n, r) for n in (2, 3, 4) for r in (False, True)]
@@ -470,14 +469,12 @@ DEPTH_BOOK_RUNS = Sweep(
                     seed=0,
                     num_layers=2,
                     residual=True,
-                    recipe=depth_recipe_dict(
-                        DepthRecipe(
-                            train_chars=5_000,
-                            valid_chars=1_000,
-                            embedding_size=4,
-                            hidden_size=8,
-                            train=TrainConfig(window=8, batch_size=4, steps=3),
-                        )
+                    recipe=DepthRecipe(
+                        train_chars=5_000,
+                        valid_chars=1_000,
+                        embedding_size=4,
+                        hidden_size=8,
+                        train=TrainConfig(window=8, batch_size=4, steps=3),
                     ),
                 )
             },
@@ -624,7 +621,7 @@ def _word_jobs(
         name: {
             "hidden_size": h,
             "num_layers": layers,
-            "recipe": dataclasses.asdict(recipe),
+            "recipe": recipe,
         }
         for name, (h, layers) in sizes.items()
     }

@@ -246,7 +246,10 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
     digest, sources = code_hash(function, root_path)
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    metrics = codec.run_call(function, seed, params) if call else codec.resolve(function)(seed=seed, **params)
+    if call:
+        metrics = codec.run_call(function, seed, params)
+    else:  # the one converter: dataclass parameters built again by the codec
+        metrics = codec.resolve(function)(seed=seed, **codec.from_canonical(params, codec.classes(function)))
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
         raise TypeError(f"job {function} must return a dict of metrics; got {type(metrics).__name__}")

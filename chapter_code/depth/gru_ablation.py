@@ -27,7 +27,6 @@ from chapter_code.core.device import resolve_device
 from chapter_code.depth.scoreboard import ScoreLM, ScoreRecipe
 from chapter_code.gated.gates import gate_index, set_gate_bias
 from chapter_code.lm.char_lm import (
-    TrainConfig,
     Vocab,
     fit_next_token,
     fixed_window_loss,
@@ -68,29 +67,28 @@ def remove_gate(core: nn.GRU, variant: str) -> None:
 def ablation_run(
     seed: int,
     variant: str,
-    recipe: dict[str, Any],
+    recipe: ScoreRecipe,
     device: torch.device | str | None = None,
 ) -> dict[str, Any]:
     """Train the scoreboard's GRU model with one gate removed, on ``device`` (the
     build's by default); return validation nats and perplexity.
     """
-    config = ScoreRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
-    splits = corpus_splits(config.corpus)
+    splits = corpus_splits(recipe.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)
-    model = ScoreLM(len(vocab), "gru", config.embedding_size, config.hidden_size)
+    model = ScoreLM(len(vocab), "gru", recipe.embedding_size, recipe.hidden_size)
     model = model.to(resolve_device(device))  # before the masks: they go where it is
     remove_gate(model.core, variant)  # type: ignore[arg-type]
     generator = torch.Generator().manual_seed(seed)
     fit_next_token(
-        model, vocab.encode(splits.train[: config.train_chars]), config.train, generator
+        model, vocab.encode(splits.train[: recipe.train_chars]), recipe.train, generator
     )  # type: ignore[arg-type]
     nats = fixed_window_loss(
-        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+        model, vocab.encode(splits.valid[: recipe.valid_chars]), recipe.train.window
     )  # type: ignore[arg-type]
     gate_rows = slice(
-        gate_index("gru", VARIANTS[variant][0]) * config.hidden_size,
-        (gate_index("gru", VARIANTS[variant][0]) + 1) * config.hidden_size,
+        gate_index("gru", VARIANTS[variant][0]) * recipe.hidden_size,
+        (gate_index("gru", VARIANTS[variant][0]) + 1) * recipe.hidden_size,
     )
     held = model.core.weight_hh_l0[gate_rows].abs().max().item()  # type: ignore[index]
     return {

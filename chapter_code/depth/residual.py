@@ -24,7 +24,6 @@ Pages: "Depth, direction and scale" (residual stacks; the ``num_layers`` exercis
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import time
 from dataclasses import dataclass
@@ -151,22 +150,15 @@ class DepthRecipe:
     )
 
 
-def depth_recipe_dict(recipe: DepthRecipe | None = None) -> dict[str, Any]:
-    """``recipe`` (default: :class:`DepthRecipe`'s) as plain data, the form
-    :func:`depth_run` takes.
-    """
-    return dataclasses.asdict(recipe or DepthRecipe())
-
-
 def depth_run(
     seed: int,
     num_layers: int,
     residual: bool,
-    recipe: dict[str, Any],
+    recipe: DepthRecipe,
     device: torch.device | str | None = None,
 ) -> dict[str, Any]:
-    """Train a :class:`StackLM` with ``recipe`` (fields of :class:`DepthRecipe`) and
-    ``seed`` on ``device`` (the build's by default); return its metrics.
+    """Train a :class:`StackLM` with ``recipe`` and ``seed`` on ``device`` (the build's
+    by default); return its metrics.
 
     Metrics: validation nats per character and perplexity (fresh-state windows
     of the training length), parameters, the training curve, and the seconds of
@@ -174,12 +166,11 @@ def depth_run(
     consecutive forward passes), with their median and quartiles.
     """
     _layers(num_layers)
-    config = DepthRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
-    splits = corpus_splits(config.corpus)
+    splits = corpus_splits(recipe.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)  # the initial weights
     model = StackLM(
-        len(vocab), config.embedding_size, config.hidden_size, num_layers, residual
+        len(vocab), recipe.embedding_size, recipe.hidden_size, num_layers, residual
     ).to(resolve_device(device))
     generator = torch.Generator().manual_seed(seed)  # the windows
     starts: list[float] = []
@@ -187,13 +178,13 @@ def depth_run(
         lambda module, args: starts.append(time.perf_counter())
     )
     history = fit_next_token(
-        model, vocab.encode(splits.train[: config.train_chars]), config.train, generator
+        model, vocab.encode(splits.train[: recipe.train_chars]), recipe.train, generator
     )  # type: ignore[arg-type]
     hook.remove()
     # one whole step each
     steps = [b - a for a, b in zip(starts[:-1], starts[1:], strict=True)]
     nats = fixed_window_loss(
-        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+        model, vocab.encode(splits.valid[: recipe.valid_chars]), recipe.train.window
     )  # type: ignore[arg-type]
     quartiles = (
         statistics.quantiles(steps, n=4, method="inclusive")

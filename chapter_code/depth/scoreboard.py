@@ -1,7 +1,7 @@
 """A scoreboard of recurrent character models under one fixed recipe: the job of an
 experiment sweep.
 
-Seven contenders share everything but the recurrent core: the same slice of
+Eight contenders share everything but the recurrent core: the same slice of
 the Shakespeare corpus, the same embedding, read-out, windows, optimiser
 (Adam), clipping, number of steps and evaluation (validation perplexity in
 fresh-state windows of the training length). The cores (:data:`CONTENDERS`):
@@ -14,6 +14,9 @@ fresh-state windows of the training length). The cores (:data:`CONTENDERS`):
   (every gate starts at one half);
 - ``lstm``: ``nn.LSTM``;
 - ``lstm-forget1``: ``nn.LSTM`` with the forget gate's effective bias set to ``+1``;
+- ``lstm-no-forget``: Chapter 3's :class:`chapter_code.gated.gates.NoForgetLSTM`, the
+  1997 cell with no forget gate (``c_t = c_{t-1} + i_t * g_t``), started as
+  ``lstm-scratch`` is;
 - ``gru``: ``nn.GRU``;
 - ``lstm-2layer``: a two-layer ``nn.LSTM`` (no dropout between the layers).
 
@@ -35,7 +38,7 @@ import torch
 from torch import nn
 
 from chapter_code.core.device import resolve_device
-from chapter_code.gated.gates import LSTMScratch, set_gate_bias
+from chapter_code.gated.gates import LSTMScratch, NoForgetLSTM, set_gate_bias
 from chapter_code.lm.char_lm import (
     TrainConfig,
     Vocab,
@@ -51,6 +54,7 @@ CONTENDERS: dict[str, str] = {
     "lstm-scratch-small": "LSTM, scratch, small init",
     "lstm": "LSTM (nn.LSTM)",
     "lstm-forget1": "LSTM, forget bias +1",
+    "lstm-no-forget": "LSTM, no forget gate",
     "gru": "GRU",
     "lstm-2layer": "LSTM, 2 layers",
 }
@@ -88,6 +92,9 @@ def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
     if contender == "lstm-scratch":
         # nn.LSTM's initialisation, drawn in the same order
         return LSTMScratch(input_size, hidden_size)
+    if contender == "lstm-no-forget":
+        # the same draw as lstm-scratch; the forget block's weights are never used
+        return NoForgetLSTM(input_size, hidden_size)
     if contender == "lstm-scratch-small":
         core = LSTMScratch(input_size, hidden_size)
         with torch.no_grad():
@@ -138,28 +145,27 @@ def count(module: nn.Module) -> int:
 def score_run(
     seed: int,
     contender: str,
-    recipe: dict[str, Any],
+    recipe: ScoreRecipe,
     device: torch.device | str | None = None,
 ) -> dict[str, Any]:
-    """Train ``contender`` with ``recipe`` (fields of :class:`ScoreRecipe`) and
-    ``seed`` on ``device`` (the build's by default); return its metrics.
+    """Train ``contender`` with ``recipe`` and ``seed`` on ``device`` (the build's by
+    default); return its metrics.
 
     Metrics: validation nats per character and perplexity, parameters (all,
     and the recurrent core's), seconds per training step, the training curve.
     """
-    config = ScoreRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
-    splits = corpus_splits(config.corpus)
+    splits = corpus_splits(recipe.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)  # the initial weights
-    model = ScoreLM(len(vocab), contender, config.embedding_size, config.hidden_size)
+    model = ScoreLM(len(vocab), contender, recipe.embedding_size, recipe.hidden_size)
     model = model.to(resolve_device(device))
     generator = torch.Generator().manual_seed(seed)  # the windows
-    train_ids = vocab.encode(splits.train[: config.train_chars])
+    train_ids = vocab.encode(splits.train[: recipe.train_chars])
     start = time.perf_counter()
-    history = fit_next_token(model, train_ids, config.train, generator)  # type: ignore[arg-type]
-    per_step = (time.perf_counter() - start) / config.train.steps
+    history = fit_next_token(model, train_ids, recipe.train, generator)  # type: ignore[arg-type]
+    per_step = (time.perf_counter() - start) / recipe.train.steps
     nats = fixed_window_loss(
-        model, vocab.encode(splits.valid[: config.valid_chars]), config.train.window
+        model, vocab.encode(splits.valid[: recipe.valid_chars]), recipe.train.window
     )  # type: ignore[arg-type]
     return {
         "valid_nats": nats,
@@ -185,13 +191,6 @@ def doubled_steps(recipe: ScoreRecipe) -> ScoreRecipe:
 def with_lr(recipe: ScoreRecipe, lr: float) -> ScoreRecipe:
     """``recipe`` with Adam's learning rate ``lr``."""
     return dataclasses.replace(recipe, train=dataclasses.replace(recipe.train, lr=lr))
-
-
-def recipe_dict(recipe: ScoreRecipe | None = None) -> dict[str, Any]:
-    """``recipe`` (default: :class:`ScoreRecipe`'s) as plain data, the form a sweep's
-    job parameters take.
-    """
-    return dataclasses.asdict(recipe or ScoreRecipe())
 
 
 def resized(

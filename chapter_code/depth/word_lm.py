@@ -97,13 +97,6 @@ class WordRecipe:
     tied: bool = False
 
 
-def recipe_from_dict(recipe: dict[str, Any]) -> WordRecipe:
-    """The :class:`WordRecipe` a sweep's job parameters hold (``dataclasses.asdict``
-    of one).
-    """
-    return WordRecipe(**{**recipe, "train": TrainConfig(**recipe["train"])})
-
-
 class WordLM(nn.Module):
     """Embedding (width = hidden size), an LSTM stack with dropout between layers and a
     linear read-out; ``tied``: the read-out's weight is the embedding's matrix.
@@ -213,41 +206,39 @@ def word_lm_metrics(
     seed: int,
     hidden_size: int,
     num_layers: int,
-    recipe: dict[str, Any],
+    recipe: WordRecipe,
     device: torch.device | str | None = None,
 ) -> dict[str, Any]:
-    """Train one size with ``recipe`` (fields of :class:`WordRecipe`); pick the
-    checkpoint on validation; test once.
+    """Train one size with ``recipe``; pick the checkpoint on validation; test once.
 
     The model and its batches live on ``device``, by default the job's
     (``BOOK_DEVICE``, which the sweep sets: ``cuda`` when its configuration asks
     for a GPU); windows are drawn on the CPU, so a seed draws the same windows on
     either device.
     """
-    config = recipe_from_dict(recipe)
-    vocab, by_author = word_splits(config.vocab_size)
+    vocab, by_author = word_splits(recipe.vocab_size)
     ids = {name: joined(by_author, name) for name in SPLIT_NAMES}
     device = resolve_device(device)
     torch.manual_seed(seed)
-    model = WordLM(len(vocab), hidden_size, num_layers, config.dropout, config.tied).to(
+    model = WordLM(len(vocab), hidden_size, num_layers, recipe.dropout, recipe.tied).to(
         device
     )
     generator = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=config.train.lr)
-    window = config.train.window
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.train.lr)
+    window = recipe.train.window
     best = (float("inf"), 0, copy.deepcopy(model.state_dict()))
     valid_curve = []
-    for step in range(1, config.train.steps + 1):
+    for step in range(1, recipe.train.steps + 1):
         model.train()
         # (B, W) each
-        x, y = random_windows(ids["train"], window, config.train.batch_size, generator)
+        x, y = random_windows(ids["train"], window, recipe.train.batch_size, generator)
         x, y = x.to(device), y.to(device)
         loss = lm_loss_and_ppl(model(x)[0], y)[0]
         opt.zero_grad()
         loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), config.train.clip)
+        nn.utils.clip_grad_norm_(model.parameters(), recipe.train.clip)
         opt.step()
-        if step % config.eval_every == 0 or step == config.train.steps:
+        if step % recipe.eval_every == 0 or step == recipe.train.steps:
             valid = fixed_window_loss(model, ids["valid"], window)  # type: ignore[arg-type]
             valid_curve.append((step, valid))
             if valid < best[0]:

@@ -72,7 +72,12 @@ def runs_from_records(
     for record in records:
         try:
             label = record["params"]["contender"]["label"]
-            recipe = record["params"]["recipe"]
+            # the recipe's fields (a record names its dataclass beside them)
+            recipe = {
+                k: v
+                for k, v in record["params"]["recipe"].items()
+                if k != "__dataclass__"
+            }
             metrics, seed = record["metrics"], record["seed"]
             run = RecallRun(
                 label=label,

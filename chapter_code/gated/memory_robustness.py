@@ -6,8 +6,7 @@ The sweep (``bookbuild.runs.registry.MEMORY_ROBUSTNESS``) trains each contender 
 job returns numbers only, so its record is small JSON and a chapter can count
 solved runs and put a confidence interval on the solve rate. The weights are
 not kept; :mod:`chapter_code.core.proportions` turns the records into solve rates
-with confidence intervals. Everything this module imports is part of each
-record's code hash, so the summary lives there, where editing it stales nothing.
+with confidence intervals.
 
 Pages: "Gated memory: LSTM and GRU" (the robustness of the memory test).
 """
@@ -25,22 +24,20 @@ from chapter_code.gated.memory_task import (
 
 
 def recall_metrics(
-    seed: int, contender: dict[str, Any], recipe: dict[str, Any]
+    seed: int, contender: Contender, recipe: RecallConfig
 ) -> dict[str, Any]:
-    """Train ``contender`` (fields of :class:`Contender`) with ``recipe`` (fields of
-    :class:`RecallConfig`).
+    """Train ``contender`` with ``recipe``.
 
     Returns the test accuracy after the last epoch, the epochs trained, the
     epoch at which test accuracy first reached the recipe's ``solved_at`` (or ``None``),
     the test accuracy after every epoch, and the input-gradient norm at birth.
     Wall time is measured and recorded by the runner, beside these metrics.
     """
-    config = RecallConfig(**recipe)
-    run, _ = train_recall(Contender(**contender), seed, config)
+    run, _ = train_recall(contender, seed, recipe)
     return {
         "final_accuracy": run.accuracy,
         "epochs": run.epochs,
-        "solved_epoch": first_epoch_at(run.history, config.solved_at),
+        "solved_epoch": first_epoch_at(run.history, recipe.solved_at),
         "history": run.history,
         "birth": run.birth,
     }

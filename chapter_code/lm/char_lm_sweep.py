@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from chapter_code.lm.char_lm import TrainConfig, streaming_loss
+from chapter_code.lm.char_lm import streaming_loss
 from chapter_code.lm.char_models import (
     LMRecipe,
     corpus_splits,
@@ -28,18 +28,7 @@ from chapter_code.lm.comparison import fixed_window_logits
 from chapter_code.lm.perplexity import lm_loss_and_ppl
 
 
-def recipe_from_dict(params: dict[str, Any]) -> LMRecipe:
-    """The :class:`LMRecipe` that ``dataclasses.asdict`` turned into ``params``."""
-    fields = {f.name for f in dataclasses.fields(LMRecipe)}
-    unknown = set(params) - fields
-    if unknown:
-        raise ValueError(
-            f"recipe has unknown fields {sorted(unknown)}; expected {sorted(fields)}"
-        )
-    return LMRecipe(**{**params, "train": TrainConfig(**params["train"])})
-
-
-def char_lm_metrics(seed: int, corpus: str, recipe: dict[str, Any]) -> dict[str, Any]:
+def char_lm_metrics(seed: int, corpus: str, recipe: LMRecipe) -> dict[str, Any]:
     """Train ``recipe`` (with ``seed``) on ``corpus`` and score its validation and test
     splits.
 
@@ -47,7 +36,7 @@ def char_lm_metrics(seed: int, corpus: str, recipe: dict[str, Any]) -> dict[str,
     it, in fresh-state windows of the training length (as the chapter's table
     does); the test split is also scored with the state carried.
     """
-    model_recipe = dataclasses.replace(recipe_from_dict(recipe), seed=seed)
+    model_recipe = dataclasses.replace(recipe, seed=seed)
     result = train_char_lm(corpus, model_recipe)
     model, vocab = load_char_lm(result)
     splits = corpus_splits(corpus)

@@ -22,7 +22,6 @@ from chapter_code.depth.scoreboard import (
     LR_GRID,
     ScoreRecipe,
     doubled_steps,
-    recipe_dict,
     resized,
     score_run,
     with_lr,
@@ -44,7 +43,7 @@ def test_recall_jobs_name_each_contender_and_carry_its_fields_and_the_recipe() -
     jobs = _recall_jobs(CONTENDERS[1:3], recipe)
     assert list(jobs) == ["lstm-default", "lstm-forget-bias-1"]
     for contender, params in zip(CONTENDERS[1:3], jobs.values(), strict=True):
-        assert params == {"contender": dataclasses.asdict(contender), "recipe": dataclasses.asdict(recipe)}
+        assert params == {"contender": contender, "recipe": recipe}
 
 
 def test_tiny_recipe_shrinks_only_the_sizes_and_the_training_length() -> None:
@@ -94,7 +93,7 @@ def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
                           *(f"gru-{v}" for v in VARIANTS)]
 
     def score(contender: str, recipe: ScoreRecipe) -> dict:
-        return codec.job(score_run, seed=0, contender=contender, recipe=recipe_dict(recipe))
+        return codec.job(score_run, seed=0, contender=contender, recipe=recipe)
 
     assert jobs["lstm-scratch-small"] == score("lstm-scratch-small", base)
     assert jobs["lstm-forget1-double-steps"] == score("lstm-forget1", doubled_steps(base))
@@ -105,7 +104,7 @@ def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
     assert jobs["lstm-steps-1200"] == score("lstm", doubled_steps(base))
     assert jobs["gru-matched-150"] == score("gru", resized(base, hidden_size=150))
     for v in VARIANTS:
-        assert jobs[f"gru-{v}"] == codec.job(ablation_run, seed=0, variant=v, recipe=recipe_dict(base))
+        assert jobs[f"gru-{v}"] == codec.job(ablation_run, seed=0, variant=v, recipe=base)
     grid = experiments.DEPTH_BOOK_RUNS.configs["book-runs"]
     assert {k: grid.jobs[k] for k in jobs} == jobs
     assert "book-runs" not in experiments.SCOREBOARD.configs
@@ -121,14 +120,13 @@ def test_chapter_7_s_call_sweep_holds_its_classifier_and_input_gated_run() -> No
 def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> None:
     # Pins the scale study's job parameters, called directly (the module builds its grids at
     # import): one job per size, named as the size, holding the hidden size and layer count of
-    # its pair and the recipe as plain data, under the names word_lm_metrics takes besides seed
+    # its pair and the recipe as its dataclass, under the names word_lm_metrics takes besides seed
     # and device (left to the job's BOOK_DEVICE).
     recipe = WordRecipe(vocab_size=200, train=TrainConfig(window=8, batch_size=4, steps=4))
     jobs = _word_jobs({"wide": (16, 1), "deep": (8, 2)}, recipe)
-    plain = dataclasses.asdict(recipe)
     assert jobs == {
-        "wide": {"hidden_size": 16, "num_layers": 1, "recipe": plain},
-        "deep": {"hidden_size": 8, "num_layers": 2, "recipe": plain},
+        "wide": {"hidden_size": 16, "num_layers": 1, "recipe": recipe},
+        "deep": {"hidden_size": 8, "num_layers": 2, "recipe": recipe},
     }
     assert list(jobs) == ["wide", "deep"]
     takes = set(inspect.signature(word_lm_metrics).parameters) - {"seed", "device"}

@@ -9,7 +9,7 @@ from torch import nn
 from chapter_code.corpora.texts import Splits
 from chapter_code.depth import gru_ablation
 from chapter_code.depth.gru_ablation import ablation_run, remove_gate
-from chapter_code.depth.scoreboard import ScoreRecipe, recipe_dict
+from chapter_code.depth.scoreboard import ScoreRecipe
 from chapter_code.gated.gates import gru_loop
 from chapter_code.lm.char_lm import TrainConfig
 
@@ -79,7 +79,7 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
     monkeypatch.setattr(gru_ablation, "remove_gate", remove)
     recipe = ScoreRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
                          train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1))
-    out = ablation_run(2, variant, recipe_dict(recipe))
+    out = ablation_run(2, variant, recipe)
     assert seen["variant"] == variant
     assert seen["seed"] == 2
     assert seen["config"] == recipe.train
@@ -89,5 +89,5 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
     assert seen["window"] == 8
     assert out["valid_perplexity"] == pytest.approx(torch.tensor(out["valid_nats"]).exp().item())
     assert out["held_weights_max"] == 0.0
-    again = ablation_run(2, variant, recipe_dict(recipe))
+    again = ablation_run(2, variant, recipe)
     assert again == out

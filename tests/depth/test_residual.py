@@ -8,7 +8,7 @@ from torch import nn
 
 from chapter_code.corpora.texts import Splits
 from chapter_code.depth import residual
-from chapter_code.depth.residual import DepthRecipe, ResidualLSTM, StackLM, build_stack, depth_recipe_dict, depth_run
+from chapter_code.depth.residual import DepthRecipe, ResidualLSTM, StackLM, build_stack, depth_run
 from chapter_code.lm.char_lm import TrainConfig
 
 
@@ -101,7 +101,7 @@ def test_bad_layer_counts_are_refused(bad: object) -> None:
 def test_a_tiny_depth_run_is_seeded_and_times_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "to be or not to be, that is the question. " * 40
     monkeypatch.setattr(residual, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))
-    recipe = depth_recipe_dict(DepthRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
+    recipe = (DepthRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
                                            train=TrainConfig(window=8, batch_size=4, steps=5, log_every=1)))
     a, b = depth_run(0, 2, True, recipe), depth_run(0, 2, True, recipe)
     assert a["valid_nats"] == b["valid_nats"]

@@ -19,9 +19,9 @@ from chapter_code.depth.scoreboard import (
     ScoreRecipe,
     build_core,
     count,
-    recipe_dict,
     score_run,
 )
+from chapter_code.gated.gates import NoForgetLSTM
 from chapter_code.lm.char_lm import TrainConfig
 
 
@@ -45,6 +45,25 @@ def test_scratch_starts_as_nn_lstm_and_small_init_does_not() -> None:
     assert small.bias_hh.abs().sum() == 0
 
 
+def test_the_no_forget_core_starts_as_the_scratch_lstm_and_never_forgets() -> None:
+    torch.manual_seed(3)
+    scratch = build_core("lstm-scratch", 4, 6)
+    torch.manual_seed(3)
+    no_forget = build_core("lstm-no-forget", 4, 6)
+    assert isinstance(no_forget, NoForgetLSTM)
+    assert all(torch.equal(a, b) for a, b in zip(scratch.parameters(), no_forget.parameters(), strict=True))
+    # one input at t = 0, then zero input and a zero recurrent weight: the cell holds i * g for ever
+    with torch.no_grad():
+        no_forget.weight_hh.zero_()
+        no_forget.bias_ih.zero_()
+        no_forget.bias_hh.zero_()
+    x = torch.zeros(1, 50, 4)
+    x[0, 0] = 1.0
+    _, (_, c) = no_forget(x)
+    _, (_, c1) = no_forget(x[:, :1])
+    assert torch.equal(c, c1)  # nothing is ever erased
+
+
 def test_forget_bias_and_core_sizes() -> None:
     core = build_core("lstm-forget1", 4, 6)
     assert torch.allclose((core.bias_ih_l0 + core.bias_hh_l0)[6:12], torch.ones(6))
@@ -60,7 +79,7 @@ def test_tiny_score_run(monkeypatch: pytest.MonkeyPatch) -> None:
 
     text = "to be or not to be, that is the question. " * 40
     monkeypatch.setattr(scoreboard, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))
-    recipe = recipe_dict(ScoreRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
+    recipe = (ScoreRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
                                      train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1)))
     a, b = score_run(0, "gru", recipe), score_run(0, "gru", recipe)
     assert a["valid_nats"] == b["valid_nats"]
@@ -121,7 +140,7 @@ def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(monkeypa
     monkeypatch.setattr(scoreboard, "fit_next_token", spy)
     clock = iter([100.0, 106.0])
     monkeypatch.setattr(scoreboard.time, "perf_counter", lambda: next(clock))
-    recipe = recipe_dict(ScoreRecipe(corpus="prose", train_chars=1000, valid_chars=200, embedding_size=4,
+    recipe = (ScoreRecipe(corpus="prose", train_chars=1000, valid_chars=200, embedding_size=4,
                                      hidden_size=8, train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1)))
     result = score_run(5, "rnn", recipe)
     assert asked == ["prose"]

@@ -5,8 +5,6 @@ chapter_code.gated.memory_robustness: the job's metrics carry every number under
 
 from __future__ import annotations
 
-import dataclasses
-
 from chapter_code.gated.memory_robustness import recall_metrics
 from chapter_code.gated.memory_task import CONTENDERS, RecallConfig, first_epoch_at, train_recall
 
@@ -15,7 +13,7 @@ TINY = RecallConfig(lag=5, n_train=64, n_test=32, batch_size=32, epochs=3, hidde
 
 def test_job_returns_the_runs_numbers_as_plain_json() -> None:
     contender = CONTENDERS[2]
-    metrics = recall_metrics(seed=3, contender=dataclasses.asdict(contender), recipe=dataclasses.asdict(TINY))
+    metrics = recall_metrics(seed=3, contender=contender, recipe=TINY)
     run, _ = train_recall(contender, 3, TINY)
     assert metrics["history"] == run.history
     assert metrics["final_accuracy"] == run.history[-1]
@@ -35,7 +33,7 @@ TINY_V = RecallConfig(lag=4, n_train=32, n_test=16, batch_size=16, epochs=2, hid
 
 def test_job_metrics_have_exactly_these_keys_and_the_birth_gradient() -> None:
     contender = CONTENDERS[0]
-    metrics = recall_metrics(seed=1, contender=dataclasses.asdict(contender), recipe=dataclasses.asdict(TINY_V))
+    metrics = recall_metrics(seed=1, contender=contender, recipe=TINY_V)
     run, _ = train_recall(contender, 1, TINY_V)
     assert set(metrics) == {"final_accuracy", "epochs", "solved_epoch", "history", "birth"}
     assert metrics["birth"] == run.birth
