@@ -292,8 +292,8 @@ LAB = Lab(
         "neural model: windows, forward pass, loss, backward, clipping, Adam step."
     ),
     setup=(
-        "import math\nfrom dataclasses import dataclass\n\nimport torch\nfrom torch "
-        "import nn\n\n"
+        "import math\nfrom collections.abc import Callable\nfrom dataclasses import "
+        "dataclass\n\nimport torch\nfrom torch import nn\n\n"
         'CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}'
     ),
     prediction=PREDICTION,

@@ -18,15 +18,17 @@ Pages: "Depth, direction and scale" (exercises).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
 from torch import nn
 
 from chapter_code.core.device import resolve_device
-from chapter_code.depth.scoreboard import ScoreLM, ScoreRecipe
+from chapter_code.depth.scoreboard import ScoreRecipe, build_core
 from chapter_code.gated.gates import gate_index, set_gate_bias
 from chapter_code.lm.char_lm import (
+    CharLM,
     Vocab,
     fit_next_token,
     fixed_window_loss,
@@ -76,9 +78,14 @@ def ablation_run(
     splits = corpus_splits(recipe.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)
-    model = ScoreLM(len(vocab), "gru", recipe.embedding_size, recipe.hidden_size)
+    model = CharLM(
+        len(vocab),
+        functools.partial(build_core, "gru"),
+        recipe.embedding_size,
+        recipe.hidden_size,
+    )
     model = model.to(resolve_device(device))  # before the masks: they go where it is
-    remove_gate(model.core, variant)  # type: ignore[arg-type]
+    remove_gate(model.rnn, variant)  # type: ignore[arg-type]
     generator = torch.Generator().manual_seed(seed)
     fit_next_token(
         model, vocab.encode(splits.train[: recipe.train_chars]), recipe.train, generator
@@ -90,7 +97,7 @@ def ablation_run(
         gate_index("gru", VARIANTS[variant][0]) * recipe.hidden_size,
         (gate_index("gru", VARIANTS[variant][0]) + 1) * recipe.hidden_size,
     )
-    held = model.core.weight_hh_l0[gate_rows].abs().max().item()  # type: ignore[index]
+    held = model.rnn.weight_hh_l0[gate_rows].abs().max().item()  # type: ignore[index]
     return {
         "valid_nats": nats,
         "valid_perplexity": float(torch.tensor(nats).exp()),

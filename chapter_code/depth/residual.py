@@ -24,6 +24,7 @@ Pages: "Depth, direction and scale" (residual stacks; the ``num_layers`` exercis
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from torch import nn
 from chapter_code.core.arguments import positive_ints
 from chapter_code.core.device import resolve_device
 from chapter_code.lm.char_lm import (
+    CharLM,
     TrainConfig,
     Vocab,
     fit_next_token,
@@ -106,34 +108,6 @@ def build_stack(
     return nn.LSTM(input_size, hidden_size, num_layers=num_layers, batch_first=True)
 
 
-class StackLM(nn.Module):
-    """Embedding, an LSTM stack (:func:`build_stack`) and a linear read-out of every
-    position.
-    """
-
-    def __init__(
-        self,
-        vocab_size: int,
-        embedding_size: int,
-        hidden_size: int,
-        num_layers: int,
-        residual: bool,
-    ) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(vocab_size, embedding_size)
-        self.core = build_stack(embedding_size, hidden_size, num_layers, residual)
-        self.readout = nn.Linear(hidden_size, vocab_size)
-
-    def forward(
-        self, tokens: torch.Tensor, state: object = None
-    ) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
-        and the final state.
-        """
-        states, last = self.core(self.embed(tokens), state)  # (B, T, H)
-        return self.readout(states), last
-
-
 @dataclass(frozen=True)
 class DepthRecipe:
     """The depth study's recipe: smaller and shorter than the scoreboard's, so that four
@@ -157,8 +131,9 @@ def depth_run(
     recipe: DepthRecipe,
     device: torch.device | str | None = None,
 ) -> dict[str, Any]:
-    """Train a :class:`StackLM` with ``recipe`` and ``seed`` on ``device`` (the build's
-    by default); return its metrics.
+    """Train a :class:`~chapter_code.lm.char_lm.CharLM` whose core is an LSTM stack
+    (:func:`build_stack`) with ``recipe`` and ``seed`` on ``device`` (the build's by
+    default); return its metrics.
 
     Metrics: validation nats per character and perplexity (fresh-state windows
     of the training length), parameters, the training curve, and the seconds of
@@ -169,9 +144,9 @@ def depth_run(
     splits = corpus_splits(recipe.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)  # the initial weights
-    model = StackLM(
-        len(vocab), recipe.embedding_size, recipe.hidden_size, num_layers, residual
-    ).to(resolve_device(device))
+    stack = functools.partial(build_stack, num_layers=num_layers, residual=residual)
+    model = CharLM(len(vocab), stack, recipe.embedding_size, recipe.hidden_size)
+    model = model.to(resolve_device(device))
     generator = torch.Generator().manual_seed(seed)  # the windows
     starts: list[float] = []
     hook = model.register_forward_pre_hook(

@@ -30,6 +30,7 @@ Pages: "Depth, direction and scale" (the scoreboard).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ from torch import nn
 from chapter_code.core.device import resolve_device
 from chapter_code.gated.gates import LSTMScratch, NoForgetLSTM, set_gate_bias
 from chapter_code.lm.char_lm import (
+    CharLM,
     TrainConfig,
     Vocab,
     fit_next_token,
@@ -115,29 +117,6 @@ def build_core(contender: str, input_size: int, hidden_size: int) -> nn.Module:
     return core
 
 
-class ScoreLM(nn.Module):
-    """Embedding, one contender's recurrent core and a linear read-out of every
-    position.
-    """
-
-    def __init__(
-        self, vocab_size: int, contender: str, embedding_size: int, hidden_size: int
-    ) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(vocab_size, embedding_size)
-        self.core = build_core(contender, embedding_size, hidden_size)
-        self.readout = nn.Linear(hidden_size, vocab_size)
-
-    def forward(
-        self, tokens: torch.Tensor, state: object = None
-    ) -> tuple[torch.Tensor, object]:
-        """Logits ``(B, T, V)`` for the character after each of ``tokens`` ``(B, T)``,
-        and the final state.
-        """
-        states, last = self.core(self.embed(tokens), state)  # (B, T, H)
-        return self.readout(states), last
-
-
 def count(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
@@ -157,7 +136,12 @@ def score_run(
     splits = corpus_splits(recipe.corpus)
     vocab = Vocab(splits.train)
     torch.manual_seed(seed)  # the initial weights
-    model = ScoreLM(len(vocab), contender, recipe.embedding_size, recipe.hidden_size)
+    model = CharLM(
+        len(vocab),
+        functools.partial(build_core, contender),
+        recipe.embedding_size,
+        recipe.hidden_size,
+    )
     model = model.to(resolve_device(device))
     generator = torch.Generator().manual_seed(seed)  # the windows
     train_ids = vocab.encode(splits.train[: recipe.train_chars])
@@ -171,7 +155,7 @@ def score_run(
         "valid_nats": nats,
         "valid_perplexity": float(torch.tensor(nats).exp()),
         "parameters": count(model),
-        "core_parameters": count(model.core),
+        "core_parameters": count(model.rnn),
         "seconds_per_step": per_step,
         "train_curve": [loss for _, loss in history],
     }

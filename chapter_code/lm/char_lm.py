@@ -26,7 +26,7 @@ Pages: "Recurrent language models" (training, evaluation, gradient reach),
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -68,32 +68,52 @@ class Vocab:
 
 
 class CharLM(nn.Module):
-    """Embedding, one recurrent layer (``nn.RNN``, ``nn.LSTM`` or ``nn.GRU``) and a
-    linear read-out.
+    """Embedding, a recurrent core and a linear read-out of every position: the book's
+    one language model over characters.
+
+    ``cell`` names a PyTorch layer (``"rnn"``, ``"lstm"`` or ``"gru"``, with
+    ``num_layers`` of them stacked), or builds the core: ``cell(embedding_size,
+    hidden_size)`` returns a batch-first module mapping ``(B, T, E)`` to ``((B, T, H),
+    state)`` (a scratch LSTM, a residual stack). Either way the weights are drawn in
+    one order, embedding, core, read-out, so a seed gives every core the same
+    embedding.
     """
 
     def __init__(
         self,
         vocab_size: int,
-        cell: str = "lstm",
+        cell: str | Callable[[int, int], nn.Module] = "lstm",
         embedding_size: int = 64,
         hidden_size: int = 256,
         num_layers: int = 1,
     ) -> None:
         super().__init__()
-        if cell not in CELLS:
-            raise ValueError(f"cell must be one of {sorted(CELLS)}; got {cell!r}")
         positive_ints(
             vocab_size=vocab_size,
             embedding_size=embedding_size,
             hidden_size=hidden_size,
             num_layers=num_layers,
         )
-        self.cell = cell
+        named = isinstance(cell, str)
+        if named and cell not in CELLS:
+            raise ValueError(
+                f"cell must be one of {sorted(CELLS)} or build a core; got {cell!r}"
+            )
+        if not named and (not callable(cell) or num_layers != 1):
+            raise ValueError(
+                "cell must be a name or a function (embedding_size, hidden_size) -> "
+                "core, which brings its own layers (num_layers 1); got "
+                f"{cell!r} with num_layers {num_layers}"
+            )
         self.embed = nn.Embedding(vocab_size, embedding_size)
-        self.rnn = CELLS[cell](
-            embedding_size, hidden_size, num_layers=num_layers, batch_first=True
+        self.rnn = (
+            CELLS[cell](
+                embedding_size, hidden_size, num_layers=num_layers, batch_first=True
+            )
+            if named
+            else cell(embedding_size, hidden_size)
         )
+        self.cell = cell if named else type(self.rnn).__name__
         self.readout = nn.Linear(hidden_size, vocab_size)
 
     def forward(

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 from torch import nn
 
 from chapter_code.corpora.texts import Splits
 from chapter_code.depth import residual
-from chapter_code.depth.residual import DepthRecipe, ResidualLSTM, StackLM, build_stack, depth_run
-from chapter_code.lm.char_lm import TrainConfig
+from chapter_code.depth.residual import DepthRecipe, ResidualLSTM, build_stack, depth_run
+from chapter_code.lm.char_lm import CharLM, TrainConfig
 
 
 def _copy_into_stack(res: ResidualLSTM, deep: nn.LSTM) -> None:
@@ -111,5 +113,6 @@ def test_a_tiny_depth_run_is_seeded_and_times_its_steps(monkeypatch: pytest.Monk
     q1, median, q3 = a["step_seconds_quartiles"]
     assert q1 <= median <= q3
     torch.manual_seed(0)
-    assert a["parameters"] == sum(p.numel() for p in StackLM(len(set(text[:1200])), 4, 8, 2, True).parameters())
+    stack = functools.partial(build_stack, num_layers=2, residual=True)
+    assert a["parameters"] == sum(p.numel() for p in CharLM(len(set(text[:1200])), stack, 4, 8).parameters())
     assert a["valid_perplexity"] == pytest.approx(torch.tensor(a["valid_nats"]).exp().item())

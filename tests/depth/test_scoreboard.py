@@ -5,6 +5,8 @@ Value tests for chapter_code.depth.scoreboard: which module each contender gets,
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 from torch import nn
@@ -15,20 +17,36 @@ from chapter_code.depth.layers import layer_parameters
 from chapter_code.depth.scoreboard import (
     CONTENDERS,
     SMALL_INIT_STD,
-    ScoreLM,
     ScoreRecipe,
     build_core,
     count,
     score_run,
 )
 from chapter_code.gated.gates import NoForgetLSTM
-from chapter_code.lm.char_lm import TrainConfig
+from chapter_code.lm.char_lm import CharLM, TrainConfig
+
+
+def _model(vocab: int, contender: str, embedding: int, hidden: int) -> CharLM:
+    """The scoreboard's model of ``contender``, as score_run builds it."""
+    return CharLM(vocab, functools.partial(build_core, contender), embedding, hidden)
+
+
+def test_a_core_built_for_the_model_is_drawn_after_the_embedding_as_a_named_one_is() -> None:
+    torch.manual_seed(4)
+    built = _model(9, "gru", 4, 6)
+    torch.manual_seed(4)
+    named = CharLM(9, "gru", 4, 6)
+    assert all(torch.equal(a, b) for a, b in zip(built.parameters(), named.parameters(), strict=True))
+    with pytest.raises(ValueError, match="brings its own layers"):
+        CharLM(9, functools.partial(build_core, "gru"), 4, 6, num_layers=2)
+    with pytest.raises(ValueError, match="cell must be one of"):
+        CharLM(9, "transformer", 4, 6)
 
 
 @pytest.mark.parametrize("contender", list(CONTENDERS))
 def test_every_core_maps_batch_first(contender: str) -> None:
     torch.manual_seed(0)
-    logits, _ = ScoreLM(9, contender, 4, 6)(torch.randint(0, 9, (2, 5)))
+    logits, _ = _model(9, contender, 4, 6)(torch.randint(0, 9, (2, 5)))
     assert logits.shape == (2, 5, 9)
 
 
@@ -116,7 +134,7 @@ def test_the_small_initialisation_is_centred_on_zero() -> None:
 @pytest.mark.parametrize("contender", ["rnn", "gru", "lstm", "lstm-scratch"])
 def test_a_passed_state_is_carried_on(contender: str) -> None:
     torch.manual_seed(1)
-    model = ScoreLM(9, contender, 4, 6)
+    model = _model(9, contender, 4, 6)
     tokens = torch.randint(0, 9, (2, 7))
     whole, _ = model(tokens)
     _, state = model(tokens[:, :3])
@@ -147,7 +165,7 @@ def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(monkeypa
     assert torch.equal(seen[0], torch.Generator().manual_seed(5).get_state())
     assert result["seconds_per_step"] == pytest.approx(6.0 / 3)
     torch.manual_seed(5)
-    assert result["parameters"] == count(ScoreLM(len(set(TEXT[:1200])), "rnn", 4, 8))
+    assert result["parameters"] == count(_model(len(set(TEXT[:1200])), "rnn", 4, 8))
     assert set(result) == {"valid_nats", "valid_perplexity", "parameters", "core_parameters", "seconds_per_step",
                            "train_curve"}
 
