@@ -1,8 +1,9 @@
-"""Mutation testing of chapter_code, one module at a time (mutmut 3).
+"""Mutation testing of chapter_code and bookbuild, one module at a time (mutmut 3).
 
 Usage (from the repository root; `make mutation [MODULE=name]` calls this)::
 
     .venv/bin/python mutation/run.py recurrence gates   # these modules
+    .venv/bin/python mutation/run.py bookbuild.runs.codec   # a build module, by its full name
     .venv/bin/python mutation/run.py                    # every chapter_code module
     .venv/bin/python mutation/run.py --table            # the stored scores as a Markdown table
     .venv/bin/python mutation/run.py --rescore gates    # score the last run again after editing the config
@@ -62,16 +63,32 @@ def modules() -> list[str]:
                   if p.stem != "__init__")
 
 
+def build_modules() -> list[str]:
+    """Every module of bookbuild, by its full dotted name (``bookbuild.runs.codec``); no ``__init__``."""
+    return sorted(".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "bookbuild").rglob("*.py")
+                  if p.stem not in ("__init__", "__main__"))
+
+
+def package_of(module: str) -> str:
+    """The top package a module name lives in: ``bookbuild`` for ``bookbuild.x``, else ``chapter_code``."""
+    return "bookbuild" if module.startswith("bookbuild.") else "chapter_code"
+
+
+def full_name(module: str) -> str:
+    """``gated.gates`` -> ``chapter_code.gated.gates``; a bookbuild name is already full."""
+    return module if package_of(module) == "bookbuild" else f"chapter_code.{module}"
+
+
 def module_path(module: str) -> str:
-    """``gated.gates`` -> ``chapter_code/gated/gates.py``."""
-    return "chapter_code/" + module.replace(".", "/") + ".py"
+    """``gated.gates`` -> ``chapter_code/gated/gates.py``; ``bookbuild.runs.codec`` -> ``bookbuild/runs/codec.py``."""
+    return full_name(module).replace(".", "/") + ".py"
 
 
 def tests_importing(module: str) -> list[str]:
-    """The test files that import ``chapter_code.<module>``."""
-    package, _, name = module.rpartition(".")
-    dotted = re.escape(f"chapter_code.{module}")
-    from_package = re.escape(f"chapter_code.{package}" if package else "chapter_code")
+    """The test files that import the module (``chapter_code.<module>``, or a bookbuild module by name)."""
+    package, _, name = full_name(module).rpartition(".")
+    dotted = re.escape(full_name(module))
+    from_package = re.escape(package)
     pattern = re.compile(
         rf"({dotted}\b)|(from {from_package} import [^\n]*\b{name}\b)", re.MULTILINE
     )
@@ -102,7 +119,7 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
     else:
         tests = sorted(set(tests_importing(module)) | set(mod_cfg.get("tests", [])))
     if not tests:
-        raise SystemExit(f"mutation: no test file imports chapter_code.{module}")
+        raise SystemExit(f"mutation: no test file imports {full_name(module)}")
     source = (ROOT / module_path(module)).read_text()
     src_lines = source.splitlines()
     patterns: list[str] = []
@@ -130,7 +147,7 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
             raise SystemExit(f"mutation: [modules.{module}] deselect needs a deselect_reason")
         notes.append(f"tests not run: {', '.join(deselect)}: {mod_cfg['deselect_reason']}")
     table = {
-        "source_paths": ["chapter_code"],
+        "source_paths": [package_of(module)],
         "only_mutate": [module_path(module)],
         "pytest_add_cli_args_test_selection": tests,
         "pytest_add_cli_args": ["-p", "no:xdist", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning",
@@ -176,10 +193,12 @@ def run_module(module: str, cfg: dict, rescore: bool = False) -> dict:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    shutil.copytree(ROOT / "chapter_code", work / "chapter_code", ignore=shutil.ignore_patterns("__pycache__"))
+    mutated = package_of(module)
+    shutil.copytree(ROOT / mutated, work / mutated, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     (work / "mutants").mkdir()
-    for name in LINKED:
+    # the package mutmut copies and mutates is its own; the other is read as it is
+    for name in [n for n in LINKED if n != mutated] + (["chapter_code"] if mutated == "bookbuild" else []):
         if (ROOT / name).exists():
             (work / "mutants" / name).symlink_to(ROOT / name)
     pyproject = (ROOT / "pyproject.toml").read_text()
@@ -302,7 +321,9 @@ def table() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("modules", nargs="*", help="chapter_code module names (default: all)")
+    parser.add_argument("modules", nargs="*",
+                        help="chapter_code module names, or bookbuild modules by full name (default: every "
+                        "chapter_code module)")
     parser.add_argument("--table", action="store_true", help="print the stored scores as a Markdown table")
     parser.add_argument("--rescore", action="store_true",
                         help="re-score the last run of each module with the current config (no mutmut run)")
@@ -311,9 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         print(table())
         return 0
     names = args.modules or modules()
-    unknown = [m for m in names if m not in modules()]
+    known = modules() + build_modules()
+    unknown = [m for m in names if m not in known]
     if unknown:
-        parser.error(f"unknown module(s) {', '.join(unknown)}; choose from: {', '.join(modules())}")
+        parser.error(f"unknown module(s) {', '.join(unknown)}; choose from: {', '.join(known)}")
     cfg = tomllib.loads(CONFIG.read_text())
     OUT.mkdir(parents=True, exist_ok=True)
     results, failed = [], []
