@@ -368,7 +368,8 @@ SCOREBOARD = Sweep(
     description=(
         "Chapter 6's scoreboard: recurrent cores (vanilla RNN, LSTM from scratch "
         "(cpu: PyTorch's initialisation; cluster: also a small one), nn.LSTM, LSTM "
-        "with forget bias +1, GRU, 2-layer LSTM) under one fixed recipe on a "
+        "with forget bias +1, the LSTM without a forget gate, GRU, 2-layer LSTM) under "
+        "one fixed recipe on a "
         "200,000-character slice of the Shakespeare corpus: validation perplexity and "
         "time per step, over seeds."
     ),
