@@ -118,11 +118,49 @@ def _cell_code(body: str) -> tuple[str, int]:
     return "\n".join([""] * options + lines[options:]), options
 
 
-def _why_trivial(condition: ast.AST, assigned: dict[str, str]) -> str | None:
-    """Why ``condition`` cannot fail, or ``None``: a constant, a value compared with itself, or a variable compared
-    with the very expression that computed it."""
+#: words with which a check's ``because`` says that a sign is all its bare comparison with zero asserts
+SIGN_WORDS = ("nonzero", "non-zero", "not zero", "positive", "above zero", "greater than zero", "non-negative",
+              "not negative", "at least one")
+
+
+def _bare_zero(condition: ast.AST) -> ast.Compare | None:
+    """``condition`` as one comparison of an expression with zero (``x > 0``, ``x >= 0``, ``x != 0``, ``0 < x``),
+    seen through ``bool(...)``, ``all(...)``, ``any(...)`` (of a generator too), ``.all()`` and ``.any()``;
+    else ``None``."""
+    node = condition
+    while True:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("bool", "all", "any")
+                and len(node.args) == 1 and not node.keywords):
+            node = node.args[0]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("all", "any")
+              and not node.args and not node.keywords):
+            node = node.func.value
+        elif isinstance(node, ast.GeneratorExp | ast.ListComp) and len(node.generators) == 1:
+            node = node.elt  # all(g > 0 for g in grads)
+        else:
+            break
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+
+    def zero(side: ast.AST) -> bool:
+        return isinstance(side, ast.Constant) and type(side.value) in (int, float) and side.value == 0
+
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+    if (zero(right) and isinstance(op, (ast.Gt, ast.GtE, ast.NotEq))) or (
+            zero(left) and isinstance(op, (ast.Lt, ast.LtE, ast.NotEq))):
+        return node
+    return None
+
+
+def _why_trivial(condition: ast.AST, assigned: dict[str, str], because: str = "") -> str | None:
+    """Why ``condition`` cannot fail or asserts less than a result sentence says, or ``None``: a constant, a value
+    compared with itself, a variable compared with the very expression that computed it, or a bare comparison with
+    zero whose ``because`` does not say that the sign is all it asserts (:data:`SIGN_WORDS`)."""
     if isinstance(condition, ast.Constant):
         return f"its condition is the constant {condition.value!r}"
+    bare = _bare_zero(condition)
+    if bare is not None and not any(word in because.lower() for word in SIGN_WORDS):
+        return f"its condition is the bare `{ast.unparse(bare)}`, which asserts only a sign"
     for node in ast.walk(condition):
         if not isinstance(node, ast.Compare):
             continue
@@ -137,8 +175,18 @@ def _why_trivial(condition: ast.AST, assigned: dict[str, str]) -> str | None:
     return None
 
 
+def trivial_problem(where: str, line: int, name: str, why: str) -> str:
+    """The one line naming a check from :func:`trivial_checks` at its file and line, with what to do."""
+    if why.startswith("its condition is the bare"):
+        return (f"{where}:{line}: check {name!r} asserts only a sign: {why}; assert the bound the sentence states, "
+                "or say in `because` that a sign is all it claims (nonzero, positive)")
+    return (f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed another way "
+            "(PyTorch, autograd, a stored result) or with the bound the sentence states")
+
+
 def trivial_checks(source: str) -> list[tuple[int, str, str]]:
-    """(line, check name, why) for every ``claims.check`` on a page whose condition cannot fail."""
+    """(line, check name, why) for every ``claims.check`` on a page whose condition cannot fail, or is a bare
+    comparison with zero whose ``because`` does not say that a sign is all it asserts."""
     found = []
     for match in _CELL.finditer(source):
         if "check(" not in match[1]:  # no check here: nothing to parse
@@ -159,7 +207,11 @@ def trivial_checks(source: str) -> list[tuple[int, str, str]]:
             condition = node.args[1] if len(node.args) > 1 else next(
                 (k.value for k in node.keywords if k.arg == "condition"), None)
             name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
-            why = None if condition is None else _why_trivial(condition, assigned)
+            because = next((k.value for k in node.keywords if k.arg == "because"), None)
+            because_text = because.value if isinstance(because, ast.Constant) and isinstance(because.value, str) else (
+                " ".join(str(part.value) for part in ast.walk(because) if isinstance(part, ast.Constant))
+                if because is not None else "")
+            why = None if condition is None else _why_trivial(condition, assigned, because_text)
             if why:
                 found.append((first + node.lineno - 1, str(name), why))
     return found
@@ -217,8 +269,7 @@ def problems(pages: list[PageClaims]) -> list[str]:
             if not record.get("held"):
                 out.append(f"{at}: check {name!r} did not hold")
         for line, name, why in page.trivial:
-            out.append(f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
-                       "another way (PyTorch, autograd, a stored result) or with the bound the sentence states")
+            out.append(trivial_problem(where, line, name, why))
         if page.chapter in COMPLETE:
             for line, sentence in page.unclaimed:
                 shown = sentence if len(sentence) < 90 else sentence[:87] + "..."

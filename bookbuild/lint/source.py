@@ -7,8 +7,9 @@ naming file and line:
 
 - a ``{glue:text}`` name that no ``glue(...)`` call of the page can produce (with the name probably meant);
 - a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the claim's line), a check
-  that no sentence claims (at the check's line), a check that cannot fail, and a result sentence with neither a
-  claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after execution);
+  that no sentence claims (at the check's line), a check that cannot fail or asserts only a sign, and a result
+  sentence with neither a claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after
+  execution);
 - a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a drawing call whose value
   would be shown beside the figure (``ax.legend()``);
 - a cell that draws through pyplot before any cell of the page calls ``use_book_style()`` (the check after
@@ -106,8 +107,7 @@ def page_problems(page: Path, chapter: str | None = None, also_glued: frozenset[
             problems.append(f"{where}:{line}: check {name!r} is declared but no sentence claims it: write "
                             f"{{claim}}`the sentence it holds <{name}>`")
     for line, name, why in claims_lint.trivial_checks(source):
-        problems.append(f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
-                        "another way (PyTorch, autograd, a stored result) or with the bound the sentence states")
+        problems.append(claims_lint.trivial_problem(where, line, name, why))
     if chapter in claims_lint.COMPLETE:
         for line, sentence in claims_lint.unclaimed_results(source):
             shown = sentence if len(sentence) < 90 else sentence[:87] + "..."

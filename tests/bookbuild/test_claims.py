@@ -174,6 +174,58 @@ claims.check("keyword", condition=m == other(4), because="x")
     ]
 
 
+def _bare_page(condition: str, because: str = "x") -> str:
+    return f"""# P
+
+```{{code-cell}} ipython3
+:label: c
+:tags: [remove-cell]
+claims.check("c-bare", {condition}, because="{because}")
+```
+"""
+
+
+@pytest.mark.parametrize("condition", ["gap > 0", "gap >= 0", "gap != 0", "0 < gap", "0 <= gap", "gap > 0.0",
+                                       "bool((grads > 0).all())", "(grads > 0).any()", "all(g > 0 for g in grads)",
+                                       "(a - b).abs().max() > 0"])
+def test_a_bare_comparison_with_zero_is_named_at_its_line(condition: str) -> None:
+    """A sentence saying more than a sign ("the LSTM's gradient is still 3e-5") rests on a check that asserts only
+    ``> 0``: the lint names it, at the line of its call."""
+    from bookbuild.lint.claims import trivial_checks, trivial_problem
+
+    ((line, name, why),) = trivial_checks(_bare_page(condition))
+    assert (line, name) == (6, "c-bare")
+    assert why.startswith("its condition is the bare `")
+    assert why.endswith("`, which asserts only a sign")
+    assert trivial_problem("book/p.md", line, name, why).startswith(
+        "book/p.md:6: check 'c-bare' asserts only a sign: its condition is the bare `")
+
+
+@pytest.mark.parametrize("because", ["the gradient is nonzero at every distance", "the count is positive",
+                                     "the loss stays above zero", "at least one run solved"])
+def test_a_bare_comparison_with_zero_passes_when_because_says_a_sign_is_all_it_claims(because: str) -> None:
+    from bookbuild.lint.claims import trivial_checks
+
+    assert trivial_checks(_bare_page("bool((grads > 0).all())", because)) == []
+
+
+@pytest.mark.parametrize("condition", ["gap > 1e-3", "gap < 0", "n > 0 and m < n", "lstm > 2 * rnn > 0",
+                                       "gap > 0 < m", "n == 0", "flag is not False"])
+def test_a_comparison_that_says_more_than_a_sign_passes(condition: str) -> None:
+    """A bound, a conjunction, an equality with zero (a count of none), or a comparison that is not with zero."""
+    from bookbuild.lint.claims import trivial_checks
+
+    assert trivial_checks(_bare_page(condition)) == []
+
+
+def test_a_because_built_of_parts_is_read_for_its_words() -> None:
+    from bookbuild.lint.claims import trivial_checks
+
+    page = _bare_page("gap > 0").replace('because="x"', 'because=("the gap is " f"{kind} and nonzero")')
+    assert 'f"{kind} and nonzero"' in page
+    assert trivial_checks(page) == []
+
+
 def test_no_check_of_the_book_compares_a_value_with_itself() -> None:
     from bookbuild.build import ROOT
     from bookbuild.lint.claims import trivial_checks

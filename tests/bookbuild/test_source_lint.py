@@ -78,6 +78,14 @@ def test_a_check_that_cannot_fail_is_named_at_its_call(tmp_path: Path) -> None:
     assert problem.startswith(f"{CHAPTER}.md:{line_of(text, CHECK)}: check 'fg-geometric' cannot fail: ")
 
 
+def test_a_check_that_asserts_only_a_sign_is_named_at_its_call(tmp_path: Path) -> None:
+    text = mistake("bool((ratios - 0.9).abs().max() < 1e-5)", "bool((ratios > 0).all())")
+    assert problems(tmp_path, text) == [
+        f"{CHAPTER}.md:{line_of(text, CHECK)}: check 'fg-geometric' asserts only a sign: its condition is the bare "
+        "`ratios > 0`, which asserts only a sign; assert the bound the sentence states, or say in `because` that "
+        "a sign is all it claims (nonzero, positive)"]
+
+
 def test_a_figure_without_alt_text_is_named_at_its_cell(tmp_path: Path) -> None:
     text = example()
     start = text.index(":  image:\n")
