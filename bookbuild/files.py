@@ -50,7 +50,9 @@ def write_bytes(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; the result should read like any other file
+    os.chmod(
+        tmp, 0o666 & ~umask
+    )  # mkstemp makes the file private; the result should read like any other file
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -77,7 +79,10 @@ def read_json(path: Path, what: str) -> Any | None:
     try:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        print(f"engine: {what} ({path}) is unreadable ({exc}); discarding it and starting afresh", file=sys.stderr)
+        print(
+            f"engine: {what} ({path}) is unreadable ({exc}); discarding it and starting afresh",
+            file=sys.stderr,
+        )
         path.unlink(missing_ok=True)
         return None
 
@@ -106,11 +111,16 @@ def checkout_lock(state_dir: Path, command: str) -> Iterator[None]:
         lock.acquire(timeout=0)
     except Timeout:
         holder = owner.read_text().strip() if owner.exists() else "another process"
-        print(f"{command}: another build of this checkout is running ({holder}); waiting for it to finish...",
-              file=sys.stderr, flush=True)
+        print(
+            f"{command}: another build of this checkout is running ({holder}); waiting for it to finish...",
+            file=sys.stderr,
+            flush=True,
+        )
         lock.acquire()
     try:
-        owner.write_text(f"pid {os.getpid()}, `{command}`, since {time.strftime('%H:%M:%S')}\n")
+        owner.write_text(
+            f"pid {os.getpid()}, `{command}`, since {time.strftime('%H:%M:%S')}\n"
+        )
         yield
     finally:
         owner.unlink(missing_ok=True)

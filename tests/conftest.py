@@ -30,7 +30,9 @@ def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
     torch.set_num_threads(1)
     # pytest-xdist registers `xdist_group`; a run without it (mutmut runs the tests with `-p no:xdist`) must still
     # accept the marker under --strict-markers (tests/test_suite_groups.py checks that the groups hold under xdist).
-    config.addinivalue_line("markers", "xdist_group(name): tests that one xdist worker runs, in one process")
+    config.addinivalue_line(
+        "markers", "xdist_group(name): tests that one xdist worker runs, in one process"
+    )
 
 
 def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
@@ -40,20 +42,43 @@ def pytest_runtest_logreport(report) -> None:  # type: ignore[no-untyped-def]
 
 
 def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
-    if not TIMES_FILE or os.environ.get("PYTEST_XDIST_WORKER") is not None or not _times:
+    if (
+        not TIMES_FILE
+        or os.environ.get("PYTEST_XDIST_WORKER") is not None
+        or not _times
+    ):
         return
     by_file: dict[str, float] = {}
     by_function: dict[str, float] = {}
     for nodeid, seconds in _times.items():
-        by_file[nodeid.split("::")[0]] = by_file.get(nodeid.split("::")[0], 0.0) + seconds
-        function = nodeid.split("[")[0]  # every parametrisation of one test function together
+        by_file[nodeid.split("::")[0]] = (
+            by_file.get(nodeid.split("::")[0], 0.0) + seconds
+        )
+        function = nodeid.split("[")[
+            0
+        ]  # every parametrisation of one test function together
         by_function[function] = by_function.get(function, 0.0) + seconds
     out = Path(TIMES_FILE)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "wall_s": round(time.time() - _started, 1),
-        "test_seconds": round(sum(_times.values()), 1),
-        "by_file": {k: round(v, 2) for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])},
-        "by_function": {k: round(v, 2) for k, v in sorted(by_function.items(), key=lambda kv: -kv[1])},
-        "tests": {k: round(v, 3) for k, v in sorted(_times.items(), key=lambda kv: -kv[1])},
-    }, indent=1) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "wall_s": round(time.time() - _started, 1),
+                "test_seconds": round(sum(_times.values()), 1),
+                "by_file": {
+                    k: round(v, 2)
+                    for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])
+                },
+                "by_function": {
+                    k: round(v, 2)
+                    for k, v in sorted(by_function.items(), key=lambda kv: -kv[1])
+                },
+                "tests": {
+                    k: round(v, 3)
+                    for k, v in sorted(_times.items(), key=lambda kv: -kv[1])
+                },
+            },
+            indent=1,
+        )
+        + "\n"
+    )

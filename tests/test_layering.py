@@ -35,21 +35,31 @@ def _sources(package: str) -> list[Path]:
 
 
 def test_taught_code_imports_nothing_from_the_build() -> None:
-    offenders = [str(p.relative_to(ROOT)) for p in _sources("chapter_code")
-                 if "bookbuild" in _imports(p, "chapter_code")]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in _sources("chapter_code")
+        if "bookbuild" in _imports(p, "chapter_code")
+    ]
     assert offenders == []
 
 
 def test_no_import_circle_between_the_two_packages() -> None:
-    graph = {pkg: set().union(*(_imports(p, pkg) for p in _sources(pkg))) & {"chapter_code", "bookbuild"}
-             for pkg in ("chapter_code", "bookbuild")}
+    graph = {
+        pkg: set().union(*(_imports(p, pkg) for p in _sources(pkg)))
+        & {"chapter_code", "bookbuild"}
+        for pkg in ("chapter_code", "bookbuild")
+    }
     assert graph["chapter_code"] == set()
-    assert graph["bookbuild"] == {"chapter_code"}  # one direction: the build imports what it builds
+    assert graph["bookbuild"] == {
+        "chapter_code"
+    }  # one direction: the build imports what it builds
 
 
 def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) -> None:
     # A copy of chapter_code alone, as a student takes it into a lab: bookbuild cannot be found at all.
-    modules = sorted(m.name for m in pkgutil.walk_packages(chapter_code.__path__, "chapter_code."))
+    modules = sorted(
+        m.name for m in pkgutil.walk_packages(chapter_code.__path__, "chapter_code.")
+    )
     assert len(modules) > 40
     script = (
         "import importlib, sys\n"
@@ -66,8 +76,14 @@ def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) 
         "print('ok', len(sys.argv))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ok")
 
@@ -76,7 +92,9 @@ def test_topic_packages_hold_no_code_in_their_init() -> None:
     # An __init__ with code would run on every import of its topic, outside every memoized run's key.
     for init in (ROOT / "chapter_code").rglob("__init__.py"):
         body = ast.parse(init.read_text()).body
-        assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body), init
+        assert all(
+            isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body
+        ), init
 
 
 # ---- the build itself: grouped by job, without an import circle (issue 51) -----------------------------------
@@ -99,12 +117,18 @@ def _module_imports(path: Path, package: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                up = me.split(".")[: len(me.split(".")) - node.level + (path.name == "__init__.py")]
+                up = me.split(".")[
+                    : len(me.split(".")) - node.level + (path.name == "__init__.py")
+                ]
                 base = ".".join(up + ([base] if base else []))
             if base.split(".")[0] != package:
                 continue
             for alias in node.names:
-                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+                found.add(
+                    f"{base}.{alias.name}"
+                    if f"{base}.{alias.name}" in modules
+                    else base
+                )
     return {m for m in found if m in modules and m != me}
 
 
@@ -149,16 +173,27 @@ def _parents(module: str) -> set[str]:
 
 
 def test_no_import_circle_inside_the_build_not_even_through_a_function() -> None:
-    graph = {_module_name(p): _module_imports(p, "bookbuild") for p in _sources("bookbuild")}
+    graph = {
+        _module_name(p): _module_imports(p, "bookbuild") for p in _sources("bookbuild")
+    }
     # Importing a.b.c runs a/__init__ and a/b/__init__ first: an edge to each. A module's own parents are
     # loaded before it whatever it imports, so they are no edge of its code.
-    graph = {m: {x for d in deps for x in {d, *_parents(d)} if x not in _parents(m) and x != m}
-             for m, deps in graph.items()}
+    graph = {
+        m: {
+            x
+            for d in deps
+            for x in {d, *_parents(d)}
+            if x not in _parents(m) and x != m
+        }
+        for m, deps in graph.items()
+    }
     assert _cycles(graph) == []
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        ["a", "b", "c"]
+    ]
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
@@ -170,4 +205,6 @@ def test_the_build_is_grouped_by_job_with_a_docstring_line_per_module() -> None:
     for path in _sources("bookbuild"):
         tree = ast.parse(path.read_text(), str(path))
         doc = ast.get_docstring(tree)
-        assert (doc or "").strip(), f"{path.relative_to(ROOT)} opens with no docstring saying what it is"
+        assert (doc or "").strip(), (
+            f"{path.relative_to(ROOT)} opens with no docstring saying what it is"
+        )

@@ -37,7 +37,13 @@ def sources(root: Path, skip: Iterable[str] = ()) -> list[Path]:
     found = []
     for folder, dirs, names in os.walk(root):
         top = os.path.relpath(folder, root) == "."
-        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".") and not (top and d in skipped)]
+        dirs[:] = [
+            d
+            for d in dirs
+            if d != "__pycache__"
+            and not d.startswith(".")
+            and not (top and d in skipped)
+        ]
         found += [Path(folder) / name for name in names if name.endswith(".py")]
     return sorted(found)
 
@@ -47,7 +53,9 @@ def pyc_path(source: Path, prefix: Path | None = None) -> Path:
     if prefix is None:
         return Path(importlib.util.cache_from_source(str(source), optimization=""))
     folder = Path(os.path.abspath(source.parent))
-    return Path(prefix, *folder.parts[1:], f"{source.stem}.{sys.implementation.cache_tag}.pyc")
+    return Path(
+        prefix, *folder.parts[1:], f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+    )
 
 
 def is_checked(pyc: Path, source_bytes: bytes) -> bool:
@@ -57,9 +65,12 @@ def is_checked(pyc: Path, source_bytes: bytes) -> bool:
             head = handle.read(16)
     except OSError:
         return False
-    return (len(head) == 16 and head[:4] == importlib.util.MAGIC_NUMBER
-            and int.from_bytes(head[4:8], "little") == _CHECKED_HASH
-            and head[8:] == importlib.util.source_hash(source_bytes))
+    return (
+        len(head) == 16
+        and head[:4] == importlib.util.MAGIC_NUMBER
+        and int.from_bytes(head[4:8], "little") == _CHECKED_HASH
+        and head[8:] == importlib.util.source_hash(source_bytes)
+    )
 
 
 def pin(source: Path, pyc: Path, create: bool = True) -> bool:
@@ -72,8 +83,13 @@ def pin(source: Path, pyc: Path, create: bool = True) -> bool:
         return True
     try:
         try:
-            py_compile.compile(str(source), cfile=str(pyc), doraise=True, optimize=0,
-                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            py_compile.compile(
+                str(source),
+                cfile=str(pyc),
+                doraise=True,
+                optimize=0,
+                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+            )
         except py_compile.PyCompileError:
             pyc.unlink(missing_ok=True)
     except OSError:
@@ -93,5 +109,7 @@ def prepare(root: Path, fallback: Path, skip: Iterable[str] = ()) -> dict[str, s
         return {}
     for source in files:
         if not pin(source, pyc_path(source, fallback), create):
-            raise UserError(f"cannot write the bytecode of {source} under {fallback}; make that folder writable")
+            raise UserError(
+                f"cannot write the bytecode of {source} under {fallback}; make that folder writable"
+            )
     return {"PYTHONPYCACHEPREFIX": str(fallback)}

@@ -38,14 +38,23 @@ def install() -> None:
         return
 
     @functools.wraps(original)
-    def hashed(self: Any, nb: Any, nb_metadata: Any = ("kernelspec",), cell_metadata: Any = EXECUTION_KEYS) -> Any:
+    def hashed(
+        self: Any,
+        nb: Any,
+        nb_metadata: Any = ("kernelspec",),
+        cell_metadata: Any = EXECUTION_KEYS,
+    ) -> Any:
         return original(self, nb, nb_metadata=nb_metadata, cell_metadata=cell_metadata)
 
     merge = JupyterCacheBase.merge_match_into_notebook
 
     @functools.wraps(merge)
-    def merged(self: Any, nb: Any, nb_meta: Any = ("kernelspec", "language_info", "widgets"),
-               cell_meta: Any = ()) -> Any:
+    def merged(
+        self: Any,
+        nb: Any,
+        nb_meta: Any = ("kernelspec", "language_info", "widgets"),
+        cell_meta: Any = (),
+    ) -> Any:
         # jupyter-cache's default (None) hands back the stored cells whole, metadata of the run included: a
         # caption edited since would render as it was. () keeps the page's own metadata, outputs from the store.
         return merge(self, nb, nb_meta=nb_meta, cell_meta=cell_meta)

@@ -59,18 +59,33 @@ import yaml
 from bookbuild import files
 from bookbuild.files import UserError
 
-if TYPE_CHECKING:  # importing runtime imports torch: the engine does it only where it needs it
+if (
+    TYPE_CHECKING
+):  # importing runtime imports torch: the engine does it only where it needs it
     from chapter_code.core.runtime import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
 DEFAULT_CELL_TIMEOUT = 1800  # seconds; the book's longest cells, memoized trainings, take one to two minutes cold
-BUILD_CELL_TIMEOUT = 300  # seconds at least, for the build's own first and last cells of a chapter
+BUILD_CELL_TIMEOUT = (
+    300  # seconds at least, for the build's own first and last cells of a chapter
+)
 PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 #: Top-level folders whose files are never dependencies (build outputs, tools' caches, version control).
-UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_cache", "node_modules", "baselines",
-             "benchmarks", "tests", ".ci"]
+UNTRACKED = [
+    ".git",
+    "_build",
+    ".venv",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    "node_modules",
+    "baselines",
+    "benchmarks",
+    "tests",
+    ".ci",
+]
 #: Cold execution times (s) of the chapters (every training computed), for the order in which they start
 #: (:func:`execution_order`), in a fresh clone (CI) above all, where there is no history. Measured 2026-12-04 on
 #: the 2-core AVX2 machine, two chapters at a time, after Chapters 3, 4, 6 and 7 moved their trainings to sweep
@@ -100,9 +115,15 @@ class ChapterResult:
     dependencies: dict[str, str] = field(default_factory=dict)
     error: str = ""
     executed_at: str = ""
-    fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
-    runs: list[dict[str, Any]] = field(default_factory=list)  # memoized runs of its last execution
-    notes: list[str] = field(default_factory=list)  # the build's diagnostics from inside this execution's kernel
+    fingerprint: dict[str, Any] | None = (
+        None  # what the chapter's own kernel ran on (runtime.fingerprint)
+    )
+    runs: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # memoized runs of its last execution
+    notes: list[str] = field(
+        default_factory=list
+    )  # the build's diagnostics from inside this execution's kernel
 
 
 # --------------------------------------------------------------------------- where state lives
@@ -140,7 +161,11 @@ def chapters(root: Path = ROOT) -> list[str]:
     for part in toc.get("parts", []):
         for entry in part.get("chapters", []):
             names.append(entry["file"])
-    return [n for n in names if (root / f"{n}.md").exists() and is_notebook(root / f"{n}.md")]
+    return [
+        n
+        for n in names
+        if (root / f"{n}.md").exists() and is_notebook(root / f"{n}.md")
+    ]
 
 
 def is_notebook(path: Path) -> bool:
@@ -165,7 +190,9 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     text = path.read_text()
     key = (str(path), text)
     if key not in _PARSED:
-        if len(_PARSED) > 64:  # a long-lived process (make watch) keeps only recent texts
+        if (
+            len(_PARSED) > 64
+        ):  # a long-lived process (make watch) keeps only recent texts
             _PARSED.clear()
         _PARSED[key] = _parse_notebook(path, text)
     return copy.deepcopy(_PARSED[key])
@@ -183,9 +210,17 @@ def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
         why = re.search(r"msg='([^']*)'", text)
         cell = f"code cell #{where.group(1)}" if where else "a code cell"
         line = f":{where.group(2)}" if where else ""
-        reason = why.group(1) if why else text.splitlines()[0] if text else type(exc).__name__
-        raise UserError(f"{path}{line}: the options of {cell} (the cell starting on that line) cannot be read: "
-                        f"{reason}") from None
+        reason = (
+            why.group(1)
+            if why
+            else text.splitlines()[0]
+            if text
+            else type(exc).__name__
+        )
+        raise UserError(
+            f"{path}{line}: the options of {cell} (the cell starting on that line) cannot be read: "
+            f"{reason}"
+        ) from None
 
 
 def _cache(root: Path) -> Any:
@@ -222,8 +257,12 @@ def repair_jupyter_cache(root: Path) -> None:
         shutil.rmtree(aside, ignore_errors=True)
         folder.rename(aside)
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"engine: the execution cache {db} is damaged ({reason}); moved it to {aside} and rebuilding it "
-              "(every chapter executes again)", file=sys.stderr, flush=True)
+        print(
+            f"engine: the execution cache {db} is damaged ({reason}); moved it to {aside} and rebuilding it "
+            "(every chapter executes again)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
@@ -241,7 +280,9 @@ def int_setting(name: str, default: int, minimum: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise UserError(f"{name} must be a whole number >= {minimum}; got {raw!r}") from None
+        raise UserError(
+            f"{name} must be a whole number >= {minimum}; got {raw!r}"
+        ) from None
     if value < minimum:
         raise UserError(f"{name} must be a whole number >= {minimum}; got {value}")
     return value
@@ -258,7 +299,11 @@ def environment_key(root: Path) -> str:
     # A host's GPU build of JAX (bookbuild/tools/venv.py) need not be jax.txt's version: count it when it differs.
     jax = installed_version("jax")
     jax_lock = root / "requirements" / "jax.txt"
-    if jax is not None and jax_lock.exists() and f"jax=={jax}\n" not in jax_lock.read_text():
+    if (
+        jax is not None
+        and jax_lock.exists()
+        and f"jax=={jax}\n" not in jax_lock.read_text()
+    ):
         digest.update(f"jax=={jax}".encode())
     # A GPU build's outputs depend on its CUDA and cuDNN too; a CPU build's key is unchanged (nothing is added).
     gpu = gpu_software()
@@ -267,7 +312,9 @@ def environment_key(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def distribution_digests(names: list[str], cache: dict[str, str] | None = None) -> dict[str, str]:
+def distribution_digests(
+    names: list[str], cache: dict[str, str] | None = None
+) -> dict[str, str]:
     """Per installed distribution: its version, a digest of its ``RECORD`` and one of its installed files.
 
     The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
@@ -290,8 +337,10 @@ def distribution_digests(names: list[str], cache: dict[str, str] | None = None) 
         if record is None:
             out[name] = f"{dist.version} no-RECORD"
         else:
-            out[name] = (f"{dist.version} {sha256_bytes(record.encode())[:16]} "
-                         f"files {installed_files_digest(Path(str(dist.locate_file(''))), record)}")
+            out[name] = (
+                f"{dist.version} {sha256_bytes(record.encode())[:16]} "
+                f"files {installed_files_digest(Path(str(dist.locate_file(''))), record)}"
+            )
         if cache is not None:
             cache[name] = out[name]
     return out
@@ -351,7 +400,9 @@ def output_settings() -> dict[str, str]:
     """Every setting outside the repository's files that changes what a chapter prints, each in one spelling."""
     from chapter_code.core import numerics
 
-    settings = book_settings().as_env()  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
+    settings = (
+        book_settings().as_env()
+    )  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
     settings.update({name: os.environ.get(name, "") for name in numerics.CPU_PINS})
     return settings
 
@@ -386,7 +437,9 @@ def snapshot(root: Path) -> dict[str, str]:
         rel_folder = os.path.relpath(folder, root)
         if rel_folder == ".":
             dirs[:] = sorted(d for d in dirs if d not in UNTRACKED)
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        dirs[:] = sorted(
+            d for d in dirs if d != "__pycache__" and not d.startswith(".")
+        )
         prefix = "" if rel_folder == "." else rel_folder + "/"
         out[prefix or "./"] = sha256_bytes("\n".join(sorted(dirs + names)).encode())
         for name in names:
@@ -404,19 +457,40 @@ def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
         path = root / rel
         if rel.endswith("/"):
             if path.is_dir():
-                names = [p.name for p in path.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")]
+                names = [
+                    p.name
+                    for p in path.iterdir()
+                    if p.name != "__pycache__" and not p.name.startswith(".")
+                ]
                 out[rel] = sha256_bytes("\n".join(sorted(names)).encode())
             else:
                 out[rel] = "missing"
         else:
-            out[rel] = sha256_bytes(files.code_bytes(path)) if path.is_file() else "missing"
+            out[rel] = (
+                sha256_bytes(files.code_bytes(path)) if path.is_file() else "missing"
+            )
     return out
 
 
-def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str],
-                dists: dict[str, str] | None = None) -> str:
-    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings,
-                       "dists": dists or {}}, sort_keys=True)
+def chapter_key(
+    code: str,
+    deps: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+    dists: dict[str, str] | None = None,
+) -> str:
+    blob = json.dumps(
+        {
+            "code": code,
+            "deps": deps,
+            "env": env,
+            "profile": profile,
+            "settings": settings,
+            "dists": dists or {},
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -426,7 +500,10 @@ def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, setting
 def load_manifest(root: Path) -> dict[str, Any]:
     data = files.read_json(manifest_path(root), "the engine's manifest")
     if data is not None and not isinstance(data, dict):
-        print(f"engine: the manifest {manifest_path(root)} has an unexpected shape; starting afresh", file=sys.stderr)
+        print(
+            f"engine: the manifest {manifest_path(root)} has an unexpected shape; starting afresh",
+            file=sys.stderr,
+        )
         data = None
     return data or {}
 
@@ -448,15 +525,29 @@ def load_history(root: Path) -> dict[str, list[dict[str, Any]]]:
     return data if isinstance(data, dict) else {}
 
 
-def remember(history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]) -> None:
+def remember(
+    history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]
+) -> None:
     """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last :data:`HISTORY`."""
-    kept = [e for e in history.get(chapter, []) if isinstance(e, dict) and e.get("outputs") != entry.get("outputs")]
+    kept = [
+        e
+        for e in history.get(chapter, [])
+        if isinstance(e, dict) and e.get("outputs") != entry.get("outputs")
+    ]
     history[chapter] = [entry, *kept][:HISTORY]
 
 
-def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: str, before: dict[str, str],
-                  env: str, profile: str, settings: dict[str, str],
-                  dist_cache: dict[str, str] | None = None) -> dict[str, Any] | None:
+def _from_history(
+    root: Path,
+    chapter: str,
+    past: list[dict[str, Any]],
+    code: str,
+    before: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+    dist_cache: dict[str, str] | None = None,
+) -> dict[str, Any] | None:
     """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
 
     jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
@@ -464,10 +555,18 @@ def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: st
     were replaced), and the outputs' digest says so.
     """
     for entry in past:
-        if not isinstance(entry, dict) or entry.get("status") != "executed" or entry.get("code") != code:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("status") != "executed"
+            or entry.get("code") != code
+        ):
             continue
-        deps = {d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))}
-        dists = distribution_digests(sorted(entry.get("distributions") or {}), dist_cache)
+        deps = {
+            d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))
+        }
+        dists = distribution_digests(
+            sorted(entry.get("distributions") or {}), dist_cache
+        )
         if _why_stale(entry, code, deps, settings, env, profile, dists):
             continue
         if not cached_outputs_problem(root, chapter, entry.get("outputs")):
@@ -504,7 +603,9 @@ def cached_outputs_problem(root: Path, chapter: str, digest: str | None) -> str:
     return ""
 
 
-def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float) -> None:
+def store_for_myst_nb(
+    root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float
+) -> None:
     """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache, keyed by code cells)."""
     import shutil
 
@@ -512,9 +613,14 @@ def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, secon
 
     cache = _cache(root)
     # A folder left without its notebook (deleted by hand) would stop jupyter-cache from writing a new one.
-    shutil.rmtree(jupyter_cache_dir(root) / "executed" / cache.create_hashed_notebook(nb)[1], ignore_errors=True)
+    shutil.rmtree(
+        jupyter_cache_dir(root) / "executed" / cache.create_hashed_notebook(nb)[1],
+        ignore_errors=True,
+    )
     cache.cache_notebook_bundle(
-        CacheBundleIn(nb, str(root / f"{chapter}.md"), data={"execution_seconds": seconds}),
+        CacheBundleIn(
+            nb, str(root / f"{chapter}.md"), data={"execution_seconds": seconds}
+        ),
         check_validity=False,
         overwrite=True,
     )
@@ -570,7 +676,9 @@ def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
     if index == len(nb.cells) - 1:
         return "(build: recording what the chapter read)"
     cell = nb.cells[index]
-    first = next((ln.strip() for ln in str(cell.source).splitlines() if ln.strip()), "(empty)")
+    first = next(
+        (ln.strip() for ln in str(cell.source).splitlines() if ln.strip()), "(empty)"
+    )
     return str(cell.metadata.get("label", f"unlabelled cell starting {first[:40]!r}"))
 
 
@@ -583,7 +691,9 @@ def _kernel_socket_dir() -> Path:
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="bk-kernel-"))
-    if len(str(folder)) > 80 and Path("/tmp").is_dir():  # a long TMPDIR: socket names are limited to 107 bytes
+    if (
+        len(str(folder)) > 80 and Path("/tmp").is_dir()
+    ):  # a long TMPDIR: socket names are limited to 107 bytes
         folder.rmdir()
         folder = Path(tempfile.mkdtemp(prefix="bk-kernel-", dir="/tmp"))
     return folder
@@ -604,7 +714,9 @@ def _kernel_config(sockets: Path) -> Any:
     return config
 
 
-def _watch_kernel_start(client: Any, current: dict[str, Any], done: threading.Event) -> None:
+def _watch_kernel_start(
+    client: Any, current: dict[str, Any], done: threading.Event
+) -> None:
     """Stop a client that waits for a kernel which already exited before running its first cell.
 
     jupyter_client notices a dead kernel between its attempts to reach it, but a send to a kernel that never
@@ -636,7 +748,11 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     import subprocess
 
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from nbclient.exceptions import (
+        CellExecutionError,
+        CellTimeoutError,
+        DeadKernelError,
+    )
 
     root = Path(root_s)
     path = root / f"{chapter}.md"
@@ -663,22 +779,33 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     def on_cell_executed(cell: Any, cell_index: int, execute_reply: Any) -> None:
         took = time.perf_counter() - current["since"]
         if took >= every and 0 < cell_index < len(traced.cells) - 1:
-            print(f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished in {took:.0f} s", flush=True)
+            print(
+                f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished in {took:.0f} s",
+                flush=True,
+            )
 
     def ticker() -> None:
         while not done.wait(every):
             label = _label_of(traced, current["index"])
-            print(f"engine: {chapter}: cell '{label}' running for {time.perf_counter() - current['since']:.0f} s "
-                  f"(chapter {time.perf_counter() - started:.0f} s)", flush=True)
+            print(
+                f"engine: {chapter}: cell '{label}' running for {time.perf_counter() - current['since']:.0f} s "
+                f"(chapter {time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
 
     kernel_log = state / "kernels" / f"{Path(chapter).name}.log"
     kernel_log.parent.mkdir(parents=True, exist_ok=True)
     sockets = _kernel_socket_dir()
+
     # The build's own first and last cells (starting the hooks, recording the reads) are not the chapter's:
     # on a loaded machine the first one imports the build for seconds, so they are never held to a short
     # BOOK_CELL_TIMEOUT meant for the chapter's cells.
     def cell_timeout(cell: Any) -> int:
-        return max(timeout, BUILD_CELL_TIMEOUT) if cell is start or cell is end else timeout
+        return (
+            max(timeout, BUILD_CELL_TIMEOUT)
+            if cell is start or cell is end
+            else timeout
+        )
 
     client = NotebookClient(
         traced,
@@ -695,7 +822,9 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     _watch_kernel_start(client, current, done)
     error = ""
     try:
-        with kernel_log.open("w") as log:  # the kernel's own stderr (connection notices, crashes) goes here
+        with kernel_log.open(
+            "w"
+        ) as log:  # the kernel's own stderr (connection notices, crashes) goes here
             client.execute(stdout=subprocess.DEVNULL, stderr=log)
     except CellTimeoutError:
         error = (
@@ -703,23 +832,44 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
             f"{timeout} s cell timeout (BOOK_CELL_TIMEOUT)"
         )
     except CellExecutionError as exc:
-        error = f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
+        error = (
+            f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
+        )
     except Exception as exc:  # the kernel died (nbclient's clean-up may raise over it), did not start...
         cause: BaseException | None = exc
         while cause is not None and not isinstance(cause, DeadKernelError):
             cause = cause.__cause__ or cause.__context__
-        if not current.get("started"):  # it never ran a cell: it exited while starting, or never answered
-            last = [ln for ln in (kernel_log.read_text() if kernel_log.exists() else "").splitlines()
-                    if ln.strip() and "WARNING" not in ln]
-            why = last[-1].strip()[:200] if last else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if not current.get(
+            "started"
+        ):  # it never ran a cell: it exited while starting, or never answered
+            last = [
+                ln
+                for ln in (
+                    kernel_log.read_text() if kernel_log.exists() else ""
+                ).splitlines()
+                if ln.strip() and "WARNING" not in ln
+            ]
+            why = (
+                last[-1].strip()[:200]
+                if last
+                else str(exc).splitlines()[0]
+                if str(exc)
+                else type(exc).__name__
+            )
             error = f"{chapter}.md: the kernel exited before it ran the first cell ({why}; its log: {kernel_log})"
-        elif cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
-            error = (f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
-                     f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})")
+        elif (
+            cause is not None
+        ):  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
+            error = (
+                f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
+                f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})"
+            )
         else:
             tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
-            error = (f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n"
-                     f"{tail}")
+            error = (
+                f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n"
+                f"{tail}"
+            )
     finally:
         done.set()
         if threading.current_thread() is threading.main_thread():
@@ -730,20 +880,34 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     wall = time.perf_counter() - started
     error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]
-    trace: dict[str, Any] = {"read": [], "written": [], "listed": [], "fingerprint": None}
+    trace: dict[str, Any] = {
+        "read": [],
+        "written": [],
+        "listed": [],
+        "fingerprint": None,
+    }
     if not error:
         if trace_file.exists():
             trace = json.loads(trace_file.read_text())
         else:
-            error = f"{chapter}.md: the kernel ended before reporting what the chapter read"
+            error = (
+                f"{chapter}.md: the kernel ended before reporting what the chapter read"
+            )
     return {"nb": traced, "wall_s": wall, "error": error, "trace": trace}
 
 
 # --------------------------------------------------------------------------- deciding and running
 
 
-def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: dict[str, str], env: str,
-               profile: str, dists: dict[str, str] | None = None) -> str:
+def _why_stale(
+    old: dict[str, Any],
+    code: str,
+    deps: dict[str, str],
+    settings: dict[str, str],
+    env: str,
+    profile: str,
+    dists: dict[str, str] | None = None,
+) -> str:
     if not old:
         return "never executed"
     if old.get("status") in ("failed", "stale"):
@@ -752,11 +916,21 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
         return "code cells changed"
     if old.get("dependencies") != deps:
         changed = [d for d in deps if old["dependencies"].get(d) != deps[d]]
-        shown = ", ".join(changed[:6])  # a sweep re-keyed changes hundreds of records: name a few and count
-        return "changed: " + shown + (f" and {len(changed) - 6} more files" if len(changed) > 6 else "")
+        shown = ", ".join(
+            changed[:6]
+        )  # a sweep re-keyed changes hundreds of records: name a few and count
+        return (
+            "changed: "
+            + shown
+            + (f" and {len(changed) - 6} more files" if len(changed) > 6 else "")
+        )
     if old.get("settings") != settings:
         before = old.get("settings") or {}
-        changed = [f"{k} {before.get(k, '')!r} -> {v!r}" for k, v in settings.items() if before.get(k) != v]
+        changed = [
+            f"{k} {before.get(k, '')!r} -> {v!r}"
+            for k, v in settings.items()
+            if before.get(k) != v
+        ]
         return "settings changed: " + ", ".join(changed)
     if old.get("env") != env:
         return "locked dependencies changed"
@@ -765,32 +939,55 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
     if dists is not None:
         if not isinstance(old.get("distributions"), dict):
             return "installed packages not recorded yet"
-        changed = [f"{name} {old['distributions'][name]} -> {dists.get(name)}" for name in sorted(old["distributions"])
-                   if old["distributions"][name] != dists.get(name)]
+        changed = [
+            f"{name} {old['distributions'][name]} -> {dists.get(name)}"
+            for name in sorted(old["distributions"])
+            if old["distributions"][name] != dists.get(name)
+        ]
         if changed:
             return "installed package changed: " + ", ".join(changed)
     return ""
 
 
 def _deps_from_trace(trace: dict[str, Any]) -> list[str]:
-    deps = set(trace["read"]) | {rel.rstrip("/") + "/" if rel else "./" for rel in trace["listed"]}
+    deps = set(trace["read"]) | {
+        rel.rstrip("/") + "/" if rel else "./" for rel in trace["listed"]
+    }
     return sorted(deps)
 
 
-def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any], before: dict[str, str],
-            env: str, profile: str, settings: dict[str, str]) -> tuple[ChapterResult, dict[str, Any]]:
+def _settle(
+    root: Path,
+    chapter: str,
+    code: str,
+    reason: str,
+    out: dict[str, Any],
+    before: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+) -> tuple[ChapterResult, dict[str, Any]]:
     """Turn one execution into a result and a manifest entry; store its outputs if they are sound."""
     deps_list = _deps_from_trace(out["trace"])
     after = current_hashes(root, deps_list)
-    deps = {d: before.get(d, after[d]) for d in deps_list}  # read before the run; created during it: as it is now
+    deps = {
+        d: before.get(d, after[d]) for d in deps_list
+    }  # read before the run; created during it: as it is now
     status = "failed" if out["error"] else "executed"
     error = out["error"]
     if not error:
         # What the kernel read, hashed as it opened each file (kernel_hooks), must be the snapshot's version...
         seen = out["trace"].get("seen", {})
-        read_other = [d for d in deps_list if d in before and any(h != before[d] for h in seen.get(d, []))]
+        read_other = [
+            d
+            for d in deps_list
+            if d in before and any(h != before[d] for h in seen.get(d, []))
+        ]
         # ...and no dependency may differ from it after the run either (one read before the hooks were installed).
-        moved = sorted({d for d in deps_list if d in before and before[d] != after[d]} | set(read_other))
+        moved = sorted(
+            {d for d in deps_list if d in before and before[d] != after[d]}
+            | set(read_other)
+        )
         if moved:
             status = "stale"
             error = (
@@ -820,14 +1017,31 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
         try:
             entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
         except KeyError:  # the page was edited while it executed: the digest of what executed (the next build
-            entry["outputs"] = outputs_digest(out["nb"])  # executes the edited page, its code hash changed)
-        if build_dir(root).is_relative_to(root):  # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+            entry["outputs"] = outputs_digest(
+                out["nb"]
+            )  # executes the edited page, its code hash changed)
+        if build_dir(root).is_relative_to(
+            root
+        ):  # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
             try:
-                os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+                os.utime(
+                    root / f"{chapter}.md"
+                )  # make Sphinx re-read the page and pick up the new outputs
             except OSError:
                 pass
-    result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
-                           out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
+    result = ChapterResult(
+        chapter,
+        status,
+        reason,
+        out["wall_s"],
+        key,
+        deps,
+        error,
+        stamp,
+        out["trace"]["fingerprint"],
+        out["trace"].get("runs", []),
+        out["trace"].get("notes", []),
+    )
     return result, entry
 
 
@@ -841,8 +1055,9 @@ def _validate(root: Path, chapter: str, nb: nbformat.NotebookNode) -> str:
     return ""
 
 
-def execution_order(names: list[str], manifest: dict[str, Any],
-                    cold: dict[str, float] | None = None) -> list[str]:
+def execution_order(
+    names: list[str], manifest: dict[str, Any], cold: dict[str, float] | None = None
+) -> list[str]:
     """``names`` in the order they should start: the longest expected execution first.
 
     A chapter's expected time is the larger of its wall time at its last
@@ -863,14 +1078,22 @@ def execution_order(names: list[str], manifest: dict[str, Any],
 
     def expected(chapter: str) -> float:
         wall = (manifest.get(chapter) or {}).get("wall_s")
-        known = float(wall) if isinstance(wall, int | float) and not isinstance(wall, bool) and wall >= 0 else 0.0
+        known = (
+            float(wall)
+            if isinstance(wall, int | float)
+            and not isinstance(wall, bool)
+            and wall >= 0
+            else 0.0
+        )
         return max(known, float(cold.get(chapter, 0.0)))
 
     position = {c: i for i, c in enumerate(names)}
     return sorted(names, key=lambda c: (-expected(c), position[c]))
 
 
-_jax_cache_set: str | None = None  # the cache folder reuse_jax_compilations set (a user's is left alone)
+_jax_cache_set: str | None = (
+    None  # the cache folder reuse_jax_compilations set (a user's is left alone)
+)
 
 
 def reuse_jax_compilations(root: Path) -> None:
@@ -881,8 +1104,13 @@ def reuse_jax_compilations(root: Path) -> None:
     wins. A damaged entry is compiled again; JAX's warning about it goes to the build log, not the cell
     (:mod:`bookbuild.execute.kernel_hooks`)."""
     global _jax_cache_set
-    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (None, _jax_cache_set):  # not the user's: this root's
-        _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(build_dir(root) / "jax-cache")
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (
+        None,
+        _jax_cache_set,
+    ):  # not the user's: this root's
+        _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(
+            build_dir(root) / "jax-cache"
+        )
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 
@@ -891,20 +1119,30 @@ def workers(threads: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(1, threads))
 
 
-def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -> list[ChapterResult]:
+def run(
+    root: Path = ROOT, only: list[str] | None = None, force: bool = False
+) -> list[ChapterResult]:
     """Bring every chapter's executed outputs up to date; return one result per chapter."""
     from chapter_code.core import numerics
 
-    threads = book_settings().threads  # first: a bad setting stops the run before anything starts
+    threads = (
+        book_settings().threads
+    )  # first: a bad setting stops the run before anything starts
     numerics.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
-    os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
+    os.environ.setdefault(
+        "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"
+    )  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     reuse_jax_compilations(root)
     # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
     # And this engine's own bookbuild, whose kernel_hooks must report what this engine reads (a fixture book in a
     # test has no bookbuild of its own, and an editable install may point at another checkout).
-    path = [str(root), *([str(ROOT)] if ROOT != root else []), os.environ.get("PYTHONPATH", "")]
+    path = [
+        str(root),
+        *([str(ROOT)] if ROOT != root else []),
+        os.environ.get("PYTHONPATH", ""),
+    ]
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
     files.ensure_writable(engine_dir(root))
     repair_jupyter_cache(root)
@@ -913,8 +1151,12 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
-    dist_cache: dict[str, str] = {}  # the installed distributions as they are now (after a run: stated again)
-    pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
+    dist_cache: dict[
+        str, str
+    ] = {}  # the installed distributions as they are now (after a run: stated again)
+    pin_bytecode(
+        root
+    )  # after the snapshot, so a source edited in between is still caught as stale
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
@@ -927,36 +1169,89 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
         if nb is None or invalid:
             # Its manifest entry stays: the outputs of its last execution are still right for its last state,
             # so reverting the edit re-executes nothing (the page cannot be built until it is fixed).
-            results[chapter] = ChapterResult(chapter, "failed", "invalid cells", 0.0, "", {}, invalid)
+            results[chapter] = ChapterResult(
+                chapter, "failed", "invalid cells", 0.0, "", {}, invalid
+            )
             continue
         code = code_hash(nb, root)
         old = manifest.get(chapter, {})
-        deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
+        deps = {
+            d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))
+        }
         dists = distribution_digests(sorted(old.get("distributions") or {}), dist_cache)
         key = chapter_key(code, deps, env, profile, settings, dists)
-        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile, dists)
+        reason = (
+            "forced"
+            if force
+            else _why_stale(old, code, deps, settings, env, profile, dists)
+        )
         if not reason:
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
-        elif not force and old:  # an edit since its last execution (a damaged manifest rebuilds everything)
-            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings,
-                                    dist_cache)
-            if earlier is not None:  # a reverted edit: this state's outputs are still cached
+        elif (
+            not force and old
+        ):  # an edit since its last execution (a damaged manifest rebuilds everything)
+            earlier = _from_history(
+                root,
+                chapter,
+                history.get(chapter, []),
+                code,
+                before,
+                env,
+                profile,
+                settings,
+                dist_cache,
+            )
+            if (
+                earlier is not None
+            ):  # a reverted edit: this state's outputs are still cached
                 manifest[chapter] = old = earlier
-                deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
-                key = chapter_key(code, deps, env, profile, settings,
-                                  distribution_digests(sorted(old.get("distributions") or {}), dist_cache))
+                deps = {
+                    d: before.get(d, "missing")
+                    for d in sorted(old.get("dependencies", {}))
+                }
+                key = chapter_key(
+                    code,
+                    deps,
+                    env,
+                    profile,
+                    settings,
+                    distribution_digests(
+                        sorted(old.get("distributions") or {}), dist_cache
+                    ),
+                )
                 reason = ""
         if reason:
             to_run.append((chapter, code, reason))
         else:
-            results[chapter] = ChapterResult(chapter, "hit", "unchanged", old.get("wall_s", 0.0), key, deps, "",
-                                             old.get("executed_at", ""), old.get("fingerprint"), old.get("runs", []))
+            results[chapter] = ChapterResult(
+                chapter,
+                "hit",
+                "unchanged",
+                old.get("wall_s", 0.0),
+                key,
+                deps,
+                "",
+                old.get("executed_at", ""),
+                old.get("fingerprint"),
+                old.get("runs", []),
+            )
     if to_run:
         order = execution_order([c for c, _, _ in to_run], manifest)
         to_run.sort(key=lambda job: order.index(job[0]))
-        _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
+        _execute_all(
+            root,
+            to_run,
+            timeout,
+            threads,
+            before,
+            env,
+            profile,
+            settings,
+            manifest,
+            results,
+        )
     save_manifest(root, manifest)
     for chapter in names:
         entry = manifest.get(chapter)
@@ -966,12 +1261,24 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     return [results[c] for c in names]
 
 
-def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, threads: int,
-                 before: dict[str, str], env: str, profile: str, settings: dict[str, str],
-                 manifest: dict[str, Any], results: dict[str, ChapterResult]) -> None:
+def _execute_all(
+    root: Path,
+    to_run: list[tuple[str, str, str]],
+    timeout: int,
+    threads: int,
+    before: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+    manifest: dict[str, Any],
+    results: dict[str, ChapterResult],
+) -> None:
     n = min(workers(threads), len(to_run))
-    print(f"engine: executing {len(to_run)} chapter(s), {n} at a time, the longest first: "
-          + ", ".join(c for c, _, _ in to_run), flush=True)
+    print(
+        f"engine: executing {len(to_run)} chapter(s), {n} at a time, the longest first: "
+        + ", ".join(c for c, _, _ in to_run),
+        flush=True,
+    )
     pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init)
     pending: dict[Future, tuple[str, str, str]] = {}
     try:
@@ -981,17 +1288,33 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 chapter, code, reason = pending.pop(future)
-                result, entry = _settle(root, chapter, code, reason, future.result(), before, env, profile,
-                                        settings)
+                result, entry = _settle(
+                    root,
+                    chapter,
+                    code,
+                    reason,
+                    future.result(),
+                    before,
+                    env,
+                    profile,
+                    settings,
+                )
                 results[chapter] = result
                 manifest[chapter] = entry
-                save_manifest(root, manifest)  # keep what finished, whatever happens to the rest
+                save_manifest(
+                    root, manifest
+                )  # keep what finished, whatever happens to the rest
                 for note in result.notes:
                     print(f"engine: {chapter}: {note}", flush=True)
-                print(f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})", flush=True)
+                print(
+                    f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})",
+                    flush=True,
+                )
     except KeyboardInterrupt:
         killed = 0
-        for pid in list(pool._processes or {}):  # the pool has no public way to stop running work
+        for pid in list(
+            pool._processes or {}
+        ):  # the pool has no public way to stop running work
             killed += _kill_children(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -1000,7 +1323,11 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
         unfinished = ", ".join(c for c, _, _ in pending.values())
-        print(f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) killed); "
-              f"kept {len(results)} finished chapter(s)", file=sys.stderr, flush=True)
+        print(
+            f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) killed); "
+            f"kept {len(results)} finished chapter(s)",
+            file=sys.stderr,
+            flush=True,
+        )
         raise
     pool.shutdown(wait=True)

@@ -10,8 +10,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-_state: dict[str, Any] = {"read": set(), "written": set(), "listed": set(), "runs": [], "sweeps": [], "notes": [],
-                          "seen": {}}
+_state: dict[str, Any] = {
+    "read": set(),
+    "written": set(),
+    "listed": set(),
+    "runs": [],
+    "sweeps": [],
+    "notes": [],
+    "seen": {},
+}
 
 
 def cell() -> int | None:
@@ -24,12 +31,25 @@ def cell() -> int | None:
     return None if shell is None else shell.execution_count
 
 
-def note_run(function: str, key: str, outcome: str, wall_s: float, compute_s: float, seed: Any = None) -> None:
+def note_run(
+    function: str,
+    key: str,
+    outcome: str,
+    wall_s: float,
+    compute_s: float,
+    seed: Any = None,
+) -> None:
     """Record one run of ``runtime.run_once`` for the build report and the numbers' previews: ``outcome`` is
     "reused" or "computed" (memoized), or "made ahead" (served from a sweep's record, ``key`` its job);
     ``seed`` is the call's ``seed`` argument, when it has an integer one."""
-    entry = {"function": function, "key": key, "outcome": outcome, "wall_s": round(wall_s, 3),
-             "compute_s": round(compute_s, 3), "cell": cell()}
+    entry = {
+        "function": function,
+        "key": key,
+        "outcome": outcome,
+        "wall_s": round(wall_s, 3),
+        "compute_s": round(compute_s, 3),
+        "cell": cell(),
+    }
     if isinstance(seed, int) and not isinstance(seed, bool):
         entry["seed"] = seed
     _state["runs"].append(entry)

@@ -57,7 +57,9 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
 
 _hashing = threading.local()  # the hook's own reads raise audit events too
-_known: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (stat signature, hash): a file opened again
+_known: dict[
+    str, tuple[tuple[int, ...], str]
+] = {}  # path -> (stat signature, hash): a file opened again
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
@@ -68,7 +70,9 @@ def _signature(st: os.stat_result) -> tuple[int, ...]:
 def _hash_file(path: str) -> str | None:
     """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or None if unreadable."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the hook
+        fd = os.open(
+            path, os.O_RDONLY | os.O_NONBLOCK
+        )  # a FIFO must not block the hook
     except OSError:
         return None
     try:
@@ -94,7 +98,9 @@ def _hash_file(path: str) -> str | None:
 
 def _hash_listing(path: str) -> str | None:
     try:
-        names = [n for n in os.listdir(path) if n != "__pycache__" and not n.startswith(".")]
+        names = [
+            n for n in os.listdir(path) if n != "__pycache__" and not n.startswith(".")
+        ]
     except OSError:
         return None
     return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
@@ -109,7 +115,7 @@ def _inside(path: str) -> str | None:
     root = _state["root"]
     if not path.startswith(root):
         return None
-    rel = path[len(root):]
+    rel = path[len(root) :]
     first = rel.split(os.sep, 1)[0]
     if first in _state["excluded"] or "__pycache__" in rel:
         return None
@@ -124,7 +130,10 @@ def _audit(event: str, args: tuple) -> None:
         rel = _inside(path)
         if rel is None:
             return
-        mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+        mode, flags = (
+            (args[1] if len(args) > 1 else None),
+            (args[2] if len(args) > 2 else 0),
+        )
         writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
         )
@@ -137,7 +146,9 @@ def _audit(event: str, args: tuple) -> None:
                 _hashing.busy = False
     elif event in ("os.listdir", "os.scandir"):
         caller = sys._getframe(1).f_code.co_filename
-        if caller.startswith("<frozen importlib") or "importlib" in caller:  # the import system's own lookups
+        if (
+            caller.startswith("<frozen importlib") or "importlib" in caller
+        ):  # the import system's own lookups
             return
         target = args[0] if args and args[0] is not None else "."
         if isinstance(target, int):  # a file descriptor: nothing to name
@@ -149,7 +160,9 @@ def _audit(event: str, args: tuple) -> None:
             if not getattr(_hashing, "busy", False):
                 _hashing.busy = True
                 try:
-                    _seen(rel.rstrip(os.sep) + "/" if rel else "./", _hash_listing(path))
+                    _seen(
+                        rel.rstrip(os.sep) + "/" if rel else "./", _hash_listing(path)
+                    )
                 finally:
                     _hashing.busy = False
 
@@ -163,7 +176,11 @@ def _xy(data: Any) -> list:
     import numpy as np
 
     array = np.ma.filled(np.ma.asarray(data, dtype=float), np.nan)
-    return [[_number(v) for v in row] for row in np.atleast_2d(array).reshape(-1, 2)] if array.size else []
+    return (
+        [[_number(v) for v in row] for row in np.atleast_2d(array).reshape(-1, 2)]
+        if array.size
+        else []
+    )
 
 
 def _texts(artists: Any) -> list[str]:
@@ -200,21 +217,62 @@ def summarise_figure(fig: Any) -> dict[str, Any]:
         if legend is not None:
             text.append(f"{where} legend: " + " | ".join(_texts(legend.get_texts())))
         text += [f"{where} text: {t}" for t in _texts(ax.texts)]
-        data.append({"axes": n, "xlim": [_number(v) for v in ax.get_xlim()],
-                     "ylim": [_number(v) for v in ax.get_ylim()]})
+        data.append(
+            {
+                "axes": n,
+                "xlim": [_number(v) for v in ax.get_xlim()],
+                "ylim": [_number(v) for v in ax.get_ylim()],
+            }
+        )
         for line in ax.get_lines():
-            data.append({"axes": n, "line": line.get_label(), "xy": _xy(np.column_stack(line.get_data()))})
+            data.append(
+                {
+                    "axes": n,
+                    "line": line.get_label(),
+                    "xy": _xy(np.column_stack(line.get_data())),
+                }
+            )
         for coll in ax.collections:
             if isinstance(coll, PathCollection):
-                data.append({"axes": n, "points": coll.get_label(), "xy": _xy(coll.get_offsets())})
+                data.append(
+                    {
+                        "axes": n,
+                        "points": coll.get_label(),
+                        "xy": _xy(coll.get_offsets()),
+                    }
+                )
         bars = [p for p in ax.patches if isinstance(p, Rectangle)]
         if bars:
-            data.append({"axes": n, "bars": [[_number(v) for v in (b.get_x(), b.get_y(), b.get_width(),
-                                                                     b.get_height())] for b in bars]})
+            data.append(
+                {
+                    "axes": n,
+                    "bars": [
+                        [
+                            _number(v)
+                            for v in (
+                                b.get_x(),
+                                b.get_y(),
+                                b.get_width(),
+                                b.get_height(),
+                            )
+                        ]
+                        for b in bars
+                    ],
+                }
+            )
         for image in ax.images:
             if isinstance(image, AxesImage):
-                array = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
-                data.append({"axes": n, "image": [[_number(v) for v in row] for row in np.atleast_2d(array)]})
+                array = np.ma.filled(
+                    np.ma.asarray(image.get_array(), dtype=float), np.nan
+                )
+                data.append(
+                    {
+                        "axes": n,
+                        "image": [
+                            [_number(v) for v in row] for row in np.atleast_2d(array)
+                        ],
+                    }
+                )
     summary: dict[str, Any] = {"text": text, "data": data}
     from bookbuild.lint.figure_layout import overlapping_texts
 
@@ -243,13 +301,18 @@ def _install_figure_formatter() -> None:
         def pop(self, typ: Any, default: Any = None) -> Any:
             # matplotlib-inline removes every formatter's Figure printer when it picks its image formats
             # (on the first pyplot import, possibly mid-cell); this formatter keeps its own.
-            if getattr(typ, "__name__", None) == "Figure" or typ == "matplotlib.figure.Figure":
+            if (
+                getattr(typ, "__name__", None) == "Figure"
+                or typ == "matplotlib.figure.Figure"
+            ):
                 return default
             return super().pop(typ, default)
 
     formatter = FigureSummaryFormatter(parent=shell.display_formatter)
     shell.display_formatter.formatters[FIGURE_MIME] = formatter
-    if FIGURE_MIME not in shell.display_formatter.active_types:  # only active types are computed on display
+    if (
+        FIGURE_MIME not in shell.display_formatter.active_types
+    ):  # only active types are computed on display
         shell.display_formatter.active_types.append(FIGURE_MIME)
     formatter.for_type_by_name("matplotlib.figure", "Figure", summarise_figure)
 
@@ -265,15 +328,26 @@ def _watchdog() -> None:
 #: JAX's warnings about its persistent compilation cache (which the engine turns on for its kernels,
 #: :func:`bookbuild.execute.engine.reuse_jax_compilations`): a damaged entry is compiled again, an entry that cannot be
 #: written is not kept; either way the cell computes the same, so it is said in the build log, never in the cell.
-_JAX_CACHE_WARNING = re.compile(r"^Error (reading|writing) persistent compilation cache entry ")
+_JAX_CACHE_WARNING = re.compile(
+    r"^Error (reading|writing) persistent compilation cache entry "
+)
 
 
 def _route_jax_cache_warnings() -> None:
     shown = warnings.showwarning
 
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    def show(
+        message: Any,
+        category: Any,
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: Any = None,
+    ) -> None:
         if _JAX_CACHE_WARNING.match(str(message)):
-            report(f"JAX's compilation cache: {message} (compiled again, the same program)")
+            report(
+                f"JAX's compilation cache: {message} (compiled again, the same program)"
+            )
             return
         shown(message, category, filename, lineno, file, line)
 
@@ -312,21 +386,41 @@ def _run_once(fn: Any, /, **kwargs: Any) -> Any:
     from bookbuild.runs import calls
     from bookbuild.runs.memo import run_once
 
-    def note(loaded: Any, record: dict) -> None:  # the records read, and the call as a run made ahead
+    def note(
+        loaded: Any, record: dict
+    ) -> None:  # the records read, and the call as a run made ahead
         _note_sweep(loaded)
-        note_run(f"{fn.__module__}.{fn.__qualname__}", f"{loaded.name}/{loaded.config}/{record['job']}",
-                 "made ahead", 0.0, float(record.get("wall_s") or 0.0), seed=kwargs.get("seed"))
+        note_run(
+            f"{fn.__module__}.{fn.__qualname__}",
+            f"{loaded.name}/{loaded.config}/{record['job']}",
+            "made ahead",
+            0.0,
+            float(record.get("wall_s") or 0.0),
+            seed=kwargs.get("seed"),
+        )
 
-    served = calls.serve(fn, {k: v for k, v in kwargs.items() if k != "data"}, note=note)
-    if served is not calls.NOT_STORED:  # a call a sweep made ahead of the build: its record, checked
+    served = calls.serve(
+        fn, {k: v for k, v in kwargs.items() if k != "data"}, note=note
+    )
+    if (
+        served is not calls.NOT_STORED
+    ):  # a call a sweep made ahead of the build: its record, checked
         return served
     return run_once(fn, **kwargs)
 
 
 def _note_sweep(loaded: Any) -> None:
     commits = sorted({str(r.get("git_commit", "")) for r in loaded.records} - {""})
-    _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
-                             "total": loaded.total, "commits": commits, "cell": _cell()})
+    _state["sweeps"].append(
+        {
+            "sweep": loaded.name,
+            "config": loaded.config,
+            "records": len(loaded.records),
+            "total": loaded.total,
+            "commits": commits,
+            "cell": _cell(),
+        }
+    )
 
 
 def _load_sweep(name: str, **kwargs: Any) -> Any:
@@ -336,8 +430,16 @@ def _load_sweep(name: str, **kwargs: Any) -> Any:
     # the build's device picks the record set: a GPU build reads its own records of a per-device configuration
     loaded = load(name, device=str(pick_device()), **kwargs)
     if loaded is None:  # none_if_unrun and no record yet
-        _state["sweeps"].append({"sweep": name, "config": kwargs.get("config", "cpu"), "records": 0,
-                                 "total": None, "commits": [], "cell": _cell()})
+        _state["sweeps"].append(
+            {
+                "sweep": name,
+                "config": kwargs.get("config", "cpu"),
+                "records": 0,
+                "total": None,
+                "commits": [],
+                "cell": _cell(),
+            }
+        )
         return None
     _note_sweep(loaded)
     return loaded
@@ -348,7 +450,9 @@ def imported_distributions() -> list[str]:
     from importlib import metadata
 
     tops = set()
-    for name in {name.partition(".")[0] for name in list(sys.modules)} - set(sys.stdlib_module_names):
+    for name in {name.partition(".")[0] for name in list(sys.modules)} - set(
+        sys.stdlib_module_names
+    ):
         file = getattr(sys.modules.get(name), "__file__", None)
         # The repository's own modules are keyed by their files. An environment inside the checkout (`make book`'s
         # .venv) is not the repository's own: its folder is one the trace leaves out, so its packages count here.
@@ -388,5 +492,7 @@ def finish(out: str) -> None:
         "sweeps": _state["sweeps"],
         "notes": _state["notes"],
     }
-    with open(out, "w") as handle:  # outside the repository's traced folders (under _build)
+    with open(
+        out, "w"
+    ) as handle:  # outside the repository's traced folders (under _build)
         json.dump(trace, handle)

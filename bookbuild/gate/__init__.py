@@ -48,9 +48,15 @@ class ChapterCheck:
     differences: list[baselines.Difference]
     recorded: tuple[dict, dict, dict] | None  # records, files, options
     compared: bool = True  # False where no baseline applies to this machine's profile
-    unrecorded: tuple[str, ...] = ()  # page sections its baseline predates (not compared until accepted)
-    exactness: baselines.Exactness | None = None  # how many outputs matched bit for bit, how many within precision
-    references: tuple[str, ...] = ()  # glue names the text cites but no cell glues, figures without alt text
+    unrecorded: tuple[
+        str, ...
+    ] = ()  # page sections its baseline predates (not compared until accepted)
+    exactness: baselines.Exactness | None = (
+        None  # how many outputs matched bit for bit, how many within precision
+    )
+    references: tuple[
+        str, ...
+    ] = ()  # glue names the text cites but no cell glues, figures without alt text
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -64,9 +70,15 @@ def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # committed: report it, never delete it
-        print(f"gate: {path} is unreadable ({exc}); treating the baselines of {profile} as of unknown software",
-              file=sys.stderr)
+    except (
+        OSError,
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+    ) as exc:  # committed: report it, never delete it
+        print(
+            f"gate: {path} is unreadable ({exc}); treating the baselines of {profile} as of unknown software",
+            file=sys.stderr,
+        )
         return {"unreadable": str(path)}
     return data if isinstance(data, dict) else {"unreadable": str(path)}
 
@@ -81,7 +93,9 @@ def compared_profile(profile: str) -> str:
     return numerics.PINNED_PROFILE
 
 
-def not_compared_reason(root: Path, profile: str, software: dict[str, str] | None = None) -> str:
+def not_compared_reason(
+    root: Path, profile: str, software: dict[str, str] | None = None
+) -> str:
     """Why outputs of ``profile`` are not compared on this machine ("" when they are).
 
     ``software`` is this machine's GPU software (``numerics.gpu_software``; read
@@ -96,14 +110,19 @@ def not_compared_reason(root: Path, profile: str, software: dict[str, str] | Non
         if recorded is None:
             return f"no baselines are recorded for the GPU kind {profile!r}"
         if recorded != software:
-            return (f"the baselines of {profile!r} were recorded with {_software_text(recorded)}, and this "
-                    f"build runs {_software_text(software)}")
+            return (
+                f"the baselines of {profile!r} were recorded with {_software_text(recorded)}, and this "
+                f"build runs {_software_text(software)}"
+            )
         return ""
     return ""  # a CPU: its own baselines, or the pinned profile's at declared precision (compared_profile)
 
 
 def _software_text(software: dict[str, str]) -> str:
-    return ", ".join(f"{name} {software[name]}" for name in sorted(software)) or "no GPU software"
+    return (
+        ", ".join(f"{name} {software[name]}" for name in sorted(software))
+        or "no GPU software"
+    )
 
 
 def profile_has_baselines(root: Path, profile: str) -> bool:
@@ -122,16 +141,25 @@ def profile_is_recorded(profile: str) -> bool:
     return profile in numerics.PROFILE_DESCRIPTIONS or numerics.is_gpu_profile(profile)
 
 
-def page_records(root: Path, chapter: str, options: dict[str, dict]) -> tuple[dict[str, list], list[str]]:
+def page_records(
+    root: Path, chapter: str, options: dict[str, dict]
+) -> tuple[dict[str, list], list[str]]:
     """The page's own baseline sections (cell options, listings, panel data) and the listings that cannot be cut."""
     listed, problems = pagecontent.listings(root, chapter)
     opts = [{"cell": label, **opts} for label, opts in options.items() if opts]
-    return {pagecontent.OPTIONS: opts, pagecontent.LISTINGS: listed,
-            pagecontent.PANELS: pagecontent.panels(root, chapter)}, problems
+    return {
+        pagecontent.OPTIONS: opts,
+        pagecontent.LISTINGS: listed,
+        pagecontent.PANELS: pagecontent.panels(root, chapter),
+    }, problems
 
 
-def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str,
-                   compared: bool | None = None) -> list[ChapterCheck]:
+def check_chapters(
+    root: Path,
+    results: list[engine.ChapterResult],
+    profile: str,
+    compared: bool | None = None,
+) -> list[ChapterCheck]:
     """Compare what each chapter's page will show (the cached outputs myst-nb renders) with its baseline.
 
     What it shows is its cells' outputs, its listings and its panels' data (:func:`page_records`).
@@ -148,30 +176,55 @@ def check_chapters(root: Path, results: list[engine.ChapterResult], profile: str
             continue
         try:
             nb = engine.rendered_notebook(root, result.chapter)
-        except KeyError:  # its code cells were edited after they executed, while this command ran
+        except (
+            KeyError
+        ):  # its code cells were edited after they executed, while this command ran
             raise files.UserError(
                 f"{result.chapter}.md changed while the build was running: its code cells no longer match the "
                 "outputs just executed, so there is nothing to compare; run the command again (it executes only "
-                "what changed)") from None
+                "what changed)"
+            ) from None
         cited = tuple(references.page_problems(root, result.chapter, nb))
         recs, images, options = baselines.extract(nb, result.chapter)
         page, problems = page_records(root, result.chapter, options)
         recs = {**recs, **page}
-        diffs: list[baselines.Difference] = [baselines.Difference(result.chapter, "listing", "shown", p)
-                                           for p in problems]
+        diffs: list[baselines.Difference] = [
+            baselines.Difference(result.chapter, "listing", "shown", p)
+            for p in problems
+        ]
         exactness = None
         if compared:
-            base = baselines.read_baseline(baseline_dir(root, compared_profile(profile)), result.chapter)
-            diffs = baselines.compare(result.chapter, base, recs, images, options, problems)
+            base = baselines.read_baseline(
+                baseline_dir(root, compared_profile(profile)), result.chapter
+            )
+            diffs = baselines.compare(
+                result.chapter, base, recs, images, options, problems
+            )
             exactness = baselines.exactness(base, recs, images, diffs)
             if base is not None and any(d.figure for d in diffs):
                 diffs = write_review(root, result.chapter, base[1], images, diffs)
-            elif review_dir(root, result.chapter).is_dir():  # nothing to review now: no stale images left
+            elif review_dir(
+                root, result.chapter
+            ).is_dir():  # nothing to review now: no stale images left
                 shutil.rmtree(review_dir(root, result.chapter))
-            unrecorded = tuple(k for k in pagecontent.PAGE_KEYS if base is not None and k not in base[0])
+            unrecorded = tuple(
+                k
+                for k in pagecontent.PAGE_KEYS
+                if base is not None and k not in base[0]
+            )
         else:
             unrecorded = ()
-        checks.append(ChapterCheck(result, diffs, (recs, images, options), compared, unrecorded, exactness, cited))
+        checks.append(
+            ChapterCheck(
+                result,
+                diffs,
+                (recs, images, options),
+                compared,
+                unrecorded,
+                exactness,
+                cited,
+            )
+        )
     return checks
 
 
@@ -179,8 +232,13 @@ def review_dir(root: Path, chapter: str) -> Path:
     return engine.build_dir(root) / REVIEW / Path(chapter).name
 
 
-def write_review(root: Path, chapter: str, figures: Path, images: dict[str, bytes],
-                 diffs: list[baselines.Difference]) -> list[baselines.Difference]:
+def write_review(
+    root: Path,
+    chapter: str,
+    figures: Path,
+    images: dict[str, bytes],
+    diffs: list[baselines.Difference],
+) -> list[baselines.Difference]:
     """For each differing figure: ``<stem>-baseline.png``, ``<stem>-new.png`` and ``<stem>-diff.png``.
 
     Written under ``_build/review/<page>/`` (the page's folder is emptied first); returns ``diffs``
@@ -194,7 +252,9 @@ def write_review(root: Path, chapter: str, figures: Path, images: dict[str, byte
     paths: dict[str, tuple[str, ...]] = {}
     for name in dict.fromkeys(d.figure for d in diffs if d.figure):
         stem = name.removesuffix(".png")
-        old, new, diff = (folder / f"{stem}-{part}.png" for part in ("baseline", "new", "diff"))
+        old, new, diff = (
+            folder / f"{stem}-{part}.png" for part in ("baseline", "new", "diff")
+        )
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         if (figures / name).exists():
@@ -208,10 +268,14 @@ def write_review(root: Path, chapter: str, figures: Path, images: dict[str, byte
                 save_diff_image(str(old), str(new), str(diff))
                 written.append(diff)
             except Exception as exc:  # noqa: BLE001 - sizes differ: the two images still show it
-                print(f"gate: no difference image for {chapter} {name}: {str(exc).splitlines()[0]}",
-                      file=sys.stderr)
+                print(
+                    f"gate: no difference image for {chapter} {name}: {str(exc).splitlines()[0]}",
+                    file=sys.stderr,
+                )
         paths[name] = tuple(_shown(root, path) for path in written)
-    return [replace(d, review=paths[d.figure]) if d.figure in paths else d for d in diffs]
+    return [
+        replace(d, review=paths[d.figure]) if d.figure in paths else d for d in diffs
+    ]
 
 
 def _shown(root: Path, path: Path) -> str:
@@ -222,7 +286,9 @@ def _shown(root: Path, path: Path) -> str:
 
 
 def failures_text(checks: list[ChapterCheck]) -> str:
-    return "\n\n".join(c.result.error for c in checks if c.result.status in ("failed", "stale"))
+    return "\n\n".join(
+        c.result.error for c in checks if c.result.status in ("failed", "stale")
+    )
 
 
 def _verdict(c: ChapterCheck) -> str:
@@ -233,7 +299,9 @@ def _verdict(c: ChapterCheck) -> str:
     if not c.compared:
         return "not compared (no baseline for this machine's profile and software)"
     if c.differences:
-        return f"**{len(c.differences)} difference(s)**: `make check` fails until reviewed"
+        return (
+            f"**{len(c.differences)} difference(s)**: `make check` fails until reviewed"
+        )
     return "matches the baseline"
 
 
@@ -260,19 +328,32 @@ def print_summary(checks: list[ChapterCheck], profile: str) -> list[str]:
         found = [c.exactness for c in checks if c.compared and c.exactness is not None]
         exact, within = sum(e.exact for e in found), sum(len(e.within) for e in found)
         differ = sum(len(c.differences) for c in checks if c.compared)
-        lines += [f"This build compared {{lit}}`{sum(counted)}` outputs of {{lit}}`{len(counted)}` pages: "
-                  f"{{lit}}`{exact}` equal bit for bit, {{lit}}`{within}` equal within their declared precision, "
-                  f"{{lit}}`{differ}` different.", ""]
+        lines += [
+            f"This build compared {{lit}}`{sum(counted)}` outputs of {{lit}}`{len(counted)}` pages: "
+            f"{{lit}}`{exact}` equal bit for bit, {{lit}}`{within}` equal within their declared precision, "
+            f"{{lit}}`{differ}` different.",
+            "",
+        ]
     else:
-        lines += [f"Nothing was compared with a baseline: {_reason_or_default(profile)}.", ""]
+        lines += [
+            f"Nothing was compared with a baseline: {_reason_or_default(profile)}.",
+            "",
+        ]
     lines += ["| page | outputs compared | verdict |", "|---|---:|---|"]
     for c in checks:
         n = _outputs(c)
-        lines.append(f"| {{doc}}`/{c.result.chapter}` | {'-' if n is None else f'{{lit}}`{n}`'} "
-                     f"| {_verdict(c)} |")
-    lines += ["", "The full report (where each chapter ran and on what software, the settings of this build, the "
-              "computations it reused, the files each chapter read, the precision of every output and each "
-              "difference from the baseline) is page `book/build-report.html` of the HTML edition.", "```", ""]
+        lines.append(
+            f"| {{doc}}`/{c.result.chapter}` | {'-' if n is None else f'{{lit}}`{n}`'} "
+            f"| {_verdict(c)} |"
+        )
+    lines += [
+        "",
+        "The full report (where each chapter ran and on what software, the settings of this build, the "
+        "computations it reused, the files each chapter read, the precision of every output and each "
+        "difference from the baseline) is page `book/build-report.html` of the HTML edition.",
+        "```",
+        "",
+    ]
     return lines
 
 
@@ -306,10 +387,17 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     ]
     for c in checks:
         r = c.result
-        outcome = {"hit": "cache hit", "executed": "executed", "failed": "failed", "stale": "stale"}[r.status]
+        outcome = {
+            "hit": "cache hit",
+            "executed": "executed",
+            "failed": "failed",
+            "stale": "stale",
+        }[r.status]
         why = r.reason.replace("|", "/")
-        lines.append(f"| {{doc}}`/{r.chapter}` | {_verdict(c)} | {outcome} | {why} | {r.wall_s:.1f} "
-                     f"| {r.executed_at or '-'} |")
+        lines.append(
+            f"| {{doc}}`/{r.chapter}` | {_verdict(c)} | {outcome} | {why} | {r.wall_s:.1f} "
+            f"| {r.executed_at or '-'} |"
+        )
     lines += ["```"]
     lines += [
         "",
@@ -323,58 +411,97 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
     ]
     for c in checks:
         f = c.result.fingerprint or {}
-        cells = " | ".join(str(f.get(k, "-")) for k in ("device_name", "cpu_kernels", "torch_version", "threads",
-                                                          "seed", "gpu_kind", "cuda_version", "cudnn_version",
-                                                          "gpu_numerics"))
+        cells = " | ".join(
+            str(f.get(k, "-"))
+            for k in (
+                "device_name",
+                "cpu_kernels",
+                "torch_version",
+                "threads",
+                "seed",
+                "gpu_kind",
+                "cuda_version",
+                "cudnn_version",
+                "gpu_numerics",
+            )
+        )
         lines.append(f"| {{doc}}`/{c.result.chapter}` | {cells} |")
-    lines += ["", "## This build", "", "| setting | value |", "|---|---|",
-              *[f"| {label} | `{value}` |" for label, value in fp.as_rows()]]
+    lines += [
+        "",
+        "## This build",
+        "",
+        "| setting | value |",
+        "|---|---|",
+        *[f"| {label} | `{value}` |" for label, value in fp.as_rows()],
+    ]
     runs = [(c.result, r) for c in checks for r in c.result.runs]
     if runs:
-        lines += ["", "## Memoized runs", "",
-                  "Expensive computations inside chapters (`runtime.run_once`). *Computed* and *reused* are "
-                  "memoized runs, keyed by the definitions they reach, their arguments and data: reused means "
-                  "read back from an earlier computation in this build folder, and a clean build computes every "
-                  "one. *Made ahead* is a call a sweep made before the build, read from its checked record "
-                  "(its key names the sweep, configuration and job; its time is the training's). For a chapter "
-                  "that was a cache hit, the runs are those of its last execution.", "",
-                  "| chapter | run | seed | outcome | wall time (s) | computing it took (s) | key |",
-                  "|---|---|---:|---|---:|---:|---|"]
+        lines += [
+            "",
+            "## Memoized runs",
+            "",
+            "Expensive computations inside chapters (`runtime.run_once`). *Computed* and *reused* are "
+            "memoized runs, keyed by the definitions they reach, their arguments and data: reused means "
+            "read back from an earlier computation in this build folder, and a clean build computes every "
+            "one. *Made ahead* is a call a sweep made before the build, read from its checked record "
+            "(its key names the sweep, configuration and job; its time is the training's). For a chapter "
+            "that was a cache hit, the runs are those of its last execution.",
+            "",
+            "| chapter | run | seed | outcome | wall time (s) | computing it took (s) | key |",
+            "|---|---|---:|---|---:|---:|---|",
+        ]
         anchored: set[str] = set()
         for result, r in runs:
             # the numbers' previews link here: the first row of a run read by several chapters holds the id
             row_id = run_anchor(r["key"])
             anchor = "" if row_id in anchored else f'<span id="{row_id}"></span>'
             anchored.add(row_id)
-            lines.append(f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r.get('seed', '')} | {r['outcome']} "
-                         f"| {r['wall_s']:.1f} | {r['compute_s']:.1f} | {anchor}`{r['key']}` |")
+            lines.append(
+                f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r.get('seed', '')} | {r['outcome']} "
+                f"| {r['wall_s']:.1f} | {r['compute_s']:.1f} | {anchor}`{r['key']}` |"
+            )
     notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]
     if notes:
-        lines += ["", "## Notes from the build", "",
-                  "What the build's machinery reported while a chapter executed (never part of its outputs).", ""]
+        lines += [
+            "",
+            "## Notes from the build",
+            "",
+            "What the build's machinery reported while a chapter executed (never part of its outputs).",
+            "",
+        ]
         lines += [f"- {{doc}}`/{chapter}`: `{note}`" for chapter, note in notes]
     lines += editions.section(engine.ROOT)
     lines += ["", "## What each chapter read", ""]
     for c in checks:
         deps = ", ".join(f"`{d}`" for d in c.result.dependencies) or "nothing traced"
         lines.append(f"- {{doc}}`/{c.result.chapter}`: {deps}")
-    lines += ["", "## Precision", "",
-              "Some results depend on the last bits of the CPU's kernels: Intel and AMD processors, for one, run "
-              "different matrix and vector-maths kernels for some shapes. So every output is compared at the "
-              "precision it really has: a value that is rounding error by nature (the largest difference between "
-              "two implementations) is recorded as its bound; a claim's other values within one unit of their last "
-              "shown digit; figures' plotted numbers within a relative "
-              f"{baselines.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell declares a tolerance with "
-              "its reason (below). `make check-portable` executes the chapters once more on other kernels to find "
-              "any output that moves.", ""]
+    lines += [
+        "",
+        "## Precision",
+        "",
+        "Some results depend on the last bits of the CPU's kernels: Intel and AMD processors, for one, run "
+        "different matrix and vector-maths kernels for some shapes. So every output is compared at the "
+        "precision it really has: a value that is rounding error by nature (the largest difference between "
+        "two implementations) is recorded as its bound; a claim's other values within one unit of their last "
+        "shown digit; figures' plotted numbers within a relative "
+        f"{baselines.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell declares a tolerance with "
+        "its reason (below). `make check-portable` executes the chapters once more on other kernels to find "
+        "any output that moves.",
+        "",
+    ]
     if any(c.exactness for c in checks):
         lines += [f"This build: {exactness_text(checks)}.", ""]
     tolerances = declared_tolerances(checks)
     if tolerances:
         lines += ["| chapter | cell | tolerance | reason |", "|---|---|---|---|"]
         for chapter, label, tol in tolerances:
-            amounts = ", ".join(f"{k} {v:g}" if k != "lines" else "lines " + ", ".join(f"'{x}'" for x in v)
-                                for k, v in tol.items() if k != "reason")
+            amounts = ", ".join(
+                f"{k} {v:g}"
+                if k != "lines"
+                else "lines " + ", ".join(f"'{x}'" for x in v)
+                for k, v in tol.items()
+                if k != "reason"
+            )
             reason = str(tol.get("reason", "")).replace("|", "/")
             lines.append(f"| {{doc}}`/{chapter}` | `{label}` | {amounts} | {reason} |")
     diffs = [d for c in checks for d in c.differences]
@@ -383,7 +510,13 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         for d in diffs:
             lines.append(f"- `{d.chapter}` cell `{d.cell}`: `{d.old}` → `{d.new}`")
             if d.detail:  # the cell's whole text, as a unified diff
-                lines += ["", "  ````text", *[f"  {line}" for line in d.detail.splitlines()], "  ````", ""]
+                lines += [
+                    "",
+                    "  ````text",
+                    *[f"  {line}" for line in d.detail.splitlines()],
+                    "  ````",
+                    "",
+                ]
     lines += review_section(diffs)
     failed = failures_text(checks)
     if failed:
@@ -399,19 +532,31 @@ def review_section(diffs: list[baselines.Difference]) -> list[str]:
             figures.setdefault((d.chapter, d.figure), []).append(d)
     if not figures:
         return []
-    lines = ["", "## Figures to review", "",
-             "Each differing figure as accepted (baseline), as this build drew it, and their difference "
-             "(bright where pixels moved), with its differences in text and plotted data.", ""]
+    lines = [
+        "",
+        "## Figures to review",
+        "",
+        "Each differing figure as accepted (baseline), as this build drew it, and their difference "
+        "(bright where pixels moved), with its differences in text and plotted data.",
+        "",
+    ]
     for (chapter, name), found in figures.items():
         lines += [f"### `{chapter}`: `{name}`", ""]
         review = found[0].review
         if review and all(not Path(path).is_absolute() for path in review):
             heads = [Path(path).stem.rsplit("-", 1)[-1] for path in review]
             names = {"baseline": "baseline", "new": "this build", "diff": "difference"}
-            lines += ["| " + " | ".join(names.get(h, h) for h in heads) + " |",
-                      "|" + "---|" * len(review),
-                      "| " + " | ".join(f"![{names.get(h, h)}](/{path})" for h, path in zip(heads, review,
-                                                                                            strict=True)) + " |", ""]
+            lines += [
+                "| " + " | ".join(names.get(h, h) for h in heads) + " |",
+                "|" + "---|" * len(review),
+                "| "
+                + " | ".join(
+                    f"![{names.get(h, h)}](/{path})"
+                    for h, path in zip(heads, review, strict=True)
+                )
+                + " |",
+                "",
+            ]
         elif review:
             lines += [f"- `{path}`" for path in review] + [""]
         lines += [f"- cell `{d.cell}`: `{d.old}` → `{d.new}`" for d in found]
@@ -422,8 +567,14 @@ def review_section(diffs: list[baselines.Difference]) -> list[str]:
 def _titles(root: Path, chapters: list[str]) -> dict[str, str]:
     out = {}
     for chapter in chapters:
-        heading = next((line[2:].strip() for line in (root / f"{chapter}.md").read_text().splitlines()
-                        if line.startswith("# ")), chapter)
+        heading = next(
+            (
+                line[2:].strip()
+                for line in (root / f"{chapter}.md").read_text().splitlines()
+                if line.startswith("# ")
+            ),
+            chapter,
+        )
         out[chapter] = heading
     return out
 
@@ -432,7 +583,9 @@ def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
     """Claims and checks of every chapter that produced usable outputs (:mod:`bookbuild.lint.claims`)."""
     from bookbuild.lint import claims
 
-    usable = [c.result.chapter for c in checks if c.result.status in ("hit", "executed")]
+    usable = [
+        c.result.chapter for c in checks if c.result.status in ("hit", "executed")
+    ]
     return claims.collect(root, usable)
 
 
@@ -459,32 +612,47 @@ def source_verdict(root: Path) -> int:
     one name; :mod:`bookbuild.lint.source`), or 0."""
     from bookbuild.lint import source
 
-    return _listed("mistake(s) in the pages' source, found before executing anything", source.check_pages(root))
+    return _listed(
+        "mistake(s) in the pages' source, found before executing anything",
+        source.check_pages(root),
+    )
 
 
 def references_verdict(checks: list[ChapterCheck]) -> int:
     """1, with one line per unknown glue name and per figure without alt text (file and line), or 0."""
-    return _listed("reference(s) from a page's text that its cells do not provide",
-                   [problem for c in checks for problem in c.references])
+    return _listed(
+        "reference(s) from a page's text that its cells do not provide",
+        [problem for c in checks for problem in c.references],
+    )
 
 
 def claims_table(pages: list[Any]) -> list[str]:
     """The build report's rows: claims and checks per chapter."""
-    lines = ["", "## Claims and checks", "",
-             "Result sentences marked as claims, and the checks their cells declared "
-             "({ref}`checked` lists each one).", "",
-             "| chapter | claims | checks | held | result sentences without a claim |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [
+        "",
+        "## Claims and checks",
+        "",
+        "Result sentences marked as claims, and the checks their cells declared "
+        "({ref}`checked` lists each one).",
+        "",
+        "| chapter | claims | checks | held | result sentences without a claim |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for page in pages:
-        lines.append(f"| {{doc}}`/{page.chapter}` | {len(page.claims)} | {len(page.checks)} | {page.held} "
-                     f"| {len(page.unclaimed)} |")
+        lines.append(
+            f"| {{doc}}`/{page.chapter}` | {len(page.claims)} | {len(page.checks)} | {page.held} "
+            f"| {len(page.unclaimed)} |"
+        )
     return lines
 
 
 def _compared_note(checks: list[ChapterCheck], profile: str) -> list[str]:
     """A line saying why nothing was compared, when nothing was."""
     if checks and not any(c.compared for c in checks):
-        return ["", f"Nothing was compared with a baseline: {_reason_or_default(profile)}."]
+        return [
+            "",
+            f"Nothing was compared with a baseline: {_reason_or_default(profile)}.",
+        ]
     return []
 
 
@@ -495,7 +663,9 @@ def _reason_or_default(profile: str) -> str:
         return "no baseline applies"
 
 
-def write_report(root: Path, checks: list[ChapterCheck], profile: str, pages: list[Any] | None = None) -> Path:
+def write_report(
+    root: Path, checks: list[ChapterCheck], profile: str, pages: list[Any] | None = None
+) -> Path:
     """Write the build-report page and the claims appendix from this run's results.
 
     Never from a failed chapter's outputs.
@@ -522,24 +692,41 @@ def prepare_data(root: Path) -> None:
     """
     if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
-    if not engine.build_dir(root).is_relative_to(root):  # BOOK_BUILD_DIR elsewhere: nothing goes into the checkout
-        corpora = ["shakespeare.txt"] + (["milton.txt"] if (root / "chapter_code" / "corpora" / "milton.py").is_file()
-                                         else [])
-        missing = [f"data/{name}" for name in corpora if not (root / "data" / name).is_file()]
+    if not engine.build_dir(root).is_relative_to(
+        root
+    ):  # BOOK_BUILD_DIR elsewhere: nothing goes into the checkout
+        corpora = ["shakespeare.txt"] + (
+            ["milton.txt"]
+            if (root / "chapter_code" / "corpora" / "milton.py").is_file()
+            else []
+        )
+        missing = [
+            f"data/{name}" for name in corpora if not (root / "data" / name).is_file()
+        ]
         if missing:
-            raise files.UserError(f"{', '.join(missing)} not built yet, and with BOOK_BUILD_DIR set the build writes "
-                                  "nothing into the checkout: build the corpora once where the checkout is writable "
-                                  "(`make check` without BOOK_BUILD_DIR), then run this again")
+            raise files.UserError(
+                f"{', '.join(missing)} not built yet, and with BOOK_BUILD_DIR set the build writes "
+                "nothing into the checkout: build the corpora once where the checkout is writable "
+                "(`make check` without BOOK_BUILD_DIR), then run this again"
+            )
     engine.pin_bytecode(root)
-    probe = "from chapter_code.corpora.texts import shakespeare_text; shakespeare_text()"
+    probe = (
+        "from chapter_code.corpora.texts import shakespeare_text; shakespeare_text()"
+    )
     if (root / "chapter_code" / "corpora" / "milton.py").is_file():
         probe += "; from chapter_code.corpora.milton import milton_text; milton_text()"
-    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True
+    )
     if done.returncode != 0:
-        raise files.UserError(f"could not prepare data/ for the chapters:\n{done.stderr.strip()[-2000:]}")
+        raise files.UserError(
+            f"could not prepare data/ for the chapters:\n{done.stderr.strip()[-2000:]}"
+        )
 
 
-def run_and_check(root: Path, only: list[str] | None = None) -> tuple[list[ChapterCheck], str]:
+def run_and_check(
+    root: Path, only: list[str] | None = None
+) -> tuple[list[ChapterCheck], str]:
     prepare_data(root)
     results = engine.run(root, only=only)
     profile = engine.device_profile()
@@ -555,35 +742,56 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
     if checks and not checks[0].compared:
         from chapter_code.core import numerics
 
-        reason = _reason_or_default(profile) if numerics.is_gpu_profile(profile) else (
-            f"no baseline applies to this machine (output profile {profile!r}: {numerics.describe_profile(profile)})")
+        reason = (
+            _reason_or_default(profile)
+            if numerics.is_gpu_profile(profile)
+            else (
+                f"no baseline applies to this machine (output profile {profile!r}: {numerics.describe_profile(profile)})"
+            )
+        )
         print(f"check: {reason}; outputs were built but not compared.")
         return 0
     older = [Path(c.result.chapter).name for c in checks if c.unrecorded]
     if older:
-        print(f"check: the baselines of {', '.join(older)} predate the recording of cell options, listings and "
-              "panel data, which are not compared for them; `make accept` adds them and rewrites nothing else "
-              "that matches")
+        print(
+            f"check: the baselines of {', '.join(older)} predate the recording of cell options, listings and "
+            "panel data, which are not compared for them; `make accept` adds them and rewrites nothing else "
+            "that matches"
+        )
     diffs = [d for c in checks for d in c.differences]
     if diffs:
-        print(f"\n{len(diffs)} output(s) differ from baselines/{profile}/ (chapter [cell]: old -> new):",
-              file=sys.stderr)
+        print(
+            f"\n{len(diffs)} output(s) differ from baselines/{profile}/ (chapter [cell]: old -> new):",
+            file=sys.stderr,
+        )
         for d in diffs:
             print(f"  {d}", file=sys.stderr)
             if d.detail:
                 print(_indented(d.detail), file=sys.stderr)
-        reviewed = dict.fromkeys((d.chapter, d.figure, d.review) for d in diffs if d.review)
+        reviewed = dict.fromkeys(
+            (d.chapter, d.figure, d.review) for d in diffs if d.review
+        )
         if reviewed:
-            print("Figures to review (baseline, this build, difference):", file=sys.stderr)
+            print(
+                "Figures to review (baseline, this build, difference):", file=sys.stderr
+            )
             for chapter, figure, paths in reviewed:
                 print(f"  {chapter} {figure}:", file=sys.stderr)
                 print("\n".join(f"      {path}" for path in paths), file=sys.stderr)
-        print("Review them; if the change is intended, record it with `make accept` and commit the diff.",
-              file=sys.stderr)
+        print(
+            "Review them; if the change is intended, record it with `make accept` and commit the diff.",
+            file=sys.stderr,
+        )
         return 1
-    print(f"check: every output of {len(checks)} chapter(s) matches baselines/{compared_profile(profile)}/"
-          + (f" (this machine's profile: {profile})" if compared_profile(profile) != profile else "")
-          + f": {exactness_text(checks)}")
+    print(
+        f"check: every output of {len(checks)} chapter(s) matches baselines/{compared_profile(profile)}/"
+        + (
+            f" (this machine's profile: {profile})"
+            if compared_profile(profile) != profile
+            else ""
+        )
+        + f": {exactness_text(checks)}"
+    )
     return 0
 
 
@@ -592,9 +800,13 @@ def exactness_text(checks: list[ChapterCheck]) -> str:
     found = [c.exactness for c in checks if c.exactness is not None]
     exact = sum(e.exact for e in found)
     within = [w for e in found for w in e.within]
-    text = f"{exact} output(s) bit for bit, {len(within)} within their declared precision"
+    text = (
+        f"{exact} output(s) bit for bit, {len(within)} within their declared precision"
+    )
     if within:
-        text += " (" + ", ".join(within[:6]) + (", ..." if len(within) > 6 else "") + ")"
+        text += (
+            " (" + ", ".join(within[:6]) + (", ..." if len(within) > 6 else "") + ")"
+        )
     return text
 
 
@@ -628,11 +840,16 @@ def figure_overlaps(root: Path, checks: list[ChapterCheck]) -> list[str]:
             if cell.cell_type != "code":
                 continue
             label = cell.metadata.get("label", "unlabelled cell")
-            figures = [o.get("data", {}).get(baselines.FIGURE_MIME) for o in cell.get("outputs", [])]
+            figures = [
+                o.get("data", {}).get(baselines.FIGURE_MIME)
+                for o in cell.get("outputs", [])
+            ]
             for n, summary in enumerate([f for f in figures if f], start=1):
                 summary = json.loads(summary) if isinstance(summary, str) else summary
                 for pair in summary.get("overlaps", []):
-                    problems.append(f"{check_.result.chapter} [{label}] figure {n}: texts overlap: {pair}")
+                    problems.append(
+                        f"{check_.result.chapter} [{label}] figure {n}: texts overlap: {pair}"
+                    )
     return problems
 
 
@@ -640,8 +857,10 @@ def layout_verdict(root: Path, checks: list[ChapterCheck]) -> int:
     """1, with one line per pair of overlapping texts in a figure, or 0. Not something to accept: fix the plot."""
     problems = figure_overlaps(root, checks)
     if problems:
-        print(f"\n{len(problems)} pair(s) of texts overlap in the chapters' figures (fix the plotting code):",
-              file=sys.stderr)
+        print(
+            f"\n{len(problems)} pair(s) of texts overlap in the chapters' figures (fix the plotting code):",
+            file=sys.stderr,
+        )
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         return 1
@@ -654,9 +873,11 @@ def prose_verdict(root: Path) -> int:
 
     problems = check_pages(root)
     if problems:
-        print(f"\n{len(problems)} number(s) typed by hand into the prose or captions (glue them from the computation, "
-              "or mark a deliberate literal with {lit}), or stated by an alt text but not shown by its figure:",
-              file=sys.stderr)
+        print(
+            f"\n{len(problems)} number(s) typed by hand into the prose or captions (glue them from the computation, "
+            "or mark a deliberate literal with {lit}), or stated by an alt text but not shown by its figure:",
+            file=sys.stderr,
+        )
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         return 1
@@ -667,20 +888,31 @@ def check(root: Path = engine.ROOT) -> int:
     """Check the prose, execute what is stale and compare; writes nothing outside the build folder."""
     prose = prose_verdict(root)
     if source_verdict(root):
-        print("check FAILED before executing anything: fix the lines above (and the numbers listed above them, if "
-              "any) and run it again", file=sys.stderr)
+        print(
+            "check FAILED before executing anything: fix the lines above (and the numbers listed above them, if "
+            "any) and run it again",
+            file=sys.stderr,
+        )
         return 1
     checks, profile = run_and_check(root)
     paired = claims_verdict(claim_pages(root, checks))
     referenced = references_verdict(checks)
     outputs = verdict(checks, profile)
     layout = layout_verdict(root, checks)
-    failed = [what for what, code in (("outputs differ from the baselines", outputs),
-                                      ("numbers are typed into the prose (listed above)", prose),
-                                      ("claims and checks do not pair up (listed above)", paired),
-                                      ("the text names values or alt text its cells lack (listed above)",
-                                       referenced),
-                                      ("texts overlap in figures (listed above)", layout)) if code]
+    failed = [
+        what
+        for what, code in (
+            ("outputs differ from the baselines", outputs),
+            ("numbers are typed into the prose (listed above)", prose),
+            ("claims and checks do not pair up (listed above)", paired),
+            (
+                "the text names values or alt text its cells lack (listed above)",
+                referenced,
+            ),
+            ("texts overlap in figures (listed above)", layout),
+        )
+        if code
+    ]
     if failed:
         print(f"check FAILED: {'; '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
@@ -688,29 +920,46 @@ def check(root: Path = engine.ROOT) -> int:
 
 def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     if ci_environment():
-        print("accept refuses to run under CI: baselines are accepted by a person.", file=sys.stderr)
+        print(
+            "accept refuses to run under CI: baselines are accepted by a person.",
+            file=sys.stderr,
+        )
         return 2
     checks, profile = run_and_check(root, only)
     failed = failures_text(checks)
     if failed:
-        print(f"\nNothing accepted; a chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
+        print(
+            f"\nNothing accepted; a chapter did not produce usable outputs:\n{failed}",
+            file=sys.stderr,
+        )
         return 1
     from chapter_code.core import numerics, runtime
 
     if not (profile_is_recorded(profile) or baseline_dir(root, profile).is_dir()):
-        print(f"accept: this machine's output profile {profile!r} is not one the book records "
-              f"({numerics.describe_profile(profile)}); nothing accepted.", file=sys.stderr)
+        print(
+            f"accept: this machine's output profile {profile!r} is not one the book records "
+            f"({numerics.describe_profile(profile)}); nothing accepted.",
+            file=sys.stderr,
+        )
         return 1
     changed, written = 0, []
     if numerics.is_gpu_profile(profile):
-        written += _restamp_gpu_baselines(root, profile, numerics.gpu_software(runtime.pick_device()),
-                                          {c.result.chapter for c in checks})
+        written += _restamp_gpu_baselines(
+            root,
+            profile,
+            numerics.gpu_software(runtime.pick_device()),
+            {c.result.chapter for c in checks},
+        )
     for c in checks:
         assert c.recorded is not None
         recs, images, options = c.recorded
         # outputs that compare equal keep the baseline's text and figures: only what differs is rewritten
-        recs, images = baselines.settle(baselines.read_baseline(baseline_dir(root, profile), c.result.chapter),
-                                      recs, images, options)
+        recs, images = baselines.settle(
+            baselines.read_baseline(baseline_dir(root, profile), c.result.chapter),
+            recs,
+            images,
+            options,
+        )
         if c.differences:
             changed += len(c.differences)
             print(f"{c.result.chapter}: accepting {len(c.differences)} change(s):")
@@ -718,15 +967,21 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
                 print(f"  [{d.cell}] {d.old} -> {d.new}")
                 if d.detail:
                     print(_indented(d.detail))
-        written += baselines.write_baseline(baseline_dir(root, profile), c.result.chapter, recs, images)
+        written += baselines.write_baseline(
+            baseline_dir(root, profile), c.result.chapter, recs, images
+        )
     for path in written:
         print(f"  wrote {path.relative_to(root)}")
-    print(f"accept: {changed} change(s), {len(written)} file(s) written in baselines/{profile}/; "
-          "review with `git diff baselines/` and commit")
+    print(
+        f"accept: {changed} change(s), {len(written)} file(s) written in baselines/{profile}/; "
+        "review with `git diff baselines/` and commit"
+    )
     return 0
 
 
-def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], chapters: set[str]) -> list[Path]:
+def _restamp_gpu_baselines(
+    root: Path, profile: str, software: dict[str, str], chapters: set[str]
+) -> list[Path]:
     """Before a GPU kind's baselines are written for ``software``: its stamp, and no baseline of other software left.
 
     Baselines of other GPU software (or of none recorded) for chapters this
@@ -737,12 +992,16 @@ def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], c
     if not reason:
         return []
     folder = baseline_dir(root, profile)
-    print(f"accept: {reason}; recording the baselines of {profile!r} for {_software_text(software)}")
+    print(
+        f"accept: {reason}; recording the baselines of {profile!r} for {_software_text(software)}"
+    )
     changed = []
     names = {Path(c).name for c in chapters}
     for old in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         if old.name != SOFTWARE_FILE and old.stem not in names:
-            print(f"accept: removing {old.relative_to(root)}: recorded with other GPU software, not re-recorded now")
+            print(
+                f"accept: removing {old.relative_to(root)}: recorded with other GPU software, not re-recorded now"
+            )
             old.unlink()
             changed.append(old)
             figures = folder / old.stem
@@ -756,7 +1015,13 @@ def _restamp_gpu_baselines(root: Path, profile: str, software: dict[str, str], c
 
 def ci_environment() -> bool:
     """True under CI: ``CI`` set to anything but an explicit no (``CI=true``, ``CI=1``, ``CI=on``, ...)."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+    return os.environ.get("CI", "").strip().lower() not in (
+        "",
+        "0",
+        "false",
+        "no",
+        "off",
+    )
 
 
 def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int:
@@ -776,7 +1041,9 @@ def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int
         missing = [k for k in pagecontent.PAGE_KEYS if k not in base]
         if not missing:
             continue
-        options = baselines.validate_cells(engine.read_notebook(root / f"{chapter}.md"), chapter)
+        options = baselines.validate_cells(
+            engine.read_notebook(root / f"{chapter}.md"), chapter
+        )
         page, problems = page_records(root, chapter, options)
         if problems:
             print("\n".join(problems), file=sys.stderr)
@@ -784,6 +1051,9 @@ def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int
             continue
         base.update({key: page[key] for key in missing})
         files.write_text(path, baselines.dumps(base))
-        print(f"  {path.relative_to(root)}: added " + ", ".join(f"{key} ({len(page[key])})" for key in missing))
+        print(
+            f"  {path.relative_to(root)}: added "
+            + ", ".join(f"{key} ({len(page[key])})" for key in missing)
+        )
     print(f"review with `git diff {folder.relative_to(root)}/` and commit")
     return code

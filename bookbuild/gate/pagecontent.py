@@ -44,7 +44,7 @@ def _fences(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
         if not found:
             continue
         options = {}
-        for follow in lines[n + 1:]:
+        for follow in lines[n + 1 :]:
             option = _OPTION.match(follow)
             if not option:
                 break
@@ -73,7 +73,7 @@ def listing_text(path: Path, pyobject: str | None) -> str:
     if pyobject not in tags:
         raise ListingError(f"{path.name} defines no object {pyobject!r} (:pyobject:)")
     _, start, end = tags[pyobject]
-    return "".join(source.splitlines(keepends=True)[start - 1:end])
+    return "".join(source.splitlines(keepends=True)[start - 1 : end])
 
 
 def listings(root: Path, chapter: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -93,10 +93,18 @@ def listings(root: Path, chapter: str) -> tuple[list[dict[str, Any]], list[str]]
         try:
             text = listing_text(path, pyobject)
         except ListingError as exc:
-            problems.append(f"{chapter}.md:{line}: the listing of {name} cannot be shown: {exc}")
+            problems.append(
+                f"{chapter}.md:{line}: the listing of {name} cannot be shown: {exc}"
+            )
             continue
-        out.append({"file": name, "pyobject": pyobject or "", "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                    "lines": text.rstrip("\n").split("\n")})
+        out.append(
+            {
+                "file": name,
+                "pyobject": pyobject or "",
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "lines": text.rstrip("\n").split("\n"),
+            }
+        )
     return out, problems
 
 
@@ -104,15 +112,27 @@ def panels(root: Path, chapter: str) -> list[dict[str, Any]]:
     """The data every ``{book-panel}`` of page ``chapter`` embeds, in page order (none: no import of torch)."""
     import json
 
-    names = [argument for _, directive, argument, _ in _fences((root / f"{chapter}.md").read_text(encoding="utf-8"))
-             if directive == "book-panel"]
+    names = [
+        argument
+        for _, directive, argument, _ in _fences(
+            (root / f"{chapter}.md").read_text(encoding="utf-8")
+        )
+        if directive == "book-panel"
+    ]
     if not names:
         return []
     from chapter_code.panels.data import PANELS as KNOWN
     from chapter_code.panels.data import panel_json
 
-    return [{"panel": name, "data": json.loads(panel_json(name)) if name in KNOWN else None} for name in names]
+    return [
+        {"panel": name, "data": json.loads(panel_json(name)) if name in KNOWN else None}
+        for name in names
+    ]
 
 
 def listing_key(record: dict[str, Any]) -> str:
-    return f"{record['file']}:{record['pyobject']}" if record.get("pyobject") else record["file"]
+    return (
+        f"{record['file']}:{record['pyobject']}"
+        if record.get("pyobject")
+        else record["file"]
+    )

@@ -34,10 +34,16 @@ ADVICE = (
 )
 
 
-def probe_environment(environ: dict[str, str] | None = None, root: Path = ROOT) -> dict[str, str]:
+def probe_environment(
+    environ: dict[str, str] | None = None, root: Path = ROOT
+) -> dict[str, str]:
     """The environment of the probe's processes: ``BOOK_NUMERICS=probe`` and a build folder of its own."""
     env = dict(os.environ if environ is None else environ)
-    base = Path(env["BOOK_BUILD_DIR"]) if env.get("BOOK_BUILD_DIR", "").strip() else root / "_build"
+    base = (
+        Path(env["BOOK_BUILD_DIR"])
+        if env.get("BOOK_BUILD_DIR", "").strip()
+        else root / "_build"
+    )
     env["BOOK_BUILD_DIR"] = str(base / FOLDER)
     env["BOOK_NUMERICS"] = "probe"
     return env
@@ -52,17 +58,29 @@ def spot_checks() -> int:
     failed = 0
     for name, sweep in sorted(sweeps.registry().items()):
         try:
-            records = [r for r in sweeps.load(name, "smoke", sweep=sweep).records
-                       if r["environment"]["profile"] == profile]
-        except sweeps.SweepNotReady as exc:  # stale or damaged: said in its own words, no traceback
+            records = [
+                r
+                for r in sweeps.load(name, "smoke", sweep=sweep).records
+                if r["environment"]["profile"] == profile
+            ]
+        except (
+            sweeps.SweepNotReady
+        ) as exc:  # stale or damaged: said in its own words, no traceback
             print(f"portable: sweep {name} FAILED: {exc}", flush=True)
             failed += 1
             continue
         if not records:
-            print(f"portable: sweep {name}: no smoke record of profile {profile}; not re-run")
+            print(
+                f"portable: sweep {name}: no smoke record of profile {profile}; not re-run"
+            )
             continue
         ok, text = sweeps.spot_check(sweeps.cheapest(records))
-        print(f"portable: sweep {name}: {text}" if ok else f"portable: sweep {name} FAILED: {text}", flush=True)
+        print(
+            f"portable: sweep {name}: {text}"
+            if ok
+            else f"portable: sweep {name} FAILED: {text}",
+            flush=True,
+        )
         failed += not ok
     return 1 if failed else 0
 
@@ -71,20 +89,37 @@ def main(root: Path = ROOT) -> int:
     """Run the probe: the chapters, then the sweeps' spot checks; 0 when every output holds at its precision."""
     env = probe_environment(root=root)
     started = time.perf_counter()
-    print(f"portable: executing the chapters on the probe's kernels (BOOK_NUMERICS=probe) in "
-          f"{env['BOOK_BUILD_DIR']}", flush=True)
-    chapters = subprocess.run([sys.executable, "-m", "bookbuild", "check"], cwd=root, env=env).returncode
-    print("portable: re-running each sweep's cheapest smoke job on the probe's kernels", flush=True)
+    print(
+        f"portable: executing the chapters on the probe's kernels (BOOK_NUMERICS=probe) in "
+        f"{env['BOOK_BUILD_DIR']}",
+        flush=True,
+    )
+    chapters = subprocess.run(
+        [sys.executable, "-m", "bookbuild", "check"], cwd=root, env=env
+    ).returncode
+    print(
+        "portable: re-running each sweep's cheapest smoke job on the probe's kernels",
+        flush=True,
+    )
     call = "import sys; from bookbuild.gate import portable; sys.exit(portable.spot_checks())"
     records = subprocess.run([sys.executable, "-c", call], cwd=root, env=env).returncode
     elapsed = time.perf_counter() - started
     if chapters or records:
-        what = " and ".join(w for w, rc in (("chapter outputs", chapters), ("sweep records", records)) if rc)
-        print(f"\ncheck-portable FAILED ({elapsed:.0f} s): {what} moved beyond their declared precision on the "
-              f"probe's kernels.\n{ADVICE}", file=sys.stderr)
+        what = " and ".join(
+            w
+            for w, rc in (("chapter outputs", chapters), ("sweep records", records))
+            if rc
+        )
+        print(
+            f"\ncheck-portable FAILED ({elapsed:.0f} s): {what} moved beyond their declared precision on the "
+            f"probe's kernels.\n{ADVICE}",
+            file=sys.stderr,
+        )
         return 1
-    print(f"check-portable: every chapter output and sweep spot check holds on the probe's kernels "
-          f"({elapsed:.0f} s)")
+    print(
+        f"check-portable: every chapter output and sweep spot check holds on the probe's kernels "
+        f"({elapsed:.0f} s)"
+    )
     return 0
 
 

@@ -66,7 +66,9 @@ def cells(lines: list[str]) -> list[Cell]:
             start = start if close is None else close + 1
         while start < end and _OPTION.match(lines[start]):
             start += 1
-            while start < end and lines[start][:1] in (" ", "\t") and lines[start].strip():
+            while (
+                start < end and lines[start][:1] in (" ", "\t") and lines[start].strip()
+            ):
                 start += 1  # an option's continuation (``:mystnb:`` with indented keys)
         while start < end and not lines[start].strip():
             start += 1
@@ -85,15 +87,22 @@ def _ruff() -> str:
 
 def format_code(code: str, ruff: str | None = None) -> tuple[str | None, str]:
     """``(formatted, "")``, or ``(None, why)`` when ruff cannot parse the code; no line end at the end."""
-    done = subprocess.run([ruff or _ruff(), "format", "--line-length", str(WIDTH), "-"], input=code,
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [ruff or _ruff(), "format", "--line-length", str(WIDTH), "-"],
+        input=code,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     if done.returncode != 0:
         return None, (done.stderr.strip().splitlines() or ["ruff failed"])[0]
     out = done.stdout.rstrip("\n")
     if code.rstrip().endswith(";") and not out.endswith(";"):
         out += ";"  # the cell's value stays hidden
     if ast.dump(ast.parse(code)) != ast.dump(ast.parse(out)):
-        raise RuntimeError(f"cellformat: formatting changed the syntax tree of:\n{code}")
+        raise RuntimeError(
+            f"cellformat: formatting changed the syntax tree of:\n{code}"
+        )
     return out, ""
 
 
@@ -116,14 +125,17 @@ def format_page(text: str, ruff: str | None = None) -> Report:
         out, why = format_code(cell.code, ruff)
         if out is None:
             unparsed.append((cell.fence + 1, why))
-            new = lines[cell.start:cell.end]
+            new = lines[cell.start : cell.end]
         else:
             new = out.split("\n")
-            if new != lines[cell.start:cell.end]:
+            if new != lines[cell.start : cell.end]:
                 changed.append(cell.fence + 1)
-                lines[cell.start:cell.end] = new
-        long += [(cell.start + k + 1, len(line)) for k, line in enumerate(new)
-                 if len(line) > WIDTH and not _PRAGMA.search(line)]
+                lines[cell.start : cell.end] = new
+        long += [
+            (cell.start + k + 1, len(line))
+            for k, line in enumerate(new)
+            if len(line) > WIDTH and not _PRAGMA.search(line)
+        ]
     return Report("\n".join(lines), sorted(changed), sorted(long), sorted(unparsed))
 
 
@@ -141,22 +153,31 @@ def main(argv: list[str] | None = None) -> int:
         text = path.read_text(encoding="utf-8")
         report = format_page(text, ruff)
         for line, why in report.unparsed:
-            print(f"{path}:{line}: left alone: ruff cannot parse this cell ({why})", file=sys.stderr)
+            print(
+                f"{path}:{line}: left alone: ruff cannot parse this cell ({why})",
+                file=sys.stderr,
+            )
         if check:
             for line in report.changed:
                 print(f"{path}:{line}: this cell would be reformatted")
             for line, width in report.long:
-                print(f"{path}:{line}: {width} columns, over {WIDTH}: wrap the string or comment by hand")
+                print(
+                    f"{path}:{line}: {width} columns, over {WIDTH}: wrap the string or comment by hand"
+                )
             failed += len(report.changed) + len(report.long)
         else:
             if report.text != text:
                 path.write_text(report.text, encoding="utf-8")
                 print(f"{path}: {len(report.changed)} cell(s) reformatted")
             for line, width in report.long:
-                print(f"{path}:{line}: {width} columns, over {WIDTH}: wrap the string or comment by hand")
+                print(
+                    f"{path}:{line}: {width} columns, over {WIDTH}: wrap the string or comment by hand"
+                )
     if check and failed:
-        print(f"cellformat: {failed} problem(s); `python -m bookbuild.lint.cellformat` formats the cells",
-              file=sys.stderr)
+        print(
+            f"cellformat: {failed} problem(s); `python -m bookbuild.lint.cellformat` formats the cells",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -46,11 +46,21 @@ class PageClaims:
     """The claims written in one page's prose and the checks its cells declared."""
 
     chapter: str
-    claims: list[tuple[str, str, int]] = field(default_factory=list)  # (name, sentence, line)
-    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> the check's record
-    unclaimed: list[tuple[int, str]] = field(default_factory=list)  # result sentences without a claim
-    trivial: list[tuple[int, str, str]] = field(default_factory=list)  # (line, check, why) of checks that cannot fail
-    declared_at: dict[str, int] = field(default_factory=dict)  # check -> the line of its claims.check call
+    claims: list[tuple[str, str, int]] = field(
+        default_factory=list
+    )  # (name, sentence, line)
+    checks: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # name -> the check's record
+    unclaimed: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # result sentences without a claim
+    trivial: list[tuple[int, str, str]] = field(
+        default_factory=list
+    )  # (line, check, why) of checks that cannot fail
+    declared_at: dict[str, int] = field(
+        default_factory=dict
+    )  # check -> the line of its claims.check call
 
     @property
     def held(self) -> int:
@@ -72,7 +82,9 @@ def claims_in(source: str) -> list[tuple[str, str, int]]:
         if line.lstrip().startswith("```"):
             in_fence = not in_fence and line.lstrip().startswith("```{code-cell")
         body = line.rstrip("\r\n")
-        prose.append(" " * len(body) + line[len(body):] if in_fence else line)  # code blanked, its lines kept
+        prose.append(
+            " " * len(body) + line[len(body) :] if in_fence else line
+        )  # code blanked, its lines kept
     text = "".join(prose)
     for match in CLAIM.finditer(text):
         target = split_target(match["body"])
@@ -131,9 +143,13 @@ def _why_trivial(condition: ast.AST, assigned: dict[str, str]) -> str | None:
             if ast.dump(a) == ast.dump(b):
                 return f"it compares `{ast.unparse(a)}` with itself"
             for name, other in ((a, b), (b, a)):
-                if isinstance(name, ast.Name) and assigned.get(name.id) == ast.dump(other):
-                    return (f"it compares `{name.id}` with `{ast.unparse(other)}`, the very expression that "
-                            "computed it")
+                if isinstance(name, ast.Name) and assigned.get(name.id) == ast.dump(
+                    other
+                ):
+                    return (
+                        f"it compares `{name.id}` with `{ast.unparse(other)}`, the very expression that "
+                        "computed it"
+                    )
     return None
 
 
@@ -151,14 +167,30 @@ def trivial_checks(source: str) -> list[tuple[int, str, str]]:
             continue
         assigned = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
                 assigned[node.targets[0].id] = ast.dump(node.value)
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and ast.unparse(node.func) in ("claims.check", "check")):
+            if not (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func) in ("claims.check", "check")
+            ):
                 continue
-            condition = node.args[1] if len(node.args) > 1 else next(
-                (k.value for k in node.keywords if k.arg == "condition"), None)
-            name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
+            condition = (
+                node.args[1]
+                if len(node.args) > 1
+                else next(
+                    (k.value for k in node.keywords if k.arg == "condition"), None
+                )
+            )
+            name = (
+                node.args[0].value
+                if node.args and isinstance(node.args[0], ast.Constant)
+                else "?"
+            )
             why = None if condition is None else _why_trivial(condition, assigned)
             if why:
                 found.append((first + node.lineno - 1, str(name), why))
@@ -174,8 +206,13 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
         if not (root / f"{chapter}.md").is_file():  # a chapter removed since it ran
             continue
         source = (root / f"{chapter}.md").read_text()
-        page = PageClaims(chapter, claims_in(source), unclaimed=unclaimed_results(source),
-                          trivial=trivial_checks(source), declared_at=declared_lines(source))
+        page = PageClaims(
+            chapter,
+            claims_in(source),
+            unclaimed=unclaimed_results(source),
+            trivial=trivial_checks(source),
+            declared_at=declared_lines(source),
+        )
         try:
             page.checks = checks_in(engine.rendered_notebook(root, chapter))
         except KeyError:  # no executed outputs (a page without code cells)
@@ -200,30 +237,46 @@ def problems(pages: list[PageClaims]) -> list[str]:
         claimed = {}
         for name, _sentence, line in page.claims:
             if not name:
-                out.append(f"{where}:{line}: a claim names no check: write {{claim}}`sentence <check-name>`")
+                out.append(
+                    f"{where}:{line}: a claim names no check: write {{claim}}`sentence <check-name>`"
+                )
                 continue
             claimed.setdefault(name, line)  # a summary may claim a check again
             if name not in page.checks:
-                out.append(f"{where}:{line}: the claim names check {name!r}, which no cell of this page declared")
+                out.append(
+                    f"{where}:{line}: the claim names check {name!r}, which no cell of this page declared"
+                )
         for name, record in page.checks.items():
-            at = f"{where}:{page.declared_at[name]}" if name in page.declared_at else where
+            at = (
+                f"{where}:{page.declared_at[name]}"
+                if name in page.declared_at
+                else where
+            )
             if name not in claimed:
-                out.append(f"{at}: check {name!r} (cell {record.get('cell', '?')!r}) is declared but no "
-                           "sentence claims it")
+                out.append(
+                    f"{at}: check {name!r} (cell {record.get('cell', '?')!r}) is declared but no "
+                    "sentence claims it"
+                )
             if name in first_page and first_page[name] != page.chapter:
-                out.append(f"{at}: check {name!r} is also declared by {first_page[name]}.md; names are "
-                           "unique in the book")
+                out.append(
+                    f"{at}: check {name!r} is also declared by {first_page[name]}.md; names are "
+                    "unique in the book"
+                )
             first_page.setdefault(name, page.chapter)
             if not record.get("held"):
                 out.append(f"{at}: check {name!r} did not hold")
         for line, name, why in page.trivial:
-            out.append(f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
-                       "another way (PyTorch, autograd, a stored result) or with the bound the sentence states")
+            out.append(
+                f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
+                "another way (PyTorch, autograd, a stored result) or with the bound the sentence states"
+            )
         if page.chapter in COMPLETE:
             for line, sentence in page.unclaimed:
                 shown = sentence if len(sentence) < 90 else sentence[:87] + "..."
-                out.append(f"{where}:{line}: a result sentence without a claim: {shown!r}; claim it "
-                           "({claim}`... <check-name>`) or mark it {nonresult}`...` if it states no result")
+                out.append(
+                    f"{where}:{line}: a result sentence without a claim: {shown!r}; claim it "
+                    "({claim}`... <check-name>`) or mark it {nonresult}`...` if it states no result"
+                )
     return out
 
 
@@ -237,6 +290,7 @@ _GLUE = re.compile(r"\{glue(?P<kind>:[a-z]+)?\}`(?P<key>[^`]+)`")
 def _from_page(sentence: str, chapter: str) -> str:
     """A sentence's glued values, read from its own page (``recurrence.md::key``) when quoted elsewhere."""
     page = Path(chapter).name + ".md"
+
     def quoted(m: re.Match[str]) -> str:
         key = m["key"]
         if "::" in key:
@@ -270,9 +324,13 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
     for page in pages:
         if not page.claims and not page.checks:
             continue
-        lines += [f"## {titles.get(page.chapter, page.chapter)}", "",
-                  f"{{doc}}`/{page.chapter}`: {{lit}}`{len(page.claims)}` claims, {{lit}}`{page.held}` of "
-                  f"{{lit}}`{len(page.checks)}` checks held.", ""]
+        lines += [
+            f"## {titles.get(page.chapter, page.chapter)}",
+            "",
+            f"{{doc}}`/{page.chapter}`: {{lit}}`{len(page.claims)}` claims, {{lit}}`{page.held}` of "
+            f"{{lit}}`{len(page.checks)}` checks held.",
+            "",
+        ]
         labelled: set[str] = set()
         for name, sentence, _line in page.claims:
             record = page.checks.get(name, {})
@@ -282,7 +340,10 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
                 continue
             labelled.add(name)
             status = "held" if record.get("held") else "NOT HELD"
-            values = "; ".join(f"{k} = {v}" for k, v in record.get("values", {}).items()) or "none named"
+            values = (
+                "; ".join(f"{k} = {v}" for k, v in record.get("values", {}).items())
+                or "none named"
+            )
             lines += [
                 f"(check-{name})=",
                 f"**{name}**: *{_literal_numbers(sentence)}*",
@@ -312,8 +373,10 @@ def print_summary(pages: list[PageClaims], titles: dict[str, str]) -> list[str]:
     ]
     for page in pages:
         if page.claims or page.checks:
-            lines.append(f"| {titles.get(page.chapter, page.chapter)} | {{lit}}`{len(page.claims)}` "
-                         f"| {{lit}}`{len(page.checks)}` | {{lit}}`{page.held}` |")
+            lines.append(
+                f"| {titles.get(page.chapter, page.chapter)} | {{lit}}`{len(page.claims)}` "
+                f"| {{lit}}`{len(page.checks)}` | {{lit}}`{page.held}` |"
+            )
     return [*lines, "```", ""]
 
 
@@ -327,7 +390,9 @@ def _literal_numbers(text: str) -> str:
     parts = []
     last = 0
     for role in _ROLE.finditer(text):
-        parts.append(_NUMBER.sub(lambda m: f"{{lit}}`{m[0]}`", text[last:role.start()]))
+        parts.append(
+            _NUMBER.sub(lambda m: f"{{lit}}`{m[0]}`", text[last : role.start()])
+        )
         parts.append(role[0])
         last = role.end()
     parts.append(_NUMBER.sub(lambda m: f"{{lit}}`{m[0]}`", text[last:]))
@@ -352,12 +417,25 @@ def write_appendix(root: Path, pages: list[PageClaims], titles: dict[str, str]) 
 RESULT_WORDS = re.compile(
     r"\b(solves?|solved|beats?|faster|slower|lower|higher|never|always|none|narrows?|narrowed|grows?|"
     r"grew|matches|matched|agrees?|agreed|every(?! (?:time )?(?:steps?|layers?|listing|build|batch|position|page|"
-    r"chapter|cell|token|entry|element|later|padded|new|other|one|so often)\b))\b", re.IGNORECASE)
+    r"chapter|cell|token|entry|element|later|padded|new|other|one|so often)\b))\b",
+    re.IGNORECASE,
+)
 NONRESULT = re.compile(r"\{nonresult\}(?P<ticks>`+)(?P<body>.+?)(?P=ticks)", re.S)
 #: Pages whose every result sentence is claimed or marked: the build fails on a new unclaimed one there.
 #: A page joins when its sentences have been gone through; the build report counts the rest.
-COMPLETE = frozenset({"book/intro", "book/recurrence", "book/gradients", "book/gated", "book/language-models",
-                      "book/generating", "book/depth", "book/beyond", "book/building"})
+COMPLETE = frozenset(
+    {
+        "book/intro",
+        "book/recurrence",
+        "book/gradients",
+        "book/gated",
+        "book/language-models",
+        "book/generating",
+        "book/depth",
+        "book/beyond",
+        "book/building",
+    }
+)
 
 
 def _blank_keep_lines(match: re.Match[str]) -> str:
@@ -385,14 +463,23 @@ def unclaimed_results(source: str) -> list[tuple[int, str]]:
         paragraphs.append((start, " ".join(current)))
     found = []
     for lineno, paragraph in paragraphs:
-        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", " ".join(paragraph.split())):
+        for sentence in re.split(
+            r"(?<=[.!?])\s+(?=[A-Z(])", " ".join(paragraph.split())
+        ):
             if RESULT_WORDS.search(sentence):
                 found.append((lineno, sentence))
     return found
 
 
-def nonresult_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None,
-                   content: Any = None) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+def nonresult_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     """``{nonresult}`text```: text that uses a result word but states no measured result; rendered as is."""
     span = nodes.inline(rawtext, "", classes=["nonresult"])
     parsed, messages = inliner.parse(text, lineno, None, span)
@@ -409,15 +496,21 @@ def _reader_html(text: str) -> str:
 
     from bookbuild.site.notation import split_scientific
 
-    return "".join(html.escape(p) if isinstance(p, str) else f"{html.escape(p[0])}<sup>{html.escape(p[1])}</sup>"
-                   for p in split_scientific(text))
+    return "".join(
+        html.escape(p)
+        if isinstance(p, str)
+        else f"{html.escape(p[0])}<sup>{html.escape(p[1])}</sup>"
+        for p in split_scientific(text)
+    )
 
 
 def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
     import html
 
-    values = "".join(f'<span class="claim-tip-value">{html.escape(k)} = {_reader_html(str(v))}</span>'
-                     for k, v in record.get("values", {}).items())
+    values = "".join(
+        f'<span class="claim-tip-value">{html.escape(k)} = {_reader_html(str(v))}</span>'
+        for k, v in record.get("values", {}).items()
+    )
     status = "held in this build" if record.get("held") else "did NOT hold"
     return (
         '<span class="claim-anchor">'
@@ -425,21 +518,34 @@ def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
         f'aria-label="what this build checked">&#10003;</button>'
         f'<span class="claim-tip" role="tooltip" id="claim-tip-{uid}">'
         f'<span class="claim-tip-head">Checked: {_reader_html(record.get("because", ""))} ({status})</span>'
-        + (f'<span class="claim-tip-values">Values in this build: {values}</span>' if values else "")
+        + (
+            f'<span class="claim-tip-values">Values in this build: {values}</span>'
+            if values
+            else ""
+        )
         + f'<a class="claim-tip-link" tabindex="-1" href="checked.html#check-{name}">every check of this build</a>'
         "</span></span>"
     )
 
 
-def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None,
-               content: Any = None) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+def claim_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     """``{claim}`sentence <check-name>```: the sentence, then the mark that shows what was checked."""
     from sphinx import addnodes
 
     target = split_target(text)
     if target is None:
-        msg = inliner.reporter.error(f"a claim names no check: write {{claim}}`sentence <check-name>`; got {text!r}",
-                                     line=lineno)
+        msg = inliner.reporter.error(
+            f"a claim names no check: write {{claim}}`sentence <check-name>`; got {text!r}",
+            line=lineno,
+        )
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     sentence, check = target
     try:
@@ -448,8 +554,10 @@ def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, op
         data = retrieve_glue_data(inliner.document, GLUE_PREFIX + check).data
         record = json.loads(_plain(data))
     except (RetrievalError, ValueError, KeyError):
-        msg = inliner.reporter.error(f"the claim names check {check!r}, which no cell of this page declared",
-                                     line=lineno)
+        msg = inliner.reporter.error(
+            f"the claim names check {check!r}, which no cell of this page declared",
+            line=lineno,
+        )
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     seen = inliner.document.settings.env.temp_data.setdefault("claims_seen", {})
     seen[check] = seen.get(check, 0) + 1
@@ -461,8 +569,14 @@ def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, op
     html_only += nodes.raw("", _tip_html(check, record, uid), format="html")
     span += html_only
     latex_only = addnodes.only(expr="latex")
-    ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=f"check-{check}", refexplicit=True,
-                                refwarn=True)
+    ref = addnodes.pending_xref(
+        "",
+        refdomain="std",
+        reftype="ref",
+        reftarget=f"check-{check}",
+        refexplicit=True,
+        refwarn=True,
+    )
     ref += nodes.inline("", "\u2020")  # a dagger: in every text font of the PDF
     mark = nodes.superscript("", "", classes=["claim-mark"])
     mark += ref
@@ -472,7 +586,9 @@ def claim_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, op
 
 
 #: a claim's end on the page (its tip, its anchor, the claim) and the punctuation that follows it
-_CLAIM_END = re.compile(r'(every check of this build</a></span>)(</span></span>)([.,;:!?)\]\u201d\u2019]+)')
+_CLAIM_END = re.compile(
+    r"(every check of this build</a></span>)(</span></span>)([.,;:!?)\]\u201d\u2019]+)"
+)
 
 
 def keep_punctuation_with_mark(body: str) -> str:
@@ -481,7 +597,9 @@ def keep_punctuation_with_mark(body: str) -> str:
     return _CLAIM_END.sub(r'\1<span class="claim-after">\3</span>\2', body)
 
 
-def _on_html_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+def _on_html_page(
+    app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
     if "body" in context and "claim-anchor" in context["body"]:
         context["body"] = keep_punctuation_with_mark(context["body"])
 

@@ -30,8 +30,16 @@ def drawn_texts(fig: Any) -> list[Any]:
     drawn: dict[int, Any] = {}
     original = renderer.draw_text
 
-    def noting(gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
-               mtext: Any = None) -> Any:
+    def noting(
+        gc: Any,
+        x: float,
+        y: float,
+        s: str,
+        prop: Any,
+        angle: float,
+        ismath: Any = False,
+        mtext: Any = None,
+    ) -> Any:
         if mtext is not None and s.strip():
             drawn.setdefault(id(mtext), mtext)
         return original(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
@@ -40,7 +48,9 @@ def drawn_texts(fig: Any) -> list[Any]:
     try:
         fig.draw(renderer)
     finally:
-        del renderer.draw_text  # the instance attribute; the class's method shows through again
+        del (
+            renderer.draw_text
+        )  # the instance attribute; the class's method shows through again
     return list(drawn.values())
 
 

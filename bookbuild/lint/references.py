@@ -36,13 +36,21 @@ def glued_names(nb: Any) -> set[str]:
 
 
 def _line_of_label(lines: list[str], label: str) -> int:
-    return next((i for i, line in enumerate(lines, start=1) if LABEL.match(line) and LABEL.match(line)[1] == label),
-                1)
+    return next(
+        (
+            i
+            for i, line in enumerate(lines, start=1)
+            if LABEL.match(line) and LABEL.match(line)[1] == label
+        ),
+        1,
+    )
 
 
 def _has_figure(cell: Any) -> bool:
-    return any("image/png" in out.get("data", {}) or "image/svg+xml" in out.get("data", {})
-               for out in cell.get("outputs", []))
+    return any(
+        "image/png" in out.get("data", {}) or "image/svg+xml" in out.get("data", {})
+        for out in cell.get("outputs", [])
+    )
 
 
 def _alt(cell: Any) -> str:
@@ -61,9 +69,15 @@ def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
             name = match[1].strip()
             if name not in glued:
                 close = difflib.get_close_matches(name, sorted(glued), n=1, cutoff=0.7)
-                hint = f"; did you mean `{close[0]}`?" if close else "; glue it in a cell of this page"
-                problems.append(f"{chapter}.md:{number}: {{glue:text}}`{name}` names no value a cell of this page "
-                                f"glues{hint}")
+                hint = (
+                    f"; did you mean `{close[0]}`?"
+                    if close
+                    else "; glue it in a cell of this page"
+                )
+                problems.append(
+                    f"{chapter}.md:{number}: {{glue:text}}`{name}` names no value a cell of this page "
+                    f"glues{hint}"
+                )
     for cell in nb.cells:
         if cell.cell_type != "code" or not _has_figure(cell):
             continue
@@ -71,17 +85,25 @@ def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
         if tags & HIDDEN or _alt(cell):
             continue
         label = cell.metadata.get("label", "?")
-        problems.append(f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' has no alt text "
-                        "(the site would show its file path): add `image: alt:` under the cell's `:mystnb:` option, "
-                        "a sentence saying what the figure shows")
+        problems.append(
+            f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' has no alt text "
+            "(the site would show its file path): add `image: alt:` under the cell's `:mystnb:` option, "
+            "a sentence saying what the figure shows"
+        )
     for cell in nb.cells:
-        if cell.cell_type != "code" or set(cell.metadata.get("tags", [])) & HIDDEN or not _unstyled(cell):
+        if (
+            cell.cell_type != "code"
+            or set(cell.metadata.get("tags", [])) & HIDDEN
+            or not _unstyled(cell)
+        ):
             continue
         label = cell.metadata.get("label", "?")
-        problems.append(f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' is not drawn in "
-                        "the book's style (fonts, sizes, colours, its PNG for sharp screens): call "
-                        "`use_book_style()` (chapter_code.core.plotting) before drawing it, as the plotting "
-                        "functions of chapter_code do")
+        problems.append(
+            f"{chapter}.md:{_line_of_label(lines, label)}: the figure of cell '{label}' is not drawn in "
+            "the book's style (fonts, sizes, colours, its PNG for sharp screens): call "
+            "`use_book_style()` (chapter_code.core.plotting) before drawing it, as the plotting "
+            "functions of chapter_code do"
+        )
     for cell in nb.cells:
         value = _trailing_value(cell)
         if value is not None:
@@ -90,7 +112,8 @@ def page_problems(root: Path, chapter: str, nb: Any) -> list[str]:
                 f"{chapter}.md:{_line_of_label(lines, label)}: the figure cell '{label}' also shows the value of its "
                 f"last line ({value}) as a second output, which takes the figure's name too (Sphinx would report "
                 "'Duplicate explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
-                "its last expression")
+                "its last expression"
+            )
     return problems
 
 
@@ -107,11 +130,15 @@ def _unstyled(cell: Any) -> bool:
 
 def _trailing_value(cell: Any) -> str | None:
     """The printed value of a figure cell's last expression, when it shows one beside its figure."""
-    if cell.cell_type != "code" or not ((cell.metadata.get("mystnb") or {}).get("figure")):
+    if cell.cell_type != "code" or not (
+        (cell.metadata.get("mystnb") or {}).get("figure")
+    ):
         return None
     for out in cell.get("outputs", []):
         data = out.get("data", {})
-        if out.get("output_type") == "execute_result" and not any(k.startswith("image/") for k in data):
+        if out.get("output_type") == "execute_result" and not any(
+            k.startswith("image/") for k in data
+        ):
             text = str(data.get("text/plain", "")).strip().splitlines()
             return f"`{text[0][:60]}`" if text else "a value"
     return None

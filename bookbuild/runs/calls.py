@@ -40,7 +40,11 @@ def call_names() -> frozenset[str]:
     tree = ast.parse(Path(spec.origin).read_text())
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "calls" and isinstance(node.value, (ast.Tuple, ast.List)):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "calls"
+            and isinstance(node.value, (ast.Tuple, ast.List))
+        ):
             names |= {e.id for e in node.value.elts if isinstance(e, ast.Name)}
     return frozenset(names)
 
@@ -52,13 +56,19 @@ def _index() -> dict[str, list[tuple[Any, str, str, Any]]]:
 
     out: dict[str, list[tuple[Any, str, str, Any]]] = {}
     for sweep in sweeps.registry().values():
-        for config, grid in sweep.configs.items() if sweeps.is_call_sweep(sweep) else ():
+        for config, grid in (
+            sweep.configs.items() if sweeps.is_call_sweep(sweep) else ()
+        ):
             for name, params in grid.jobs.items():
-                out.setdefault(params["function"], []).append((sweep, config, name, memo.canonical(params)))
+                out.setdefault(params["function"], []).append(
+                    (sweep, config, name, memo.canonical(params))
+                )
     return out
 
 
-def find(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> tuple[Any, str, str] | None:
+def find(
+    fn: Callable[..., Any], kwargs: Mapping[str, Any]
+) -> tuple[Any, str, str] | None:
     """The (sweep, config, job name) whose job is the call ``fn(**kwargs)``, or ``None``."""
     if fn.__name__ not in call_names():
         return None
@@ -91,7 +101,11 @@ def _to_device(value: Any, device: Any) -> Any:
     return value
 
 
-def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any, dict], None] | None = None) -> Any:
+def serve(
+    fn: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    note: Callable[[Any, dict], None] | None = None,
+) -> Any:
     """What ``fn(**kwargs)`` returned, from the record of a call sweep that holds this call; :data:`NOT_STORED`
     when none holds it. ``note`` receives the loaded records and the call's own record (what the build report lists
     as read by the page, and the call as a run made ahead)."""
@@ -102,7 +116,9 @@ def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any
     if found is None:
         return NOT_STORED
     sweep, config, name = found
-    loaded = sweeps.load(sweep.name, config=config, sweep=sweep, device=str(pick_device()))
+    loaded = sweeps.load(
+        sweep.name, config=config, sweep=sweep, device=str(pick_device())
+    )
     record = next(r for r in loaded.records if r["job"] == name)
     if note is not None:
         note(loaded, record)

@@ -40,16 +40,24 @@ def strip_docstrings(node: ast.AST) -> ast.AST:
     """``node`` with the docstring of every module, class and function in it removed (in place)."""
     for child in ast.walk(node):
         body = getattr(child, "body", None)
-        if (isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
+            )
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             child.body = body[1:] or [ast.Pass()]
     return node
 
 
 def normal_form(node: ast.AST) -> str:
     """The definition as its syntax tree, docstrings removed, without positions: equal for equal code."""
-    return ast.dump(strip_docstrings(node), annotate_fields=True, include_attributes=False)
+    return ast.dump(
+        strip_docstrings(node), annotate_fields=True, include_attributes=False
+    )
 
 
 @dataclass
@@ -57,9 +65,15 @@ class Module:
     """One module's top-level bindings: definitions, assignments and imports, by the name they bind."""
 
     name: str
-    definitions: dict[str, ast.AST] = field(default_factory=dict)  # def / class / assignment, by bound name
-    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (module, attribute)
-    forms: dict[str, str] = field(default_factory=dict)  # name -> normal form, computed once
+    definitions: dict[str, ast.AST] = field(
+        default_factory=dict
+    )  # def / class / assignment, by bound name
+    imports: dict[str, tuple[str, str | None]] = field(
+        default_factory=dict
+    )  # name -> (module, attribute)
+    forms: dict[str, str] = field(
+        default_factory=dict
+    )  # name -> normal form, computed once
 
     def form(self, name: str) -> str:
         if name not in self.forms:
@@ -91,7 +105,9 @@ def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
         if isinstance(node, (ast.If, ast.With)):
             out += _top_level(node.body) + _top_level(getattr(node, "orelse", []))
         elif isinstance(node, ast.Try):
-            out += _top_level(node.body) + [n for h in node.handlers for n in _top_level(h.body)]
+            out += _top_level(node.body) + [
+                n for h in node.handlers for n in _top_level(h.body)
+            ]
             out += _top_level(node.orelse) + _top_level(node.finalbody)
     return out
 
@@ -121,7 +137,9 @@ def _parse(path: Path, mtime_ns: int, size: int, name: str) -> Module:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+                parts = name.split(".")[
+                    : len(name.split(".")) - node.level + (1 if is_package else 0)
+                ]
                 base = ".".join(parts + ([base] if base else []))
             if base.split(".")[0] != package:
                 continue
@@ -143,13 +161,17 @@ def load(name: str, root: Path) -> Module | None:
 class Reached:
     """The definitions a job reaches: their normal forms' SHA-256 by name, and the modules they live in."""
 
-    definitions: dict[str, str]  # "name" (or "name [2]" for a second definition of the same name) -> SHA-256
+    definitions: dict[
+        str, str
+    ]  # "name" (or "name [2]" for a second definition of the same name) -> SHA-256
     modules: tuple[str, ...]
 
     @property
     def digest(self) -> str:
         """One SHA-256 over every reached definition, independent of which module holds each."""
-        return hashlib.sha256(json.dumps(self.definitions, sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(
+            json.dumps(self.definitions, sort_keys=True).encode()
+        ).hexdigest()
 
 
 class _Walker:
@@ -171,7 +193,10 @@ class _Walker:
             self.walk(module, info.definitions[name])
         elif name in info.imports:
             source, attribute = info.imports[name]
-            if attribute is None or load(f"{source}.{attribute}", self.root) is not None:
+            if (
+                attribute is None
+                or load(f"{source}.{attribute}", self.root) is not None
+            ):
                 return  # a module: followed through the attributes read from it (``module.name``)
             self.resolve(source, attribute, depth + 1)
 
@@ -182,7 +207,12 @@ class _Walker:
             return None
         source, attribute = info.imports[name]
         target = source if attribute is None else f"{source}.{attribute}"
-        return target if target.split(".")[0] == self.package and load(target, self.root) is not None else None
+        return (
+            target
+            if target.split(".")[0] == self.package
+            and load(target, self.root) is not None
+            else None
+        )
 
     def walk(self, module: str, node: ast.AST) -> None:
         for child in ast.walk(node):
@@ -197,7 +227,9 @@ class _Walker:
                 if not isinstance(base, ast.Name):
                     continue
                 target = self.module_of(module, base.id)
-                for attr in reversed(chain):  # `pkg.mod.name`: through submodules to a definition
+                for attr in reversed(
+                    chain
+                ):  # `pkg.mod.name`: through submodules to a definition
                     if target is None:
                         break
                     sub = f"{target}.{attr}"
@@ -214,21 +246,29 @@ def package_root(module: Any) -> Path | None:
     file = getattr(module, "__file__", None)
     if not file:
         return None
-    depth = len(module.__name__.split(".")) - (0 if Path(file).name == "__init__.py" else 1)
+    depth = len(module.__name__.split(".")) - (
+        0 if Path(file).name == "__init__.py" else 1
+    )
     return Path(file).resolve().parents[depth]
 
 
 def reached(function: str, root: Path | None = None) -> Reached:
     """What ``module:qualname`` (or ``module.qualname``) reaches: see the module's docstring."""
     root = root or ROOT
-    module, _, qualname = function.partition(":") if ":" in function else function.rpartition(".")
+    module, _, qualname = (
+        function.partition(":") if ":" in function else function.rpartition(".")
+    )
     walker = _Walker(root, module.split(".")[0])
     walker.resolve(module, qualname.split(".")[0])
     if not walker.seen:
-        raise LookupError(f"{function}: {qualname.split('.')[0]!r} is not defined at the top of {module} "
-                          f"under {root}")
+        raise LookupError(
+            f"{function}: {qualname.split('.')[0]!r} is not defined at the top of {module} "
+            f"under {root}"
+        )
     names: dict[str, str] = {}
-    for (_, name), form in sorted(walker.seen.items(), key=lambda item: (item[0][1], item[1])):
+    for (_, name), form in sorted(
+        walker.seen.items(), key=lambda item: (item[0][1], item[1])
+    ):
         key, n = name, 1
         while key in names:
             n += 1
@@ -239,4 +279,6 @@ def reached(function: str, root: Path | None = None) -> Reached:
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """The definitions that differ between two :attr:`Reached.definitions` (added, removed or changed)."""
-    return sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    return sorted(
+        name for name in set(before) | set(after) if before.get(name) != after.get(name)
+    )

@@ -43,15 +43,33 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y, citations, downloads, mathrender, previews, search, speed
+from bookbuild.site import (
+    a11y,
+    citations,
+    downloads,
+    mathrender,
+    previews,
+    search,
+    speed,
+)
 from bookbuild.site.citations import author_year_label  # noqa: F401  (re-exported: the tests import it here)
 
 ASSETS = Path(__file__).with_name("assets")
-MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
+MATHJAX_PACKAGE = (
+    "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
+)
 MATHJAX_VERSION = "3.2.2"
 #: What the site needs of MathJax: the TeX-to-HTML component, the TeX extensions it loads on demand,
 #: its web fonts, and the menu's accessibility tools (explorer, speech), all loaded from the same folder.
-MATHJAX_PARTS = ["tex-chtml.js", "input/tex/extensions", "output/chtml", "a11y", "sre", "ui", "adaptors"]
+MATHJAX_PARTS = [
+    "tex-chtml.js",
+    "input/tex/extensions",
+    "output/chtml",
+    "a11y",
+    "sre",
+    "ui",
+    "adaptors",
+]
 MATHJAX_PATH = "mathjax/tex-chtml.js"  # relative to the output's _static/
 
 
@@ -59,7 +77,9 @@ def mathjax_source() -> Path:
     """The folder holding MathJax's files in the installed wheel; a clear error if the wheel is missing."""
     spec = importlib.util.find_spec(MATHJAX_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"{MATHJAX_PACKAGE} is not installed; run `make env` (pinned in requirements/lock.txt)")
+        raise RuntimeError(
+            f"{MATHJAX_PACKAGE} is not installed; run `make env` (pinned in requirements/lock.txt)"
+        )
     source = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax"
     tex_chtml = (source / "tex-chtml.js").read_text(encoding="utf-8", errors="replace")
     if f'VERSION="{MATHJAX_VERSION}"' not in tex_chtml:
@@ -97,7 +117,11 @@ def switch_off_thebe(app: Sphinx) -> None:
             if getattr(listener.handler, "__module__", "").startswith("sphinx_thebe"):
                 app.disconnect(listener.id)
     # Its stylesheet, registered at set-up, would be linked from every page without being copied.
-    app.registry.css_files[:] = [(name, attrs) for name, attrs in app.registry.css_files if "thebe" not in str(name)]
+    app.registry.css_files[:] = [
+        (name, attrs)
+        for name, attrs in app.registry.css_files
+        if "thebe" not in str(name)
+    ]
 
 
 def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -125,7 +149,9 @@ def refresh_assets(outdir: Path) -> list[str]:
     copied = []
     for src in sorted(ASSETS.iterdir()):
         dst = static / src.name
-        if src.is_file() and (not dst.is_file() or dst.read_bytes() != src.read_bytes()):
+        if src.is_file() and (
+            not dst.is_file() or dst.read_bytes() != src.read_bytes()
+        ):
             static.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
             copied.append(src.name)
@@ -158,13 +184,19 @@ def setup(app: Sphinx) -> dict[str, object]:
 
     cachekey.install()  # myst-nb's lookup of the stored outputs hashes as the engine's does
     citations.register()
-    app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
+    app.setup_extension(
+        "sphinx_thebe"
+    )  # loaded before us, so that its handlers exist to be disconnected
     switch_off_thebe(app)
-    app.setup_extension("bookbuild.site.panels")  # the interactive panels' directive and player (panels.py)
+    app.setup_extension(
+        "bookbuild.site.panels"
+    )  # the interactive panels' directive and player (panels.py)
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", unique_exercise_ids)
-    app.connect("build-finished", _on_build_finished, priority=930)  # after the math is typeset (mathrender.py)
+    app.connect(
+        "build-finished", _on_build_finished, priority=930
+    )  # after the math is typeset (mathrender.py)
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)
@@ -177,4 +209,9 @@ def setup(app: Sphinx) -> dict[str, object]:
     # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
     # 3: every page written again, for the header's PDF button and the search texts (downloads.py, search.py).
     # 4: link previews, collected as each page is written (previews.py): every page is written once with them.
-    return {"version": "1", "env_version": 4, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "version": "1",
+        "env_version": 4,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

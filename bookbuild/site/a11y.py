@@ -25,7 +25,12 @@ from sphinx.application import Sphinx
 
 FAVICON = Path(__file__).with_name("assets") / "favicon.svg"
 DESCRIPTION_CHARS = 160
-NOT_PROSE = (nodes.Admonition, nodes.container, nodes.table, nodes.citation)  # boxes, cells, tables, references
+NOT_PROSE = (
+    nodes.Admonition,
+    nodes.container,
+    nodes.table,
+    nodes.citation,
+)  # boxes, cells, tables, references
 
 
 # ----------------------------------------------------------------------------- while pages are written
@@ -55,15 +60,23 @@ def _ancestors(node: nodes.Node):  # type: ignore[no-untyped-def]
 
 
 def add_description(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+    app: Sphinx,
+    pagename: str,
+    templatename: str,
+    context: dict,
+    doctree: nodes.document | None,
 ) -> None:
     metatags = context.get("metatags", "")
     if 'name="description"' in metatags:
         return  # the page sets its own (MyST front matter html_meta)
     fallback = {"search": "Search", "genindex": "Index"}.get(pagename, "")
-    fallback = f"{fallback}: {app.config.project}" if fallback else str(app.config.project)
+    fallback = (
+        f"{fallback}: {app.config.project}" if fallback else str(app.config.project)
+    )
     description = html.escape(page_description(doctree, fallback), quote=True)
-    context["metatags"] = metatags + f'\n<meta name="description" content="{description}" />'
+    context["metatags"] = (
+        metatags + f'\n<meta name="description" content="{description}" />'
+    )
 
 
 def _on_config_inited(app: Sphinx, config: object) -> None:
@@ -73,7 +86,9 @@ def _on_config_inited(app: Sphinx, config: object) -> None:
 
 # ----------------------------------------------------------------------------- after the build
 
-Repair = Callable[[str, str], str]  # (page's path under the output, its HTML) -> repaired HTML
+Repair = Callable[
+    [str, str], str
+]  # (page's path under the output, its HTML) -> repaired HTML
 
 
 def hidden_cell_summaries(name: str, text: str) -> str:
@@ -82,7 +97,12 @@ def hidden_cell_summaries(name: str, text: str) -> str:
     accessible name (WCAG 2.5.3). book-site.css gives the spans the rules myst-nb wrote for the paragraphs."""
 
     def fix(match: re.Match[str]) -> str:
-        inner = re.sub(r"<p( class=\"[^\"]*\")>(.*?)</p>", r"<span\1>\2</span>", match.group(2), flags=re.S)
+        inner = re.sub(
+            r"<p( class=\"[^\"]*\")>(.*?)</p>",
+            r"<span\1>\2</span>",
+            match.group(2),
+            flags=re.S,
+        )
         return f"<summary{match.group(1)}>{inner}</summary>"
 
     text = text.replace('<summary aria-label="Toggle hidden content">', "<summary>")
@@ -91,13 +111,21 @@ def hidden_cell_summaries(name: str, text: str) -> str:
 
 def search_button_names(name: str, text: str) -> str:
     """The theme's search field is labelled "Search" but shows "Search Ctrl+K": its visible text is its name."""
-    return re.sub(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"', r"\1", text)
+    return re.sub(
+        r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"',
+        r"\1",
+        text,
+    )
 
 
 def colour_mode_icons(name: str, text: str) -> str:
     """The colour-mode button's icons carry titles (Light, Dark, System Settings) that Font Awesome turns into
     text, so the button named "Color mode" showed other words. The titles go; the button keeps its label."""
-    return re.sub(r'(<i class="theme-switch [^"]*" data-mode="[a-z]+")\s+title="[^"]*"', r"\1", text)
+    return re.sub(
+        r'(<i class="theme-switch [^"]*" data-mode="[a-z]+")\s+title="[^"]*"',
+        r"\1",
+        text,
+    )
 
 
 def bibliography_roles(name: str, text: str) -> str:
@@ -109,7 +137,11 @@ def bibliography_roles(name: str, text: str) -> str:
 def search_scripts_deferred(name: str, text: str) -> str:
     """pydata-sphinx-theme loads the search index and tools in every page's head, blocking the first paint;
     only the search page uses them at once. Deferred, they run in order after the page is parsed."""
-    for script in ("_static/searchtools.js", "_static/language_data.js", "searchindex.js"):
+    for script in (
+        "_static/searchtools.js",
+        "_static/language_data.js",
+        "searchindex.js",
+    ):
         tag = rf'<script src="((?:\.\./)*{re.escape(script)})"></script>'
         text = re.sub(tag, r'<script defer src="\1"></script>', text)
     return text
@@ -124,7 +156,9 @@ def no_fontawesome_script(name: str, text: str) -> str:
 
 def redirect_page(name: str, text: str) -> str:
     """Jupyter Book's root ``index.html`` is a bare meta refresh: no doctype, language or title."""
-    match = re.fullmatch(r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text)
+    match = re.fullmatch(
+        r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text
+    )
     if name != "index.html" or match is None:
         return text
     target = html.escape(match.group(1), quote=True)
@@ -142,7 +176,9 @@ def empty_header_cells(name: str, text: str) -> str:
     reader. A header row with no text at all (a name/value table) goes; an empty corner over a column of row
     names becomes an ordinary empty cell."""
     empty = r'<th class="head"><p></p></th>'
-    text = re.sub(rf"<thead>\s*<tr[^>]*>(?:\s*{empty})+\s*</tr>\s*</thead>\s*", "", text)
+    text = re.sub(
+        rf"<thead>\s*<tr[^>]*>(?:\s*{empty})+\s*</tr>\s*</thead>\s*", "", text
+    )
     return text.replace(empty, '<td class="head"></td>')
 
 
@@ -150,7 +186,9 @@ def tab_label_controls(name: str, text: str) -> str:
     """sphinx-design's tab labels (the PyTorch/JAX tabs) carry ``aria-controls`` on a ``<label for=...>``,
     which HTML forbids on a label tied to a form control: the radio input it labels is what a screen reader
     announces. The attribute goes; the label and its ``for`` stay."""
-    return re.sub(r'(<label) aria-controls="[^"]*"( class="sd-tab-label")', r"\1\2", text)
+    return re.sub(
+        r'(<label) aria-controls="[^"]*"( class="sd-tab-label")', r"\1\2", text
+    )
 
 
 TITLE_PLACEHOLDER = "\x00title\x00"
@@ -210,4 +248,6 @@ def connect(app: Sphinx) -> None:
     """Register the repairs (called from :func:`bookbuild.site.setup`)."""
     app.connect("config-inited", _on_config_inited)
     app.connect("html-page-context", add_description)
-    app.connect("build-finished", _on_build_finished, priority=900)  # after everything else has written
+    app.connect(
+        "build-finished", _on_build_finished, priority=900
+    )  # after everything else has written

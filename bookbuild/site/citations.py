@@ -43,7 +43,9 @@ def author_year_label(entry: Any) -> str:
     persons = entry.persons.get("author") or entry.persons.get("editor") or []
     surnames = [plain(" ".join(p.prelast_names + p.last_names)) for p in persons]
     if not surnames:
-        who = plain(entry.fields.get("organization", entry.fields.get("title", entry.key)))
+        who = plain(
+            entry.fields.get("organization", entry.fields.get("title", entry.key))
+        )
     elif len(surnames) == 1:
         who = surnames[0]
     elif len(surnames) == 2:
@@ -51,7 +53,9 @@ def author_year_label(entry: Any) -> str:
     else:
         who = f"{surnames[0]} et al."
     if "year" not in entry.fields:
-        raise ValueError(f"bibliography entry {entry.key!r} has no year (give it one, or a shorthand)")
+        raise ValueError(
+            f"bibliography entry {entry.key!r} has no year (give it one, or a shorthand)"
+        )
     return f"{who}, {plain(entry.fields['year'])}"
 
 
@@ -71,7 +75,10 @@ def label_sort_key(label: str) -> tuple[str, str]:
 
 
 def sorting_key(entry: Any) -> tuple[str, str, str]:
-    return (*label_sort_key(author_year_label(entry)), folded(plain(entry.fields.get("title", ""))))
+    return (
+        *label_sort_key(author_year_label(entry)),
+        folded(plain(entry.fields.get("title", ""))),
+    )
 
 
 _registered = False
@@ -90,12 +97,19 @@ def register() -> None:
     from pybtex.style.template import field, first_of, join, node, optional
     from sphinxcontrib.bibtex import plugin as bibtex_plugin
     from sphinxcontrib.bibtex.style.referencing import BracketStyle
-    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+    from sphinxcontrib.bibtex.style.referencing.author_year import (
+        AuthorYearReferenceStyle,
+    )
     from sphinxcontrib.bibtex.style.referencing.basic_author_year import (
         BasicAuthorYearParentheticalReferenceStyle,
         BasicAuthorYearTextualReferenceStyle,
     )
-    from sphinxcontrib.bibtex.style.template import join2, post_text, pre_text, reference
+    from sphinxcontrib.bibtex.style.template import (
+        join2,
+        post_text,
+        pre_text,
+        reference,
+    )
 
     class AuthorYearLabels(BaseLabelStyle):
         def format_labels(self, sorted_entries):  # type: ignore[no-untyped-def]
@@ -104,7 +118,9 @@ def register() -> None:
             repeated = {label for label, n in Counter(labels).items() if n > 1}
             seen: Counter[str] = Counter()
             for entry, label in zip(entries, labels, strict=True):
-                if label in repeated and SHORTHAND not in entry.fields:  # same authors, same year: 1997a, 1997b
+                if (
+                    label in repeated and SHORTHAND not in entry.fields
+                ):  # same authors, same year: 1997a, 1997b
                     seen[label] += 1
                     label = label + "abcdefghijklmnopqrstuvwxyz"[seen[label] - 1]
                 yield label
@@ -125,8 +141,11 @@ def register() -> None:
 
         def inner(self, role_name: str):  # type: ignore[no-untyped-def]
             return first_of[
-                optional[join2(sep1=self.pre_text_sep, sep2=self.post_text_sep)[pre_text, reference[shorthand],
-                                                                                 post_text]],
+                optional[
+                    join2(sep1=self.pre_text_sep, sep2=self.post_text_sep)[
+                        pre_text, reference[shorthand], post_text
+                    ]
+                ],
                 super().inner(role_name),
             ]
 
@@ -143,7 +162,9 @@ def register() -> None:
 
         def inner(self, role_name: str):  # type: ignore[no-untyped-def]
             return first_of[
-                optional[join(sep=self.text_reference_sep)[reference[shorthand], notes]],
+                optional[
+                    join(sep=self.text_reference_sep)[reference[shorthand], notes]
+                ],
                 super().inner(role_name),
             ]
 
@@ -157,15 +178,23 @@ def register() -> None:
             self.bracket_parenthetical = BracketStyle(sep="; ")
             super().__post_init__()
             for i, style in enumerate(self.styles):
-                kind = {BasicAuthorYearParentheticalReferenceStyle: Parenthetical,
-                        BasicAuthorYearTextualReferenceStyle: Textual}.get(type(style))
+                kind = {
+                    BasicAuthorYearParentheticalReferenceStyle: Parenthetical,
+                    BasicAuthorYearTextualReferenceStyle: Textual,
+                }.get(type(style))
                 if kind is not None:
-                    self.styles[i] = kind(**{k: getattr(style, k) for k in style.__dataclass_fields__})
+                    self.styles[i] = kind(
+                        **{k: getattr(style, k) for k in style.__dataclass_fields__}
+                    )
             self.role_style.clear()
-            self.role_style.update((name, s) for s in self.styles for name in s.role_names())
+            self.role_style.update(
+                (name, s) for s in self.styles for name in s.role_names()
+            )
 
     register_plugin("pybtex.style.labels", STYLE, AuthorYearLabels, force=True)
     register_plugin("pybtex.style.sorting", STYLE, AuthorYearSorting, force=True)
     register_plugin("pybtex.style.formatting", STYLE, AuthorYearStyle, force=True)
-    bibtex_plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", STYLE, References, force=True)
+    bibtex_plugin.register_plugin(
+        "sphinxcontrib.bibtex.style.referencing", STYLE, References, force=True
+    )
     _registered = True

@@ -68,7 +68,10 @@ def link_target(outdir: Path, page: Path) -> str | None:
     if pdf.is_file():
         return Path(os.path.relpath(pdf, page.parent)).as_posix()
     if fallback.is_file():
-        return Path(os.path.relpath(fallback, page.parent)).as_posix() + f"#{FALLBACK_LABEL}"
+        return (
+            Path(os.path.relpath(fallback, page.parent)).as_posix()
+            + f"#{FALLBACK_LABEL}"
+        )
     return None
 
 
@@ -114,13 +117,17 @@ def publish(pdf: Path, outdir: Path) -> Path | None:
 # ----------------------------------------------------------------------------- while pages are written
 
 
-def chapter_notebook(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+def chapter_notebook(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
     """Write the executed notebook of ``pagename``, if it has one, where the theme's ``.ipynb`` item links."""
     import nbformat
 
     from bookbuild.site.provenance import executed_notebook
 
-    if "kernelspec" not in app.env.metadata.get(pagename, {}) or context.get("ipynb_source"):
+    if "kernelspec" not in app.env.metadata.get(pagename, {}) or context.get(
+        "ipynb_source"
+    ):
         return
     notebook = executed_notebook(app, pagename)
     if notebook is None:  # no outputs cached for the page as it stands
@@ -131,7 +138,9 @@ def chapter_notebook(app: Sphinx, pagename: str, templatename: str, context: dic
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
-def header_buttons(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+def header_buttons(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
     """Add the PDF button in front of the theme's buttons; relabel the theme's print item."""
     buttons = context.get("header_buttons")
     if buttons is None:
@@ -139,8 +148,12 @@ def header_buttons(app: Sphinx, pagename: str, templatename: str, context: dict,
     for group in buttons:
         for button in group.get("buttons", []):
             if button.get("label") == "download-pdf-button":
-                button.update(text=PRINT_LABEL, tooltip="Print this page", icon="fas fa-print")
-    reachable = Path(app.outdir, PDF_NAME).is_file() or FALLBACK_DOC in app.env.found_docs
+                button.update(
+                    text=PRINT_LABEL, tooltip="Print this page", icon="fas fa-print"
+                )
+    reachable = (
+        Path(app.outdir, PDF_NAME).is_file() or FALLBACK_DOC in app.env.found_docs
+    )
     if reachable and not any(b.get("label") == BUTTON["label"] for b in buttons):
         # the href is set over the finished site (point_links); until then it names the fallback
         url = context["pathto"](FALLBACK_DOC) + f"#{FALLBACK_LABEL}"
@@ -151,14 +164,24 @@ class book_pdf_link(nodes.Inline, nodes.TextElement):  # noqa: N801 (docutils na
     """A link to the book's PDF (``{book-pdf}`text```)."""
 
 
-def book_pdf_role(name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None,
-                  content: Any = None) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+def book_pdf_role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     return [book_pdf_link(rawtext, text)], []
 
 
 def _visit_html(self: Any, node: book_pdf_link) -> None:
     builder = self.builder
-    href = builder.get_relative_uri(builder.current_docname, FALLBACK_DOC) + f"#{FALLBACK_LABEL}"
+    href = (
+        builder.get_relative_uri(builder.current_docname, FALLBACK_DOC)
+        + f"#{FALLBACK_LABEL}"
+    )
     self.body.append(f'<a class="reference external {LINK_CLASS}" href="{href}">')
 
 
@@ -177,8 +200,19 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the button, the role and the pass over the site (called from :func:`bookbuild.site.setup`)."""
-    app.add_node(book_pdf_link, html=(_visit_html, _depart_html), latex=(_pass, _pass), text=(_pass, _pass))
+    app.add_node(
+        book_pdf_link,
+        html=(_visit_html, _depart_html),
+        latex=(_pass, _pass),
+        text=(_pass, _pass),
+    )
     app.add_role("book-pdf", book_pdf_role)
-    app.connect("html-page-context", chapter_notebook, priority=500)  # before the theme reads ipynb_source (501)
-    app.connect("html-page-context", header_buttons, priority=510)  # after the theme's buttons (501)
-    app.connect("build-finished", _on_build_finished, priority=950)  # after a11y's repairs (900)
+    app.connect(
+        "html-page-context", chapter_notebook, priority=500
+    )  # before the theme reads ipynb_source (501)
+    app.connect(
+        "html-page-context", header_buttons, priority=510
+    )  # after the theme's buttons (501)
+    app.connect(
+        "build-finished", _on_build_finished, priority=950
+    )  # after a11y's repairs (900)

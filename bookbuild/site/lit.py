@@ -23,7 +23,13 @@ from docutils import nodes
 
 
 def lit_role(
-    name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as a power of ten)."""
     from bookbuild.site.notation import set_scientific
@@ -34,7 +40,13 @@ def lit_role(
 
 
 def lit_math_role(
-    name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
     """Render ``text`` as inline math (as ``$text$`` would be), its numbers declared literal."""
     return [nodes.math(rawtext, text)], []
@@ -42,7 +54,12 @@ def lit_math_role(
 
 #: The modules that render the prose's numbers and claims into a page: literals, the notation of E
 #: numbers, claims and their previews, glued numbers (bookbuild/*.py).
-RENDERING = ("site/lit.py", "site/notation.py", "lint/claims.py", "site/provenance.py")  # under bookbuild/
+RENDERING = (
+    "site/lit.py",
+    "site/notation.py",
+    "lint/claims.py",
+    "site/provenance.py",
+)  # under bookbuild/
 
 
 def rendering_key() -> str:
@@ -51,10 +68,14 @@ def rendering_key() -> str:
     from pathlib import Path
 
     package = Path(__file__).resolve().parents[1]
-    return hashlib.sha256(b"".join((package / n).read_bytes() for n in RENDERING)).hexdigest()[:16]
+    return hashlib.sha256(
+        b"".join((package / n).read_bytes() for n in RENDERING)
+    ).hexdigest()[:16]
 
 
-def pages_to_reread(app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+def pages_to_reread(
+    app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
     """Every page, once, when the code that renders its numbers has changed since the environment was saved.
 
     Sphinx re-reads a page when its source changes, not when a role's code does, so a page that never

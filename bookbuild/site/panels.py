@@ -57,6 +57,8 @@ PLAYER = ROOT / "panels"
 #: Files the panels add to a page, in load order (the player first: the drawings register with it).
 SCRIPTS = ["player.js", "panels.js"]
 STYLESHEET = "panels.css"
+
+
 def depends() -> list[Path]:
     """Source files whose change changes a panel (a page that holds one is read again): every ``chapter_code``
     module loaded once the panels' registries are, so a panel's topic module and all it imports count."""
@@ -64,13 +66,23 @@ def depends() -> list[Path]:
     import chapter_code.panels.figures  # noqa: F401
 
     loaded = list(sys.modules.items())
-    return sorted({Path(module.__file__) for name, module in loaded
-                   if name.split(".")[0] == "chapter_code" and getattr(module, "__file__", None)})
+    return sorted(
+        {
+            Path(module.__file__)
+            for name, module in loaded
+            if name.split(".")[0] == "chapter_code"
+            and getattr(module, "__file__", None)
+        }
+    )
 
 
 #: Besides the ``chapter_code`` modules imported when a panel is computed, what its cache entry depends on (paths
 #: from the repository's root).
-CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/lint/figure_layout.py", "chapter_code/core/book.mplstyle"]
+CACHE_FILES = [
+    "bookbuild/site/panels.py",
+    "bookbuild/lint/figure_layout.py",
+    "chapter_code/core/book.mplstyle",
+]
 CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
 CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
 
@@ -78,7 +90,9 @@ CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
 def _content_digest(data: dict[str, Any], script_json: str) -> str:
     """A digest of a panel's data and script JSON, kept in its entry: an entry edited or damaged on disk is
     recomputed, never shown."""
-    text = json.dumps([data, script_json], ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(
+        [data, script_json], ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -89,15 +103,25 @@ def _environment() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             return None
 
-    return {"format": str(CACHE_FORMAT), "python": platform.python_version(),
-            **{name: version(name) for name in CACHE_DISTRIBUTIONS}}
+    return {
+        "format": str(CACHE_FORMAT),
+        "python": platform.python_version(),
+        **{name: version(name) for name in CACHE_DISTRIBUTIONS},
+    }
 
 
 def _imported_sources(root: Path = ROOT) -> list[Path]:
     """The source files of the ``chapter_code`` modules this process has imported, and :data:`CACHE_FILES`."""
     package = (root / "chapter_code").resolve()
-    found = {Path(f).resolve() for m in list(sys.modules.values()) if (f := getattr(m, "__file__", None))}
-    return sorted({f for f in found if f.is_relative_to(package)} | {(root / f).resolve() for f in CACHE_FILES})
+    found = {
+        Path(f).resolve()
+        for m in list(sys.modules.values())
+        if (f := getattr(m, "__file__", None))
+    }
+    return sorted(
+        {f for f in found if f.is_relative_to(package)}
+        | {(root / f).resolve() for f in CACHE_FILES}
+    )
 
 
 class PanelCache:
@@ -107,7 +131,10 @@ class PanelCache:
     its digest, is treated as absent (and recomputed)."""
 
     def __init__(self, folder: Path, root: Path = ROOT) -> None:
-        self.folder, self.root = folder, root  # the files are named relative to ``root``
+        self.folder, self.root = (
+            folder,
+            root,
+        )  # the files are named relative to ``root``
 
     def _entry(self, name: str) -> Path:
         return self.folder / f"{name}.json"
@@ -124,26 +151,42 @@ class PanelCache:
         try:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
             png = self._png(name).read_bytes()
-            if (entry["environment"] != _environment() or hashlib.sha256(png).hexdigest() != entry["png"]
-                    or _content_digest(entry["data"], entry["json"]) != entry["content"]
-                    or current_hashes(self.root, list(entry["files"])) != entry["files"]):
+            if (
+                entry["environment"] != _environment()
+                or hashlib.sha256(png).hexdigest() != entry["png"]
+                or _content_digest(entry["data"], entry["json"]) != entry["content"]
+                or current_hashes(self.root, list(entry["files"])) != entry["files"]
+            ):
                 return None
             return entry["data"], entry["json"], png
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
+    def put(
+        self, name: str, data: dict[str, Any], script_json: str, png: bytes
+    ) -> None:
         """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
         from bookbuild.execute.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
         root = self.root.resolve()
-        files = current_hashes(root, [f.relative_to(root).as_posix() for f in _imported_sources(root)])
-        write_bytes(self._png(name), png)  # first: an entry never names a PNG that is not there yet
-        entry = {"environment": _environment(), "files": files, "png": hashlib.sha256(png).hexdigest(),
-                 "content": _content_digest(data, script_json),
-                 "data": data, "json": script_json}  # data's keys in their order: the symbols are typeset in it
-        write_text(self._entry(name), json.dumps(entry, ensure_ascii=False, indent=1) + "\n")
+        files = current_hashes(
+            root, [f.relative_to(root).as_posix() for f in _imported_sources(root)]
+        )
+        write_bytes(
+            self._png(name), png
+        )  # first: an entry never names a PNG that is not there yet
+        entry = {
+            "environment": _environment(),
+            "files": files,
+            "png": hashlib.sha256(png).hexdigest(),
+            "content": _content_digest(data, script_json),
+            "data": data,
+            "json": script_json,
+        }  # data's keys in their order: the symbols are typeset in it
+        write_text(
+            self._entry(name), json.dumps(entry, ensure_ascii=False, indent=1) + "\n"
+        )
 
 
 def _raw(text: str) -> nodes.raw:
@@ -162,10 +205,17 @@ def inline(text: str) -> list[nodes.Node]:
             pieces = part.split("`")
             if len(pieces) % 2 == 0:
                 raise ValueError(f"book-panel: unbalanced ` in {text!r}")
-            out += [nodes.literal(p, p) if j % 2 else nodes.Text(p) for j, p in enumerate(pieces) if p]
+            out += [
+                nodes.literal(p, p) if j % 2 else nodes.Text(p)
+                for j, p in enumerate(pieces)
+                if p
+            ]
         else:
-            out += [_raw(f'<span class="book-panel-tex" data-tex="{html.escape(part)}">'), nodes.math(part, part),
-                    _raw("</span>")]
+            out += [
+                _raw(f'<span class="book-panel-tex" data-tex="{html.escape(part)}">'),
+                nodes.math(part, part),
+                _raw("</span>"),
+            ]
     return out
 
 
@@ -185,7 +235,10 @@ class BookPanel(SphinxDirective):
         def check(fig) -> None:  # type: ignore[no-untyped-def]
             clashes = overlapping_texts(fig)
             if clashes:
-                raise self.error(f"book-panel {name}: texts of its static figure overlap: " + "; ".join(clashes))
+                raise self.error(
+                    f"book-panel {name}: texts of its static figure overlap: "
+                    + "; ".join(clashes)
+                )
 
         return check
 
@@ -195,7 +248,9 @@ class BookPanel(SphinxDirective):
         from chapter_code.panels.figures import write_static_figure
 
         if name not in PANELS:
-            raise self.error(f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}")
+            raise self.error(
+                f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}"
+            )
         data = panel(name)
         write_static_figure(name, png, check=self._layout_check(name))
         return data, panel_json(name, data)
@@ -226,10 +281,17 @@ class BookPanel(SphinxDirective):
         self.env.book_panels.setdefault(self.env.docname, set()).add(name)  # type: ignore[attr-defined]
 
         box = nodes.container(classes=["book-panel"], ids=[f"panel-{name}"])
-        box += nodes.paragraph("", "", nodes.strong("", "", *inline(data["title"])), classes=["book-panel-title"])
+        box += nodes.paragraph(
+            "",
+            "",
+            nodes.strong("", "", *inline(data["title"])),
+            classes=["book-panel-title"],
+        )
         static = nodes.container(classes=["book-panel-static"])
         figure = nodes.figure()
-        figure += nodes.image(uri="/" + png.relative_to(srcdir).as_posix(), alt=data["alt"])
+        figure += nodes.image(
+            uri="/" + png.relative_to(srcdir).as_posix(), alt=data["alt"]
+        )
         static += figure
         # In HTML the static figure is for readers without JavaScript only: the player draws in its place,
         # and a browser running scripts does not download an image inside <noscript>.
@@ -248,11 +310,21 @@ class BookPanel(SphinxDirective):
         if data.get("symbols"):
             symbols = nodes.paragraph()
             for key, tex in data["symbols"].items():
-                symbols += [_raw(f'<span data-symbol="{html.escape(key)}">'), nodes.math(tex, tex), _raw("</span>")]
+                symbols += [
+                    _raw(f'<span data-symbol="{html.escape(key)}">'),
+                    nodes.math(tex, tex),
+                    _raw("</span>"),
+                ]
             only = addnodes.only(expr="html")
-            only += [_raw('<div class="book-panel-symbols" hidden>'), symbols, _raw("</div>")]
+            only += [
+                _raw('<div class="book-panel-symbols" hidden>'),
+                symbols,
+                _raw("</div>"),
+            ]
             box += only
-        box += _raw('<details class="book-panel-transcript"><summary>Transcript, one sentence per beat</summary>')
+        box += _raw(
+            '<details class="book-panel-transcript"><summary>Transcript, one sentence per beat</summary>'
+        )
         transcript = nodes.enumerated_list(classes=["book-panel-beats"])
         for beat in data["beats"]:
             transcript += nodes.list_item("", _para(beat["text"]))
@@ -265,7 +337,9 @@ class BookPanel(SphinxDirective):
             "your value; Play returns to the timeline. With reduced motion set in your system, each beat is shown "
             "finished, without movement.</p></details>"
         )
-        box += _raw(f'<script type="application/json" class="book-panel-data">{script_json}</script>')
+        box += _raw(
+            f'<script type="application/json" class="book-panel-data">{script_json}</script>'
+        )
         return [box]
 
 
@@ -280,7 +354,9 @@ def _merge(app: Sphinx, env: object, docnames: set[str], other: object) -> None:
             mine[docname] = names
 
 
-def _page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+def _page(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
     if pagename in getattr(app.env, "book_panels", {}):
         app.add_css_file(f"panels/{STYLESHEET}")
         for script in SCRIPTS:
@@ -308,4 +384,3 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("html-page-context", _page)
     app.connect("build-finished", _finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-

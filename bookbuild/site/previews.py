@@ -41,7 +41,14 @@ PARAGRAPHS = 1
 #: lines of a listing a preview keeps
 LISTING_LINES = 8
 #: attributes a preview drops: ids (the template must add none to the page), focus and description wiring
-DROPPED_ATTRIBUTES = ("id", "tabindex", "aria-describedby", "aria-labelledby", "title", "data-glue")
+DROPPED_ATTRIBUTES = (
+    "id",
+    "tabindex",
+    "aria-describedby",
+    "aria-labelledby",
+    "title",
+    "data-glue",
+)
 #: elements a preview drops: heading anchors, claims' own previews, figure-data links
 DROPPED = "a.headerlink, span.claim-tip, p.figure-data, script, style, button"
 _LINK = re.compile(r'<a class="reference internal"\s+href="([^"]+)"')
@@ -65,11 +72,17 @@ def _clean(tag: Any, page: str, target_page: str) -> Any:
                 continue
             if value.startswith("#"):
                 value = posixpath.basename(target_page) + value
-            el[name] = posixpath.relpath(posixpath.normpath(posixpath.join(there, value)), here or ".")
+            el[name] = posixpath.relpath(
+                posixpath.normpath(posixpath.join(there, value)), here or "."
+            )
         if el.name == "a":
-            el["tabindex"] = "-1"  # a preview is read, not tabbed through; the link it previews is the tab stop
+            el["tabindex"] = (
+                "-1"  # a preview is read, not tabbed through; the link it previews is the tab stop
+            )
         if el.name == "img":
-            el.attrs.pop("style", None)  # the page's display size; the preview's stylesheet sizes it
+            el.attrs.pop(
+                "style", None
+            )  # the page's display size; the preview's stylesheet sizes it
             el["loading"] = "lazy"
     return tag
 
@@ -98,7 +111,9 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
         return "citation", [head, *body]
     if el.name == "dt":  # with the other names it is listed under (dt, dt, dd)
         first = el
-        while (before := first.find_previous_sibling(True)) is not None and before.name == "dt":
+        while (
+            before := first.find_previous_sibling(True)
+        ) is not None and before.name == "dt":
             first = before
         terms, sibling = [first], first.find_next_sibling(True)
         while sibling is not None and sibling.name == "dt":
@@ -118,7 +133,9 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
         return "section", [head, *_first_paragraphs(heading)]
     if el.name == "figure":
         captions = [_copy(c) for c in el.select("figcaption")[:1]]
-        for caption in captions:  # a figcaption belongs in a figure; the preview's caption is a plain block
+        for caption in (
+            captions
+        ):  # a figcaption belongs in a figure; the preview's caption is a plain block
             caption.name = "div"
             caption["class"] = "link-tip-caption"
         return "figure", [*el.select("img")[:1], *captions]
@@ -131,10 +148,16 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
         return "table", [head]
     if el.name == "div" and "math" in classes:
         return "equation", [el]
-    if el.name == "div" and "admonition" in classes:  # an exercise (sphinx-exercise) or a solution
+    if (
+        el.name == "div" and "admonition" in classes
+    ):  # an exercise (sphinx-exercise) or a solution
         title = el.find("p", class_="admonition-title")
         content = el.find("section")
-        body = content.find_all("p", recursive=False)[:PARAGRAPHS] if content is not None else []
+        body = (
+            content.find_all("p", recursive=False)[:PARAGRAPHS]
+            if content is not None
+            else []
+        )
         return ("exercise", [title, *body]) if title is not None else None
     if el.name == "div" and el.get("id", "").startswith("listing-"):
         pre = el.find("pre")
@@ -142,7 +165,9 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
             return None
         lines = pre.get_text().splitlines()
         short = soup.new_tag("pre")
-        short.string = "\n".join(lines[:LISTING_LINES]) + ("\n…" if len(lines) > LISTING_LINES else "")
+        short.string = "\n".join(lines[:LISTING_LINES]) + (
+            "\n…" if len(lines) > LISTING_LINES else ""
+        )
         return "listing", [short]
     return None
 
@@ -176,7 +201,9 @@ def collect(body: str, page: str) -> dict[str, dict[str, str]]:
         if found is None:
             continue
         kind, parts = found
-        inner = "".join(str(_clean(_copy(part), page, page)) for part in parts if part is not None)
+        inner = "".join(
+            str(_clean(_copy(part), page, page)) for part in parts if part is not None
+        )
         if not inner:
             continue
         kinds[el["id"]] = kind
@@ -187,36 +214,52 @@ def collect(body: str, page: str) -> dict[str, dict[str, str]]:
     return {"kinds": kinds, "html": previews}
 
 
-def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+def _on_page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
     if app.builder.format != "html" or doctree is None or "body" not in context:
         return
     page = pagename + ".html"
     path = Path(app.doctreedir) / FOLDER / (pagename + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(collect(context["body"], page), sort_keys=True), encoding="utf-8")
+    path.write_text(
+        json.dumps(collect(context["body"], page), sort_keys=True), encoding="utf-8"
+    )
 
 
 def load(doctreedir: Path) -> dict[str, dict[str, dict[str, str]]]:
     """Every page's collected previews, by page path under the output folder (``book/gated.html``)."""
     folder = doctreedir / FOLDER
-    return {path.relative_to(folder).with_suffix(".html").as_posix(): json.loads(path.read_text(encoding="utf-8"))
-            for path in sorted(folder.rglob("*.json"))}
+    return {
+        path.relative_to(folder).with_suffix(".html").as_posix(): json.loads(
+            path.read_text(encoding="utf-8")
+        )
+        for path in sorted(folder.rglob("*.json"))
+    }
 
 
 def resolve(page: str, href: str) -> tuple[str, str]:
     """(target page, target id) of ``href`` written on ``page``: ``#x`` is on ``page``; ``a.html`` is the page."""
     path, _, anchor = href.partition("#")
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(page), path)) if path else page
+    target = (
+        posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
+        if path
+        else page
+    )
     return target, anchor
 
 
-def template(page: str, text: str, previews: dict[str, dict[str, dict[str, str]]]) -> str:
+def template(
+    page: str, text: str, previews: dict[str, dict[str, dict[str, str]]]
+) -> str:
     """The ``<template>`` of previews for the links in ``text``'s article ("" when none resolves)."""
     article = _ARTICLE.search(text)
     if article is None:
         return ""
     entries = []
-    for href in dict.fromkeys(html.unescape(h) for h in _LINK.findall(article.group(1))):
+    for href in dict.fromkeys(
+        html.unescape(h) for h in _LINK.findall(article.group(1))
+    ):
         target, anchor = resolve(page, href)
         found = previews.get(target)
         if found is None or anchor not in found["html"]:
@@ -224,8 +267,10 @@ def template(page: str, text: str, previews: dict[str, dict[str, dict[str, str]]
         kind, inner = found["kinds"][anchor], found["html"][anchor]
         if target != page:
             inner = _rebase(inner, target, page)
-        entries.append(f'<div class="link-tip-body" data-href="{html.escape(href, quote=True)}" '
-                       f'data-kind="{kind}">{inner}</div>')
+        entries.append(
+            f'<div class="link-tip-body" data-href="{html.escape(href, quote=True)}" '
+            f'data-kind="{kind}">{inner}</div>'
+        )
     if not entries:
         return ""
     return f'<template id="{TEMPLATE_ID}">' + "".join(entries) + "</template>\n"
@@ -243,7 +288,9 @@ def _rebase(inner: str, target: str, page: str) -> str:
         for name in ("href", "src"):
             value = el.get(name)
             if value and not _SCHEME.match(value):
-                el[name] = posixpath.relpath(posixpath.normpath(posixpath.join(there, value)), here or ".")
+                el[name] = posixpath.relpath(
+                    posixpath.normpath(posixpath.join(there, value)), here or "."
+                )
     return str(soup)
 
 
@@ -269,5 +316,9 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the two steps (called from :func:`bookbuild.site.setup`)."""
-    app.connect("html-page-context", _on_page_context, priority=900)  # after the other extensions' changes
-    app.connect("build-finished", _on_build_finished, priority=915)  # after a11y.py, before speed.py and mathrender.py
+    app.connect(
+        "html-page-context", _on_page_context, priority=900
+    )  # after the other extensions' changes
+    app.connect(
+        "build-finished", _on_build_finished, priority=915
+    )  # after a11y.py, before speed.py and mathrender.py

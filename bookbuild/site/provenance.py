@@ -44,7 +44,9 @@ from bookbuild.execute.kernel_hooks import FIGURE_MIME
 
 #: the most runs (and sweeps) one number's preview lists
 MAX_LISTED = 6
-_INCLUDE = re.compile(r"^(`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?::[^\n]*\n)*)", re.M)
+_INCLUDE = re.compile(
+    r"^(`{3,}|:{3,})\{literalinclude\}\s+(\S+)\s*\n((?::[^\n]*\n)*)", re.M
+)
 _PYOBJECT = re.compile(r"^:pyobject:\s*(\S+)", re.M)
 
 
@@ -52,7 +54,10 @@ _PYOBJECT = re.compile(r"^:pyobject:\s*(\S+)", re.M)
 
 
 def _parse(source: str) -> ast.Module | None:
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    lines = [
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.splitlines()
+    ]
     try:
         return ast.parse("\n".join(lines))
     except SyntaxError:
@@ -94,9 +99,19 @@ def _glue_calls(tree: ast.AST) -> list[tuple[str, ast.Call]]:
         if not isinstance(node, ast.Call) or not node.args:
             continue
         func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        called = (
+            func.id
+            if isinstance(func, ast.Name)
+            else func.attr
+            if isinstance(func, ast.Attribute)
+            else ""
+        )
         first = node.args[0]
-        if called == "glue" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+        if (
+            called == "glue"
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+        ):
             out.append((first.value, node))
     return out
 
@@ -130,7 +145,9 @@ def listing_id(pyobject: str) -> str:
 # --------------------------------------------------------------------------- provenance of glued values
 
 
-def glue_provenance(nb: Any, entry: dict[str, Any], listings: list[tuple[str, str | None]]) -> dict[str, Any]:
+def glue_provenance(
+    nb: Any, entry: dict[str, Any], listings: list[tuple[str, str | None]]
+) -> dict[str, Any]:
     """For every glued name of an executed notebook: its cell, statement, runs, sweeps and listings.
 
     ``entry`` is the chapter's manifest entry (``runs`` and ``sweeps`` noted by its kernel, each with the
@@ -144,7 +161,9 @@ def glue_provenance(nb: Any, entry: dict[str, Any], listings: list[tuple[str, st
         sweeps_by_cell.setdefault(sweep.get("cell", -1), []).append(sweep)
     listed = {obj.rsplit(".", 1)[-1]: obj for _, obj in listings if obj}
 
-    defined_at: dict[str, int] = {}  # name -> position (in ``cells``) of the last cell that bound it
+    defined_at: dict[
+        str, int
+    ] = {}  # name -> position (in ``cells``) of the last cell that bound it
     reads: list[set[int]] = []  # per cell: the cells whose names it reads
     cells: list[Any] = []
     out: dict[str, Any] = {}
@@ -156,7 +175,10 @@ def glue_provenance(nb: Any, entry: dict[str, Any], listings: list[tuple[str, st
         tree = _parse(cell.source)
         loads, stores = _names(tree) if tree is not None else (set(), set())
         reads.append({defined_at[n] for n in loads if n in defined_at})
-        glued = {o.get("metadata", {}).get("scrapbook", {}).get("name", "") for o in cell.get("outputs", [])}
+        glued = {
+            o.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            for o in cell.get("outputs", [])
+        }
         glued.discard("")
         statements = dict(_glue_calls(tree)) if tree is not None else {}
         for name in sorted(n for n in glued if not n.startswith("check:")):
@@ -176,16 +198,31 @@ def glue_provenance(nb: Any, entry: dict[str, Any], listings: list[tuple[str, st
                     todo.extend(reads[p])
             # the code named is what computed the number: the glue cell and the cells that bound what its
             # statement reads; the runs and records are every cell upstream (a training feeds a table)
-            out[name] = _describe(cells, sorted(seen), pos, statement, by_cell, sweeps_by_cell, listed,
-                                  direct=sorted(start | {pos}))
+            out[name] = _describe(
+                cells,
+                sorted(seen),
+                pos,
+                statement,
+                by_cell,
+                sweeps_by_cell,
+                listed,
+                direct=sorted(start | {pos}),
+            )
         for n in stores:
             defined_at[n] = pos
     return out
 
 
-def _describe(cells: list[Any], reached: list[int], pos: int, statement: str, by_cell: dict[int, list],
-              sweeps_by_cell: dict[int, list], listed: dict[str, str], direct: list[int] | None = None
-              ) -> dict[str, Any]:
+def _describe(
+    cells: list[Any],
+    reached: list[int],
+    pos: int,
+    statement: str,
+    by_cell: dict[int, list],
+    sweeps_by_cell: dict[int, list],
+    listed: dict[str, str],
+    direct: list[int] | None = None,
+) -> dict[str, Any]:
     runs, sweeps, called = [], [], set()
     for p in reached:
         count = cells[p].get("execution_count")
@@ -204,12 +241,22 @@ def _describe(cells: list[Any], reached: list[int], pos: int, statement: str, by
         "cell": cell.metadata.get("label", ""),
         "number": pos + 1,
         "statement": statement if len(statement) <= 160 else statement[:157] + "...",
-        "runs": [{"function": r["function"], "key": r["key"][:12], "outcome": r["outcome"],
-                  "compute_s": r.get("compute_s"), "anchor": run_anchor(r["key"]),
-                  **({"seed": r["seed"]} if "seed" in r else {})} for r in unique_runs[:MAX_LISTED]],
+        "runs": [
+            {
+                "function": r["function"],
+                "key": r["key"][:12],
+                "outcome": r["outcome"],
+                "compute_s": r.get("compute_s"),
+                "anchor": run_anchor(r["key"]),
+                **({"seed": r["seed"]} if "seed" in r else {}),
+            }
+            for r in unique_runs[:MAX_LISTED]
+        ],
         "more_runs": max(0, len(unique_runs) - MAX_LISTED),
         "sweeps": unique_sweeps[:MAX_LISTED],
-        "listings": [{"name": obj, "id": listing_id(obj)} for obj in shown[:MAX_LISTED]],
+        "listings": [
+            {"name": obj, "id": listing_id(obj)} for obj in shown[:MAX_LISTED]
+        ],
     }
 
 
@@ -245,14 +292,19 @@ def _value(v: Any) -> str:
 def _axes_text(summary: dict[str, Any]) -> dict[int, dict[str, Any]]:
     """Per axes number: its title, x and y labels, tick labels and legend, from the summary's ``text``."""
     found: dict[int, dict[str, Any]] = {}
-    pattern = re.compile(r"^axes (\d+) (title|x label|y label|x ticks|y ticks|legend): ?(.*)$", re.S)
+    pattern = re.compile(
+        r"^axes (\d+) (title|x label|y label|x ticks|y ticks|legend): ?(.*)$", re.S
+    )
     for line in summary.get("text", []):
         match = pattern.match(line)
         if match:
             axes = found.setdefault(int(match[1]), {})
             value = match[3]
-            axes[match[2]] = [_words(t) for t in value.split(" | ")] if match[2] in (
-                "x ticks", "y ticks", "legend") and value else _words(value)
+            axes[match[2]] = (
+                [_words(t) for t in value.split(" | ")]
+                if match[2] in ("x ticks", "y ticks", "legend") and value
+                else _words(value)
+            )
     return found
 
 
@@ -275,8 +327,14 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
     token, dots spread sideways) is the category's name, not its offset in the drawing.
     """
     texts = _axes_text(summary)
-    items = [item for item in summary.get("data", []) if any(k in item for k in ("line", "points", "bars", "image"))]
-    data_axes = sorted({i["axes"] for i in items if "x label" in texts.get(i["axes"], {})})
+    items = [
+        item
+        for item in summary.get("data", [])
+        if any(k in item for k in ("line", "points", "bars", "image"))
+    ]
+    data_axes = sorted(
+        {i["axes"] for i in items if "x label" in texts.get(i["axes"], {})}
+    )
     if not data_axes:
         return None
 
@@ -286,8 +344,14 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
             return own
         if categories(n, axis) is not None:
             return "category"  # a row per contender, a group per architecture: named by its tick labels
-        shared = [texts[m].get(f"{axis} label", "") for m in data_axes if texts[m].get(f"{axis} label")]
-        return shared[0] if len(set(shared)) == 1 else axis  # a panel that shares its axis with one labelled below
+        shared = [
+            texts[m].get(f"{axis} label", "")
+            for m in data_axes
+            if texts[m].get(f"{axis} label")
+        ]
+        return (
+            shared[0] if len(set(shared)) == 1 else axis
+        )  # a panel that shares its axis with one labelled below
 
     def categories(n: int, axis: str) -> list[str] | None:
         ticks = texts[n].get(f"{axis} ticks") or []
@@ -299,7 +363,11 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
         i = round(float(v))
         return names[i] if 0 <= i < len(names) else _value(v)
 
-    colorbar = [texts[m].get("y label", "") for m in texts if m not in data_axes and texts[m].get("y label")]
+    colorbar = [
+        texts[m].get("y label", "")
+        for m in texts
+        if m not in data_axes and texts[m].get("y label")
+    ]
     panels = len(data_axes) > 1
     columns: list[str] = (["panel"] if panels else []) + ["series"]
     for n in data_axes:
@@ -315,7 +383,11 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
         n = item["axes"]
         if n not in data_axes:
             continue
-        base = {"panel": texts[n].get("title") or f"panel {data_axes.index(n) + 1}"} if panels else {}
+        base = (
+            {"panel": texts[n].get("title") or f"panel {data_axes.index(n) + 1}"}
+            if panels
+            else {}
+        )
         xname, yname = name(n, "x"), name(n, "y")
         xcat, ycat = categories(n, "x"), categories(n, "y")
         label = item.get("line", item.get("points"))
@@ -326,27 +398,63 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
             xy = item["xy"]
             xs, ys = [p[0] for p in xy], [p[1] for p in xy]
             if len(xy) == 2 and xs == [0.0, 1.0] and ys[0] == ys[1] and xcat is None:
-                rows.append({**base, "series": series, yname: coordinate(ys[0], ycat)})  # across the axes
+                rows.append(
+                    {**base, "series": series, yname: coordinate(ys[0], ycat)}
+                )  # across the axes
                 continue
             if len(xy) == 2 and ys == [0.0, 1.0] and xs[0] == xs[1] and ycat is None:
-                rows.append({**base, "series": series, xname: coordinate(xs[0], xcat)})  # up the axes
+                rows.append(
+                    {**base, "series": series, xname: coordinate(xs[0], xcat)}
+                )  # up the axes
                 continue
-            rows += [{**base, "series": series, xname: coordinate(x, xcat), yname: coordinate(y, ycat)}
-                     for x, y in xy]
+            rows += [
+                {
+                    **base,
+                    "series": series,
+                    xname: coordinate(x, xcat),
+                    yname: coordinate(y, ycat),
+                }
+                for x, y in xy
+            ]
         elif "bars" in item:
             bars = item["bars"]
-            drawn = {_words(i.get("line") or i.get("points") or "") for i in items if i["axes"] == n}
-            legend = [entry for entry in texts[n].get("legend") or [] if entry not in drawn]  # the bars' entries
-            per = len(bars) // len(legend) if legend and len(bars) % len(legend) == 0 else len(bars)
+            drawn = {
+                _words(i.get("line") or i.get("points") or "")
+                for i in items
+                if i["axes"] == n
+            }
+            legend = [
+                entry for entry in texts[n].get("legend") or [] if entry not in drawn
+            ]  # the bars' entries
+            per = (
+                len(bars) // len(legend)
+                if legend and len(bars) % len(legend) == 0
+                else len(bars)
+            )
             ticks = texts[n].get("x ticks") or []
-            names = xcat or (ticks if len(ticks) == per else None)  # one tick label per group of bars
+            names = xcat or (
+                ticks if len(ticks) == per else None
+            )  # one tick label per group of bars
             for k, (x, _, w, h) in enumerate(bars):
-                at = "" if x is None or w is None else coordinate(round(x + w / 2), names)
+                at = (
+                    ""
+                    if x is None or w is None
+                    else coordinate(round(x + w / 2), names)
+                )
                 series = legend[k // per] if legend and k // per < len(legend) else ""
                 rows.append({**base, "series": series, xname: at, yname: _value(h)})
         elif "image" in item:
-            rows += [{**base, "series": "", xname: str(c), yname: str(r), value_column: _value(v)}
-                     for r, line in enumerate(item["image"]) for c, v in enumerate(line)]
+            rows += [
+                {
+                    **base,
+                    "series": "",
+                    xname: str(c),
+                    yname: str(r),
+                    value_column: _value(v),
+                }
+                for r, line in enumerate(item["image"])
+                for c, v in enumerate(line)
+            ]
     if not any(row.get("series") for row in rows):
         columns.remove("series")
     return columns, [[row.get(c, "") for c in columns] for row in rows]
@@ -373,7 +481,9 @@ def figure_json(summary: dict[str, Any]) -> str:
             if cell == "":
                 continue
             try:
-                record[column] = int(cell) if re.fullmatch(r"-?\d+", cell) else float(cell)
+                record[column] = (
+                    int(cell) if re.fullmatch(r"-?\d+", cell) else float(cell)
+                )
             except ValueError:
                 record[column] = cell
         records.append(record)
@@ -388,7 +498,10 @@ def figure_summaries(nb: Any) -> dict[Any, tuple[str, dict[str, Any]]]:
             summary = output.get("data", {}).get(FIGURE_MIME)
             if summary:
                 label = cell.metadata.get("label", "")
-                out[label or cell.get("execution_count")] = (label or f"cell-{pos + 1}", summary)
+                out[label or cell.get("execution_count")] = (
+                    label or f"cell-{pos + 1}",
+                    summary,
+                )
     return out
 
 
@@ -416,7 +529,9 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
     if docname not in notebooks:
         try:
             notebooks[docname] = engine.rendered_notebook(root, docname)
-        except Exception:  # no cached outputs for the page as it stands: nothing to describe
+        except (
+            Exception
+        ):  # no cached outputs for the page as it stands: nothing to describe
             notebooks[docname] = None
     nb = notebooks[docname]
     return None if nb is None else (nb, cache[docname])
@@ -438,12 +553,18 @@ def _traced_text_role() -> Any:
 
         def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
             result, messages = super().run()
-            key = self.text.rsplit(":", 1)[0] if self.text.count(":") and "::" not in self.text else self.text
+            key = (
+                self.text.rsplit(":", 1)[0]
+                if self.text.count(":") and "::" not in self.text
+                else self.text
+            )
             key = key.split("::")[-1]
             for node in result:
                 if isinstance(node, nodes.inline) and "pasted-text" in node["classes"]:
                     node["classes"] += ["glued", f"glue-key-{key}"]
-                    set_scientific(node)  # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.site.notation)
+                    set_scientific(
+                        node
+                    )  # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.site.notation)
             return result, messages
 
     return TracedPasteTextRole()
@@ -463,7 +584,11 @@ def mark_listings(app: Any, doctree: nodes.document, docname: str) -> None:
         for block, obj in zip(blocks, listings, strict=True):
             if obj:
                 used[obj] = used.get(obj, 0) + 1
-                anchor = listing_id(obj) if used[obj] == 1 else f"{listing_id(obj)}-{used[obj]}"
+                anchor = (
+                    listing_id(obj)
+                    if used[obj] == 1
+                    else f"{listing_id(obj)}-{used[obj]}"
+                )
                 block["ids"].append(anchor)
     if app.builder.format == "html":
         _link_figure_data(app, doctree, docname)
@@ -474,7 +599,9 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
     if found is None:
         return
     page = docname.rsplit("/", 1)[-1]
-    app.env.temp_data.setdefault("figure_data_pages", set()).add(page)  # its folder holds this build's files only
+    app.env.temp_data.setdefault("figure_data_pages", set()).add(
+        page
+    )  # its folder holds this build's files only
     summaries = figure_summaries(found[0])
     if not summaries:
         return
@@ -483,7 +610,9 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
     for container in doctree.findall(nodes.container):
         if container.get("nb_element") != "cell_code":
             continue
-        key = (container.get("cell_metadata") or {}).get("label") or container.get("exec_count")
+        key = (container.get("cell_metadata") or {}).get("label") or container.get(
+            "exec_count"
+        )
         if key not in summaries:
             continue
         label, summary = summaries[key]
@@ -493,9 +622,14 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
         written[stem] = summary
         figure = next(iter(container.findall(nodes.figure)), None)
         where = figure if figure is not None else container
-        link = nodes.raw("", (
-            f'<p class="figure-data">Plotted data: <a href="{prefix}{stem}.csv" download>CSV</a> · '
-            f'<a href="{prefix}{stem}.json" download>JSON</a></p>'), format="html")
+        link = nodes.raw(
+            "",
+            (
+                f'<p class="figure-data">Plotted data: <a href="{prefix}{stem}.csv" download>CSV</a> · '
+                f'<a href="{prefix}{stem}.json" download>JSON</a></p>'
+            ),
+            format="html",
+        )
         where.parent.insert(where.parent.index(where) + 1, link)
 
 
@@ -519,7 +653,9 @@ def write_figure_data(app: Any, exception: Exception | None) -> None:
             folder.rmdir()
 
 
-def page_provenance(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+def page_provenance(
+    app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
     """Append the page's glue provenance (JSON) for book-site.js to show on hover and focus."""
     if doctree is None or "body" not in context:
         return
@@ -527,9 +663,13 @@ def page_provenance(app: Any, pagename: str, templatename: str, context: dict[st
     if found is None:
         return
     nb, entry = found
-    data = glue_provenance(nb, entry, listings_in((Path(app.srcdir) / f"{pagename}.md").read_text()))
+    data = glue_provenance(
+        nb, entry, listings_in((Path(app.srcdir) / f"{pagename}.md").read_text())
+    )
     blob = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
-    context["body"] += f'<script type="application/json" id="glue-provenance">{blob}</script>'
+    context["body"] += (
+        f'<script type="application/json" id="glue-provenance">{blob}</script>'
+    )
 
 
 def scientific_pasted_text(app: Any, doctree: nodes.document, docname: str) -> None:

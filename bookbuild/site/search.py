@@ -59,16 +59,22 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
             length += len(chunk)
 
     def walk(node: nodes.Node) -> None:
-        if isinstance(node, (nodes.math, nodes.math_block)):  # a formula as a reader reads it, not its TeX
+        if isinstance(
+            node, (nodes.math, nodes.math_block)
+        ):  # a formula as a reader reads it, not its TeX
             said = readable_math(node.astext())
             add(f" {said} " if isinstance(node, nodes.math_block) else said)
             return
-        if isinstance(node, _SKIP) or (isinstance(node, nodes.Element) and "no-search" in node["classes"]):
+        if isinstance(node, _SKIP) or (
+            isinstance(node, nodes.Element) and "no-search" in node["classes"]
+        ):
             return
         if isinstance(node, nodes.Text):
             add(node.astext())
             return
-        if isinstance(node, nodes.Element):  # sections, and glossary terms, equations, figures...
+        if isinstance(
+            node, nodes.Element
+        ):  # sections, and glossary terms, equations, figures...
             for target_id in node["ids"]:
                 sections.setdefault(target_id, length)
         block = isinstance(node, nodes.Element) and not isinstance(node, nodes.Inline)
@@ -87,39 +93,197 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
 
 #: symbols and names for TeX control words (what a reader sees in the typeset formula)
 _SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
-    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ",
-    "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
-    "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
-    "odot": "⊙", "otimes": "⊗", "oplus": "⊕", "partial": "∂", "nabla": "∇", "approx": "≈", "sim": "~",
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "ll": "≪", "gg": "≫", "equiv": "≡",
-    "cdot": "·", "times": "×", "pm": "±", "in": "∈", "notin": "∉", "mid": "|", "to": "→", "rightarrow": "→",
-    "leftarrow": "←", "Rightarrow": "⇒", "mapsto": "↦", "infty": "∞", "ell": "ℓ", "imath": "ı",
-    "sum": "Σ", "prod": "Π", "int": "∫", "dots": "…", "ldots": "…", "cdots": "⋯", "bullet": "•",
-    "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|", "vert": "|",
-    "lceil": "⌈", "rceil": "⌉", "lfloor": "⌊", "rfloor": "⌋", "langle": "⟨", "rangle": "⟩",
-    "top": "ᵀ", "prime": "′", "forall": "∀", "exists": "∃", "emptyset": "∅",
-    "{": "{", "}": "}", "%": "%", "_": "_", "&": "&", "#": "#", "$": "$",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+    "odot": "⊙",
+    "otimes": "⊗",
+    "oplus": "⊕",
+    "partial": "∂",
+    "nabla": "∇",
+    "approx": "≈",
+    "sim": "~",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ne": "≠",
+    "neq": "≠",
+    "ll": "≪",
+    "gg": "≫",
+    "equiv": "≡",
+    "cdot": "·",
+    "times": "×",
+    "pm": "±",
+    "in": "∈",
+    "notin": "∉",
+    "mid": "|",
+    "to": "→",
+    "rightarrow": "→",
+    "leftarrow": "←",
+    "Rightarrow": "⇒",
+    "mapsto": "↦",
+    "infty": "∞",
+    "ell": "ℓ",
+    "imath": "ı",
+    "sum": "Σ",
+    "prod": "Π",
+    "int": "∫",
+    "dots": "…",
+    "ldots": "…",
+    "cdots": "⋯",
+    "bullet": "•",
+    "lVert": "‖",
+    "rVert": "‖",
+    "Vert": "‖",
+    "lvert": "|",
+    "rvert": "|",
+    "vert": "|",
+    "lceil": "⌈",
+    "rceil": "⌉",
+    "lfloor": "⌊",
+    "rfloor": "⌋",
+    "langle": "⟨",
+    "rangle": "⟩",
+    "top": "ᵀ",
+    "prime": "′",
+    "forall": "∀",
+    "exists": "∃",
+    "emptyset": "∅",
+    "{": "{",
+    "}": "}",
+    "%": "%",
+    "_": "_",
+    "&": "&",
+    "#": "#",
+    "$": "$",
 }
 #: operators set upright in a formula, read as their names
-_NAMES = {"tanh", "sinh", "cosh", "sin", "cos", "tan", "log", "ln", "exp", "max", "min", "arg", "argmax",
-          "argmin", "sup", "inf", "lim", "det", "softmax", "Pr"}
+_NAMES = {
+    "tanh",
+    "sinh",
+    "cosh",
+    "sin",
+    "cos",
+    "tan",
+    "log",
+    "ln",
+    "exp",
+    "max",
+    "min",
+    "arg",
+    "argmax",
+    "argmin",
+    "sup",
+    "inf",
+    "lim",
+    "det",
+    "softmax",
+    "Pr",
+}
 #: control words that only space or size what follows
-_SPACING = {",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": " ", "qquad": " ", "left": "", "right": "",
-            "big": "", "bigl": "", "bigr": "", "Big": "", "Bigl": "", "Bigr": "", "bigg": "", "biggl": "",
-            "biggr": "", "displaystyle": "", "textstyle": "", "nonumber": "", "notag": ""}
+_SPACING = {
+    ",": " ",
+    ";": " ",
+    ":": " ",
+    "!": "",
+    " ": " ",
+    "quad": " ",
+    "qquad": " ",
+    "left": "",
+    "right": "",
+    "big": "",
+    "bigl": "",
+    "bigr": "",
+    "Big": "",
+    "Bigl": "",
+    "Bigr": "",
+    "bigg": "",
+    "biggl": "",
+    "biggr": "",
+    "displaystyle": "",
+    "textstyle": "",
+    "nonumber": "",
+    "notag": "",
+}
 #: control words whose argument is shown as it is (a word, a roman or bold letter)
-_AS_IS = {"text", "textrm", "textit", "textbf", "mathrm", "mathit", "mathbf", "mathsf", "mathtt", "boldsymbol",
-          "bm", "operatorname", "mathcal", "mathscr", "mathfrak"}
+_AS_IS = {
+    "text",
+    "textrm",
+    "textit",
+    "textbf",
+    "mathrm",
+    "mathit",
+    "mathbf",
+    "mathsf",
+    "mathtt",
+    "boldsymbol",
+    "bm",
+    "operatorname",
+    "mathcal",
+    "mathscr",
+    "mathfrak",
+}
 #: accents over their argument (combining characters)
-_ACCENTS = {"tilde": "\u0303", "hat": "\u0302", "bar": "\u0304", "vec": "\u20d7", "dot": "\u0307",
-            "overrightarrow": "\u20d7", "overleftarrow": "\u20d6", "widetilde": "\u0303", "widehat": "\u0302",
-            "overline": "\u0305"}
+_ACCENTS = {
+    "tilde": "\u0303",
+    "hat": "\u0302",
+    "bar": "\u0304",
+    "vec": "\u20d7",
+    "dot": "\u0307",
+    "overrightarrow": "\u20d7",
+    "overleftarrow": "\u20d6",
+    "widetilde": "\u0303",
+    "widehat": "\u0302",
+    "overline": "\u0305",
+}
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
-_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ", strict=True))
-_SUP = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ",
-                strict=True))
+_SUB = dict(
+    zip(
+        "0123456789+-=()aehijklmnoprstuvx",
+        "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ",
+        strict=True,
+    )
+)
+_SUP = dict(
+    zip(
+        "0123456789+-=()abcdefghijklmnoprstuvwxyzT",
+        "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ",
+        strict=True,
+    )
+)
 _TOKEN = re.compile(r"\\([A-Za-z]+|.)|([{}^_&~])|(\s+)|([^\\{}^_&~\s])", re.S)
 
 
@@ -159,7 +323,9 @@ class _TeX:
             arg = self.group()
             return "".join(_BLACKBOARD.get(c, c) for c in arg)
         if command in _ACCENTS:
-            return "".join(c + _ACCENTS[command] if c.isalnum() else c for c in self.group())
+            return "".join(
+                c + _ACCENTS[command] if c.isalnum() else c for c in self.group()
+            )
         if command in ("frac", "tfrac", "dfrac"):
             top, bottom = self.group(), self.group()
             wrap = lambda s: s if len(s) <= 1 or s.isalnum() else f"({s})"  # noqa: E731
@@ -221,9 +387,15 @@ def readable_math(tex: str) -> str:
 def readable_doctree(doctree: nodes.document) -> nodes.document:
     """A copy of a page's doctree whose formulas are :func:`readable_math` text, for Sphinx's search index."""
     copy = doctree.deepcopy()
-    for node in list(copy.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+    for node in list(
+        copy.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))
+    ):
         text = nodes.Text(readable_math(node.astext()))
-        node.replace_self(nodes.paragraph("", "", text) if isinstance(node, nodes.math_block) else text)
+        node.replace_self(
+            nodes.paragraph("", "", text)
+            if isinstance(node, nodes.math_block)
+            else text
+        )
     return copy
 
 
@@ -250,11 +422,15 @@ def _on_builder_inited(app: Sphinx) -> None:
 def text_script(pagename: str, doctree: nodes.document) -> str:
     """The script that hands the page's text to the search page: ``bookSearchText(page, {text, sections})``."""
     text, sections = page_text(doctree)
-    data = json.dumps({"text": text, "sections": sections}, ensure_ascii=False, separators=(",", ":"))
+    data = json.dumps(
+        {"text": text, "sections": sections}, ensure_ascii=False, separators=(",", ":")
+    )
     return f"window.bookSearchText && window.bookSearchText({json.dumps(pagename)}, {data});\n"
 
 
-def _on_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+def _on_page(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
     if app.builder.format != "html":
         return
     if pagename == "search":

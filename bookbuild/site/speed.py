@@ -46,9 +46,13 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-Repair = Callable[[Path, str, str], str]  # (output folder, page's path under it, its HTML) -> repaired HTML
+Repair = Callable[
+    [Path, str, str], str
+]  # (output folder, page's path under it, its HTML) -> repaired HTML
 
-MATHJAX_TAG = re.compile(r'<script defer="defer" src="((?:\.\./)*_static/mathjax/tex-chtml\.js[^"]*)"></script>')
+MATHJAX_TAG = re.compile(
+    r'<script defer="defer" src="((?:\.\./)*_static/mathjax/tex-chtml\.js[^"]*)"></script>'
+)
 IMG_TAG = re.compile(r"<img (?P<attrs>[^>]*?)\s*/?>")
 
 
@@ -69,7 +73,13 @@ def _pixel_size(path: str, mtime_ns: int) -> tuple[int, int] | None:
 
 def image_size(path: Path) -> tuple[int, int] | None:
     """An image file's (width, height) in pixels; None when the file is missing or not a raster image."""
-    if not path.is_file() or path.suffix.lower() not in {".png", ".jpg", ".jpeg", ".gif", ".webp"}:
+    if not path.is_file() or path.suffix.lower() not in {
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".webp",
+    }:
         return None
     return _pixel_size(str(path), path.stat().st_mtime_ns)
 
@@ -93,7 +103,13 @@ def figures_load_lazily(outdir: Path, name: str, text: str) -> str:
         src = re.search(r'\bsrc="([^"]+)"', attrs)
         if src and " width=" not in f" {attrs}" and " height=" not in f" {attrs}":
             target = src.group(1).split("?")[0].split("#")[0]
-            size = None if ":" in target else image_size(Path(os.path.normpath(page_dir / html.unescape(target))))
+            size = (
+                None
+                if ":" in target
+                else image_size(
+                    Path(os.path.normpath(page_dir / html.unescape(target)))
+                )
+            )
             if size is not None:
                 added.append(f'width="{size[0]}" height="{size[1]}"')
         if not added:
@@ -126,7 +142,9 @@ def min_readable_width(path: Path) -> int | None:
     smallest = _smallest_text(str(path), path.stat().st_mtime_ns)
     if not smallest:
         return None
-    return math.ceil(size[0] * PHONE_TEXT_PX / smallest)  # image px per CSS px cancel out
+    return math.ceil(
+        size[0] * PHONE_TEXT_PX / smallest
+    )  # image px per CSS px cancel out
 
 
 def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
@@ -140,7 +158,9 @@ def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
         if "--book-min-width" in attrs or src is None or ":" in src.group(1):
             return match.group(0)
         target = src.group(1).split("?")[0].split("#")[0]
-        width = min_readable_width(Path(os.path.normpath(page_dir / html.unescape(target))))
+        width = min_readable_width(
+            Path(os.path.normpath(page_dir / html.unescape(target)))
+        )
         if width is None:
             return match.group(0)
         rule = f"--book-min-width: {width}px;"
@@ -149,12 +169,16 @@ def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
             return f'<img {attrs} style="{rule}" />'
         kept = style.group(1).rstrip()
         kept = kept + ("" if not kept or kept.endswith(";") else ";")
-        return f"<img {attrs[:style.start(1)]}{kept} {rule}{attrs[style.end(1):]} />".replace('style=" ', 'style="')
+        return f"<img {attrs[: style.start(1)]}{kept} {rule}{attrs[style.end(1) :]} />".replace(
+            'style=" ', 'style="'
+        )
 
     return IMG_TAG.sub(fix, text)
 
 
-HEAD_SCRIPT = re.compile(r'<script (data-[a-z-]+="[^"]*" )?src="((?:\.\./)*_static/[^"]+\.js(?:\?[^"]*)?)"></script>')
+HEAD_SCRIPT = re.compile(
+    r'<script (data-[a-z-]+="[^"]*" )?src="((?:\.\./)*_static/[^"]+\.js(?:\?[^"]*)?)"></script>'
+)
 
 
 def head_scripts_deferred(outdir: Path, name: str, text: str) -> str:
@@ -200,8 +224,12 @@ def code_blocks_sized(outdir: Path, name: str, text: str) -> str:
         style = re.search(r'\sstyle="([^"]*)"', attrs)
         if style:
             kept = style.group(1).rstrip().rstrip(";")
-            attrs = attrs.replace(style.group(0), f' style="{kept}; --book-lines: {lines}"' if kept
-                                  else f' style="--book-lines: {lines}"')
+            attrs = attrs.replace(
+                style.group(0),
+                f' style="{kept}; --book-lines: {lines}"'
+                if kept
+                else f' style="--book-lines: {lines}"',
+            )
         else:
             attrs = f'{attrs} style="--book-lines: {lines}"'
         return f'<pre{attrs} data-book-cols="{cols}">{body}</pre>'

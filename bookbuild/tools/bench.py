@@ -53,11 +53,21 @@ RATIO_TARGET = 2.0
 #: A figure-cell edit in Chapter 3: at most this many seconds.
 FIGURE_CELL_TARGET_S = 30.0
 #: The config keys of the book that name its own extensions' settings (left out of the plain build).
-PLAIN_DROP = {"bibtex_reference_style", "bibtex_default_style", "latex_additional_files", "mathjax_path"}
+PLAIN_DROP = {
+    "bibtex_reference_style",
+    "bibtex_default_style",
+    "latex_additional_files",
+    "mathjax_path",
+}
 #: What the first build may reuse from the author's build folder: executed outputs, the engine's state, memoized
 #: runs, and what an author's earlier builds compiled and drew (JAX's programs, the panels' data and figures).
 REUSED = [".jupyter_cache", "engine", "runs", "jax-cache", "panel-cache"]
-STEPS = ["no-change rebuild", "prose-only edit", "figure-cell edit (Chapter 3)", "listing edit (recurrence.py)"]
+STEPS = [
+    "no-change rebuild",
+    "prose-only edit",
+    "figure-cell edit (Chapter 3)",
+    "listing edit (recurrence.py)",
+]
 
 
 def plain_config(text: str) -> str:
@@ -65,8 +75,12 @@ def plain_config(text: str) -> str:
     config = yaml.safe_load(text)
     config.setdefault("execute", {})["execute_notebooks"] = "off"
     sphinx = config.setdefault("sphinx", {})
-    sphinx["extra_extensions"] = [e for e in sphinx.get("extra_extensions") or [] if not e.startswith("bookbuild")]
-    sphinx["config"] = {k: v for k, v in (sphinx.get("config") or {}).items() if k not in PLAIN_DROP}
+    sphinx["extra_extensions"] = [
+        e for e in sphinx.get("extra_extensions") or [] if not e.startswith("bookbuild")
+    ]
+    sphinx["config"] = {
+        k: v for k, v in (sphinx.get("config") or {}).items() if k not in PLAIN_DROP
+    }
     return yaml.safe_dump(config, sort_keys=False)
 
 
@@ -75,15 +89,25 @@ def add_sentence(work: Path, n: int) -> None:
     page = work / "book" / "recurrence.md"
     text = page.read_text()
     if "## Summary\n" not in text:
-        raise RuntimeError(f"{page} has no '## Summary' heading to add a sentence under")
-    page.write_text(text.replace("## Summary\n", f"## Summary\n\nOne more sentence of prose, number {n}.\n", 1))
+        raise RuntimeError(
+            f"{page} has no '## Summary' heading to add a sentence under"
+        )
+    page.write_text(
+        text.replace(
+            "## Summary\n",
+            f"## Summary\n\nOne more sentence of prose, number {n}.\n",
+            1,
+        )
+    )
 
 
 def comment_figure_cell(work: Path, n: int) -> None:
     """A figure-cell edit: a comment added at the top of Chapter 3's first figure cell (after its options)."""
     page = work / "book" / "gated.md"
     text = page.read_text()
-    cell = re.search(r"```\{code-cell\} ipython3\n:label: fig-[^\n]*\n(?::[^\n]*\n)*", text)
+    cell = re.search(
+        r"```\{code-cell\} ipython3\n:label: fig-[^\n]*\n(?::[^\n]*\n)*", text
+    )
     if cell is None:
         raise RuntimeError(f"{page} has no code cell labelled fig-...")
     page.write_text(text[: cell.end()] + f"# bench edit {n}\n" + text[cell.end() :])
@@ -102,26 +126,49 @@ EDITS: dict[str, Callable[[Path, int], None] | None] = dict(
 
 def _ours(work: Path) -> dict:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bookbuild", "build"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
-        raise RuntimeError(f"build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        raise RuntimeError(
+            f"build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     manifest = json.loads((work / "_build" / "engine" / "manifest.json").read_text())
-    executed = [line.split(":")[1].strip() for line in proc.stdout.splitlines() if ": executed in " in line]
+    executed = [
+        line.split(":")[1].strip()
+        for line in proc.stdout.splitlines()
+        if ": executed in " in line
+    ]
     return {
         "wall_s": round(wall, 2),
         "executed": executed,
-        "chapter_s": {c: round(m["wall_s"], 1) for c, m in manifest.items() if c in executed},
+        "chapter_s": {
+            c: round(m["wall_s"], 1) for c, m in manifest.items() if c in executed
+        },
     }
 
 
 def _plain(work: Path) -> float:
     started = time.perf_counter()
-    command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(work), "--builder", "html"]
-    proc = subprocess.run(command, cwd=work, capture_output=True, text=True)  # warnings allowed: the book's roles
+    command = [
+        str(Path(sys.executable).with_name("jupyter-book")),
+        "build",
+        str(work),
+        "--builder",
+        "html",
+    ]
+    proc = subprocess.run(
+        command, cwd=work, capture_output=True, text=True
+    )  # warnings allowed: the book's roles
     wall = time.perf_counter() - started
     if proc.returncode != 0 or not (work / "_build" / "html" / "index.html").exists():
-        raise RuntimeError(f"the plain Jupyter Book build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        raise RuntimeError(
+            f"the plain Jupyter Book build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     return round(wall, 2)
 
 
@@ -136,7 +183,9 @@ def measure(repeats: int = 3, root: Path = ROOT) -> dict:
         reused = [name for name in REUSED if (root / "_build" / name).is_dir()]
         for name in reused:
             shutil.copytree(root / "_build" / name, ours / "_build" / name)
-        (plain / "_config.yml").write_text(plain_config((plain / "_config.yml").read_text()))
+        (plain / "_config.yml").write_text(
+            plain_config((plain / "_config.yml").read_text())
+        )
         first = {"ours": _ours(ours), "plain_s": _plain(plain)}
         readings: dict[str, list[dict]] = {step: [] for step in STEPS}
         for n in range(repeats):
@@ -171,10 +220,14 @@ def verdicts(results: dict) -> list[str]:
     for step in STEPS[:2]:
         s = results["steps"][step]
         ok = s["ratio"] <= RATIO_TARGET
-        out.append(f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): {'met' if ok else 'NOT met'}")
+        out.append(
+            f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): {'met' if ok else 'NOT met'}"
+        )
     s = results["steps"][STEPS[2]]
     ok = s["ours_s"] <= FIGURE_CELL_TARGET_S
-    out.append(f"{STEPS[2]}: {s['ours_s']} s (target <= {FIGURE_CELL_TARGET_S:g} s): {'met' if ok else 'NOT met'}")
+    out.append(
+        f"{STEPS[2]}: {s['ours_s']} s (target <= {FIGURE_CELL_TARGET_S:g} s): {'met' if ok else 'NOT met'}"
+    )
     return out
 
 
@@ -192,10 +245,16 @@ def table(results: dict) -> str:
         ran = sorted({c for r in s["readings"] for c in r["executed"]})
         each = ", ".join(f"{r['wall_s']:g} / {r['plain_s']:g}" for r in s["readings"])
         ran_text = ", ".join(ran) or "none"
-        lines.append(f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | {each} |")
+        lines.append(
+            f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | {each} |"
+        )
     reused = ", ".join(first["reused"]) or "nothing (cold: every chapter executed)"
-    lines += ["", f"First build (not in the medians): ours {first['ours']['wall_s']} s, reusing {reused}; plain "
-              f"{first['plain_s']} s.", ""]
+    lines += [
+        "",
+        f"First build (not in the medians): ours {first['ours']['wall_s']} s, reusing {reused}; plain "
+        f"{first['plain_s']} s.",
+        "",
+    ]
     lines += [f"- {v}" for v in verdicts(results)]
     return "\n".join(lines)
 
@@ -207,7 +266,9 @@ def main(show: bool = False, repeats: int = 3) -> int:
             return 1
         results = json.loads(RESULTS.read_text())
         if "repeats" not in results:
-            print("The stored measurements predate the side-by-side bench; run `make bench`.")
+            print(
+                "The stored measurements predate the side-by-side bench; run `make bench`."
+            )
             return 1
         print(table(results))
         return 0
@@ -215,5 +276,7 @@ def main(show: bool = False, repeats: int = 3) -> int:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
-    print(f"\nwritten to {RESULTS.relative_to(ROOT)}; copy the table into BENCHMARKS.md when it changes")
+    print(
+        f"\nwritten to {RESULTS.relative_to(ROOT)}; copy the table into BENCHMARKS.md when it changes"
+    )
     return 0

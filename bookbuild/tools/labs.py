@@ -77,8 +77,12 @@ LABS = ROOT / "labs"
 OUT = ROOT / "_build" / "labs"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _MARKER_LINE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
-_NUMBERED_ALONE = re.compile(r"[ \t]*# \[\d+\][ \t]*$")  # a listing's "# [2]" at the end of a line
-_NUMBERED_LEAD = re.compile(r"# \[\d+\] ")  # "# [1] fold the initial state ..." keeps its words
+_NUMBERED_ALONE = re.compile(
+    r"[ \t]*# \[\d+\][ \t]*$"
+)  # a listing's "# [2]" at the end of a line
+_NUMBERED_LEAD = re.compile(
+    r"# \[\d+\] "
+)  # "# [1] fold the initial state ..." keeps its words
 
 
 @dataclass(frozen=True)
@@ -97,8 +101,12 @@ class Exercise:
     task: str  # what to write (Markdown), shown above the code
     hints: tuple[str, ...]  # folded under the code, one block each (Markdown)
     checkpoint: Callable[..., None]  # its source goes into the notebook
-    context: tuple[str, ...] = ()  # other objects ("module:name") whose whole source precedes the target
-    reference: Callable[[], dict[str, Any]] | None = None  # its value, not its source, goes into the notebook
+    context: tuple[
+        str, ...
+    ] = ()  # other objects ("module:name") whose whole source precedes the target
+    reference: Callable[[], dict[str, Any]] | None = (
+        None  # its value, not its source, goes into the notebook
+    )
     minutes: int = 15  # the book's estimate of a student's writing time (the run time is measured: TIMINGS)
     # (context ref, code): in the student edition, the solution region of a context object that is another
     # exercise's answer (Lab 6 scores with Lab 4's lm_loss_and_ppl) is replaced by this equivalent stand-in
@@ -106,9 +114,13 @@ class Exercise:
 
     def __post_init__(self) -> None:
         if not self.hints or isinstance(self.hints, str):
-            raise LabError(f"{self.target}: hints must be a non-empty tuple of strings, a nudge first")
+            raise LabError(
+                f"{self.target}: hints must be a non-empty tuple of strings, a nudge first"
+            )
         if not isinstance(self.minutes, int) or self.minutes < 1:
-            raise LabError(f"{self.target}: minutes must be a positive whole number; got {self.minutes!r}")
+            raise LabError(
+                f"{self.target}: minutes must be a positive whole number; got {self.minutes!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -138,8 +150,12 @@ class Lab:
     # NumPy beside PyTorch: without it PyTorch warns "Failed to initialize NumPy" on import
     requirements: tuple[str, ...] = ("torch", "numpy")
     exercises: list[Exercise] = field(default_factory=list)
-    prediction: Prediction | None = None  # after the last checkpoint: guess, measure, compare
-    stretch: tuple[str, ...] = ()  # optional harder extensions (Markdown), no checkpoint and no answer
+    prediction: Prediction | None = (
+        None  # after the last checkpoint: guess, measure, compare
+    )
+    stretch: tuple[
+        str, ...
+    ] = ()  # optional harder extensions (Markdown), no checkpoint and no answer
     results: str = ""  # the last cell: code that prints a small table made with the student's functions
 
 
@@ -152,7 +168,9 @@ def _object_source(ref: str) -> tuple[str, str]:
     module_name, _, name = ref.partition(":")
     if not name:
         raise LabError(f"a lab target must be 'module:name'; got {ref!r}")
-    path = ROOT / (module_name.replace(".", "/") + ".py")  # read, not imported: the build need not load torch
+    path = ROOT / (
+        module_name.replace(".", "/") + ".py"
+    )  # read, not imported: the build need not load torch
     if not path.is_file():
         raise LabError(f"{ref}: no module file {path.relative_to(ROOT)}")
     text = path.read_text(encoding="utf-8")
@@ -161,11 +179,15 @@ def _object_source(ref: str) -> tuple[str, str]:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             every = text.splitlines()
             end = node.end_lineno
-            while end < len(every) and every[end].strip() == END:  # a region can end after the last statement
+            while (
+                end < len(every) and every[end].strip() == END
+            ):  # a region can end after the last statement
                 end += 1
             lines = every[start - 1 : end]
             return "\n".join(lines) + "\n", name
-    raise LabError(f"{ref}: no top-level function or class {name!r} in {path.relative_to(ROOT)}")
+    raise LabError(
+        f"{ref}: no top-level function or class {name!r} in {path.relative_to(ROOT)}"
+    )
 
 
 def solution_source(ref: str) -> str:
@@ -175,8 +197,10 @@ def solution_source(ref: str) -> str:
     begins = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
     ends = [i for i, line in enumerate(lines) if line.strip() == END]
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
-        raise LabError(f"{ref}: expected one '{BEGIN}' line and, after it, one '{END}' line in its body; "
-                       f"found {len(begins)} and {len(ends)}")
+        raise LabError(
+            f"{ref}: expected one '{BEGIN}' line and, after it, one '{END}' line in its body; "
+            f"found {len(begins)} and {len(ends)}"
+        )
     return source
 
 
@@ -186,7 +210,10 @@ def student_source(ref: str, message: str) -> str:
     begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
     end = next(i for i, line in enumerate(lines) if line.strip() == END)
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
-    stub = [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError({message!r})"]
+    stub = [
+        f"{indent}# YOUR CODE HERE",
+        f"{indent}raise NotImplementedError({message!r})",
+    ]
     return "\n".join(lines[:begin] + stub + lines[end + 1 :]) + "\n"
 
 
@@ -220,17 +247,23 @@ def _rounded(value: Any) -> Any:
             raise LabError(f"a reference value must be finite; got {value!r}")
         return float(f"{value:.7g}")
     if isinstance(value, bool) or value is None:
-        raise LabError(f"a reference value must be a number, a string or a list; got {value!r}")
+        raise LabError(
+            f"a reference value must be a number, a string or a list; got {value!r}"
+        )
     if isinstance(value, int | str):
         return value
     if isinstance(value, list | tuple):
         return [_rounded(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _rounded(v) for k, v in value.items()}
-    raise LabError(f"a reference value must be plain numbers, strings, lists and dicts; got {type(value).__name__}")
+    raise LabError(
+        f"a reference value must be plain numbers, strings, lists and dicts; got {type(value).__name__}"
+    )
 
 
-_EXPECTED: dict[Exercise, dict[str, Any]] = {}  # per process: a lab module is imported once, so is its reference
+_EXPECTED: dict[
+    Exercise, dict[str, Any]
+] = {}  # per process: a lab module is imported once, so is its reference
 
 
 def expected_values(exercise: Exercise) -> dict[str, Any] | None:
@@ -239,42 +272,55 @@ def expected_values(exercise: Exercise) -> dict[str, Any] | None:
         return None
     if exercise not in _EXPECTED:
         _EXPECTED[exercise] = _run_reference(exercise)
-    return json.loads(json.dumps(_EXPECTED[exercise]))  # a copy: a checkpoint may not change the cached numbers
+    return json.loads(
+        json.dumps(_EXPECTED[exercise])
+    )  # a copy: a checkpoint may not change the cached numbers
 
 
 def _run_reference(exercise: Exercise) -> dict[str, Any]:
     import torch  # only a lab with a reference needs it, and then the lab's own code does
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and a busy machine stays usable
+    torch.set_num_threads(
+        1
+    )  # tiny tensors: one thread is fastest, and a busy machine stays usable
     try:
         return _rounded(exercise.reference())
     finally:
         torch.set_num_threads(threads)
 
 
-def checkpoint_source(exercise: Exercise, expected: dict[str, Any] | None = None) -> tuple[str, str]:
+def checkpoint_source(
+    exercise: Exercise, expected: dict[str, Any] | None = None
+) -> tuple[str, str]:
     """(the checkpoint function's source, the code that runs it on the reader's function)."""
     fn = exercise.checkpoint
     source = textwrap.dedent(inspect.getsource(fn))
     name = exercise.target.partition(":")[2]
     if expected is None:
         return source, f"run_checkpoint({fn.__name__}, {name})"
-    literal = json.dumps(expected, separators=(", ", ": "))  # numbers, strings and lists: a Python literal too
+    literal = json.dumps(
+        expected, separators=(", ", ": ")
+    )  # numbers, strings and lists: a Python literal too
     numbers = f"expected = {literal}  # the book's function on these inputs"
     return source, f"{numbers}\n\nrun_checkpoint({fn.__name__}, {name}, expected)"
 
 
 def drop_numbered_markers(text: str) -> str:
     """Code without the listings' ``# [n]`` markers: the lists that explain them are on the pages, not here."""
-    return "\n".join(_NUMBERED_LEAD.sub("# ", _NUMBERED_ALONE.sub("", line)) for line in text.split("\n"))
+    return "\n".join(
+        _NUMBERED_LEAD.sub("# ", _NUMBERED_ALONE.sub("", line))
+        for line in text.split("\n")
+    )
 
 
 def _hint_cells(number: int, hints: tuple[str, ...]) -> str:
     names = ["a nudge"] + ["a closer look"] * max(0, len(hints) - 2)
     names += ["the shape of the answer"] if len(hints) > 1 else []
-    blocks = [f"<details><summary>Hint {number}.{k} ({name})</summary>\n\n{hint.strip()}\n\n</details>"
-              for k, (hint, name) in enumerate(zip(hints, names, strict=True), start=1)]
+    blocks = [
+        f"<details><summary>Hint {number}.{k} ({name})</summary>\n\n{hint.strip()}\n\n</details>"
+        for k, (hint, name) in enumerate(zip(hints, names, strict=True), start=1)
+    ]
     return "\n\n".join(blocks)
 
 
@@ -283,11 +329,19 @@ EDITIONS = ("student", "solution", "instructor")
 NBGRADER_SCHEMA = 3
 
 
-def _grading(cell: Any, grade_id: str, *, solution: bool = False, points: int = 0) -> None:
+def _grading(
+    cell: Any, grade_id: str, *, solution: bool = False, points: int = 0
+) -> None:
     """Mark ``cell`` for nbgrader: a solution cell the student writes, or a locked test cell worth ``points``."""
-    cell.metadata["nbgrader"] = {"grade": points > 0, "grade_id": grade_id, "locked": not solution,
-                                 "schema_version": NBGRADER_SCHEMA, "solution": solution, "task": False,
-                                 **({"points": points} if points else {})}
+    cell.metadata["nbgrader"] = {
+        "grade": points > 0,
+        "grade_id": grade_id,
+        "locked": not solution,
+        "schema_version": NBGRADER_SCHEMA,
+        "solution": solution,
+        "task": False,
+        **({"points": points} if points else {}),
+    }
 
 
 #: The first lines of every lab's set-up cell: a missing package is named with the command that installs it,
@@ -309,7 +363,10 @@ def pinned_versions(root: Path | None = None) -> str:
             package, _, version = line.partition("==")
             if package.strip().lower() in ("torch", "numpy") and version:
                 pins[package.strip().lower()] = version.split()[0].split(";")[0]
-    return " and ".join(f"{p} {pins[p]}" for p in ("torch", "numpy") if p in pins) or "the book's pinned packages"
+    return (
+        " and ".join(f"{p} {pins[p]}" for p in ("torch", "numpy") if p in pins)
+        or "the book's pinned packages"
+    )
 
 
 #: The measured run times of every lab's solution edition, written by ``python -m bookbuild.tools.labs --time``
@@ -338,8 +395,10 @@ def cell_seconds(cell: Any) -> float:
     start, end = stamps.get("iopub.execute_input"), stamps.get("shell.execute_reply")
     if not start or not end:
         return 0.0
-    return (datetime.fromisoformat(end.replace("Z", "+00:00"))
-            - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+    return (
+        datetime.fromisoformat(end.replace("Z", "+00:00"))
+        - datetime.fromisoformat(start.replace("Z", "+00:00"))
+    ).total_seconds()
 
 
 def run_time_parts(nb: nbformat.NotebookNode, lab: Lab) -> dict[str, Any]:
@@ -375,7 +434,9 @@ def _machine() -> str:
     return f"{name}, {os.cpu_count()} cores, one thread used"
 
 
-def measure_run_times(labs: list[Lab] | None = None, path: Path | None = None) -> dict[str, Any]:
+def measure_run_times(
+    labs: list[Lab] | None = None, path: Path | None = None
+) -> dict[str, Any]:
     """Run every lab's solution edition in a fresh kernel, as a student's Run All does, and store how long its
     cells took (seconds, to a thousandth) in ``path`` (default :data:`TIMINGS`); return what was stored."""
     import platform
@@ -384,14 +445,22 @@ def measure_run_times(labs: list[Lab] | None = None, path: Path | None = None) -
     from nbclient import NotebookClient
 
     labs = load_labs() if labs is None else labs
-    stored: dict[str, Any] = {"machine": _machine(), "python": platform.python_version(),
-                              "torch": version("torch"), "labs": {}}
+    stored: dict[str, Any] = {
+        "machine": _machine(),
+        "python": platform.python_version(),
+        "torch": version("torch"),
+        "labs": {},
+    }
     for lab in labs:
         nb = notebook(lab, "solution")
         NotebookClient(nb, timeout=600, kernel_name="python3").execute()
         parts = run_time_parts(nb, lab)
-        stored["labs"][lab.slug] = {key: [round(v, 3) for v in value] if isinstance(value, list)
-                                    else round(value, 3) for key, value in parts.items()}
+        stored["labs"][lab.slug] = {
+            key: [round(v, 3) for v in value]
+            if isinstance(value, list)
+            else round(value, 3)
+            for key, value in parts.items()
+        }
     path = TIMINGS if path is None else path
     path.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
     return stored
@@ -416,22 +485,38 @@ def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
     for number, exercise in enumerate(lab.exercises, start=1):
         name = exercise.target.partition(":")[2]
         seconds = measured["exercises"][number - 1] if measured else 0
-        rows.append(f"| exercise {number}, `{name}` | about {exercise.minutes} min | {run(seconds)} |")
-    extra = 10 if lab.prediction is not None or lab.results else 0  # the prediction and the results table
+        rows.append(
+            f"| exercise {number}, `{name}` | about {exercise.minutes} min | {run(seconds)} |"
+        )
+    extra = (
+        10 if lab.prediction is not None or lab.results else 0
+    )  # the prediction and the results table
     if extra:
-        rows.append(f"| prediction and results table | about {extra} min | "
-                    f"{run(measured['after'] if measured else 0)} |")
+        rows.append(
+            f"| prediction and results table | about {extra} min | "
+            f"{run(measured['after'] if measured else 0)} |"
+        )
     total = sum(e.minutes for e in lab.exercises) + extra
-    rows.append(f"| **in all** | **about {total} min** | **{run(measured['total'] if measured else 0)}** |")
-    where = (f"the running times were measured by running the solution edition's cells on the book's build "
-             f"machine ({timings['machine']}), with torch {timings['torch']} and Python {timings['python']}"
-             if measured else "the running times are not measured yet")
-    note = ("The writing times are the book's estimate for a student who has read the chapter, not a "
-            f"measurement; {where}." + (" The stretch section is not in the budget." if lab.stretch else ""))
+    rows.append(
+        f"| **in all** | **about {total} min** | **{run(measured['total'] if measured else 0)}** |"
+    )
+    where = (
+        f"the running times were measured by running the solution edition's cells on the book's build "
+        f"machine ({timings['machine']}), with torch {timings['torch']} and Python {timings['python']}"
+        if measured
+        else "the running times are not measured yet"
+    )
+    note = (
+        "The writing times are the book's estimate for a student who has read the chapter, not a "
+        f"measurement; {where}."
+        + (" The stretch section is not in the budget." if lab.stretch else "")
+    )
     return "**Time budget.**\n\n" + "\n".join(rows) + "\n\n" + note
 
 
-def exercise_budget(lab: Lab, number: int, timings: dict[str, Any] | None = None) -> str:
+def exercise_budget(
+    lab: Lab, number: int, timings: dict[str, Any] | None = None
+) -> str:
     timings = load_timings() if timings is None else timings
     measured = timings.get("labs", {}).get(lab.slug)
     exercise = lab.exercises[number - 1]
@@ -446,11 +531,16 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     nbgrader's grading metadata: each exercise's function a solution cell, its checkpoint a locked test cell worth
     one point; the student and solution editions carry the same cell ids, so a grader matches them)."""
     if edition not in EDITIONS:
-        raise ValueError(f"edition must be one of {', '.join(EDITIONS)}; got {edition!r}")
+        raise ValueError(
+            f"edition must be one of {', '.join(EDITIONS)}; got {edition!r}"
+        )
     if edition == "instructor":
         nb = notebook(lab, "solution")
-        nb.cells[0].source = nb.cells[0].source.replace("*Solution edition, for instructors;",
-                                                        "*Instructor edition, with nbgrader's grading metadata;", 1)
+        nb.cells[0].source = nb.cells[0].source.replace(
+            "*Solution edition, for instructors;",
+            "*Instructor edition, with nbgrader's grading metadata;",
+            1,
+        )
         _grading(nb.cells[1], f"{lab.slug}-setup")
         for cell in nb.cells[2:]:
             if cell.cell_type != "code" or "exercise" not in cell.metadata:
@@ -463,65 +553,121 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         return nb
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     timings = load_timings()
-    which = "solution edition, for instructors" if edition == "solution" else "student edition"
-    helper = "\n\n\n".join(textwrap.dedent(inspect.getsource(obj)).rstrip() for obj in (CheckpointError,
-                                                                                        run_checkpoint))
+    which = (
+        "solution edition, for instructors"
+        if edition == "solution"
+        else "student edition"
+    )
+    helper = "\n\n\n".join(
+        textwrap.dedent(inspect.getsource(obj)).rstrip()
+        for obj in (CheckpointError, run_checkpoint)
+    )
     cells = [
-        md(f"# {lab.title}\n\n*{which.capitalize()}; generated from the book's tested code.*\n\n{lab.intro}\n\n"
-           f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}` "
-           f"(in Colab they are already installed; the book tests this notebook with {pinned_versions()}). "
-           "Nothing else: this notebook does not need the book's repository "
-           "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
-           "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
-           "A checkpoint that fails stops the notebook there and says in one sentence what is wrong; the hints "
-           "under each function open one at a time, a nudge first. After the last checkpoint you write down "
-           "a prediction and measure it, an optional stretch section follows, and the lab ends with a small "
-           f"table of results your own functions produce.\n\n{budget(lab, timings)}"),
-        code(f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n{lab.setup.strip()}\n\n"
-             "torch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
-             f"\n\n\n{helper}"),
+        md(
+            f"# {lab.title}\n\n*{which.capitalize()}; generated from the book's tested code.*\n\n{lab.intro}\n\n"
+            f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}` "
+            f"(in Colab they are already installed; the book tests this notebook with {pinned_versions()}). "
+            "Nothing else: this notebook does not need the book's repository "
+            "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
+            "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
+            "A checkpoint that fails stops the notebook there and says in one sentence what is wrong; the hints "
+            "under each function open one at a time, a nudge first. After the last checkpoint you write down "
+            "a prediction and measure it, an optional stretch section follows, and the lab ends with a small "
+            f"table of results your own functions produce.\n\n{budget(lab, timings)}"
+        ),
+        code(
+            f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n{lab.setup.strip()}\n\n"
+            "torch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
+            f"\n\n\n{helper}"
+        ),
     ]
     for number, exercise in enumerate(lab.exercises, start=1):
         name = exercise.target.partition(":")[2]
-        cells.append(md(f"## Exercise {number}: `{name}`\n\n{exercise_budget(lab, number, timings)}\n\n"
-                        f"{exercise.task.strip()}"))
-        parts = [_context_source(ref, exercise, edition).rstrip("\n") for ref in exercise.context]
+        cells.append(
+            md(
+                f"## Exercise {number}: `{name}`\n\n{exercise_budget(lab, number, timings)}\n\n"
+                f"{exercise.task.strip()}"
+            )
+        )
+        parts = [
+            _context_source(ref, exercise, edition).rstrip("\n")
+            for ref in exercise.context
+        ]
         if edition == "solution":
             parts.append(solution_source(exercise.target).rstrip("\n"))
         else:
-            parts.append(student_source(exercise.target, stub_message(lab, number, exercise)).rstrip("\n"))
-        cells.append(code(drop_numbered_markers("\n\n\n".join(parts)), metadata={"exercise": number}))
-        cells.append(md(f"{_hint_cells(number, exercise.hints)}\n\n**Checkpoint.** Run the next cell; it checks "
-                        "your function."))
+            parts.append(
+                student_source(
+                    exercise.target, stub_message(lab, number, exercise)
+                ).rstrip("\n")
+            )
+        cells.append(
+            code(
+                drop_numbered_markers("\n\n\n".join(parts)),
+                metadata={"exercise": number},
+            )
+        )
+        cells.append(
+            md(
+                f"{_hint_cells(number, exercise.hints)}\n\n**Checkpoint.** Run the next cell; it checks "
+                "your function."
+            )
+        )
         check, call = checkpoint_source(exercise, expected_values(exercise))
-        cells.append(code(f"{check.rstrip()}\n\n\n{call}", metadata={"exercise": number}))
-    cells.append(md("Every checkpoint passed? Then each function of this lab agrees with the book's tested "
-                    "code on the checks above."))
+        cells.append(
+            code(f"{check.rstrip()}\n\n\n{call}", metadata={"exercise": number})
+        )
+    cells.append(
+        md(
+            "Every checkpoint passed? Then each function of this lab agrees with the book's tested "
+            "code on the checks above."
+        )
+    )
     if lab.prediction is not None:
         cells += [
-            md(f"## Predict, then measure\n\n{lab.prediction.question.strip()}\n\nWrite your guess in the next "
-               "cell **before** you run the cells below it; nothing checks it, and a wrong guess is the "
-               "interesting case."),
+            md(
+                f"## Predict, then measure\n\n{lab.prediction.question.strip()}\n\nWrite your guess in the next "
+                "cell **before** you run the cells below it; nothing checks it, and a wrong guess is the "
+                "interesting case."
+            ),
             code(lab.prediction.guess.strip(), metadata={"lab_part": "prediction"}),
             code(lab.prediction.measure.strip(), metadata={"lab_part": "measure"}),
             md("Now compare: the next cell prints your guess beside the measurement."),
             code(lab.prediction.compare.strip(), metadata={"lab_part": "compare"}),
         ]
     if lab.stretch:
-        items = "\n".join(f"{k}. {item.strip()}" for k, item in enumerate(lab.stretch, start=1))
-        cells.append(md("## Stretch (optional)\n\nHarder extensions for when the lab is done. No checkpoint "
-                        "checks them and no answer is given: test your code against PyTorch, autograd or a "
-                        f"case you can work out by hand.\n\n{items}"))
+        items = "\n".join(
+            f"{k}. {item.strip()}" for k, item in enumerate(lab.stretch, start=1)
+        )
+        cells.append(
+            md(
+                "## Stretch (optional)\n\nHarder extensions for when the lab is done. No checkpoint "
+                "checks them and no answer is given: test your code against PyTorch, autograd or a "
+                f"case you can work out by hand.\n\n{items}"
+            )
+        )
     if lab.results:
-        cells += [md("## Your results\n\nThe last cell prints a small table, every number in it computed by "
-                     "the functions you wrote above. Keep it with your notebook: it is what your lab "
-                     "produced."),
-                  code(lab.results.strip(), metadata={"lab_part": "results"})]
+        cells += [
+            md(
+                "## Your results\n\nThe last cell prints a small table, every number in it computed by "
+                "the functions you wrote above. Keep it with your notebook: it is what your lab "
+                "produced."
+            ),
+            code(lab.results.strip(), metadata={"lab_part": "results"}),
+        ]
     nb = nbformat.v4.new_notebook(cells=cells)
     for n, cell in enumerate(nb.cells):
-        cell["id"] = f"{lab.slug}-{n:02d}"  # stable ids: the same lab writes the same notebook
-    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                   "language_info": {"name": "python"}}
+        cell["id"] = (
+            f"{lab.slug}-{n:02d}"  # stable ids: the same lab writes the same notebook
+        )
+    nb.metadata = {
+        "kernelspec": {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        },
+        "language_info": {"name": "python"},
+    }
     return nb
 
 
@@ -530,17 +676,25 @@ def _context_source(ref: str, exercise: Exercise, edition: str) -> str:
     answer: the solution edition shows it as tested, the student edition with the exercise's stand-in (an
     equivalent written differently) in place of the region; without a stand-in that is an error."""
     source = _object_source(ref)[0]
-    if not any(line.strip() == BEGIN for line in source.splitlines()) or edition == "solution":
+    if (
+        not any(line.strip() == BEGIN for line in source.splitlines())
+        or edition == "solution"
+    ):
         return hide_markers(source)
     stand_in = dict(exercise.stand_ins).get(ref)
     if stand_in is None:
-        raise LabError(f"{exercise.target}: its context {ref} is another exercise's answer; give a stand-in "
-                       "(Exercise.stand_ins) so that the student edition does not print it")
+        raise LabError(
+            f"{exercise.target}: its context {ref} is another exercise's answer; give a stand-in "
+            "(Exercise.stand_ins) so that the student edition does not print it"
+        )
     lines = solution_source(ref).splitlines()
     begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
     end = next(i for i, line in enumerate(lines) if line.strip() == END)
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
-    given = [f"{indent}{line}" if line else "" for line in textwrap.dedent(stand_in).strip("\n").splitlines()]
+    given = [
+        f"{indent}{line}" if line else ""
+        for line in textwrap.dedent(stand_in).strip("\n").splitlines()
+    ]
     return "\n".join(lines[:begin] + given + lines[end + 1 :]) + "\n"
 
 
@@ -553,7 +707,9 @@ def load_labs(folder: Path = LABS) -> list[Lab]:
         module = importlib.import_module(f"{folder.name}.{path.stem}")
         lab = getattr(module, "LAB", None)
         if not isinstance(lab, Lab):
-            raise LabError(f"{path.relative_to(folder.parent)} must define LAB = Lab(...)")
+            raise LabError(
+                f"{path.relative_to(folder.parent)} must define LAB = Lab(...)"
+            )
         labs.append(lab)
     return labs
 
@@ -595,9 +751,14 @@ def inputs_key(root: Path = ROOT) -> str:
     import platform
     from importlib.metadata import version
 
-    digest = hashlib.sha256(f"{platform.python_version()} {platform.machine()} {version('torch')}".encode())
+    digest = hashlib.sha256(
+        f"{platform.python_version()} {platform.machine()} {version('torch')}".encode()
+    )
     digest.update(Path(__file__).read_bytes())
-    lab_files = [*(root / "labs").rglob("*.py"), *(root / "labs").glob("*.json")]  # the stored run times too
+    lab_files = [
+        *(root / "labs").rglob("*.py"),
+        *(root / "labs").glob("*.json"),
+    ]  # the stored run times too
     for path in [*sorted(lab_files), *sorted((root / "chapter_code").rglob("*.py"))]:
         digest.update(f"\0{path.relative_to(root).as_posix()}\0".encode())
         digest.update(path.read_bytes())
@@ -614,7 +775,9 @@ def write_labs_if_stale(out: Path = OUT, root: Path = ROOT) -> list[Path] | None
     from filelock import FileLock
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(out.parent / f"{out.name}.lock")):  # two builds at once (HTML, PDF): one writes, one reads
+    with FileLock(
+        str(out.parent / f"{out.name}.lock")
+    ):  # two builds at once (HTML, PDF): one writes, one reads
         return _write_labs_if_stale(out, root)
 
 
@@ -626,15 +789,20 @@ def _write_labs_if_stale(out: Path, root: Path) -> list[Path] | None:
     try:
         recorded = json.loads(stamp.read_text(encoding="utf-8"))
         fresh = recorded["key"] == key and all(
-            (out / name).is_file() and hashlib.sha256((out / name).read_bytes()).hexdigest() == sha
-            for name, sha in recorded["files"].items())
+            (out / name).is_file()
+            and hashlib.sha256((out / name).read_bytes()).hexdigest() == sha
+            for name, sha in recorded["files"].items()
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         fresh = False
     if fresh:
         return None
     written = write_labs(out)
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in written}
-    stamp.write_text(json.dumps({"key": key, "files": files}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    stamp.write_text(
+        json.dumps({"key": key, "files": files}, indent=1, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
     return written
 
 
@@ -697,14 +865,22 @@ def launch_links(doctree: Any) -> None:
             continue
         done.add(id(paragraph))
         after = paragraph.parent.index(paragraph) + 1
-        if after < len(paragraph.parent) and "lab-launch" in paragraph.parent[after].get("classes", []):
+        if after < len(paragraph.parent) and "lab-launch" in paragraph.parent[
+            after
+        ].get("classes", []):
             continue  # already there
         name = target.rsplit("/", 1)[-1]
         launch = nodes.paragraph(classes=["lab-launch"])
-        launch += nodes.Text("To run it without installing anything, launch it in a hosted notebook: open ")
-        launch += nodes.reference("", LAUNCH_NAME, refuri=LAUNCH_URL, classes=["lab-launch-link"])
-        launch += nodes.Text(", choose Upload in its Open notebook window (or File, then Upload notebook) and "
-                             "pick the downloaded ")
+        launch += nodes.Text(
+            "To run it without installing anything, launch it in a hosted notebook: open "
+        )
+        launch += nodes.reference(
+            "", LAUNCH_NAME, refuri=LAUNCH_URL, classes=["lab-launch-link"]
+        )
+        launch += nodes.Text(
+            ", choose Upload in its Open notebook window (or File, then Upload notebook) and "
+            "pick the downloaded "
+        )
         launch += nodes.literal("", name)
         launch += nodes.Text("; PyTorch and NumPy are already installed there.")
         paragraph.parent.insert(paragraph.parent.index(paragraph) + 1, launch)
@@ -723,7 +899,9 @@ def setup(app: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--time"]:  # measure the solution editions' run times into labs/timings.json
+    if args[:1] == [
+        "--time"
+    ]:  # measure the solution editions' run times into labs/timings.json
         stored = measure_run_times()
         for slug, parts in stored["labs"].items():
             print(f"{slug}: {parts['total']} s")
@@ -736,6 +914,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from bookbuild.tools import labs as _labs  # the labs import bookbuild.tools.labs, not __main__: one Lab class
+    from bookbuild.tools import (
+        labs as _labs,
+    )  # the labs import bookbuild.tools.labs, not __main__: one Lab class
 
     sys.exit(_labs.main())

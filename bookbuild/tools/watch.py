@@ -42,7 +42,17 @@ TOOLS_DIR = BUILD_DIR / "watch-tools"
 #: written by the build itself: watching them would rebuild forever
 GENERATED = ["book/checked.md", "book/build-report.md"]
 #: what a rebuild cannot change: tests, records of measurements, tool folders
-IGNORED = ["tests", "baselines", "benchmarks", "mutation", ".ci", "data", "*.lock", "*.partial", "*.pyc"]
+IGNORED = [
+    "tests",
+    "baselines",
+    "benchmarks",
+    "mutation",
+    ".ci",
+    "data",
+    "*.lock",
+    "*.partial",
+    "*.pyc",
+]
 #: what every build writes beside the sources (regular expressions on the absolute path): bytecode, which
 #: Python writes through a temporary ``NAME.pyc.<number>``; bookbuild.files' atomic writes (``.NAME.<random>.tmp``)
 BUILD_WRITES = [r"/__pycache__(/|$)", r"/\.[^/]+\.tmp$"]
@@ -53,10 +63,14 @@ def book_command() -> list[str]:
     return [sys.executable, "-m", "bookbuild", "build"]
 
 
-def book_env(environ: dict[str, str] | None = None, tools: Path = TOOLS_DIR) -> dict[str, str]:
+def book_env(
+    environ: dict[str, str] | None = None, tools: Path = TOOLS_DIR
+) -> dict[str, str]:
     """The environment of a rebuild: this one without the watch tools on ``PYTHONPATH`` (as ``make book``'s)."""
     env = dict(os.environ if environ is None else environ)
-    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != tools]
+    kept = [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != tools
+    ]
     if kept:
         env["PYTHONPATH"] = os.pathsep.join(kept)
     else:
@@ -71,19 +85,33 @@ class Rebuild:
     what to ignore: the build reads its configuration as ``make book`` does.
     """
 
-    def __init__(self, sphinx_args: Sequence[str], *, url_host: str, pre_build_commands: Sequence[Sequence[str]],
-                 post_build_commands: Sequence[Sequence[str]]) -> None:
+    def __init__(
+        self,
+        sphinx_args: Sequence[str],
+        *,
+        url_host: str,
+        pre_build_commands: Sequence[Sequence[str]],
+        post_build_commands: Sequence[Sequence[str]],
+    ) -> None:
         self.uri = f"http://{url_host}"
 
     def __call__(self, *, changed_paths: Sequence[Path]) -> int:
         if changed_paths:
-            names = [p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p) for p in changed_paths]
-            _say(f"Detected changes ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
+            names = [
+                p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p)
+                for p in changed_paths
+            ]
+            _say(
+                f"Detected changes ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})"
+            )
         _say("Rebuilding: " + " ".join(["python", *book_command()[1:]]))
         code = subprocess.run(book_command(), cwd=ROOT, env=book_env()).returncode
         if code:
-            print(f"watch: the rebuild failed (exit {code}, above); the browser keeps the last pages that built. "
-                  "Fix it and save again.", file=sys.stderr)
+            print(
+                f"watch: the rebuild failed (exit {code}, above); the browser keeps the last pages that built. "
+                "Fix it and save again.",
+                file=sys.stderr,
+            )
         _say(f"Serving on {self.uri}")
         return code
 
@@ -113,10 +141,18 @@ class SettledFilter:
     that came and went between two rebuilds count for nothing. What it has seen starts as the content of every
     watched file under ``root``, read when the filter is made (before the first build)."""
 
-    def __init__(self, regular: Iterable[str | os.PathLike[str]], regex_based: Iterable[str],
-                 root: Path = ROOT) -> None:
-        self.regular = list(dict.fromkeys(Path(p).resolve().as_posix() for p in regular))
-        self.regexes = [re.compile(r) for r in dict.fromkeys([*regex_based, *BUILD_WRITES])]
+    def __init__(
+        self,
+        regular: Iterable[str | os.PathLike[str]],
+        regex_based: Iterable[str],
+        root: Path = ROOT,
+    ) -> None:
+        self.regular = list(
+            dict.fromkeys(Path(p).resolve().as_posix() for p in regular)
+        )
+        self.regexes = [
+            re.compile(r) for r in dict.fromkeys([*regex_based, *BUILD_WRITES])
+        ]
         self.seen: dict[str, bytes | None] = {}
         for folder, dirs, names in os.walk(root):
             dirs[:] = [d for d in dirs if not self.ignored(os.path.join(folder, d))]
@@ -132,8 +168,9 @@ class SettledFilter:
         """Whether ``filename`` is never watched: sphinx-autobuild's own rule (a path under or matching a
         pattern of ``regular``, or one a regular expression finds)."""
         path = Path(filename).resolve().as_posix()
-        return (any(path.startswith(f"{p}/") or fnmatch.fnmatch(path, p) for p in self.regular)
-                or any(r.search(path) for r in self.regexes))
+        return any(
+            path.startswith(f"{p}/") or fnmatch.fnmatch(path, p) for p in self.regular
+        ) or any(r.search(path) for r in self.regexes)
 
     def __call__(self, filename: str, /) -> bool:
         """Whether the change to ``filename`` is ignored (sphinx-autobuild rebuilds for any it does not ignore)."""
@@ -151,8 +188,21 @@ def arguments(port: int = 8000, root: Path = ROOT) -> list[str]:
     """sphinx-autobuild's command-line arguments for ``make watch``: what to watch, serve and ignore."""
     build_dir = root / BUILD_DIR.relative_to(ROOT)
     html = root / HTML_DIR.relative_to(ROOT)
-    args = [str(root), str(html), "-d", str(build_dir / ".doctrees"), "--port", str(port), "--host", "127.0.0.1"]
-    for pattern in [*(str(root / g) for g in GENERATED), *(str(root / i) for i in IGNORED), str(build_dir)]:
+    args = [
+        str(root),
+        str(html),
+        "-d",
+        str(build_dir / ".doctrees"),
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+    ]
+    for pattern in [
+        *(str(root / g) for g in GENERATED),
+        *(str(root / i) for i in IGNORED),
+        str(build_dir),
+    ]:
         args += ["--ignore", pattern]
     return args
 
@@ -170,8 +220,12 @@ def serve(port: int, root: Path = ROOT) -> int:
 def use_tools(tools: Path = TOOLS_DIR) -> None:
     """Put the watch tools on this process's path and on its children's (the server's workers)."""
     if tools.is_dir() and str(tools) not in sys.path:
-        sys.path.append(str(tools))  # after .venv's own packages: the tools never shadow the book's
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(tools)) if p)
+        sys.path.append(
+            str(tools)
+        )  # after .venv's own packages: the tools never shadow the book's
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (os.environ.get("PYTHONPATH"), str(tools)) if p
+        )
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
@@ -188,19 +242,29 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 
 def main(argv: list[str]) -> int:
     port = int(argv[0]) if argv else int(os.environ.get("PORT", "8000"))
-    if port_in_use(port):  # before building anything: the server would die on it after the first build
-        print(f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` or `make serve`?); "
-              f"stop it, or choose another: make watch PORT={port + 1}", file=sys.stderr)
+    if port_in_use(
+        port
+    ):  # before building anything: the server would die on it after the first build
+        print(
+            f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` or `make serve`?); "
+            f"stop it, or choose another: make watch PORT={port + 1}",
+            file=sys.stderr,
+        )
         return 2
     use_tools()
     try:
         import sphinx_autobuild  # noqa: F401
     except ImportError:
-        print(f"watch: sphinx-autobuild is not installed; run `make watch` (it installs requirements/watch.txt "
-              f"into {TOOLS_DIR.relative_to(ROOT)}, outside .venv)", file=sys.stderr)
+        print(
+            f"watch: sphinx-autobuild is not installed; run `make watch` (it installs requirements/watch.txt "
+            f"into {TOOLS_DIR.relative_to(ROOT)}, outside .venv)",
+            file=sys.stderr,
+        )
         return 2
-    print(f"watch: serving http://127.0.0.1:{port}/ ; save a page or a listing to rebuild (each rebuild is "
-          "`make book`); Ctrl-C stops")
+    print(
+        f"watch: serving http://127.0.0.1:{port}/ ; save a page or a listing to rebuild (each rebuild is "
+        "`make book`); Ctrl-C stops"
+    )
     return serve(port)
 
 

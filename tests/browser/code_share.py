@@ -92,7 +92,12 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("html", nargs="?", default="_build/html", type=Path)
-    parser.add_argument("--cells", type=int, default=0, help="list the N largest counted cells per chapter")
+    parser.add_argument(
+        "--cells",
+        type=int,
+        default=0,
+        help="list the N largest counted cells per chapter",
+    )
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args(argv)
     args.html = args.html.resolve()
@@ -110,9 +115,13 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = m
             code = sum(c["inputPx"] for c in m["cells"])
             text = sum(c["textPx"] for c in m["cells"])
-            print(f"{name:26} {share(m):6.1%}  (code {code / m['pagePx']:5.1%}, printed text "
-                  f"{text / m['pagePx']:5.1%}; page {m['pagePx'] / 1000:.1f} kpx, {len(m['cells'])} cells)")
-            for c in sorted(m["cells"], key=lambda c: -(c["inputPx"] + c["textPx"]))[: args.cells]:
+            print(
+                f"{name:26} {share(m):6.1%}  (code {code / m['pagePx']:5.1%}, printed text "
+                f"{text / m['pagePx']:5.1%}; page {m['pagePx'] / 1000:.1f} kpx, {len(m['cells'])} cells)"
+            )
+            for c in sorted(m["cells"], key=lambda c: -(c["inputPx"] + c["textPx"]))[
+                : args.cells
+            ]:
                 print(f"    {c['inputPx']:6.0f} + {c['textPx']:6.0f} px  {c['text']!r}")
         browser.close()
     if args.json:

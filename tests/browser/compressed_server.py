@@ -16,7 +16,19 @@ import threading
 from functools import lru_cache, partial
 from pathlib import Path
 
-COMPRESSED = {".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".map", ".woff", ".ttf", ".otf"}
+COMPRESSED = {
+    ".html",
+    ".js",
+    ".css",
+    ".json",
+    ".svg",
+    ".txt",
+    ".inv",
+    ".map",
+    ".woff",
+    ".ttf",
+    ".otf",
+}
 CACHE_FOREVER = ("/_static/", "/_images/")
 
 
@@ -64,17 +76,26 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def _cache_header(self) -> None:
         self._cache_sent = True
         forever = self.path.split("?", 1)[0].startswith(CACHE_FOREVER)
-        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if forever else "no-cache")
+        self.send_header(
+            "Cache-Control",
+            "public, max-age=31536000, immutable" if forever else "no-cache",
+        )
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         pass
 
 
-def serve(root: Path, port: int = 0) -> tuple[http.server.ThreadingHTTPServer, threading.Thread]:
+def serve(
+    root: Path, port: int = 0
+) -> tuple[http.server.ThreadingHTTPServer, threading.Thread]:
     """Start serving ``root`` on 127.0.0.1 (``port`` 0: any free one) in a thread; return the server and thread."""
     if not (root / "index.html").exists():
-        raise ValueError(f"root={root} holds no index.html (expected a built site, e.g. _build/html)")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), partial(Handler, directory=str(root)))
+        raise ValueError(
+            f"root={root} holds no index.html (expected a built site, e.g. _build/html)"
+        )
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), partial(Handler, directory=str(root))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return server, thread

@@ -26,7 +26,11 @@ from filelock import FileLock
 
 from bookbuild.build import ROOT, copy_sources
 
-CHROMIUM_CANDIDATES = ["/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+CHROMIUM_CANDIDATES = [
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+]
 
 
 def chromium_binary() -> str | None:
@@ -40,16 +44,25 @@ def chromium_binary() -> str | None:
 def _build_site(work: Path) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work)
-    for cached in [".jupyter_cache", "engine"]:  # what `make check` executed: the build only renders
+    for cached in [
+        ".jupyter_cache",
+        "engine",
+    ]:  # what `make check` executed: the build only renders
         src = ROOT / "_build" / cached
         if src.is_dir():
             shutil.copytree(src, work / "_build" / cached, dirs_exist_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True, timeout=2400
+        [sys.executable, "-m", "bookbuild", "build"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=2400,
     )
     html = work / "_build" / "html"
     if proc.returncode != 0 or not (html / "index.html").exists():
-        pytest.fail(f"the book did not build for the browser tests:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        pytest.fail(
+            f"the book did not build for the browser tests:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     return html
 
 
@@ -64,7 +77,11 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
         return html
     if chromium_binary() is None:
         pytest.skip("no Chromium to drive, so the site is not built for these tests")
-    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    shared = (
+        tmp_path_factory.getbasetemp()
+        if worker_id == "master"
+        else tmp_path_factory.getbasetemp().parent
+    )
     work = shared / "site-for-browser-tests"
     with FileLock(str(shared / "site-for-browser-tests.lock")):
         if not (work / "_build" / "html" / "index.html").exists():
@@ -76,12 +93,22 @@ def launch_chromium(playwright):  # type: ignore[no-untyped-def]
     """Debian's Chromium (or ``$BOOK_CHROMIUM``), headless, launched through a Playwright instance."""
     binary = chromium_binary()
     if binary is None:
-        raise RuntimeError("no Chromium to drive: install Debian's chromium or set BOOK_CHROMIUM")
-    return playwright.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+        raise RuntimeError(
+            "no Chromium to drive: install Debian's chromium or set BOOK_CHROMIUM"
+        )
+    return playwright.chromium.launch(
+        executable_path=binary, args=["--disable-gpu", "--no-sandbox"]
+    )
 
 
-def new_context(browser, *, scheme: str | None = None, offline: bool = True, outside: list[str] | None = None,
-                **options):  # type: ignore[no-untyped-def]
+def new_context(
+    browser,
+    *,
+    scheme: str | None = None,
+    offline: bool = True,
+    outside: list[str] | None = None,
+    **options,
+):  # type: ignore[no-untyped-def]
     """A browser context for the book's pages: ``scheme`` ("light"/"dark") is both the system's colour scheme and
     the theme's stored choice; ``offline`` aborts every request that is not for a local file, noting its URL in
     ``outside`` when given; other keyword arguments go to Playwright's ``new_context``.
@@ -91,7 +118,9 @@ def new_context(browser, *, scheme: str | None = None, offline: bool = True, out
     context = browser.new_context(**options)
     if scheme is not None:
         # The theme reads the reader's choice from localStorage (its light/dark button), else the system's.
-        context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
+        context.add_init_script(
+            f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}"
+        )
     if offline:
 
         def route(r):  # type: ignore[no-untyped-def]
@@ -140,16 +169,22 @@ class OnFirstUse(dict):  # type: ignore[type-arg]
 #: Tests that check one page at one width from the same load, (file, function): the first only reads the page
 #: (axe), the second changes it (the render check opens every fold). Each (page, width) pair of them is one xdist
 #: group, so that one worker loads the page once for both (:class:`SharedLoads`).
-SHARED_LOAD_TESTS = {("test_audit.py", "test_axe_finds_no_serious_violation"),
-                     ("test_pages.py", "test_page_renders_offline_without_errors")}
+SHARED_LOAD_TESTS = {
+    ("test_audit.py", "test_axe_finds_no_serious_violation"),
+    ("test_pages.py", "test_page_renders_offline_without_errors"),
+}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's, which turns the groups into node-id suffixes
+@pytest.hookimpl(
+    tryfirst=True
+)  # before xdist's, which turns the groups into node-id suffixes
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if (item.path.name, getattr(item, "originalname", None)) in SHARED_LOAD_TESTS:
             params = item.callspec.params  # type: ignore[attr-defined]
-            item.add_marker(pytest.mark.xdist_group(f"load-{params['viewport']}-{params['name']}"))
+            item.add_marker(
+                pytest.mark.xdist_group(f"load-{params['viewport']}-{params['name']}")
+            )
 
 
 class SharedLoads:
@@ -186,7 +221,9 @@ class SharedLoads:
 
     @contextmanager
     def changing(self, name: str, viewport: str):  # type: ignore[no-untyped-def]
-        opened, page = self.open.pop((name, viewport), None) or self._load(name, viewport)
+        opened, page = self.open.pop((name, viewport), None) or self._load(
+            name, viewport
+        )
         try:
             yield page
         finally:

@@ -39,10 +39,22 @@ def summary(measured: dict, figures: list[dict]) -> dict:  # type: ignore[type-a
     from tests.browser.test_pages import smallest_text_px
 
     code, formulas = measured["code"], measured["formulas"]
-    wide = [f for f in formulas if f.get("rendered") and f["drawingWidth"] > f["boxWidth"] + 1]
-    cut = [f for f in formulas if f.get("rendered") and (
-        (f["drawingWidth"] > f["boxWidth"] + 1 and not f["scrollStyle"])
-        or f["outsideItsBlock"] or f["blockOverflows"] or f["pastColumn"])]
+    wide = [
+        f
+        for f in formulas
+        if f.get("rendered") and f["drawingWidth"] > f["boxWidth"] + 1
+    ]
+    cut = [
+        f
+        for f in formulas
+        if f.get("rendered")
+        and (
+            (f["drawingWidth"] > f["boxWidth"] + 1 and not f["scrollStyle"])
+            or f["outsideItsBlock"]
+            or f["blockOverflows"]
+            or f["pastColumn"]
+        )
+    ]
     smallest = None
     for fig in figures:
         px = smallest_text_px(Path(unquote(urlparse(fig["src"]).path)))
@@ -57,7 +69,9 @@ def summary(measured: dict, figures: list[dict]) -> dict:  # type: ignore[type-a
         "formulas": len(formulas),
         "formulas_wider_than_box": len(wide),
         "formulas_cut_off": len(cut),
-        "equation_numbers_over_formula": sum(1 for f in formulas if f.get("eqnoOverlaps")),
+        "equation_numbers_over_formula": sum(
+            1 for f in formulas if f.get("eqnoOverlaps")
+        ),
         "smallest_figure_text_px": None if smallest is None else round(smallest[0], 1),
         "smallest_in": None if smallest is None else smallest[1],
     }
@@ -95,12 +109,14 @@ def main(argv: list[str] | None = None) -> int:
                 counts = summary(page.evaluate(MEASURE), page.evaluate(FIGURES))
                 page.close()
                 results.setdefault(name, {})[width] = counts
-                print(f"{name:26} {viewport['width']:4} px  code: {counts['blocks_wrapped']:3}/"
-                      f"{counts['code_blocks']:3}"
-                      f" blocks wrap (+{counts['lines_added']} lines)  formulas: {counts['formulas_wider_than_box']:2}"
-                      f"/{counts['formulas']:2} wider than their box, {counts['formulas_cut_off']} cut off  "
-                      f"smallest figure text: {counts['smallest_figure_text_px']} px ({counts['smallest_in']})",
-                      flush=True)
+                print(
+                    f"{name:26} {viewport['width']:4} px  code: {counts['blocks_wrapped']:3}/"
+                    f"{counts['code_blocks']:3}"
+                    f" blocks wrap (+{counts['lines_added']} lines)  formulas: {counts['formulas_wider_than_box']:2}"
+                    f"/{counts['formulas']:2} wider than their box, {counts['formulas_cut_off']} cut off  "
+                    f"smallest figure text: {counts['smallest_figure_text_px']} px ({counts['smallest_in']})",
+                    flush=True,
+                )
             context.close()
         browser.close()
     if args.json:

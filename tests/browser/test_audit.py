@@ -45,22 +45,31 @@ ALL_PAGES = ["index.html", *PAGES]
 
 def tool(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"{path.relative_to(NODE_TOOLS.parent.parent)} is not installed: `make browser-tools` "
-                    "(run by `make test`) installs the pinned npm packages")
+        pytest.skip(
+            f"{path.relative_to(NODE_TOOLS.parent.parent)} is not installed: `make browser-tools` "
+            "(run by `make test`) installs the pinned npm packages"
+        )
     return path
 
 
-@pytest.mark.parametrize("name", PAGES)  # index.html only redirects to the first page (validated below)
+@pytest.mark.parametrize(
+    "name", PAGES
+)  # index.html only redirects to the first page (validated below)
 def test_axe_finds_no_serious_violation(shared_loads, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     axe = tool(AXE_JS).read_text(encoding="utf-8")
-    page = shared_loads.reading(name, viewport)  # the load test_pages.py's render check then reads (and unfolds)
-    page.wait_for_timeout(400)  # the theme's scripts settle (scrollable regions get their tab stops after 300 ms)
+    page = shared_loads.reading(
+        name, viewport
+    )  # the load test_pages.py's render check then reads (and unfolds)
+    page.wait_for_timeout(
+        400
+    )  # the theme's scripts settle (scrollable regions get their tab stops after 300 ms)
     page.add_script_tag(content=axe)
     # preload: false, since a file:// page cannot fetch its stylesheets (the CORS errors in its console); the one
     # rule that reads them, css-orientation-lock, is test_no_stylesheet_locks_the_orientation below
     result = page.evaluate(
         "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations'],"
-        " preload: false})", AXE_TAGS
+        " preload: false})",
+        AXE_TAGS,
     )
     failing, accepted = [], []
     for v in result["violations"]:
@@ -72,13 +81,22 @@ def test_axe_finds_no_serious_violation(shared_loads, viewport: str, name: str) 
             accepted.append(f"{line}; accepted: {AXE_ACCEPTED[v['id']]}")
     for line in accepted:
         # a built-in category: xdist's controller must be able to import a warning's class by name
-        warnings.warn(f"accepted axe finding: {name} at {viewport}: {line}", UserWarning, stacklevel=1)
-    assert failing == [], f"{name} at {viewport}, axe-core {result['testEngine']['version']}:\n" + "\n".join(failing)
+        warnings.warn(
+            f"accepted axe finding: {name} at {viewport}: {line}",
+            UserWarning,
+            stacklevel=1,
+        )
+    assert failing == [], (
+        f"{name} at {viewport}, axe-core {result['testEngine']['version']}:\n"
+        + "\n".join(failing)
+    )
 
 
 #: An orientation media query (its condition) and the rules inside it.
 ORIENTATION_QUERY = re.compile(r"@media[^{]*\borientation\s*:[^{]*\{")
-ROTATION = re.compile(r"\btransform\s*:[^;}]*\b(rotate[XYZ3d]*|matrix3?d?)\s*\(", re.IGNORECASE)
+ROTATION = re.compile(
+    r"\btransform\s*:[^;}]*\b(rotate[XYZ3d]*|matrix3?d?)\s*\(", re.IGNORECASE
+)
 
 
 def orientation_locks(css: str) -> list[str]:
@@ -90,7 +108,7 @@ def orientation_locks(css: str) -> list[str]:
         while depth and end < len(css):
             depth += {"{": 1, "}": -1}.get(css[end], 0)
             end += 1
-        if ROTATION.search(css[match.end():end]):
+        if ROTATION.search(css[match.end() : end]):
             found.append(match.group(0).strip())
     return found
 
@@ -100,19 +118,32 @@ def test_the_orientation_check_finds_a_rotation_inside_an_orientation_query() ->
     assert orientation_locks(locked) == ["@media screen and (orientation: portrait) {"]
     outside = "@media (orientation: landscape) { .a { margin: 0 } } .b { transform: rotate(1deg) }"
     assert orientation_locks(outside) == []
-    assert orientation_locks("@media (max-width: 600px) { .a { transform: rotate(90deg) } }") == []
+    assert (
+        orientation_locks(
+            "@media (max-width: 600px) { .a { transform: rotate(90deg) } }"
+        )
+        == []
+    )
 
 
 def test_no_stylesheet_locks_the_orientation(site_dir: Path) -> None:
     """axe-core's css-orientation-lock rule, done here for every stylesheet of the site and every page's own
     ``<style>``: axe cannot read stylesheets from a page opened as a file."""
-    sheets = {p.relative_to(site_dir).as_posix(): p.read_text(encoding="utf-8", errors="replace")
-              for p in site_dir.rglob("*.css")}
+    sheets = {
+        p.relative_to(site_dir).as_posix(): p.read_text(
+            encoding="utf-8", errors="replace"
+        )
+        for p in site_dir.rglob("*.css")
+    }
     for name in ALL_PAGES:
         html = (site_dir / name).read_text(encoding="utf-8")
-        sheets[name] = "\n".join(re.findall(r"<style[^>]*>(.*?)</style>", html, re.DOTALL))
+        sheets[name] = "\n".join(
+            re.findall(r"<style[^>]*>(.*?)</style>", html, re.DOTALL)
+        )
     assert len(sheets) > len(ALL_PAGES)
-    locks = {name: found for name, css in sheets.items() if (found := orientation_locks(css))}
+    locks = {
+        name: found for name, css in sheets.items() if (found := orientation_locks(css))
+    }
     assert locks == {}, f"orientation locked (WCAG 1.3.4) by: {locks}"
 
 
@@ -122,22 +153,38 @@ def validator_messages(site_dir: Path) -> dict[str, list[str]]:
     jar = tool(VNU_JAR)
     java = shutil.which("java")
     if java is None:
-        pytest.skip("no Java to run the Nu HTML validator (Debian: default-jre-headless)")
+        pytest.skip(
+            "no Java to run the Nu HTML validator (Debian: default-jre-headless)"
+        )
     files = [str(site_dir / name) for name in ALL_PAGES]
-    proc = subprocess.run([java, "-jar", str(jar), "--errors-only", "--format", "json", *files],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [java, "-jar", str(jar), "--errors-only", "--format", "json", *files],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     report = json.loads(proc.stderr or proc.stdout)
     messages: dict[str, list[str]] = {name: [] for name in ALL_PAGES}
     for m in report["messages"]:
         if m.get("type") != "error" and m.get("subType") != "fatal":
             continue
         name = Path(m["url"].removeprefix("file:")).relative_to(site_dir).as_posix()
-        messages.setdefault(name, []).append(f"line {m.get('lastLine', '?')}: {m['message']}")
+        messages.setdefault(name, []).append(
+            f"line {m.get('lastLine', '?')}: {m['message']}"
+        )
     return messages
 
 
-@pytest.mark.xdist_group("nu-validator")  # one worker: the validator (a Java start, about 15 s) runs once
+@pytest.mark.xdist_group(
+    "nu-validator"
+)  # one worker: the validator (a Java start, about 15 s) runs once
 @pytest.mark.parametrize("name", ALL_PAGES)
-def test_nu_validator_reports_no_errors(validator_messages: dict[str, list[str]], name: str) -> None:
-    errors = [m for m in validator_messages[name] if not any(a in m for a in VNU_ACCEPTED)]
-    assert errors == [], f"{name}: {len(errors)} validator error(s):\n" + "\n".join(errors[:20])
+def test_nu_validator_reports_no_errors(
+    validator_messages: dict[str, list[str]], name: str
+) -> None:
+    errors = [
+        m for m in validator_messages[name] if not any(a in m for a in VNU_ACCEPTED)
+    ]
+    assert errors == [], f"{name}: {len(errors)} validator error(s):\n" + "\n".join(
+        errors[:20]
+    )

@@ -18,7 +18,10 @@ import pytest
 
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
-PAGES = ["book/depth.html", "book/gated.html"]  # the most numbers and claims; the most panels
+PAGES = [
+    "book/depth.html",
+    "book/gated.html",
+]  # the most numbers and claims; the most panels
 
 #: What the page holds, counted from the DOM the way the rule states it.
 EXPECTED = """() => {
@@ -58,11 +61,17 @@ KIND = """() => {
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir: Path, viewport: str,  # noqa: F811
-                                                                 name: str) -> None:
+def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(
+    page,
+    site_dir: Path,
+    viewport: str,  # noqa: F811
+    name: str,
+) -> None:
     open_page(page, site_dir, name)
     expected = page.evaluate(EXPECTED)
-    page.evaluate("() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }")
+    page.evaluate(
+        "() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }"
+    )
     seen: dict[str, dict] = {}
     order: list[dict] = []
     limit = 5000
@@ -71,7 +80,9 @@ def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir:
         state = page.evaluate(KIND)
         if state["kind"] == "body":
             break  # past the last stop: the browser's own controls come next
-        assert not state["overlap"], f"two previews overlap at stop {len(order)}: {state}"
+        assert not state["overlap"], (
+            f"two previews overlap at stop {len(order)}: {state}"
+        )
         if state["id"] in seen:
             break  # wrapped around to the first stop
         seen[state["id"]] = state

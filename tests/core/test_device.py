@@ -14,15 +14,22 @@ def test_runtime_exports_the_same_function_and_error() -> None:
 
 
 @pytest.mark.parametrize(("env", "expected"), [("cpu", "cpu"), (" CPU ", "cpu")])
-def test_cpu_spellings(monkeypatch: pytest.MonkeyPatch, env: str, expected: str) -> None:
+def test_cpu_spellings(
+    monkeypatch: pytest.MonkeyPatch, env: str, expected: str
+) -> None:
     monkeypatch.setenv("BOOK_DEVICE", env)
     assert device.pick_device() == torch.device(expected)
 
 
 @pytest.mark.parametrize("bad", ["gpu", "cuda:x", "mps", "cuda0"])
-def test_unknown_names_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+def test_unknown_names_are_one_line_errors(
+    monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
     monkeypatch.setenv("BOOK_DEVICE", bad)
-    with pytest.raises(device.SettingError, match=r"^BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got "):
+    with pytest.raises(
+        device.SettingError,
+        match=r"^BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got ",
+    ):
         device.pick_device()
 
 
@@ -47,7 +54,10 @@ def test_unset_or_blank_book_device_takes_cuda_when_present_else_cpu(
     assert device.pick_device() == torch.device(expected)
 
 
-@pytest.mark.parametrize(("asked", "expected"), [("cuda", "cuda"), (" CUDA:1 ", "cuda:1"), ("cuda:0", "cuda:0")])
+@pytest.mark.parametrize(
+    ("asked", "expected"),
+    [("cuda", "cuda"), (" CUDA:1 ", "cuda:1"), ("cuda:0", "cuda:0")],
+)
 def test_a_cuda_name_gives_that_device_when_cuda_is_present(
     monkeypatch: pytest.MonkeyPatch, asked: str, expected: str
 ) -> None:
@@ -60,7 +70,9 @@ def test_a_cuda_name_gives_that_device_when_cuda_is_present(
     assert device.pick_device() == torch.device(expected)
 
 
-def test_a_requested_name_wins_over_book_device(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_requested_name_wins_over_book_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Pins the order of the sources: the argument first, BOOK_DEVICE only when it is None.
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setenv("BOOK_DEVICE", "cuda:1")
