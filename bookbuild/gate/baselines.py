@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bookbuild.execute.cells import (
+from bookbuild.execute.cells import (  # noqa: F401
     CELL_OPTIONS,
     RecordError,
     cell_options,
     validate_cells,
-)  # noqa: F401
+)
 
 DEFAULT_IMAGE_TOLERANCE = 2.0
 #: Plotted numbers: float32 data computed through a chain of steps (a gradient 60 steps back) carry relative

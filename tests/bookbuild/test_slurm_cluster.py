@@ -22,8 +22,9 @@ from tests.bookbuild.test_sweeps import repo, tiny  # noqa: F401  (the fixture a
 
 
 def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: F811
+    repo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     if os.geteuid() != 0:
         pytest.skip(
             "the test cluster's daemons run as root, and installing Slurm needs root; this is not root"

@@ -27,8 +27,10 @@ def _tip_state(tab) -> dict:  # type: ignore[no-untyped-def]
 
 
 def test_the_keyboard_reaches_every_claim_and_its_preview_fits_the_window(
-    page, site_dir, viewport
-):  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+    viewport,  # noqa: F811
+):
     open_page(page, site_dir, CLAIMED_PAGE)
     marks = page.locator("button.claim-mark")
     count = marks.count()
@@ -107,8 +109,10 @@ def test_the_appendix_lists_each_claim_with_its_condition(page, site_dir: Path) 
 
 
 def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(
-    page, site_dir, viewport
-):  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+    viewport,  # noqa: F811
+):
     """Issue 53, item 4: the mark's tap target is at least 24 x 24 CSS px (an invisible box around it), and the
     full stop after a claim never starts a line of its own."""
     open_page(page, site_dir, "book/gated.html")
@@ -144,8 +148,9 @@ def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(
 
 
 def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_the_body(
-    page, site_dir
-):  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+):
     """Issue 53, item 2: the link inside a claim's preview is out of the Tab order; Enter on the mark moves the
     focus onto it with the preview open; Escape gives the focus back to the mark, closed; Tab from the link goes
     on to what follows, never to the page's body."""

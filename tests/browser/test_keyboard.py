@@ -62,7 +62,7 @@ KIND = """() => {
 
 @pytest.mark.parametrize("name", PAGES)
 def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(
-    page,
+    page,  # noqa: F811
     site_dir: Path,
     viewport: str,  # noqa: F811
     name: str,

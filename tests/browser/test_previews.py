@@ -80,8 +80,10 @@ def test_every_citation_term_and_cross_reference_has_a_preview(
 
 
 def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(
-    page, site_dir, viewport
-):  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+    viewport,  # noqa: F811
+):
     open_page(page, site_dir, CHAPTER)
     links = page.locator(f"{CITATION}:visible")
     assert links.count() > 3
@@ -117,8 +119,9 @@ def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(
 
 
 def test_a_term_s_preview_shows_its_definition_with_the_math_typeset(
-    page, site_dir
-) -> None:  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+) -> None:
     open_page(page, site_dir, CHAPTER)
     _first_visible(page, TERM_WITH_MATH).focus()
     state = _tip(page)

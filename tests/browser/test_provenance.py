@@ -66,8 +66,9 @@ def test_every_glued_number_has_a_provenance_entry(page, site_dir: Path) -> None
 
 
 def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(
-    page, site_dir: Path
-) -> None:  # noqa: F811
+    page,  # noqa: F811
+    site_dir: Path,
+) -> None:
     keys, data = _provenance(page, site_dir, PAGE)
     assert all(r["outcome"] == "made ahead" for k in keys for r in data[k]["runs"]), (
         "Chapter 4 trains nothing in the build: every run it names was made ahead"
@@ -96,8 +97,10 @@ def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(
 
 
 def test_focus_shows_where_a_number_came_from_inside_the_window(
-    page, site_dir, viewport
-):  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+    viewport,  # noqa: F811
+):
     open_page(page, site_dir, PAGE)
     numbers = page.locator("span.glued[data-glue]")
     count = numbers.count()
@@ -125,8 +128,9 @@ def test_focus_shows_where_a_number_came_from_inside_the_window(
 
 
 def test_a_run_is_named_by_its_training_and_whether_this_build_trained_it(
-    page, site_dir: Path
-) -> None:  # noqa: F811
+    page,  # noqa: F811
+    site_dir: Path,
+) -> None:
     open_page(page, site_dir, RUNS_PAGE)
     data = json.loads(
         page.evaluate("document.getElementById('glue-provenance').textContent")
@@ -147,8 +151,9 @@ def test_a_run_is_named_by_its_training_and_whether_this_build_trained_it(
 
 
 def test_a_glued_phrase_is_ordinary_text_without_a_preview_or_a_tab_stop(
-    page, site_dir: Path
-) -> None:  # noqa: F811
+    page,  # noqa: F811
+    site_dir: Path,
+) -> None:
     open_page(page, site_dir, "book/depth.html")
     found = page.evaluate("""() => Array.from(document.querySelectorAll('span.glued'), el => ({
         text: el.textContent, words: el.classList.contains('glued-words'), tab: el.getAttribute('tabindex'),
@@ -164,8 +169,9 @@ def test_a_glued_phrase_is_ordinary_text_without_a_preview_or_a_tab_stop(
 
 
 def test_enter_pins_the_preview_and_escape_gives_the_focus_back(
-    page, site_dir: Path
-) -> None:  # noqa: F811
+    page,  # noqa: F811
+    site_dir: Path,
+) -> None:
     open_page(page, site_dir, PAGE)
     data = json.loads(
         page.evaluate("document.getElementById('glue-provenance').textContent")
@@ -227,8 +233,9 @@ def test_every_figure_links_its_plotted_data(page, site_dir: Path) -> None:  # n
 
 
 def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_them(
-    page, site_dir
-):  # noqa: F811
+    page,  # noqa: F811
+    site_dir,
+):
     """Issue 53, item 2: Chapter 6 glues about 250 numbers; a keyboard reader meets one Tab stop per paragraph
     (its first number), the arrow keys move between the paragraph's numbers, and the preview says so."""
     open_page(page, site_dir, "book/depth.html")
@@ -256,8 +263,9 @@ def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_
 
 
 def test_a_preview_names_the_seed_and_links_the_runs_row_in_the_build_report(
-    page, site_dir: Path
-) -> None:  # noqa: F811
+    page,  # noqa: F811
+    site_dir: Path,
+) -> None:
     """A number from a seeded training says which seed, and its preview's report link lands on that run's row."""
     open_page(page, site_dir, RUNS_PAGE)
     data = json.loads(
