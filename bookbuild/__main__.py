@@ -1,4 +1,5 @@
-"""Command line: ``python -m bookbuild {build,check,portable,accept,bench,clean,serve,experiments,gpu-run}``.
+"""Command line: ``python -m bookbuild
+{build,check,portable,accept,bench,clean,serve,experiments,gpu-run}``.
 
 Commands that execute chapters hold the checkout's build lock, so two of them
 started in one checkout run one after the other. A problem the user can fix
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument(
         "--pdf-after",
         metavar="CMD",
-        help="also build the PDF beside the HTML, once every chapter has executed and CMD has exited 0 "
+        help="also build the PDF beside the HTML, once every chapter has executed "
+        "and CMD has exited 0 "
         "(exit 3: no TeX Live here, no PDF); what make test runs",
     )
     sub.add_parser(
@@ -45,8 +47,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub.add_parser(
         "portable",
-        help="the fragility probe: the chapters and the sweeps' spot checks once more on "
-        "another CPU's kernels, compared at each output's declared precision (bookbuild.gate.portable)",
+        help="the fragility probe: the chapters and the sweeps' spot checks once "
+        "more on "
+        "another CPU's kernels, compared at each output's declared precision "
+        "(bookbuild.gate.portable)",
     )
     a = sub.add_parser(
         "accept",
@@ -78,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser(
         "gpu-run",
         help="the GPU build in one command: environment, every chapter on CUDA, "
-        "baselines, the scale study's gpu sweep; everything into OUT (bookbuild.tools.gpu_run)",
+        "baselines, the scale study's gpu sweep; everything into OUT "
+        "(bookbuild.tools.gpu_run)",
     )
     g.add_argument(
         "out", help="the folder that receives everything that must come back"
@@ -99,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _add_experiments(sub: argparse._SubParsersAction) -> None:
-    """``experiments {list,status,run,check,seal}``: sweeps as jobs with stored records (bookbuild.runs.sweeps)."""
+    """``experiments {list,status,run,check,seal}``: sweeps as jobs with stored records
+    (bookbuild.runs.sweeps)."""
     e = sub.add_parser(
         "experiments",
         help="run experiment sweeps as jobs and check their records (records/)",
@@ -131,7 +137,8 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
                 "--device",
                 choices=["cpu", "cuda"],
                 default=None,
-                help="cuda: the GPU's own record set of a configuration re-run per device (book-runs, "
+                help="cuda: the GPU's own record set of a configuration re-run per "
+                "device (book-runs, "
                 "book-grid, smoke); default: where the configuration's resources say",
             )
         if action == "run":
@@ -139,7 +146,8 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
                 "--cluster",
                 default="local",
                 choices=["local", "slurm", "debug"],
-                help="local: submitit's local executor, one job per core (or GPU); slurm: submitit's "
+                help="local: submitit's local executor, one job per core (or GPU); "
+                "slurm: submitit's "
                 "Slurm executor; debug: one job after another in this process",
             )
             p.add_argument(
@@ -153,7 +161,8 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
             )
             p.add_argument(
                 "--partition",
-                help="Slurm partition (default: the sweep's, else the cluster's default)",
+                help="Slurm partition (default: the sweep's, else the cluster's "
+                "default)",
             )
 
 
@@ -166,13 +175,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         return sweeps.cli(args)
 
     if args.command in ("build", "check", "accept"):
-        engine.book_settings()  # a bad BOOK_* setting: one line and exit 2, before any lock, kernel or build
+        # a bad BOOK_* setting: one line and exit 2, before any lock, kernel or build
+        engine.book_settings()
     if args.command == "build":
         if args.pdf_after and (args.builder != "html" or args.only):
             given = "--only" if args.only else f"--builder {args.builder}"
             raise UserError(
-                f"--pdf-after builds the PDF beside the whole HTML book (--builder html, no --only); "
-                f"got {given}"
+                "--pdf-after builds the PDF beside the whole HTML book (--builder "
+                f"html, no --only); got {given}"
             )
         if args.pdf_after:
             build.refuse_pdf_after_elsewhere()

@@ -1,4 +1,5 @@
-"""Build the book: execute every chapter and render HTML, failing on any warning or cell error.
+"""Build the book: execute every chapter and render HTML, failing on any warning or cell
+error.
 
 ``python -m bookbuild build`` runs ``jupyter-book build`` on the repository root
 with warnings as errors (``-W -n --keep-going``). Chapters execute through
@@ -63,7 +64,8 @@ def failures_in(log_text: str) -> list[str]:
 def build(
     builder: str = "html", check: bool = False, pdf_after: str | None = None
 ) -> int:
-    """Execute what is stale (engine), write the build report, render the book; return an exit code.
+    """Execute what is stale (engine), write the build report, render the book; return
+    an exit code.
 
     With ``check``, the build also fails when an output differs from its
     baseline: one execution of each chapter serves both the gate and the HTML
@@ -80,8 +82,8 @@ def build(
     started = time.perf_counter()
     if gate.source_verdict(ROOT):
         print(
-            f"\nBuild FAILED after {time.perf_counter() - started:.0f} s, before executing anything: fix the lines "
-            "above (bookbuild/lint/source.py)",
+            f"\nBuild FAILED after {time.perf_counter() - started:.0f} s, before "
+            "executing anything: fix the lines above (bookbuild/lint/source.py)",
             file=sys.stderr,
         )
         return 1
@@ -93,7 +95,8 @@ def build(
     failed = gate.failures_text(checks)
     if failed:
         print(
-            f"\nA chapter did not produce usable outputs; nothing was published.\n{failed}",
+            "\nA chapter did not produce usable outputs; nothing was "
+            f"published.\n{failed}",
             file=sys.stderr,
         )
         print(
@@ -103,15 +106,17 @@ def build(
         return 1
     if gate.claims_verdict(pages):
         print(
-            f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim names a check its page "
-            "declares, and every check is claimed (see bookbuild/lint/claims.py)",
+            f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every claim "
+            "names a check its page declares, and every check is claimed (see "
+            "bookbuild/lint/claims.py)",
             file=sys.stderr,
         )
         return 1
     if gate.references_verdict(checks):
         print(
-            f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every glued name the text cites is "
-            "glued by a cell of its page, and every figure has alt text (see bookbuild/lint/references.py)",
+            f"\nBuild FAILED after {time.perf_counter() - started:.0f} s: every glued "
+            "name the text cites is glued by a cell of its page, and every figure has "
+            "alt text (see bookbuild/lint/references.py)",
             file=sys.stderr,
         )
         return 1
@@ -132,7 +137,9 @@ def build(
         pdf_code = side.finish() if side is not None and code == 0 else 0
     finally:
         if side is not None:
-            side.stop()  # nothing once it has finished; ends a PDF build left running by a failed HTML build
+            # nothing once it has finished; ends a PDF build left running by a failed
+            # HTML build
+            side.stop()
     code = _verdicts(
         builder, check, checks, profile, code, time.perf_counter() - started, pdf_code
     )
@@ -142,11 +149,13 @@ def build(
 
 
 def begin_latex(latex: Path) -> Path:
-    """Begin a LaTeX build into the folder ``latex``; return its mark, to remove once the build succeeded.
+    """Begin a LaTeX build into the folder ``latex``; return its mark, to remove once
+    the build succeeded.
 
-    A build that was stopped part-way (Ctrl-C, a kill, a failed HTML build beside it) or that failed can leave
-    LaTeX's files cut short (a ``book.aux`` ending mid-line stops every later xelatex run), so where the mark of
-    the last build is still there, the folder is removed and this build starts it afresh.
+    A build that was stopped part-way (Ctrl-C, a kill, a failed HTML build beside it) or
+    that failed can leave LaTeX's files cut short (a ``book.aux`` ending mid-line stops
+    every later xelatex run), so where the mark of the last build is still there, the
+    folder is removed and this build starts it afresh.
     """
     mark = latex.with_name(latex.name + ".unfinished")
     if mark.exists():
@@ -157,25 +166,30 @@ def begin_latex(latex: Path) -> Path:
 
 
 def refuse_pdf_after_elsewhere() -> None:
-    """``--pdf-after`` writes the PDF beside this checkout's HTML: a clear error where BOOK_BUILD_DIR is set."""
+    """``--pdf-after`` writes the PDF beside this checkout's HTML: a clear error where
+    BOOK_BUILD_DIR is set."""
     if os.environ.get("BOOK_BUILD_DIR", "").strip():
         raise UserError(
-            "--pdf-after builds the PDF in this checkout's _build/, and BOOK_BUILD_DIR builds a copy "
-            "elsewhere: build the HTML there, then `make pdf` with the same BOOK_BUILD_DIR"
+            "--pdf-after builds the PDF in this checkout's _build/, and BOOK_BUILD_DIR "
+            "builds a copy elsewhere: build the HTML there, then `make pdf` with the "
+            "same BOOK_BUILD_DIR"
         )
 
 
 class SidePdf:
-    """The PDF, built beside the HTML by a second Jupyter Book process (``bookbuild build --pdf-after CMD``).
+    """The PDF, built beside the HTML by a second Jupyter Book process (``bookbuild
+    build --pdf-after CMD``).
 
-    The HTML's Sphinx phase (one process, about a minute) keeps one core busy; the PDF's (a second Sphinx
-    process, then xelatex) fills the other instead of running after it. It starts once every chapter has
-    executed. First ``CMD`` runs (``make -s pdf-ready``: wait for the background set-up, which installs TeX
-    Live): exit 0 builds the PDF, 3 means there is no TeX Live here (a note; the PDF tests are then skipped),
-    anything else fails the build. The PDF's Sphinx writes under ``_build/pdf-side`` (its own doctrees,
-    executed cells and panels, so the two processes never write one file); the execution cache and the
-    engine's outputs are only read by both. The PDF goes to ``_build/latex/book.pdf`` (where ``make pdf``
-    writes it) and, once the HTML passed its checks, into the site.
+    The HTML's Sphinx phase (one process, about a minute) keeps one core busy; the PDF's
+    (a second Sphinx process, then xelatex) fills the other instead of running after it.
+    It starts once every chapter has executed. First ``CMD`` runs (``make -s
+    pdf-ready``: wait for the background set-up, which installs TeX Live): exit 0 builds
+    the PDF, 3 means there is no TeX Live here (a note; the PDF tests are then skipped),
+    anything else fails the build. The PDF's Sphinx writes under ``_build/pdf-side``
+    (its own doctrees, executed cells and panels, so the two processes never write one
+    file); the execution cache and the engine's outputs are only read by both. The PDF
+    goes to ``_build/latex/book.pdf`` (where ``make pdf`` writes it) and, once the HTML
+    passed its checks, into the site.
     """
 
     LOG = BUILD_DIR / "pdf.log"
@@ -198,8 +212,9 @@ class SidePdf:
         self.thread.start()
 
     def _run(self) -> None:
-        # Each child leads a process group of its own, so that stop() ends it with everything it started
-        # (the set-up's wait; Sphinx, latexmk and xelatex); Ctrl-C reaches the build, whose stop() ends them.
+        # Each child leads a process group of its own, so that stop() ends it with
+        # everything it started (the set-up's wait; Sphinx, latexmk and xelatex); Ctrl-C
+        # reaches the build, whose stop() ends them.
         with self.LOG.open("w") as log:
             with self.lock:
                 if self.stopped:
@@ -222,7 +237,10 @@ class SidePdf:
                 log.write(line)
             ready.wait()
             if ready.returncode == self.NO_TEX:
-                self.message = "NOTE: no TeX Live here; no PDF, and the PDF tests will be skipped (see make tex)"
+                self.message = (
+                    "NOTE: no TeX Live here; no PDF, and the PDF tests will be skipped "
+                    "(see make tex)"
+                )
                 return
             if ready.returncode != 0:
                 self.code, self.message = (
@@ -251,7 +269,8 @@ class SidePdf:
                 unfinished.unlink()
 
     def finish(self) -> int:
-        """Wait for the PDF; 0 when it built (copied to ``_build/latex/book.pdf``) or there is no TeX Live."""
+        """Wait for the PDF; 0 when it built (copied to ``_build/latex/book.pdf``) or
+        there is no TeX Live."""
         self.thread.join()
         seconds = time.perf_counter() - self.started
         if self.code is None:
@@ -269,16 +288,18 @@ class SidePdf:
                 file=sys.stderr,
             )
             return code
-        # the whole LaTeX folder, as `make pdf` leaves it: the PDF tests read book.tex and book.log beside it
+        # the whole LaTeX folder, as `make pdf` leaves it: the PDF tests read book.tex
+        # and book.log beside it
         shutil.copytree(built.parent, self.PDF.parent, dirs_exist_ok=True)
         print(
-            f"PDF built beside the HTML in {seconds:.0f} s (from the end of execution; log: {self.LOG}): {self.PDF}"
+            f"PDF built beside the HTML in {seconds:.0f} s (from the end of execution; "
+            f"log: {self.LOG}): {self.PDF}"
         )
         return 0
 
     def stop(self) -> None:
-        """End whatever is still running (nothing once :meth:`finish` returned): each child's whole process group,
-        SIGTERM first, SIGKILL after 10 s."""
+        """End whatever is still running (nothing once :meth:`finish` returned): each
+        child's whole process group, SIGTERM first, SIGKILL after 10 s."""
         with self.lock:
             self.stopped = True
             running = [
@@ -297,18 +318,21 @@ class SidePdf:
                 return
 
     def publish(self) -> None:
-        """Copy the PDF into the site and point its links at it (nothing where no PDF was built)."""
+        """Copy the PDF into the site and point its links at it (nothing where no PDF
+        was built)."""
         from bookbuild.site import downloads
 
         if self.code == 0 and downloads.publish(self.PDF, HTML_DIR) is not None:
             print(
-                f"The site links it from every page's header: {HTML_DIR / downloads.PDF_NAME}"
+                "The site links it from every page's header: "
+                f"{HTML_DIR / downloads.PDF_NAME}"
             )
 
 
 def _render(builder: str, env: dict[str, str]) -> int:
-    """Run Jupyter Book over the executed chapters (logged to ``_build/build.log``); its exit code, or 1 when
-    its log shows a chapter that failed or that myst-nb executed itself."""
+    """Run Jupyter Book over the executed chapters (logged to ``_build/build.log``); its
+    exit code, or 1 when its log shows a chapter that failed or that myst-nb executed
+    itself."""
     with LOG_FILE.open("w") as log:
         proc = subprocess.Popen(
             jupyter_book_command(builder),
@@ -327,7 +351,8 @@ def _render(builder: str, env: dict[str, str]) -> int:
 
 
 def log_problems(log_text: str, code: int) -> int:
-    """``code``, or 1 where ``log_text`` (a Jupyter Book log) shows a failed chapter or one myst-nb executed."""
+    """``code``, or 1 where ``log_text`` (a Jupyter Book log) shows a failed chapter or
+    one myst-nb executed."""
     problems = failures_in(log_text)
     if problems:
         print("\nA chapter failed to execute:", *problems, sep="\n  ", file=sys.stderr)
@@ -356,14 +381,15 @@ def _verdicts(
     elapsed: float,
     pdf_code: int = 0,
 ) -> int:
-    """After Jupyter Book: the exit code of the whole build, with the output check's verdicts under ``check``;
-    ``pdf_code``: the exit code of the PDF built beside the HTML (:class:`SidePdf`), which fails a build that
-    passed everything else."""
+    """After Jupyter Book: the exit code of the whole build, with the output check's
+    verdicts under ``check``; ``pdf_code``: the exit code of the PDF built beside the
+    HTML (:class:`SidePdf`), which fails a build that passed everything else."""
     from bookbuild import gate
 
     if code != 0:
         print(
-            f"\nBuild FAILED after {elapsed:.0f} s (exit {code}); full log in {LOG_FILE}",
+            f"\nBuild FAILED after {elapsed:.0f} s (exit {code}); full log in "
+            f"{LOG_FILE}",
             file=sys.stderr,
         )
         return code
@@ -376,7 +402,8 @@ def _verdicts(
         )
         if code:
             print(
-                f"\nBuild FAILED the output check after {elapsed:.0f} s (the HTML is in {HTML_DIR})",
+                f"\nBuild FAILED the output check after {elapsed:.0f} s (the HTML is "
+                f"in {HTML_DIR})",
                 file=sys.stderr,
             )
             return code
@@ -384,31 +411,33 @@ def _verdicts(
         diffs = sum(len(c.differences) for c in checks)
         if diffs:
             print(
-                f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the build report); "
-                "`make check` fails until they are reviewed and accepted with `make accept`."
+                f"\nNote: {diffs} output(s) differ from baselines/{profile}/ (see the "
+                "build report); `make check` fails until they are reviewed and "
+                "accepted with `make accept`."
             )
         from bookbuild.lint.prose import check_pages
 
         typed = check_pages(ROOT)  # the pages' source, read in well under a second
         if typed:
             print(
-                f"\nNote: {len(typed)} number(s) typed by hand into the prose, captions or alt texts; `make check` "
-                "fails until each is glued or marked {lit}:",
+                f"\nNote: {len(typed)} number(s) typed by hand into the prose, "
+                "captions or alt texts; `make check` fails until each is glued or "
+                "marked {lit}:",
                 *typed,
                 sep="\n  ",
             )
         overlaps = gate.figure_overlaps(ROOT, checks)
         if overlaps:
             print(
-                f"\nNote: {len(overlaps)} pair(s) of texts overlap in figures; `make check` fails until the "
-                "plotting code is fixed:",
+                f"\nNote: {len(overlaps)} pair(s) of texts overlap in figures; `make "
+                "check` fails until the plotting code is fixed:",
                 *overlaps,
                 sep="\n  ",
             )
     if pdf_code:
         print(
-            f"\nBuild FAILED after {elapsed:.0f} s: the HTML passed, the PDF beside it did not build (exit "
-            f"{pdf_code}; log: {SidePdf.LOG})",
+            f"\nBuild FAILED after {elapsed:.0f} s: the HTML passed, the PDF beside it "
+            f"did not build (exit {pdf_code}; log: {SidePdf.LOG})",
             file=sys.stderr,
         )
         return pdf_code
@@ -418,7 +447,8 @@ def _verdicts(
         )
     else:
         print(
-            f"\nBuild succeeded in {elapsed:.0f} s. The {builder} output is in {BUILD_DIR / 'latex'}"
+            f"\nBuild succeeded in {elapsed:.0f} s. The {builder} output is in "
+            f"{BUILD_DIR / 'latex'}"
             + (
                 f" (the PDF: {BUILD_DIR / 'latex' / 'book.pdf'})"
                 if builder == "pdflatex"
@@ -435,11 +465,13 @@ def _verdicts(
 
 
 def build_elsewhere(builder: str, check: bool, root: Path = ROOT) -> int:
-    """The build of a read-only checkout: in a copy under ``$BOOK_BUILD_DIR/checkout``; nothing written into ``root``.
+    """The build of a read-only checkout: in a copy under ``$BOOK_BUILD_DIR/checkout``;
+    nothing written into ``root``.
 
-    The HTML build writes beside its sources (the generated report pages, Sphinx's output, the corpora in
-    ``data/`` on first use), so it builds a copy of the sources, whose execution state starts from the one
-    ``make check`` keeps in ``$BOOK_BUILD_DIR`` (chapters executed there are reused, trainings are not redone).
+    The HTML build writes beside its sources (the generated report pages, Sphinx's
+    output, the corpora in ``data/`` on first use), so it builds a copy of the sources,
+    whose execution state starts from the one ``make check`` keeps in
+    ``$BOOK_BUILD_DIR`` (chapters executed there are reused, trainings are not redone).
     """
     from bookbuild.execute import engine
 
@@ -456,7 +488,8 @@ def build_elsewhere(builder: str, check: bool, root: Path = ROOT) -> int:
             )
     env = {k: v for k, v in os.environ.items() if k != "BOOK_BUILD_DIR"}
     print(
-        f"build: a read-only checkout (BOOK_BUILD_DIR is set): building a copy in {work}",
+        "build: a read-only checkout (BOOK_BUILD_DIR is set): building a copy in "
+        f"{work}",
         flush=True,
     )
     argv = [
@@ -501,7 +534,8 @@ _DOC_REFERENCE = re.compile(r"\{doc\}`(?:[^`<]*<)?/?(?P<doc>[^`>]+)>?`")
 
 
 def copy_sources(work: Path, with_toc: bool = True, root: Path = ROOT) -> None:
-    """Copy what a build needs (sources, code, baselines, lock files) into ``work``, replacing older copies."""
+    """Copy what a build needs (sources, code, baselines, lock files) into ``work``,
+    replacing older copies."""
     for name in [*COPIED, "_toc.yml"] if with_toc else COPIED:
         src, target = root / name, work / name
         if target.is_dir():
@@ -520,7 +554,8 @@ def copy_sources(work: Path, with_toc: bool = True, root: Path = ROOT) -> None:
 
 
 def pages_needed(root: Path, names: list[str]) -> list[str]:
-    """``names`` plus every page they refer to, directly or through another needed page, in toc order.
+    """``names`` plus every page they refer to, directly or through another needed page,
+    in toc order.
 
     Cross-references (``{ref}``, ``{numref}``, ``{eq}``, ``{doc}``) are resolved
     by scanning every page of the table of contents for the targets it defines.
@@ -560,7 +595,8 @@ def pages_needed(root: Path, names: list[str]) -> list[str]:
 
 
 def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) -> int:
-    """Build ``pages`` alone in a private copy; their cross-references to other pages link to the last full build.
+    """Build ``pages`` alone in a private copy; their cross-references to other pages
+    link to the last full build.
 
     For authors working on one chapter while others are mid-edit: the copy lives
     in ``_build/only-<name>`` (or ``dest``) with its own execution state, which
@@ -570,8 +606,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
     report) and, as its root, a short page listing them; no other page is executed
     or rendered, so a chapter broken elsewhere does not stop it. A ``{ref}``,
     ``{numref}``, ``{eq}`` or ``{doc}`` to a page left out resolves from the last
-    full build's ``_build/html/xrefs.json`` (:mod:`bookbuild.site.xrefs`), as a link into
-    that build. Before any full build, the copy also builds every page the named
+    full build's ``_build/html/xrefs.json`` (:mod:`bookbuild.site.xrefs`), as a link
+    into that build. Before any full build, the copy also builds every page the named
     ones refer to, directly or not (:func:`pages_needed`), and says so.
     """
     names = [p.removesuffix(".md") for p in pages]
@@ -589,8 +625,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
     else:
         needed = pages_needed(root, names)
         print(
-            f"--only: no full build yet ({known} is missing), so the pages that {', '.join(names)} refer to are "
-            "built too",
+            f"--only: no full build yet ({known} is missing), so the pages that "
+            f"{', '.join(names)} refer to are built too",
             flush=True,
         )
     work = dest or build_dir / ("only-" + "-".join(Path(n).name for n in names))
@@ -628,8 +664,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
             title = config.get("title", "The book")
             listed = "\n".join(f"- {{doc}}`/{n}`" for n in needed if n != toc["root"])
             (work / f"{toc['root']}.md").write_text(
-                f"# {title}: {', '.join(names)}\n\nA build of some pages only; their references to other pages "
-                f"link to the last full build.\n\n{listed}\n"
+                f"# {title}: {', '.join(names)}\n\nA build of some pages only; their "
+                f"references to other pages link to the last full build.\n\n{listed}\n"
             )
     print(f"--only: building {', '.join(n for n in needed)} in {work}", flush=True)
     started = time.perf_counter()
@@ -640,7 +676,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
         else f"FAILED (exit {proc.returncode}); log: {work / '_build'}"
     )
     print(
-        f"build of {', '.join(needed)} {verdict} in {time.perf_counter() - started:.0f} s"
+        f"build of {', '.join(needed)} {verdict} in "
+        f"{time.perf_counter() - started:.0f} s"
     )
     print(f"  file://{work / '_build' / 'html' / 'index.html'}")
     return proc.returncode

@@ -64,9 +64,10 @@ def _style(obj: Any) -> Any:
 
 
 def diagram_facts(fig: Figure) -> dict[str, Any]:
-    """Everything a schematic draws: per axes its texts, patches, lines and annotations with their
-    geometry and styles, its limits, title and aspect; and the figure size. For comparing a
-    diagram (drawn from literal coordinates) with a snapshot reviewed once by eye."""
+    """Everything a schematic draws: per axes its texts, patches, lines and annotations
+    with their geometry and styles, its limits, title and aspect; and the figure size.
+    For comparing a diagram (drawn from literal coordinates) with a snapshot reviewed
+    once by eye."""
     from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
     from matplotlib.text import Annotation
 
@@ -137,7 +138,8 @@ def diagram_facts(fig: Figure) -> dict[str, Any]:
                 "annotations": notes,
                 "patches": patches,
                 "lines": lines,
-                # where the layout put the axes (2 decimals: enough to see tight_layout, not font rounding)
+                # where the layout put the axes (2 decimals: enough to see tight_layout,
+                # not font rounding)
                 "position": [round(v, 2) for v in ax.get_position().bounds],
             }
         )

@@ -1,10 +1,12 @@
-"""AUTHORING.md's worked example, built as the guide says, in a temporary copy of the book (issue 56).
+"""AUTHORING.md's worked example, built as the guide says, in a temporary copy of the
+book (issue 56).
 
-The guide's files are its blocks marked ``<!-- example-file: PATH -->``; its table-of-contents line is the block
-marked ``<!-- example-toc: PAGE -->``. The test copies the repository's tracked files, writes the blocks, and then
-does what the guide tells an author to do: runs the listing's test, builds the page with ``build --only`` (with the
-checkout's last full build for cross-references, as an author's checkout has it), and runs the lab's two editions.
-About a minute.
+The guide's files are its blocks marked ``<!-- example-file: PATH -->``; its
+table-of-contents line is the block marked ``<!-- example-toc: PAGE -->``. The test
+copies the repository's tracked files, writes the blocks, and then does what the guide
+tells an author to do: runs the listing's test, builds the page with ``build --only``
+(with the checkout's last full build for cross-references, as an author's checkout has
+it), and runs the lab's two editions. About a minute.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ def test_the_guide_holds_every_piece_an_author_writes() -> None:
 
 
 def _counts(page: str) -> dict[str, int]:
-    """Non-blank lines of the page after its front matter: prose, Python in cells, and markup."""
+    """Non-blank lines of the page after its front matter: prose, Python in cells, and
+    markup."""
     lines = page.splitlines()
     body = lines[lines.index("---", 1) + 1 :]
     counts = {"prose": 0, "python": 0, "markup": 0}
@@ -90,14 +93,15 @@ def test_the_guide_states_what_its_example_costs() -> None:
     counts = _counts(blocks()["book/authoring-example.md"][1])
     text = " ".join(GUIDE.read_text().split())
     assert (
-        f"holds {counts['prose']} lines of prose, {counts['python']} lines of Python in its cells and "
-        f"{counts['markup']} lines of markup"
+        f"holds {counts['prose']} lines of prose, {counts['python']} lines of Python "
+        f"in its cells and {counts['markup']} lines of markup"
     ) in text
 
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the repository's tracked files with the guide's example written in, as an author would."""
+    """A copy of the repository's tracked files with the guide's example written in, as
+    an author would."""
     work = tmp_path_factory.mktemp("authoring") / "book"
     tracked = subprocess.run(
         ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
@@ -213,9 +217,9 @@ def cost() -> str:
     counts = _counts(blocks()["book/authoring-example.md"][1])
     total = sum(counts.values())
     return (
-        f"{counts['prose']} lines of prose, {counts['python']} of Python in cells, {counts['markup']} of markup: "
-        f"{counts['markup'] / counts['prose']:.1f} lines of markup and {total / counts['prose']:.1f} lines in all "
-        "per line of prose"
+        f"{counts['prose']} lines of prose, {counts['python']} of Python in cells, "
+        f"{counts['markup']} of markup: {counts['markup'] / counts['prose']:.1f} lines "
+        f"of markup and {total / counts['prose']:.1f} lines in all per line of prose"
     )
 
 

@@ -1,4 +1,5 @@
-"""benchmarks/ci_time.sh's breakdown (issue 31): each phase of `make test` named and timed from its phase lines."""
+"""benchmarks/ci_time.sh's breakdown (issue 31): each phase of `make test` named and
+timed from its phase lines."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def test_each_phase_gets_the_busy_share_of_the_cpu_samples_inside_it(
         + "\n"
     )
     samples = tmp_path / "cpu.txt"
-    # 2 cores: 200 jiffies a second in all; fully busy from 100 to 110 s, then half busy to 130 s
+    # 2 cores: 200 jiffies a second in all; fully busy from 100 to 110 s, then half busy
+    # to 130 s
     rows, busy = [], 0
     for t in range(100, 131, 2):
         rows.append(f"{t} {busy} {(t - 100) * 200}")

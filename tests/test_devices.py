@@ -33,7 +33,8 @@ from tests.devices import META, DeviceAudit, off_device_tensors
 TEXT = "to be or not to be, that is the question. " * 40
 TINY_TRAIN = TrainConfig(window=8, batch_size=4, steps=2, lr=1e-2, log_every=1)
 RECALL = memory_task.RecallConfig(lag=5, n_train=32, n_test=16, epochs=1, batch_size=16)
-#: the sizes of a tiny character model, shared by the depth, scoreboard and ablation recipes
+#: the sizes of a tiny character model, shared by the depth, scoreboard and ablation
+#: recipes
 TINY_LM = {
     "train_chars": 1000,
     "valid_chars": 200,

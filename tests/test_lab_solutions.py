@@ -1,6 +1,6 @@
-"""The solutions of the labs' exercises that their pages do not show (``labs/solutions.py``), each against an
-independent computation: an RNN run on each sequence unpadded, PyTorch's ``clip_grad_value_``, and autograd in
-float64."""
+"""The solutions of the labs' exercises that their pages do not show
+(``labs/solutions.py``), each against an independent computation: an RNN run on each
+sequence unpadded, PyTorch's ``clip_grad_value_``, and autograd in float64."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The layering of the tree: taught code never imports the build, and no import circle joins the two.
+"""The layering of the tree: taught code never imports the build, and no import circle
+joins the two.
 
-``chapter_code`` is what a reader is taught and what a lab imports; ``bookbuild`` builds and checks the
-book. The build reaches the taught code's memoizer and sweep loader only through
-``chapter_code.core.runtime.use_backend``, installed in each chapter's kernel.
+``chapter_code`` is what a reader is taught and what a lab imports; ``bookbuild`` builds
+and checks the book. The build reaches the taught code's memoizer and sweep loader only
+through ``chapter_code.core.runtime.use_backend``, installed in each chapter's kernel.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _imports(path: Path, package: str) -> set[str]:
-    """Top-level packages that the source at ``path`` imports, anywhere in it (functions included)."""
+    """Top-level packages that the source at ``path`` imports, anywhere in it (functions
+    included)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -56,7 +58,8 @@ def test_no_import_circle_between_the_two_packages() -> None:
 
 
 def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) -> None:
-    # A copy of chapter_code alone, as a student takes it into a lab: bookbuild cannot be found at all.
+    # A copy of chapter_code alone, as a student takes it into a lab: bookbuild cannot
+    # be found at all.
     modules = sorted(
         m.name for m in pkgutil.walk_packages(chapter_code.__path__, "chapter_code.")
     )
@@ -89,7 +92,8 @@ def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) 
 
 
 def test_topic_packages_hold_no_code_in_their_init() -> None:
-    # An __init__ with code would run on every import of its topic, outside every memoized run's key.
+    # An __init__ with code would run on every import of its topic, outside every
+    # memoized run's key.
     for init in (ROOT / "chapter_code").rglob("__init__.py"):
         body = ast.parse(init.read_text()).body
         assert all(
@@ -97,7 +101,8 @@ def test_topic_packages_hold_no_code_in_their_init() -> None:
         ), init
 
 
-# ---- the build itself: grouped by job, without an import circle (issue 51) -----------------------------------
+# ---- the build itself: grouped by job, without an import circle (issue 51)
+# -----------------------------------
 
 
 def _module_name(path: Path) -> str:
@@ -106,8 +111,9 @@ def _module_name(path: Path) -> str:
 
 
 def _module_imports(path: Path, package: str) -> set[str]:
-    """The ``package`` modules that the source at ``path`` imports, anywhere in it (inside functions too): for
-    ``from a.b import c`` the module ``a.b.c`` where that is a module, else ``a.b``."""
+    """The ``package`` modules that the source at ``path`` imports, anywhere in it
+    (inside functions too): for ``from a.b import c`` the module ``a.b.c`` where that is
+    a module, else ``a.b``."""
     modules = {_module_name(p) for p in _sources(package)}
     me = _module_name(path)
     found = set()
@@ -133,7 +139,8 @@ def _module_imports(path: Path, package: str) -> set[str]:
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every elementary circle through the graph's strongly connected parts, as a list of modules (Tarjan)."""
+    """Every elementary circle through the graph's strongly connected parts, as a list
+    of modules (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -176,8 +183,9 @@ def test_no_import_circle_inside_the_build_not_even_through_a_function() -> None
     graph = {
         _module_name(p): _module_imports(p, "bookbuild") for p in _sources("bookbuild")
     }
-    # Importing a.b.c runs a/__init__ and a/b/__init__ first: an edge to each. A module's own parents are
-    # loaded before it whatever it imports, so they are no edge of its code.
+    # Importing a.b.c runs a/__init__ and a/b/__init__ first: an edge to each. A
+    # module's own parents are loaded before it whatever it imports, so they are no edge
+    # of its code.
     graph = {
         m: {
             x

@@ -1,4 +1,5 @@
-"""Tests for ``.ci/setup-system``: `make test`'s background install of chromium, TeX Live, npm and Java.
+"""Tests for ``.ci/setup-system``: `make test`'s background install of chromium, TeX
+Live, npm and Java.
 
 Each test runs the real script in a temporary folder with a PATH that holds
 only stand-ins (``apt-get``, ``id``, ``npm``) and the few ordinary tools the
@@ -114,8 +115,8 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(
     assert time.monotonic() - began < 0.9, "start must not wait for apt-get"
     assert started.returncode == 0, started.stderr
     assert (
-        "installing chromium, TeX Live, Slurm, npm and Java, the browser tests' npm tools in the background"
-        in started.stdout
+        "installing chromium, TeX Live, Slurm, npm and Java, the browser "
+        "tests' npm tools in the background" in started.stdout
     )
     again = setup(
         work, env, "start"
@@ -127,8 +128,8 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(
     assert "set-up: ready" in waited.stdout
     assert calls(env) == [
         "apt-get update -qq -o DPkg::Lock::Timeout=300",
-        "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 chromium texlive-xetex latexmk "
-        "slurm-wlm munge npm default-jre-headless",
+        "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 "
+        "chromium texlive-xetex latexmk slurm-wlm munge npm default-jre-headless",
         "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error in node",
     ]
     assert (
@@ -168,21 +169,19 @@ def test_a_failed_install_fails_the_wait_under_ci_and_is_a_note_elsewhere(
         for c in calls(env)
         if c.startswith("apt-get install")
     ]
-    assert (
-        installs
-        == [
-            "chromium texlive-xetex latexmk slurm-wlm munge npm default-jre-headless",  # all at once,
-            "chromium",
-            "texlive-xetex latexmk",
-            "slurm-wlm munge",
-            "npm default-jre-headless",
-        ]
-    )  # then each
+    assert installs == [
+        # all at once,
+        "chromium texlive-xetex latexmk slurm-wlm munge npm default-jre-headless",
+        "chromium",
+        "texlive-xetex latexmk",
+        "slurm-wlm munge",
+        "npm default-jre-headless",
+    ]  # then each
     lenient = setup(work, env, "wait")
     assert lenient.returncode == 0
     assert (
-        "NOTE: the tests that need what was not installed (PDF, browser, audit) will be skipped"
-        in lenient.stdout
+        "NOTE: the tests that need what was not installed (PDF, browser, "
+        "audit) will be skipped" in lenient.stdout
     )
 
 
@@ -194,9 +193,11 @@ def test_without_apt_get_as_root_it_installs_nothing_and_says_what_is_skipped(
     started = setup(work, env, "start")
     assert started.returncode == 0
     assert started.stdout.splitlines() == [
-        "NOTE: no chromium and no apt-get as root here; the browser tests will be skipped",
+        "NOTE: no chromium and no apt-get as root here; the browser tests will be "
+        "skipped",
         "NOTE: no TeX Live and no apt-get as root here; the PDF tests will be skipped",
-        "NOTE: no npm here; the browser tests' audit (axe-core, Nu validator) will be skipped",
+        "NOTE: no npm here; the browser tests' audit (axe-core, Nu validator) will be "
+        "skipped",
     ]
     waited = setup(work, env, "wait", BOOK_SETUP_STRICT="1")
     assert waited.returncode == 0
@@ -251,7 +252,8 @@ def test_what_is_already_installed_is_not_installed_again(tmp_path: Path) -> Non
     assert setup(work, env, "wait").returncode == 0
     assert calls(env)[:2] == [
         "apt-get update -qq -o DPkg::Lock::Timeout=300",
-        "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 chromium",
+        "apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300 "
+        "chromium",
     ]
 
 

@@ -1,10 +1,13 @@
-"""The suite's worker groups hold: tests marked ``xdist_group`` run on one worker under ``make test``.
+"""The suite's worker groups hold: tests marked ``xdist_group`` run on one worker under
+``make test``.
 
-Module fixtures that open many browser pages or run a dry run (``tests/browser/test_panels.py``,
-``test_reading.py``, ``tests/bookbuild/test_gpu_run.py``) are made once per worker; the group keeps each such
-file on one worker so that the work is done once. pytest 9.2.0 with pytest-xdist 3.8.0 dropped the groups
-without a word (the structured node ids no longer carry xdist's ``@group`` suffix), which is why
-``requirements/lock.txt`` holds pytest at 9.1.1; this test fails when an upgrade loses them again.
+Module fixtures that open many browser pages or run a dry run
+(``tests/browser/test_panels.py``, ``test_reading.py``,
+``tests/bookbuild/test_gpu_run.py``) are made once per worker; the group keeps each such
+file on one worker so that the work is done once. pytest 9.2.0 with pytest-xdist 3.8.0
+dropped the groups without a word (the structured node ids no longer carry xdist's
+``@group`` suffix), which is why ``requirements/lock.txt`` holds pytest at 9.1.1; this
+test fails when an upgrade loses them again.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ def test_a_group_runs_on_one_worker(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     (tmp_path / "test_free.py").write_text(
-        "import pytest\n\n\n@pytest.mark.parametrize('i', range(8))\ndef test_y(i):\n    pass\n",
+        "import pytest\n\n\n@pytest.mark.parametrize('i', range(8))\ndef "
+        "test_y(i):\n    pass\n",
         encoding="utf-8",
     )
     done = subprocess.run(

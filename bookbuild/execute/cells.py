@@ -1,7 +1,9 @@
-"""A page's code cells before they run: every one labelled once, and its comparison options valid.
+"""A page's code cells before they run: every one labelled once, and its comparison
+options valid.
 
-The engine checks them before a chapter executes, so a missing label or a bad option costs no execution;
-the gate (:mod:`bookbuild.gate.baselines`) reads the same options when it compares the outputs.
+The engine checks them before a chapter executes, so a missing label or a bad option
+costs no execution; the gate (:mod:`bookbuild.gate.baselines`) reads the same options
+when it compares the outputs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ def _is_number(value: Any) -> bool:
 
 
 def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
-    """The gate's options of one code cell, validated (a wrong type or key is an error naming the cell)."""
+    """The gate's options of one code cell, validated (a wrong type or key is an error
+    naming the cell)."""
     import difflib
 
     label = cell.metadata.get("label", f"code cell #{number}")
@@ -41,13 +44,14 @@ def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
         )
         if not isinstance(tol, dict) or not tol:
             raise RecordError(
-                f"{where}: ':tolerance:' must be a mapping such as {example}; got {tol!r}"
+                f"{where}: ':tolerance:' must be a mapping such as {example}; got "
+                f"{tol!r}"
             )
         for key, value in tol.items():
             if key not in ("rtol", "atol", "image", "lines", "reason"):
                 raise RecordError(
-                    f"{where}: ':tolerance:' accepts the keys rtol, atol, image, lines and reason; "
-                    f"got {key!r}"
+                    f"{where}: ':tolerance:' accepts the keys rtol, atol, image, lines "
+                    f"and reason; got {key!r}"
                 )
             if key == "lines" and not (
                 isinstance(value, dict)
@@ -55,8 +59,9 @@ def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
                 and all(isinstance(k, str) and _is_number(v) for k, v in value.items())
             ):
                 raise RecordError(
-                    f"{where}: ':tolerance:' lines must map labels of the figure's lines to their own "
-                    f"rtol, such as {{lines: {{no clipping: 10}}}}; got {value!r}"
+                    f"{where}: ':tolerance:' lines must map labels of the figure's "
+                    "lines to their own rtol, such as {lines: {no clipping: 10}}; "
+                    f"got {value!r}"
                 )
             if key not in ("reason", "lines") and not _is_number(value):
                 raise RecordError(
@@ -65,15 +70,16 @@ def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
         reason = tol.get("reason")
         if not isinstance(reason, str) or len(reason.split()) < 3:
             raise RecordError(
-                f"{where}: ':tolerance:' needs a reason, a few words on why the output has no more "
-                f"precision than it allows, such as {example}; got {reason!r}"
+                f"{where}: ':tolerance:' needs a reason, a few words on why the output "
+                f"has no more precision than it allows, such as {example}; got "
+                f"{reason!r}"
             )
         if "image" in tol:
             options["image_tolerance"] = tol["image"]
     elif "image_tolerance" in options:
         raise RecordError(
-            f"{where}: ':image_tolerance:' is now written inside ':tolerance:' with its reason, "
-            f"such as {{image: 30, reason: '...'}}"
+            f"{where}: ':image_tolerance:' is now written inside ':tolerance:' with "
+            "its reason, such as {image: 30, reason: '...'}"
         )
     if "image_tolerance" in options and not _is_number(options["image_tolerance"]):
         raise RecordError(
@@ -88,7 +94,8 @@ def cell_options(cell: Any, chapter: str, number: int) -> dict[str, Any]:
 
 
 def validate_cells(nb: Any, chapter: str) -> dict[str, dict]:
-    """Every code cell has a unique label and valid gate options; return the options by label.
+    """Every code cell has a unique label and valid gate options; return the options by
+    label.
 
     Runs before a chapter executes, so a missing label costs no execution. Cells
     are counted among code cells only, and named by their first line.
@@ -106,8 +113,8 @@ def validate_cells(nb: Any, chapter: str) -> dict[str, dict]:
         label = cell.metadata.get("label")
         if not label:
             problems.append(
-                f"{chapter}.md: code cell #{number} (starting `{first[:60]}`) has no ':label:' "
-                "option; every code cell needs a unique one"
+                f"{chapter}.md: code cell #{number} (starting `{first[:60]}`) has no "
+                "':label:' option; every code cell needs a unique one"
             )
             continue
         if label in options:

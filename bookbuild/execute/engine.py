@@ -1,4 +1,5 @@
-"""The execution engine: run each chapter when, and only when, something it depends on changed.
+"""The execution engine: run each chapter when, and only when, something it depends on
+changed.
 
 Jupyter Book's own cache keys a chapter on its code cells alone, so an edit to
 an imported module would leave stale numbers on the page. This engine keys a
@@ -11,9 +12,11 @@ chapter on
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
-- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions);
-- the installed distributions its kernel imported: version, a digest of ``RECORD`` and the size and time of
-  each installed file (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
+- the locked dependency versions and the installed torch (on a GPU, also its CUDA and
+  cuDNN versions);
+- the installed distributions its kernel imported: version, a digest of ``RECORD`` and
+  the size and time of each installed file (:func:`distribution_digests`; memoized runs
+  and sweep records keep their own keys).
 
 The key is taken **before** a chapter executes: every repository file is
 hashed first, and the chapter's dependencies are looked up in that snapshot.
@@ -66,13 +69,16 @@ if (
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
-DEFAULT_CELL_TIMEOUT = 1800  # seconds; the book's longest cells, memoized trainings, take one to two minutes cold
+# seconds; the book's longest cells, memoized trainings, take one to two minutes cold
+DEFAULT_CELL_TIMEOUT = 1800
 BUILD_CELL_TIMEOUT = (
     300  # seconds at least, for the build's own first and last cells of a chapter
 )
-PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
+# seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
+PROGRESS_EVERY = 30.0
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-#: Top-level folders whose files are never dependencies (build outputs, tools' caches, version control).
+#: Top-level folders whose files are never dependencies (build outputs, tools' caches,
+#: version control).
 UNTRACKED = [
     ".git",
     "_build",
@@ -86,11 +92,13 @@ UNTRACKED = [
     "tests",
     ".ci",
 ]
-#: Cold execution times (s) of the chapters (every training computed), for the order in which they start
-#: (:func:`execution_order`), in a fresh clone (CI) above all, where there is no history. Measured 2026-12-04 on
-#: the 2-core AVX2 machine, two chapters at a time, after Chapters 3, 4, 6 and 7 moved their trainings to sweep
-#: records: the gated chapter is the one that still trains a run itself (46 s of its 72). Only their order
-#: matters: a chapter missing here counts as 0 s, and a stale number only costs some idle time at the end.
+#: Cold execution times (s) of the chapters (every training computed), for the order in
+#: which they start (:func:`execution_order`), in a fresh clone (CI) above all, where
+#: there is no history. Measured 2026-12-04 on the 2-core AVX2 machine, two chapters at
+#: a time, after Chapters 3, 4, 6 and 7 moved their trainings to sweep records: the
+#: gated chapter is the one that still trains a run itself (46 s of its 72). Only their
+#: order matters: a chapter missing here counts as 0 s, and a stale number only costs
+#: some idle time at the end.
 COLD_SECONDS = {
     "book/gated": 72,
     "book/language-models": 59,
@@ -126,7 +134,7 @@ class ChapterResult:
     )  # the build's diagnostics from inside this execution's kernel
 
 
-# --------------------------------------------------------------------------- where state lives
+# -------------------------------------------------------------------- where state lives
 
 
 def build_dir(root: Path) -> Path:
@@ -147,7 +155,7 @@ def manifest_path(root: Path) -> Path:
     return engine_dir(root) / "manifest.json"
 
 
-# --------------------------------------------------------------------------- reading chapters
+# --------------------------------------------------------------------- reading chapters
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -155,7 +163,8 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def chapters(root: Path = ROOT) -> list[str]:
-    """Docnames (e.g. ``book/recurrence``) of the table of contents that are executable notebooks."""
+    """Docnames (e.g. ``book/recurrence``) of the table of contents that are executable
+    notebooks."""
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     names = [toc["root"]]
     for part in toc.get("parts", []):
@@ -173,17 +182,20 @@ def is_notebook(path: Path) -> bool:
     return len(head) == 3 and "kernelspec" in head[1]
 
 
-#: Parsed notebooks of this process, (path, text) -> notebook: one build reads each page five times (the staleness
-#: pass, the gate, the claims, the figure check, the provenance), and parsing is most of a no-change build's cost.
+#: Parsed notebooks of this process, (path, text) -> notebook: one build reads each page
+#: five times (the staleness pass, the gate, the claims, the figure check, the
+#: provenance), and parsing is most of a no-change build's cost.
 _PARSED: dict[tuple[str, str], nbformat.NotebookNode] = {}
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree); a fresh copy per call.
+    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree);
+    a fresh copy per call.
 
-    A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one line naming the file,
-    the line of the cell and the cell, not myst-nb's traceback. A text read before in this process is not
-    parsed again (the key is the whole text, so an edit is always seen).
+    A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one
+    line naming the file, the line of the cell and the cell, not myst-nb's traceback. A
+    text read before in this process is not parsed again (the key is the whole text, so
+    an edit is always seen).
     """
     import copy
 
@@ -218,8 +230,8 @@ def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
             else type(exc).__name__
         )
         raise UserError(
-            f"{path}{line}: the options of {cell} (the cell starting on that line) cannot be read: "
-            f"{reason}"
+            f"{path}{line}: the options of {cell} (the cell starting on that line) "
+            f"cannot be read: {reason}"
         ) from None
 
 
@@ -228,15 +240,18 @@ def _cache(root: Path) -> Any:
 
     from bookbuild.execute import cachekey
 
-    cachekey.install()  # a caption or a label does not re-execute a page (bookbuild.execute.cachekey)
+    # a caption or a label does not re-execute a page (bookbuild.execute.cachekey)
+    cachekey.install()
     return get_cache(str(jupyter_cache_dir(root)))
 
 
 def repair_jupyter_cache(root: Path) -> None:
-    """Move a damaged execution cache aside (one message) so that the run rebuilds it; a sound one is left alone.
+    """Move a damaged execution cache aside (one message) so that the run rebuilds it; a
+    sound one is left alone.
 
-    jupyter-cache's ``global.db`` is an SQLite file: garbage in it, or a database cut short, would otherwise
-    make every chapter re-execute and then fail to store its outputs, on every run.
+    jupyter-cache's ``global.db`` is an SQLite file: garbage in it, or a database cut
+    short, would otherwise make every chapter re-execute and then fail to store its
+    outputs, on every run.
     """
     import shutil
     import sqlite3
@@ -252,14 +267,15 @@ def repair_jupyter_cache(root: Path) -> None:
         if verdict != "ok":
             raise sqlite3.DatabaseError(verdict)
         _cache(root).list_cache_records()  # the tables jupyter-cache expects are there
-    except Exception as exc:  # sqlite3's and SQLAlchemy's errors alike: the file cannot serve as the cache
+    # sqlite3's and SQLAlchemy's errors alike: the file cannot serve as the cache
+    except Exception as exc:
         aside = folder.with_name(folder.name + ".damaged")
         shutil.rmtree(aside, ignore_errors=True)
         folder.rename(aside)
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(
-            f"engine: the execution cache {db} is damaged ({reason}); moved it to {aside} and rebuilding it "
-            "(every chapter executes again)",
+            f"engine: the execution cache {db} is damaged ({reason}); moved it to "
+            f"{aside} and rebuilding it (every chapter executes again)",
             file=sys.stderr,
             flush=True,
         )
@@ -273,7 +289,8 @@ def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
 
 
 def int_setting(name: str, default: int, minimum: int) -> int:
-    """An integer environment variable, or a :class:`UserError` naming it and the accepted range."""
+    """An integer environment variable, or a :class:`UserError` naming it and the
+    accepted range."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
@@ -289,14 +306,16 @@ def int_setting(name: str, default: int, minimum: int) -> int:
 
 
 def environment_key(root: Path) -> str:
-    """The locked packages, the installed torch and the Python version, as one short hash."""
+    """The locked packages, the installed torch and the Python version, as one short
+    hash."""
     digest = hashlib.sha256()
     for name in LOCK_FILES:
         path = root / name
         digest.update(path.read_bytes() if path.exists() else b"")
     digest.update(metadata.version("torch").encode())
     digest.update(sys.version.encode())
-    # A host's GPU build of JAX (bookbuild/tools/venv.py) need not be jax.txt's version: count it when it differs.
+    # A host's GPU build of JAX (bookbuild/tools/venv.py) need not be jax.txt's version:
+    # count it when it differs.
     jax = installed_version("jax")
     jax_lock = root / "requirements" / "jax.txt"
     if (
@@ -305,7 +324,8 @@ def environment_key(root: Path) -> str:
         and f"jax=={jax}\n" not in jax_lock.read_text()
     ):
         digest.update(f"jax=={jax}".encode())
-    # A GPU build's outputs depend on its CUDA and cuDNN too; a CPU build's key is unchanged (nothing is added).
+    # A GPU build's outputs depend on its CUDA and cuDNN too; a CPU build's key is
+    # unchanged (nothing is added).
     gpu = gpu_software()
     if gpu:
         digest.update(json.dumps(gpu, sort_keys=True).encode())
@@ -315,13 +335,16 @@ def environment_key(root: Path) -> str:
 def distribution_digests(
     names: list[str], cache: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """Per installed distribution: its version, a digest of its ``RECORD`` and one of its installed files.
+    """Per installed distribution: its version, a digest of its ``RECORD`` and one of
+    its installed files.
 
-    The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
-    so upgrading, downgrading or reinstalling one of them (a new ``RECORD``), or editing a file of it in place
-    (a file's size or modification time, :func:`installed_files_digest`), re-executes the chapters that import it;
-    one no longer installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files,
-    torch, Python). ``cache`` (name -> digest) spares stating a distribution's files twice in one engine run.
+    The chapter key counts the distributions a chapter's kernel imported
+    (``kernel_hooks.imported_distributions``), so upgrading, downgrading or reinstalling
+    one of them (a new ``RECORD``), or editing a file of it in place (a file's size or
+    modification time, :func:`installed_files_digest`), re-executes the chapters that
+    import it; one no longer installed is ``missing``. Memoized runs and sweep records
+    keep their own keys (the lock files, torch, Python). ``cache`` (name -> digest)
+    spares stating a distribution's files twice in one engine run.
     """
     out = {}
     for name in names:
@@ -338,8 +361,8 @@ def distribution_digests(
             out[name] = f"{dist.version} no-RECORD"
         else:
             out[name] = (
-                f"{dist.version} {sha256_bytes(record.encode())[:16]} "
-                f"files {installed_files_digest(Path(str(dist.locate_file(''))), record)}"
+                f"{dist.version} {sha256_bytes(record.encode())[:16]} files "
+                f"{installed_files_digest(Path(str(dist.locate_file(''))), record)}"
             )
         if cache is not None:
             cache[name] = out[name]
@@ -347,11 +370,13 @@ def distribution_digests(
 
 
 def installed_files_digest(base: Path, record: str) -> str:
-    """A digest of the path, size and modification time of every file ``record`` (a ``RECORD``) lists under ``base``.
+    """A digest of the path, size and modification time of every file ``record`` (a
+    ``RECORD``) lists under ``base``.
 
-    Stat only, no reading (torch installs thousands of files): an edit in place changes the size or the
-    modification time, which ``RECORD``, written at install time, does not show. Bytecode (``__pycache__``) is
-    left out: the interpreter may rewrite it, and it follows its source.
+    Stat only, no reading (torch installs thousands of files): an edit in place changes
+    the size or the modification time, which ``RECORD``, written at install time, does
+    not show. Bytecode (``__pycache__``) is left out: the interpreter may rewrite it,
+    and it follows its source.
     """
     digest = hashlib.sha256()
     for line in record.splitlines():
@@ -368,7 +393,8 @@ def installed_files_digest(base: Path, record: str) -> str:
 
 
 def gpu_software() -> dict[str, str]:
-    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU (``numerics.gpu_software``); ``{}`` on a CPU."""
+    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU
+    (``numerics.gpu_software``); ``{}`` on a CPU."""
     from chapter_code.core import numerics, runtime
 
     return numerics.gpu_software(runtime.pick_device())
@@ -383,10 +409,11 @@ def installed_version(package: str) -> str | None:
 
 
 def book_settings() -> Settings:
-    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked (``runtime.settings``, as the chapters do).
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked
+    (``runtime.settings``, as the chapters do).
 
-    A value this machine cannot use is a :class:`UserError` (one line naming the setting and what it
-    accepts), raised before any chapter starts.
+    A value this machine cannot use is a :class:`UserError` (one line naming the setting
+    and what it accepts), raised before any chapter starts.
     """
     from chapter_code.core import runtime
 
@@ -397,7 +424,8 @@ def book_settings() -> Settings:
 
 
 def output_settings() -> dict[str, str]:
-    """Every setting outside the repository's files that changes what a chapter prints, each in one spelling."""
+    """Every setting outside the repository's files that changes what a chapter prints,
+    each in one spelling."""
     from chapter_code.core import numerics
 
     settings = (
@@ -408,7 +436,8 @@ def output_settings() -> dict[str, str]:
 
 
 def device_profile() -> str:
-    """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or an unpinned CPU profile."""
+    """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or
+    an unpinned CPU profile."""
     import torch
 
     from chapter_code.core import numerics
@@ -417,9 +446,11 @@ def device_profile() -> str:
 
 
 def pin_bytecode(root: Path) -> None:
-    """Before any process imports the repository's code: no ``.pyc`` of it can be older than its source.
+    """Before any process imports the repository's code: no ``.pyc`` of it can be older
+    than its source.
 
-    See :mod:`bookbuild.execute.bytecode`; a read-only checkout's processes get their bytecode under the build folder.
+    See :mod:`bookbuild.execute.bytecode`; a read-only checkout's processes get their
+    bytecode under the build folder.
     """
     from bookbuild.execute import bytecode
 
@@ -427,7 +458,8 @@ def pin_bytecode(root: Path) -> None:
 
 
 def snapshot(root: Path) -> dict[str, str]:
-    """Hash every file (and every folder's listing) a chapter could read, before anything runs.
+    """Hash every file (and every folder's listing) a chapter could read, before
+    anything runs.
 
     Keys are paths relative to ``root``; a folder's key ends in ``/`` and its
     hash covers the sorted names it contains.
@@ -451,7 +483,8 @@ def snapshot(root: Path) -> dict[str, str]:
 
 
 def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
-    """Hash ``deps`` now (files, and folders ending in ``/``); a vanished one hashes as ``missing``."""
+    """Hash ``deps`` now (files, and folders ending in ``/``); a vanished one hashes as
+    ``missing``."""
     out = {}
     for rel in deps:
         path = root / rel
@@ -494,14 +527,15 @@ def chapter_key(
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-# --------------------------------------------------------------------------- the manifest and the cache
+# ----------------------------------------------------------- the manifest and the cache
 
 
 def load_manifest(root: Path) -> dict[str, Any]:
     data = files.read_json(manifest_path(root), "the engine's manifest")
     if data is not None and not isinstance(data, dict):
         print(
-            f"engine: the manifest {manifest_path(root)} has an unexpected shape; starting afresh",
+            f"engine: the manifest {manifest_path(root)} has an unexpected shape; "
+            "starting afresh",
             file=sys.stderr,
         )
         data = None
@@ -512,7 +546,8 @@ def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
     files.write_json(manifest_path(root), manifest)
 
 
-#: executions remembered per chapter besides the manifest's last one, so that reverting an edit reuses outputs
+#: executions remembered per chapter besides the manifest's last one, so that reverting
+#: an edit reuses outputs
 HISTORY = 8
 
 
@@ -528,7 +563,8 @@ def load_history(root: Path) -> dict[str, list[dict[str, Any]]]:
 def remember(
     history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]
 ) -> None:
-    """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last :data:`HISTORY`."""
+    """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last
+    :data:`HISTORY`."""
     kept = [
         e
         for e in history.get(chapter, [])
@@ -548,11 +584,13 @@ def _from_history(
     settings: dict[str, str],
     dist_cache: dict[str, str] | None = None,
 ) -> dict[str, Any] | None:
-    """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
+    """An earlier execution whose key is the chapter's key now and whose outputs are
+    still cached, or None.
 
-    jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
-    finds the outputs of the reverted state; an edit of a module reverted does not (that state's outputs
-    were replaced), and the outputs' digest says so.
+    jupyter-cache keeps one executed notebook per state of the code cells, so an edit of
+    a cell reverted finds the outputs of the reverted state; an edit of a module
+    reverted does not (that state's outputs were replaced), and the outputs' digest says
+    so.
     """
     for entry in past:
         if (
@@ -581,7 +619,8 @@ def outputs_digest(nb: nbformat.NotebookNode) -> str:
 
 
 def rendered_notebook(root: Path, chapter: str) -> nbformat.NotebookNode:
-    """The chapter exactly as myst-nb renders it: the page's source merged with the cached outputs.
+    """The chapter exactly as myst-nb renders it: the page's source merged with the
+    cached outputs.
 
     Raises :class:`KeyError` when the cache holds no outputs for the page's
     current code cells.
@@ -606,13 +645,15 @@ def cached_outputs_problem(root: Path, chapter: str, digest: str | None) -> str:
 def store_for_myst_nb(
     root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float
 ) -> None:
-    """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache, keyed by code cells)."""
+    """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache,
+    keyed by code cells)."""
     import shutil
 
     from jupyter_cache.base import CacheBundleIn
 
     cache = _cache(root)
-    # A folder left without its notebook (deleted by hand) would stop jupyter-cache from writing a new one.
+    # A folder left without its notebook (deleted by hand) would stop jupyter-cache from
+    # writing a new one.
     shutil.rmtree(
         jupyter_cache_dir(root) / "executed" / cache.create_hashed_notebook(nb)[1],
         ignore_errors=True,
@@ -626,15 +667,17 @@ def store_for_myst_nb(
     )
 
 
-# --------------------------------------------------------------------------- executing one chapter
+# ---------------------------------------------------------------- executing one chapter
 
 
 def _worker_init() -> None:
-    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed).
+    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears
+    (killed).
 
-    A worker leaves the engine's process group: a SIGINT sent to the group (Ctrl-C in a terminal, ``kill -INT
-    -PGID``) reaches the engine alone, which stops the workers and their kernels itself, or, where the engine
-    ignores SIGINT (started in the background), carries on; it never kills a kernel from under a cell.
+    A worker leaves the engine's process group: a SIGINT sent to the group (Ctrl-C in a
+    terminal, ``kill -INT -PGID``) reaches the engine alone, which stops the workers and
+    their kernels itself, or, where the engine ignores SIGINT (started in the
+    background), carries on; it never kills a kernel from under a cell.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -654,7 +697,8 @@ def _worker_init() -> None:
 
 
 def _kill_children(pid: int) -> int:
-    """Kill every descendant of ``pid`` (kernels start in sessions of their own); return how many."""
+    """Kill every descendant of ``pid`` (kernels start in sessions of their own); return
+    how many."""
     import psutil
 
     try:
@@ -670,7 +714,8 @@ def _kill_children(pid: int) -> int:
 
 
 def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
-    """A cell as progress names it: its label; the build's own first and last cells by what they do."""
+    """A cell as progress names it: its label; the build's own first and last cells by
+    what they do."""
     if index == 0:
         return "(build: starting the kernel's hooks)"
     if index == len(nb.cells) - 1:
@@ -683,11 +728,13 @@ def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
 
 
 class KernelStartError(Exception):
-    """The kernel exited while the client still waited for it to start (raised by :func:`_watch_kernel_start`)."""
+    """The kernel exited while the client still waited for it to start (raised by
+    :func:`_watch_kernel_start`)."""
 
 
 def _kernel_socket_dir() -> Path:
-    """A private folder for a kernel's sockets, with a path short enough for a Unix socket's name."""
+    """A private folder for a kernel's sockets, with a path short enough for a Unix
+    socket's name."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="bk-kernel-"))
@@ -702,9 +749,10 @@ def _kernel_socket_dir() -> Path:
 def _kernel_config(sockets: Path) -> Any:
     """Kernels talk over Unix sockets in ``sockets``, not TCP ports.
 
-    A TCP port is chosen free and then bound by the kernel a moment later, so on a busy machine another
-    process can take it first: the kernel then dies at start ("Address already in use") and the client,
-    sending to a port that answers nothing, can wait for ever. Socket files in a private folder cannot clash.
+    A TCP port is chosen free and then bound by the kernel a moment later, so on a busy
+    machine another process can take it first: the kernel then dies at start ("Address
+    already in use") and the client, sending to a port that answers nothing, can wait
+    for ever. Socket files in a private folder cannot clash.
     """
     from traitlets.config import Config
 
@@ -717,11 +765,13 @@ def _kernel_config(sockets: Path) -> Any:
 def _watch_kernel_start(
     client: Any, current: dict[str, Any], done: threading.Event
 ) -> None:
-    """Stop a client that waits for a kernel which already exited before running its first cell.
+    """Stop a client that waits for a kernel which already exited before running its
+    first cell.
 
-    jupyter_client notices a dead kernel between its attempts to reach it, but a send to a kernel that never
-    bound its sockets can block; then, 10 s after the kernel process ended, this raises
-    :class:`KernelStartError` in the waiting (main) thread through SIGUSR1 (again every 10 s until it ends).
+    jupyter_client notices a dead kernel between its attempts to reach it, but a send to
+    a kernel that never bound its sockets can block; then, 10 s after the kernel process
+    ended, this raises :class:`KernelStartError` in the waiting (main) thread through
+    SIGUSR1 (again every 10 s until it ends).
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -744,7 +794,8 @@ def _watch_kernel_start(
 
 
 def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
-    """Execute one chapter in a fresh kernel (runs in a worker process); return a plain dict."""
+    """Execute one chapter in a fresh kernel (runs in a worker process); return a plain
+    dict."""
     import subprocess
 
     from nbclient import NotebookClient
@@ -780,7 +831,8 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         took = time.perf_counter() - current["since"]
         if took >= every and 0 < cell_index < len(traced.cells) - 1:
             print(
-                f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished in {took:.0f} s",
+                f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished "
+                f"in {took:.0f} s",
                 flush=True,
             )
 
@@ -788,8 +840,9 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         while not done.wait(every):
             label = _label_of(traced, current["index"])
             print(
-                f"engine: {chapter}: cell '{label}' running for {time.perf_counter() - current['since']:.0f} s "
-                f"(chapter {time.perf_counter() - started:.0f} s)",
+                f"engine: {chapter}: cell '{label}' running for "
+                f"{time.perf_counter() - current['since']:.0f} s (chapter "
+                f"{time.perf_counter() - started:.0f} s)",
                 flush=True,
             )
 
@@ -797,9 +850,10 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     kernel_log.parent.mkdir(parents=True, exist_ok=True)
     sockets = _kernel_socket_dir()
 
-    # The build's own first and last cells (starting the hooks, recording the reads) are not the chapter's:
-    # on a loaded machine the first one imports the build for seconds, so they are never held to a short
-    # BOOK_CELL_TIMEOUT meant for the chapter's cells.
+    # The build's own first and last cells (starting the hooks, recording the reads) are
+    # not the chapter's: on a loaded machine the first one imports the build for
+    # seconds, so they are never held to a short BOOK_CELL_TIMEOUT meant for the
+    # chapter's cells.
     def cell_timeout(cell: Any) -> int:
         return (
             max(timeout, BUILD_CELL_TIMEOUT)
@@ -828,14 +882,15 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
             client.execute(stdout=subprocess.DEVNULL, stderr=log)
     except CellTimeoutError:
         error = (
-            f"{chapter}.md: cell '{_label_of(traced, current['index'])}' ran longer than the "
-            f"{timeout} s cell timeout (BOOK_CELL_TIMEOUT)"
+            f"{chapter}.md: cell '{_label_of(traced, current['index'])}' ran longer "
+            f"than the {timeout} s cell timeout (BOOK_CELL_TIMEOUT)"
         )
     except CellExecutionError as exc:
         error = (
             f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
         )
-    except Exception as exc:  # the kernel died (nbclient's clean-up may raise over it), did not start...
+    # the kernel died (nbclient's clean-up may raise over it), did not start...
+    except Exception as exc:
         cause: BaseException | None = exc
         while cause is not None and not isinstance(cause, DeadKernelError):
             cause = cause.__cause__ or cause.__context__
@@ -856,18 +911,26 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
                 if str(exc)
                 else type(exc).__name__
             )
-            error = f"{chapter}.md: the kernel exited before it ran the first cell ({why}; its log: {kernel_log})"
+            error = (
+                f"{chapter}.md: the kernel exited before it ran the first cell ({why}; "
+                f"its log: {kernel_log})"
+            )
         elif (
             cause is not None
-        ):  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
+            # the cell ended its kernel (os._exit, a crash in native code, killed for
+            # memory)
+        ):
             error = (
-                f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
-                f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})"
+                f"{chapter}.md: the kernel died while cell "
+                f"'{_label_of(traced, current['index'])}' was running (a crash, an "
+                f"exit, a signal or the memory limit; its log: {kernel_log})"
             )
         else:
             tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
             error = (
-                f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n"
+                f"{chapter}.md: execution "
+                f"failed:\n{traceback.format_exc()}\nkernel log "
+                f"({kernel_log}):\n"
                 f"{tail}"
             )
     finally:
@@ -896,7 +959,7 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     return {"nb": traced, "wall_s": wall, "error": error, "trace": trace}
 
 
-# --------------------------------------------------------------------------- deciding and running
+# ----------------------------------------------------------------- deciding and running
 
 
 def _why_stale(
@@ -967,7 +1030,8 @@ def _settle(
     profile: str,
     settings: dict[str, str],
 ) -> tuple[ChapterResult, dict[str, Any]]:
-    """Turn one execution into a result and a manifest entry; store its outputs if they are sound."""
+    """Turn one execution into a result and a manifest entry; store its outputs if they
+    are sound."""
     deps_list = _deps_from_trace(out["trace"])
     after = current_hashes(root, deps_list)
     deps = {
@@ -976,14 +1040,16 @@ def _settle(
     status = "failed" if out["error"] else "executed"
     error = out["error"]
     if not error:
-        # What the kernel read, hashed as it opened each file (kernel_hooks), must be the snapshot's version...
+        # What the kernel read, hashed as it opened each file (kernel_hooks), must be
+        # the snapshot's version...
         seen = out["trace"].get("seen", {})
         read_other = [
             d
             for d in deps_list
             if d in before and any(h != before[d] for h in seen.get(d, []))
         ]
-        # ...and no dependency may differ from it after the run either (one read before the hooks were installed).
+        # ...and no dependency may differ from it after the run either (one read before
+        # the hooks were installed).
         moved = sorted(
             {d for d in deps_list if d in before and before[d] != after[d]}
             | set(read_other)
@@ -991,9 +1057,10 @@ def _settle(
         if moved:
             status = "stale"
             error = (
-                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing (it read a version "
-                "other than the one hashed when the build started), so its outputs belong to no single version "
-                "of the sources; they were discarded. Run the build again."
+                f"{chapter}.md: {', '.join(moved)} changed while the chapter was "
+                "executing (it read a version other than the one hashed when the "
+                "build started), so its outputs belong to no single version of the "
+                "sources; they were discarded. Run the build again."
             )
     dists = distribution_digests(out["trace"].get("distributions", []))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -1016,7 +1083,9 @@ def _settle(
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         try:
             entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
-        except KeyError:  # the page was edited while it executed: the digest of what executed (the next build
+        # the page was edited while it executed: the digest of what executed (the next
+        # build
+        except KeyError:
             entry["outputs"] = outputs_digest(
                 out["nb"]
             )  # executes the edited page, its code hash changed)
@@ -1097,12 +1166,13 @@ _jax_cache_set: str | None = (
 
 
 def reuse_jax_compilations(root: Path) -> None:
-    """Chapter kernels keep the XLA programs JAX compiles in ``<build>/jax-cache`` (JAX's persistent compilation
-    cache, every program however quick to compile), so a chapter re-executed after an edit loads them instead of
-    compiling them again: the same programs, so the same numbers (the output check compares them). Chapter 3's
-    three JAX cells took 3.3-3.6 s of its 11-12 s without the cache, 1.2-1.4 s with it. A value set by the user
-    wins. A damaged entry is compiled again; JAX's warning about it goes to the build log, not the cell
-    (:mod:`bookbuild.execute.kernel_hooks`)."""
+    """Chapter kernels keep the XLA programs JAX compiles in ``<build>/jax-cache``
+    (JAX's persistent compilation cache, every program however quick to compile), so a
+    chapter re-executed after an edit loads them instead of compiling them again: the
+    same programs, so the same numbers (the output check compares them). Chapter 3's
+    three JAX cells took 3.3-3.6 s of its 11-12 s without the cache, 1.2-1.4 s with it.
+    A value set by the user wins. A damaged entry is compiled again; JAX's warning about
+    it goes to the build log, not the cell (:mod:`bookbuild.execute.kernel_hooks`)."""
     global _jax_cache_set
     if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (
         None,
@@ -1115,29 +1185,33 @@ def reuse_jax_compilations(root: Path) -> None:
 
 
 def workers(threads: int) -> int:
-    """Chapters run side by side: as many as the cores allow at ``threads`` threads each."""
+    """Chapters run side by side: as many as the cores allow at ``threads`` threads
+    each."""
     return max(1, (os.cpu_count() or 1) // max(1, threads))
 
 
 def run(
     root: Path = ROOT, only: list[str] | None = None, force: bool = False
 ) -> list[ChapterResult]:
-    """Bring every chapter's executed outputs up to date; return one result per chapter."""
+    """Bring every chapter's executed outputs up to date; return one result per
+    chapter."""
     from chapter_code.core import numerics
 
     threads = (
         book_settings().threads
     )  # first: a bad setting stops the run before anything starts
-    numerics.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
+    # kernels and their workers inherit the pins from this process
+    numerics.pin_cpu_numerics()
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
     os.environ.setdefault(
         "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"
     )  # grow, never preallocate
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     reuse_jax_compilations(root)
-    # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
-    # And this engine's own bookbuild, whose kernel_hooks must report what this engine reads (a fixture book in a
-    # test has no bookbuild of its own, and an editable install may point at another checkout).
+    # Kernels import this tree's chapter_code and bookbuild (not another checkout's
+    # editable install). And this engine's own bookbuild, whose kernel_hooks must report
+    # what this engine reads (a fixture book in a test has no bookbuild of its own, and
+    # an editable install may point at another checkout).
     path = [
         str(root),
         *([str(ROOT)] if ROOT != root else []),
@@ -1167,8 +1241,9 @@ def run(
         else:
             invalid = _validate(root, chapter, nb)
         if nb is None or invalid:
-            # Its manifest entry stays: the outputs of its last execution are still right for its last state,
-            # so reverting the edit re-executes nothing (the page cannot be built until it is fixed).
+            # Its manifest entry stays: the outputs of its last execution are still
+            # right for its last state, so reverting the edit re-executes nothing (the
+            # page cannot be built until it is fixed).
             results[chapter] = ChapterResult(
                 chapter, "failed", "invalid cells", 0.0, "", {}, invalid
             )
@@ -1275,8 +1350,8 @@ def _execute_all(
 ) -> None:
     n = min(workers(threads), len(to_run))
     print(
-        f"engine: executing {len(to_run)} chapter(s), {n} at a time, the longest first: "
-        + ", ".join(c for c, _, _ in to_run),
+        f"engine: executing {len(to_run)} chapter(s), {n} at a time, the "
+        "longest first: " + ", ".join(c for c, _, _ in to_run),
         flush=True,
     )
     pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init)
@@ -1307,7 +1382,8 @@ def _execute_all(
                 for note in result.notes:
                     print(f"engine: {chapter}: {note}", flush=True)
                 print(
-                    f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})",
+                    f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s "
+                    f"({reason})",
                     flush=True,
                 )
     except KeyboardInterrupt:
@@ -1324,8 +1400,8 @@ def _execute_all(
         pool.shutdown(wait=False, cancel_futures=True)
         unfinished = ", ".join(c for c, _, _ in pending.values())
         print(
-            f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) killed); "
-            f"kept {len(results)} finished chapter(s)",
+            f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) "
+            f"killed); kept {len(results)} finished chapter(s)",
             file=sys.stderr,
             flush=True,
         )

@@ -1,8 +1,9 @@
-"""The event sink of a chapter's kernel: what the chapter read, the runs it memoized, the sweeps it loaded, notes.
+"""The event sink of a chapter's kernel: what the chapter read, the runs it memoized,
+the sweeps it loaded, notes.
 
-:mod:`bookbuild.execute.kernel_hooks` fills it while the chapter runs and hands it to the engine at the end;
-the memoizer and the sweep loader report to it. It imports nothing of the build, so neither the hooks nor
-the runs depend on each other through it.
+:mod:`bookbuild.execute.kernel_hooks` fills it while the chapter runs and hands it to
+the engine at the end; the memoizer and the sweep loader report to it. It imports
+nothing of the build, so neither the hooks nor the runs depend on each other through it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ _state: dict[str, Any] = {
 
 
 def cell() -> int | None:
-    """The execution count of the cell running now (what the executed notebook stores as the cell's count)."""
+    """The execution count of the cell running now (what the executed notebook stores as
+    the cell's count)."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -39,9 +41,10 @@ def note_run(
     compute_s: float,
     seed: Any = None,
 ) -> None:
-    """Record one run of ``runtime.run_once`` for the build report and the numbers' previews: ``outcome`` is
-    "reused" or "computed" (memoized), or "made ahead" (served from a sweep's record, ``key`` its job);
-    ``seed`` is the call's ``seed`` argument, when it has an integer one."""
+    """Record one run of ``runtime.run_once`` for the build report and the numbers'
+    previews: ``outcome`` is "reused" or "computed" (memoized), or "made ahead" (served
+    from a sweep's record, ``key`` its job); ``seed`` is the call's ``seed`` argument,
+    when it has an integer one."""
     entry = {
         "function": function,
         "key": key,
@@ -56,15 +59,17 @@ def note_run(
 
 
 def run_anchor(key: str) -> str:
-    """The id of a run's row in the build report, from its key (a memo key, or a sweep's job path)."""
+    """The id of a run's row in the build report, from its key (a memo key, or a sweep's
+    job path)."""
     return "run-" + "".join(c if c.isalnum() else "-" for c in key.lower())[:60]
 
 
 def report(message: str) -> None:
-    """A diagnostic of the build's machinery: for the build log and report, never for the cell's output.
+    """A diagnostic of the build's machinery: for the build log and report, never for
+    the cell's output.
 
-    In a chapter's kernel (after the hooks are installed) it is kept for the engine; elsewhere (a test, a
-    script, a sweep's job) it goes to stderr.
+    In a chapter's kernel (after the hooks are installed) it is kept for the engine;
+    elsewhere (a test, a script, a sweep's job) it goes to stderr.
     """
     if "root" in _state:
         _state["notes"].append(message)

@@ -1,4 +1,5 @@
-"""What the engine installs inside a chapter's kernel before its first cell, and collects after its last.
+"""What the engine installs inside a chapter's kernel before its first cell, and
+collects after its last.
 
 Four things, none of them visible on the page:
 
@@ -46,14 +47,16 @@ import time
 import warnings
 from typing import Any
 
-# What the chapter did is kept by the event sink, which the runs report to as well: no import circle
+# What the chapter did is kept by the event sink, which the runs report to as well: no
+# import circle
 from bookbuild.execute.events import _state, note_run, report  # noqa: F401 - the engine reads them from here
 from bookbuild.execute.events import cell as _cell
 
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-#: as :data:`bookbuild.files.LAB_MARKER` (not imported: the kernel would then depend on bookbuild/files.py)
+#: as :data:`bookbuild.files.LAB_MARKER` (not imported: the kernel would then depend on
+#: bookbuild/files.py)
 _LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
 
 _hashing = threading.local()  # the hook's own reads raise audit events too
@@ -63,12 +66,14 @@ _known: dict[
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
-    # ctime changes on every write and cannot be set back, so an edit that restores size and mtime still shows
+    # ctime changes on every write and cannot be set back, so an edit that restores size
+    # and mtime still shows
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _hash_file(path: str) -> str | None:
-    """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or None if unreadable."""
+    """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or
+    None if unreadable."""
     try:
         fd = os.open(
             path, os.O_RDONLY | os.O_NONBLOCK
@@ -188,7 +193,8 @@ def _texts(artists: Any) -> list[str]:
 
 
 def summarise_figure(fig: Any) -> dict[str, Any]:
-    """What a matplotlib figure says (``text``: exact strings) and plots (``data``: numbers)."""
+    """What a matplotlib figure says (``text``: exact strings) and plots (``data``:
+    numbers)."""
     import numpy as np
     from matplotlib.collections import PathCollection
     from matplotlib.image import AxesImage
@@ -299,8 +305,9 @@ def _install_figure_formatter() -> None:
         _return_type = (dict,)
 
         def pop(self, typ: Any, default: Any = None) -> Any:
-            # matplotlib-inline removes every formatter's Figure printer when it picks its image formats
-            # (on the first pyplot import, possibly mid-cell); this formatter keeps its own.
+            # matplotlib-inline removes every formatter's Figure printer when it picks
+            # its image formats (on the first pyplot import, possibly mid-cell); this
+            # formatter keeps its own.
             if (
                 getattr(typ, "__name__", None) == "Figure"
                 or typ == "matplotlib.figure.Figure"
@@ -325,9 +332,10 @@ def _watchdog() -> None:
             os._exit(3)
 
 
-#: JAX's warnings about its persistent compilation cache (which the engine turns on for its kernels,
-#: :func:`bookbuild.execute.engine.reuse_jax_compilations`): a damaged entry is compiled again, an entry that cannot be
-#: written is not kept; either way the cell computes the same, so it is said in the build log, never in the cell.
+#: JAX's warnings about its persistent compilation cache (which the engine turns on for
+#: its kernels, :func:`bookbuild.execute.engine.reuse_jax_compilations`): a damaged
+#: entry is compiled again, an entry that cannot be written is not kept; either way the
+#: cell computes the same, so it is said in the build log, never in the cell.
 _JAX_CACHE_WARNING = re.compile(
     r"^Error (reading|writing) persistent compilation cache entry "
 )
@@ -355,7 +363,8 @@ def _route_jax_cache_warnings() -> None:
 
 
 def install(root: str, excluded: list[str]) -> None:
-    """Start tracing reads under ``root`` (except the top-level folders in ``excluded``) and summarising figures."""
+    """Start tracing reads under ``root`` (except the top-level folders in ``excluded``)
+    and summarising figures."""
     _state.update(root=root.rstrip(os.sep) + os.sep, excluded=set(excluded))
     sys.addaudithook(_audit)
     _install_figure_formatter()
@@ -365,11 +374,13 @@ def install(root: str, excluded: list[str]) -> None:
 
 
 def _install_backend(root: str) -> None:
-    """Hand the build's memoizer and sweep loader to the taught code (``runtime.use_backend``).
+    """Hand the build's memoizer and sweep loader to the taught code
+    (``runtime.use_backend``).
 
-    A book without ``chapter_code/core/runtime.py`` under its root (the engine's own fixture books) has nothing
-    to install into; then nothing is imported, not even another checkout's runtime that the environment's
-    editable install would find (it imports PyTorch: about 2 s in every kernel of the engine's tests).
+    A book without ``chapter_code/core/runtime.py`` under its root (the engine's own
+    fixture books) has nothing to install into; then nothing is imported, not even
+    another checkout's runtime that the environment's editable install would find (it
+    imports PyTorch: about 2 s in every kernel of the engine's tests).
     """
     if not os.path.isfile(os.path.join(root, "chapter_code", "core", "runtime.py")):
         return
@@ -381,8 +392,9 @@ def _install_backend(root: str) -> None:
 
 
 def _run_once(fn: Any, /, **kwargs: Any) -> Any:
-    # Imported on first use, as before the entry point existed: a chapter that memoizes nothing does not
-    # read bookbuild.runs, so an edit there re-executes only the chapters that memoize.
+    # Imported on first use, as before the entry point existed: a chapter that memoizes
+    # nothing does not read bookbuild.runs, so an edit there re-executes only the
+    # chapters that memoize.
     from bookbuild.runs import calls
     from bookbuild.runs.memo import run_once
 
@@ -427,7 +439,8 @@ def _load_sweep(name: str, **kwargs: Any) -> Any:
     from bookbuild.runs.sweeps import load
     from chapter_code.core.device import pick_device
 
-    # the build's device picks the record set: a GPU build reads its own records of a per-device configuration
+    # the build's device picks the record set: a GPU build reads its own records of a
+    # per-device configuration
     loaded = load(name, device=str(pick_device()), **kwargs)
     if loaded is None:  # none_if_unrun and no record yet
         _state["sweeps"].append(
@@ -446,7 +459,8 @@ def _load_sweep(name: str, **kwargs: Any) -> Any:
 
 
 def imported_distributions() -> list[str]:
-    """The installed distributions whose top-level modules this process imported (not the standard library's)."""
+    """The installed distributions whose top-level modules this process imported (not
+    the standard library's)."""
     from importlib import metadata
 
     tops = set()
@@ -454,8 +468,9 @@ def imported_distributions() -> list[str]:
         sys.stdlib_module_names
     ):
         file = getattr(sys.modules.get(name), "__file__", None)
-        # The repository's own modules are keyed by their files. An environment inside the checkout (`make book`'s
-        # .venv) is not the repository's own: its folder is one the trace leaves out, so its packages count here.
+        # The repository's own modules are keyed by their files. An environment inside
+        # the checkout (`make book`'s .venv) is not the repository's own: its folder is
+        # one the trace leaves out, so its packages count here.
         if not file or "root" not in _state or _inside(os.path.abspath(file)) is None:
             tops.add(name)
     owners = metadata.packages_distributions()
@@ -463,7 +478,8 @@ def imported_distributions() -> list[str]:
 
 
 def finish(out: str) -> None:
-    """Write what the chapter read, listed and wrote, its modules and its runtime fingerprint to ``out``."""
+    """Write what the chapter read, listed and wrote, its modules and its runtime
+    fingerprint to ``out``."""
     modules = set()
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
@@ -478,8 +494,9 @@ def finish(out: str) -> None:
         except RuntimeError:  # the chapter never called runtime.setup()
             pass
     root = _state["root"]
-    # An open that failed (a library probing for a file that is not there) read nothing, and a module whose
-    # __file__ is a bare relative name (some compiled extensions' helpers) is not a file of the repository.
+    # An open that failed (a library probing for a file that is not there) read nothing,
+    # and a module whose __file__ is a bare relative name (some compiled extensions'
+    # helpers) is not a file of the repository.
     read = {rel for rel in _state["read"] | modules if os.path.isfile(root + rel)}
     trace = {
         "read": sorted(read - _state["written"]),

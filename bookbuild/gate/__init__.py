@@ -1,4 +1,5 @@
-"""The regression gate and the build report: compare each chapter's outputs with its accepted baseline.
+"""The regression gate and the build report: compare each chapter's outputs with its
+accepted baseline.
 
 ``check`` fails with a list of differences (chapter, cell, old -> new);
 ``accept`` records the current outputs as the new baseline on purpose and
@@ -36,9 +37,11 @@ from bookbuild.lint import references
 
 BASELINES = Path("baselines")
 REPORT_PAGE = Path("book") / "build-report.md"
-#: Under the build folder: for every figure that differs, its baseline, its new image and their difference.
+#: Under the build folder: for every figure that differs, its baseline, its new image
+#: and their difference.
 REVIEW = "review"
-#: In a GPU profile's baseline folder: the PyTorch, CUDA and cuDNN versions its baselines were recorded with.
+#: In a GPU profile's baseline folder: the PyTorch, CUDA and cuDNN versions its
+#: baselines were recorded with.
 SOFTWARE_FILE = "software.json"
 
 
@@ -64,7 +67,8 @@ def baseline_dir(root: Path, profile: str) -> Path:
 
 
 def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
-    """The GPU software a GPU profile's baselines were recorded with, or ``None`` when none are recorded."""
+    """The GPU software a GPU profile's baselines were recorded with, or ``None`` when
+    none are recorded."""
     path = baseline_dir(root, profile) / SOFTWARE_FILE
     try:
         data = json.loads(path.read_text())
@@ -76,7 +80,8 @@ def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
         json.JSONDecodeError,
     ) as exc:  # committed: report it, never delete it
         print(
-            f"gate: {path} is unreadable ({exc}); treating the baselines of {profile} as of unknown software",
+            f"gate: {path} is unreadable ({exc}); treating the baselines of {profile} "
+            "as of unknown software",
             file=sys.stderr,
         )
         return {"unreadable": str(path)}
@@ -84,8 +89,9 @@ def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
 
 
 def compared_profile(profile: str) -> str:
-    """Whose baselines ``profile`` is compared with: its own, except a CPU without a recorded profile of its own
-    (an ARM CPU, an x86 CPU without AVX2), which is compared with the pinned CPU profile's at declared precision."""
+    """Whose baselines ``profile`` is compared with: its own, except a CPU without a
+    recorded profile of its own (an ARM CPU, an x86 CPU without AVX2), which is compared
+    with the pinned CPU profile's at declared precision."""
     from chapter_code.core import numerics
 
     if numerics.is_gpu_profile(profile) or profile in numerics.PROFILE_DESCRIPTIONS:
@@ -111,11 +117,14 @@ def not_compared_reason(
             return f"no baselines are recorded for the GPU kind {profile!r}"
         if recorded != software:
             return (
-                f"the baselines of {profile!r} were recorded with {_software_text(recorded)}, and this "
-                f"build runs {_software_text(software)}"
+                f"the baselines of {profile!r} were recorded with "
+                f"{_software_text(recorded)}, and this build runs "
+                f"{_software_text(software)}"
             )
         return ""
-    return ""  # a CPU: its own baselines, or the pinned profile's at declared precision (compared_profile)
+    # a CPU: its own baselines, or the pinned profile's at declared precision
+    # (compared_profile)
+    return ""
 
 
 def _software_text(software: dict[str, str]) -> str:
@@ -128,14 +137,15 @@ def _software_text(software: dict[str, str]) -> str:
 def profile_has_baselines(root: Path, profile: str) -> bool:
     """Whether outputs of ``profile`` are compared (see :func:`not_compared_reason`).
 
-    Every CPU is (against :func:`compared_profile`'s baselines; a missing baseline is a failure); a GPU kind
-    only against baselines of the same GPU software.
+    Every CPU is (against :func:`compared_profile`'s baselines; a missing baseline is a
+    failure); a GPU kind only against baselines of the same GPU software.
     """
     return not not_compared_reason(root, profile)
 
 
 def profile_is_recorded(profile: str) -> bool:
-    """Whether ``accept`` records baselines for ``profile``: the pinned CPU profile and every GPU kind."""
+    """Whether ``accept`` records baselines for ``profile``: the pinned CPU profile and
+    every GPU kind."""
     from chapter_code.core import numerics
 
     return profile in numerics.PROFILE_DESCRIPTIONS or numerics.is_gpu_profile(profile)
@@ -144,7 +154,8 @@ def profile_is_recorded(profile: str) -> bool:
 def page_records(
     root: Path, chapter: str, options: dict[str, dict]
 ) -> tuple[dict[str, list], list[str]]:
-    """The page's own baseline sections (cell options, listings, panel data) and the listings that cannot be cut."""
+    """The page's own baseline sections (cell options, listings, panel data) and the
+    listings that cannot be cut."""
     listed, problems = pagecontent.listings(root, chapter)
     opts = [{"cell": label, **opts} for label, opts in options.items() if opts]
     return {
@@ -160,12 +171,14 @@ def check_chapters(
     profile: str,
     compared: bool | None = None,
 ) -> list[ChapterCheck]:
-    """Compare what each chapter's page will show (the cached outputs myst-nb renders) with its baseline.
+    """Compare what each chapter's page will show (the cached outputs myst-nb renders)
+    with its baseline.
 
-    What it shows is its cells' outputs, its listings and its panels' data (:func:`page_records`).
-    ``compared`` defaults to whether ``profile``'s baselines apply here
-    (:func:`profile_has_baselines`); ``True`` compares with ``baselines/<profile>/`` whatever this machine is.
-    A figure that differs is written out for review (:func:`write_review`).
+    What it shows is its cells' outputs, its listings and its panels' data
+    (:func:`page_records`). ``compared`` defaults to whether ``profile``'s baselines
+    apply here (:func:`profile_has_baselines`); ``True`` compares with
+    ``baselines/<profile>/`` whatever this machine is. A figure that differs is written
+    out for review (:func:`write_review`).
     """
     if compared is None:
         compared = profile_has_baselines(root, profile)
@@ -180,9 +193,9 @@ def check_chapters(
             KeyError
         ):  # its code cells were edited after they executed, while this command ran
             raise files.UserError(
-                f"{result.chapter}.md changed while the build was running: its code cells no longer match the "
-                "outputs just executed, so there is nothing to compare; run the command again (it executes only "
-                "what changed)"
+                f"{result.chapter}.md changed while the build was running: its code "
+                "cells no longer match the outputs just executed, so there is nothing "
+                "to compare; run the command again (it executes only what changed)"
             ) from None
         cited = tuple(references.page_problems(root, result.chapter, nb))
         recs, images, options = baselines.extract(nb, result.chapter)
@@ -239,10 +252,12 @@ def write_review(
     images: dict[str, bytes],
     diffs: list[baselines.Difference],
 ) -> list[baselines.Difference]:
-    """For each differing figure: ``<stem>-baseline.png``, ``<stem>-new.png`` and ``<stem>-diff.png``.
+    """For each differing figure: ``<stem>-baseline.png``, ``<stem>-new.png`` and
+    ``<stem>-diff.png``.
 
-    Written under ``_build/review/<page>/`` (the page's folder is emptied first); returns ``diffs``
-    with each figure's paths (relative to ``root`` where they lie inside it) in ``review``.
+    Written under ``_build/review/<page>/`` (the page's folder is emptied first);
+    returns ``diffs`` with each figure's paths (relative to ``root`` where they lie
+    inside it) in ``review``.
     """
     from matplotlib.testing.compare import save_diff_image
 
@@ -269,7 +284,8 @@ def write_review(
                 written.append(diff)
             except Exception as exc:  # noqa: BLE001 - sizes differ: the two images still show it
                 print(
-                    f"gate: no difference image for {chapter} {name}: {str(exc).splitlines()[0]}",
+                    f"gate: no difference image for {chapter} {name}: "
+                    f"{str(exc).splitlines()[0]}",
                     file=sys.stderr,
                 )
         paths[name] = tuple(_shown(root, path) for path in written)
@@ -306,22 +322,26 @@ def _verdict(c: ChapterCheck) -> str:
 
 
 def _outputs(c: ChapterCheck) -> int | None:
-    """How many of a chapter's outputs were compared with their baseline (None when none was)."""
+    """How many of a chapter's outputs were compared with their baseline (None when none
+    was)."""
     if not c.compared or c.exactness is None:
         return None
     return c.exactness.exact + len(c.exactness.within) + len(c.differences)
 
 
 def print_summary(checks: list[ChapterCheck], profile: str) -> list[str]:
-    """What the PDF prints of the report (``{only} latex``; ``bookbuild.site.pdf`` leaves the report's sections to
-    the site): what the build did, how many outputs it compared and how they matched, per chapter, and where the
-    full report is."""
+    """What the PDF prints of the report (``{only} latex``; ``bookbuild.site.pdf``
+    leaves the report's sections to the site): what the build did, how many outputs it
+    compared and how they matched, per chapter, and where the full report is."""
     counted = [n for n in (_outputs(c) for c in checks) if n is not None]
     lines = [
         "```{only} latex",
-        "Generated by the build that printed this book. Every chapter was executed, or its stored outputs reused",
-        "when nothing it reads had changed, and each of its outputs (printed text, displayed and glued values,",
-        "figures' text, data and pixels) was compared with the baseline the authors accepted.",
+        "Generated by the build that printed this book. Every chapter was executed, or "
+        "its stored outputs reused",
+        "when nothing it reads had changed, and each of its outputs (printed text, "
+        "displayed and glued values,",
+        "figures' text, data and pixels) was compared with the baseline the authors "
+        "accepted.",
         "",
     ]
     if counted:
@@ -329,8 +349,9 @@ def print_summary(checks: list[ChapterCheck], profile: str) -> list[str]:
         exact, within = sum(e.exact for e in found), sum(len(e.within) for e in found)
         differ = sum(len(c.differences) for c in checks if c.compared)
         lines += [
-            f"This build compared {{lit}}`{sum(counted)}` outputs of {{lit}}`{len(counted)}` pages: "
-            f"{{lit}}`{exact}` equal bit for bit, {{lit}}`{within}` equal within their declared precision, "
+            f"This build compared {{lit}}`{sum(counted)}` outputs of "
+            f"{{lit}}`{len(counted)}` pages: {{lit}}`{exact}` equal bit for bit, "
+            f"{{lit}}`{within}` equal within their declared precision, "
             f"{{lit}}`{differ}` different.",
             "",
         ]
@@ -348,9 +369,10 @@ def print_summary(checks: list[ChapterCheck], profile: str) -> list[str]:
         )
     lines += [
         "",
-        "The full report (where each chapter ran and on what software, the settings of this build, the "
-        "computations it reused, the files each chapter read, the precision of every output and each "
-        "difference from the baseline) is page `book/build-report.html` of the HTML edition.",
+        "The full report (where each chapter ran and on what software, the settings of "
+        "this build, the computations it reused, the files each chapter read, the "
+        "precision of every output and each difference from the baseline) is page "
+        "`book/build-report.html` of the HTML edition.",
         "```",
         "",
     ]
@@ -358,7 +380,8 @@ def print_summary(checks: list[ChapterCheck], profile: str) -> list[str]:
 
 
 def report_text(checks: list[ChapterCheck], profile: str) -> str:
-    """The build report page (MyST): verdicts first, then how each chapter ran, then every difference."""
+    """The build report page (MyST): verdicts first, then how each chapter ran, then
+    every difference."""
     from chapter_code.core import numerics, runtime
 
     runtime.setup()
@@ -369,15 +392,24 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         "",
         *print_summary(checks, profile),
         "```{only} html",
-        "Generated by the build that produced these pages. Each chapter executes in its own kernel when",
-        "its code cells, a file it read (an imported `chapter_code` module, a data file, the style file), the",
-        "settings that change outputs (seed, threads, device, CPU numerics), the locked packages or the",
-        "output profile changed; otherwise its stored outputs are reused (a cache hit). Every output is then",
-        f"compared with the accepted baseline in `baselines/{profile}/`: printed text must match exactly once",
-        "durations, memory addresses and temporary paths are masked; numbers may differ only within a cell's",
-        "stated `:tolerance:`; a figure's text must match exactly, its plotted numbers within a relative",
-        f"{baselines.DEFAULT_FIGURE_RTOL:g} (or the cell's tolerance) and its pixels within an RMS of",
-        f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the `image` of the cell's `:tolerance:`).",
+        "Generated by the build that produced these pages. Each chapter executes in "
+        "its own kernel when",
+        "its code cells, a file it read (an imported `chapter_code` module, a data "
+        "file, the style file), the",
+        "settings that change outputs (seed, threads, device, CPU numerics), the "
+        "locked packages or the",
+        "output profile changed; otherwise its stored outputs are reused (a cache "
+        "hit). Every output is then",
+        f"compared with the accepted baseline in `baselines/{profile}/`: printed text "
+        "must match exactly once",
+        "durations, memory addresses and temporary paths are masked; numbers may "
+        "differ only within a cell's",
+        "stated `:tolerance:`; a figure's text must match exactly, its plotted numbers "
+        "within a relative",
+        f"{baselines.DEFAULT_FIGURE_RTOL:g} (or the cell's tolerance) and its pixels "
+        "within an RMS of",
+        f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the `image` of the cell's "
+        "`:tolerance:`).",
         "",
         f"Output profile `{profile}`: {numerics.describe_profile(profile)}.",
         *_compared_note(checks, profile),
@@ -395,18 +427,20 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         }[r.status]
         why = r.reason.replace("|", "/")
         lines.append(
-            f"| {{doc}}`/{r.chapter}` | {_verdict(c)} | {outcome} | {why} | {r.wall_s:.1f} "
-            f"| {r.executed_at or '-'} |"
+            f"| {{doc}}`/{r.chapter}` | {_verdict(c)} | {outcome} | {why} | "
+            f"{r.wall_s:.1f} | {r.executed_at or '-'} |"
         )
     lines += ["```"]
     lines += [
         "",
         "## Where each chapter ran",
         "",
-        "What the chapter's own kernel reported when it last executed: on a GPU, also its kind, CUDA and",
+        "What the chapter's own kernel reported when it last executed: on a GPU, also "
+        "its kind, CUDA and",
         "cuDNN versions and the determinism settings in force (`runtime.setup`).",
         "",
-        "| chapter | device | CPU kernels | torch | threads | seed | GPU kind | CUDA | cuDNN | GPU numerics |",
+        "| chapter | device | CPU kernels | torch | threads | seed | GPU kind | CUDA | "
+        "cuDNN | GPU numerics |",
         "|---|---|---|---|---:|---:|---|---|---|---|",
     ]
     for c in checks:
@@ -440,25 +474,30 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
             "",
             "## Memoized runs",
             "",
-            "Expensive computations inside chapters (`runtime.run_once`). *Computed* and *reused* are "
-            "memoized runs, keyed by the definitions they reach, their arguments and data: reused means "
-            "read back from an earlier computation in this build folder, and a clean build computes every "
-            "one. *Made ahead* is a call a sweep made before the build, read from its checked record "
-            "(its key names the sweep, configuration and job; its time is the training's). For a chapter "
-            "that was a cache hit, the runs are those of its last execution.",
+            "Expensive computations inside chapters (`runtime.run_once`). *Computed* "
+            "and *reused* are memoized runs, keyed by the definitions they reach, "
+            "their arguments and data: reused means read back from an earlier "
+            "computation in this build folder, and a clean build computes every one. "
+            "*Made ahead* is a call a sweep made before the build, read from its "
+            "checked record (its key names the sweep, configuration and job; its time "
+            "is the training's). For a chapter that was a cache hit, the runs are "
+            "those of its last execution.",
             "",
-            "| chapter | run | seed | outcome | wall time (s) | computing it took (s) | key |",
+            "| chapter | run | seed | outcome | wall time (s) | computing it took (s) "
+            "| key |",
             "|---|---|---:|---|---:|---:|---|",
         ]
         anchored: set[str] = set()
         for result, r in runs:
-            # the numbers' previews link here: the first row of a run read by several chapters holds the id
+            # the numbers' previews link here: the first row of a run read by several
+            # chapters holds the id
             row_id = run_anchor(r["key"])
             anchor = "" if row_id in anchored else f'<span id="{row_id}"></span>'
             anchored.add(row_id)
             lines.append(
-                f"| {{doc}}`/{result.chapter}` | `{r['function']}` | {r.get('seed', '')} | {r['outcome']} "
-                f"| {r['wall_s']:.1f} | {r['compute_s']:.1f} | {anchor}`{r['key']}` |"
+                f"| {{doc}}`/{result.chapter}` | `{r['function']}` | "
+                f"{r.get('seed', '')} | {r['outcome']} | {r['wall_s']:.1f} | "
+                f"{r['compute_s']:.1f} | {anchor}`{r['key']}` |"
             )
     notes = [(c.result.chapter, note) for c in checks for note in c.result.notes]
     if notes:
@@ -466,7 +505,8 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
             "",
             "## Notes from the build",
             "",
-            "What the build's machinery reported while a chapter executed (never part of its outputs).",
+            "What the build's machinery reported while a chapter executed (never part "
+            "of its outputs).",
             "",
         ]
         lines += [f"- {{doc}}`/{chapter}`: `{note}`" for chapter, note in notes]
@@ -479,14 +519,15 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         "",
         "## Precision",
         "",
-        "Some results depend on the last bits of the CPU's kernels: Intel and AMD processors, for one, run "
-        "different matrix and vector-maths kernels for some shapes. So every output is compared at the "
-        "precision it really has: a value that is rounding error by nature (the largest difference between "
-        "two implementations) is recorded as its bound; a claim's other values within one unit of their last "
-        "shown digit; figures' plotted numbers within a relative "
-        f"{baselines.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell declares a tolerance with "
-        "its reason (below). `make check-portable` executes the chapters once more on other kernels to find "
-        "any output that moves.",
+        "Some results depend on the last bits of the CPU's kernels: Intel and AMD "
+        "processors, for one, run different matrix and vector-maths kernels for some "
+        "shapes. So every output is compared at the precision it really has: a value "
+        "that is rounding error by nature (the largest difference between two "
+        "implementations) is recorded as its bound; a claim's other values within one "
+        "unit of their last shown digit; figures' plotted numbers within a relative "
+        f"{baselines.DEFAULT_FIGURE_RTOL:g}; anything else exactly, unless its cell "
+        "declares a tolerance with its reason (below). `make check-portable` executes "
+        "the chapters once more on other kernels to find any output that moves.",
         "",
     ]
     if any(c.exactness for c in checks):
@@ -525,7 +566,8 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
 
 
 def review_section(diffs: list[baselines.Difference]) -> list[str]:
-    """The report's figures to review: baseline, this build and their difference side by side, with what differs."""
+    """The report's figures to review: baseline, this build and their difference side by
+    side, with what differs."""
     figures: dict[tuple[str, str], list[baselines.Difference]] = {}
     for d in diffs:
         if d.figure:
@@ -536,8 +578,9 @@ def review_section(diffs: list[baselines.Difference]) -> list[str]:
         "",
         "## Figures to review",
         "",
-        "Each differing figure as accepted (baseline), as this build drew it, and their difference "
-        "(bright where pixels moved), with its differences in text and plotted data.",
+        "Each differing figure as accepted (baseline), as this build drew it, and "
+        "their difference (bright where pixels moved), with its differences in text "
+        "and plotted data.",
         "",
     ]
     for (chapter, name), found in figures.items():
@@ -580,7 +623,8 @@ def _titles(root: Path, chapters: list[str]) -> dict[str, str]:
 
 
 def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
-    """Claims and checks of every chapter that produced usable outputs (:mod:`bookbuild.lint.claims`)."""
+    """Claims and checks of every chapter that produced usable outputs
+    (:mod:`bookbuild.lint.claims`)."""
     from bookbuild.lint import claims
 
     usable = [
@@ -590,7 +634,8 @@ def claim_pages(root: Path, checks: list[ChapterCheck]) -> list[Any]:
 
 
 def _listed(heading: str, problems: list[str]) -> int:
-    """1 after printing ``heading`` (with the count) and one line per problem to stderr; 0 when there is none."""
+    """1 after printing ``heading`` (with the count) and one line per problem to stderr;
+    0 when there is none."""
     if not problems:
         return 0
     print(f"\n{len(problems)} {heading}:", file=sys.stderr)
@@ -600,16 +645,18 @@ def _listed(heading: str, problems: list[str]) -> int:
 
 
 def claims_verdict(pages: list[Any]) -> int:
-    """1, with one line per claim without its check or check without its claim (page and label), or 0."""
+    """1, with one line per claim without its check or check without its claim (page and
+    label), or 0."""
     from bookbuild.lint import claims
 
     return _listed("claim(s) and check(s) do not pair up", claims.problems(pages))
 
 
 def source_verdict(root: Path) -> int:
-    """Before anything executes: 1, with one line per mistake the pages' source shows (a glue name no cell
-    glues, a claim without its check or a check without its claim, a figure without alt text, two cells with
-    one name; :mod:`bookbuild.lint.source`), or 0."""
+    """Before anything executes: 1, with one line per mistake the pages' source shows (a
+    glue name no cell glues, a claim without its check or a check without its claim, a
+    figure without alt text, two cells with one name; :mod:`bookbuild.lint.source`), or
+    0."""
     from bookbuild.lint import source
 
     return _listed(
@@ -619,7 +666,8 @@ def source_verdict(root: Path) -> int:
 
 
 def references_verdict(checks: list[ChapterCheck]) -> int:
-    """1, with one line per unknown glue name and per figure without alt text (file and line), or 0."""
+    """1, with one line per unknown glue name and per figure without alt text (file and
+    line), or 0."""
     return _listed(
         "reference(s) from a page's text that its cells do not provide",
         [problem for c in checks for problem in c.references],
@@ -640,8 +688,8 @@ def claims_table(pages: list[Any]) -> list[str]:
     ]
     for page in pages:
         lines.append(
-            f"| {{doc}}`/{page.chapter}` | {len(page.claims)} | {len(page.checks)} | {page.held} "
-            f"| {len(page.unclaimed)} |"
+            f"| {{doc}}`/{page.chapter}` | {len(page.claims)} | {len(page.checks)} | "
+            f"{page.held} | {len(page.unclaimed)} |"
         )
     return lines
 
@@ -685,10 +733,10 @@ def prepare_data(root: Path) -> None:
     """Build the corpora the chapters read, once and in order, before any chapter runs.
 
     Chapters execute in parallel, and two of them (Chapters 4 and 5) read the
-    Shakespeare corpus (Chapters 6 and 7 the Milton corpus too), which is built on first use; building it here first
-    means no two kernels ever race to write it. Does nothing in a book without
-    ``chapter_code/corpora/texts.py`` (the engine's own tests), and nothing but a
-    hash check once the file exists.
+    Shakespeare corpus (Chapters 6 and 7 the Milton corpus too), which is built on first
+    use; building it here first means no two kernels ever race to write it. Does nothing
+    in a book without ``chapter_code/corpora/texts.py`` (the engine's own tests), and
+    nothing but a hash check once the file exists.
     """
     if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
@@ -705,9 +753,10 @@ def prepare_data(root: Path) -> None:
         ]
         if missing:
             raise files.UserError(
-                f"{', '.join(missing)} not built yet, and with BOOK_BUILD_DIR set the build writes "
-                "nothing into the checkout: build the corpora once where the checkout is writable "
-                "(`make check` without BOOK_BUILD_DIR), then run this again"
+                f"{', '.join(missing)} not built yet, and with BOOK_BUILD_DIR set the "
+                "build writes nothing into the checkout: build the corpora once where "
+                "the checkout is writable (`make check` without BOOK_BUILD_DIR), then "
+                "run this again"
             )
     engine.pin_bytecode(root)
     probe = (
@@ -746,7 +795,8 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
             _reason_or_default(profile)
             if numerics.is_gpu_profile(profile)
             else (
-                f"no baseline applies to this machine (output profile {profile!r}: {numerics.describe_profile(profile)})"
+                f"no baseline applies to this machine (output profile {profile!r}: "
+                f"{numerics.describe_profile(profile)})"
             )
         )
         print(f"check: {reason}; outputs were built but not compared.")
@@ -754,14 +804,15 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
     older = [Path(c.result.chapter).name for c in checks if c.unrecorded]
     if older:
         print(
-            f"check: the baselines of {', '.join(older)} predate the recording of cell options, listings and "
-            "panel data, which are not compared for them; `make accept` adds them and rewrites nothing else "
-            "that matches"
+            f"check: the baselines of {', '.join(older)} predate the recording of cell "
+            "options, listings and panel data, which are not compared for them; `make "
+            "accept` adds them and rewrites nothing else that matches"
         )
     diffs = [d for c in checks for d in c.differences]
     if diffs:
         print(
-            f"\n{len(diffs)} output(s) differ from baselines/{profile}/ (chapter [cell]: old -> new):",
+            f"\n{len(diffs)} output(s) differ from baselines/{profile}/ (chapter "
+            "[cell]: old -> new):",
             file=sys.stderr,
         )
         for d in diffs:
@@ -779,12 +830,14 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
                 print(f"  {chapter} {figure}:", file=sys.stderr)
                 print("\n".join(f"      {path}" for path in paths), file=sys.stderr)
         print(
-            "Review them; if the change is intended, record it with `make accept` and commit the diff.",
+            "Review them; if the change is intended, record it with `make accept` and "
+            "commit the diff.",
             file=sys.stderr,
         )
         return 1
     print(
-        f"check: every output of {len(checks)} chapter(s) matches baselines/{compared_profile(profile)}/"
+        f"check: every output of {len(checks)} chapter(s) matches "
+        f"baselines/{compared_profile(profile)}/"
         + (
             f" (this machine's profile: {profile})"
             if compared_profile(profile) != profile
@@ -796,7 +849,8 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
 
 
 def exactness_text(checks: list[ChapterCheck]) -> str:
-    """``"812 outputs bit for bit, 3 within their declared precision (...)"``: how the outputs matched."""
+    """``"812 outputs bit for bit, 3 within their declared precision (...)"``: how the
+    outputs matched."""
     found = [c.exactness for c in checks if c.exactness is not None]
     exact = sum(e.exact for e in found)
     within = [w for e in found for w in e.within]
@@ -811,7 +865,8 @@ def exactness_text(checks: list[ChapterCheck]) -> str:
 
 
 def declared_tolerances(checks: list[ChapterCheck]) -> list[tuple[str, str, dict]]:
-    """(chapter, cell, its ``:tolerance:``) for every cell that declares one, in page order."""
+    """(chapter, cell, its ``:tolerance:``) for every cell that declares one, in page
+    order."""
     out = []
     for c in checks:
         if c.recorded is None:
@@ -827,7 +882,8 @@ def _indented(text: str) -> str:
 
 
 def figure_overlaps(root: Path, checks: list[ChapterCheck]) -> list[str]:
-    """One line per figure whose texts overlap (:mod:`bookbuild.lint.figure_layout`), page and cell named."""
+    """One line per figure whose texts overlap (:mod:`bookbuild.lint.figure_layout`),
+    page and cell named."""
     problems = []
     for check_ in checks:
         if check_.result.status in ("failed", "stale"):
@@ -848,17 +904,20 @@ def figure_overlaps(root: Path, checks: list[ChapterCheck]) -> list[str]:
                 summary = json.loads(summary) if isinstance(summary, str) else summary
                 for pair in summary.get("overlaps", []):
                     problems.append(
-                        f"{check_.result.chapter} [{label}] figure {n}: texts overlap: {pair}"
+                        f"{check_.result.chapter} [{label}] figure {n}: texts overlap: "
+                        f"{pair}"
                     )
     return problems
 
 
 def layout_verdict(root: Path, checks: list[ChapterCheck]) -> int:
-    """1, with one line per pair of overlapping texts in a figure, or 0. Not something to accept: fix the plot."""
+    """1, with one line per pair of overlapping texts in a figure, or 0. Not something
+    to accept: fix the plot."""
     problems = figure_overlaps(root, checks)
     if problems:
         print(
-            f"\n{len(problems)} pair(s) of texts overlap in the chapters' figures (fix the plotting code):",
+            f"\n{len(problems)} pair(s) of texts overlap in the chapters' figures (fix "
+            "the plotting code):",
             file=sys.stderr,
         )
         for problem in problems:
@@ -868,14 +927,16 @@ def layout_verdict(root: Path, checks: list[ChapterCheck]) -> int:
 
 
 def prose_verdict(root: Path) -> int:
-    """The prose-number check (:mod:`bookbuild.lint.prose`): 1, with one message per hand-typed number, or 0."""
+    """The prose-number check (:mod:`bookbuild.lint.prose`): 1, with one message per
+    hand-typed number, or 0."""
     from bookbuild.lint.prose import check_pages
 
     problems = check_pages(root)
     if problems:
         print(
-            f"\n{len(problems)} number(s) typed by hand into the prose or captions (glue them from the computation, "
-            "or mark a deliberate literal with {lit}), or stated by an alt text but not shown by its figure:",
+            f"\n{len(problems)} number(s) typed by hand into the prose or captions "
+            "(glue them from the computation, or mark a deliberate literal with "
+            "{lit}), or stated by an alt text but not shown by its figure:",
             file=sys.stderr,
         )
         for problem in problems:
@@ -885,12 +946,13 @@ def prose_verdict(root: Path) -> int:
 
 
 def check(root: Path = engine.ROOT) -> int:
-    """Check the prose, execute what is stale and compare; writes nothing outside the build folder."""
+    """Check the prose, execute what is stale and compare; writes nothing outside the
+    build folder."""
     prose = prose_verdict(root)
     if source_verdict(root):
         print(
-            "check FAILED before executing anything: fix the lines above (and the numbers listed above them, if "
-            "any) and run it again",
+            "check FAILED before executing anything: fix the lines above (and the "
+            "numbers listed above them, if any) and run it again",
             file=sys.stderr,
         )
         return 1
@@ -937,8 +999,8 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
 
     if not (profile_is_recorded(profile) or baseline_dir(root, profile).is_dir()):
         print(
-            f"accept: this machine's output profile {profile!r} is not one the book records "
-            f"({numerics.describe_profile(profile)}); nothing accepted.",
+            f"accept: this machine's output profile {profile!r} is not one the book "
+            f"records ({numerics.describe_profile(profile)}); nothing accepted.",
             file=sys.stderr,
         )
         return 1
@@ -953,7 +1015,8 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     for c in checks:
         assert c.recorded is not None
         recs, images, options = c.recorded
-        # outputs that compare equal keep the baseline's text and figures: only what differs is rewritten
+        # outputs that compare equal keep the baseline's text and figures: only what
+        # differs is rewritten
         recs, images = baselines.settle(
             baselines.read_baseline(baseline_dir(root, profile), c.result.chapter),
             recs,
@@ -973,8 +1036,8 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
     for path in written:
         print(f"  wrote {path.relative_to(root)}")
     print(
-        f"accept: {changed} change(s), {len(written)} file(s) written in baselines/{profile}/; "
-        "review with `git diff baselines/` and commit"
+        f"accept: {changed} change(s), {len(written)} file(s) written in "
+        f"baselines/{profile}/; review with `git diff baselines/` and commit"
     )
     return 0
 
@@ -982,7 +1045,8 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
 def _restamp_gpu_baselines(
     root: Path, profile: str, software: dict[str, str], chapters: set[str]
 ) -> list[Path]:
-    """Before a GPU kind's baselines are written for ``software``: its stamp, and no baseline of other software left.
+    """Before a GPU kind's baselines are written for ``software``: its stamp, and no
+    baseline of other software left.
 
     Baselines of other GPU software (or of none recorded) for chapters this
     accept does not write are removed, so every baseline in the folder holds
@@ -993,14 +1057,16 @@ def _restamp_gpu_baselines(
         return []
     folder = baseline_dir(root, profile)
     print(
-        f"accept: {reason}; recording the baselines of {profile!r} for {_software_text(software)}"
+        f"accept: {reason}; recording the baselines of {profile!r} for "
+        f"{_software_text(software)}"
     )
     changed = []
     names = {Path(c).name for c in chapters}
     for old in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         if old.name != SOFTWARE_FILE and old.stem not in names:
             print(
-                f"accept: removing {old.relative_to(root)}: recorded with other GPU software, not re-recorded now"
+                f"accept: removing {old.relative_to(root)}: recorded with other GPU "
+                "software, not re-recorded now"
             )
             old.unlink()
             changed.append(old)
@@ -1014,7 +1080,8 @@ def _restamp_gpu_baselines(
 
 
 def ci_environment() -> bool:
-    """True under CI: ``CI`` set to anything but an explicit no (``CI=true``, ``CI=1``, ``CI=on``, ...)."""
+    """True under CI: ``CI`` set to anything but an explicit no (``CI=true``, ``CI=1``,
+    ``CI=on``, ...)."""
     return os.environ.get("CI", "").strip().lower() not in (
         "",
         "0",
@@ -1025,11 +1092,13 @@ def ci_environment() -> bool:
 
 
 def add_page_records(root: Path = engine.ROOT, profile: str = "cpu-avx2") -> int:
-    """Migrate baselines written before cell options, listings and panel data were recorded: add those sections.
+    """Migrate baselines written before cell options, listings and panel data were
+    recorded: add those sections.
 
-    Executes nothing and leaves every recorded output as it is: the sections are read from the pages,
-    their cells' options and the current ``chapter_code`` sources, exactly as ``accept`` would record them.
-    1 when a listing cannot be cut (nothing is written for that page), else 0.
+    Executes nothing and leaves every recorded output as it is: the sections are read
+    from the pages, their cells' options and the current ``chapter_code`` sources,
+    exactly as ``accept`` would record them. 1 when a listing cannot be cut (nothing is
+    written for that page), else 0.
     """
     folder = baseline_dir(root, profile)
     code = 0

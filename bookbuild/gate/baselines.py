@@ -1,16 +1,19 @@
-"""Output baselines: what every labelled cell of an executed chapter printed, displayed, glued or drew.
+"""Output baselines: what every labelled cell of an executed chapter printed, displayed,
+glued or drew.
 
 A chapter's records are a dict ``{cell label: [output, ...]}``. Each output is
 one of
 
 - ``{"kind": "text", "lines": [...]}``: printed text (stdout/stderr, merged);
-- ``{"kind": "value", "mime": "text/plain" | "text/markdown" | "text/html", "lines": [...]}``;
+- ``{"kind": "value", "mime": "text/plain" | "text/markdown" | "text/html", "lines":
+  [...]}``;
 - ``{"kind": "glue", "name": ..., "lines": [...]}``: a value bound into the prose;
-- ``{"kind": "image", "file": "<label>-<n>.png", "text": [...]}``: a figure, stored next to the
-  records, with what it says (titles, labels, ticks, legend, annotations), when the kernel summarised it
-  (:mod:`bookbuild.execute.kernel_hooks`); the numbers it plots go to ``<label>-<n>.json`` beside the PNG;
-- ``{"kind": "volatile"}``: the whole output of a cell marked ``volatile: true`` (never compared, so
-  not stored: accepting a build never rewrites a baseline for it).
+- ``{"kind": "image", "file": "<label>-<n>.png", "text": [...]}``: a figure, stored next
+  to the records, with what it says (titles, labels, ticks, legend, annotations), when
+  the kernel summarised it (:mod:`bookbuild.execute.kernel_hooks`); the numbers it plots
+  go to ``<label>-<n>.json`` beside the PNG;
+- ``{"kind": "volatile"}``: the whole output of a cell marked ``volatile: true`` (never
+  compared, so not stored: accepting a build never rewrites a baseline for it).
 
 Records are keyed by the cell's ``label`` option, never by its position, so
 inserting a cell shifts nothing. Baselines are these records written to
@@ -24,10 +27,10 @@ in the cell's options; zero by default). Figures are compared by pixels with
 matplotlib's RMS image comparison, so antialiasing noise passes and a moved
 curve fails (``image_tolerance`` in the cell's options; 2.0 by default). On top
 of the pixels, a figure's text must match exactly and its plotted numbers within
-the cell's tolerance (``rtol`` 1e-4 by default, :data:`DEFAULT_FIGURE_RTOL`), so a wrong subscript in a label
-fails even where it moves few pixels. A cell marked ``volatile: true`` is not
-compared, and a glued value whose name ends in ``_seconds`` is a wall time,
-recorded as ``<duration>``.
+the cell's tolerance (``rtol`` 1e-4 by default, :data:`DEFAULT_FIGURE_RTOL`), so a wrong
+subscript in a label fails even where it moves few pixels. A cell marked ``volatile:
+true`` is not compared, and a glued value whose name ends in ``_seconds`` is a wall
+time, recorded as ``<duration>``.
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ from bookbuild.execute.cells import (  # noqa: F401
 )
 
 DEFAULT_IMAGE_TOLERANCE = 2.0
-#: Plotted numbers: float32 data computed through a chain of steps (a gradient 60 steps back) carry relative
-#: rounding of 1e-5 that depends on the CPU's kernels (measured under the fragility probe: up to 2e-5); a relative
-#: 1e-4 moves no point by a tenth of a pixel on the book's axes, and a moved curve fails.
+#: Plotted numbers: float32 data computed through a chain of steps (a gradient 60 steps
+#: back) carry relative rounding of 1e-5 that depends on the CPU's kernels (measured
+#: under the fragility probe: up to 2e-5); a relative 1e-4 moves no point by a tenth of
+#: a pixel on the book's axes, and a moved curve fails.
 DEFAULT_FIGURE_RTOL = 1e-4
 FIGURE_MIME = (
     "application/vnd.bookbuild.figure+json"  # written by bookbuild.execute.kernel_hooks
@@ -78,7 +82,8 @@ class Difference:
     cell: str
     old: str
     new: str
-    detail: str = ""  # for printed text: a unified diff of the cell's whole text, whitespace made visible
+    # for printed text: a unified diff of the cell's whole text, whitespace made visible
+    detail: str = ""
     figure: str = (
         ""  # for a figure's difference: the figure's file name (``<label>-<n>.png``)
     )
@@ -91,13 +96,15 @@ class Difference:
 
 
 def show_whitespace(line: str) -> str:
-    """``line`` with its trailing spaces as ``·`` and tabs as ``→``, so a diff in them can be seen."""
+    """``line`` with its trailing spaces as ``·`` and tabs as ``→``, so a diff in them
+    can be seen."""
     body = line.rstrip(" \t")
     return body + line[len(body) :].replace(" ", "·").replace("\t", "→")
 
 
 def unified_diff(old: list[str], new: list[str]) -> str:
-    """A unified diff of two texts (lists of lines), baseline first, with trailing whitespace made visible."""
+    """A unified diff of two texts (lists of lines), baseline first, with trailing
+    whitespace made visible."""
     import difflib
 
     return "\n".join(
@@ -112,7 +119,8 @@ def unified_diff(old: list[str], new: list[str]) -> str:
 
 
 def normalise(text: str) -> str:
-    """Replace volatile substrings (durations, addresses, temporary paths) by placeholders."""
+    """Replace volatile substrings (durations, addresses, temporary paths) by
+    placeholders."""
     for pattern, placeholder in _VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
@@ -127,7 +135,8 @@ def _lines(text: str | list[str]) -> list[str]:
 def extract(
     nb: Any, chapter: str
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, bytes], dict[str, dict]]:
-    """Return (records, files by name, per-cell comparison options) for an executed notebook.
+    """Return (records, files by name, per-cell comparison options) for an executed
+    notebook.
 
     The files are each figure's PNG and, where the kernel summarised the figure,
     the numbers it plots (``<label>-<n>.json``).
@@ -204,7 +213,8 @@ def extract(
 def write_baseline(
     directory: Path, chapter: str, records: dict, images: dict[str, bytes]
 ) -> list[Path]:
-    """Write ``<chapter>.json`` and the chapter's figures under ``directory``; return the files that changed.
+    """Write ``<chapter>.json`` and the chapter's figures under ``directory``; return
+    the files that changed.
 
     A file whose content is already the same is left untouched, and a figure no
     longer produced is removed, so ``git status`` shows exactly what changed.
@@ -264,9 +274,11 @@ def _numbers_close(old: str, new: str, rtol: float, atol: float) -> bool:
 def _text_difference(
     old: list[str], new: list[str], rtol: float, atol: float
 ) -> tuple[str, str, str] | None:
-    """(first differing line before, after, unified diff of the whole text), or ``None`` when they match.
+    """(first differing line before, after, unified diff of the whole text), or ``None``
+    when they match.
 
-    Lines that differ only in whitespace are quoted (``repr``), so the summary never shows two equal strings.
+    Lines that differ only in whitespace are quoted (``repr``), so the summary never
+    shows two equal strings.
     """
     old_text, new_text = normalise("\n".join(old)), normalise("\n".join(new))
     if old_text == new_text:
@@ -283,15 +295,18 @@ def _text_difference(
     return f"{len(old_lines)} lines", f"{len(new_lines)} lines", detail
 
 
-#: A float as a check's record shows it (``1.514``, ``2.312e-10``, ``64.00``: always a decimal point). A number
-#: without one (an integer, a bound such as ``1e-6``) is compared exactly.
+#: A float as a check's record shows it (``1.514``, ``2.312e-10``, ``64.00``: always a
+#: decimal point). A number without one (an integer, a bound such as ``1e-6``) is
+#: compared exactly.
 _SHOWN_FLOAT = re.compile(r"^[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?$")
-CHECK_GLUE_PREFIX = "check:"  # chapter_code.core.claims.GLUE_PREFIX (the build imports no taught code here)
+# chapter_code.core.claims.GLUE_PREFIX (the build imports no taught code here)
+CHECK_GLUE_PREFIX = "check:"
 
 
 def last_digit_unit(text: str) -> float | None:
-    """One unit in the last digit of a float as printed (``1.514`` -> 0.001, ``2.3e-10`` -> 1e-11); ``None`` for
-    anything else (an integer, a bound without a decimal point, a word), which is compared exactly."""
+    """One unit in the last digit of a float as printed (``1.514`` -> 0.001, ``2.3e-10``
+    -> 1e-11); ``None`` for anything else (an integer, a bound without a decimal point,
+    a word), which is compared exactly."""
     match = _SHOWN_FLOAT.match(text.strip())
     if not match:
         return None
@@ -301,8 +316,9 @@ def last_digit_unit(text: str) -> float | None:
 
 
 def shown_equal(old: str, new: str) -> bool:
-    """Two values as a check's record shows them are the same at the precision shown: equal text, or the same words
-    with every float within one unit of its last shown digit (a rounding flip), every integer and word equal."""
+    """Two values as a check's record shows them are the same at the precision shown:
+    equal text, or the same words with every float within one unit of its last shown
+    digit (a rounding flip), every integer and word equal."""
     if old == new:
         return True
     if _NUMBER.sub("#", old) != _NUMBER.sub("#", new):
@@ -317,8 +333,8 @@ def shown_equal(old: str, new: str) -> bool:
 
 
 def _check_difference(old: list[str], new: list[str]) -> tuple[str, str, str] | None:
-    """A check's record: name, verdict, condition and words exactly; its values at the precision shown
-    (:func:`shown_equal`). ``None`` when they match."""
+    """A check's record: name, verdict, condition and words exactly; its values at the
+    precision shown (:func:`shown_equal`). ``None`` when they match."""
     try:
         a, b = json.loads("".join(old)), json.loads("".join(new))
     except json.JSONDecodeError:
@@ -367,7 +383,8 @@ def _image_difference(old_png: Path, new_png: bytes, tol: float) -> str | None:
 
 
 def _numbers_in(value: Any) -> list[Any]:
-    """Flatten nested lists/dicts of a figure's data into a list of numbers and strings (keys included)."""
+    """Flatten nested lists/dicts of a figure's data into a list of numbers and strings
+    (keys included)."""
     if isinstance(value, dict):
         return [x for k in sorted(value) for x in [k, *_numbers_in(value[k])]]
     if isinstance(value, list):
@@ -389,7 +406,10 @@ def _data_difference(old: Any, new: Any, rtol: float, atol: float) -> str | None
         elif x != y:
             return f"plotted data: {x!r} -> {y!r}"
     if worst:
-        return f"plotted data moved (e.g. {worst[1]:.6g} -> {worst[2]:.6g}; rtol {rtol:g}, atol {atol:g})"
+        return (
+            f"plotted data moved (e.g. {worst[1]:.6g} -> {worst[2]:.6g}; rtol "
+            f"{rtol:g}, atol {atol:g})"
+        )
     return None
 
 
@@ -404,7 +424,8 @@ def _figure_differences(
     rtol: float,
     atol: float,
 ) -> list[Difference]:
-    """A figure must say the same words exactly, plot the same numbers within tolerance, and look the same."""
+    """A figure must say the same words exactly, plot the same numbers within tolerance,
+    and look the same."""
     diffs = []
     if "text" in old or "text" in new:
         old_text, new_text = old.get("text", []), new.get("text", [])
@@ -446,8 +467,8 @@ def _figure_differences(
         )
         lines = dict((opts.get("tolerance") or {}).get("lines") or {})
         if lines and isinstance(old_data, list) and isinstance(now_data, list):
-            # a named line has its own rtol, and the axes' limits (drawn around every line) the largest of them;
-            # every other entry the cell's
+            # a named line has its own rtol, and the axes' limits (drawn around every
+            # line) the largest of them; every other entry the cell's
             def own_rtol(entry: Any) -> float:
                 if isinstance(entry, dict) and entry.get("line") in lines:
                     return float(lines[entry["line"]])
@@ -457,7 +478,10 @@ def _figure_differences(
 
             problem = None
             if len(old_data) != len(now_data):
-                problem = f"plotted data has {len(now_data)} entries instead of {len(old_data)}"
+                problem = (
+                    f"plotted data has {len(now_data)} entries instead of "
+                    f"{len(old_data)}"
+                )
             for a, b in zip(old_data, now_data, strict=False):
                 problem = problem or _data_difference(
                     a, b, max(own_rtol(a), DEFAULT_FIGURE_RTOL), atol
@@ -490,10 +514,11 @@ def _figure_differences(
 
 
 def _tolerances(opts: dict, old_opts: dict | None) -> tuple[float, float, dict]:
-    """(rtol, atol, options) a cell is compared with: the stricter of its baseline's and its current options.
+    """(rtol, atol, options) a cell is compared with: the stricter of its baseline's and
+    its current options.
 
-    So a tolerance loosened in the same edit as a changed output still shows the change (and the
-    loosening itself is a difference, :func:`_weakened`).
+    So a tolerance loosened in the same edit as a changed output still shows the change
+    (and the loosening itself is a difference, :func:`_weakened`).
     """
     tol = opts.get("tolerance") or {}
     rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
@@ -512,7 +537,8 @@ def _tolerances(opts: dict, old_opts: dict | None) -> tuple[float, float, dict]:
 
 
 def _weakened(chapter: str, label: str, old_opts: dict, opts: dict) -> list[Difference]:
-    """A cell option that now lets more through than its baseline's: a difference to accept on purpose."""
+    """A cell option that now lets more through than its baseline's: a difference to
+    accept on purpose."""
     diffs = []
     old_tol, tol = old_opts.get("tolerance") or {}, opts.get("tolerance") or {}
     for key in ("rtol", "atol"):
@@ -523,7 +549,8 @@ def _weakened(chapter: str, label: str, old_opts: dict, opts: dict) -> list[Diff
                     chapter,
                     label,
                     f":tolerance: {key} {before:g}",
-                    f"{key} {after:g} (a looser tolerance; outputs compared with {before:g})",
+                    f"{key} {after:g} (a looser tolerance; outputs compared with "
+                    f"{before:g})",
                 )
             )
     before = float(old_opts.get("image_tolerance", DEFAULT_IMAGE_TOLERANCE))
@@ -541,7 +568,8 @@ def _weakened(chapter: str, label: str, old_opts: dict, opts: dict) -> list[Diff
 
 
 def _as_text(outs: list[dict[str, Any]]) -> list[str]:
-    """A cell's outputs as the lines a reader sees: text as printed, a figure as its file and its words."""
+    """A cell's outputs as the lines a reader sees: text as printed, a figure as its
+    file and its words."""
     lines: list[str] = []
     for out in outs:
         if out["kind"] == "image":
@@ -559,7 +587,8 @@ def _as_text(outs: list[dict[str, Any]]) -> list[str]:
 def _kinds_difference(
     chapter: str, label: str, old_rest: list[dict], new_rest: list[dict]
 ) -> Difference:
-    """The outputs changed kind (text became a figure, output appeared): say so and show what it now prints."""
+    """The outputs changed kind (text became a figure, output appeared): say so and show
+    what it now prints."""
     old_kinds = ", ".join(o["kind"] for o in old_rest) or "no output"
     new_kinds = ", ".join(o["kind"] for o in new_rest) or "no output"
     old_lines, new_lines = _as_text(old_rest), _as_text(new_rest)
@@ -582,7 +611,8 @@ def _cell_differences(
     atol: float,
     kept: list[dict] | None = None,
 ) -> list[Difference]:
-    """The differences of one cell; ``kept``, when given, receives the outputs to store (the baseline's where equal)."""
+    """The differences of one cell; ``kept``, when given, receives the outputs to store
+    (the baseline's where equal)."""
     diffs: list[Difference] = []
     # Glued values are matched by name, everything else by its order in the cell.
     old_glue = {o["name"]: o for o in old_outs if o["kind"] == "glue"}
@@ -640,7 +670,8 @@ def _cell_differences(
 def _page_differences(
     chapter: str, old_records: dict, records: dict
 ) -> list[Difference]:
-    """The page's listings and panels against the baseline's (where the baseline records them)."""
+    """The page's listings and panels against the baseline's (where the baseline records
+    them)."""
     from bookbuild.gate import pagecontent
 
     diffs: list[Difference] = []
@@ -719,11 +750,13 @@ def compare(
     options: dict[str, dict],
     page_problems: list[str] | None = None,
 ) -> list[Difference]:
-    """Every difference between a chapter's baseline and its new records; an absent baseline is one.
+    """Every difference between a chapter's baseline and its new records; an absent
+    baseline is one.
 
-    ``records`` may hold the page's sections (:data:`bookbuild.gate.pagecontent.PAGE_KEYS`); a baseline
-    written before they were recorded is compared without them. ``page_problems`` (a listing that
-    cannot be cut) are differences whatever the baseline says.
+    ``records`` may hold the page's sections
+    (:data:`bookbuild.gate.pagecontent.PAGE_KEYS`); a baseline written before they were
+    recorded is compared without them. ``page_problems`` (a listing that cannot be cut)
+    are differences whatever the baseline says.
     """
     from bookbuild.gate import pagecontent
 
@@ -759,7 +792,8 @@ def compare(
                         chapter,
                         label,
                         "compared",
-                        "marked ':volatile: true': its outputs would no longer be compared",
+                        "marked ':volatile: true': its outputs would no longer be "
+                        "compared",
                     )
                 )
             continue
@@ -780,12 +814,15 @@ def compare(
 
 @dataclass
 class Exactness:
-    """How a chapter's outputs matched their baseline: bit for bit, or within their declared precision."""
+    """How a chapter's outputs matched their baseline: bit for bit, or within their
+    declared precision."""
 
     exact: int
     within: list[
         str
-    ]  # "chapter [cell]" (or "[cell: glue name]") of each output equal only within its precision
+        # "chapter [cell]" (or "[cell: glue name]") of each output equal only within its
+        # precision
+    ]
 
 
 def _same_output(old: dict, new: dict, figures: Path, images: dict[str, bytes]) -> bool:
@@ -811,7 +848,8 @@ def exactness(
     images: dict[str, bytes],
     diffs: list[Difference],
 ) -> Exactness:
-    """Count the outputs that equal their baseline's bit for bit; name those equal only within their precision."""
+    """Count the outputs that equal their baseline's bit for bit; name those equal only
+    within their precision."""
     from bookbuild.gate import pagecontent
 
     if baseline is None:
@@ -853,11 +891,12 @@ def settle(
     images: dict[str, bytes],
     options: dict[str, dict],
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, bytes]]:
-    """What ``accept`` stores: the new records, except that an output equal to its baseline's keeps the baseline's.
+    """What ``accept`` stores: the new records, except that an output equal to its
+    baseline's keeps the baseline's.
 
-    Equal means equal under the comparison (masked timings, a cell's tolerance, a figure within its
-    tolerances), so accepting one intended change rewrites no raw timing or last digit beside it.
-    The page's sections are stored as they are now.
+    Equal means equal under the comparison (masked timings, a cell's tolerance, a figure
+    within its tolerances), so accepting one intended change rewrites no raw timing or
+    last digit beside it. The page's sections are stored as they are now.
     """
     from bookbuild.gate import pagecontent
 

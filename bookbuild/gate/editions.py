@@ -1,18 +1,24 @@
-"""The two editions side by side (issue 55, item 3): the CPU edition's values beside a GPU edition's.
+"""The two editions side by side (issue 55, item 3): the CPU edition's values beside a
+GPU edition's.
 
-A GPU edition is what ``make gpu-run`` brings back: baselines under ``baselines/cuda-<kind>/`` (every glued value and
-every claim's check, as that machine computed them) and the chapters' own training runs re-run there, under
-``records/<sweep>/<config>@cuda-<kind>/``. This module compares them with the CPU edition's
-(``baselines/cpu-avx2/``, ``records/<sweep>/<config>/``):
+A GPU edition is what ``make gpu-run`` brings back: baselines under
+``baselines/cuda-<kind>/`` (every glued value and every claim's check, as that machine
+computed them) and the chapters' own training runs re-run there, under
+``records/<sweep>/<config>@cuda-<kind>/``. This module compares them with the CPU
+edition's (``baselines/cpu-avx2/``, ``records/<sweep>/<config>/``):
 
-- every glued value both editions hold: the same bits, the same at the digits the page shows, or different;
-- every claim's check: whether it held on each edition (a claim that holds on one only is listed by name);
-- every numeric metric of a record both editions hold: the two values, and whether their difference lies within
-  the spread the book's own seed sweep measured for that job (the sample standard deviation over the seeds of the
-  sweep's ``spread`` configuration, e.g. the memory test's 16 seeds), or is shown without a verdict where no seed
-  sweep of that job exists.
+- every glued value both editions hold: the same bits, the same at the digits the page
+  shows, or different;
+- every claim's check: whether it held on each edition (a claim that holds on one only
+  is listed by name);
+- every numeric metric of a record both editions hold: the two values, and whether their
+  difference lies within the spread the book's own seed sweep measured for that job (the
+  sample standard deviation over the seeds of the sweep's ``spread`` configuration, e.g.
+  the memory test's 16 seeds), or is shown without a verdict where no seed sweep of that
+  job exists.
 
-The build report renders :func:`section`; without a GPU edition it says what ``make gpu-run`` would add.
+The build report renders :func:`section`; without a GPU edition it says what ``make
+gpu-run`` would add.
 
 Pages: the build report ("The two editions").
 """
@@ -30,7 +36,8 @@ from bookbuild.gate import baselines
 
 CPU_PROFILE = "cpu-avx2"
 GPU_PREFIX = "cuda-"
-#: how many seed spreads apart two editions' values may lie and still "agree within the seed spread"
+#: how many seed spreads apart two editions' values may lie and still "agree within the
+#: seed spread"
 SPREADS = 2.0
 
 
@@ -62,7 +69,8 @@ class Claim:
 
 @dataclass(frozen=True)
 class Metric:
-    """One numeric metric of one record both editions hold, with the job's seed spread where one was measured."""
+    """One numeric metric of one record both editions hold, with the job's seed spread
+    where one was measured."""
 
     sweep: str
     config: str
@@ -101,7 +109,8 @@ def gpu_profiles(root: Path) -> list[str]:
 
 
 def _glued(directory: Path) -> dict[str, dict[str, list[str]]]:
-    """chapter -> glue name -> its shown lines, for every chapter baseline in ``directory``."""
+    """chapter -> glue name -> its shown lines, for every chapter baseline in
+    ``directory``."""
     out: dict[str, dict[str, list[str]]] = {}
     for path in sorted(directory.glob("*.json")):
         records = json.loads(path.read_text())
@@ -167,9 +176,11 @@ def _records(folder: Path) -> dict[tuple[str, int], dict[str, Any]]:
 def compare_records(
     root: Path, gpu: str, spread_of: dict[str, str] | None = None
 ) -> list[Metric]:
-    """Every numeric metric of the records both editions made of a per-device configuration.
+    """Every numeric metric of the records both editions made of a per-device
+    configuration.
 
-    ``spread_of``: sweep -> the configuration whose seeds measure each job's spread (``Sweep.spread``).
+    ``spread_of``: sweep -> the configuration whose seeds measure each job's spread
+    (``Sweep.spread``).
     """
     from bookbuild.runs import sweeps
 
@@ -220,13 +231,16 @@ def section(root: Path, cpu: str = CPU_PROFILE) -> list[str]:
     profiles = gpu_profiles(root)
     if not profiles:
         return lines + [
-            "No GPU edition has been recorded yet. `make gpu-run` on a machine with an NVIDIA GPU executes every "
-            "chapter there (every model and batch on the GPU), re-runs the chapters' own training runs there into "
-            "record sets of their own (`records/<sweep>/<config>@cuda-<kind>/`) and records its baselines "
-            "(`baselines/cuda-<kind>/`); this section then sets each glued value and each record's metrics beside "
-            "this edition's, says whether every claim holds on both, and judges each trained metric against the "
-            "spread the book's own seed sweeps measured. Both editions read the other larger studies (the memory "
-            "test's 16 seeds, the scoreboard, the workshop's models) from their CPU records."
+            "No GPU edition has been recorded yet. `make gpu-run` on a machine with an "
+            "NVIDIA GPU executes every chapter there (every model and batch on the "
+            "GPU), re-runs the chapters' own training runs there into record sets of "
+            "their own (`records/<sweep>/<config>@cuda-<kind>/`) and records its "
+            "baselines (`baselines/cuda-<kind>/`); this section then sets each glued "
+            "value and each record's metrics beside this edition's, says whether every "
+            "claim holds on both, and judges each trained metric against the spread "
+            "the book's own seed sweeps measured. Both editions read the other larger "
+            "studies (the memory test's 16 seeds, the scoreboard, the workshop's "
+            "models) from their CPU records."
         ]
     for gpu in profiles:
         values, claims = compare_baselines(root, gpu, cpu)
@@ -248,8 +262,8 @@ def section(root: Path, cpu: str = CPU_PROFILE) -> list[str]:
         if one_sided:
             lines += ["Claims that hold on one edition only:", ""]
             lines += [
-                f"- {{doc}}`/book/{c.chapter}` `{c.name}`: CPU {'holds' if c.cpu else 'fails'}, GPU "
-                f"{'holds' if c.gpu else 'fails'}"
+                f"- {{doc}}`/book/{c.chapter}` `{c.name}`: CPU "
+                f"{'holds' if c.cpu else 'fails'}, GPU {'holds' if c.gpu else 'fails'}"
                 for c in one_sided
             ]
             lines.append("")
@@ -257,14 +271,16 @@ def section(root: Path, cpu: str = CPU_PROFILE) -> list[str]:
         if differing:
             lines += ["| chapter | value | CPU | GPU |", "|---|---|---|---|"]
             lines += [
-                f"| {{doc}}`/book/{v.chapter}` | `{v.name}` | {_cell(v.cpu)} | {_cell(v.gpu)} |"
+                f"| {{doc}}`/book/{v.chapter}` | `{v.name}` | {_cell(v.cpu)} | "
+                f"{_cell(v.gpu)} |"
                 for v in differing
             ]
             lines.append("")
         if metrics:
             lines += [
-                "The chapters' own runs, trained on each edition (the spread: the sample standard deviation "
-                "of the metric over the seeds of the job's seed sweep, where one exists):",
+                "The chapters' own runs, trained on each edition (the spread: the "
+                "sample standard deviation of the metric over the seeds of the job's "
+                "seed sweep, where one exists):",
                 "",
                 "| run | metric | CPU | GPU | seed spread | verdict |",
                 "|---|---|---:|---:|---:|---|",
@@ -274,8 +290,8 @@ def section(root: Path, cpu: str = CPU_PROFILE) -> list[str]:
                     "-" if m.spread is None else f"{m.spread:.3g} ({m.seeds} seeds)"
                 )
                 lines.append(
-                    f"| {m.sweep}/{m.config} {m.job}.seed{m.seed} | {m.metric} | {m.cpu:.6g} | "
-                    f"{m.gpu:.6g} | {spread} | {m.verdict} |"
+                    f"| {m.sweep}/{m.config} {m.job}.seed{m.seed} | {m.metric} | "
+                    f"{m.cpu:.6g} | {m.gpu:.6g} | {spread} | {m.verdict} |"
                 )
     return lines
 

@@ -1,4 +1,5 @@
-"""The fragility probe (``make check-portable``): the book once more on another CPU's last bits.
+"""The fragility probe (``make check-portable``): the book once more on another CPU's
+last bits.
 
 Intel and AMD processors run different matrix and vector-maths kernels for some
 shapes, so the last bits of some results differ between them, and a diverging
@@ -26,18 +27,21 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Under the checkout's build folder: the probe's own execution state.
 FOLDER = "portable"
 ADVICE = (
-    "An output that moved under the probe depends on the CPU's last bits, and a machine of the other vendor "
-    "would fail it too. Show it at the precision it has: a difference between two implementations as its bound "
-    "(`within(diff, 1e-6)` in printed text and glue; a check records `x < 1e-6` as the bound by itself), a "
-    "diverging or chaotic run by what is robust (`claims.above`, a claim instead of the draw), and only where a "
-    "number must be shown, a `:tolerance:` in the cell's options with its reason."
+    "An output that moved under the probe depends on the CPU's last bits, and a "
+    "machine of the other vendor would fail it too. Show it at the precision it has: a "
+    "difference between two implementations as its bound (`within(diff, 1e-6)` in "
+    "printed text and glue; a check records `x < 1e-6` as the bound by itself), a "
+    "diverging or chaotic run by what is robust (`claims.above`, a claim instead of "
+    "the draw), and only where a number must be shown, a `:tolerance:` in the cell's "
+    "options with its reason."
 )
 
 
 def probe_environment(
     environ: dict[str, str] | None = None, root: Path = ROOT
 ) -> dict[str, str]:
-    """The environment of the probe's processes: ``BOOK_NUMERICS=probe`` and a build folder of its own."""
+    """The environment of the probe's processes: ``BOOK_NUMERICS=probe`` and a build
+    folder of its own."""
     env = dict(os.environ if environ is None else environ)
     base = (
         Path(env["BOOK_BUILD_DIR"])
@@ -50,7 +54,8 @@ def probe_environment(
 
 
 def spot_checks() -> int:
-    """Re-run the cheapest smoke job of every sweep (in this process's numerics) and compare; 0 when all hold."""
+    """Re-run the cheapest smoke job of every sweep (in this process's numerics) and
+    compare; 0 when all hold."""
     from bookbuild.runs import sweeps
     from chapter_code.core import numerics, runtime
 
@@ -71,7 +76,8 @@ def spot_checks() -> int:
             continue
         if not records:
             print(
-                f"portable: sweep {name}: no smoke record of profile {profile}; not re-run"
+                f"portable: sweep {name}: no smoke record of profile {profile}; not "
+                "re-run"
             )
             continue
         ok, text = sweeps.spot_check(sweeps.cheapest(records))
@@ -86,12 +92,13 @@ def spot_checks() -> int:
 
 
 def main(root: Path = ROOT) -> int:
-    """Run the probe: the chapters, then the sweeps' spot checks; 0 when every output holds at its precision."""
+    """Run the probe: the chapters, then the sweeps' spot checks; 0 when every output
+    holds at its precision."""
     env = probe_environment(root=root)
     started = time.perf_counter()
     print(
-        f"portable: executing the chapters on the probe's kernels (BOOK_NUMERICS=probe) in "
-        f"{env['BOOK_BUILD_DIR']}",
+        "portable: executing the chapters on the probe's kernels "
+        f"(BOOK_NUMERICS=probe) in {env['BOOK_BUILD_DIR']}",
         flush=True,
     )
     chapters = subprocess.run(
@@ -101,7 +108,10 @@ def main(root: Path = ROOT) -> int:
         "portable: re-running each sweep's cheapest smoke job on the probe's kernels",
         flush=True,
     )
-    call = "import sys; from bookbuild.gate import portable; sys.exit(portable.spot_checks())"
+    call = (
+        "import sys; from bookbuild.gate import portable; "
+        "sys.exit(portable.spot_checks())"
+    )
     records = subprocess.run([sys.executable, "-c", call], cwd=root, env=env).returncode
     elapsed = time.perf_counter() - started
     if chapters or records:
@@ -111,14 +121,14 @@ def main(root: Path = ROOT) -> int:
             if rc
         )
         print(
-            f"\ncheck-portable FAILED ({elapsed:.0f} s): {what} moved beyond their declared precision on the "
-            f"probe's kernels.\n{ADVICE}",
+            f"\ncheck-portable FAILED ({elapsed:.0f} s): {what} moved beyond their "
+            f"declared precision on the probe's kernels.\n{ADVICE}",
             file=sys.stderr,
         )
         return 1
     print(
-        f"check-portable: every chapter output and sweep spot check holds on the probe's kernels "
-        f"({elapsed:.0f} s)"
+        "check-portable: every chapter output and sweep spot check holds on the "
+        f"probe's kernels ({elapsed:.0f} s)"
     )
     return 0
 

@@ -74,7 +74,8 @@ _ALT = re.compile(r"^:\s+alt:\s*(.*)$")
 
 
 def alt_numbers(alt: str) -> list[tuple[str, float, float]]:
-    """The numbers an alt text states: (as written, value, half the last written digit's unit)."""
+    """The numbers an alt text states: (as written, value, half the last written digit's
+    unit)."""
     alt = _INDEX.sub(lambda m: " " * len(m.group(0)), alt)
     found = []
     for match in _ALT_NUMBER.finditer(alt):
@@ -100,7 +101,8 @@ def alt_numbers(alt: str) -> list[tuple[str, float, float]]:
 
 
 def shown_values(text: list[str], data: list[Any]) -> list[float]:
-    """Every number a figure shows: in its recorded text, its plotted data, and its counts of lines."""
+    """Every number a figure shows: in its recorded text, its plotted data, and its
+    counts of lines."""
     values: list[float] = []
     for line in text:
         line = line.partition(": ")[2] or line  # "axes 1 x ticks: 0 | 10" -> "0 | 10"
@@ -119,7 +121,9 @@ def shown_values(text: list[str], data: list[Any]) -> list[float]:
     per_axes: dict[Any, int] = {}
     for item in data:
         if item.get("axes") not in plotted:
-            continue  # an axes drawn without ticks is a diagram: its coordinates are not shown values
+            # an axes drawn without ticks is a diagram: its coordinates are not shown
+            # values
+            continue
         if "line" in item or "points" in item:
             per_axes[item.get("axes")] = per_axes.get(item.get("axes"), 0) + 1
         values += [
@@ -146,7 +150,8 @@ def _matches(value: float, half_unit: float, shown: list[float]) -> bool:
 
 
 def page_alts(text: str) -> list[tuple[int, str, str]]:
-    """(line, label, alt text) for every code cell of a MyST page that sets ``image: alt:``."""
+    """(line, label, alt text) for every code cell of a MyST page that sets ``image:
+    alt:``."""
     import yaml
 
     out = []
@@ -182,7 +187,8 @@ def _records(root: Path, chapter: str) -> list[tuple[str, dict, Path]]:
 
 
 def check_page(root: Path, page: Path) -> list[str]:
-    """One message per number in an alt text of ``page`` that its figure does not show."""
+    """One message per number in an alt text of ``page`` that its figure does not
+    show."""
     alts = page_alts(page.read_text(encoding="utf-8"))
     if not alts:
         return []
@@ -191,8 +197,9 @@ def check_page(root: Path, page: Path) -> list[str]:
     profiles = _records(root, page.stem)
     if not profiles:
         return [
-            f"{where}: no recorded outputs in baselines/*/{page.stem}.json, so its alt texts cannot be checked; "
-            "build and accept the chapter first (make accept)"
+            f"{where}: no recorded outputs in baselines/*/{page.stem}.json, so its alt "
+            "texts cannot be checked; build and accept the chapter first (make "
+            "accept)"
         ]
     for profile, records, figures in profiles:
         glued = {
@@ -211,8 +218,9 @@ def check_page(root: Path, page: Path) -> list[str]:
             ]
             if not images:
                 problems.append(
-                    f"{where}:{lineno}: the alt text of {label!r} states numbers, but baselines/{profile}/ "
-                    "records no figure for that cell; build and accept it (make accept)"
+                    f"{where}:{lineno}: the alt text of {label!r} states numbers, but "
+                    f"baselines/{profile}/ records no figure for that cell; build and "
+                    "accept it (make accept)"
                 )
                 continue
             shown: list[float] = []
@@ -229,9 +237,11 @@ def check_page(root: Path, page: Path) -> list[str]:
                     _matches(value, half_unit, shown) or written.rstrip("%") in glued
                 ):
                     problems.append(
-                        f"{where}:{lineno}: the alt text of {label!r} says {written!r}, which its figure in "
-                        f"baselines/{profile}/ does not show (not in its text, plotted data or line counts, nor "
-                        "glued on the page); describe what the figure shows, or drop the number"
+                        f"{where}:{lineno}: the alt text of {label!r} says "
+                        f"{written!r}, which its figure in baselines/{profile}/ does "
+                        "not show (not in its text, plotted data or line counts, nor "
+                        "glued on the page); describe what the figure shows, or drop "
+                        "the number"
                     )
     return problems
 

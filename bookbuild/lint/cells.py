@@ -1,7 +1,9 @@
-"""A page's code cells read statically: their options, code and lines, and the names their calls give.
+"""A page's code cells read statically: their options, code and lines, and the names
+their calls give.
 
-Shared by the lints that read a page before it executes (:mod:`bookbuild.lint.source`) and the pairing of
-claims with checks (:mod:`bookbuild.lint.claims`), so that neither imports the other.
+Shared by the lints that read a page before it executes (:mod:`bookbuild.lint.source`)
+and the pairing of claims with checks (:mod:`bookbuild.lint.claims`), so that neither
+imports the other.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ class Cell:
 
     @functools.cached_property
     def tree(self) -> ast.AST | None:
-        """Its Python, parsed (None where it does not parse: executing it will say why)."""
+        """Its Python, parsed (None where it does not parse: executing it will say
+        why)."""
         try:
             return ast.parse(self.code)
         except SyntaxError:
@@ -44,7 +47,8 @@ class Cell:
 
 @dataclass
 class Names:
-    """Names a page's cells give values: exact ones, patterns (f-strings), and whether any is unknowable."""
+    """Names a page's cells give values: exact ones, patterns (f-strings), and whether
+    any is unknowable."""
 
     exact: dict[str, int] = field(
         default_factory=dict
@@ -61,7 +65,8 @@ class Names:
 
 
 def cells(source: str) -> list[Cell]:
-    """Every code cell of a MyST page, with its options read as myst-nb reads them (YAML after the colons)."""
+    """Every code cell of a MyST page, with its options read as myst-nb reads them (YAML
+    after the colons)."""
     found = []
     for match in CELL.finditer(source):
         body = match[1].split("\n")
@@ -94,7 +99,8 @@ def cells(source: str) -> list[Cell]:
 
 
 def _pattern(node: ast.AST) -> re.Pattern[str] | None:
-    """A name an expression can evaluate to, as a pattern: an f-string (possibly ``.replace``d), else None."""
+    """A name an expression can evaluate to, as a pattern: an f-string (possibly
+    ``.replace``d), else None."""
     while (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -110,8 +116,9 @@ def _pattern(node: ast.AST) -> re.Pattern[str] | None:
 
 
 def _loop_values(tree: ast.AST) -> dict[int, list[ast.AST]]:
-    """For every name bound by a ``for`` over a written-out list (``for name, value in [("a", 1), ...]:``): the
-    expressions it takes, by the ``id`` of each use of it inside the loop."""
+    """For every name bound by a ``for`` over a written-out list (``for name, value in
+    [("a", 1), ...]:``): the expressions it takes, by the ``id`` of each use of it
+    inside the loop."""
     found: dict[int, list[ast.AST]] = {}
     for loop in ast.walk(tree):
         if not (
@@ -142,8 +149,9 @@ def _loop_values(tree: ast.AST) -> dict[int, list[ast.AST]]:
 
 
 def names_given(page_cells: list[Cell], functions: tuple[str, ...]) -> Names:
-    """The first arguments of every call of one of ``functions`` (``"glue"``, ``"claims.check"``) in the cells:
-    written as strings, as f-strings, or as the loop variable of a ``for`` over a written-out list."""
+    """The first arguments of every call of one of ``functions`` (``"glue"``,
+    ``"claims.check"``) in the cells: written as strings, as f-strings, or as the loop
+    variable of a ``for`` over a written-out list."""
     names = Names()
     for cell in page_cells:
         tree = (

@@ -1,4 +1,5 @@
-"""Claims: result sentences tied to the checks that hold them, on the page, in the PDF and in an appendix.
+"""Claims: result sentences tied to the checks that hold them, on the page, in the PDF
+and in an appendix.
 
 An author marks a result sentence with one role and names a check::
 
@@ -36,7 +37,8 @@ from docutils import nodes
 
 GLUE_PREFIX = "check:"
 APPENDIX_PAGE = Path("book") / "checked.md"
-#: ``{claim}`text <name>``` or with double backticks; the text may not hold the closing delimiter.
+#: ``{claim}`text <name>``` or with double backticks; the text may not hold the closing
+#: delimiter.
 CLAIM = re.compile(r"\{claim\}(?P<ticks>`+)(?P<body>.+?)(?P=ticks)", re.S)
 TARGET = re.compile(r"^(?P<text>.*?)\s*<(?P<name>[a-z0-9]+(?:-[a-z0-9]+)*)>\s*$", re.S)
 
@@ -68,13 +70,15 @@ class PageClaims:
 
 
 def split_target(body: str) -> tuple[str, str] | None:
-    """``"text <name>"`` -> ``("text", "name")``; ``None`` when the role names no check."""
+    """``"text <name>"`` -> ``("text", "name")``; ``None`` when the role names no
+    check."""
     match = TARGET.match(body)
     return (match["text"], match["name"]) if match else None
 
 
 def claims_in(source: str) -> list[tuple[str, str, int]]:
-    """Every ``{claim}`` role of a MyST page's prose: (name, sentence, line), code cells left out."""
+    """Every ``{claim}`` role of a MyST page's prose: (name, sentence, line), code cells
+    left out."""
     out = []
     in_fence = False
     prose = []
@@ -97,7 +101,8 @@ def claims_in(source: str) -> list[tuple[str, str, int]]:
 
 
 def _plain(data: dict[str, Any]) -> str:
-    """The plain-text form of a glued value (stored as ``application/papermill.record/text/plain``)."""
+    """The plain-text form of a glued value (stored as
+    ``application/papermill.record/text/plain``)."""
     plain = next((v for k, v in data.items() if k.endswith("text/plain")), "")
     return "".join(plain) if isinstance(plain, list) else plain
 
@@ -117,12 +122,14 @@ def checks_in(nb: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
-#: a ``{code-cell}`` of a page: its first line's number and its source (options included)
+#: a ``{code-cell}`` of a page: its first line's number and its source (options
+#: included)
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
 
 
 def _cell_code(body: str) -> tuple[str, int]:
-    """A cell's Python, its option lines (``:label: ...``) blanked so that line numbers stay."""
+    """A cell's Python, its option lines (``:label: ...``) blanked so that line numbers
+    stay."""
     lines = body.split("\n")
     options = 0
     while options < len(lines) and lines[options].startswith(":"):
@@ -131,8 +138,8 @@ def _cell_code(body: str) -> tuple[str, int]:
 
 
 def _why_trivial(condition: ast.AST, assigned: dict[str, str]) -> str | None:
-    """Why ``condition`` cannot fail, or ``None``: a constant, a value compared with itself, or a variable compared
-    with the very expression that computed it."""
+    """Why ``condition`` cannot fail, or ``None``: a constant, a value compared with
+    itself, or a variable compared with the very expression that computed it."""
     if isinstance(condition, ast.Constant):
         return f"its condition is the constant {condition.value!r}"
     for node in ast.walk(condition):
@@ -147,14 +154,15 @@ def _why_trivial(condition: ast.AST, assigned: dict[str, str]) -> str | None:
                     other
                 ):
                     return (
-                        f"it compares `{name.id}` with `{ast.unparse(other)}`, the very expression that "
-                        "computed it"
+                        f"it compares `{name.id}` with `{ast.unparse(other)}`, the "
+                        "very expression that computed it"
                     )
     return None
 
 
 def trivial_checks(source: str) -> list[tuple[int, str, str]]:
-    """(line, check name, why) for every ``claims.check`` on a page whose condition cannot fail."""
+    """(line, check name, why) for every ``claims.check`` on a page whose condition
+    cannot fail."""
     found = []
     for match in _CELL.finditer(source):
         if "check(" not in match[1]:  # no check here: nothing to parse
@@ -222,7 +230,8 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
 
 
 def declared_lines(source: str) -> dict[str, int]:
-    """The line of each check's ``claims.check("name", ...)`` call on a page (names written as literals)."""
+    """The line of each check's ``claims.check("name", ...)`` call on a page (names
+    written as literals)."""
     from bookbuild.lint.cells import cells, names_given
 
     return names_given(cells(source), ("claims.check", "check")).exact
@@ -238,13 +247,15 @@ def problems(pages: list[PageClaims]) -> list[str]:
         for name, _sentence, line in page.claims:
             if not name:
                 out.append(
-                    f"{where}:{line}: a claim names no check: write {{claim}}`sentence <check-name>`"
+                    f"{where}:{line}: a claim names no check: write {{claim}}`sentence "
+                    "<check-name>`"
                 )
                 continue
             claimed.setdefault(name, line)  # a summary may claim a check again
             if name not in page.checks:
                 out.append(
-                    f"{where}:{line}: the claim names check {name!r}, which no cell of this page declared"
+                    f"{where}:{line}: the claim names check {name!r}, which no cell of "
+                    "this page declared"
                 )
         for name, record in page.checks.items():
             at = (
@@ -254,28 +265,30 @@ def problems(pages: list[PageClaims]) -> list[str]:
             )
             if name not in claimed:
                 out.append(
-                    f"{at}: check {name!r} (cell {record.get('cell', '?')!r}) is declared but no "
-                    "sentence claims it"
+                    f"{at}: check {name!r} (cell {record.get('cell', '?')!r}) is "
+                    "declared but no sentence claims it"
                 )
             if name in first_page and first_page[name] != page.chapter:
                 out.append(
-                    f"{at}: check {name!r} is also declared by {first_page[name]}.md; names are "
-                    "unique in the book"
+                    f"{at}: check {name!r} is also declared by {first_page[name]}.md; "
+                    "names are unique in the book"
                 )
             first_page.setdefault(name, page.chapter)
             if not record.get("held"):
                 out.append(f"{at}: check {name!r} did not hold")
         for line, name, why in page.trivial:
             out.append(
-                f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
-                "another way (PyTorch, autograd, a stored result) or with the bound the sentence states"
+                f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a "
+                "value computed another way (PyTorch, autograd, a stored result) or "
+                "with the bound the sentence states"
             )
         if page.chapter in COMPLETE:
             for line, sentence in page.unclaimed:
                 shown = sentence if len(sentence) < 90 else sentence[:87] + "..."
                 out.append(
-                    f"{where}:{line}: a result sentence without a claim: {shown!r}; claim it "
-                    "({claim}`... <check-name>`) or mark it {nonresult}`...` if it states no result"
+                    f"{where}:{line}: a result sentence without a claim: {shown!r}; "
+                    "claim it ({claim}`... <check-name>`) or mark it "
+                    "{nonresult}`...` if it states no result"
                 )
     return out
 
@@ -288,7 +301,8 @@ _GLUE = re.compile(r"\{glue(?P<kind>:[a-z]+)?\}`(?P<key>[^`]+)`")
 
 
 def _from_page(sentence: str, chapter: str) -> str:
-    """A sentence's glued values, read from its own page (``recurrence.md::key``) when quoted elsewhere."""
+    """A sentence's glued values, read from its own page (``recurrence.md::key``) when
+    quoted elsewhere."""
     page = Path(chapter).name + ".md"
 
     def quoted(m: re.Match[str]) -> str:
@@ -296,14 +310,16 @@ def _from_page(sentence: str, chapter: str) -> str:
         if "::" in key:
             return m[0]
         if m["kind"] == ":text" and ":" not in key:
-            key += ":s"  # myst-nb reads the last ':' of page::key as the start of a format spec
+            # myst-nb reads the last ':' of page::key as the start of a format spec
+            key += ":s"
         return f"{{glue{m['kind'] or ''}}}`{page}::{key}`"
 
     return _GLUE.sub(quoted, sentence)
 
 
 def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
-    """The appendix page: per chapter, each claim with its check's condition, values and status."""
+    """The appendix page: per chapter, each claim with its check's condition, values and
+    status."""
     total_claims = sum(len(p.claims) for p in pages)
     total_checks = sum(len(p.checks) for p in pages)
     lines = [
@@ -311,14 +327,18 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
         "# What this build checked",
         "",
         "```{only} html",
-        "Generated by the build that produced these pages. A sentence marked with a small check mark is a",
-        "*claim*: a cell of its page computed a condition that makes the sentence true, and the build fails",
-        "when the condition is false. Below, for every claim, is the condition as written in the cell, the",
+        "Generated by the build that produced these pages. A sentence marked with a "
+        "small check mark is a",
+        "*claim*: a cell of its page computed a condition that makes the sentence "
+        "true, and the build fails",
+        "when the condition is false. Below, for every claim, is the condition as "
+        "written in the cell, the",
         "values it compared in this build, and whether it held.",
         "```",
         "",
         *print_summary(pages, titles),
-        f"This build checked {{lit}}`{total_checks}` conditions behind {{lit}}`{total_claims}` claims.",
+        f"This build checked {{lit}}`{total_checks}` conditions behind "
+        f"{{lit}}`{total_claims}` claims.",
         "",
     ]
     for page in pages:
@@ -327,8 +347,8 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
         lines += [
             f"## {titles.get(page.chapter, page.chapter)}",
             "",
-            f"{{doc}}`/{page.chapter}`: {{lit}}`{len(page.claims)}` claims, {{lit}}`{page.held}` of "
-            f"{{lit}}`{len(page.checks)}` checks held.",
+            f"{{doc}}`/{page.chapter}`: {{lit}}`{len(page.claims)}` claims, "
+            f"{{lit}}`{page.held}` of {{lit}}`{len(page.checks)}` checks held.",
             "",
         ]
         labelled: set[str] = set()
@@ -358,15 +378,21 @@ def appendix_text(pages: list[PageClaims], titles: dict[str, str]) -> str:
 
 
 def print_summary(pages: list[PageClaims], titles: dict[str, str]) -> list[str]:
-    """What the PDF prints of this page (``{only} latex``; ``bookbuild.site.pdf`` leaves the per-claim sections
-    to the site): what a claim is, where each one's check is listed, and the counts per chapter."""
+    """What the PDF prints of this page (``{only} latex``; ``bookbuild.site.pdf`` leaves
+    the per-claim sections to the site): what a claim is, where each one's check is
+    listed, and the counts per chapter."""
     lines = [
         "```{only} latex",
-        "Generated by the build that printed this book. A sentence marked with a dagger (\u2020) is a *claim*: a",
-        "cell of its page computed a condition that makes the sentence true, and the build fails when the",
-        "condition is false; each mark links to this page. The HTML edition lists, for every claim, the",
-        "condition as written in the cell, the values it compared in this build and whether it held (page",
-        "`book/checked.html`, one entry per claim), and shows them beside the sentence at its mark.",
+        "Generated by the build that printed this book. A sentence marked with a "
+        "dagger (\u2020) is a *claim*: a",
+        "cell of its page computed a condition that makes the sentence true, and the "
+        "build fails when the",
+        "condition is false; each mark links to this page. The HTML edition lists, for "
+        "every claim, the",
+        "condition as written in the cell, the values it compared in this build and "
+        "whether it held (page",
+        "`book/checked.html`, one entry per claim), and shows them beside the sentence "
+        "at its mark.",
         "",
         "| chapter | claims | checks | checks held |",
         "|---|---:|---:|---:|",
@@ -374,19 +400,22 @@ def print_summary(pages: list[PageClaims], titles: dict[str, str]) -> list[str]:
     for page in pages:
         if page.claims or page.checks:
             lines.append(
-                f"| {titles.get(page.chapter, page.chapter)} | {{lit}}`{len(page.claims)}` "
-                f"| {{lit}}`{len(page.checks)}` | {{lit}}`{page.held}` |"
+                f"| {titles.get(page.chapter, page.chapter)} | "
+                f"{{lit}}`{len(page.claims)}` | {{lit}}`{len(page.checks)}` | "
+                f"{{lit}}`{page.held}` |"
             )
     return [*lines, "```", ""]
 
 
 _NUMBER = re.compile(r"(?<![\w`.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w`])")
-#: a role (``{lit-math}`...``` included) or inline math: numbers inside either are left as they are
+#: a role (``{lit-math}`...``` included) or inline math: numbers inside either are left
+#: as they are
 _ROLE = re.compile(r"\{[a-z:-]+\}`[^`]*`|\$[^$\n]+\$")
 
 
 def _literal_numbers(text: str) -> str:
-    """Numbers in generated prose marked as ``{lit}`` (they are copied from a check, not typed by hand)."""
+    """Numbers in generated prose marked as ``{lit}`` (they are copied from a check, not
+    typed by hand)."""
     parts = []
     last = 0
     for role in _ROLE.finditer(text):
@@ -409,20 +438,23 @@ def write_appendix(root: Path, pages: list[PageClaims], titles: dict[str, str]) 
     return page
 
 
-# --------------------------------------------------------------------------- result sentences without a claim
+# ----------------------------------------------------- result sentences without a claim
 
-#: Words that state a measured result; a sentence with one is claimed, or marked ``{nonresult}`` (a
-#: definition, a property of the method, a question) to say it states none.
-#: "every" that only describes the recurrence's structure ("at every step", "every layer") states no result.
+#: Words that state a measured result; a sentence with one is claimed, or marked
+#: ``{nonresult}`` (a definition, a property of the method, a question) to say it states
+#: none. "every" that only describes the recurrence's structure ("at every step", "every
+#: layer") states no result.
 RESULT_WORDS = re.compile(
     r"\b(solves?|solved|beats?|faster|slower|lower|higher|never|always|none|narrows?|narrowed|grows?|"
-    r"grew|matches|matched|agrees?|agreed|every(?! (?:time )?(?:steps?|layers?|listing|build|batch|position|page|"
+    r"grew|matches|matched|agrees?|agreed|every(?! (?:time "
+    r")?(?:steps?|layers?|listing|build|batch|position|page|"
     r"chapter|cell|token|entry|element|later|padded|new|other|one|so often)\b))\b",
     re.IGNORECASE,
 )
 NONRESULT = re.compile(r"\{nonresult\}(?P<ticks>`+)(?P<body>.+?)(?P=ticks)", re.S)
-#: Pages whose every result sentence is claimed or marked: the build fails on a new unclaimed one there.
-#: A page joins when its sentences have been gone through; the build report counts the rest.
+#: Pages whose every result sentence is claimed or marked: the build fails on a new
+#: unclaimed one there. A page joins when its sentences have been gone through; the
+#: build report counts the rest.
 COMPLETE = frozenset(
     {
         "book/intro",
@@ -443,7 +475,8 @@ def _blank_keep_lines(match: re.Match[str]) -> str:
 
 
 def unclaimed_results(source: str) -> list[tuple[int, str]]:
-    """(line, sentence) of every prose sentence with a result word outside any claim or ``{nonresult}``."""
+    """(line, sentence) of every prose sentence with a result word outside any claim or
+    ``{nonresult}``."""
     from bookbuild.lint.prose import prose_lines
 
     masked = NONRESULT.sub(_blank_keep_lines, CLAIM.sub(_blank_keep_lines, source))
@@ -480,18 +513,20 @@ def nonresult_role(
     options: dict | None = None,
     content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """``{nonresult}`text```: text that uses a result word but states no measured result; rendered as is."""
+    """``{nonresult}`text```: text that uses a result word but states no measured
+    result; rendered as is."""
     span = nodes.inline(rawtext, "", classes=["nonresult"])
     parsed, messages = inliner.parse(text, lineno, None, span)
     span += parsed
     return [span], messages
 
 
-# --------------------------------------------------------------------------- the Sphinx role
+# ---------------------------------------------------------------------- the Sphinx role
 
 
 def _reader_html(text: str) -> str:
-    """``text`` escaped for HTML, each number in E notation set as a power of ten (:mod:`bookbuild.site.notation`)."""
+    """``text`` escaped for HTML, each number in E notation set as a power of ten
+    (:mod:`bookbuild.site.notation`)."""
     import html
 
     from bookbuild.site.notation import split_scientific
@@ -508,7 +543,8 @@ def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
     import html
 
     values = "".join(
-        f'<span class="claim-tip-value">{html.escape(k)} = {_reader_html(str(v))}</span>'
+        f'<span class="claim-tip-value">{html.escape(k)} = '
+        f"{_reader_html(str(v))}</span>"
         for k, v in record.get("values", {}).items()
     )
     status = "held in this build" if record.get("held") else "did NOT hold"
@@ -517,13 +553,15 @@ def _tip_html(name: str, record: dict[str, Any], uid: str) -> str:
         f'<button type="button" class="claim-mark" aria-describedby="claim-tip-{uid}" '
         f'aria-label="what this build checked">&#10003;</button>'
         f'<span class="claim-tip" role="tooltip" id="claim-tip-{uid}">'
-        f'<span class="claim-tip-head">Checked: {_reader_html(record.get("because", ""))} ({status})</span>'
+        '<span class="claim-tip-head">Checked: '
+        f"{_reader_html(record.get('because', ''))} ({status})</span>"
         + (
             f'<span class="claim-tip-values">Values in this build: {values}</span>'
             if values
             else ""
         )
-        + f'<a class="claim-tip-link" tabindex="-1" href="checked.html#check-{name}">every check of this build</a>'
+        + '<a class="claim-tip-link" tabindex="-1" '
+        f'href="checked.html#check-{name}">every check of this build</a>'
         "</span></span>"
     )
 
@@ -537,13 +575,15 @@ def claim_role(
     options: dict | None = None,
     content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """``{claim}`sentence <check-name>```: the sentence, then the mark that shows what was checked."""
+    """``{claim}`sentence <check-name>```: the sentence, then the mark that shows what
+    was checked."""
     from sphinx import addnodes
 
     target = split_target(text)
     if target is None:
         msg = inliner.reporter.error(
-            f"a claim names no check: write {{claim}}`sentence <check-name>`; got {text!r}",
+            "a claim names no check: write {claim}`sentence <check-name>`; got "
+            f"{text!r}",
             line=lineno,
         )
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
@@ -585,15 +625,17 @@ def claim_role(
     return [span], messages
 
 
-#: a claim's end on the page (its tip, its anchor, the claim) and the punctuation that follows it
+#: a claim's end on the page (its tip, its anchor, the claim) and the punctuation that
+#: follows it
 _CLAIM_END = re.compile(
     r"(every check of this build</a></span>)(</span></span>)([.,;:!?)\]\u201d\u2019]+)"
 )
 
 
 def keep_punctuation_with_mark(body: str) -> str:
-    """Move the punctuation right after a claim into its mark's box, so that no line starts with the full stop
-    the mark was followed by (the box is one inline block: nothing breaks inside it)."""
+    """Move the punctuation right after a claim into its mark's box, so that no line
+    starts with the full stop the mark was followed by (the box is one inline block:
+    nothing breaks inside it)."""
     return _CLAIM_END.sub(r'\1<span class="claim-after">\3</span>\2', body)
 
 

@@ -1,4 +1,5 @@
-"""Text that overlaps text in a figure: found from matplotlib's own boxes, at build time.
+"""Text that overlaps text in a figure: found from matplotlib's own boxes, at build
+time.
 
 :func:`overlapping_texts` draws the figure once with a renderer that notes every
 text it draws (tick labels outside the view, empty strings and hidden artists are
@@ -18,8 +19,9 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-#: Overlap, in points (1/72 in) in both directions, above which two texts collide; a box's padding (the
-#: font's descent and leading) may touch its neighbour's without a visible collision.
+#: Overlap, in points (1/72 in) in both directions, above which two texts collide; a
+#: box's padding (the font's descent and leading) may touch its neighbour's without a
+#: visible collision.
 MIN_OVERLAP_PT = 1.0
 
 
@@ -55,8 +57,8 @@ def drawn_texts(fig: Any) -> list[Any]:
 
 
 def overlapping_texts(fig: Any, min_pt: float = MIN_OVERLAP_PT) -> list[str]:
-    """Every pair of drawn texts whose boxes overlap by more than ``min_pt`` points both ways, as
-    ``'"a" and "b"'``.
+    """Every pair of drawn texts whose boxes overlap by more than ``min_pt`` points both
+    ways, as ``'"a" and "b"'``.
     """
     if not min_pt >= 0:
         raise ValueError(f"min_pt must be a number >= 0; got {min_pt!r}")

@@ -1,14 +1,18 @@
-"""Every taught function and class a visible cell calls is shown on its page, as a listing.
+"""Every taught function and class a visible cell calls is shown on its page, as a
+listing.
 
-A chapter's promise is that its cells run tested code the reader can see. A visible code cell (not
-``remove-cell``, ``remove-input`` or ``hide-input``) that imports a function or class from ``chapter_code`` and
-uses it must find, somewhere on the same page, a ``{literalinclude}`` of that object (``:pyobject: NAME``).
-Helpers that draw, print or check rather than teach (the ``figures``, ``plotting``, ``tables``, ``claims``,
-``checks`` and ``diagrams`` modules, and ``core.runtime``) are exempt: their output is on the page, and what
-they compute is not the chapter's subject. Everything is read statically, so the lint imports nothing.
+A chapter's promise is that its cells run tested code the reader can see. A visible code
+cell (not ``remove-cell``, ``remove-input`` or ``hide-input``) that imports a function
+or class from ``chapter_code`` and uses it must find, somewhere on the same page, a
+``{literalinclude}`` of that object (``:pyobject: NAME``). Helpers that draw, print or
+check rather than teach (the ``figures``, ``plotting``, ``tables``, ``claims``,
+``checks`` and ``diagrams`` modules, and ``core.runtime``) are exempt: their output is
+on the page, and what they compute is not the chapter's subject. Everything is read
+statically, so the lint imports nothing.
 
-``python -m bookbuild.lint.listings`` lists what is missing, page by page, with the line of the first cell that
-uses it and the file that defines it; ``make check`` fails on any.
+``python -m bookbuild.lint.listings`` lists what is missing, page by page, with the line
+of the first cell that uses it and the file that defines it; ``make check`` fails on
+any.
 """
 
 from __future__ import annotations
@@ -41,13 +45,15 @@ class Unshown:
 
     def __str__(self) -> str:
         return (
-            f"{self.page}:{self.line}: the cell uses {self.name} ({self.file}), which the page never shows; "
-            f"add a listing (```{{literalinclude}} ../{self.file}``` with :pyobject: {self.name})"
+            f"{self.page}:{self.line}: the cell uses {self.name} ({self.file}), which "
+            "the page never shows; add a listing (```{literalinclude} "
+            f"../{self.file}``` with :pyobject: {self.name})"
         )
 
 
 def _defines(module: str, name: str, root: Path) -> str | None:
-    """The module that defines ``name`` as a function or class, following one re-export; ``None`` otherwise."""
+    """The module that defines ``name`` as a function or class, following one re-export;
+    ``None`` otherwise."""
     path = root / (module.replace(".", "/") + ".py")
     if not path.is_file():
         return None
@@ -87,7 +93,8 @@ def _visible_cells(text: str) -> list[tuple[int, str]]:
 
 
 def unshown(page: Path, root: Path = ROOT) -> list[Unshown]:
-    """The taught functions and classes the page's visible cells use and the page never shows."""
+    """The taught functions and classes the page's visible cells use and the page never
+    shows."""
     text = page.read_text()
     shown = set(re.findall(r":pyobject:\s*([\w.]+)", text))
     shown |= {name.split(".")[0] for name in shown}
@@ -147,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         print(problem)
     if problems:
         print(
-            f"listings: {len(problems)} taught function(s) or class(es) used by a visible cell and never shown",
+            f"listings: {len(problems)} taught function(s) or class(es) used by a "
+            "visible cell and never shown",
             file=sys.stderr,
         )
         return 1

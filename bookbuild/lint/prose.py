@@ -13,8 +13,8 @@ What is *not* prose, and so never checked: the front matter; fenced blocks
 display math (``$$ ... $$``) and inline math (``$...$``); inline code; the
 content of every role (``{eq}``, ``{ref}``, ``{numref}``, ``{cite:t}``,
 ``{term}``, ``{glue:text}``, ``{lit}`` ...); target labels (``(name)=``); link
-targets; HTML comments and MyST comment lines (``% ...``); the section number at the start of a heading and the
-item number of an ordered list.
+targets; HTML comments and MyST comment lines (``% ...``); the section number at the
+start of a heading and the item number of an ordered list.
 
 Checked: every other line, including the figure captions of code cells (the
 ``caption:`` option, which myst-nb renders as MyST, so roles work there), the
@@ -94,8 +94,9 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 
-#: Whether numbers typed into markup (inline math, a reference's text, a bare-number code span) fail the
-#: check; report-only (``python -m bookbuild.lint.prose --markup``) until the chapters are cleared of them.
+#: Whether numbers typed into markup (inline math, a reference's text, a bare-number
+#: code span) fail the check; report-only (``python -m bookbuild.lint.prose --markup``)
+#: until the chapters are cleared of them.
 MARKUP_RULE_ENFORCED = True
 
 _MATH_SPAN = re.compile(r"(?<!\$)\$([^$\n]+)\$(?!\$)")
@@ -110,14 +111,16 @@ _CODE_NUMBER = re.compile(
 )
 
 ADVICE = (
-    "glue it from the computation ({glue:text}`name`, recipe values from the config object the code uses), "
-    "or mark a deliberate literal as {lit}`...` (inline math whose numbers are literals: {lit-math}`...`) "
-    "(with a {cite} role in the sentence if the number is quoted from a source)"
+    "glue it from the computation ({glue:text}`name`, recipe values from the config "
+    "object the code uses), or mark a deliberate literal as {lit}`...` (inline math "
+    "whose numbers are literals: {lit-math}`...`) (with a {cite} role in the sentence "
+    "if the number is quoted from a source)"
 )
 
 
 def prose_lines(text: str) -> list[tuple[int, str]]:
-    """The (line number, text) pairs of a MyST page that are prose, with non-prose spans blanked."""
+    """The (line number, text) pairs of a MyST page that are prose, with non-prose spans
+    blanked."""
     lines = text.splitlines()
     out: list[tuple[int, str]] = []
     i = 0
@@ -157,7 +160,9 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             continue
         if fences and fences[-1][1]:
             caption = _CAPTION.match(line) if fences[-1][2] == "code-cell" else None
-            if caption:  # a figure caption in a code cell's options is prose, rendered like any sentence
+            # a figure caption in a code cell's options is prose, rendered like any
+            # sentence
+            if caption:
                 out.append((n + 1, _strip_inline(_yaml_scalar(caption.group(1)))))
             continue
         if line.strip().startswith("$$"):
@@ -202,7 +207,8 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _yaml_scalar(raw: str) -> str:
-    """The text of a one-line YAML scalar (a quoted caption keeps its escapes as YAML reads them)."""
+    """The text of a one-line YAML scalar (a quoted caption keeps its escapes as YAML
+    reads them)."""
     import yaml
 
     try:
@@ -217,7 +223,8 @@ def _blank(match: re.Match[str]) -> str:
 
 
 def _strip_inline(line: str) -> str:
-    """Blank roles, inline code, inline math, link targets, comments and substitutions, keeping columns."""
+    """Blank roles, inline code, inline math, link targets, comments and substitutions,
+    keeping columns."""
     line = _COMMENT.sub(_blank, line)
     line = _CLAIM.sub(_unwrap_claim, line)
     for pattern in (_ROLE, _CODE, _INLINE_MATH, _LINK_TARGET, _SUBSTITUTION):
@@ -226,7 +233,8 @@ def _strip_inline(line: str) -> str:
 
 
 def _unwrap_claim(match: re.Match[str]) -> str:
-    """``{claim}`text <name>``` -> its text, same columns: the sentence stays prose, to be checked as such."""
+    """``{claim}`text <name>``` -> its text, same columns: the sentence stays prose, to
+    be checked as such."""
     ticks, body = match.group(1), match.group(2)
     body = _CLAIM_TARGET.sub(_blank, body)
     return " " * (len("{claim}") + len(ticks)) + body + " " * len(ticks)
@@ -238,16 +246,19 @@ def check_text(text: str, page: str = "<text>") -> list[str]:
     for lineno, line in prose_lines(text):
         for match in _NUMBER.finditer(line):
             problems.append(
-                f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed into the prose; {ADVICE}"
+                f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed into "
+                f"the prose; {ADVICE}"
             )
     return problems
 
 
 def markup_numbers(text: str) -> list[tuple[int, str, str]]:
-    """(line, where, span) for every number typed into markup on a prose line of one page.
+    """(line, where, span) for every number typed into markup on a prose line of one
+    page.
 
-    ``where`` is ``"inline math"``, ``"{ref} text"`` (the role's name) or ``"code span"``; the span is the
-    markup as typed. Lines that are not prose (code cells, display math, options) are never looked at.
+    ``where`` is ``"inline math"``, ``"{ref} text"`` (the role's name) or ``"code
+    span"``; the span is the markup as typed. Lines that are not prose (code cells,
+    display math, options) are never looked at.
     """
     raw = text.splitlines()
     found: list[tuple[int, str, str]] = []
@@ -273,7 +284,8 @@ def markup_numbers(text: str) -> list[tuple[int, str, str]]:
 
 
 def markup_report(root: Path) -> dict[str, list[str]]:
-    """Per page of ``root/book`` (generated pages excepted): one line per number typed into markup."""
+    """Per page of ``root/book`` (generated pages excepted): one line per number typed
+    into markup."""
     out: dict[str, list[str]] = {}
     for page in sorted((Path(root) / "book").glob("*.md")):
         if page.name in GENERATED:
@@ -288,7 +300,8 @@ def markup_report(root: Path) -> dict[str, list[str]]:
 
 
 def check_pages(root: Path) -> list[str]:
-    """Check every page under ``root/book`` (generated pages excepted); return one message per problem.
+    """Check every page under ``root/book`` (generated pages excepted); return one
+    message per problem.
 
     The prose and captions are checked here; alt texts, which cannot hold a
     glue role, by :mod:`bookbuild.lint.alttext` against the recorded figures.
@@ -308,7 +321,8 @@ def check_pages(root: Path) -> list[str]:
             )
             if MARKUP_RULE_ENFORCED:
                 problems += [
-                    f"{page.relative_to(root)}:{n}: a number is typed into {where} {span!r}; {ADVICE}"
+                    f"{page.relative_to(root)}:{n}: a number is typed into {where} "
+                    f"{span!r}; {ADVICE}"
                     for n, where, span in markup_numbers(
                         page.read_text(encoding="utf-8")
                     )
@@ -318,7 +332,8 @@ def check_pages(root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m bookbuild.lint.prose [ROOT]``: print every problem; exit 1 if there is any."""
+    """``python -m bookbuild.lint.prose [ROOT]``: print every problem; exit 1 if there
+    is any."""
     args = list(sys.argv[1:] if argv is None else argv)
     markup = "--markup" in args
     args = [a for a in args if a != "--markup"]
@@ -329,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{page}: {len(lines)}")
             print("\n".join(f"  {line}" for line in lines))
         print(
-            f"{sum(map(len, report.values()))} number(s) typed into markup"
-            f"{'' if MARKUP_RULE_ENFORCED else ' (report-only: MARKUP_RULE_ENFORCED is false)'}"
+            f"{sum(map(len, report.values()))} number(s) typed into "
+            f"markup{'' if MARKUP_RULE_ENFORCED else ' (report-only: MARKUP_RULE_ENFORCED is false)'}"
         )
         return 0
     problems = check_pages(root)
@@ -338,12 +353,14 @@ def main(argv: list[str] | None = None) -> int:
         print(problem)
     if problems:
         print(
-            f"{len(problems)} number(s) typed into prose or unsupported by a figure; see the messages above.",
+            f"{len(problems)} number(s) typed into prose or unsupported by a figure; "
+            "see the messages above.",
             file=sys.stderr,
         )
         return 1
     print(
-        "prose numbers: every number in the prose is glued or marked {lit}; alt texts state what their figures show"
+        "prose numbers: every number in the prose is glued or marked {lit}; alt texts "
+        "state what their figures show"
     )
     return 0
 

@@ -120,15 +120,16 @@ def snapshot_text(root: Path = ROOT, pages: tuple[str, ...] = PAGES) -> str:
 def write_snapshot(
     path: Path, text: str, pinned_sha256: str, force: bool = False
 ) -> str:
-    """Write ``text`` to ``path`` unless ``path`` already holds the pinned snapshot; return the new SHA-256."""
+    """Write ``text`` to ``path`` unless ``path`` already holds the pinned snapshot;
+    return the new SHA-256."""
     if (
         path.exists()
         and hashlib.sha256(path.read_bytes()).hexdigest() == pinned_sha256
         and not force
     ):
         raise FileExistsError(
-            f"{path} is the pinned snapshot (SHA-256 {pinned_sha256}); it is frozen on purpose. "
-            "Run with --force to replace it, then pin the printed hash in "
+            f"{path} is the pinned snapshot (SHA-256 {pinned_sha256}); it is frozen on "
+            "purpose. Run with --force to replace it, then pin the printed hash in "
             "chapter_code/corpora/texts.py"
         )
     data = text.encode("utf-8")
@@ -157,11 +158,13 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 1
     print(
-        f"wrote {SNAPSHOT.relative_to(ROOT)} ({SNAPSHOT.stat().st_size:,} bytes), SHA-256 {digest}"
+        f"wrote {SNAPSHOT.relative_to(ROOT)} ({SNAPSHOT.stat().st_size:,} bytes), "
+        f"SHA-256 {digest}"
     )
     if digest != BOOK_PROSE_SHA256:
         print(
-            f'pin it: set BOOK_PROSE_SHA256 = "{digest}" in chapter_code/corpora/texts.py'
+            f'pin it: set BOOK_PROSE_SHA256 = "{digest}" in '
+            "chapter_code/corpora/texts.py"
         )
     return 0
 

@@ -1,25 +1,33 @@
-"""What a page's source alone shows wrong, found before any chapter executes (``make check``, ``make book``).
+"""What a page's source alone shows wrong, found before any chapter executes (``make
+check``, ``make book``).
 
-The checks that read executed outputs (:mod:`bookbuild.lint.references`, :mod:`bookbuild.lint.claims`) are
-exact, but they come after execution, which takes minutes when code changed. Most of what they catch can be read
-from the page itself, so this lint runs first and stops the command in about a second, one line per mistake
+The checks that read executed outputs (:mod:`bookbuild.lint.references`,
+:mod:`bookbuild.lint.claims`) are exact, but they come after execution, which takes
+minutes when code changed. Most of what they catch can be read from the page itself, so
+this lint runs first and stops the command in about a second, one line per mistake
 naming file and line:
 
-- a ``{glue:text}`` name that no ``glue(...)`` call of the page can produce (with the name probably meant);
-- a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the claim's line), a check
-  that no sentence claims (at the check's line), a check that cannot fail, and a result sentence with neither a
-  claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after execution);
-- a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a drawing call whose value
-  would be shown beside the figure (``ax.legend()``);
-- a cell that draws through pyplot before any cell of the page calls ``use_book_style()`` (the check after
-  execution reads every figure's PNG for the book's mark);
-- two cells or figures of a page with one name (Sphinx: "Duplicate explicit target name").
+- a ``{glue:text}`` name that no ``glue(...)`` call of the page can produce (with the
+  name probably meant);
+- a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the
+  claim's line), a check that no sentence claims (at the check's line), a check that
+  cannot fail, and a result sentence with neither a claim nor ``{nonresult}``
+  (:mod:`bookbuild.lint.claims` reads them again after execution);
+- a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a
+  drawing call whose value would be shown beside the figure (``ax.legend()``);
+- a cell that draws through pyplot before any cell of the page calls
+  ``use_book_style()`` (the check after execution reads every figure's PNG for the
+  book's mark);
+- two cells or figures of a page with one name (Sphinx: "Duplicate explicit target
+  name").
 
-Names are read where they are written: as strings, as the loop variable of a ``for`` over a written-out list
-(``for name, value in [("param_vocab", V), ...]: glue(name, value)``), and as f-strings, read as patterns
-(``f"d_sc_{size}"`` glues every ``d_sc_...``). Where a page computes a name any other way the lint cannot know
-it and leaves that page's names to the checks after execution; a name the page's last execution glued (through
-a helper, say) counts as glued while the page's code is unchanged, and so does a check it declared.
+Names are read where they are written: as strings, as the loop variable of a ``for``
+over a written-out list (``for name, value in [("param_vocab", V), ...]: glue(name,
+value)``), and as f-strings, read as patterns (``f"d_sc_{size}"`` glues every
+``d_sc_...``). Where a page computes a name any other way the lint cannot know it and
+leaves that page's names to the checks after execution; a name the page's last execution
+glued (through a helper, say) counts as glued while the page's code is unchanged, and so
+does a check it declared.
 """
 
 from __future__ import annotations
@@ -37,8 +45,8 @@ from bookbuild.lint.references import GLUE_ROLE, HIDDEN
 GENERATED = frozenset({"build-report.md", "checked.md"})
 
 
-#: the names a figure cell draws through: a method of these returns an artist (a legend, a label, lines), shown
-#: as a value when it ends the cell
+#: the names a figure cell draws through: a method of these returns an artist (a legend,
+#: a label, lines), shown as a value when it ends the cell
 DRAWING = re.compile(r"^(ax\w*|axes|axs|plt)$")
 #: methods of those that return nothing
 RETURN_NONE = frozenset({"show", "close", "tight_layout", "savefig"})
@@ -51,9 +59,9 @@ DRAWS = re.compile(
 
 
 def _last_value(cell: Cell) -> str | None:
-    """The last line of a cell when it is a drawing call whose value would be shown (``ax.legend()``), else None.
-    Only the plain cases: whatever else ends a figure cell is read from its outputs after execution
-    (:mod:`bookbuild.lint.references`)."""
+    """The last line of a cell when it is a drawing call whose value would be shown
+    (``ax.legend()``), else None. Only the plain cases: whatever else ends a figure cell
+    is read from its outputs after execution (:mod:`bookbuild.lint.references`)."""
     tree = cell.tree
     if (
         not isinstance(tree, ast.Module)
@@ -88,8 +96,9 @@ def _last_value(cell: Cell) -> str | None:
 def page_problems(
     page: Path, chapter: str | None = None, also_glued: frozenset[str] = frozenset()
 ) -> list[str]:
-    """One line per mistake the page's source shows (see the module's docstring); ``also_glued``: names known to
-    be glued all the same (by the page's last execution, through a helper the lint cannot read)."""
+    """One line per mistake the page's source shows (see the module's docstring);
+    ``also_glued``: names known to be glued all the same (by the page's last execution,
+    through a helper the lint cannot read)."""
     chapter = chapter or f"book/{page.stem}"
     where = f"{chapter}.md"
     source = page.read_text(encoding="utf-8")
@@ -112,7 +121,8 @@ def page_problems(
                 else "; glue it in a cell of this page"
             )
             problems.append(
-                f"{where}:{number}: {{glue:text}}`{name}` names no value a cell of this page glues{hint}"
+                f"{where}:{number}: {{glue:text}}`{name}` names no value a cell of "
+                f"this page glues{hint}"
             )
 
     declared = names_given(page_cells, ("claims.check", "check"))
@@ -129,26 +139,28 @@ def page_problems(
             )
             hint = f"; did you mean {close[0]!r}?" if close else ""
             problems.append(
-                f"{where}:{line}: the claim names check {name!r}, which no cell of this page "
-                f"declares{hint}"
+                f"{where}:{line}: the claim names check {name!r}, which no cell of "
+                f"this page declares{hint}"
             )
     for name, line in declared.exact.items():
         if name not in claimed:
             problems.append(
-                f"{where}:{line}: check {name!r} is declared but no sentence claims it: write "
-                f"{{claim}}`the sentence it holds <{name}>`"
+                f"{where}:{line}: check {name!r} is declared but no sentence claims "
+                f"it: write {{claim}}`the sentence it holds <{name}>`"
             )
     for line, name, why in claims_lint.trivial_checks(source):
         problems.append(
-            f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value computed "
-            "another way (PyTorch, autograd, a stored result) or with the bound the sentence states"
+            f"{where}:{line}: check {name!r} cannot fail: {why}; compare with a value "
+            "computed another way (PyTorch, autograd, a stored result) or with the "
+            "bound the sentence states"
         )
     if chapter in claims_lint.COMPLETE:
         for line, sentence in claims_lint.unclaimed_results(source):
             shown = sentence if len(sentence) < 90 else sentence[:87] + "..."
             problems.append(
-                f"{where}:{line}: a result sentence without a claim: {shown!r}; claim it "
-                "({claim}`... <check-name>`) or mark it {nonresult}`...` if it states no result"
+                f"{where}:{line}: a result sentence without a claim: {shown!r}; claim "
+                "it ({claim}`... <check-name>`) or mark it {nonresult}`...` if it "
+                "states no result"
             )
 
     seen: dict[str, int] = {}
@@ -158,10 +170,11 @@ def page_problems(
         drawn = DRAWS.search(cell.code)
         if drawn and not styled and not set(cell.options.get("tags") or []) & HIDDEN:
             problems.append(
-                f"{where}:{cell.line}: cell '{cell.label}' draws with `{drawn[0]}...)` before any cell "
-                "of this page calls `use_book_style()`: call it first (chapter_code.core.plotting), or "
-                "draw through a plotting function of chapter_code, so the figure has the book's fonts, "
-                "sizes, colours and PNG"
+                f"{where}:{cell.line}: cell '{cell.label}' draws with `{drawn[0]}...)` "
+                "before any cell of this page calls `use_book_style()`: call it first "
+                "(chapter_code.core.plotting), or draw through a plotting function of "
+                "chapter_code, so the figure has the book's fonts, sizes, colours and "
+                "PNG"
             )
         mystnb = cell.options.get("mystnb") or {}
         figure = mystnb.get("figure") if isinstance(mystnb, dict) else None
@@ -173,17 +186,19 @@ def page_problems(
             and not str((image or {}).get("alt", "") or "").strip()
         ):
             problems.append(
-                f"{where}:{cell.line}: the figure of cell '{cell.label}' has no alt text (the site "
-                "would show its file path): add `image: alt:` under the cell's `:mystnb:` option, a "
-                "sentence saying what the figure shows"
+                f"{where}:{cell.line}: the figure of cell '{cell.label}' has no alt "
+                "text (the site would show its file path): add `image: alt:` under "
+                "the cell's `:mystnb:` option, a sentence saying what the figure "
+                "shows"
             )
         value = _last_value(cell) if isinstance(figure, dict) else None
         if value is not None:
             problems.append(
-                f"{where}:{cell.line}: the figure cell '{cell.label}' ends in `{value}`, whose value "
-                "would show as a second output taking the figure's name (Sphinx would report 'Duplicate "
-                "explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
-                "its last expression"
+                f"{where}:{cell.line}: the figure cell '{cell.label}' ends in "
+                f"`{value}`, whose value would show as a second output taking the "
+                "figure's name (Sphinx would report 'Duplicate explicit target "
+                "name'): end the cell with an assignment (`fig = ...`) or put `;` "
+                "after its last expression"
             )
         targets = [cell.options.get("label")] + (
             [figure.get("name")] if isinstance(figure, dict) else []
@@ -191,9 +206,10 @@ def page_problems(
         for target in dict.fromkeys(t for t in targets if t):
             if target in seen:
                 problems.append(
-                    f"{where}:{cell.line}: cell '{cell.label}' reuses the name {target!r} of the cell "
-                    f"at line {seen[target]} (Sphinx would report 'Duplicate explicit target name'): "
-                    "give each cell and figure its own"
+                    f"{where}:{cell.line}: cell '{cell.label}' reuses the name "
+                    f"{target!r} of the cell at line {seen[target]} (Sphinx would "
+                    "report 'Duplicate explicit target name'): give each cell and "
+                    "figure its own"
                 )
             else:
                 seen[target] = cell.line
@@ -201,19 +217,23 @@ def page_problems(
 
 
 def last_glued(root: Path, chapter: str) -> frozenset[str]:
-    """The names the page's last execution glued, where its cached outputs match its code as it stands (a name
-    glued by a helper from ``chapter_code``, which the lint cannot read); none otherwise."""
+    """The names the page's last execution glued, where its cached outputs match its
+    code as it stands (a name glued by a helper from ``chapter_code``, which the lint
+    cannot read); none otherwise."""
     from bookbuild.execute import engine
     from bookbuild.lint.references import glued_names
 
     try:
         return frozenset(glued_names(engine.rendered_notebook(root, chapter)))
-    except Exception:  # no cache, no outputs for this code, an unreadable entry: the source is all there is
+    # no cache, no outputs for this code, an unreadable entry: the source is all there
+    # is
+    except Exception:
         return frozenset()
 
 
 def check_pages(root: Path) -> list[str]:
-    """:func:`page_problems` of every page of ``book/`` (the generated ones left out)."""
+    """:func:`page_problems` of every page of ``book/`` (the generated ones left
+    out)."""
     problems = []
     for page in sorted((root / "book").glob("*.md")):
         if page.name in GENERATED:

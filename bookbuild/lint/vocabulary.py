@@ -1,21 +1,26 @@
-"""The reading flow speaks to readers: no build vocabulary in a chapter's prose or captions, no plumbing in its cells.
+"""The reading flow speaks to readers: no build vocabulary in a chapter's prose or
+captions, no plumbing in its cells.
 
-Where a result comes from (a run made ahead of the build, a memoized call, a commit) belongs in the number's
-preview, the build report and the Building page. A chapter says what a reader needs ("trained ahead of the page;
-see how the book is built"). Two rules, both read statically:
+Where a result comes from (a run made ahead of the build, a memoized call, a commit)
+belongs in the number's preview, the build report and the Building page. A chapter says
+what a reader needs ("trained ahead of the page; see how the book is built"). Two rules,
+both read statically:
 
-- **Prose and figure captions** (the lines :func:`bookbuild.lint.prose.prose_lines` calls prose, read with their
-  inline code and the words of their roles, but not the targets of ``{ref}``-like roles or glue names) must not
-  use the words of :data:`PATTERNS`: the machinery's names (sweeps, records, ``make experiments``, Slurm, submitit,
-  commits, memoized runs) and the names of the registered sweeps (the folders of ``records/``). The patterns are
-  narrow on purpose: "sweep it" and "records the contribution" are English, "the sweep's records" is plumbing.
-- **Cells a reader can open** (every code cell but ``remove-cell`` and ``remove-input`` ones; a ``hide-input``
-  cell opens with a click) must not load or describe records: no ``load_sweep``, ``.by_job()``, ``describe()``,
-  and no import from ``bookbuild``. Load in a ``remove-cell`` cell and compute the taught part in a visible one.
+- **Prose and figure captions** (the lines :func:`bookbuild.lint.prose.prose_lines`
+  calls prose, read with their inline code and the words of their roles, but not the
+  targets of ``{ref}``-like roles or glue names) must not use the words of
+  :data:`PATTERNS`: the machinery's names (sweeps, records, ``make experiments``, Slurm,
+  submitit, commits, memoized runs) and the names of the registered sweeps (the folders
+  of ``records/``). The patterns are narrow on purpose: "sweep it" and "records the
+  contribution" are English, "the sweep's records" is plumbing.
+- **Cells a reader can open** (every code cell but ``remove-cell`` and ``remove-input``
+  ones; a ``hide-input`` cell opens with a click) must not load or describe records: no
+  ``load_sweep``, ``.by_job()``, ``describe()``, and no import from ``bookbuild``. Load
+  in a ``remove-cell`` cell and compute the taught part in a visible one.
 
-The Building page, the generated report and appendix, and the front matter are not checked.
-``python -m bookbuild.lint.vocabulary`` prints one line per problem (page, line, the word, what to do) and exits 1
-if there is any; ``make lint`` runs it.
+The Building page, the generated report and appendix, and the front matter are not
+checked. ``python -m bookbuild.lint.vocabulary`` prints one line per problem (page,
+line, the word, what to do) and exits 1 if there is any; ``make lint`` runs it.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), why)
     for p, why in (
         (
-            r"\bexperiment sweeps?\b|\bsweep's\b|\b(?:the|this|that|a|its) sweep\b(?! (?:it|them|over|of your own)\b)",
+            r"\bexperiment sweeps?\b|\bsweep's\b|\b(?:the|this|that|a|its) "
+            r"sweep\b(?! (?:it|them|over|of your own)\b)",
             "a sweep is the build's word for runs made ahead of it",
         ),
         (r"\bsubmitit\b|\bslurm\b", "the job runner is the build's business"),
@@ -43,7 +49,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bload_sweep\b|\bby_job\b", "the records' reader"),
         (r"\brecords/", "the records' folder"),
         (
-            r"\b(?:the|its|their|these|those|our|a|one)(?: stored| sweep's| grid's)? records?\b(?! (?:of|the)\b)|"
+            r"\b(?:the|its|their|these|those|our|a|one)(?: stored| sweep's| "
+            r"grid's)? records?\b(?! (?:of|the)\b)|"
             r"'s records?\b",
             "a stored record (say 'the runs' or 'the results')",
         ),
@@ -79,8 +86,9 @@ class Problem:
 
 
 def sweep_names(root: Path = ROOT) -> list[str]:
-    """The registered sweeps' names, as the folders of ``records/``: those with a hyphen, since a one-word name
-    ("scoreboard") is the English word it was named after."""
+    """The registered sweeps' names, as the folders of ``records/``: those with a
+    hyphen, since a one-word name ("scoreboard") is the English word it was named
+    after."""
     folder = root / "records"
     return (
         sorted(p.name for p in folder.iterdir() if p.is_dir() and "-" in p.name)
@@ -137,8 +145,8 @@ def cell_problems(text: str, page: str) -> list[Problem]:
                     page,
                     line,
                     call.group(0).strip(),
-                    "a cell a reader can open loads or describes "
-                    "records; load them in a `remove-cell` cell and compute the taught part here",
+                    "a cell a reader can open loads or describes records; load them in "
+                    "a `remove-cell` cell and compute the taught part here",
                 )
             )
     return out
@@ -162,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         print(problem)
     if found:
         print(
-            f"vocabulary: {len(found)} place(s) where a chapter speaks the build's language",
+            f"vocabulary: {len(found)} place(s) where a chapter speaks the build's "
+            "language",
             file=sys.stderr,
         )
         return 1

@@ -1,4 +1,5 @@
-"""Stored calls served to a page: ``runtime.run_once(f, **kwargs)`` read from a sweep record when one holds the call.
+"""Stored calls served to a page: ``runtime.run_once(f, **kwargs)`` read from a sweep
+record when one holds the call.
 
 A call sweep (``Sweep.calls`` in :mod:`bookbuild.runs.registry`) runs, ahead of the
 build, the calls of taught functions that take too long for it, and keeps each whole
@@ -29,10 +30,12 @@ NOT_STORED = object()
 
 @functools.lru_cache(maxsize=1)
 def call_names() -> frozenset[str]:
-    """The names of the functions the registry's call sweeps hold, read from its source without importing it.
+    """The names of the functions the registry's call sweeps hold, read from its source
+    without importing it.
 
-    Importing the registry imports every taught module, which would make every page that memoizes a run
-    depend on all of them; so a call whose function is not named here is not looked up at all.
+    Importing the registry imports every taught module, which would make every page that
+    memoizes a run depend on all of them; so a call whose function is not named here is
+    not looked up at all.
     """
     spec = importlib.util.find_spec(REGISTRY)
     if spec is None or not spec.origin:
@@ -51,7 +54,8 @@ def call_names() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def _index() -> dict[str, list[tuple[Any, str, str, Any]]]:
-    """Function name -> (sweep, config, job name, canonical parameters) of every stored call."""
+    """Function name -> (sweep, config, job name, canonical parameters) of every stored
+    call."""
     from bookbuild.runs import memo, sweeps
 
     out: dict[str, list[tuple[Any, str, str, Any]]] = {}
@@ -69,7 +73,8 @@ def _index() -> dict[str, list[tuple[Any, str, str, Any]]]:
 def find(
     fn: Callable[..., Any], kwargs: Mapping[str, Any]
 ) -> tuple[Any, str, str] | None:
-    """The (sweep, config, job name) whose job is the call ``fn(**kwargs)``, or ``None``."""
+    """The (sweep, config, job name) whose job is the call ``fn(**kwargs)``, or
+    ``None``."""
     if fn.__name__ not in call_names():
         return None
     candidates = [c for c in _index().get(fn.__name__, ()) if fn in c[0].calls]
@@ -106,9 +111,10 @@ def serve(
     kwargs: Mapping[str, Any],
     note: Callable[[Any, dict], None] | None = None,
 ) -> Any:
-    """What ``fn(**kwargs)`` returned, from the record of a call sweep that holds this call; :data:`NOT_STORED`
-    when none holds it. ``note`` receives the loaded records and the call's own record (what the build report lists
-    as read by the page, and the call as a run made ahead)."""
+    """What ``fn(**kwargs)`` returned, from the record of a call sweep that holds this
+    call; :data:`NOT_STORED` when none holds it. ``note`` receives the loaded records
+    and the call's own record (what the build report lists as read by the page, and the
+    call as a run made ahead)."""
     from bookbuild.runs import codec, sweeps
     from chapter_code.core.device import pick_device, resolve_device
 

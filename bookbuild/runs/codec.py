@@ -1,4 +1,5 @@
-"""The one codec of the book's records: a call's arguments and whole result as plain JSON, and back.
+"""The one codec of the book's records: a call's arguments and whole result as plain
+JSON, and back.
 
 A stored call (:mod:`bookbuild.runs.calls`) keeps what a taught function returned in
 a sweep record: numbers, strings, lists, tuples, dicts, dataclasses, tensors, and
@@ -119,8 +120,8 @@ def encode_value(value: Any, where: str = "result") -> Any:
 
 
 def decode_value(data: Any, types: Mapping[str, type], where: str = "result") -> Any:
-    """The value :func:`encode_value` wrote; ``types`` names the classes (dataclasses and
-    modules) it may build.
+    """The value :func:`encode_value` wrote; ``types`` names the classes (dataclasses
+    and modules) it may build.
     """
     if isinstance(data, list):
         return [decode_value(v, types, f"{where}[{i}]") for i, v in enumerate(data)]
@@ -321,7 +322,8 @@ IGNORED = frozenset({"device"})
 
 
 def job(function: Any, **kwargs: Any) -> dict[str, Any]:
-    """A call sweep's job: ``function`` called with ``kwargs``, as JSON-ready parameters.
+    """A call sweep's job: ``function`` called with ``kwargs``, as JSON-ready
+    parameters.
 
     The device is left out (a record set is made per device), the arguments sorted
     (their order does not change a call), and the function named without its module,

@@ -1,11 +1,11 @@
 """Keys on definitions: what a job computes, not the bytes of the files it lives in.
 
-A memoized run (:mod:`bookbuild.runs.memo`) and a sweep record (:mod:`bookbuild.runs.sweeps`)
-are keyed on the *definitions the job reaches*: its function, every function,
-class and module-level constant of the package that it names, and, transitively,
-everything those name. Each definition enters the key in a normal form, its
-syntax tree with docstrings removed (comments and formatting are not in a syntax
-tree) and no module path, so
+A memoized run (:mod:`bookbuild.runs.memo`) and a sweep record
+(:mod:`bookbuild.runs.sweeps`) are keyed on the *definitions the job reaches*: its
+function, every function, class and module-level constant of the package that it names,
+and, transitively, everything those name. Each definition enters the key in a normal
+form, its syntax tree with docstrings removed (comments and formatting are not in a
+syntax tree) and no module path, so
 
 - a docstring edit, a comment, a reformat, a module moved or split, or a new
   function that the job does not call leaves every key as it was;
@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def strip_docstrings(node: ast.AST) -> ast.AST:
-    """``node`` with the docstring of every module, class and function in it removed (in place)."""
+    """``node`` with the docstring of every module, class and function in it removed (in
+    place)."""
     for child in ast.walk(node):
         body = getattr(child, "body", None)
         if (
@@ -54,7 +55,8 @@ def strip_docstrings(node: ast.AST) -> ast.AST:
 
 
 def normal_form(node: ast.AST) -> str:
-    """The definition as its syntax tree, docstrings removed, without positions: equal for equal code."""
+    """The definition as its syntax tree, docstrings removed, without positions: equal
+    for equal code."""
     return ast.dump(
         strip_docstrings(node), annotate_fields=True, include_attributes=False
     )
@@ -62,7 +64,8 @@ def normal_form(node: ast.AST) -> str:
 
 @dataclass
 class Module:
-    """One module's top-level bindings: definitions, assignments and imports, by the name they bind."""
+    """One module's top-level bindings: definitions, assignments and imports, by the
+    name they bind."""
 
     name: str
     definitions: dict[str, ast.AST] = field(
@@ -98,7 +101,8 @@ def _assigned_names(target: ast.AST) -> list[str]:
 
 
 def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements that bind a module's names, those inside a top-level ``if``, ``try`` or ``with`` too."""
+    """The statements that bind a module's names, those inside a top-level ``if``,
+    ``try`` or ``with`` too."""
     out: list[ast.stmt] = []
     for node in body:
         out.append(node)
@@ -149,7 +153,8 @@ def _parse(path: Path, mtime_ns: int, size: int, name: str) -> Module:
 
 
 def load(name: str, root: Path) -> Module | None:
-    """The bindings of module ``name`` under ``root``, or ``None`` when it is not a file there."""
+    """The bindings of module ``name`` under ``root``, or ``None`` when it is not a file
+    there."""
     path = module_file(name, root)
     if path is None:
         return None
@@ -159,7 +164,8 @@ def load(name: str, root: Path) -> Module | None:
 
 @dataclass(frozen=True)
 class Reached:
-    """The definitions a job reaches: their normal forms' SHA-256 by name, and the modules they live in."""
+    """The definitions a job reaches: their normal forms' SHA-256 by name, and the
+    modules they live in."""
 
     definitions: dict[
         str, str
@@ -168,7 +174,8 @@ class Reached:
 
     @property
     def digest(self) -> str:
-        """One SHA-256 over every reached definition, independent of which module holds each."""
+        """One SHA-256 over every reached definition, independent of which module holds
+        each."""
         return hashlib.sha256(
             json.dumps(self.definitions, sort_keys=True).encode()
         ).hexdigest()
@@ -181,7 +188,8 @@ class _Walker:
         self.modules: set[str] = set()
 
     def resolve(self, module: str, name: str, depth: int = 0) -> None:
-        """Follow ``name`` as bound at the top of ``module`` to its definition, and what that reaches."""
+        """Follow ``name`` as bound at the top of ``module`` to its definition, and what
+        that reaches."""
         if depth > 20 or (module, name) in self.seen:
             return
         info = load(module, self.root)
@@ -197,11 +205,14 @@ class _Walker:
                 attribute is None
                 or load(f"{source}.{attribute}", self.root) is not None
             ):
-                return  # a module: followed through the attributes read from it (``module.name``)
+                # a module: followed through the attributes read from it
+                # (``module.name``)
+                return
             self.resolve(source, attribute, depth + 1)
 
     def module_of(self, module: str, name: str) -> str | None:
-        """The package module that ``name`` names at the top of ``module``, if it names one."""
+        """The package module that ``name`` names at the top of ``module``, if it names
+        one."""
         info = load(module, self.root)
         if info is None or name not in info.imports:
             return None
@@ -242,7 +253,8 @@ class _Walker:
 
 
 def package_root(module: Any) -> Path | None:
-    """The folder that holds ``module``'s top package (``root`` of ``root/chapter_code/core/x.py``), or ``None``."""
+    """The folder that holds ``module``'s top package (``root`` of
+    ``root/chapter_code/core/x.py``), or ``None``."""
     file = getattr(module, "__file__", None)
     if not file:
         return None
@@ -253,7 +265,8 @@ def package_root(module: Any) -> Path | None:
 
 
 def reached(function: str, root: Path | None = None) -> Reached:
-    """What ``module:qualname`` (or ``module.qualname``) reaches: see the module's docstring."""
+    """What ``module:qualname`` (or ``module.qualname``) reaches: see the module's
+    docstring."""
     root = root or ROOT
     module, _, qualname = (
         function.partition(":") if ":" in function else function.rpartition(".")
@@ -262,8 +275,8 @@ def reached(function: str, root: Path | None = None) -> Reached:
     walker.resolve(module, qualname.split(".")[0])
     if not walker.seen:
         raise LookupError(
-            f"{function}: {qualname.split('.')[0]!r} is not defined at the top of {module} "
-            f"under {root}"
+            f"{function}: {qualname.split('.')[0]!r} is not defined at the top of "
+            f"{module} under {root}"
         )
     names: dict[str, str] = {}
     for (_, name), form in sorted(
@@ -278,7 +291,8 @@ def reached(function: str, root: Path | None = None) -> Reached:
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """The definitions that differ between two :attr:`Reached.definitions` (added, removed or changed)."""
+    """The definitions that differ between two :attr:`Reached.definitions` (added,
+    removed or changed)."""
     return sorted(
         name for name in set(before) | set(after) if before.get(name) != after.get(name)
     )

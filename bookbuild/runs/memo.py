@@ -1,4 +1,5 @@
-"""Memoized runs: an expensive, deterministic computation inside a chapter is done once per content.
+"""Memoized runs: an expensive, deterministic computation inside a chapter is done once
+per content.
 
 A chapter wraps a training run or a grid of runs with
 :func:`chapter_code.core.runtime.run_once` (the one entry point taught code uses),
@@ -60,7 +61,8 @@ def runs_dir(root: Path | None = None) -> Path:
 def data_hashes(
     paths: tuple[str, ...] | list[str], root: Path, what: str
 ) -> dict[str, str]:
-    """SHA-256 of each declared data file (paths relative to ``root``); a missing one is an error naming it."""
+    """SHA-256 of each declared data file (paths relative to ``root``); a missing one is
+    an error naming it."""
     out = {}
     for rel in paths:
         path = root / rel
@@ -71,7 +73,8 @@ def data_hashes(
 
 
 def canonical(value: Any, where: str = "argument") -> Any:
-    """A JSON-ready form of a run's argument; anything whose value JSON cannot pin down is an error."""
+    """A JSON-ready form of a run's argument; anything whose value JSON cannot pin down
+    is an error."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             "__dataclass__": type(value).__qualname__,
@@ -93,12 +96,13 @@ def canonical(value: Any, where: str = "argument") -> Any:
             "__device__": str(value)
         }  # where the run computes (also in the environment's key)
     raise TypeError(
-        f"{where}: a memoized run takes numbers, strings, lists, dicts and dataclasses; got "
-        f"{type(value).__name__} (pass what builds it instead)"
+        f"{where}: a memoized run takes numbers, strings, lists, dicts and "
+        f"dataclasses; got {type(value).__name__} (pass what builds it instead)"
     )
 
 
-#: locks of optional stacks: part of a run's key only when the run's sources import the package
+#: locks of optional stacks: part of a run's key only when the run's sources import the
+#: package
 OPTIONAL_LOCKS = {"jax": "requirements/jax.txt"}
 
 
@@ -148,7 +152,8 @@ def environment(
         "python": sys.version.split()[0],
         "profile": numerics.output_profile(device),
         "settings": settings,
-        # the installed optional stacks too (a host's GPU JAX need not be the locked one); only for their runs
+        # the installed optional stacks too (a host's GPU JAX need not be the locked
+        # one); only for their runs
         **{package: metadata.version(package) for package in optional},
     }
     gpu = numerics.gpu_software(
@@ -165,25 +170,29 @@ def run_key(
     data: list[str] | tuple[str, ...] = (),
     root: Path | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The run's key and the description it hashes (stored beside the result, for the curious)."""
+    """The run's key and the description it hashes (stored beside the result, for the
+    curious)."""
     root = root or ROOT
     module = inspect.getmodule(fn)
     if module is None or not getattr(module, "__file__", None):
         raise TypeError(f"run_once needs a function defined in a module, not {fn!r}")
     hashes = data_hashes(data, root, "run_once: declared data file")
-    # the definitions are read where the function's package lives (a book's chapter_code, wherever it is)
+    # the definitions are read where the function's package lives (a book's
+    # chapter_code, wherever it is)
     found = keys.reached(
         f"{module.__name__}:{fn.__qualname__}", keys.package_root(module) or root
     )
     what = {
-        "function": fn.__qualname__,  # no module path in the key: a module moved keeps its runs
+        # no module path in the key: a module moved keeps its runs
+        "function": fn.__qualname__,
         "definitions": found.definitions,
         "arguments": canonical(kwargs),
         "data": hashes,
         "environment": environment(list(found.modules), root),
     }
     blob = json.dumps(what, sort_keys=True).encode()
-    # where it is defined now, for the report and the page's provenance (after hashing: no part of the key)
+    # where it is defined now, for the report and the page's provenance (after hashing:
+    # no part of the key)
     return hashlib.sha256(blob).hexdigest()[:20], {
         **what,
         "function": f"{module.__name__}.{fn.__qualname__}",
@@ -191,7 +200,8 @@ def run_key(
 
 
 def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
-    """The stored result, or ``None`` when the entry is absent or damaged (reported, then removed)."""
+    """The stored result, or ``None`` when the entry is absent or damaged (reported,
+    then removed)."""
     import torch
 
     from bookbuild.execute import events
@@ -215,9 +225,11 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
         EOFError,
         json.JSONDecodeError,
     ) as exc:
-        # to the build log, not the cell's output (where the gate would see it as a changed output)
+        # to the build log, not the cell's output (where the gate would see it as a
+        # changed output)
         events.report(
-            f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again"
+            f"run_once: the stored run {entry.name} is damaged ({exc}); computing it "
+            "again"
         )
         shutil.rmtree(entry, ignore_errors=True)
         return None

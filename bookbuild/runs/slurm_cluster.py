@@ -1,4 +1,5 @@
-"""A throwaway single-node Slurm cluster on this machine, for trying the sweeps' Slurm path.
+"""A throwaway single-node Slurm cluster on this machine, for trying the sweeps' Slurm
+path.
 
 ``python -m bookbuild.runs.slurm_cluster up`` (as root) installs Debian's
 ``slurm-wlm`` and ``munge`` with apt-get if they are absent, then starts
@@ -43,7 +44,8 @@ PARTITION = "debug"
 
 
 class SlurmUnavailable(Exception):
-    """Slurm is not installed and apt-get cannot install it here (not root, no apt, no package index)."""
+    """Slurm is not installed and apt-get cannot install it here (not root, no apt, no
+    package index)."""
 
 
 def _which(name: str) -> str | None:
@@ -58,7 +60,8 @@ def installed() -> bool:
 
 
 def install() -> None:
-    """Install ``slurm-wlm`` and ``munge`` with apt-get if absent; :class:`SlurmUnavailable` if it cannot."""
+    """Install ``slurm-wlm`` and ``munge`` with apt-get if absent;
+    :class:`SlurmUnavailable` if it cannot."""
     if installed():
         return
     if os.geteuid() != 0 or not shutil.which("apt-get"):
@@ -74,11 +77,13 @@ def install() -> None:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise SlurmUnavailable(
-                f"apt-get could not install {' '.join(PACKAGES)}: {done.stderr.strip()[-500:]}"
+                f"apt-get could not install {' '.join(PACKAGES)}: "
+                f"{done.stderr.strip()[-500:]}"
             )
     if not installed():
         raise SlurmUnavailable(
-            f"apt-get installed {' '.join(PACKAGES)} but munged/slurmctld/slurmd/sbatch are missing"
+            f"apt-get installed {' '.join(PACKAGES)} but "
+            "munged/slurmctld/slurmd/sbatch are missing"
         )
 
 
@@ -98,7 +103,8 @@ def _memory_mb() -> int:
 def slurm_conf(
     folder: Path, host: str, cpus: int, memory_mb: int, ports: tuple[int, int]
 ) -> str:
-    """The cluster's ``slurm.conf``: this host as the only node, root as Slurm's user, no cgroups or accounting."""
+    """The cluster's ``slurm.conf``: this host as the only node, root as Slurm's user,
+    no cgroups or accounting."""
     return "\n".join(
         [
             "ClusterName=book",
@@ -129,8 +135,10 @@ def slurm_conf(
             "SlurmdTimeout=30",
             "InactiveLimit=0",
             "KillWait=5",
-            f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN",
-            f"PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP",
+            f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} "
+            "State=UNKNOWN",
+            f"PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE "
+            "State=UP",
             "",
         ]
     )
@@ -156,17 +164,18 @@ def _wait(check, seconds: float, what: str, folder: Path) -> None:
 
 
 def up(folder: Path = DEFAULT_DIR) -> dict[str, str]:
-    """Start munged, slurmctld and slurmd in ``folder``; return the environment (``SLURM_CONF``) to reach them."""
+    """Start munged, slurmctld and slurmd in ``folder``; return the environment
+    (``SLURM_CONF``) to reach them."""
     if os.geteuid() != 0:
         raise UserError(
-            "the test cluster runs its daemons as root; run "
-            "`sudo python -m bookbuild.runs.slurm_cluster up`"
+            "the test cluster runs its daemons as root; run `sudo python -m "
+            "bookbuild.runs.slurm_cluster up`"
         )
     install()
     if (folder / "pids.json").exists():
         raise UserError(
-            f"a test cluster already runs from {folder}; stop it with "
-            f"`python -m bookbuild.runs.slurm_cluster down --dir {folder}`"
+            f"a test cluster already runs from {folder}; stop it with `python -m "
+            f"bookbuild.runs.slurm_cluster down --dir {folder}`"
         )
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, mode=0o700)
@@ -252,7 +261,8 @@ def _node_idle(folder: Path) -> bool:
 
 
 def _steps(folder: Path) -> list[int]:
-    """Pids of the job steps (``slurmstepd`` and what they run) of this cluster, found by its ``SLURM_CONF``."""
+    """Pids of the job steps (``slurmstepd`` and what they run) of this cluster, found
+    by its ``SLURM_CONF``."""
     conf = f"SLURM_CONF={folder / 'slurm.conf'}".encode()
     parents: dict[int, int] = {}
     roots = []
@@ -278,7 +288,8 @@ def _steps(folder: Path) -> list[int]:
 
 
 def _drain(folder: Path, pids: dict[str, int], seconds: float = 20) -> None:
-    """Cancel the cluster's jobs and wait for their steps to end; kill steps that outlive the wait."""
+    """Cancel the cluster's jobs and wait for their steps to end; kill steps that
+    outlive the wait."""
     if pids.get("slurmctld") and _alive(pids["slurmctld"]):
         env = _env(folder)
         jobs = subprocess.run(
@@ -310,7 +321,8 @@ def _drain(folder: Path, pids: dict[str, int], seconds: float = 20) -> None:
 
 
 def down(folder: Path = DEFAULT_DIR) -> list[str]:
-    """Cancel the cluster's jobs, stop the daemons ``up`` started by their recorded pids, remove ``folder``.
+    """Cancel the cluster's jobs, stop the daemons ``up`` started by their recorded
+    pids, remove ``folder``.
 
     Returns the daemons stopped.
     """
@@ -344,7 +356,8 @@ def down(folder: Path = DEFAULT_DIR) -> list[str]:
 
 
 def _descendants(pids: list[int]) -> list:
-    """Every process below ``pids`` (psutil handles), collected while their parents still run."""
+    """Every process below ``pids`` (psutil handles), collected while their parents
+    still run."""
     import psutil
 
     found = []
@@ -355,7 +368,8 @@ def _descendants(pids: list[int]) -> list:
 
 
 def _alive(pid: int) -> bool:
-    """True while ``pid`` runs (a child of ours that exited is reaped here, so it stops counting)."""
+    """True while ``pid`` runs (a child of ours that exited is reaped here, so it stops
+    counting)."""
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
         if done == pid:
@@ -374,7 +388,8 @@ def _alive(pid: int) -> bool:
 
 @contextlib.contextmanager
 def cluster(folder: Path) -> Iterator[dict[str, str]]:
-    """Run a test cluster for the duration of the ``with`` block; yields its environment (``SLURM_CONF``)."""
+    """Run a test cluster for the duration of the ``with`` block; yields its environment
+    (``SLURM_CONF``)."""
     env = up(folder)
     try:
         yield env
@@ -401,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
             env = up(args.dir.resolve())
             print(
                 f"single-node Slurm cluster up (partition {PARTITION!r}); to use it:\n"
-                f"  export SLURM_CONF={env['SLURM_CONF']}\nstop it with: python -m bookbuild.runs.slurm_cluster down"
+                f"  export SLURM_CONF={env['SLURM_CONF']}\nstop it with: "
+                "python -m bookbuild.runs.slurm_cluster down"
                 + (f" --dir {args.dir}" if args.dir != DEFAULT_DIR else "")
             )
         else:

@@ -1,4 +1,5 @@
-"""Experiment sweeps as batch jobs, their stored records, and the loader that refuses stale ones.
+"""Experiment sweeps as batch jobs, their stored records, and the loader that refuses
+stale ones.
 
 A sweep (defined in :mod:`bookbuild.runs.registry`) is a grid of named jobs times
 seeds. ``python -m bookbuild experiments run NAME`` (``make experiments
@@ -15,9 +16,9 @@ Each job writes one small JSON record, atomically, to
 ``records/<sweep>/<config>/<job>.seed<N>.json`` (committed; weights are never stored):
 parameters, seed, metrics, the **code hash** (SHA-256 of the job function's
 name and of every definition it reaches, keyed as :mod:`bookbuild.runs.keys`
-keys them, with each definition's own hash beside it), the **params hash**, hashes of the declared data
-files, torch/CUDA versions, device, output profile and pinned CPU numerics,
-git commit, host, Slurm job id, start time and wall time.
+keys them, with each definition's own hash beside it), the **params hash**, hashes of
+the declared data files, torch/CUDA versions, device, output profile and pinned CPU
+numerics, git commit, host, Slurm job id, start time and wall time.
 
 :func:`load` (the book's entry point is ``chapter_code.core.runtime.load_sweep``)
 checks every record of a configuration against the current code and
@@ -61,7 +62,8 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 class SweepNotReady(UserError):
-    """A sweep's records are missing, stale or damaged; the message names the command that refreshes them."""
+    """A sweep's records are missing, stale or damaged; the message names the command
+    that refreshes them."""
 
 
 # ---------------------------------------------------------------- definitions
@@ -80,16 +82,19 @@ def get(name: str, module: str = REGISTRY) -> Any:
     sweeps = registry(module)
     if name not in sweeps:
         raise UserError(
-            f"no sweep named {name!r}; defined in {module}: {', '.join(sorted(sweeps)) or 'none'}"
+            f"no sweep named {name!r}; defined in {module}: "
+            f"{', '.join(sorted(sweeps)) or 'none'}"
         )
     return sweeps[name]
 
 
 def validate(sweep: Any) -> None:
-    """Check a sweep's names, seeds and parameters; the error names the offending field."""
+    """Check a sweep's names, seeds and parameters; the error names the offending
+    field."""
     if not isinstance(sweep.name, str) or not _NAME.match(sweep.name):
         raise ValueError(
-            f"sweep name must be lower-case letters, digits, '-' or '_'; got {sweep.name!r}"
+            "sweep name must be lower-case letters, digits, '-' or '_'; got "
+            f"{sweep.name!r}"
         )
     if not sweep.configs:
         raise ValueError(
@@ -98,7 +103,8 @@ def validate(sweep: Any) -> None:
     calls = {f.__name__: f for f in getattr(sweep, "calls", ())}
     if (sweep.job is None) == (not calls):
         raise ValueError(
-            f"sweep {sweep.name!r}: give either a job function or the calls its jobs make, not both"
+            f"sweep {sweep.name!r}: give either a job function or the calls its jobs "
+            "make, not both"
         )
     for cname, grid in sweep.configs.items():
         where = f"sweep {sweep.name!r}, config {cname!r}"
@@ -109,18 +115,20 @@ def validate(sweep: Any) -> None:
         for job_name, params in grid.jobs.items():
             if not isinstance(job_name, str) or not _NAME.match(job_name):
                 raise ValueError(
-                    f"{where}: job name must be lower-case letters, digits, '-' or '_'; got {job_name!r}"
+                    f"{where}: job name must be lower-case letters, digits, '-' or "
+                    f"'_'; got {job_name!r}"
                 )
             if calls and (
                 set(params) != {"function", "kwargs"} or params["function"] not in calls
             ):
                 raise ValueError(
-                    f"{where}, job {job_name!r}: a call sweep's job is codec.job(f, ...) of one of "
-                    f"its calls ({', '.join(calls)}); got {params!r}"
+                    f"{where}, job {job_name!r}: a call sweep's job is codec.job(f, "
+                    f"...) of one of its calls ({', '.join(calls)}); got {params!r}"
                 )
             if "seed" in params:
                 raise ValueError(
-                    f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, not in params"
+                    f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, "
+                    "not in params"
                 )
             memo.canonical(params, f"{where}, job {job_name!r}")
         if len(set(grid.seeds)) != len(grid.seeds) or not all(
@@ -135,14 +143,16 @@ def validate(sweep: Any) -> None:
             or grid.resources.cpus < 1
         ):
             raise ValueError(
-                f"{where}: resources need minutes >= 1, gpus >= 0, cpus >= 1; got {grid.resources}"
+                f"{where}: resources need minutes >= 1, gpus >= 0, cpus >= 1; got "
+                f"{grid.resources}"
             )
 
 
 def grid_of(sweep: Any, config: str) -> Any:
     if config not in sweep.configs:
         raise UserError(
-            f"sweep {sweep.name!r} has no config {config!r}; it has {', '.join(sweep.configs)}"
+            f"sweep {sweep.name!r} has no config {config!r}; it has "
+            f"{', '.join(sweep.configs)}"
         )
     return sweep.configs[config]
 
@@ -173,14 +183,15 @@ def function_path(fn: Callable[..., Any]) -> str:
     module = getattr(fn, "__module__", None)
     if not module or "<" in fn.__qualname__ or module == "__main__":
         raise TypeError(
-            f"a sweep's job must be a module-level function of an importable module; got {fn!r}"
+            "a sweep's job must be a module-level function of an importable module; "
+            f"got {fn!r}"
         )
     return f"{module}:{fn.__qualname__}"
 
 
 def job_function(sweep: Any, job: Job) -> str:
-    """The function a job runs, ``module:qualname``: the sweep's job function, or the taught function a call
-    sweep's job calls (whose definitions then key the record)."""
+    """The function a job runs, ``module:qualname``: the sweep's job function, or the
+    taught function a call sweep's job calls (whose definitions then key the record)."""
     calls = getattr(sweep, "calls", ())
     if not calls:
         return function_path(sweep.job)
@@ -193,8 +204,9 @@ def is_call_sweep(sweep: Any) -> bool:
 
 
 def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, str]]:
-    """The job's key on definitions (:mod:`bookbuild.runs.keys`): SHA-256 of its name and of every definition it
-    reaches, and those definitions' own hashes by name (stored in the record, to say which changed)."""
+    """The job's key on definitions (:mod:`bookbuild.runs.keys`): SHA-256 of its name
+    and of every definition it reaches, and those definitions' own hashes by name
+    (stored in the record, to say which changed)."""
     found = keys.reached(function, root or ROOT)
     qualname = function.partition(":")[2]
     blob = json.dumps(
@@ -219,8 +231,9 @@ def data_hashes(
 def records_dir(
     name: str, config: str, root: Path | None = None, profile: str | None = None
 ) -> Path:
-    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat across configurations);
-    ``records/<sweep>/<config>@<profile>/`` for those a GPU made of a configuration re-run per device."""
+    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat
+    across configurations); ``records/<sweep>/<config>@<profile>/`` for those a GPU made
+    of a configuration re-run per device."""
     return (
         (root or ROOT)
         / "records"
@@ -230,7 +243,8 @@ def records_dir(
 
 
 def gpu_record_profiles(name: str, config: str, root: Path | None = None) -> list[str]:
-    """The GPU profiles whose record sets of ``config`` are here (``records/<sweep>/<config>@cuda-*/``)."""
+    """The GPU profiles whose record sets of ``config`` are here
+    (``records/<sweep>/<config>@cuda-*/``)."""
     folder = (root or ROOT) / "records" / name
     return sorted(
         p.name.partition("@")[2] for p in folder.glob(f"{config}@cuda-*") if p.is_dir()
@@ -238,15 +252,17 @@ def gpu_record_profiles(name: str, config: str, root: Path | None = None) -> lis
 
 
 def per_device(config: str, sweep: str | None = None, module: str = REGISTRY) -> bool:
-    """Whether ``config`` (of ``sweep``) is re-run on each edition's device: named in the registry's
-    ``PER_DEVICE_CONFIGS`` alone (every sweep's) or as ``sweep:config``."""
+    """Whether ``config`` (of ``sweep``) is re-run on each edition's device: named in
+    the registry's ``PER_DEVICE_CONFIGS`` alone (every sweep's) or as
+    ``sweep:config``."""
     names = getattr(importlib.import_module(module), "PER_DEVICE_CONFIGS", ())
     return config in names or (sweep is not None and f"{sweep}:{config}" in names)
 
 
 def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
-    """The record set a build or a run on ``device`` uses for ``config``: ``None`` (the CPU set, or a configuration
-    that asks for GPUs itself) or a GPU's output profile, for a configuration re-run per device."""
+    """The record set a build or a run on ``device`` uses for ``config``: ``None`` (the
+    CPU set, or a configuration that asks for GPUs itself) or a GPU's output profile,
+    for a configuration re-run per device."""
     if (
         device is None
         or not device.startswith("cuda")
@@ -266,12 +282,12 @@ def refresh_command(name: str, config: str, device: str | None = None) -> str:
     on = f" DEVICE={device}" if device and device != "cpu" else ""
     flag = f" --device {device}" if device and device != "cpu" else ""
     return (
-        f"make experiments SWEEP={name} CONFIG={config}{on}  (or: python -m bookbuild experiments run {name} "
-        f"--config {config}{flag})"
+        f"make experiments SWEEP={name} CONFIG={config}{on}  (or: python -m bookbuild "
+        f"experiments run {name} --config {config}{flag})"
     )
 
 
-# ---------------------------------------------------------------- one job (runs in the job's process)
+# -------------------------------------------------- one job (runs in the job's process)
 
 
 def run_job(
@@ -286,18 +302,21 @@ def run_job(
     device: str = "cpu",
     call: bool = False,
 ) -> dict[str, Any]:
-    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed by submitit's workers.
+    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed
+    by submitit's workers.
 
     ``device`` (``cpu`` unless the sweep's resources ask for GPUs) becomes
     ``BOOK_DEVICE`` for the job, so a CPU job run on a GPU machine is recorded,
-    and re-checked, under the CPU's output profile. ``call``: a call sweep's job (:func:`codec.run_call`), whose
-    ``function`` is the taught function called.
+    and re-checked, under the CPU's output profile. ``call``: a call sweep's job
+    (:func:`codec.run_call`), whose ``function`` is the taught function called.
     """
     before = os.environ.get("BOOK_DEVICE")
     os.environ["BOOK_DEVICE"] = device
     try:
         return _run_job(function, sweep, job, seed, params, data, records, root, call)
-    finally:  # `--cluster debug` runs jobs in the caller's process: leave its environment as it was
+    # `--cluster debug` runs jobs in the caller's process: leave its environment as it
+    # was
+    finally:
         if before is None:
             os.environ.pop("BOOK_DEVICE", None)
         else:
@@ -332,13 +351,15 @@ def _run_job(
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
         raise TypeError(
-            f"job {function} must return a dict of metrics; got {type(metrics).__name__}"
+            f"job {function} must return a dict of metrics; got "
+            f"{type(metrics).__name__}"
         )
     metrics = memo.canonical(metrics, "metrics")
     after, _ = code_hash(function, root_path)
     if after != digest:
         raise RuntimeError(
-            f"the code of {function} changed while the job ran; its result is not recorded"
+            f"the code of {function} changed while the job ran; its result is not "
+            "recorded"
         )
     print_ = runtime.fingerprint()
     slurm = {
@@ -381,9 +402,10 @@ def _run_job(
     return {"id": f"{job}.seed{seed}", "wall_s": wall, "path": str(path)}
 
 
-# ---------------------------------------------------------------- records: survey and load
+# ------------------------------------------------------------- records: survey and load
 
-#: A record's own SHA-256 (of its other keys, canonical JSON): a record edited by hand no longer matches it.
+#: A record's own SHA-256 (of its other keys, canonical JSON): a record edited by hand
+#: no longer matches it.
 SEAL = "record_sha256"
 
 
@@ -405,7 +427,9 @@ class JobStatus:
 
 
 def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
-    try:  # an open, even a failed one, is what the build's trace sees: a record that appears later re-executes
+    # an open, even a failed one, is what the build's trace sees: a record that appears
+    # later re-executes
+    try:
         text = (
             path.read_text()
         )  # the chapter that found it missing (a mere exists() would go unseen)
@@ -423,7 +447,8 @@ def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
         ):  # records written before the seal carry none
             return (
                 None,
-                "edited since it was written (its record_sha256 does not match its content)",
+                "edited since it was written (its record_sha256 does not match its "
+                "content)",
             )
         return record, ""
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
@@ -431,9 +456,11 @@ def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
 
 
 def changed_since_commit(folder: Path, root: Path) -> set[str] | None:
-    """Names of the files in ``folder`` that differ from the last commit or were never committed.
+    """Names of the files in ``folder`` that differ from the last commit or were never
+    committed.
 
-    ``None`` where there is no commit to compare with (a copy of the tree outside git, no git).
+    ``None`` where there is no commit to compare with (a copy of the tree outside git,
+    no git).
     """
     try:
         rel = folder.resolve().relative_to(root.resolve()).as_posix()
@@ -458,10 +485,12 @@ def changed_since_commit(folder: Path, root: Path) -> set[str] | None:
     return names
 
 
-#: What a record without a seal (written before records carried one) says when it differs from its commit.
+#: What a record without a seal (written before records carried one) says when it
+#: differs from its commit.
 UNSEALED_EDIT = (
-    "edited since it was committed (it carries no record_sha256, being older than the seal; "
-    "`python -m bookbuild experiments seal {name} --config {config}` seals committed records)"
+    "edited since it was committed (it carries no record_sha256, being older than the "
+    "seal; `python -m bookbuild experiments seal {name} --config {config}` seals "
+    "committed records)"
 )
 
 
@@ -470,8 +499,9 @@ def survey(
 ) -> list[JobStatus]:
     """The state of every job of ``config``, read from ``records/<sweep>/``.
 
-    A sealed record (``record_sha256``) edited by hand is damaged; an unsealed one (older than the seal) is
-    damaged when it differs from the last commit (:func:`changed_since_commit`).
+    A sealed record (``record_sha256``) edited by hand is damaged; an unsealed one
+    (older than the seal) is damaged when it differs from the last commit
+    (:func:`changed_since_commit`).
     """
     root = root or ROOT
     hashes: dict[str, tuple[str, dict[str, str]]] = {}
@@ -541,7 +571,8 @@ def summarize(statuses: list[JobStatus]) -> str:
 
 @dataclasses.dataclass
 class SweepRecords:
-    """A sweep's fresh records for one configuration; ``complete`` is False for a partial sweep."""
+    """A sweep's fresh records for one configuration; ``complete`` is False for a
+    partial sweep."""
 
     name: str
     config: str
@@ -560,10 +591,14 @@ class SweepRecords:
             if self.complete
             else f"PARTIAL: {len(self.missing)} jobs not run yet"
         )
-        return f"sweep {self.name} ({self.config}): {len(self.records)} of {self.total} records, {state}"
+        return (
+            f"sweep {self.name} ({self.config}): {len(self.records)} of {self.total} "
+            f"records, {state}"
+        )
 
     def by_job(self) -> dict[str, list[dict[str, Any]]]:
-        """Records grouped by job name, in the definition's order, each list in seed order."""
+        """Records grouped by job name, in the definition's order, each list in seed
+        order."""
         out: dict[str, list[dict[str, Any]]] = {}
         for record in self.records:
             out.setdefault(record["job"], []).append(record)
@@ -580,7 +615,8 @@ def load(
     device: str | None = None,
     edition: str | None = None,
 ) -> SweepRecords | None:
-    """Every record of sweep ``name``'s ``config``, checked against the current code, parameters and data.
+    """Every record of sweep ``name``'s ``config``, checked against the current code,
+    parameters and data.
 
     Raises :class:`SweepNotReady` when any record is stale or damaged, or when
     records are missing (unless ``allow_partial``: then a partial sweep comes
@@ -598,7 +634,8 @@ def load(
             raise ValueError(f"edition must be 'cpu' or 'gpu'; got {edition!r}")
         if not per_device(config, sweep.name):
             raise ValueError(
-                f"sweep {sweep.name!r} config {config!r} is not re-run per device: it has one edition"
+                f"sweep {sweep.name!r} config {config!r} is not re-run per device: it "
+                "has one edition"
             )
         made = gpu_record_profiles(sweep.name, config, root)
         profile = None if edition == "cpu" else (made[0] if made else None)
@@ -607,19 +644,24 @@ def load(
                 return None
             raise SweepNotReady(
                 f"sweep {sweep.name!r} (config {config}) has no GPU records yet.\n"
-                f"Make them on a GPU with: {refresh_command(sweep.name, config, 'cuda')}"
+                "Make them on a GPU with: "
+                f"{refresh_command(sweep.name, config, 'cuda')}"
             )
     statuses = survey(sweep, config, root, profile)
     bad = [s for s in statuses if s.state not in ("fresh", "missing")]
     missing = [s.job.id for s in statuses if s.state == "missing"]
-    fix = f"Refresh with: {refresh_command(sweep.name, config, device if profile else None)}"
+    fix = (
+        "Refresh with: "
+        f"{refresh_command(sweep.name, config, device if profile else None)}"
+    )
     if profile:
         config = f"{config}@{profile}"
     if bad:
         lines = [f"  {s.job.id}: {s.state} ({s.detail})" for s in bad[:8]]
         more = [f"  ... and {len(bad) - 8} more"] if len(bad) > 8 else []
         raise SweepNotReady(
-            f"sweep {sweep.name!r} (config {config}) has {len(bad)} stale or damaged record(s) of "
+            f"sweep {sweep.name!r} (config {config}) has {len(bad)} stale or "
+            "damaged record(s) of "
             f"{len(statuses)}:\n" + "\n".join(lines + more) + f"\n{fix}"
         )
     if none_if_unrun and len(missing) == len(statuses):
@@ -628,7 +670,8 @@ def load(
         what = (
             "has no records yet"
             if len(missing) == len(statuses)
-            else f"is partial: {len(statuses) - len(missing)} of {len(statuses)} jobs done, "
+            else f"is partial: {len(statuses) - len(missing)} of {len(statuses)} "
+            "jobs done, "
             f"missing {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}"
         )
         raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) {what}.\n{fix}")
@@ -656,8 +699,8 @@ def _slots(grid: Any, cluster: str, workers: int | None) -> tuple[int, list[int]
         gpus = list(range(torch.cuda.device_count()))
         if len(gpus) < grid.resources.gpus:
             raise UserError(
-                f"each job asks for {grid.resources.gpus} GPU(s); this machine has {len(gpus)}. "
-                "Use a CPU config (--config cpu) or --cluster slurm"
+                f"each job asks for {grid.resources.gpus} GPU(s); this machine has "
+                f"{len(gpus)}. Use a CPU config (--config cpu) or --cluster slurm"
             )
         return workers or len(gpus) // grid.resources.gpus, gpus
     cores = (
@@ -675,7 +718,8 @@ def _logs_dir(name: str, root: Path) -> Path:
 
 
 def _pinned_bytecode(root: Path) -> dict[str, str]:
-    """No job process may run bytecode older than its source (:mod:`bookbuild.execute.bytecode`); the env it needs."""
+    """No job process may run bytecode older than its source
+    (:mod:`bookbuild.execute.bytecode`); the env it needs."""
     from bookbuild.execute import bytecode
     from bookbuild.execute.engine import UNTRACKED
 
@@ -689,7 +733,8 @@ def _fmt_s(seconds: float) -> str:
 
 
 class Progress:
-    """Prints ``done/running/failed/waiting`` and the time left, when something changes or every ``every_s``."""
+    """Prints ``done/running/failed/waiting`` and the time left, when something changes
+    or every ``every_s``."""
 
     def __init__(
         self, name: str, total: int, slots: int, out: TextIO, every_s: float = 15.0
@@ -710,8 +755,8 @@ class Progress:
     def line(self, running: int, waiting: int) -> str:
         done = len(self.walls)
         text = (
-            f"experiments {self.name}: {done}/{self.total} done, {running} running, {len(self.failed)} failed, "
-            f"{waiting} waiting"
+            f"experiments {self.name}: {done}/{self.total} done, {running} running, "
+            f"{len(self.failed)} failed, {waiting} waiting"
         )
         if self.walls and (running or waiting):
             mean = sum(self.walls) / len(self.walls)
@@ -731,7 +776,8 @@ class Progress:
     def fail(self, job: Job, error: str) -> None:
         self.failed.append(job.id)
         print(
-            f"experiments {self.name}: job {job.id} FAILED\n  params: {json.dumps(job.params, sort_keys=True)}\n"
+            f"experiments {self.name}: job {job.id} FAILED\n  params: "
+            f"{json.dumps(job.params, sort_keys=True)}\n"
             f"  seed: {job.seed}\n"
             + "\n".join("  | " + line for line in error.rstrip().splitlines()[-25:]),
             file=self.out,
@@ -740,8 +786,8 @@ class Progress:
 
 
 def record_commit(root: Path, stamp: str) -> str:
-    """The commit a record names: the build's stamp (``runtime.fingerprint``), less its ``+dirty`` when
-    the only uncommitted changes are records.
+    """The commit a record names: the build's stamp (``runtime.fingerprint``), less its
+    ``+dirty`` when the only uncommitted changes are records.
 
     :func:`run` refuses to start on other changes, so the records an earlier
     sweep of the same session wrote (not yet committed) do not make the code
@@ -753,10 +799,11 @@ def record_commit(root: Path, stamp: str) -> str:
 
 
 def uncommitted_changes(root: Path) -> list[str]:
-    """Tracked files changed since the last commit (records themselves aside); ``[]`` outside a git checkout.
+    """Tracked files changed since the last commit (records themselves aside); ``[]``
+    outside a git checkout.
 
-    A record names the commit it was made from; made from a tree with uncommitted changes, it would name
-    code that never existed, so :func:`run` refuses to start.
+    A record names the commit it was made from; made from a tree with uncommitted
+    changes, it would name code that never existed, so :func:`run` refuses to start.
     """
     try:
         done = subprocess.run(
@@ -790,10 +837,12 @@ def run(
     give_up_s: float | None = None,
     device: str | None = None,
 ) -> int:
-    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if every job succeeded.
+    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if
+    every job succeeded.
 
-    ``device``: ``cuda`` re-runs a per-device configuration (:func:`per_device`) on the GPU, into its own record
-    set (:func:`records_dir`); by default the jobs run where the configuration's resources say.
+    ``device``: ``cuda`` re-runs a per-device configuration (:func:`per_device`) on the
+    GPU, into its own record set (:func:`records_dir`); by default the jobs run where
+    the configuration's resources say.
 
     ``give_up_s``: cancel the jobs still unfinished after that many seconds and
     raise (for tests; a real cluster's queue may hold jobs for hours).
@@ -817,12 +866,14 @@ def run(
         and not per_device(config, sweep.name)
     ):
         raise UserError(
-            f"experiments run {sweep.name}: config {config!r} is read from its CPU records by both "
-            f"editions; --device cuda re-runs only {', '.join(_per_device_names())}"
+            f"experiments run {sweep.name}: config {config!r} is read from its CPU "
+            "records by both editions; --device cuda re-runs only "
+            f"{', '.join(_per_device_names())}"
         )
     if job_device == "cpu" and grid.resources.gpus:
         raise UserError(
-            f"experiments run {sweep.name}: config {config!r} asks for GPUs; drop --device cpu"
+            f"experiments run {sweep.name}: config {config!r} asks for GPUs; drop "
+            "--device cpu"
         )
     profile = record_profile(sweep, config, job_device)
     dirty = uncommitted_changes(root)
@@ -831,15 +882,16 @@ def run(
             f" and {len(dirty) - 5} more" if len(dirty) > 5 else ""
         )
         raise UserError(
-            f"experiments run {sweep.name}: the checkout has uncommitted changes ({shown}); a record "
-            "must come from a committed state, so commit or stash them first"
+            f"experiments run {sweep.name}: the checkout has uncommitted changes "
+            f"({shown}); a record must come from a committed state, so commit or stash "
+            "them first"
         )
     statuses = survey(sweep, config, root, profile)
     todo = [s.job for s in statuses if force or s.state != "fresh"][:limit]
     shown = config if profile is None else f"{config}@{profile}"
     print(
-        f"experiments {sweep.name} (config {shown}, {len(statuses)} jobs): {summarize(statuses)}; "
-        f"running {len(todo)} on {cluster}",
+        f"experiments {sweep.name} (config {shown}, {len(statuses)} jobs): "
+        f"{summarize(statuses)}; running {len(todo)} on {cluster}",
         file=out,
         flush=True,
     )
@@ -855,8 +907,8 @@ def run(
         lock.acquire(timeout=0)
     except Timeout:
         raise UserError(
-            f"another `experiments run {sweep.name} --config {config}` is running in this checkout; "
-            "wait for it (its progress is in its terminal), or stop it"
+            f"another `experiments run {sweep.name} --config {config}` is running in "
+            "this checkout; wait for it (its progress is in its terminal), or stop it"
         ) from None
     try:
         os.environ.update(
@@ -940,7 +992,8 @@ def _run_locked(
     progress.update(0, 0, force=True)
     if progress.failed:
         print(
-            f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: {', '.join(progress.failed)}",
+            f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: "
+            f"{', '.join(progress.failed)}",
             file=out,
             flush=True,
         )
@@ -1026,8 +1079,8 @@ def _run_submitit(
                 and time.monotonic() - progress.started > give_up_s
             ):
                 raise UserError(
-                    f"experiments {progress.name}: gave up after {give_up_s:.0f} s with "
-                    f"{len(active) + len(waiting)} job(s) unfinished: "
+                    f"experiments {progress.name}: gave up after {give_up_s:.0f} s "
+                    f"with {len(active) + len(waiting)} job(s) unfinished: "
                     + ", ".join(j.id for j, _, _ in active)
                     + f" (logs under {logs})"
                 )
@@ -1068,8 +1121,9 @@ def cheapest(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _job_environment(root: Path) -> dict[str, str]:
-    """A job process's environment: this one's, with pinned bytecode, and this very build on its path (so a spot
-    check runs the job through the same build that asked for it, whatever else is installed)."""
+    """A job process's environment: this one's, with pinned bytecode, and this very
+    build on its path (so a spot check runs the job through the same build that asked
+    for it, whatever else is installed)."""
     here = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH", "")
     return {
@@ -1082,12 +1136,16 @@ def _job_environment(root: Path) -> dict[str, str]:
 def rerun(
     record: dict[str, Any], root: Path | None = None, timeout_s: float = 900
 ) -> dict[str, Any]:
-    """Run ``record``'s job again in a fresh process (writing to a temporary folder); the new record."""
+    """Run ``record``'s job again in a fresh process (writing to a temporary folder);
+    the new record."""
     import tempfile
 
     root = root or ROOT
     with tempfile.TemporaryDirectory(prefix="spot-check-") as tmp:
-        call = "from bookbuild.runs.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
+        call = (
+            "from bookbuild.runs.sweeps import run_job; import json, sys; "
+            "run_job(*json.loads(sys.argv[1]))"
+        )
         payload = json.dumps(
             [
                 record["function"],
@@ -1112,7 +1170,8 @@ def rerun(
         )
         if done.returncode != 0:
             raise RuntimeError(
-                f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}"
+                f"re-running {record['job']}.seed{record['seed']} "
+                f"failed:\n{done.stderr[-3000:]}"
             )
         return json.loads(
             (Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text()
@@ -1120,13 +1179,15 @@ def rerun(
 
 
 def is_timing(key: str) -> bool:
-    """Whether a metric is a measured time (``seconds_*`` or ``*_seconds``), which no re-run reproduces exactly."""
+    """Whether a metric is a measured time (``seconds_*`` or ``*_seconds``), which no
+    re-run reproduces exactly."""
     return key.startswith("seconds_") or key.endswith("_seconds")
 
 
 def _stored_array(node: Any, path: str) -> Any:
-    """A tensor a record stores (dtype, shape, SHA-256, base64) as a float64 NumPy array, through the records' own
-    codec (which refuses damaged bytes); ``None`` for anything else."""
+    """A tensor a record stores (dtype, shape, SHA-256, base64) as a float64 NumPy
+    array, through the records' own codec (which refuses damaged bytes); ``None`` for
+    anything else."""
     if isinstance(node, dict) and {"dtype", "shape", "sha256", "base64"} <= set(node):
         return codec.decode_tensor(node, path).double().numpy()
     return None
@@ -1140,8 +1201,8 @@ def _within(
     path: str,
     worst: list[tuple[float, str]],
 ) -> bool:
-    """Whether ``again`` equals ``stored`` with every float (and tensor value) within rtol/atol; the largest
-    relative deviation seen goes into ``worst``."""
+    """Whether ``again`` equals ``stored`` with every float (and tensor value) within
+    rtol/atol; the largest relative deviation seen goes into ``worst``."""
     import numpy as np
 
     a, b = _stored_array(stored, path), _stored_array(again, path)
@@ -1177,9 +1238,10 @@ def compare(
     again: dict[str, Any],
     precision: dict[str, Any] | None = None,
 ) -> tuple[bool, str]:
-    """Whether a re-run reproduced a stored record: same code, and every metric equal at the precision its sweep
-    declares (``Sweep.precision``: a float or tensor within rtol/atol, with the reason; exactly where none is
-    declared, and always exactly for counts and words); (equal, explanation).
+    """Whether a re-run reproduced a stored record: same code, and every metric equal at
+    the precision its sweep declares (``Sweep.precision``: a float or tensor within
+    rtol/atol, with the reason; exactly where none is declared, and always exactly for
+    counts and words); (equal, explanation).
 
     Measured times among the metrics (:func:`is_timing`) must be present in both
     but are not compared: they depend on the machine's load, not on the code.
@@ -1193,7 +1255,8 @@ def compare(
     for k in keys:
         if k not in stored["metrics"] or k not in again["metrics"]:
             diffs.append(
-                f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}"
+                f"{k}: stored {stored['metrics'].get(k)!r}, now "
+                f"{again['metrics'].get(k)!r}"
             )
             continue
         old, new = stored["metrics"][k], again["metrics"][k]
@@ -1206,12 +1269,13 @@ def compare(
         ):
             gap, where = max(worst, default=(0.0, k))
             within.append(
-                f"{k} within rtol {declared.rtol:g}, atol {declared.atol:g} (largest relative "
-                f"deviation {gap:.1e}, at {where})"
+                f"{k} within rtol {declared.rtol:g}, atol {declared.atol:g} (largest "
+                f"relative deviation {gap:.1e}, at {where})"
             )
             continue
         how = (
-            f" (beyond its declared rtol {declared.rtol:g}, atol {declared.atol:g}: {declared.reason})"
+            f" (beyond its declared rtol {declared.rtol:g}, atol {declared.atol:g}: "
+            f"{declared.reason})"
             if declared is not None
             else " (compared exactly: the sweep declares no precision for it)"
         )
@@ -1231,8 +1295,8 @@ def compare(
 
 
 def spot_check(record: dict[str, Any], root: Path | None = None) -> tuple[bool, str]:
-    """Re-run ``record``'s job in a fresh process and compare its metrics at its sweep's declared precision;
-    (equal, explanation)."""
+    """Re-run ``record``'s job in a fresh process and compare its metrics at its sweep's
+    declared precision; (equal, explanation)."""
     try:
         sweep = registry().get(record["sweep"])
         return compare(record, rerun(record, root), getattr(sweep, "precision", None))
@@ -1254,7 +1318,8 @@ def status_text(
     statuses = survey(sweep, config, root, profile)
     shown = config if profile is None else f"{config}@{profile}"
     lines = [
-        f"sweep {sweep.name} (config {shown}): {len(statuses)} jobs: {summarize(statuses)}"
+        f"sweep {sweep.name} (config {shown}): {len(statuses)} jobs: "
+        f"{summarize(statuses)}"
     ]
     for s in statuses:
         if s.state != "fresh":
@@ -1268,14 +1333,16 @@ def status_text(
     ]
     if unsealed:
         lines.append(
-            f"  {len(unsealed)} fresh record(s) carry no record_sha256 (written before records were sealed): "
-            "a hand edit shows only against the last commit; seal them with `python -m bookbuild "
-            f"experiments seal {sweep.name} --config {config}` and commit"
+            f"  {len(unsealed)} fresh record(s) carry no record_sha256 (written before "
+            "records were sealed): a hand edit shows only against the last commit; "
+            f"seal them with `python -m bookbuild experiments seal {sweep.name} "
+            f"--config {config}` and commit"
         )
     ok = all(s.state == "fresh" for s in statuses)
     if not ok:
         lines.append(
-            f"refresh with: {refresh_command(sweep.name, config, device if profile else None)}"
+            "refresh with: "
+            f"{refresh_command(sweep.name, config, device if profile else None)}"
         )
     return "\n".join(lines), ok
 
@@ -1283,18 +1350,21 @@ def status_text(
 def seal_records(
     sweep: Any, config: str, root: Path | None = None
 ) -> tuple[list[str], bool]:
-    """Seal (``record_sha256``) every record of ``config`` written before records were sealed.
+    """Seal (``record_sha256``) every record of ``config`` written before records were
+    sealed.
 
-    Only records as committed: one that differs from the last commit may have been edited by hand, and
-    sealing it would bless the edit; it is named and left as it is. Returns the report's lines and
-    whether nothing was refused. Outside git nothing can be vouched for, and nothing is sealed.
+    Only records as committed: one that differs from the last commit may have been
+    edited by hand, and sealing it would bless the edit; it is named and left as it is.
+    Returns the report's lines and whether nothing was refused. Outside git nothing can
+    be vouched for, and nothing is sealed.
     """
     root = root or ROOT
     folder = records_dir(sweep.name, config, root)
     changed = changed_since_commit(folder, root)
     if changed is None:
         return [
-            f"experiments seal: {folder} is not in a git checkout: no commit vouches for its records"
+            f"experiments seal: {folder} is not in a git checkout: no commit vouches "
+            "for its records"
         ], False
     lines, ok = [], True
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -1307,7 +1377,8 @@ def seal_records(
             continue
         elif path.name in changed:
             lines.append(
-                f"  {rel}: not sealed: it differs from the last commit (commit or restore it first)"
+                f"  {rel}: not sealed: it differs from the last commit (commit or "
+                "restore it first)"
             )
             ok = False
         else:
@@ -1322,7 +1393,8 @@ def seal_records(
 
 
 def cli(args: Any) -> int:
-    """``python -m bookbuild experiments {list,status,run,check,seal}`` (called from ``bookbuild.__main__``)."""
+    """``python -m bookbuild experiments {list,status,run,check,seal}`` (called from
+    ``bookbuild.__main__``)."""
     if args.action == "list":
         for name, sweep in registry().items():
             configs = ", ".join(

@@ -1,4 +1,5 @@
-"""The bibliography's styles: author-year labels, an ordered list, and shorthands for the source documents.
+"""The bibliography's styles: author-year labels, an ordered list, and shorthands for
+the source documents.
 
 Part of :mod:`bookbuild.site` (which calls :func:`register`). Three pybtex
 plugins and one sphinxcontrib-bibtex referencing style, all named
@@ -36,7 +37,8 @@ def plain(latex: str) -> str:
 
 
 def author_year_label(entry: Any) -> str:
-    """``Elman, 1990``; ``Hochreiter and Schmidhuber, 1997``; ``Bengio et al., 1994``; a shorthand as it stands."""
+    """``Elman, 1990``; ``Hochreiter and Schmidhuber, 1997``; ``Bengio et al., 1994``; a
+    shorthand as it stands."""
     if SHORTHAND in entry.fields:
         shorthand = plain(entry.fields[SHORTHAND])
         return shorthand[:1].upper() + shorthand[1:]
@@ -54,20 +56,23 @@ def author_year_label(entry: Any) -> str:
         who = f"{surnames[0]} et al."
     if "year" not in entry.fields:
         raise ValueError(
-            f"bibliography entry {entry.key!r} has no year (give it one, or a shorthand)"
+            f"bibliography entry {entry.key!r} has no year (give it one, or a "
+            "shorthand)"
         )
     return f"{who}, {plain(entry.fields['year'])}"
 
 
 def folded(text: str) -> str:
-    """``text`` for ordering: accents dropped, case folded ("Pöppel" files as "poppel")."""
+    """``text`` for ordering: accents dropped, case folded ("Pöppel" files as
+    "poppel")."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
 def label_sort_key(label: str) -> tuple[str, str]:
-    """Where a label files: by its author part, then its year ("Bengio, 1990" < "Bengio and X, 1990" <
-    "Bengio et al., 1994" < "Bengio et al., 2003"); the tests check the rendered list with this same key."""
+    """Where a label files: by its author part, then its year ("Bengio, 1990" < "Bengio
+    and X, 1990" < "Bengio et al., 1994" < "Bengio et al., 2003"); the tests check the
+    rendered list with this same key."""
     who, _, year = label.rpartition(", ")
     if not who:  # a shorthand: no year
         who, year = label, ""
@@ -85,7 +90,8 @@ _registered = False
 
 
 def register() -> None:
-    """Register the plugins (once per process; Sphinx's parallel workers import this module again)."""
+    """Register the plugins (once per process; Sphinx's parallel workers import this
+    module again)."""
     global _registered
     if _registered:
         return
@@ -151,7 +157,8 @@ def register() -> None:
 
     @node
     def notes(children, data, left="[", right="]", sep=", "):  # type: ignore[no-untyped-def]
-        """A textual citation's pre- and post-text in brackets, or nothing when it has none."""
+        """A textual citation's pre- and post-text in brackets, or nothing when it has
+        none."""
         info = data["reference_info"]
         given = [text for text in (info.pre_text, info.post_text) if text]
         return Text(left, sep.join(given), right) if given else Text()
@@ -170,9 +177,9 @@ def register() -> None:
 
     @dataclass
     class References(AuthorYearReferenceStyle):
-        """sphinxcontrib-bibtex's author-year style, with "; " between the references of one citation (its
-        ", " also separates author from year) and the shorthand of an entry that has one in place of its
-        author and year."""
+        """sphinxcontrib-bibtex's author-year style, with "; " between the references of
+        one citation (its ", " also separates author from year) and the shorthand of an
+        entry that has one in place of its author and year."""
 
         def __post_init__(self) -> None:
             self.bracket_parenthetical = BracketStyle(sep="; ")

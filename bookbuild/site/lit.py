@@ -31,7 +31,8 @@ def lit_role(
     options: dict | None = None,
     content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as a power of ten)."""
+    """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as
+    a power of ten)."""
     from bookbuild.site.notation import set_scientific
 
     node = nodes.inline(rawtext, text, classes=["lit"])
@@ -48,12 +49,13 @@ def lit_math_role(
     options: dict | None = None,
     content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """Render ``text`` as inline math (as ``$text$`` would be), its numbers declared literal."""
+    """Render ``text`` as inline math (as ``$text$`` would be), its numbers declared
+    literal."""
     return [nodes.math(rawtext, text)], []
 
 
-#: The modules that render the prose's numbers and claims into a page: literals, the notation of E
-#: numbers, claims and their previews, glued numbers (bookbuild/*.py).
+#: The modules that render the prose's numbers and claims into a page: literals, the
+#: notation of E numbers, claims and their previews, glued numbers (bookbuild/*.py).
 RENDERING = (
     "site/lit.py",
     "site/notation.py",
@@ -63,7 +65,8 @@ RENDERING = (
 
 
 def rendering_key() -> str:
-    """A hash of the code that renders literals, numbers and claims (:data:`RENDERING`)."""
+    """A hash of the code that renders literals, numbers and claims
+    (:data:`RENDERING`)."""
     import hashlib
     from pathlib import Path
 
@@ -76,10 +79,12 @@ def rendering_key() -> str:
 def pages_to_reread(
     app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
-    """Every page, once, when the code that renders its numbers has changed since the environment was saved.
+    """Every page, once, when the code that renders its numbers has changed since the
+    environment was saved.
 
-    Sphinx re-reads a page when its source changes, not when a role's code does, so a page that never
-    changes (the appendix of checks, rewritten with the same text) would keep the old rendering.
+    Sphinx re-reads a page when its source changes, not when a role's code does, so a
+    page that never changes (the appendix of checks, rewritten with the same text) would
+    keep the old rendering.
     """
     key = rendering_key()
     if getattr(env, "book_lit_rendering", None) == key:

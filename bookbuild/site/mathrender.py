@@ -1,4 +1,5 @@
-"""The book's math typeset at build time: pages ship finished SVG formulas and load no MathJax.
+"""The book's math typeset at build time: pages ship finished SVG formulas and load no
+MathJax.
 
 Part of :mod:`bookbuild.site` (which calls :func:`connect`). Lighthouse's mobile
 audit (issue 19, ``make audit``) found most of the chapters' main-thread time in
@@ -49,20 +50,25 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 SCRIPT = Path(__file__).with_name("mathjax_render.js")
-#: How long the whole site may take to typeset (seconds); about 5 s on the 2-core machine for ~1000 formulas.
+#: How long the whole site may take to typeset (seconds); about 5 s on the 2-core
+#: machine for ~1000 formulas.
 TIMEOUT_S = 600
 
 FORMULA = re.compile(
-    r'(?P<open><span class="math(?: [^"]*)?"[^>]*>)\\\((?P<inline>.*?)\\\)(?P<close></span>)'
-    r'|(?P<dopen><div class="math(?: [^"]*)?"[^>]*>)(?P<eqno>\s*<span class="eqno">.*?</span>)?\s*'
+    r'(?P<open><span class="math(?: '
+    r'[^"]*)?"[^>]*>)\\\((?P<inline>.*?)\\\)(?P<close></span>)'
+    r'|(?P<dopen><div class="math(?: [^"]*)?"[^>]*>)(?P<eqno>\s*<span '
+    r'class="eqno">.*?</span>)?\s*'
     r"\\\[(?P<display>.*?)\\\]\s*(?P<dclose></div>)",
     re.S,
 )
 MATH_ELEMENT = re.compile(
-    r'<(?:span|div) class="math(?: [^"]*)?"[^>]*>(?:\s*<span class="eqno">.*?</span>)?\s*',
+    r'<(?:span|div) class="math(?: [^"]*)?"[^>]*>(?:\s*<span '
+    r'class="eqno">.*?</span>)?\s*',
     re.S,
 )
-#: MathJax's tags in a page: its settings, its script (as Sphinx writes it, and as speed.py's marker).
+#: MathJax's tags in a page: its settings, its script (as Sphinx writes it, and as
+#: speed.py's marker).
 MATHJAX_SCRIPTS = re.compile(
     r"\s*<script>window\.MathJax = .*?</script>"
     r'|\s*<script defer="defer" src="(?:\.\./)*_static/mathjax/[^"]*"></script>'
@@ -83,7 +89,8 @@ class Formula:
 
 
 def find_formulas(text: str) -> list[Formula]:
-    """The formulas of a page, in order: inline ``\\(…\\)`` spans and display ``\\[…\\]`` divs of class ``math``."""
+    """The formulas of a page, in order: inline ``\\(…\\)`` spans and display
+    ``\\[…\\]`` divs of class ``math``."""
     return [
         Formula(
             html.unescape(m["inline"] if m["open"] else m["display"]),
@@ -94,7 +101,8 @@ def find_formulas(text: str) -> list[Formula]:
 
 
 def unrendered_count(text: str) -> int:
-    """How many ``math`` elements of a page hold no typeset formula (no ``<mjx-container>`` inside)."""
+    """How many ``math`` elements of a page hold no typeset formula (no
+    ``<mjx-container>`` inside)."""
     return sum(
         1
         for m in MATH_ELEMENT.finditer(text)
@@ -103,7 +111,8 @@ def unrendered_count(text: str) -> int:
 
 
 def render_page(text: str, rendered: list[str], cache: str, css: str) -> str:
-    """``text`` with its formulas (in :func:`find_formulas` order) replaced by ``rendered``.
+    """``text`` with its formulas (in :func:`find_formulas` order) replaced by
+    ``rendered``.
 
     The page gets MathJax's SVG stylesheet in its head and the glyph ``cache``
     at the start of its body; MathJax's scripts go when no ``math`` element is
@@ -134,7 +143,8 @@ def render_page(text: str, rendered: list[str], cache: str, css: str) -> str:
 
 
 def node_binary() -> str | None:
-    """The Node executable: ``$BOOK_NODE`` when set (empty: none), else ``node`` on the PATH, else None."""
+    """The Node executable: ``$BOOK_NODE`` when set (empty: none), else ``node`` on the
+    PATH, else None."""
     wanted = os.environ.get("BOOK_NODE")
     if wanted is not None:
         return (shutil.which(wanted) or None) if wanted else None
@@ -148,12 +158,14 @@ def typeset(
     node: str,
     fold: bool = True,
 ) -> dict:
-    """Typeset every page's formulas in one Node process; return its answer (``css``, and per page name
-    ``cache`` and ``formulas``). A formula MathJax rejects raises :class:`MathRenderError` naming its page.
+    """Typeset every page's formulas in one Node process; return its answer (``css``,
+    and per page name ``cache`` and ``formulas``). A formula MathJax rejects raises
+    :class:`MathRenderError` naming its page.
 
-    ``fold`` (the build's choice): each ``<g>`` that only wraps one drawn element is folded into it
-    (``mathjax_render.js`` says which are kept), the same drawing with fewer elements for the phone to
-    style and lay out; ``fold=False`` gives MathJax's own tree, for the tests' comparison."""
+    ``fold`` (the build's choice): each ``<g>`` that only wraps one drawn element is
+    folded into it (``mathjax_render.js`` says which are kept), the same drawing with
+    fewer elements for the phone to style and lay out; ``fold=False`` gives MathJax's
+    own tree, for the tests' comparison."""
     request = {
         "fold": fold,
         "tex": tex,
@@ -187,7 +199,8 @@ def typeset(
         for error in page["errors"]:
             formula = pages[page["name"]][error["index"]]
             problems.append(
-                f"{page['name']}: formula {error['index'] + 1} {formula.tex!r}: {error['message']}"
+                f"{page['name']}: formula {error['index'] + 1} {formula.tex!r}: "
+                f"{error['message']}"
             )
     if problems:
         raise MathRenderError("MathJax rejected formulas:\n  " + "\n  ".join(problems))
@@ -210,14 +223,15 @@ def _note_once(message: str) -> None:
 def render_site(
     outdir: Path, tex: dict, mathjax_dir: Path, node: str | None
 ) -> int | None:
-    """Typeset the math of every HTML page under ``outdir``; return how many pages changed, or None when
-    there is no Node (the pages keep the client-side MathJax)."""
+    """Typeset the math of every HTML page under ``outdir``; return how many pages
+    changed, or None when there is no Node (the pages keep the client-side MathJax)."""
     from bookbuild.site.a11y import html_pages, rewrite_pages
 
     if node is None:
         _note_once(
-            "NOTE: no Node.js here (`node`, or $BOOK_NODE), so the math is typeset in the reader's browser by "
-            "MathJax instead of at build time (Debian: apt-get install nodejs)"
+            "NOTE: no Node.js here (`node`, or $BOOK_NODE), so the math is typeset in "
+            "the reader's browser by MathJax instead of at build time (Debian: apt-get "
+            "install nodejs)"
         )
         return None
     pages = {}

@@ -1,4 +1,5 @@
-"""The ``book-panel`` directive: an interactive panel on a page, with its static figure and transcript.
+"""The ``book-panel`` directive: an interactive panel on a page, with its static figure
+and transcript.
 
 Registered by :mod:`bookbuild.site` (one line). In a page::
 
@@ -18,21 +19,21 @@ stand and adds the controls. In HTML the static figure sits in ``<noscript>``:
 only a reader without JavaScript sees (and downloads) it.
 
 Math in a panel's text (TeX between dollar signs, see
-:mod:`chapter_code.panels.data`; code names between backticks become code) becomes Sphinx math nodes, so it is typeset
-like the rest of the page: MathJax SVG with its MathML for screen readers in
-HTML (at build time, :mod:`bookbuild.site.mathrender`), LaTeX math in the PDF.
-In HTML each formula is wrapped in ``<span class="book-panel-tex"
+:mod:`chapter_code.panels.data`; code names between backticks become code) becomes
+Sphinx math nodes, so it is typeset like the rest of the page: MathJax SVG with its
+MathML for screen readers in HTML (at build time, :mod:`bookbuild.site.mathrender`),
+LaTeX math in the PDF. In HTML each formula is wrapped in ``<span class="book-panel-tex"
 data-tex="...">`` (its source, which the browser tests compare with the data),
 and the panel's ``symbols`` are typeset once in a hidden block, from which the
 player copies them into its slider labels and setting descriptions.
 
-A panel's data and static figure are kept in ``_build/panel-cache`` (:class:`PanelCache`)
-with what they were computed from: the bytes of every ``chapter_code`` module the
-process had imported by then (the computation's own and any others), of this file
-and of the figure-layout check, and the versions of Python, PyTorch, NumPy and
-Matplotlib. A page read again with none of them changed (an edit to its prose or to
-one of its cells) takes them from there, without importing PyTorch or drawing the
-figure; any change recomputes them.
+A panel's data and static figure are kept in ``_build/panel-cache``
+(:class:`PanelCache`) with what they were computed from: the bytes of every
+``chapter_code`` module the process had imported by then (the computation's own and any
+others), of this file and of the figure-layout check, and the versions of Python,
+PyTorch, NumPy and Matplotlib. A page read again with none of them changed (an edit to
+its prose or to one of its cells) takes them from there, without importing PyTorch or
+drawing the figure; any change recomputes them.
 """
 
 from __future__ import annotations
@@ -54,14 +55,16 @@ from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYER = ROOT / "panels"
-#: Files the panels add to a page, in load order (the player first: the drawings register with it).
+#: Files the panels add to a page, in load order (the player first: the drawings
+#: register with it).
 SCRIPTS = ["player.js", "panels.js"]
 STYLESHEET = "panels.css"
 
 
 def depends() -> list[Path]:
-    """Source files whose change changes a panel (a page that holds one is read again): every ``chapter_code``
-    module loaded once the panels' registries are, so a panel's topic module and all it imports count."""
+    """Source files whose change changes a panel (a page that holds one is read again):
+    every ``chapter_code`` module loaded once the panels' registries are, so a panel's
+    topic module and all it imports count."""
     import chapter_code.panels.data
     import chapter_code.panels.figures  # noqa: F401
 
@@ -76,8 +79,8 @@ def depends() -> list[Path]:
     )
 
 
-#: Besides the ``chapter_code`` modules imported when a panel is computed, what its cache entry depends on (paths
-#: from the repository's root).
+#: Besides the ``chapter_code`` modules imported when a panel is computed, what its
+#: cache entry depends on (paths from the repository's root).
 CACHE_FILES = [
     "bookbuild/site/panels.py",
     "bookbuild/lint/figure_layout.py",
@@ -88,8 +91,8 @@ CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
 
 
 def _content_digest(data: dict[str, Any], script_json: str) -> str:
-    """A digest of a panel's data and script JSON, kept in its entry: an entry edited or damaged on disk is
-    recomputed, never shown."""
+    """A digest of a panel's data and script JSON, kept in its entry: an entry edited or
+    damaged on disk is recomputed, never shown."""
     text = json.dumps(
         [data, script_json], ensure_ascii=False, separators=(",", ":"), allow_nan=False
     )
@@ -111,7 +114,8 @@ def _environment() -> dict[str, str | None]:
 
 
 def _imported_sources(root: Path = ROOT) -> list[Path]:
-    """The source files of the ``chapter_code`` modules this process has imported, and :data:`CACHE_FILES`."""
+    """The source files of the ``chapter_code`` modules this process has imported, and
+    :data:`CACHE_FILES`."""
     package = (root / "chapter_code").resolve()
     found = {
         Path(f).resolve()
@@ -125,10 +129,11 @@ def _imported_sources(root: Path = ROOT) -> list[Path]:
 
 
 class PanelCache:
-    """Each panel's data, its script JSON and its static figure's PNG, kept in ``folder`` with the digests of the
-    files they were computed from (:func:`_imported_sources`) and :func:`_environment`. :meth:`get` gives them back
-    only while every one of those still matches; an entry that is unreadable, or whose data or PNG does not match
-    its digest, is treated as absent (and recomputed)."""
+    """Each panel's data, its script JSON and its static figure's PNG, kept in
+    ``folder`` with the digests of the files they were computed from
+    (:func:`_imported_sources`) and :func:`_environment`. :meth:`get` gives them back
+    only while every one of those still matches; an entry that is unreadable, or whose
+    data or PNG does not match its digest, is treated as absent (and recomputed)."""
 
     def __init__(self, folder: Path, root: Path = ROOT) -> None:
         self.folder, self.root = (
@@ -143,9 +148,11 @@ class PanelCache:
         return self.folder / f"{name}.png"
 
     def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
-        """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where anything differs."""
+        """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where
+        anything differs."""
         from bookbuild.execute.engine import (
-            current_hashes,  # as the engine hashes a chapter's files (lab markers aside)
+            # as the engine hashes a chapter's files (lab markers aside)
+            current_hashes,
         )
 
         try:
@@ -165,7 +172,8 @@ class PanelCache:
     def put(
         self, name: str, data: dict[str, Any], script_json: str, png: bytes
     ) -> None:
-        """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
+        """Keep panel ``name``'s outputs with what they were computed from (call it
+        right after computing them)."""
         from bookbuild.execute.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
@@ -194,8 +202,8 @@ def _raw(text: str) -> nodes.raw:
 
 
 def inline(text: str) -> list[nodes.Node]:
-    """``text`` as inline nodes: plain text, code for each ```...``` span, and math for each ``$...$`` span
-    (wrapped, in HTML, in a span that keeps its TeX)."""
+    """``text`` as inline nodes: plain text, code for each ```...``` span, and math for
+    each ``$...$`` span (wrapped, in HTML, in a span that keeps its TeX)."""
     parts = text.split("$")
     if len(parts) % 2 == 0:
         raise ValueError(f"book-panel: unbalanced $ in {text!r}")
@@ -228,8 +236,9 @@ class BookPanel(SphinxDirective):
     has_content = False
 
     def _layout_check(self, name: str):  # type: ignore[no-untyped-def]
-        """The build's figure-layout rule for the panel's static figure: no two of its texts overlap
-        (``bookbuild.lint.figure_layout``, as for every figure a chapter draws)."""
+        """The build's figure-layout rule for the panel's static figure: no two of its
+        texts overlap (``bookbuild.lint.figure_layout``, as for every figure a chapter
+        draws)."""
         from bookbuild.lint.figure_layout import overlapping_texts
 
         def check(fig) -> None:  # type: ignore[no-untyped-def]
@@ -243,7 +252,8 @@ class BookPanel(SphinxDirective):
         return check
 
     def _computed(self, name: str, png: Path) -> tuple[dict[str, Any], str]:
-        """Panel ``name``'s data and script JSON, computed, with its static figure drawn into ``png``."""
+        """Panel ``name``'s data and script JSON, computed, with its static figure drawn
+        into ``png``."""
         from chapter_code.panels.data import PANELS, panel, panel_json
         from chapter_code.panels.figures import write_static_figure
 
@@ -261,8 +271,9 @@ class BookPanel(SphinxDirective):
 
         name = self.arguments[0]
         srcdir = Path(self.env.srcdir)
-        # beside the builder's own output (``_build/panels`` for ``_build/html``), so that a PDF built at the same
-        # time into another output folder (``bookbuild build --pdf-after``) never writes the same file
+        # beside the builder's own output (``_build/panels`` for ``_build/html``), so
+        # that a PDF built at the same time into another output folder (``bookbuild
+        # build --pdf-after``) never writes the same file
         folder = Path(self.env.app.outdir).parent / "panels"
         png = folder / f"{name}.png"
         cache = PanelCache(build_dir(srcdir) / "panel-cache")
@@ -293,8 +304,9 @@ class BookPanel(SphinxDirective):
             uri="/" + png.relative_to(srcdir).as_posix(), alt=data["alt"]
         )
         static += figure
-        # In HTML the static figure is for readers without JavaScript only: the player draws in its place,
-        # and a browser running scripts does not download an image inside <noscript>.
+        # In HTML the static figure is for readers without JavaScript only: the player
+        # draws in its place, and a browser running scripts does not download an image
+        # inside <noscript>.
         box += [_raw("<noscript>"), static, _raw("</noscript>")]
         box += _para(data["summary"], classes=["book-panel-summary"])
         note = _para(data["note"], classes=["book-panel-note"])
@@ -323,22 +335,26 @@ class BookPanel(SphinxDirective):
             ]
             box += only
         box += _raw(
-            '<details class="book-panel-transcript"><summary>Transcript, one sentence per beat</summary>'
+            '<details class="book-panel-transcript"><summary>Transcript, one '
+            "sentence per beat</summary>"
         )
         transcript = nodes.enumerated_list(classes=["book-panel-beats"])
         for beat in data["beats"]:
             transcript += nodes.list_item("", _para(beat["text"]))
         box += transcript
         box += _raw(
-            "<p>The panel opens on its first beat and waits: Next and Back step between beats, and Play shows "
-            "them in turn, each for a time in proportion to its words (the speed menu scales it). Keyboard, with "
-            "the drawing focused: Space or K plays or pauses; the arrow keys step between beats; Home and End jump "
-            "to the first and last beat; Escape pauses. A parameter slider pauses the animation and redraws it for "
-            "your value; Play returns to the timeline. With reduced motion set in your system, each beat is shown "
-            "finished, without movement.</p></details>"
+            "<p>The panel opens on its first beat and waits: Next and Back step "
+            "between beats, and Play shows them in turn, each for a time in proportion "
+            "to its words (the speed menu scales it). Keyboard, with the drawing "
+            "focused: Space or K plays or pauses; the arrow keys step between beats; "
+            "Home and End jump to the first and last beat; Escape pauses. A parameter "
+            "slider pauses the animation and redraws it for your value; Play returns "
+            "to the timeline. With reduced motion set in your system, each beat is "
+            "shown finished, without movement.</p></details>"
         )
         box += _raw(
-            f'<script type="application/json" class="book-panel-data">{script_json}</script>'
+            '<script type="application/json" '
+            f'class="book-panel-data">{script_json}</script>'
         )
         return [box]
 

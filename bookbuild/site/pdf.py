@@ -78,7 +78,8 @@ SOLUTIONS_TITLE = "Solutions to the exercises"
 SOLUTIONS_LABEL, SOLUTION_PREFIX = "book-solutions", "book-solution-"
 #: what heads a panel's printed figure, in place of a figure number
 PANEL_HEADING = "Interactive panel"
-#: generated pages the PDF prints as their summaries (their sections, the full report, stay on the site)
+#: generated pages the PDF prints as their summaries (their sections, the full report,
+#: stay on the site)
 SUMMARISED = ("book/checked", "book/build-report")
 #: the first page that prints as an appendix rather than a chapter
 FIRST_APPENDIX = "book/glossary"
@@ -86,15 +87,18 @@ FIRST_APPENDIX = "book/glossary"
 BIBLIOGRAPHY = "book/bibliography"
 #: the heading of the root page's text in the PDF
 PREFACE = "Preface"
-#: the class of the preface's headings, which were the root page's sections (unnumbered, no label)
+#: the class of the preface's headings, which were the root page's sections (unnumbered,
+#: no label)
 PREFACE_HEADING = "book-preface-heading"
 #: the body text size, in points (``latex_elements.pointsize`` in ``_config.yml``)
 BODY_PT = 10.0
-#: the largest text a figure draws, in points at the figure's own size: the book's style file
-#: (``chapter_code/core/book.mplstyle``, 13 pt) and the largest ``fontsize=`` a figure
-#: function passes (14 pt); tests/bookbuild/test_pdf.py checks that none is larger
+#: the largest text a figure draws, in points at the figure's own size: the book's style
+#: file (``chapter_code/core/book.mplstyle``, 13 pt) and the largest ``fontsize=`` a
+#: figure function passes (14 pt); tests/bookbuild/test_pdf.py checks that none is
+#: larger
 LARGEST_FIGURE_TEXT_PT = 14.0
-#: Panel wording that describes the HTML edition, put in print terms (pattern, replacement).
+#: Panel wording that describes the HTML edition, put in print terms (pattern,
+#: replacement).
 PRINT_WORDING = [
     (
         re.compile(r"in\s+your\s+browser\s+when\s+you\s+move\s+a\s+slider"),
@@ -105,13 +109,14 @@ PRINT_WORDING = [
         "in the HTML edition, when a reader moves a slider, the browser",
     ),
 ]
-#: a panel title's clause about its controls ("..., with a slider for the forget bias"): the
-#: printed figure has none; its caption says what the interactive version adds
+#: a panel title's clause about its controls ("..., with a slider for the forget bias"):
+#: the printed figure has none; its caption says what the interactive version adds
 _CONTROLS_CLAUSE = re.compile(r",\s*with (?:a )?sliders? for .*$")
 
 
 def _is_listing(node: nodes.literal_block) -> bool:
-    """A block included from a source file of the repository (``literalinclude``), not a cell or an output."""
+    """A block included from a source file of the repository (``literalinclude``), not a
+    cell or an output."""
     source = str(node.get("source", ""))
     return source.endswith(".py") and "chapter_code" in source
 
@@ -146,7 +151,8 @@ def _page_of(node: nodes.Node, default: str = "") -> str:
 
 
 def chapters_as_chapters(doctree: nodes.document) -> None:
-    """Lift the inlined chapters out of the root page's last section; the root's text becomes the preface."""
+    """Lift the inlined chapters out of the root page's last section; the root's text
+    becomes the preface."""
     from sphinx import addnodes
 
     root = next(iter(doctree.findall(nodes.section)), None)
@@ -185,7 +191,8 @@ def chapters_as_chapters(doctree: nodes.document) -> None:
 
 
 def bibliography_in_its_appendix(doctree: nodes.document) -> None:
-    """Move the list Sphinx gathers at the end of the document into the bibliography page's section."""
+    """Move the list Sphinx gathers at the end of the document into the bibliography
+    page's section."""
     from sphinx import addnodes
     from sphinx.builders.latex.nodes import thebibliography
 
@@ -232,12 +239,13 @@ def index_term_uses(doctree: nodes.document) -> None:
 
 
 def print_wording(doctree: nodes.document) -> None:
-    """Put the panels' sentences about the browser in print terms (:data:`PRINT_WORDING`).
+    """Put the panels' sentences about the browser in print terms
+    (:data:`PRINT_WORDING`).
 
-    Adjacent text nodes are joined first (MyST keeps each source line in its own), so a phrase
-    broken across lines of a page's source is found. Nodes are replaced by position: a text node
-    equals any other of the same string (``Element.remove`` and ``Element.replace`` would take the
-    first equal one, such as an earlier line break).
+    Adjacent text nodes are joined first (MyST keeps each source line in its own), so a
+    phrase broken across lines of a page's source is found. Nodes are replaced by
+    position: a text node equals any other of the same string (``Element.remove`` and
+    ``Element.replace`` would take the first equal one, such as an earlier line break).
     """
     for element in list(doctree.findall(nodes.TextElement)):
         children = element.children
@@ -262,12 +270,14 @@ def print_wording(doctree: nodes.document) -> None:
             )
 
 
-#: a slider label's placeholder for one of the panel's symbols (``"forget-gate bias {bf}"``)
+#: a slider label's placeholder for one of the panel's symbols (``"forget-gate bias
+#: {bf}"``)
 _SYMBOL = re.compile(r"\{(\w+)\}")
 
 
 def _with_symbols(label: str, symbols: dict[str, str]) -> list[nodes.Node]:
-    """A slider label as text, each ``{name}`` of the panel's ``symbols`` typeset as math."""
+    """A slider label as text, each ``{name}`` of the panel's ``symbols`` typeset as
+    math."""
     out: list[nodes.Node] = []
     for i, part in enumerate(_SYMBOL.split(label)):
         if i % 2 and part in symbols:
@@ -294,8 +304,8 @@ def _controls_phrase(
 
 
 def _title_for_print(title: nodes.paragraph) -> list[nodes.Node]:
-    """A panel's title as caption text: its math kept, the HTML spans around it dropped, and no clause
-    about its sliders (the caption names them)."""
+    """A panel's title as caption text: its math kept, the HTML spans around it dropped,
+    and no clause about its sliders (the caption names them)."""
     kept = (nodes.Text, nodes.math, nodes.literal)
     shown = [
         n
@@ -314,8 +324,8 @@ def _title_for_print(title: nodes.paragraph) -> list[nodes.Node]:
 
 
 def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
-    """Each panel (``book-panel`` container) as a figure headed :data:`PANEL_HEADING`, without a number (the site
-    numbers no panel), followed by its text."""
+    """Each panel (``book-panel`` container) as a figure headed :data:`PANEL_HEADING`,
+    without a number (the site numbers no panel), followed by its text."""
     for box in list(doctree.findall(nodes.container)):
         if "book-panel" not in box.get("classes", []):
             continue
@@ -362,7 +372,8 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
             ]  # HTML-only spans
         n_beats = len(beats.children) if beats is not None else 0
         caption += nodes.Text(
-            f" Interactive in the HTML edition, where the panel plays its {n_beats} beats"
+            f" Interactive in the HTML edition, where the panel plays its {n_beats} "
+            "beats"
         )
         caption += _controls_phrase(data.get("controls", []), data.get("symbols", {}))
         caption += nodes.Text(": ")
@@ -400,7 +411,8 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
 
 
 def _png_size(path: Path) -> tuple[int, int, float] | None:
-    """Width and height in pixels and resolution in dots per inch of a PNG (72 when it records none)."""
+    """Width and height in pixels and resolution in dots per inch of a PNG (72 when it
+    records none)."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -432,10 +444,11 @@ _CSS_PIXELS = re.compile(r"\d+(\.\d+)?(px)?")
 
 
 def figure_widths(doctree: nodes.document, srcdir: Path) -> None:
-    """Give every PNG figure the width of :func:`figure_width_inches` (none is enlarged past the text)."""
+    """Give every PNG figure the width of :func:`figure_width_inches` (none is enlarged
+    past the text)."""
     for image in doctree.findall(nodes.image):
-        # myst-nb gives an output's size in CSS pixels (for the site); a size the page set in other units,
-        # or a scale, is kept
+        # myst-nb gives an output's size in CSS pixels (for the site); a size the page
+        # set in other units, or a scale, is kept
         if "scale" in image or not all(
             _CSS_PIXELS.fullmatch(str(image[k]).strip())
             for k in ("width", "height")
@@ -452,8 +465,8 @@ def figure_widths(doctree: nodes.document, srcdir: Path) -> None:
 
 
 def lab_links(doctree: nodes.document, docname: str = "") -> None:
-    """Name each download's file (its name, not the build folder it is written to) and the page of the site that
-    offers it."""
+    """Name each download's file (its name, not the build folder it is written to) and
+    the page of the site that offers it."""
     from sphinx import addnodes
 
     told: set[int] = set()
@@ -507,7 +520,8 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
 def _preface_heading_before(
     node: nodes.Node, section: nodes.Node | None
 ) -> nodes.rubric | None:
-    """The preface heading (a former section of the root page) that ``node`` stands under, if any."""
+    """The preface heading (a former section of the root page) that ``node`` stands
+    under, if any."""
     child = node
     while child.parent is not None and child.parent is not section:
         child = child.parent
@@ -521,11 +535,13 @@ def _preface_heading_before(
 
 
 def exercise_references(doctree: nodes.document, registry: dict[str, Any]) -> None:
-    """Point a numbered reference to an exercise at the label sphinx-exercise gives it in LaTeX.
+    """Point a numbered reference to an exercise at the label sphinx-exercise gives it
+    in LaTeX.
 
-    sphinx-exercise writes ``\\label{exercise:<label>}`` and rewrites the references of the exercise's own page
-    into ``\\hyperref[exercise:<label>]``; a reference from another page (the appendix of checks quoting a
-    claim) keeps Sphinx's ``<page>:<label>``, which LaTeX never defines ("Exercise ??").
+    sphinx-exercise writes ``\\label{exercise:<label>}`` and rewrites the references of
+    the exercise's own page into ``\\hyperref[exercise:<label>]``; a reference from
+    another page (the appendix of checks quoting a claim) keeps Sphinx's
+    ``<page>:<label>``, which LaTeX never defines ("Exercise ??").
     """
     from sphinx import addnodes
     from sphinx_exercise.nodes import (
@@ -546,19 +562,22 @@ def exercise_references(doctree: nodes.document, registry: dict[str, Any]) -> No
         ref.replace_self(new)
 
 
-#: characters after which a long token in a table cell may break (paths, versions, settings, lists)
+#: characters after which a long token in a table cell may break (paths, versions,
+#: settings, lists)
 _TABLE_BREAKS = re.compile(r"(?<=[_=,/.+:])(?=\S)")
-#: a run of hexadecimal digits long enough to be a hash: it may break after every tenth digit
+#: a run of hexadecimal digits long enough to be a hash: it may break after every tenth
+#: digit
 _HASH, _HASH_PIECE = re.compile(r"[0-9a-f]{12,}"), 10
 #: tokens up to this many characters are left alone
 _TABLE_TOKEN = 12
-#: the text width in table characters (6.5 pt each at the body size, a wide average for DejaVu), and
-#: what a column's padding (two \tabcolsep, 12 pt) costs in the same unit
+#: the text width in table characters (6.5 pt each at the body size, a wide average for
+#: DejaVu), and what a column's padding (two \tabcolsep, 12 pt) costs in the same unit
 TABLE_CHARS, TABLE_PADDING = 72, 2
-#: a table of more rows than this, or more lines of text (estimated), is a longtable, which breaks
-#: across pages
+#: a table of more rows than this, or more lines of text (estimated), is a longtable,
+#: which breaks across pages
 LONG_TABLE_ROWS, LONG_TABLE_LINES = 8, 36
-#: the sizes a table may be set in, largest first: LaTeX size command and its scale to the body size
+#: the sizes a table may be set in, largest first: LaTeX size command and its scale to
+#: the body size
 TABLE_SIZES = [("", 1.0), ("\\small", 0.9), ("\\footnotesize", 0.8)]
 
 
@@ -592,7 +611,8 @@ def _breakable(text: str) -> list[nodes.Node]:
 
 
 def _chars(text: str) -> int:
-    """A text's width in table characters: a capital (or m, w) and a digit are wider than the average letter."""
+    """A text's width in table characters: a capital (or m, w) and a digit are wider
+    than the average letter."""
     return round(
         sum(
             1.4 if c.isupper() or c in "mw" else 1.2 if c.isdigit() else 1.0
@@ -602,7 +622,8 @@ def _chars(text: str) -> int:
 
 
 def _cell_extent(entry: nodes.Element) -> tuple[int, int]:
-    """A cell's length in characters and the longest piece it cannot break (math never breaks)."""
+    """A cell's length in characters and the longest piece it cannot break (math never
+    breaks)."""
     length, unbreakable = 0, 1
     for node in entry.findall(lambda n: isinstance(n, nodes.Text | nodes.math)):
         if isinstance(node, nodes.math):
@@ -623,9 +644,9 @@ def _cell_extent(entry: nodes.Element) -> tuple[int, int]:
 def column_widths(
     natural: list[int], least: list[int], chars: float, pad: int = TABLE_PADDING
 ) -> list[int] | None:
-    """Widths (padding included) that fit ``chars`` with the fewest lines in the tallest cell: each
-    column the width that sets its longest cell in that many lines, none below its least width;
-    None when even the least widths do not fit."""
+    """Widths (padding included) that fit ``chars`` with the fewest lines in the tallest
+    cell: each column the width that sets its longest cell in that many lines, none
+    below its least width; None when even the least widths do not fit."""
     if sum(least) + pad * len(least) > chars:
         return None
     widths = [lo + pad for lo in least]
@@ -651,7 +672,8 @@ def column_widths(
 def _measure(
     tgroup: nodes.Element, columns: int
 ) -> tuple[list[int], list[int], list[list[int]]] | None:
-    """Each column's natural and least width, and each cell's length; None when a cell spans columns."""
+    """Each column's natural and least width, and each cell's length; None when a cell
+    spans columns."""
     natural, least = [1] * columns, [1] * columns
     cells: list[list[int]] = []
     for row in tgroup.findall(nodes.row):
@@ -683,8 +705,9 @@ def _break_long_tokens(table: nodes.Element) -> None:
 
 
 def tables_fit(doctree: nodes.document) -> None:
-    """Column widths from each table's content, in the largest size it fits; long tokens may break; a
-    table that may not fit on one page is a longtable (a tabular cannot break across pages)."""
+    """Column widths from each table's content, in the largest size it fits; long tokens
+    may break; a table that may not fit on one page is a longtable (a tabular cannot
+    break across pages)."""
     for table in list(doctree.findall(nodes.table)):
         _break_long_tokens(table)
         tgroup = table.next_node(nodes.tgroup)
@@ -732,8 +755,9 @@ def tables_fit(doctree: nodes.document) -> None:
 
 
 def code_folds_unfolded(doctree: nodes.document) -> None:
-    """A page's folded listings (``:class: dropdown code-fold``) printed open: their title as a rubric, then the
-    listings themselves, outside a frame that LaTeX could not break across pages."""
+    """A page's folded listings (``:class: dropdown code-fold``) printed open: their
+    title as a rubric, then the listings themselves, outside a frame that LaTeX could
+    not break across pages."""
     for fold in list(doctree.findall(nodes.admonition)):
         if "code-fold" not in fold["classes"] or fold.parent is None:
             continue
@@ -744,7 +768,8 @@ def code_folds_unfolded(doctree: nodes.document) -> None:
 
 
 def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
-    """Arrange the assembled book for print (see the module's docstring) when the builder writes LaTeX."""
+    """Arrange the assembled book for print (see the module's docstring) when the
+    builder writes LaTeX."""
     if app.builder.format != "latex":
         return
     root_doc = app.config.root_doc
@@ -769,7 +794,8 @@ def for_print(app: Any, doctree: nodes.document, docname: str) -> None:
 
 
 def _chapter_numbers(env: Any) -> dict[str, int]:
-    """Page -> its chapter's number, for the numbered chapters (Sphinx's section numbers)."""
+    """Page -> its chapter's number, for the numbered chapters (Sphinx's section
+    numbers)."""
     found = {}
     for page, numbers in getattr(env, "toc_secnumbers", {}).items():
         number = numbers.get("") or ()
@@ -787,8 +813,9 @@ def numbers_as_on_the_site(
     fignumbers: dict[str, dict[str, dict[str, tuple[int, ...]]]],
     docname: str = "",
 ) -> None:
-    """Before every figure and table the site numbers, the number the site shows (``\\booknumber``,
-    bookprint.sty): LaTeX then prints it and refers to it, whatever it counted itself."""
+    """Before every figure and table the site numbers, the number the site shows
+    (``\\booknumber``, bookprint.sty): LaTeX then prints it and refers to it, whatever
+    it counted itself."""
     for kind, cls in _NUMBERED.items():
         for node in list(doctree.findall(cls)):
             if node.parent is None:
@@ -806,12 +833,13 @@ def numbers_as_on_the_site(
 def solutions_in_an_appendix(
     doctree: nodes.document, chapters: dict[str, int] | None = None
 ) -> None:
-    """Move every solution into Appendix A (:data:`SOLUTIONS_TITLE`): per chapter, each under its exercise's
-    number and title, which link back to the exercise, with the exercise's page; the exercise says on which
-    page its solution is.
+    """Move every solution into Appendix A (:data:`SOLUTIONS_TITLE`): per chapter, each
+    under its exercise's number and title, which link back to the exercise, with the
+    exercise's page; the exercise says on which page its solution is.
 
-    Each chapter's solutions stay inside a ``start_of_file`` of their page, so their labels (a figure's, a
-    cell's) keep the page's name and every reference to them resolves.
+    Each chapter's solutions stay inside a ``start_of_file`` of their page, so their
+    labels (a figure's, a cell's) keep the page's name and every reference to them
+    resolves.
     """
     from sphinx import addnodes
     from sphinx_exercise.nodes import (
@@ -823,7 +851,8 @@ def solutions_in_an_appendix(
     solutions = [s for s in doctree.findall(solution_node) if s.parent is not None]
     if not solutions:
         return
-    # the exercises of this tree (the registry's nodes are those Sphinx read, not the assembled book's)
+    # the exercises of this tree (the registry's nodes are those Sphinx read, not the
+    # assembled book's)
     exercises = {
         str(n.get("label", "")): n
         for n in doctree.findall(
@@ -835,8 +864,8 @@ def solutions_in_an_appendix(
     )
     appendix += nodes.paragraph(
         "",
-        "The solutions to each chapter's exercises, in the order of the exercises. "
-        "The HTML edition folds each one under its exercise.",
+        "The solutions to each chapter's exercises, in the order of the exercises. The "
+        "HTML edition folds each one under its exercise.",
     )
     sections: dict[str, nodes.section] = {}
     for solution in solutions:
@@ -885,8 +914,8 @@ def solutions_in_an_appendix(
                 "",
                 "",
                 _raw(
-                    f"\\hyperref[{here}]{{The solution is on page~\\pageref*{{{here}}}"
-                    f" (Appendix~\\ref*{{{SOLUTIONS_LABEL}}})}}."
+                    f"\\hyperref[{here}]{{The solution is on page~\\pageref*{{{here}}} "
+                    f"(Appendix~\\ref*{{{SOLUTIONS_LABEL}}})}}."
                 ),
             )
             said["classes"].append("book-solution-pointer")
@@ -911,8 +940,9 @@ def solutions_in_an_appendix(
 
 
 def _linked_back(title: nodes.title, exercise_label: str) -> list[nodes.Node]:
-    """A solution's title ("Solution to Exercise 3.2 (...)") with its reference to the exercise pointed at the label
-    sphinx-exercise gives the exercise in LaTeX (its math kept as math)."""
+    """A solution's title ("Solution to Exercise 3.2 (...)") with its reference to the
+    exercise pointed at the label sphinx-exercise gives the exercise in LaTeX (its math
+    kept as math)."""
     out: list[nodes.Node] = []
     for child in title.children:
         if not isinstance(child, nodes.reference):
@@ -930,9 +960,9 @@ def _linked_back(title: nodes.title, exercise_label: str) -> list[nodes.Node]:
 
 
 def build_appendices_summarised(doctree: nodes.document) -> None:
-    """The build report and the list of every check (:data:`SUMMARISED`) as their summaries: each page's
-    sections, the full report, are left out of the PDF; a label the book links to (a claim's mark links to its
-    check) stays, at the summary."""
+    """The build report and the list of every check (:data:`SUMMARISED`) as their
+    summaries: each page's sections, the full report, are left out of the PDF; a label
+    the book links to (a claim's mark links to its check) stays, at the summary."""
     from sphinx import addnodes
 
     for page in SUMMARISED:
@@ -971,7 +1001,8 @@ LATEX_DIR = Path(__file__).with_name("latex")
 
 
 def latex_templates(app: Any) -> None:
-    """Sphinx's LaTeX table templates, as amended for the PDF (``bookbuild/latex/*.tex.jinja``), when writing LaTeX."""
+    """Sphinx's LaTeX table templates, as amended for the PDF
+    (``bookbuild/latex/*.tex.jinja``), when writing LaTeX."""
     if (
         app.builder.format == "latex"
         and str(LATEX_DIR) not in app.config.templates_path

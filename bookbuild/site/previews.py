@@ -1,25 +1,30 @@
-"""Previews of what a link points to: a citation's entry, a glossary term's definition, a section, figure,
-table, equation, exercise or listing, shown on hover, focus or a first tap, with no network.
+"""Previews of what a link points to: a citation's entry, a glossary term's definition,
+a section, figure, table, equation, exercise or listing, shown on hover, focus or a
+first tap, with no network.
 
 Part of :mod:`bookbuild.site` (which calls :func:`connect`). Two steps:
 
-1. **Collect** (``html-page-context``, each page as Sphinx writes it): every element a link can point to
-   on the page becomes a short preview (:func:`collect`), written to ``<doctrees>/previews/<page>.json``.
-   One file per page, so parallel writers never share one, and a later build that rewrites only some
-   pages still finds the previews of the others.
-2. **Attach** (``build-finished``, after the accessibility pass and before the speed pass,
-   :mod:`bookbuild.site.speed`, which sizes the figures and listings of the previews as it does the page's,
-   and before the math is typeset, :mod:`bookbuild.site.mathrender`): each page Sphinx wrote in this build gets, before
-   ``</body>``, one ``<template id="book-previews">`` holding the previews of the targets its article
-   links to, keyed by the link's ``href`` as written (:func:`attach`). Their formulas are then typeset
-   with the page's own, so they use its glyph cache; a template's content is inert, so it adds no ids, no
-   tab stops and nothing for a screen reader until ``book-site.js`` shows one.
+1. **Collect** (``html-page-context``, each page as Sphinx writes it): every element a
+   link can point to on the page becomes a short preview (:func:`collect`), written to
+   ``<doctrees>/previews/<page>.json``. One file per page, so parallel writers never
+   share one, and a later build that rewrites only some pages still finds the previews
+   of the others.
+2. **Attach** (``build-finished``, after the accessibility pass and before the speed
+   pass, :mod:`bookbuild.site.speed`, which sizes the figures and listings of the
+   previews as it does the page's, and before the math is typeset,
+   :mod:`bookbuild.site.mathrender`): each page Sphinx wrote in this build gets, before
+   ``</body>``, one ``<template id="book-previews">`` holding the previews of the
+   targets its article links to, keyed by the link's ``href`` as written
+   (:func:`attach`). Their formulas are then typeset with the page's own, so they use
+   its glyph cache; a template's content is inert, so it adds no ids, no tab stops and
+   nothing for a screen reader until ``book-site.js`` shows one.
 
-A page that already holds its template (not rewritten by this build) is left as it is, as Sphinx leaves the
-text of its links. Why not sphinx-tippy: its tips carry raw TeX (the site typesets math at build time,
-so a page loads no MathJax), its data lives in the environment and is lost to parallel writes and to
-pages an incremental build does not rewrite, it assigns ``window.onload``, and pinning it in
-``requirements/lock.txt`` would re-key every memoized run.
+A page that already holds its template (not rewritten by this build) is left as it is,
+as Sphinx leaves the text of its links. Why not sphinx-tippy: its tips carry raw TeX
+(the site typesets math at build time, so a page loads no MathJax), its data lives in
+the environment and is lost to parallel writes and to pages an incremental build does
+not rewrite, it assigns ``window.onload``, and pinning it in ``requirements/lock.txt``
+would re-key every memoized run.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ FOLDER = "previews"
 PARAGRAPHS = 1
 #: lines of a listing a preview keeps
 LISTING_LINES = 8
-#: attributes a preview drops: ids (the template must add none to the page), focus and description wiring
+#: attributes a preview drops: ids (the template must add none to the page), focus and
+#: description wiring
 DROPPED_ATTRIBUTES = (
     "id",
     "tabindex",
@@ -58,8 +64,9 @@ _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:")
 
 
 def _clean(tag: Any, page: str, target_page: str) -> Any:
-    """``tag`` (a copy) without ids and focus stops, its links and images pointing from ``page`` (the
-    page that will show the preview) to where they point from ``target_page``."""
+    """``tag`` (a copy) without ids and focus stops, its links and images pointing from
+    ``page`` (the page that will show the preview) to where they point from
+    ``target_page``."""
     for dropped in tag.select(DROPPED):
         dropped.decompose()
     here, there = posixpath.dirname(page), posixpath.dirname(target_page)
@@ -77,7 +84,9 @@ def _clean(tag: Any, page: str, target_page: str) -> Any:
             )
         if el.name == "a":
             el["tabindex"] = (
-                "-1"  # a preview is read, not tabbed through; the link it previews is the tab stop
+                # a preview is read, not tabbed through; the link it previews is the tab
+                # stop
+                "-1"
             )
         if el.name == "img":
             el.attrs.pop(
@@ -88,7 +97,8 @@ def _clean(tag: Any, page: str, target_page: str) -> Any:
 
 
 def _first_paragraphs(start: Any, limit: int = PARAGRAPHS) -> list[Any]:
-    """The first ``limit`` paragraphs after ``start`` among its siblings, before the next section."""
+    """The first ``limit`` paragraphs after ``start`` among its siblings, before the
+    next section."""
     out = []
     for sibling in start.find_next_siblings(True):
         if sibling.name == "section" or len(out) >= limit:
@@ -101,7 +111,8 @@ def _first_paragraphs(start: Any, limit: int = PARAGRAPHS) -> list[Any]:
 
 
 def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
-    """(kind, the elements to show) for a link target, or None for a target with no preview."""
+    """(kind, the elements to show) for a link target, or None for a target with no
+    preview."""
     classes = el.get("class") or []
     if el.name == "div" and "citation" in classes:
         label = el.select_one("span.label")
@@ -185,9 +196,10 @@ def _copy(tag: Any) -> Any:
 
 
 def collect(body: str, page: str) -> dict[str, dict[str, str]]:
-    """The previews of the link targets in a page's ``body`` HTML: ``{"kinds": {id: kind}, "html": {id:
-    preview}}``, with every id of a target (an empty ``<span id>`` names its parent) and ``""`` for the
-    page itself (its title and first paragraph). ``page`` is the page's path under the output folder."""
+    """The previews of the link targets in a page's ``body`` HTML: ``{"kinds": {id:
+    kind}, "html": {id: preview}}``, with every id of a target (an empty ``<span id>``
+    names its parent) and ``""`` for the page itself (its title and first paragraph).
+    ``page`` is the page's path under the output folder."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(body, "html.parser")
@@ -228,7 +240,8 @@ def _on_page_context(
 
 
 def load(doctreedir: Path) -> dict[str, dict[str, dict[str, str]]]:
-    """Every page's collected previews, by page path under the output folder (``book/gated.html``)."""
+    """Every page's collected previews, by page path under the output folder
+    (``book/gated.html``)."""
     folder = doctreedir / FOLDER
     return {
         path.relative_to(folder).with_suffix(".html").as_posix(): json.loads(
@@ -239,7 +252,8 @@ def load(doctreedir: Path) -> dict[str, dict[str, dict[str, str]]]:
 
 
 def resolve(page: str, href: str) -> tuple[str, str]:
-    """(target page, target id) of ``href`` written on ``page``: ``#x`` is on ``page``; ``a.html`` is the page."""
+    """(target page, target id) of ``href`` written on ``page``: ``#x`` is on ``page``;
+    ``a.html`` is the page."""
     path, _, anchor = href.partition("#")
     target = (
         posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
@@ -252,7 +266,8 @@ def resolve(page: str, href: str) -> tuple[str, str]:
 def template(
     page: str, text: str, previews: dict[str, dict[str, dict[str, str]]]
 ) -> str:
-    """The ``<template>`` of previews for the links in ``text``'s article ("" when none resolves)."""
+    """The ``<template>`` of previews for the links in ``text``'s article ("" when none
+    resolves)."""
     article = _ARTICLE.search(text)
     if article is None:
         return ""
@@ -277,7 +292,8 @@ def template(
 
 
 def _rebase(inner: str, target: str, page: str) -> str:
-    """A preview written for ``target``'s folder, with its relative links made relative to ``page``'s."""
+    """A preview written for ``target``'s folder, with its relative links made relative
+    to ``page``'s."""
     if posixpath.dirname(target) == posixpath.dirname(page):
         return inner
     from bs4 import BeautifulSoup
@@ -295,7 +311,8 @@ def _rebase(inner: str, target: str, page: str) -> str:
 
 
 def attach(text: str, page: str, previews: dict[str, dict[str, dict[str, str]]]) -> str:
-    """``text`` with its template of previews before ``</body>``; a page that has one is returned as it is."""
+    """``text`` with its template of previews before ``</body>``; a page that has one is
+    returned as it is."""
     if f'id="{TEMPLATE_ID}"' in text or "</body>" not in text:
         return text
     block = template(page, text, previews)

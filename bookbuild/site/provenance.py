@@ -1,4 +1,5 @@
-"""Where each glued number came from, and each figure's plotted data, for the reader of the HTML book.
+"""Where each glued number came from, and each figure's plotted data, for the reader of
+the HTML book.
 
 Two things a reader can ask of a page without opening the repository:
 
@@ -50,7 +51,7 @@ _INCLUDE = re.compile(
 _PYOBJECT = re.compile(r"^:pyobject:\s*(\S+)", re.M)
 
 
-# --------------------------------------------------------------------------- reading cells
+# ------------------------------------------------------------------------ reading cells
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -79,7 +80,8 @@ def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
 
 
 def _slice(tree: ast.Module, names: set[str]) -> set[str]:
-    """``names`` and every name the cell's statements that bind them read, until nothing is added."""
+    """``names`` and every name the cell's statements that bind them read, until nothing
+    is added."""
     needed = set(names)
     statements = [_names(stmt) for stmt in tree.body]
     grown = True
@@ -117,7 +119,8 @@ def _glue_calls(tree: ast.AST) -> list[tuple[str, ast.Call]]:
 
 
 def _calls(tree: ast.AST) -> set[str]:
-    """The last component of every called name (``train(...)``, ``module.train(...)``: ``train``)."""
+    """The last component of every called name (``train(...)``, ``module.train(...)``:
+    ``train``)."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -130,7 +133,8 @@ def _calls(tree: ast.AST) -> set[str]:
 
 
 def listings_in(source: str) -> list[tuple[str, str | None]]:
-    """``(file, pyobject)`` of every ``literalinclude`` of a page's MyST source, in page order."""
+    """``(file, pyobject)`` of every ``literalinclude`` of a page's MyST source, in page
+    order."""
     out = []
     for match in _INCLUDE.finditer(source):
         obj = _PYOBJECT.search(match[3])
@@ -142,16 +146,18 @@ def listing_id(pyobject: str) -> str:
     return nodes.make_id(f"listing-{pyobject}")
 
 
-# --------------------------------------------------------------------------- provenance of glued values
+# ----------------------------------------------------------- provenance of glued values
 
 
 def glue_provenance(
     nb: Any, entry: dict[str, Any], listings: list[tuple[str, str | None]]
 ) -> dict[str, Any]:
-    """For every glued name of an executed notebook: its cell, statement, runs, sweeps and listings.
+    """For every glued name of an executed notebook: its cell, statement, runs, sweeps
+    and listings.
 
-    ``entry`` is the chapter's manifest entry (``runs`` and ``sweeps`` noted by its kernel, each with the
-    ``cell`` execution count that called it); ``listings`` is :func:`listings_in` of the page's source.
+    ``entry`` is the chapter's manifest entry (``runs`` and ``sweeps`` noted by its
+    kernel, each with the ``cell`` execution count that called it); ``listings`` is
+    :func:`listings_in` of the page's source.
     """
     by_cell: dict[int, list[dict[str, Any]]] = {}
     for run in entry.get("runs", []):
@@ -196,8 +202,9 @@ def glue_provenance(
                 if p not in seen:
                     seen.add(p)
                     todo.extend(reads[p])
-            # the code named is what computed the number: the glue cell and the cells that bound what its
-            # statement reads; the runs and records are every cell upstream (a training feeds a table)
+            # the code named is what computed the number: the glue cell and the cells
+            # that bound what its statement reads; the runs and records are every cell
+            # upstream (a training feeds a table)
             out[name] = _describe(
                 cells,
                 sorted(seen),
@@ -260,13 +267,14 @@ def _describe(
     }
 
 
-# --------------------------------------------------------------------------- figure data
+# -------------------------------------------------------------------------- figure data
 
 _MATH = re.compile(r"\$([^$]*)\$")
 
 
 def _words(label: str) -> str:
-    """A label as a reader reads it: mathtext as plain characters (``$f_t$`` as ``fₜ``), lines joined."""
+    """A label as a reader reads it: mathtext as plain characters (``$f_t$`` as ``fₜ``),
+    lines joined."""
     from bookbuild.site.search import readable_math
 
     text = _MATH.sub(lambda m: readable_math(m[1].replace(r"\mathdefault", "")), label)
@@ -274,8 +282,9 @@ def _words(label: str) -> str:
 
 
 def _value(v: Any) -> str:
-    """A plotted number as its data holds it: the shortest text that gives back the float32 it was (``0.6525``,
-    not ``0.6524999737739563``), else at most 12 significant digits (``0.6``, not layout's ``0.6000000000000001``)."""
+    """A plotted number as its data holds it: the shortest text that gives back the
+    float32 it was (``0.6525``, not ``0.6524999737739563``), else at most 12 significant
+    digits (``0.6``, not layout's ``0.6000000000000001``)."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     v = float(v)
@@ -290,7 +299,8 @@ def _value(v: Any) -> str:
 
 
 def _axes_text(summary: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """Per axes number: its title, x and y labels, tick labels and legend, from the summary's ``text``."""
+    """Per axes number: its title, x and y labels, tick labels and legend, from the
+    summary's ``text``."""
     found: dict[int, dict[str, Any]] = {}
     pattern = re.compile(
         r"^axes (\d+) (title|x label|y label|x ticks|y ticks|legend): ?(.*)$", re.S
@@ -317,14 +327,16 @@ def _is_number(tick: str) -> bool:
 
 
 def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
-    """A figure's plotted data as a table with the reader's columns: panel (when there are several), series
-    (its legend entry), then one column per axis label in the figure's own words and units, and ``value`` for
-    an image's cells. None for a diagram: a figure whose axes are all switched off plots no data.
+    """A figure's plotted data as a table with the reader's columns: panel (when there
+    are several), series (its legend entry), then one column per axis label in the
+    figure's own words and units, and ``value`` for an image's cells. None for a
+    diagram: a figure whose axes are all switched off plots no data.
 
-    What is a plot's furniture rather than its data is left out or said as data: an error bar's caps
-    (matplotlib's ``_nolegend_`` lines); a line across the whole axes (``axhline``) is its one value, with the
-    other column empty; a position on an axis of named categories (a row per contender, bars grouped around a
-    token, dots spread sideways) is the category's name, not its offset in the drawing.
+    What is a plot's furniture rather than its data is left out or said as data: an
+    error bar's caps (matplotlib's ``_nolegend_`` lines); a line across the whole axes
+    (``axhline``) is its one value, with the other column empty; a position on an axis
+    of named categories (a row per contender, bars grouped around a token, dots spread
+    sideways) is the category's name, not its offset in the drawing.
     """
     texts = _axes_text(summary)
     items = [
@@ -343,7 +355,8 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
         if own:
             return own
         if categories(n, axis) is not None:
-            return "category"  # a row per contender, a group per architecture: named by its tick labels
+            # a row per contender, a group per architecture: named by its tick labels
+            return "category"
         shared = [
             texts[m].get(f"{axis} label", "")
             for m in data_axes
@@ -461,7 +474,8 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
 
 
 def figure_csv(summary: dict[str, Any]) -> str:
-    """:func:`figure_table` as CSV (a header of the reader's column names, a row per plotted value)."""
+    """:func:`figure_table` as CSV (a header of the reader's column names, a row per
+    plotted value)."""
     table = figure_table(summary)
     buffer = io.StringIO()
     if table is not None:
@@ -472,7 +486,8 @@ def figure_csv(summary: dict[str, Any]) -> str:
 
 
 def figure_json(summary: dict[str, Any]) -> str:
-    """:func:`figure_table` as JSON: one object per row, keyed by the column names, numbers as numbers."""
+    """:func:`figure_table` as JSON: one object per row, keyed by the column names,
+    numbers as numbers."""
     table = figure_table(summary)
     records = []
     for row in table[1] if table is not None else []:
@@ -491,7 +506,8 @@ def figure_json(summary: dict[str, Any]) -> str:
 
 
 def figure_summaries(nb: Any) -> dict[Any, tuple[str, dict[str, Any]]]:
-    """The last figure each cell drew: (label, summary), keyed by the cell's label, else its execution count."""
+    """The last figure each cell drew: (label, summary), keyed by the cell's label, else
+    its execution count."""
     out: dict[Any, tuple[str, dict[str, Any]]] = {}
     for pos, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
         for output in cell.get("outputs", []):
@@ -509,7 +525,8 @@ def figure_summaries(nb: Any) -> dict[Any, tuple[str, dict[str, Any]]]:
 
 
 def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
-    """The executed notebook and manifest entry of a chapter page, or None for a page without outputs."""
+    """The executed notebook and manifest entry of a chapter page, or None for a page
+    without outputs."""
     from bookbuild.execute import engine
 
     root = Path(app.srcdir)
@@ -524,7 +541,8 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
         app.env.temp_data["provenance_manifest"] = cache
     if docname not in cache:
         return None
-    # read once per page: the figure links (doctree-resolved) and the glue provenance (html-page-context)
+    # read once per page: the figure links (doctree-resolved) and the glue provenance
+    # (html-page-context)
     notebooks = app.env.temp_data.setdefault("provenance_notebooks", {})
     if docname not in notebooks:
         try:
@@ -538,7 +556,8 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
 
 
 def executed_notebook(app: Any, docname: str) -> Any:
-    """The chapter page's source merged with its cached outputs (read once per page, shared), or None."""
+    """The chapter page's source merged with its cached outputs (read once per page,
+    shared), or None."""
     found = _chapter(app, docname)
     return None if found is None else found[0]
 
@@ -549,7 +568,8 @@ def _traced_text_role() -> Any:
     from bookbuild.site.notation import set_scientific
 
     class TracedPasteTextRole(PasteTextRole):
-        """``{glue:text}``, with the glued key on the node so the page can say where the number came from."""
+        """``{glue:text}``, with the glued key on the node so the page can say where the
+        number came from."""
 
         def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
             result, messages = super().run()
@@ -571,7 +591,8 @@ def _traced_text_role() -> Any:
 
 
 def mark_listings(app: Any, doctree: nodes.document, docname: str) -> None:
-    """Give every listing of ``chapter_code`` its anchor, and every figure drawn by a cell its data links."""
+    """Give every listing of ``chapter_code`` its anchor, and every figure drawn by a
+    cell its data links."""
     from bookbuild.site.pdf import _is_listing
 
     path = Path(app.srcdir) / f"{docname}.md"
@@ -625,8 +646,9 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
         link = nodes.raw(
             "",
             (
-                f'<p class="figure-data">Plotted data: <a href="{prefix}{stem}.csv" download>CSV</a> · '
-                f'<a href="{prefix}{stem}.json" download>JSON</a></p>'
+                f'<p class="figure-data">Plotted data: <a href="{prefix}{stem}.csv" '
+                f'download>CSV</a> · <a href="{prefix}{stem}.json" '
+                "download>JSON</a></p>"
             ),
             format="html",
         )
@@ -642,7 +664,8 @@ def write_figure_data(app: Any, exception: Exception | None) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.with_suffix(".json").write_text(figure_json(summary), encoding="utf-8")
         target.with_suffix(".csv").write_text(figure_csv(summary), encoding="utf-8")
-    # a page written again keeps only its figures' files: a figure gone, renamed or now a diagram leaves none
+    # a page written again keeps only its figures' files: a figure gone, renamed or now
+    # a diagram leaves none
     kept = {str(Path(stem)) for stem in stems}
     for page in app.env.temp_data.get("figure_data_pages", set()):
         folder = Path(app.outdir) / "_static" / "figure-data" / page
@@ -656,7 +679,8 @@ def write_figure_data(app: Any, exception: Exception | None) -> None:
 def page_provenance(
     app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Append the page's glue provenance (JSON) for book-site.js to show on hover and focus."""
+    """Append the page's glue provenance (JSON) for book-site.js to show on hover and
+    focus."""
     if doctree is None or "body" not in context:
         return
     found = _chapter(app, pagename)
@@ -673,8 +697,9 @@ def page_provenance(
 
 
 def scientific_pasted_text(app: Any, doctree: nodes.document, docname: str) -> None:
-    """A number glued from another page (``{glue:text}`page.md::key```, which myst-nb pastes after the roles
-    have run) in the reader's notation too: 1e-6 as 10⁻⁶, as the traced role sets the page's own."""
+    """A number glued from another page (``{glue:text}`page.md::key```, which myst-nb
+    pastes after the roles have run) in the reader's notation too: 1e-6 as 10⁻⁶, as the
+    traced role sets the page's own."""
     from bookbuild.site.notation import set_scientific
 
     for node in list(doctree.findall(nodes.inline)):

@@ -33,15 +33,18 @@ from sphinx.application import Sphinx
 
 FOLDER = "book-search"  # under the output's _static/
 SCRIPT = "book-search.js"
-#: what Sphinx's indexer skips too: comments, raw markup (the provenance and claim data), error messages
+#: what Sphinx's indexer skips too: comments, raw markup (the provenance and claim
+#: data), error messages
 _SKIP = (nodes.comment, nodes.raw, nodes.system_message, nodes.substitution_definition)
 _SPACE = re.compile(r"\s+")
 
 
 def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
-    """The page's searchable text, whitespace collapsed, and {id: where the element of that id starts in it}.
+    """The page's searchable text, whitespace collapsed, and {id: where the element of
+    that id starts in it}.
 
-    The ids are those a search result can name after ``#``: sections, glossary terms and other targets.
+    The ids are those a search result can name after ``#``: sections, glossary terms and
+    other targets.
     """
     parts: list[str] = []
     length = 0
@@ -89,7 +92,7 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
     return "".join(parts).rstrip(), sections
 
 
-# --------------------------------------------------------------------------- math as text
+# ------------------------------------------------------------------------- math as text
 
 #: symbols and names for TeX control words (what a reader sees in the typeset formula)
 _SYMBOLS = {
@@ -288,7 +291,8 @@ _TOKEN = re.compile(r"\\([A-Za-z]+|.)|([{}^_&~])|(\s+)|([^\\{}^_&~\s])", re.S)
 
 
 class _TeX:
-    """A small reader of the TeX the book's formulas use: enough to say a formula in plain characters."""
+    """A small reader of the TeX the book's formulas use: enough to say a formula in
+    plain characters."""
 
     def __init__(self, tex: str) -> None:
         self.tokens = [(m[1], m[2], m[3], m[4]) for m in _TOKEN.finditer(tex)]
@@ -376,8 +380,9 @@ class _TeX:
 
 
 def readable_math(tex: str) -> str:
-    """A formula in plain characters, as a reader would type it: ``\\tanh(c_t)`` as ``tanh(cₜ)``,
-    ``h_{t-1}`` as ``hₜ₋₁``, ``\\frac{\\partial L}{\\partial h}`` as ``(∂L)/(∂h)``; no backslash or brace is left."""
+    """A formula in plain characters, as a reader would type it: ``\\tanh(c_t)`` as
+    ``tanh(cₜ)``, ``h_{t-1}`` as ``hₜ₋₁``, ``\\frac{\\partial L}{\\partial h}`` as
+    ``(∂L)/(∂h)``; no backslash or brace is left."""
     text = _TeX(tex).read()
     text = re.sub(r"\s*;\s*(;\s*)*", "; ", _SPACE.sub(" ", text))
     text = re.sub(r"([(∂√]) | ([)])", r"\1\2", text)
@@ -385,7 +390,8 @@ def readable_math(tex: str) -> str:
 
 
 def readable_doctree(doctree: nodes.document) -> nodes.document:
-    """A copy of a page's doctree whose formulas are :func:`readable_math` text, for Sphinx's search index."""
+    """A copy of a page's doctree whose formulas are :func:`readable_math` text, for
+    Sphinx's search index."""
     copy = doctree.deepcopy()
     for node in list(
         copy.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))
@@ -402,9 +408,10 @@ def readable_doctree(doctree: nodes.document) -> nodes.document:
 def _index_readable(builder: Any) -> None:
     """Make the HTML builder index each page's formulas as :func:`readable_math` text.
 
-    Sphinx's indexer reads a formula's TeX as words, so the index held ``odot``, ``mathrm`` and ``frac`` and
-    search found pages by them. Its ``index_page`` runs before the page is written and from the same doctree,
-    so it is handed a copy (:func:`readable_doctree`); the page itself keeps its TeX for the typesetting.
+    Sphinx's indexer reads a formula's TeX as words, so the index held ``odot``,
+    ``mathrm`` and ``frac`` and search found pages by them. Its ``index_page`` runs
+    before the page is written and from the same doctree, so it is handed a copy
+    (:func:`readable_doctree`); the page itself keeps its TeX for the typesetting.
     """
     index_page = builder.index_page
 
@@ -420,12 +427,16 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 
 def text_script(pagename: str, doctree: nodes.document) -> str:
-    """The script that hands the page's text to the search page: ``bookSearchText(page, {text, sections})``."""
+    """The script that hands the page's text to the search page: ``bookSearchText(page,
+    {text, sections})``."""
     text, sections = page_text(doctree)
     data = json.dumps(
         {"text": text, "sections": sections}, ensure_ascii=False, separators=(",", ":")
     )
-    return f"window.bookSearchText && window.bookSearchText({json.dumps(pagename)}, {data});\n"
+    return (
+        f"window.bookSearchText && window.bookSearchText({json.dumps(pagename)}, "
+        f"{data});\n"
+    )
 
 
 def _on_page(
@@ -442,6 +453,7 @@ def _on_page(
 
 
 def connect(app: Sphinx) -> None:
-    """Register the per-page texts and the search page's script (called from :func:`bookbuild.site.setup`)."""
+    """Register the per-page texts and the search page's script (called from
+    :func:`bookbuild.site.setup`)."""
     app.connect("builder-inited", _on_builder_inited)
     app.connect("html-page-context", _on_page)

@@ -1,4 +1,5 @@
-"""Cross-references of a partial build (``build --only``) resolved from the last full build.
+"""Cross-references of a partial build (``build --only``) resolved from the last full
+build.
 
 A full HTML build writes ``xrefs.json`` beside its pages: every label
 (``(name)=``, ``:label:``, ``:name:``) with its page, anchor, title and number,
@@ -160,8 +161,9 @@ def _resolve(app: Any, env: Any, node: Any, contnode: Any) -> Any:
 def setup(app: Any) -> dict[str, Any]:
     from bookbuild.execute import cachekey
 
-    # myst-nb's lookup of the engine's stored outputs must hash as the engine does (bookbuild.execute.cachekey); every
-    # book the engine builds loads this extension (`--only` needs it), the site's extension too
+    # myst-nb's lookup of the engine's stored outputs must hash as the engine does
+    # (bookbuild.execute.cachekey); every book the engine builds loads this extension
+    # (`--only` needs it), the site's extension too
     cachekey.install()
     app.add_config_value("bookbuild_xref_inventory", "", "env")
     app.add_config_value("bookbuild_xref_base", "", "env")

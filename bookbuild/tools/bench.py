@@ -1,4 +1,5 @@
-"""Measure the authors' loop, side by side with a plain Jupyter Book build of the same pages.
+"""Measure the authors' loop, side by side with a plain Jupyter Book build of the same
+pages.
 
 ``python -m bookbuild bench`` copies the repository into a temporary folder twice
 (the author's own ``_build`` is never written):
@@ -6,7 +7,8 @@
 - **ours**: the book's build (``python -m bookbuild build``: the engine decides what
   is stale and executes it, then Jupyter Book renders). It starts from a copy of the
   author's execution cache, memoized runs and engine manifest when there is one (so
-  the first build only renders), else from nothing (a cold build: every chapter executes);
+  the first build only renders), else from nothing (a cold build: every chapter
+  executes);
 - **plain**: ``jupyter-book build`` of the same pages with execution off and none of
   the book's own Sphinx extensions (:func:`plain_config`): what Sphinx and Jupyter Book
   cost whatever the book does on top.
@@ -52,15 +54,17 @@ RESULTS = ROOT / "benchmarks" / "results.json"
 RATIO_TARGET = 2.0
 #: A figure-cell edit in Chapter 3: at most this many seconds.
 FIGURE_CELL_TARGET_S = 30.0
-#: The config keys of the book that name its own extensions' settings (left out of the plain build).
+#: The config keys of the book that name its own extensions' settings (left out of the
+#: plain build).
 PLAIN_DROP = {
     "bibtex_reference_style",
     "bibtex_default_style",
     "latex_additional_files",
     "mathjax_path",
 }
-#: What the first build may reuse from the author's build folder: executed outputs, the engine's state, memoized
-#: runs, and what an author's earlier builds compiled and drew (JAX's programs, the panels' data and figures).
+#: What the first build may reuse from the author's build folder: executed outputs, the
+#: engine's state, memoized runs, and what an author's earlier builds compiled and drew
+#: (JAX's programs, the panels' data and figures).
 REUSED = [".jupyter_cache", "engine", "runs", "jax-cache", "panel-cache"]
 STEPS = [
     "no-change rebuild",
@@ -71,7 +75,8 @@ STEPS = [
 
 
 def plain_config(text: str) -> str:
-    """The book's ``_config.yml`` for a plain Jupyter Book build: execution off, only third-party extensions."""
+    """The book's ``_config.yml`` for a plain Jupyter Book build: execution off, only
+    third-party extensions."""
     config = yaml.safe_load(text)
     config.setdefault("execute", {})["execute_notebooks"] = "off"
     sphinx = config.setdefault("sphinx", {})
@@ -102,7 +107,8 @@ def add_sentence(work: Path, n: int) -> None:
 
 
 def comment_figure_cell(work: Path, n: int) -> None:
-    """A figure-cell edit: a comment added at the top of Chapter 3's first figure cell (after its options)."""
+    """A figure-cell edit: a comment added at the top of Chapter 3's first figure cell
+    (after its options)."""
     page = work / "book" / "gated.md"
     text = page.read_text()
     cell = re.search(
@@ -114,7 +120,8 @@ def comment_figure_cell(work: Path, n: int) -> None:
 
 
 def comment_listing(work: Path, n: int) -> None:
-    """A listing edit: a comment added at the end of ``chapter_code/rnn/recurrence.py``."""
+    """A listing edit: a comment added at the end of
+    ``chapter_code/rnn/recurrence.py``."""
     module = work / "chapter_code" / "rnn" / "recurrence.py"
     module.write_text(module.read_text() + f"\n# bench edit {n}: the listing changed\n")
 
@@ -167,7 +174,8 @@ def _plain(work: Path) -> float:
     wall = time.perf_counter() - started
     if proc.returncode != 0 or not (work / "_build" / "html" / "index.html").exists():
         raise RuntimeError(
-            f"the plain Jupyter Book build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+            "the plain Jupyter Book build failed in "
+            f"{work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
         )
     return round(wall, 2)
 
@@ -206,7 +214,8 @@ def measure(repeats: int = 3, root: Path = ROOT) -> dict:
             "readings": rows,
         }
     return {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}",
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "repeats": repeats,
         "first build": {**first, "reused": reused},
@@ -221,12 +230,14 @@ def verdicts(results: dict) -> list[str]:
         s = results["steps"][step]
         ok = s["ratio"] <= RATIO_TARGET
         out.append(
-            f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): {'met' if ok else 'NOT met'}"
+            f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): "
+            f"{'met' if ok else 'NOT met'}"
         )
     s = results["steps"][STEPS[2]]
     ok = s["ours_s"] <= FIGURE_CELL_TARGET_S
     out.append(
-        f"{STEPS[2]}: {s['ours_s']} s (target <= {FIGURE_CELL_TARGET_S:g} s): {'met' if ok else 'NOT met'}"
+        f"{STEPS[2]}: {s['ours_s']} s (target <= {FIGURE_CELL_TARGET_S:g} s): "
+        f"{'met' if ok else 'NOT met'}"
     )
     return out
 
@@ -234,8 +245,9 @@ def verdicts(results: dict) -> list[str]:
 def table(results: dict) -> str:
     first = results["first build"]
     lines = [
-        f"Measured {results['date']} on {results['machine']}; medians of {results['repeats']} readings, each step "
-        "made in both copies and both built one after the other.",
+        f"Measured {results['date']} on {results['machine']}; medians of "
+        f"{results['repeats']} readings, each step made in both copies and both built "
+        "one after the other.",
         "",
         "| step | ours (s) | plain Jupyter Book (s) | ours / plain | chapters executed "
         "| every reading, ours / plain (s) |",
@@ -246,13 +258,14 @@ def table(results: dict) -> str:
         each = ", ".join(f"{r['wall_s']:g} / {r['plain_s']:g}" for r in s["readings"])
         ran_text = ", ".join(ran) or "none"
         lines.append(
-            f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | {each} |"
+            f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | "
+            f"{each} |"
         )
     reused = ", ".join(first["reused"]) or "nothing (cold: every chapter executed)"
     lines += [
         "",
-        f"First build (not in the medians): ours {first['ours']['wall_s']} s, reusing {reused}; plain "
-        f"{first['plain_s']} s.",
+        f"First build (not in the medians): ours {first['ours']['wall_s']} s, reusing "
+        f"{reused}; plain {first['plain_s']} s.",
         "",
     ]
     lines += [f"- {v}" for v in verdicts(results)]
@@ -267,7 +280,8 @@ def main(show: bool = False, repeats: int = 3) -> int:
         results = json.loads(RESULTS.read_text())
         if "repeats" not in results:
             print(
-                "The stored measurements predate the side-by-side bench; run `make bench`."
+                "The stored measurements predate the side-by-side bench; run `make "
+                "bench`."
             )
             return 1
         print(table(results))
@@ -277,6 +291,7 @@ def main(show: bool = False, repeats: int = 3) -> int:
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
     print(
-        f"\nwritten to {RESULTS.relative_to(ROOT)}; copy the table into BENCHMARKS.md when it changes"
+        f"\nwritten to {RESULTS.relative_to(ROOT)}; copy the table into BENCHMARKS.md "
+        "when it changes"
     )
     return 0

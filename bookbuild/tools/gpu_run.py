@@ -1,4 +1,5 @@
-"""``make gpu-run OUT=folder``: the GPU build in one command, everything that must come back in one folder.
+"""``make gpu-run OUT=folder``: the GPU build in one command, everything that must come
+back in one folder.
 
 On a fresh machine with an NVIDIA GPU whose Python has a CUDA build of torch,
 ``python3 bookbuild/tools/gpu_run.py OUT`` (standard library only until the
@@ -131,7 +132,8 @@ BUDGET_S = (
     475.0  # 8 minutes, less a few seconds for the machine's own start and the copy back
 )
 RESERVED_AFTER_RUN_S = 50.0  # baselines and collect, after the side-by-side steps
-GRACE_S = 10.0  # from the interrupt of a step that ran out of time to the kill of what is left of it
+# from the interrupt of a step that ran out of time to the kill of what is left of it
+GRACE_S = 10.0
 SWEEP = "word-lm-scale"
 SWEEP_CONFIG = "gpu"
 DRY_BUDGET_S = 150.0
@@ -144,7 +146,8 @@ DRY_BOOK_SWEEPS = (
     "gated-book-runs",
 )  # the dry run walks the step with one sweep's smoke configuration
 CORPORA = ("data/shakespeare.txt", "data/milton.txt")
-#: What the steps import, checked without importing torch (which takes seconds): the engine's and the sweeps' stack.
+#: What the steps import, checked without importing torch (which takes seconds): the
+#: engine's and the sweeps' stack.
 PACKAGES = (
     "bookbuild",
     "nbclient",
@@ -155,7 +158,8 @@ PACKAGES = (
     "filelock",
     "psutil",
 )
-#: Estimated wall seconds per chapter on the GPU machine (the budget table above), printed beside the measured ones.
+#: Estimated wall seconds per chapter on the GPU machine (the budget table above),
+#: printed beside the measured ones.
 CHAPTER_ESTIMATES: dict[str, float] = {
     "book/intro": 10,
     "book/building": 10,
@@ -192,11 +196,12 @@ class Step:
         return out
 
 
-# --------------------------------------------------------------------------- running steps
+# ------------------------------------------------------------------------ running steps
 
 
 def _descendants(pid: int) -> list[tuple[int, str]]:
-    """Every live descendant of ``pid`` and its start time (``/proc``; kernels start in sessions of their own)."""
+    """Every live descendant of ``pid`` and its start time (``/proc``; kernels start in
+    sessions of their own)."""
     children: dict[int, list[tuple[int, str]]] = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
         if not entry.name.isdigit():
@@ -217,7 +222,8 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
 
 
 def _kill(pid: int, started: str) -> None:
-    """SIGKILL ``pid`` if it is still the process that started at ``started`` (never a reused pid)."""
+    """SIGKILL ``pid`` if it is still the process that started at ``started`` (never a
+    reused pid)."""
     try:
         if (
             Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
@@ -229,18 +235,21 @@ def _kill(pid: int, started: str) -> None:
 
 
 def _interruptible() -> None:
-    """In a step's process before it starts: Ctrl-C (SIGINT) interrupts it, as in a terminal.
+    """In a step's process before it starts: Ctrl-C (SIGINT) interrupts it, as in a
+    terminal.
 
-    A process started in the background by a non-interactive shell (``cmd &``, some CI runners and
-    schedulers) inherits SIGINT ignored, and an ignored signal stays ignored across ``exec``: its steps would
-    then sit out the interrupt that stops a step past its timeout, and be killed only after
-    :data:`GRACE_S`, their kernels and jobs left unstopped.
+    A process started in the background by a non-interactive shell (``cmd &``, some CI
+    runners and schedulers) inherits SIGINT ignored, and an ignored signal stays ignored
+    across ``exec``: its steps would then sit out the interrupt that stops a step past
+    its timeout, and be killed only after :data:`GRACE_S`, their kernels and jobs left
+    unstopped.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
-    """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs), then kill what is left.
+    """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs),
+    then kill what is left.
 
     Only the step's own processes are signalled: its process group, and the
     descendants found under it (each checked by its start time before the kill).
@@ -263,7 +272,8 @@ def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
 
 
 class Runner:
-    """Runs steps one by one or side by side, each with its own timeout, inside one deadline; logs everything."""
+    """Runs steps one by one or side by side, each with its own timeout, inside one
+    deadline; logs everything."""
 
     def __init__(self, out: Path, root: Path, dry_run: bool, budget_s: float) -> None:
         self.out, self.root, self.dry_run = out, root, dry_run
@@ -279,10 +289,12 @@ class Runner:
         return self.deadline - time.monotonic()
 
     def run(self, *steps: Step, until: float | None = None) -> None:
-        """Run ``steps`` side by side; each ends by itself, at its timeout, or at ``until`` (monotonic)."""
+        """Run ``steps`` side by side; each ends by itself, at its timeout, or at
+        ``until`` (monotonic)."""
         live: list[tuple[Step, subprocess.Popen, float, Any]] = []
-        # Everything from the first start on is inside the try: a signal that lands while the steps start or
-        # while the summary is written still stops what was started and marks it interrupted.
+        # Everything from the first start on is inside the try: a signal that lands
+        # while the steps start or while the summary is written still stops what was
+        # started and marks it interrupted.
         try:
             for step in steps:
                 self.steps.append(step)
@@ -295,7 +307,8 @@ class Runner:
                 step.log = str(log_path.relative_to(self.out))
                 log = log_path.open("w")
                 log.write(
-                    f"$ {' '.join(step.argv)}\n(timeout {limit:.0f} s; cwd {self.root})\n\n"
+                    f"$ {' '.join(step.argv)}\n(timeout {limit:.0f} s; cwd "
+                    f"{self.root})\n\n"
                 )
                 log.flush()
                 env = {**os.environ, **step.env}
@@ -321,7 +334,8 @@ class Runner:
                 )
             self.write_summary()
             self._wait(live)
-        except BaseException:  # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
+        # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
+        except BaseException:
             for step, proc, began, log in live:
                 _stop(
                     proc, grace_s=2.0
@@ -355,7 +369,8 @@ class Runner:
                 log.close()
                 live.remove(entry)
                 print(
-                    f"gpu-run: {step.name}: {step.status} in {step.wall_s:.1f} s (exit {step.rc})",
+                    f"gpu-run: {step.name}: {step.status} in {step.wall_s:.1f} s (exit "
+                    f"{step.rc})",
                     flush=True,
                 )
                 self.write_summary()
@@ -366,7 +381,8 @@ class Runner:
         self.write_summary()
 
     def write_summary(self, finished: bool = False) -> None:
-        """``summary.json`` and ``summary.md``: every step so far, its outcome, its log; the files in OUT."""
+        """``summary.json`` and ``summary.md``: every step so far, its outcome, its log;
+        the files in OUT."""
         wall = round(time.monotonic() - self.started, 1)
         data = {
             "command": "make gpu-run" + (" (dry run)" if self.dry_run else ""),
@@ -384,10 +400,11 @@ class Runner:
         }
         _write_json(self.out / "summary.json", data)
         lines = [
-            f"# {data['command']}: {'finished' if finished else 'RUNNING (or stopped before the end)'}",
+            f"# {data['command']}: "
+            f"{'finished' if finished else 'RUNNING (or stopped before the end)'}",
             "",
-            f"Started {self.started_at}; {wall:.0f} s of the {self.budget_s:.0f} s budget "
-            f"({'within' if data['within_budget'] else 'OVER'} it).",
+            f"Started {self.started_at}; {wall:.0f} s of the {self.budget_s:.0f} s "
+            f"budget ({'within' if data['within_budget'] else 'OVER'} it).",
             "",
         ]
         lines += [
@@ -402,8 +419,9 @@ class Runner:
         ]
         for s in self.steps:
             lines.append(
-                f"| {s.name} | {s.status} | {'' if s.rc is None else s.rc} | {s.wall_s:.1f} | "
-                f"{s.timeout_s:.0f} | {s.log} | {s.note.replace('|', '/')} |"
+                f"| {s.name} | {s.status} | {'' if s.rc is None else s.rc} | "
+                f"{s.wall_s:.1f} | {s.timeout_s:.0f} | {s.log} | "
+                f"{s.note.replace('|', '/')} |"
             )
         lines += ["", "Files: see `summary.json` (`files`); timings: `timing.md`.", ""]
         _write_text(self.out / "summary.md", "\n".join(lines))
@@ -431,9 +449,13 @@ def _read_json(path: Path) -> Any:
 
 
 def _python_for(root: Path, runner: Runner) -> str:
-    """The environment's Python after ``env``: ``.venv`` when it works, else this Python if it has the packages."""
+    """The environment's Python after ``env``: ``.venv`` when it works, else this Python
+    if it has the packages."""
     venv = root / ".venv" / "bin" / "python"
-    probe = f"import importlib.util, {', '.join(PACKAGES)}; assert importlib.util.find_spec('torch')"
+    probe = (
+        f"import importlib.util, {', '.join(PACKAGES)}; assert "
+        "importlib.util.find_spec('torch')"
+    )
     env = {**os.environ, "PYTHONPATH": str(root)}
     fallback = (
         "this Python" if runner.dry_run else "this Python (the .venv set-up failed)"
@@ -448,7 +470,8 @@ def _python_for(root: Path, runner: Runner) -> str:
             runner.facts["python"] = f"{python} ({what})"
             return python
     runner.facts["python"] = (
-        f"{sys.executable} (no Python here imports the book's packages; later steps fail)"
+        f"{sys.executable} (no Python here imports the book's packages; later steps "
+        "fail)"
     )
     return sys.executable
 
@@ -460,7 +483,8 @@ def run(
     budget_s: float = BUDGET_S,
     sweep: str | None = None,
 ) -> int:
-    """Run every step into ``out``; 0 when every step succeeded (``summary.json`` says what happened either way)."""
+    """Run every step into ``out``; 0 when every step succeeded (``summary.json`` says
+    what happened either way)."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     tmp: tempfile.TemporaryDirectory | None = None
@@ -468,8 +492,8 @@ def run(
         absent = [rel for rel in CORPORA if not (root / rel).is_file()]
         if absent:
             print(
-                f"gpu-run --dry-run: needs {' and '.join(absent)} (the corpora the first `make book` builds; the "
-                "dry run works offline)",
+                f"gpu-run --dry-run: needs {' and '.join(absent)} (the corpora the "
+                "first `make book` builds; the dry run works offline)",
                 file=sys.stderr,
             )
             return 2
@@ -506,8 +530,8 @@ def run(
                     [
                         sys.executable,
                         "-c",
-                        f"import {', '.join(PACKAGES)}; "
-                        "print('dry run: the running environment has the book installed')",
+                        f"import {', '.join(PACKAGES)}; print('dry run: the running "
+                        "environment has the book installed')",
                     ],
                     60,
                     base_env,
@@ -523,8 +547,8 @@ def run(
         me = [python, "-m", "bookbuild.tools.gpu_run"]
         until = runner.deadline - RESERVED_AFTER_RUN_S
         workers = "1" if dry_run else str(SWEEP_WORKERS)
-        # first the chapters' own runs on this device (a GPU build reads its own record set of them), then the
-        # chapters beside the scale study's GPU configuration
+        # first the chapters' own runs on this device (a GPU build reads its own record
+        # set of them), then the chapters beside the scale study's GPU configuration
         book_sweeps = DRY_BOOK_SWEEPS if dry_run else ()
         runner.run(
             Step("probe", [*me, "_probe", str(out / "device.json")], 30, base_env),
@@ -599,7 +623,8 @@ def run(
     failed = [s.name for s in runner.steps if s.status != "ok"]
     print(
         f"gpu-run: {'all steps ok' if not failed else 'not ok: ' + ', '.join(failed)}; "
-        f"{time.monotonic() - runner.started:.0f} s; everything is in {out} (summary.md)",
+        f"{time.monotonic() - runner.started:.0f} s; everything is in {out} "
+        "(summary.md)",
         flush=True,
     )
     if "interrupted" in runner.facts:
@@ -608,7 +633,8 @@ def run(
 
 
 def _executed_chapters(root: Path) -> list[str]:
-    """Chapters whose outputs the engine stored in this run's build folder (its manifest), in toc order."""
+    """Chapters whose outputs the engine stored in this run's build folder (its
+    manifest), in toc order."""
     manifest = _read_json(root / "_build" / "engine" / "manifest.json") or {}
     return [
         c
@@ -665,7 +691,8 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
 
 def _write_timing(runner: Runner, out: Path, records: Path) -> None:
-    """``timing.json`` and ``timing.md``: each step; each chapter against its estimate; each sweep job."""
+    """``timing.json`` and ``timing.md``: each step; each chapter against its estimate;
+    each sweep job."""
     manifest = _read_json(out / "logs" / "engine-manifest.json") or {}
     chapters = []
     for chapter, entry in manifest.items():
@@ -726,17 +753,19 @@ def _write_timing(runner: Runner, out: Path, records: Path) -> None:
         "|---|---|---:|---:|",
     ]
     lines += [
-        f"| {s['step']} | {s['status']} | {num(s['wall_s'])} | {num(s['timeout_s'], 0)} |"
+        f"| {s['step']} | {s['status']} | {num(s['wall_s'])} | "
+        f"{num(s['timeout_s'], 0)} |"
         for s in steps
     ]
     lines += [
         "",
-        "| chapter | outcome | wall (s) | estimate (s) | memoized runs computed | their time (s) |",
+        "| chapter | outcome | wall (s) | estimate (s) | memoized runs computed | "
+        "their time (s) |",
         "|---|---|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {c['chapter']} | {c['status']} | {num(c['wall_s'])} | {num(c['estimate_s'], 0)} | "
-        f"{c['computed_runs']} | {num(c['compute_s'])} |"
+        f"| {c['chapter']} | {c['status']} | {num(c['wall_s'])} | "
+        f"{num(c['estimate_s'], 0)} | {c['computed_runs']} | {num(c['compute_s'])} |"
         for c in chapters
     ]
     lines += [
@@ -745,15 +774,17 @@ def _write_timing(runner: Runner, out: Path, records: Path) -> None:
         "|---|---:|---:|---:|---:|---|",
     ]
     lines += [
-        f"| {j['job']} | {num(j['wall_s'])} | {j['parameters'] or '-'} | {num(j['test_perplexity'], 2)} | "
-        f"{j['best_step'] or '-'} | {j['device'] or '-'} |"
+        f"| {j['job']} | {num(j['wall_s'])} | {j['parameters'] or '-'} | "
+        f"{num(j['test_perplexity'], 2)} | {j['best_step'] or '-'} | "
+        f"{j['device'] or '-'} |"
         for j in jobs
     ]
     _write_text(out / "timing.md", "\n".join(lines) + "\n")
 
 
 def _check_folder(out: Path) -> list[str]:
-    """What the dry run checks in OUT: every promised file, readable, with the facts it must state."""
+    """What the dry run checks in OUT: every promised file, readable, with the facts it
+    must state."""
     problems = [
         f"missing {name}"
         for name in ALWAYS + ("device.json", "build-report.md")
@@ -782,7 +813,7 @@ def _check_folder(out: Path) -> list[str]:
     return problems
 
 
-# --------------------------------------------------------------------------- the dry run's book
+# ------------------------------------------------------------------- the dry run's book
 
 
 DRY_PAGE = """\
@@ -817,7 +848,8 @@ print(torch.arange(6.0).sum().item())
 
 
 def _dry_book(source: Path, work: Path) -> Path:
-    """A temporary book: this checkout's code and configuration, the corpora if present, one tiny page."""
+    """A temporary book: this checkout's code and configuration, the corpora if present,
+    one tiny page."""
     for name in ("bookbuild", "chapter_code"):
         shutil.copytree(
             source / name, work / name, ignore=shutil.ignore_patterns("__pycache__")
@@ -846,11 +878,12 @@ def _same_device(a: Path, b: Path) -> bool:
     return a.stat().st_dev == b.stat().st_dev
 
 
-# --------------------------------------------------------------------------- the steps that need the environment
+# -------------------------------------------------- the steps that need the environment
 
 
 def _probe(path: Path) -> int:
-    """Write what the machine is to ``path``; fails (exit 1) when the run asks for CUDA and there is none."""
+    """Write what the machine is to ``path``; fails (exit 1) when the run asks for CUDA
+    and there is none."""
     from chapter_code.core import (
         numerics,
         runtime,
@@ -898,7 +931,8 @@ def _probe(path: Path) -> int:
 
 
 def _execute(root: Path, out: Path) -> int:
-    """Execute every chapter (the engine; what is fresh in the build folder is reused), then write the reports.
+    """Execute every chapter (the engine; what is fresh in the build folder is reused),
+    then write the reports.
 
     The build report compares with the baselines committed for this profile
     and software, before ``_record`` replaces them. Exit 1 if a chapter failed.
@@ -921,7 +955,8 @@ def _execute(root: Path, out: Path) -> int:
 
 
 def _record(root: Path, out: Path, chapters: list[str]) -> int:
-    """``accept --only chapters`` (all cache hits): their baselines; the reports too if ``_execute`` wrote none."""
+    """``accept --only chapters`` (all cache hits): their baselines; the reports too if
+    ``_execute`` wrote none."""
     from bookbuild import gate
     from bookbuild.execute import engine
     from bookbuild.files import checkout_lock
@@ -936,7 +971,8 @@ def _record(root: Path, out: Path, chapters: list[str]) -> int:
 
 
 def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
-    """The build report of ``results``, and their comparison with the committed CPU baselines."""
+    """The build report of ``results``, and their comparison with the committed CPU
+    baselines."""
     from bookbuild import gate
     from bookbuild.execute import engine
     from chapter_code.core import numerics
@@ -959,11 +995,13 @@ def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
     differences = {c.result.chapter: [str(d) for d in c.differences] for c in cpu}
     _write_json(out / "cpu-comparison.json", differences)
     lines = [
-        f"# {profile} outputs against the committed {numerics.PINNED_PROFILE} baselines",
+        f"# {profile} outputs against the committed {numerics.PINNED_PROFILE} "
+        "baselines",
         "",
-        "No chapter moves its work to runtime.setup()'s device, so outside JAX's cells and the "
-        "build-information table the GPU build computes on the CPU, with the CPU pins in force where the "
-        "host CPU has AVX2: its outputs are expected to equal the CPU baselines.",
+        "No chapter moves its work to runtime.setup()'s device, so outside JAX's cells "
+        "and the build-information table the GPU build computes on the CPU, with the "
+        "CPU pins in force where the host CPU has AVX2: its outputs are expected to "
+        "equal the CPU baselines.",
         "",
         "| chapter | differences |",
         "|---|---:|",
@@ -974,11 +1012,12 @@ def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
 
 
 def _book_sweeps(root: Path, device: str, names: list[str]) -> int:
-    """Run every per-device configuration the chapters read (the registry's ``PER_DEVICE_CONFIGS`` but ``smoke``:
-    ``book-runs``, ``book-grid``, the scale study's ``cpu``) of every sweep, or of ``names``, on ``device``, into its
-    own record set:
-    one ``experiments run`` per sweep, :data:`BOOK_SWEEP_PROCESSES` at once, each with up to
-    :data:`BOOK_SWEEP_WORKERS` jobs at once. In the dry run (``names`` given), their ``smoke`` configurations.
+    """Run every per-device configuration the chapters read (the registry's
+    ``PER_DEVICE_CONFIGS`` but ``smoke``: ``book-runs``, ``book-grid``, the scale
+    study's ``cpu``) of every sweep, or of ``names``, on ``device``, into its own record
+    set: one ``experiments run`` per sweep, :data:`BOOK_SWEEP_PROCESSES` at once, each
+    with up to :data:`BOOK_SWEEP_WORKERS` jobs at once. In the dry run (``names``
+    given), their ``smoke`` configurations.
     """
     from bookbuild.runs import sweeps
 

@@ -1,4 +1,5 @@
-"""Student labs, generated from the tested listings: one source, two editions, checkpoints that catch mistakes.
+"""Student labs, generated from the tested listings: one source, two editions,
+checkpoints that catch mistakes.
 
 A lab is described by a module in ``labs/`` (one per chapter) holding a
 :class:`Lab`: its exercises name a function of ``chapter_code`` whose body
@@ -45,13 +46,15 @@ solution edition with nbgrader's grading metadata), when a build starts, so the
 pages link to them with ``{download}``.
 
 ``python -m bookbuild.tools.labs [OUT]`` writes the notebooks (default ``_build/labs``);
-``python -m bookbuild.tools.labs --time`` runs every solution edition and stores its cells' run times in
-``labs/timings.json``, which each notebook's time budget states beside the estimated writing time.
+``python -m bookbuild.tools.labs --time`` runs every solution edition and stores its
+cells' run times in ``labs/timings.json``, which each notebook's time budget states
+beside the estimated writing time.
 
-After the exercises each notebook asks for a prediction (:class:`Prediction`: write a guess, measure it with
-your own functions, compare), offers an optional stretch section with no checkpoint and no answers, and ends
-with a small results table printed by the student's own functions. As a Sphinx extension this module also puts
-a launch link for a hosted notebook service (:data:`LAUNCH_URL`) beside each page's student download.
+After the exercises each notebook asks for a prediction (:class:`Prediction`: write a
+guess, measure it with your own functions, compare), offers an optional stretch section
+with no checkpoint and no answers, and ends with a small results table printed by the
+student's own functions. As a Sphinx extension this module also puts a launch link for a
+hosted notebook service (:data:`LAUNCH_URL`) beside each page's student download.
 """
 
 from __future__ import annotations
@@ -107,29 +110,36 @@ class Exercise:
     reference: Callable[[], dict[str, Any]] | None = (
         None  # its value, not its source, goes into the notebook
     )
-    minutes: int = 15  # the book's estimate of a student's writing time (the run time is measured: TIMINGS)
-    # (context ref, code): in the student edition, the solution region of a context object that is another
-    # exercise's answer (Lab 6 scores with Lab 4's lm_loss_and_ppl) is replaced by this equivalent stand-in
+    # the book's estimate of a student's writing time (the run time is measured:
+    # TIMINGS)
+    minutes: int = 15
+    # (context ref, code): in the student edition, the solution region of a context
+    # object that is another exercise's answer (Lab 6 scores with Lab 4's
+    # lm_loss_and_ppl) is replaced by this equivalent stand-in
     stand_ins: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.hints or isinstance(self.hints, str):
             raise LabError(
-                f"{self.target}: hints must be a non-empty tuple of strings, a nudge first"
+                f"{self.target}: hints must be a non-empty tuple of strings, a nudge "
+                "first"
             )
         if not isinstance(self.minutes, int) or self.minutes < 1:
             raise LabError(
-                f"{self.target}: minutes must be a positive whole number; got {self.minutes!r}"
+                f"{self.target}: minutes must be a positive whole number; got "
+                f"{self.minutes!r}"
             )
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """The lab's prediction: write a guess down, then measure it with your own functions, then compare.
+    """The lab's prediction: write a guess down, then measure it with your own
+    functions, then compare.
 
-    ``question`` (Markdown) asks for the guess; ``guess`` is the code cell the student fills in (a variable set
-    to ``None``); ``measure`` computes the measured value with the student's functions; ``compare`` prints the
-    guess beside the measurement and says what to look at.
+    ``question`` (Markdown) asks for the guess; ``guess`` is the code cell the student
+    fills in (a variable set to ``None``); ``measure`` computes the measured value with
+    the student's functions; ``compare`` prints the guess beside the measurement and
+    says what to look at.
     """
 
     question: str
@@ -147,7 +157,8 @@ class Lab:
     title: str
     intro: str  # Markdown
     setup: str  # the imports every cell needs
-    # NumPy beside PyTorch: without it PyTorch warns "Failed to initialize NumPy" on import
+    # NumPy beside PyTorch: without it PyTorch warns "Failed to initialize NumPy" on
+    # import
     requirements: tuple[str, ...] = ("torch", "numpy")
     exercises: list[Exercise] = field(default_factory=list)
     prediction: Prediction | None = (
@@ -156,7 +167,8 @@ class Lab:
     stretch: tuple[
         str, ...
     ] = ()  # optional harder extensions (Markdown), no checkpoint and no answer
-    results: str = ""  # the last cell: code that prints a small table made with the student's functions
+    # the last cell: code that prints a small table made with the student's functions
+    results: str = ""
 
 
 class LabError(ValueError):
@@ -164,7 +176,8 @@ class LabError(ValueError):
 
 
 def _object_source(ref: str) -> tuple[str, str]:
-    """(source text with markers, name) of the top-level function or class ``module:name``, read from its file."""
+    """(source text with markers, name) of the top-level function or class
+    ``module:name``, read from its file."""
     module_name, _, name = ref.partition(":")
     if not name:
         raise LabError(f"a lab target must be 'module:name'; got {ref!r}")
@@ -191,21 +204,23 @@ def _object_source(ref: str) -> tuple[str, str]:
 
 
 def solution_source(ref: str) -> str:
-    """The target's source as tested, with its solution region marked; an error if it has none."""
+    """The target's source as tested, with its solution region marked; an error if it
+    has none."""
     source, _ = _object_source(ref)
     lines = source.splitlines()
     begins = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
     ends = [i for i, line in enumerate(lines) if line.strip() == END]
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
         raise LabError(
-            f"{ref}: expected one '{BEGIN}' line and, after it, one '{END}' line in its body; "
-            f"found {len(begins)} and {len(ends)}"
+            f"{ref}: expected one '{BEGIN}' line and, after it, one '{END}' line in "
+            f"its body; found {len(begins)} and {len(ends)}"
         )
     return source
 
 
 def student_source(ref: str, message: str) -> str:
-    """The target's source with its solution region replaced by a stub raising ``NotImplementedError(message)``."""
+    """The target's source with its solution region replaced by a stub raising
+    ``NotImplementedError(message)``."""
     lines = solution_source(ref).splitlines()
     begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
     end = next(i for i, line in enumerate(lines) if line.strip() == END)
@@ -219,19 +234,24 @@ def student_source(ref: str, message: str) -> str:
 
 def stub_message(lab: Lab, number: int, exercise: Exercise) -> str:
     name = exercise.target.partition(":")[2]
-    return f"{lab.title}, exercise {number} is not written yet: write the missing part of {name} (the task is above it)"
+    return (
+        f"{lab.title}, exercise {number} is not written yet: write the missing part of "
+        f"{name} (the task is above it)"
+    )
 
 
 class CheckpointError(AssertionError):
-    """A checkpoint that did not pass. Jupyter shows its one sentence, not a traceback."""
+    """A checkpoint that did not pass. Jupyter shows its one sentence, not a
+    traceback."""
 
     def _render_traceback_(self):
         return [f"{type(self).__name__}: {self}"]
 
 
 def run_checkpoint(checkpoint, *args):
-    """Run a checkpoint on the reader's function: say that it passed, or stop here with one sentence on what is
-    wrong (an AssertionError, so Run All stops at the first unfinished exercise and a grader counts it)."""
+    """Run a checkpoint on the reader's function: say that it passed, or stop here with
+    one sentence on what is wrong (an AssertionError, so Run All stops at the first
+    unfinished exercise and a grader counts it)."""
     try:
         checkpoint(*args)
     except NotImplementedError as exc:
@@ -241,7 +261,8 @@ def run_checkpoint(checkpoint, *args):
 
 
 def _rounded(value: Any) -> Any:
-    """``value`` with every float kept to 7 significant digits (the notebooks compare at 1e-4)."""
+    """``value`` with every float kept to 7 significant digits (the notebooks compare at
+    1e-4)."""
     if isinstance(value, float):
         if not math.isfinite(value):
             raise LabError(f"a reference value must be finite; got {value!r}")
@@ -257,7 +278,8 @@ def _rounded(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _rounded(v) for k, v in value.items()}
     raise LabError(
-        f"a reference value must be plain numbers, strings, lists and dicts; got {type(value).__name__}"
+        "a reference value must be plain numbers, strings, lists and dicts; got "
+        f"{type(value).__name__}"
     )
 
 
@@ -267,7 +289,8 @@ _EXPECTED: dict[
 
 
 def expected_values(exercise: Exercise) -> dict[str, Any] | None:
-    """The reference's numbers for ``exercise`` (rounded as the notebook holds them), or None if it has none."""
+    """The reference's numbers for ``exercise`` (rounded as the notebook holds them), or
+    None if it has none."""
     if exercise.reference is None:
         return None
     if exercise not in _EXPECTED:
@@ -278,7 +301,8 @@ def expected_values(exercise: Exercise) -> dict[str, Any] | None:
 
 
 def _run_reference(exercise: Exercise) -> dict[str, Any]:
-    import torch  # only a lab with a reference needs it, and then the lab's own code does
+    # only a lab with a reference needs it, and then the lab's own code does
+    import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(
@@ -293,7 +317,8 @@ def _run_reference(exercise: Exercise) -> dict[str, Any]:
 def checkpoint_source(
     exercise: Exercise, expected: dict[str, Any] | None = None
 ) -> tuple[str, str]:
-    """(the checkpoint function's source, the code that runs it on the reader's function)."""
+    """(the checkpoint function's source, the code that runs it on the reader's
+    function)."""
     fn = exercise.checkpoint
     source = textwrap.dedent(inspect.getsource(fn))
     name = exercise.target.partition(":")[2]
@@ -307,7 +332,8 @@ def checkpoint_source(
 
 
 def drop_numbered_markers(text: str) -> str:
-    """Code without the listings' ``# [n]`` markers: the lists that explain them are on the pages, not here."""
+    """Code without the listings' ``# [n]`` markers: the lists that explain them are on
+    the pages, not here."""
     return "\n".join(
         _NUMBERED_LEAD.sub("# ", _NUMBERED_ALONE.sub("", line))
         for line in text.split("\n")
@@ -318,21 +344,24 @@ def _hint_cells(number: int, hints: tuple[str, ...]) -> str:
     names = ["a nudge"] + ["a closer look"] * max(0, len(hints) - 2)
     names += ["the shape of the answer"] if len(hints) > 1 else []
     blocks = [
-        f"<details><summary>Hint {number}.{k} ({name})</summary>\n\n{hint.strip()}\n\n</details>"
+        f"<details><summary>Hint {number}.{k} "
+        f"({name})</summary>\n\n{hint.strip()}\n\n</details>"
         for k, (hint, name) in enumerate(zip(hints, names, strict=True), start=1)
     ]
     return "\n\n".join(blocks)
 
 
 EDITIONS = ("student", "solution", "instructor")
-#: nbgrader's cell-metadata schema (the format nbgrader, and otter's nbgrader import, read)
+#: nbgrader's cell-metadata schema (the format nbgrader, and otter's nbgrader import,
+#: read)
 NBGRADER_SCHEMA = 3
 
 
 def _grading(
     cell: Any, grade_id: str, *, solution: bool = False, points: int = 0
 ) -> None:
-    """Mark ``cell`` for nbgrader: a solution cell the student writes, or a locked test cell worth ``points``."""
+    """Mark ``cell`` for nbgrader: a solution cell the student writes, or a locked test
+    cell worth ``points``."""
     cell.metadata["nbgrader"] = {
         "grade": points > 0,
         "grade_id": grade_id,
@@ -344,8 +373,8 @@ def _grading(
     }
 
 
-#: The first lines of every lab's set-up cell: a missing package is named with the command that installs it,
-#: before PyTorch's own warning about NumPy could appear.
+#: The first lines of every lab's set-up cell: a missing package is named with the
+#: command that installs it, before PyTorch's own warning about NumPy could appear.
 REQUIREMENTS_CHECK = """\
 try:
     import numpy  # noqa: F401  (imported first: PyTorch warns on import without it)
@@ -354,7 +383,8 @@ except ImportError:
 
 
 def pinned_versions(root: Path | None = None) -> str:
-    """The versions the book's tests run the notebooks with (its pinned torch and numpy), as a phrase."""
+    """The versions the book's tests run the notebooks with (its pinned torch and
+    numpy), as a phrase."""
     root = root or ROOT
     pins = {}
     for name in ("torch.txt", "lock.txt"):
@@ -369,26 +399,31 @@ def pinned_versions(root: Path | None = None) -> str:
     )
 
 
-#: The measured run times of every lab's solution edition, written by ``python -m bookbuild.tools.labs --time``
-#: (:func:`measure_run_times`) and stated in each notebook's time budget.
+#: The measured run times of every lab's solution edition, written by ``python -m
+#: bookbuild.tools.labs --time`` (:func:`measure_run_times`) and stated in each
+#: notebook's time budget.
 TIMINGS = LABS / "timings.json"
-#: The stated run time is honest while a run of the solution edition takes at most this factor times it, plus
-#: RUN_TIME_SLACK_S (a busy machine, a cold import); ``tests/bookbuild/test_labs.py`` holds the notebooks to it.
+#: The stated run time is honest while a run of the solution edition takes at most this
+#: factor times it, plus RUN_TIME_SLACK_S (a busy machine, a cold import);
+#: ``tests/bookbuild/test_labs.py`` holds the notebooks to it.
 RUN_TIME_FACTOR = 3.0
 RUN_TIME_SLACK_S = 3.0
-#: A hosted notebook service that opens an uploaded notebook (there is no public repository to open it from).
+#: A hosted notebook service that opens an uploaded notebook (there is no public
+#: repository to open it from).
 LAUNCH_URL = "https://colab.research.google.com/"
 LAUNCH_NAME = "Google Colab"
 
 
 def load_timings(path: Path | None = None) -> dict[str, Any]:
-    """The stored run times (:data:`TIMINGS`), or an empty dict where none were measured yet."""
+    """The stored run times (:data:`TIMINGS`), or an empty dict where none were measured
+    yet."""
     path = TIMINGS if path is None else path
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def cell_seconds(cell: Any) -> float:
-    """How long an executed cell ran, from the timestamps nbclient records in its metadata."""
+    """How long an executed cell ran, from the timestamps nbclient records in its
+    metadata."""
     from datetime import datetime
 
     stamps = cell.get("metadata", {}).get("execution", {})
@@ -402,8 +437,9 @@ def cell_seconds(cell: Any) -> float:
 
 
 def run_time_parts(nb: nbformat.NotebookNode, lab: Lab) -> dict[str, Any]:
-    """An executed notebook's run time, split as its budget states it: the set-up cell, each exercise (its
-    function and its checkpoint), and what follows the exercises (the prediction and the results table)."""
+    """An executed notebook's run time, split as its budget states it: the set-up cell,
+    each exercise (its function and its checkpoint), and what follows the exercises (the
+    prediction and the results table)."""
     parts = {"setup": 0.0, "exercises": [0.0] * len(lab.exercises), "after": 0.0}
     for n, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -437,8 +473,9 @@ def _machine() -> str:
 def measure_run_times(
     labs: list[Lab] | None = None, path: Path | None = None
 ) -> dict[str, Any]:
-    """Run every lab's solution edition in a fresh kernel, as a student's Run All does, and store how long its
-    cells took (seconds, to a thousandth) in ``path`` (default :data:`TIMINGS`); return what was stored."""
+    """Run every lab's solution edition in a fresh kernel, as a student's Run All does,
+    and store how long its cells took (seconds, to a thousandth) in ``path`` (default
+    :data:`TIMINGS`); return what was stored."""
     import platform
     from importlib.metadata import version
 
@@ -473,12 +510,14 @@ def _seconds(value: float) -> str:
 
 
 def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
-    """The lab's time budget (Markdown): per exercise and in all, the estimated writing time beside the measured
-    run time of the solution edition's cells (or "not measured yet" where :data:`TIMINGS` has no entry)."""
+    """The lab's time budget (Markdown): per exercise and in all, the estimated writing
+    time beside the measured run time of the solution edition's cells (or "not measured
+    yet" where :data:`TIMINGS` has no entry)."""
     timings = load_timings() if timings is None else timings
     measured = timings.get("labs", {}).get(lab.slug)
     if measured is not None and len(measured["exercises"]) != len(lab.exercises):
-        measured = None  # measured before an exercise was added or removed: stale, so not stated
+        # measured before an exercise was added or removed: stale, so not stated
+        measured = None
     rows = ["| | writing (estimate) | running (measured) |", "|---|---|---|"]
     run = (lambda v: _seconds(v)) if measured else (lambda v: "not measured yet")
     rows.append(f"| set-up cell | - | {run(measured['setup'] if measured else 0)} |")
@@ -486,7 +525,8 @@ def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
         name = exercise.target.partition(":")[2]
         seconds = measured["exercises"][number - 1] if measured else 0
         rows.append(
-            f"| exercise {number}, `{name}` | about {exercise.minutes} min | {run(seconds)} |"
+            f"| exercise {number}, `{name}` | about {exercise.minutes} min | "
+            f"{run(seconds)} |"
         )
     extra = (
         10 if lab.prediction is not None or lab.results else 0
@@ -498,17 +538,19 @@ def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
         )
     total = sum(e.minutes for e in lab.exercises) + extra
     rows.append(
-        f"| **in all** | **about {total} min** | **{run(measured['total'] if measured else 0)}** |"
+        f"| **in all** | **about {total} min** | "
+        f"**{run(measured['total'] if measured else 0)}** |"
     )
     where = (
-        f"the running times were measured by running the solution edition's cells on the book's build "
-        f"machine ({timings['machine']}), with torch {timings['torch']} and Python {timings['python']}"
+        "the running times were measured by running the solution edition's cells on "
+        f"the book's build machine ({timings['machine']}), with torch "
+        f"{timings['torch']} and Python {timings['python']}"
         if measured
         else "the running times are not measured yet"
     )
     note = (
-        "The writing times are the book's estimate for a student who has read the chapter, not a "
-        f"measurement; {where}."
+        "The writing times are the book's estimate for a student who has read the "
+        f"chapter, not a measurement; {where}."
         + (" The stretch section is not in the budget." if lab.stretch else "")
     )
     return "**Time budget.**\n\n" + "\n".join(rows) + "\n\n" + note
@@ -522,14 +564,18 @@ def exercise_budget(
     exercise = lab.exercises[number - 1]
     text = f"*Budget: about {exercise.minutes} minutes of writing (estimate)"
     if measured is not None and len(measured["exercises"]) == len(lab.exercises):
-        text += f"; its cells ran in {_seconds(measured['exercises'][number - 1])} (measured)"
+        text += (
+            f"; its cells ran in {_seconds(measured['exercises'][number - 1])} "
+            "(measured)"
+        )
     return text + ".*"
 
 
 def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
-    """The ``edition`` of ``lab`` as a notebook: "student", "solution", or "instructor" (the solution edition with
-    nbgrader's grading metadata: each exercise's function a solution cell, its checkpoint a locked test cell worth
-    one point; the student and solution editions carry the same cell ids, so a grader matches them)."""
+    """The ``edition`` of ``lab`` as a notebook: "student", "solution", or "instructor"
+    (the solution edition with nbgrader's grading metadata: each exercise's function a
+    solution cell, its checkpoint a locked test cell worth one point; the student and
+    solution editions carry the same cell ids, so a grader matches them)."""
     if edition not in EDITIONS:
         raise ValueError(
             f"edition must be one of {', '.join(EDITIONS)}; got {edition!r}"
@@ -544,7 +590,8 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         _grading(nb.cells[1], f"{lab.slug}-setup")
         for cell in nb.cells[2:]:
             if cell.cell_type != "code" or "exercise" not in cell.metadata:
-                continue  # the prediction and the results table are the student's own, not graded
+                # the prediction and the results table are the student's own, not graded
+                continue
             number = int(cell.metadata["exercise"])
             if "run_checkpoint(" in cell.source:
                 _grading(cell, f"{lab.slug}-ex{number}-checkpoint", points=1)
@@ -564,20 +611,29 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
     )
     cells = [
         md(
-            f"# {lab.title}\n\n*{which.capitalize()}; generated from the book's tested code.*\n\n{lab.intro}\n\n"
-            f"**Requirements:** Python 3.10 or newer and `pip install {' '.join(lab.requirements)}` "
-            f"(in Colab they are already installed; the book tests this notebook with {pinned_versions()}). "
+            f"# {lab.title}\n\n*{which.capitalize()}; generated from the "
+            f"book's tested code.*\n\n{lab.intro}\n\n"
+            "**Requirements:** Python 3.10 or newer and `pip install "
+            f"{' '.join(lab.requirements)}` "
+            "(in Colab they are already installed; the book tests this "
+            f"notebook with {pinned_versions()}). "
             "Nothing else: this notebook does not need the book's repository "
-            "or a network connection, and runs on a laptop's CPU in a minute or two.\n\n"
-            "Fill in each function where it says `YOUR CODE HERE`, then run the checkpoint cell under it. "
-            "A checkpoint that fails stops the notebook there and says in one sentence what is wrong; the hints "
-            "under each function open one at a time, a nudge first. After the last checkpoint you write down "
-            "a prediction and measure it, an optional stretch section follows, and the lab ends with a small "
+            "or a network connection, and runs on a laptop's CPU in a minute "
+            "or two.\n\n"
+            "Fill in each function where it says `YOUR CODE HERE`, then run "
+            "the checkpoint cell under it. "
+            "A checkpoint that fails stops the notebook there and says in one "
+            "sentence what is wrong; the hints "
+            "under each function open one at a time, a nudge first. After the "
+            "last checkpoint you write down "
+            "a prediction and measure it, an optional stretch section "
+            "follows, and the lab ends with a small "
             f"table of results your own functions produce.\n\n{budget(lab, timings)}"
         ),
         code(
             f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n{lab.setup.strip()}\n\n"
-            "torch.set_num_threads(1)  # the lab's tensors are tiny: one thread is fastest"
+            "torch.set_num_threads(1)  # the lab's tensors are tiny: one "
+            "thread is fastest"
             f"\n\n\n{helper}"
         ),
     ]
@@ -585,7 +641,8 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         name = exercise.target.partition(":")[2]
         cells.append(
             md(
-                f"## Exercise {number}: `{name}`\n\n{exercise_budget(lab, number, timings)}\n\n"
+                f"## Exercise {number}: "
+                f"`{name}`\n\n{exercise_budget(lab, number, timings)}\n\n"
                 f"{exercise.task.strip()}"
             )
         )
@@ -609,8 +666,8 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         )
         cells.append(
             md(
-                f"{_hint_cells(number, exercise.hints)}\n\n**Checkpoint.** Run the next cell; it checks "
-                "your function."
+                f"{_hint_cells(number, exercise.hints)}\n\n**Checkpoint.** Run the "
+                "next cell; it checks your function."
             )
         )
         check, call = checkpoint_source(exercise, expected_values(exercise))
@@ -619,16 +676,17 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         )
     cells.append(
         md(
-            "Every checkpoint passed? Then each function of this lab agrees with the book's tested "
-            "code on the checks above."
+            "Every checkpoint passed? Then each function of this lab agrees with the "
+            "book's tested code on the checks above."
         )
     )
     if lab.prediction is not None:
         cells += [
             md(
-                f"## Predict, then measure\n\n{lab.prediction.question.strip()}\n\nWrite your guess in the next "
-                "cell **before** you run the cells below it; nothing checks it, and a wrong guess is the "
-                "interesting case."
+                "## Predict, then "
+                f"measure\n\n{lab.prediction.question.strip()}\n\nWrite your guess in "
+                "the next cell **before** you run the cells below it; nothing checks "
+                "it, and a wrong guess is the interesting case."
             ),
             code(lab.prediction.guess.strip(), metadata={"lab_part": "prediction"}),
             code(lab.prediction.measure.strip(), metadata={"lab_part": "measure"}),
@@ -641,17 +699,18 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         )
         cells.append(
             md(
-                "## Stretch (optional)\n\nHarder extensions for when the lab is done. No checkpoint "
-                "checks them and no answer is given: test your code against PyTorch, autograd or a "
-                f"case you can work out by hand.\n\n{items}"
+                "## Stretch (optional)\n\nHarder extensions for when the lab is done. "
+                "No checkpoint checks them and no answer is given: test your code "
+                "against PyTorch, autograd or a case you can work out by "
+                f"hand.\n\n{items}"
             )
         )
     if lab.results:
         cells += [
             md(
-                "## Your results\n\nThe last cell prints a small table, every number in it computed by "
-                "the functions you wrote above. Keep it with your notebook: it is what your lab "
-                "produced."
+                "## Your results\n\nThe last cell prints a small table, every number "
+                "in it computed by the functions you wrote above. Keep it with your "
+                "notebook: it is what your lab produced."
             ),
             code(lab.results.strip(), metadata={"lab_part": "results"}),
         ]
@@ -672,9 +731,10 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
 
 
 def _context_source(ref: str, exercise: Exercise, edition: str) -> str:
-    """A context object's source as the notebook shows it. One with a solution region is another exercise's
-    answer: the solution edition shows it as tested, the student edition with the exercise's stand-in (an
-    equivalent written differently) in place of the region; without a stand-in that is an error."""
+    """A context object's source as the notebook shows it. One with a solution region is
+    another exercise's answer: the solution edition shows it as tested, the student
+    edition with the exercise's stand-in (an equivalent written differently) in place of
+    the region; without a stand-in that is an error."""
     source = _object_source(ref)[0]
     if (
         not any(line.strip() == BEGIN for line in source.splitlines())
@@ -684,8 +744,9 @@ def _context_source(ref: str, exercise: Exercise, edition: str) -> str:
     stand_in = dict(exercise.stand_ins).get(ref)
     if stand_in is None:
         raise LabError(
-            f"{exercise.target}: its context {ref} is another exercise's answer; give a stand-in "
-            "(Exercise.stand_ins) so that the student edition does not print it"
+            f"{exercise.target}: its context {ref} is another exercise's answer; give "
+            "a stand-in (Exercise.stand_ins) so that the student edition does not "
+            "print it"
         )
     lines = solution_source(ref).splitlines()
     begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
@@ -699,7 +760,8 @@ def _context_source(ref: str, exercise: Exercise, edition: str) -> str:
 
 
 def load_labs(folder: Path = LABS) -> list[Lab]:
-    """Every :class:`Lab` defined in ``folder`` (modules ``labs/lab*.py``, in name order)."""
+    """Every :class:`Lab` defined in ``folder`` (modules ``labs/lab*.py``, in name
+    order)."""
     if str(folder.parent) not in sys.path:
         sys.path.insert(0, str(folder.parent))
     labs = []
@@ -715,9 +777,11 @@ def load_labs(folder: Path = LABS) -> list[Lab]:
 
 
 def write_labs(out: Path = OUT, labs: list[Lab] | None = None) -> list[Path]:
-    """Write both editions of every lab into ``out``, and one zip per edition; return the paths written.
+    """Write both editions of every lab into ``out``, and one zip per edition; return
+    the paths written.
 
-    Unchanged files are left alone; the zips hold fixed timestamps, so the same labs write the same bytes.
+    Unchanged files are left alone; the zips hold fixed timestamps, so the same labs
+    write the same bytes.
     """
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -736,16 +800,17 @@ def write_labs(out: Path = OUT, labs: list[Lab] | None = None) -> list[Path]:
     return written
 
 
-#: The stamp of the last write (in ``out``): the key of its inputs and the digest of every file it wrote.
+#: The stamp of the last write (in ``out``): the key of its inputs and the digest of
+#: every file it wrote.
 STAMP = ".inputs.json"
 
 
 def inputs_key(root: Path = ROOT) -> str:
     """A digest of everything the notebooks are made from.
 
-    The lab modules and their stored run times, all of ``chapter_code`` (the solutions, their context and the
-    references' code), this module (the notebooks' helper and layout), and the versions of Python and PyTorch
-    the references ran on.
+    The lab modules and their stored run times, all of ``chapter_code`` (the solutions,
+    their context and the references' code), this module (the notebooks' helper and
+    layout), and the versions of Python and PyTorch the references ran on.
     """
     import hashlib
     import platform
@@ -766,11 +831,13 @@ def inputs_key(root: Path = ROOT) -> str:
 
 
 def write_labs_if_stale(out: Path = OUT, root: Path = ROOT) -> list[Path] | None:
-    """:func:`write_labs`, unless the files in ``out`` were written from the same inputs and are unchanged.
+    """:func:`write_labs`, unless the files in ``out`` were written from the same inputs
+    and are unchanged.
 
-    Return the paths written, or None when nothing needed writing. Skipping saves a no-change build the
-    import of torch and of the taught code, and the references' runs (about 3 s). A file deleted or edited
-    in ``out`` is written again, and so is everything when any input changed (:func:`inputs_key`).
+    Return the paths written, or None when nothing needed writing. Skipping saves a
+    no-change build the import of torch and of the taught code, and the references' runs
+    (about 3 s). A file deleted or edited in ``out`` is written again, and so is
+    everything when any input changed (:func:`inputs_key`).
     """
     from filelock import FileLock
 
@@ -824,7 +891,8 @@ def _zip_bytes(members: dict[str, str]) -> bytes:
 
 
 def hide_markers(text: str) -> str:
-    """A listing's text without its lab marker lines (the pages show the code, not the lab's scaffolding)."""
+    """A listing's text without its lab marker lines (the pages show the code, not the
+    lab's scaffolding)."""
     return "\n".join(line for line in text.split("\n") if not _MARKER_LINE.match(line))
 
 
@@ -847,9 +915,9 @@ def _hide_markers_in_listings(app: Any, doctree: Any) -> None:
 
 
 def launch_links(doctree: Any) -> None:
-    """After each paragraph that offers a lab's student edition for download, a launch link: the hosted
-    notebook service's page and one sentence on opening the downloaded notebook there (the book has no public
-    repository a service could open it from)."""
+    """After each paragraph that offers a lab's student edition for download, a launch
+    link: the hosted notebook service's page and one sentence on opening the downloaded
+    notebook there (the book has no public repository a service could open it from)."""
     from docutils import nodes
     from sphinx import addnodes
 
@@ -872,14 +940,15 @@ def launch_links(doctree: Any) -> None:
         name = target.rsplit("/", 1)[-1]
         launch = nodes.paragraph(classes=["lab-launch"])
         launch += nodes.Text(
-            "To run it without installing anything, launch it in a hosted notebook: open "
+            "To run it without installing anything, launch it in a hosted notebook: "
+            "open "
         )
         launch += nodes.reference(
             "", LAUNCH_NAME, refuri=LAUNCH_URL, classes=["lab-launch-link"]
         )
         launch += nodes.Text(
-            ", choose Upload in its Open notebook window (or File, then Upload notebook) and "
-            "pick the downloaded "
+            ", choose Upload in its Open notebook window (or File, then Upload "
+            "notebook) and pick the downloaded "
         )
         launch += nodes.literal("", name)
         launch += nodes.Text("; PyTorch and NumPy are already installed there.")

@@ -78,7 +78,8 @@ def host_has_gpu_jax(python: str) -> bool:
 
 
 def lock_hash(use_host_torch: bool, use_host_jax: bool = False) -> str:
-    # (host-jax is written only when true, so the stamps of environments made before it existed stay valid)
+    # (host-jax is written only when true, so the stamps of environments made before it
+    # existed stay valid)
     host_jax = "host-jax=True\n" if use_host_jax else ""
     digest = hashlib.sha256(
         f"host-torch={use_host_torch}\n{host_jax}python={sys.version_info[:2]}\n".encode()
@@ -89,7 +90,8 @@ def lock_hash(use_host_torch: bool, use_host_jax: bool = False) -> str:
 
 
 def venv_python_version(venv: Path) -> str | None:
-    """``major.minor`` of the environment's Python, or ``None`` if it has none that runs."""
+    """``major.minor`` of the environment's Python, or ``None`` if it has none that
+    runs."""
     python = venv / "bin" / "python"
     if not python.exists():
         return None
@@ -106,7 +108,8 @@ def venv_python_version(venv: Path) -> str | None:
 
 
 def site_packages(venv: Path) -> Path:
-    """The environment's own site-packages (its Python is this one's version: :func:`main` checks)."""
+    """The environment's own site-packages (its Python is this one's version:
+    :func:`main` checks)."""
     return Path(
         sysconfig.get_path(
             "purelib", "venv", vars={"base": str(venv), "platbase": str(venv)}
@@ -114,18 +117,20 @@ def site_packages(venv: Path) -> Path:
     )
 
 
-#: byte-compile a folder on every core, as quietly as pip does (a file that does not compile, a package's template
-#: or test data, is left to the import that would need it; pip skips those too), leaving out the packages' own test
-#: suites (``tests``/``test`` folders: 1,876 of 11,683 files, which the book never imports; 40 -> 34 s here)
+#: byte-compile a folder on every core, as quietly as pip does (a file that does not
+#: compile, a package's template or test data, is left to the import that would need it;
+#: pip skips those too), leaving out the packages' own test suites (``tests``/``test``
+#: folders: 1,876 of 11,683 files, which the book never imports; 40 -> 34 s here)
 COMPILE = (
-    "import compileall, re, sys; compileall.compile_dir(sys.argv[1], quiet=2, workers=0,"
-    " rx=re.compile(r'[/\\\\]tests?[/\\\\]'))"
+    "import compileall, re, sys; compileall.compile_dir(sys.argv[1], quiet=2, "
+    "workers=0, rx=re.compile(r'[/\\\\]tests?[/\\\\]'))"
 )
 
 
 #: The installer used where it can be (see the module's docstring), pinned.
 UV = "uv==0.13.9"
-#: pip settings (``pip config list``) uv is given, and how: key -> (uv option, split into several values)
+#: pip settings (``pip config list``) uv is given, and how: key -> (uv option, split
+#: into several values)
 UV_OPTIONS = {
     "index-url": ("--index-url", False),
     "extra-index-url": ("--extra-index-url", True),
@@ -154,7 +159,8 @@ PIP_ONLY = {
 
 
 def pip_config(python: str) -> list[str]:
-    """The lines of ``pip config list`` for ``python``'s pip (``section.key='value'``), [] if it cannot say."""
+    """The lines of ``pip config list`` for ``python``'s pip (``section.key='value'``),
+    [] if it cannot say."""
     try:
         out = subprocess.run(
             [python, "-m", "pip", "config", "list"],
@@ -168,10 +174,11 @@ def pip_config(python: str) -> list[str]:
 
 
 def uv_settings(lines: list[str]) -> tuple[list[str], dict[str, str]] | None:
-    """uv's options and environment for pip's configuration ``lines``; None if one setting has no uv equivalent.
+    """uv's options and environment for pip's configuration ``lines``; None if one
+    setting has no uv equivalent.
 
-    A setting from the environment (``:env:``) wins over one in the ``install`` section, which wins over
-    ``global``, as in pip.
+    A setting from the environment (``:env:``) wins over one in the ``install`` section,
+    which wins over ``global``, as in pip.
     """
     rank = {":env:": 0, "install": 1, "global": 2}
     chosen: dict[str, tuple[int, str]] = {}
@@ -205,8 +212,10 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> None:
 def uv_installs(
     venv: Path, constraints: list[str], options: list[str]
 ) -> list[list[str]]:
-    """uv's two installs into ``venv``: setuptools, then the book (editable, its extras) and the JAX edition."""
-    # pip's way of choosing among indexes (the best version on any of them), and no bytecode: compiled after
+    """uv's two installs into ``venv``: setuptools, then the book (editable, its extras)
+    and the JAX edition."""
+    # pip's way of choosing among indexes (the best version on any of them), and no
+    # bytecode: compiled after
     uv = [
         str(venv / ".uv" / "bin" / "uv"),
         "pip",
@@ -228,7 +237,8 @@ def uv_installs(
 def install_with_uv(
     venv: Path, constraints: list[str], settings: tuple[list[str], dict[str, str]]
 ) -> bool:
-    """Install what :func:`main` installs with pip, with uv instead; False (nothing to undo) where uv fails."""
+    """Install what :func:`main` installs with pip, with uv instead; False (nothing to
+    undo) where uv fails."""
     options, environment = settings
     try:
         run(
@@ -257,7 +267,8 @@ def install_with_uv(
 
 
 def constraints_for(use_host_torch: bool) -> list[str]:
-    """The constraint options of every install: the lock, and the torch pin unless the host's torch is used."""
+    """The constraint options of every install: the lock, and the torch pin unless the
+    host's torch is used."""
     constraints = ["-c", str(ROOT / "requirements" / "lock.txt")]
     if not use_host_torch:
         constraints += ["-c", str(ROOT / "requirements" / "torch.txt")]
@@ -274,7 +285,8 @@ def main(venv_dir: str = ".venv") -> int:
     found = venv_python_version(venv)
     if venv.exists() and found != here:
         print(
-            f"{venv} was made with Python {found or '(none that runs)'}, not this Python {here}; recreating it."
+            f"{venv} was made with Python {found or '(none that runs)'}, not this "
+            f"Python {here}; recreating it."
         )
         shutil.rmtree(venv)
     elif stamp.exists() and stamp.read_text().strip() == wanted:
@@ -285,17 +297,20 @@ def main(venv_dir: str = ".venv") -> int:
             cmd.insert(3, "--system-site-packages")
         if use_host_torch:
             print(
-                "A CUDA build of torch is installed for this Python; the environment will use it."
+                "A CUDA build of torch is installed for this Python; the environment "
+                "will use it."
             )
         if use_host_jax:
             print(
-                "A GPU build of JAX is installed for this Python; the environment will use it."
+                "A GPU build of JAX is installed for this Python; the environment will "
+                "use it."
             )
         run(cmd)
     py = str(venv / "bin" / "python")
     constraints = constraints_for(use_host_torch)
-    # pip byte-compiles what it installs one file at a time (about a minute of the environment's time on a 2-core
-    # machine); --no-compile, then compileall over the new site-packages on every core, leaves the same .pyc files.
+    # pip byte-compiles what it installs one file at a time (about a minute of the
+    # environment's time on a 2-core machine); --no-compile, then compileall over the
+    # new site-packages on every core, leaves the same .pyc files.
     settings = None if use_host_torch or use_host_jax else uv_settings(pip_config(py))
     if settings is None or not install_with_uv(venv, constraints, settings):
         pip = [
@@ -309,7 +324,8 @@ def main(venv_dir: str = ".venv") -> int:
         ]
         run([*pip, "setuptools>=68", *constraints])
         run([*pip, "--no-build-isolation", *constraints, "-e", f"{ROOT}[book]"])
-        # the JAX edition: jax, jaxlib and their new dependencies, exact versions; lock.txt still constrains
+        # the JAX edition: jax, jaxlib and their new dependencies, exact versions;
+        # lock.txt still constrains
         if not use_host_jax:
             run([*pip, *constraints, "-r", str(JAX_LOCK)])
     run([py, "-c", COMPILE, str(site_packages(venv))])

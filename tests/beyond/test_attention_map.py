@@ -1,4 +1,5 @@
-"""Tests for beyond.attention_map: the replay equals generate, weights are distributions, offsets by hand."""
+"""Tests for beyond.attention_map: the replay equals generate, weights are
+distributions, offsets by hand."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def test_offset_shares_by_hand() -> None:
         eye[[1, 2, 2]].flip(1).unsqueeze(0)
     )  # argmax at positions 1, 0, 0 -> offsets -1, -1, 0
     assert offset_shares(shifted) == pytest.approx({-1: 2 / 3, 0: 1 / 3})
-    # the largest weight of each step (row) at positions 2, 2, 0: offsets 0, +1, 0 from the mirror 2, 1, 0
-    # (read by column, the same matrix would give 2, 0, 0)
+    # the largest weight of each step (row) at positions 2, 2, 0: offsets 0, +1, 0 from
+    # the mirror 2, 1, 0 (read by column, the same matrix would give 2, 0, 0)
     rows = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]).unsqueeze(
         0
     )

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.beyond.authorship: normalizing, the block splits, passages, the classifier, the baseline."""
+"""Tests for chapter_code.beyond.authorship: normalizing, the block splits, passages,
+the classifier, the baseline."""
 
 from __future__ import annotations
 
@@ -32,7 +33,10 @@ def _seeded() -> None:
 
 
 def test_normalize_drops_layout_and_keeps_words() -> None:
-    text = "ACT I. SCENE 2.\nHAMLET.\nTo be, or NOT to be: that is\n  the Question!  [Exit.]\n12 Lines'd  -- end?\n"
+    text = (
+        "ACT I. SCENE 2.\nHAMLET.\nTo be, or NOT to be: that is\n  the Question!  "
+        "[Exit.]\n12 Lines'd  -- end?\n"
+    )
     assert (
         normalize(text) == "to be, or not to be: that is the question! lines'd -- end?"
     )
@@ -178,7 +182,8 @@ def test_classifier_reads_out_the_last_state_of_the_lstm() -> None:
         got = net(ids)
     assert got.shape == (2, 3)
     torch.testing.assert_close(got, expected)
-    # only the passage's characters matter, in order: a changed first character changes the logits
+    # only the passage's characters matter, in order: a changed first character changes
+    # the logits
     assert not torch.allclose(net(encode(["xhe cat"])), got[:1])
 
 
@@ -204,7 +209,8 @@ def test_ngram_predict_is_the_more_likely_model() -> None:
 
 
 def _authors(n: int = 1500) -> dict[str, str]:
-    """Two authors with one alphabet: the first writes mostly 'a' and 'b', the second mostly 'c' and 'd'."""
+    """Two authors with one alphabet: the first writes mostly 'a' and 'b', the second
+    mostly 'c' and 'd'."""
     gen = torch.Generator().manual_seed(3)
     first = torch.tensor([0.45, 0.45, 0.05, 0.05]).multinomial(
         n, replacement=True, generator=gen
@@ -266,7 +272,8 @@ def test_training_is_seeded_and_the_baseline_sees_balanced_training_text() -> No
 
 
 def test_ngram_order_is_chosen_on_validation() -> None:
-    # both authors use the same letters; only their order tells them apart, so a unigram model is at chance
+    # both authors use the same letters; only their order tells them apart, so a unigram
+    # model is at chance
     gen = torch.Generator().manual_seed(4)
     first = "".join(
         ["abc ", "cba "][i] for i in torch.randint(2, (600,), generator=gen).tolist()
@@ -313,7 +320,8 @@ def test_train_authorship_needs_two_authors() -> None:
         ({"batch_size": 0}, "^batch_size must be an int >= 1; got 0"),
         (
             {"cycle": 2},
-            "^cycle must be an int >= 3 \\(training, validation and test blocks\\); got 2",
+            "^cycle must be an int >= 3 \\(training, validation and test blocks\\); "
+            "got 2",
         ),
         ({"cycle": True}, "^cycle must be an int >= 3"),
         ({"cycle": 3.5}, "^cycle must be an int >= 3"),
@@ -376,7 +384,8 @@ def test_classify_shakespeare_milton_reads_both_corpora_normalized(
 
 
 def test_train_authorship_matches_its_steps_written_out() -> None:
-    """The streams of passages, the baseline and the first training step, reproduced by hand from the seeds."""
+    """The streams of passages, the baseline and the first training step, reproduced by
+    hand from the seeds."""
     texts = _authors()
     config = replace(
         TINY, steps=2, orders=(1,), n_test=40, lengths=(2, 3), select_length=2

@@ -1,4 +1,5 @@
-"""Tests for beyond.diagrams: the spans of the doubling scan, checked against the scan itself, and the drawing."""
+"""Tests for beyond.diagrams: the spans of the doubling scan, checked against the scan
+itself, and the drawing."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def test_spans_follow_the_invariant_and_end_complete(length: int) -> None:
 
 
 def test_spans_match_the_scan_on_indicator_steps() -> None:
-    # a_t = 1 everywhere and b_t = 2^t: after a round, b at position t is the sum over the steps it holds
+    # a_t = 1 everywhere and b_t = 2^t: after a round, b at position t is the sum over
+    # the steps it holds
     length = 11
     spans = scan_spans(length)[-1]
     b = torch.tensor([2.0**t for t in range(1, length + 1)], dtype=torch.float64)

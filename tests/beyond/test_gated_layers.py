@@ -1,4 +1,5 @@
-"""Tests for beyond.gated_layers: GLU against torch's glu, SwiGLU by its formula, the highway's two limits."""
+"""Tests for beyond.gated_layers: GLU against torch's glu, SwiGLU by its formula, the
+highway's two limits."""
 
 from __future__ import annotations
 

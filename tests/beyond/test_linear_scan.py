@@ -1,4 +1,5 @@
-"""Tests for beyond.linear_scan: the combine is associative; the scan equals the loop, values and gradients."""
+"""Tests for beyond.linear_scan: the combine is associative; the scan equals the loop,
+values and gradients."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Tests for chapter_code.beyond.linear_scan_jax: associative scan against sequential loops (JAX, NumPy and torch).
+"""Tests for chapter_code.beyond.linear_scan_jax: associative scan against sequential
+loops (JAX, NumPy and torch).
 
-Value tests for chapter_code.beyond.linear_scan_jax (issue 20): what the comparisons with PyTorch leave open,
-both scans and ``combine`` in closed form, float32 kept, and the exact wording
-of each shape error.
+Value tests for chapter_code.beyond.linear_scan_jax (issue 20): what the comparisons
+with PyTorch leave open, both scans and ``combine`` in closed form, float32 kept, and
+the exact wording of each shape error.
 """
 
 from __future__ import annotations

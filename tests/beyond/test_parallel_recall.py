@@ -1,4 +1,5 @@
-"""Tests for chapter_code.beyond.parallel_recall: the input-gated recall network and a tiny training."""
+"""Tests for chapter_code.beyond.parallel_recall: the input-gated recall network and a
+tiny training."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_readout_reads_the_last_state_and_the_default_forget_bias() -> None:
 
 
 def _recipe_by_hand(config: RecallConfig, seed: int, forget_bias: float) -> list[float]:
-    """The memory test's recipe for the input-gated net, written out: test accuracy after every epoch."""
+    """The memory test's recipe for the input-gated net, written out: test accuracy
+    after every epoch."""
     x_train, y_train = make_recall(
         config.n_train, config.lag, config.vocab, config.train_seed
     )

@@ -1,4 +1,5 @@
-"""Tests for beyond.scratch_classifier: both cells against PyTorch, the mask, padding, the confusion matrix."""
+"""Tests for beyond.scratch_classifier: both cells against PyTorch, the mask, padding,
+the confusion matrix."""
 
 from __future__ import annotations
 
@@ -165,7 +166,8 @@ def test_cells_refuse_widths_below_one_naming_the_argument() -> None:
 
 
 def test_initial_states_are_zeros_of_batch_by_hidden() -> None:
-    """One (B, H) zero tensor per carried state: h for the vanilla cell, h and c for the LSTM."""
+    """One (B, H) zero tensor per carried state: h for the vanilla cell, h and c for the
+    LSTM."""
     (h,) = VanillaCell(3, 5).initial_state(4)
     assert h.shape == (4, 5)
     assert torch.all(h == 0)
@@ -179,7 +181,8 @@ def test_fused_lstm_cell_sets_only_the_forget_block_to_one_by_default() -> None:
     cell = FusedLSTMCell(4, 6)
     bias = cell.fused.bias.detach()
     assert torch.all(bias[6:12] == 1.0)
-    # i, g and o keep nn.Linear's initialisation, uniform in +-1/sqrt(fan_in) = +-1/sqrt(H + F)
+    # i, g and o keep nn.Linear's initialisation, uniform in +-1/sqrt(fan_in) =
+    # +-1/sqrt(H + F)
     others = torch.cat([bias[:6], bias[12:]])
     assert others.abs().max() <= (6 + 4) ** -0.5
 
@@ -258,7 +261,8 @@ def test_config_accepts_passages_as_long_as_a_block() -> None:
 
 
 def _two_authors() -> dict[str, str]:
-    """Two random texts over overlapping letters (a-m and f-z), of different lengths: a hard task for a few steps."""
+    """Two random texts over overlapping letters (a-m and f-z), of different lengths: a
+    hard task for a few steps."""
     gen = torch.Generator().manual_seed(11)
     first = "".join(
         ALPHABET[i] for i in torch.randint(9, 22, (600,), generator=gen).tolist()
@@ -288,7 +292,8 @@ TINY = ScratchConfig(
 def _drawn(
     splits: list[list[str]], n: int, low: int, high: int, gen: torch.Generator
 ) -> list[str]:
-    """The recipe of _mixed written out: per author, n passages of ``high`` characters, then n cuts in [low, high]."""
+    """The recipe of _mixed written out: per author, n passages of ``high`` characters,
+    then n cuts in [low, high]."""
     passages = []
     for blocks in splits:
         full = sample_passages(blocks, n, high, gen)
@@ -317,8 +322,9 @@ def test_mixed_draws_from_its_stream_and_cuts_to_lengths_in_bounds() -> None:
 
 
 def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
-    """The training stream (seed + 1), Adam on the clipped gradient, the validation and probe passages (seed + 2,
-    one stream), the confusion counts and the probe's gates, reproduced by hand from the seed."""
+    """The training stream (seed + 1), Adam on the clipped gradient, the validation and
+    probe passages (seed + 2, one stream), the confusion counts and the probe's gates,
+    reproduced by hand from the seed."""
     texts, seed, config = _two_authors(), 7, TINY
     before = time.perf_counter()
     result = train_scratch_classifier(texts, "lstm", seed=seed, config=config)

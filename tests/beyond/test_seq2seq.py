@@ -1,4 +1,5 @@
-"""Tests for beyond.seq2seq: the task, the attention's shapes and weights, decoding, and a tiny training."""
+"""Tests for beyond.seq2seq: the task, the attention's shapes and weights, decoding, and
+a tiny training."""
 
 from __future__ import annotations
 
@@ -131,7 +132,8 @@ def test_accuracy_keys_are_every_length_and_training_is_seeded() -> None:
     assert one["accuracy"] == two["accuracy"]
     other = train_reversal(False, 2, config)
     assert other["losses"][1:] != one["losses"][1:]
-    # the recipe, written out: weights from the seed, batches from the stream seeded seed + 1, Adam, clipping
+    # the recipe, written out: weights from the seed, batches from the stream seeded
+    # seed + 1, Adam, clipping
     torch.manual_seed(1)
     net = Seq2Seq(3, 2, 4, attention=False)
     data = torch.Generator().manual_seed(2)

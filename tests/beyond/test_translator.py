@@ -1,4 +1,5 @@
-"""Tests for beyond.translator: padded reversal data, the masked encoder, accuracy, the reversal audit."""
+"""Tests for beyond.translator: padded reversal data, the masked encoder, accuracy, the
+reversal audit."""
 
 from __future__ import annotations
 
@@ -91,8 +92,9 @@ def test_tiny_training_learns_short_reversal() -> None:
 
 
 def test_padded_reversal_draws_lengths_then_tokens_from_the_generator() -> None:
-    # pins the draws: lengths uniform on min_len..max_len, then tokens uniform on 0..vocab-1 (0 included), both
-    # from the caller's generator, so the global seed does not matter; written out with a twin generator
+    # pins the draws: lengths uniform on min_len..max_len, then tokens uniform on
+    # 0..vocab-1 (0 included), both from the caller's generator, so the global seed does
+    # not matter; written out with a twin generator
     config = TranslatorConfig(vocab=3, min_len=2, max_len=5, buckets=((2, 5),))
     torch.manual_seed(123)
     source, target, lengths = make_padded_reversal(
@@ -114,8 +116,9 @@ def test_padded_reversal_draws_lengths_then_tokens_from_the_generator() -> None:
 
 
 def test_translator_layers_and_embedding_rows() -> None:
-    # pins the cell ("rnn" is a vanilla nn.RNN, not a GRU), the embedding's vocab + 2 rows (start, pad) and the
-    # pad row: zero and never trained (padding_idx = vocab + 1), while the last content symbol's row is not
+    # pins the cell ("rnn" is a vanilla nn.RNN, not a GRU), the embedding's vocab + 2
+    # rows (start, pad) and the pad row: zero and never trained (padding_idx = vocab +
+    # 1), while the last content symbol's row is not
     net = FinalStateTranslator("rnn", 5, 4, 8)
     for module in (net.encoder, net.decoder):
         assert type(module) is torch.nn.RNN
@@ -131,7 +134,8 @@ def test_translator_layers_and_embedding_rows() -> None:
 
 
 def test_gru_keep_bias_defaults_to_one() -> None:
-    # pins the default of keep_bias: the update gate starts at an effective bias of 1.0 when none is given
+    # pins the default of keep_bias: the update gate starts at an effective bias of 1.0
+    # when none is given
     net = FinalStateTranslator("gru", 5, 4, 8)
     for module in (net.encoder, net.decoder):
         assert torch.all(effective_gate_bias(module, "gru", "z") == 1.0)
@@ -151,15 +155,16 @@ def test_gru_keep_bias_defaults_to_one() -> None:
     ],
 )
 def test_config_refuses_a_zero_count_by_name(field: str) -> None:
-    # pins each count's check: 0 is refused with a message naming the field (buckets cover 0..12 so that
-    # min_len = 0 trips no other check)
+    # pins each count's check: 0 is refused with a message naming the field (buckets
+    # cover 0..12 so that min_len = 0 trips no other check)
     buckets = ((0, 12),) if field == "min_len" else TranslatorConfig.buckets
     with pytest.raises(ValueError, match=rf"^{field} must be an int >= 1"):
         TranslatorConfig(**{field: 0}, buckets=buckets)
 
 
 def test_config_accepts_one_source_length() -> None:
-    # pins the edge of min_len <= max_len: equal is allowed (every source of one length), one more is not
+    # pins the edge of min_len <= max_len: equal is allowed (every source of one
+    # length), one more is not
     config = TranslatorConfig(min_len=3, max_len=3, buckets=((3, 3),))
     assert (config.min_len, config.max_len) == (3, 3)
     with pytest.raises(ValueError, match="min_len must be <= max_len"):
@@ -185,7 +190,8 @@ _SMALL = TranslatorConfig(
 def _train_by_hand(
     cell: str, seed: int, config: TranslatorConfig
 ) -> tuple[FinalStateTranslator, list[float]]:
-    """The recipe of train_translator written out: seeded model, its own data stream (seed + 1), Adam, clipping."""
+    """The recipe of train_translator written out: seeded model, its own data stream
+    (seed + 1), Adam, clipping."""
     torch.manual_seed(seed)
     net = FinalStateTranslator(
         cell, config.vocab, config.embedding_size, config.hidden_size, config.keep_bias
@@ -208,8 +214,8 @@ def _train_by_hand(
 
 
 def test_training_losses_follow_the_written_out_recipe() -> None:
-    # pins the training run: the model built with the config's keep_bias (3.0, not the default), the data
-    # stream seeded seed + 1, one loss per step as a float
+    # pins the training run: the model built with the config's keep_bias (3.0, not the
+    # default), the data stream seeded seed + 1, one loss per step as a float
     result = train_translator("gru", seed=2, config=_SMALL)
     _, losses = _train_by_hand("gru", 2, _SMALL)
     assert len(result["losses"]) == _SMALL.steps
@@ -218,9 +224,10 @@ def test_training_losses_follow_the_written_out_recipe() -> None:
 
 
 def test_test_scores_are_recounted_row_by_row() -> None:
-    # pins the test set (n_test sources of every length, drawn from test_seed), the accuracy of each bucket
-    # (both ends inclusive), and the share of sources whose real output positions change when the source is
-    # reversed: all recounted here with loops over the rows of the same trained model
+    # pins the test set (n_test sources of every length, drawn from test_seed), the
+    # accuracy of each bucket (both ends inclusive), and the share of sources whose real
+    # output positions change when the source is reversed: all recounted here with loops
+    # over the rows of the same trained model
     began = time.perf_counter()
     result = train_translator("gru", seed=2, config=_SMALL)
     elapsed = time.perf_counter() - began

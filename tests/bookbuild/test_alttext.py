@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.alttext: numbers in alt text must be shown by the recorded figure."""
+"""Tests for bookbuild.lint.alttext: numbers in alt text must be shown by the recorded
+figure."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from bookbuild.lint.prose import check_pages
 
 PAGE = (
     "---\njupytext:\n  format_version: 0.13\n---\n\n"
-    '```{code-cell} ipython3\n:label: fig-curve\n:mystnb:\n:  figure:\n:    caption: "A curve."\n'
+    "```{code-cell} ipython3\n:label: fig-curve\n:mystnb:\n:  figure:\n:    "
+    'caption: "A curve."\n'
     ":  image:\n"
     ':    alt: "{alt}"\n\nfig = plot()\n```\n'
 )
@@ -73,7 +75,8 @@ def test_shown_values_include_ticks_powers_data_and_line_counts() -> None:
 @pytest.mark.parametrize(
     "alt",
     [
-        "Two lines over steps 0 to 60 on a log axis from 1e-30; the RNN ends near 0.76, the LSTM near 4e-5.",
+        "Two lines over steps 0 to 60 on a log axis from 1e-30; the RNN ends near "
+        "0.76, the LSTM near 4e-5.",
         "A plot whose legend names the RNN and the LSTM, and 17 glued runs.",
         "No numbers at all.",
     ],

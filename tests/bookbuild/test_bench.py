@@ -1,5 +1,5 @@
-"""Tests for bookbuild.tools.bench: the plain build's configuration, the edits each step makes,
-the table and targets."""
+"""Tests for bookbuild.tools.bench: the plain build's configuration, the edits each step
+makes, the table and targets."""
 
 from __future__ import annotations
 
@@ -44,8 +44,10 @@ def _tree(tmp_path: Path) -> Path:
     )
     (tmp_path / "book" / "gated.md").write_text(
         "# Three\n\n```{code-cell} ipython3\n:label: train\nx = 1\n```\n\n"
-        "```{code-cell} ipython3\n:label: fig-m-one\n:tags: [hide-input]\n:mystnb:\n:  figure:\n"
-        ":    caption: A.\nplot(x)\n```\n\n```{code-cell} ipython3\n:label: fig-m-two\nplot(2)\n```\n"
+        "```{code-cell} ipython3\n:label: fig-m-one\n:tags: "
+        "[hide-input]\n:mystnb:\n:  figure:\n"
+        ":    caption: A.\nplot(x)\n```\n\n```{code-cell} ipython3\n:label: "
+        "fig-m-two\nplot(2)\n```\n"
     )
     (tmp_path / "chapter_code" / "rnn" / "recurrence.py").write_text(
         "def step():\n    return 1\n"

@@ -1,4 +1,5 @@
-"""The book build is itself a test: every chapter executed, no warning, no cell error, every output as accepted.
+"""The book build is itself a test: every chapter executed, no warning, no cell error,
+every output as accepted.
 
 `make test` builds the book once (``python -m bookbuild build --check``: the
 engine executes what is stale, the gate compares every output with its
@@ -53,15 +54,17 @@ def test_chapter_outputs_and_glue_reached_the_page(site: Path) -> None:
 
 
 def test_no_markup_leaks_into_a_page_s_text(site: Path) -> None:
-    """A role the parser did not take (a backtick too many: ``{cite:p}`key```) shows as its raw syntax in the
-    page's text; no page may show one, in its prose or its code spans."""
+    """A role the parser did not take (a backtick too many: ``{cite:p}`key```) shows as
+    its raw syntax in the page's text; no page may show one, in its prose or its code
+    spans."""
     import re
 
     leaked = {}
     for page in sorted((site / "book").glob("*.html")):
         html = page.read_text()
         body = html[html.find("<main") : html.find("</main>")]
-        # code the page shows on purpose (listings, cells, the guide's examples) is left out: only prose is read
+        # code the page shows on purpose (listings, cells, the guide's examples) is left
+        # out: only prose is read
         prose = re.sub(r"<pre\b.*?</pre>", "", body, flags=re.S)
         text = re.sub(r"<[^>]+>", "", prose)
         found = re.findall(
@@ -103,7 +106,10 @@ def test_clean_copy_builds_with_no_warning_and_matches_every_baseline(
 
 
 def test_failures_in_finds_cell_errors() -> None:
-    log = "reading sources\n/x.md: WARNING: Executing notebook failed: CellExecutionError [mystnb.exec]\nfine\n"
+    log = (
+        "reading sources\n/x.md: WARNING: Executing notebook failed: "
+        "CellExecutionError [mystnb.exec]\nfine\n"
+    )
     assert failures_in(log) == [
         "/x.md: WARNING: Executing notebook failed: CellExecutionError [mystnb.exec]"
     ]
@@ -113,8 +119,9 @@ def test_failures_in_finds_cell_errors() -> None:
 def test_every_image_of_every_page_is_lazy_and_sized_the_previews_too(
     site: Path,
 ) -> None:
-    """bookbuild.site.speed's pass reached every ``<img>`` the build wrote, those in the link previews' templates
-    included: each decodes asynchronously and states the pixel size of its local raster file."""
+    """bookbuild.site.speed's pass reached every ``<img>`` the build wrote, those in the
+    link previews' templates included: each decodes asynchronously and states the pixel
+    size of its local raster file."""
     import re
 
     from bookbuild.site.a11y import html_pages
@@ -138,17 +145,19 @@ def test_every_image_of_every_page_is_lazy_and_sized_the_previews_too(
 
 
 def test_search_index_and_snippets_hold_no_tex(site: Path) -> None:
-    """Search finds and shows a formula as it reads (``tanh(cₜ)``), not as its TeX (``\\tanh(c_t)``, issue 53):
-    neither Sphinx's index (its words and titles) nor the text a result's snippet is cut from holds one of the
-    control words the book's formulas use. (Code keeps its own backslashes: a docstring's ``c_{t-1}``, a
-    regex's ``\\b``, a plot's label ``r"$\\partial L$"``.)"""
+    """Search finds and shows a formula as it reads (``tanh(cₜ)``), not as its TeX
+    (``\\tanh(c_t)``, issue 53): neither Sphinx's index (its words and titles) nor the
+    text a result's snippet is cut from holds one of the control words the book's
+    formulas use. (Code keeps its own backslashes: a docstring's ``c_{t-1}``, a regex's
+    ``\\b``, a plot's label ``r"$\\partial L$"``.)"""
     import json
     import re
 
     words = (
-        "odot tau partial tanh rVert lVert sigma ell kappa mathrm delta approx bullet frac big text log ln "
-        "mathcal qquad quad le ge dots cdot top sqrt in tilde hat operatorname left right begin end sum prod "
-        "exp overleftarrow overrightarrow mapsto mathbb times to"
+        "odot tau partial tanh rVert lVert sigma ell kappa mathrm delta approx bullet "
+        "frac big text log ln mathcal qquad quad le ge dots cdot top sqrt in tilde hat "
+        "operatorname left right begin end sum prod exp overleftarrow overrightarrow "
+        "mapsto mathbb times to"
     )
     tex = re.compile(r"\\(?:" + "|".join(words.split()) + r")(?![A-Za-z])")
     index = json.loads(
@@ -176,8 +185,9 @@ def test_search_index_and_snippets_hold_no_tex(site: Path) -> None:
 
 
 def test_plotted_data_is_the_data_s_own_and_diagrams_offer_none(site: Path) -> None:
-    """Issue 53: a "Plotted data" CSV names its columns by the figure's axes (not ``axes,kind,x,y``), holds the
-    data's values (no 16-digit float of a layout), and has rows; a schematic diagram offers no CSV at all."""
+    """Issue 53: a "Plotted data" CSV names its columns by the figure's axes (not
+    ``axes,kind,x,y``), holds the data's values (no 16-digit float of a layout), and has
+    rows; a schematic diagram offers no CSV at all."""
     import csv
     import io
     import re
@@ -232,6 +242,7 @@ def test_plotted_data_is_the_data_s_own_and_diagrams_offer_none(site: Path) -> N
                 not in text[figure : text.find("</figure>", figure) + 40]
             ), f"{page.stem}: the diagram {diagrams[page.stem]} offers plotted data"
     assert links >= 20
-    # no file left from a figure that is gone or now a diagram (an incremental build writes over the folder)
+    # no file left from a figure that is gone or now a diagram (an incremental build
+    # writes over the folder)
     files = {p.resolve() for p in (site / "_static" / "figure-data").rglob("*.*")}
     assert files == linked, sorted(str(p) for p in files ^ linked)[:5]

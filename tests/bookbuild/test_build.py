@@ -1,4 +1,5 @@
-"""Tests for bookbuild.build: which pages a one-chapter build needs, and the command line's errors."""
+"""Tests for bookbuild.build: which pages a one-chapter build needs, and the command
+line's errors."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from bookbuild import build
 def write_pages(root: Path) -> None:
     (root / "book").mkdir()
     (root / "_toc.yml").write_text(
-        "format: jb-book\nroot: book/intro\nparts:\n  - caption: Chapters\n    chapters:\n"
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: "
+        "Chapters\n    chapters:\n"
         "      - file: book/one\n      - file: book/two\n      - file: book/three\n"
         "  - caption: Reference\n    chapters:\n      - file: book/glossary\n"
     )
@@ -70,10 +72,12 @@ def test_a_build_with_book_build_dir_builds_a_copy_there(
     ]  # the copy's build: tests/bookbuild/test_build_only.py
 
 
-# --- the PDF beside the HTML (`bookbuild build --pdf-after CMD`, what make test runs) ---------------------------
+# --- the PDF beside the HTML (`bookbuild build --pdf-after CMD`, what make test runs)
+# ---------------------------
 
-#: A stand-in for `jupyter-book build ... --path-output OUT`: writes OUT/_build/latex/book.{pdf,tex,log}, then exits
-#: with the code in $FAKE_JB_EXIT (after $FAKE_JB_SLEEP seconds); with FAKE_JB_NO_PDF set it writes no PDF.
+#: A stand-in for `jupyter-book build ... --path-output OUT`: writes
+#: OUT/_build/latex/book.{pdf,tex,log}, then exits with the code in $FAKE_JB_EXIT (after
+#: $FAKE_JB_SLEEP seconds); with FAKE_JB_NO_PDF set it writes no PDF.
 FAKE_JUPYTER_BOOK = r"""
 import os, sys, time
 from pathlib import Path
@@ -93,7 +97,8 @@ sys.exit(int(os.environ.get("FAKE_JB_EXIT", "0")))
 
 @pytest.fixture
 def side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """build.SidePdf with its folders under tmp_path and a fake Jupyter Book; call it with the ready command."""
+    """build.SidePdf with its folders under tmp_path and a fake Jupyter Book; call it
+    with the ready command."""
     import sys
 
     script = tmp_path / "fake_jb.py"
@@ -372,7 +377,8 @@ def test_make_pdf_starts_its_latex_folder_afresh_after_a_build_that_did_not_fini
 def test_make_book_notes_the_typed_numbers_that_make_check_will_refuse(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    """`make book` (no --check) still publishes, but names each typed number at once, as `make check` would."""
+    """`make book` (no --check) still publishes, but names each typed number at once, as
+    `make check` would."""
     from bookbuild import gate
     from bookbuild.lint import prose
 

@@ -1,8 +1,10 @@
-"""``build --only``: the named pages alone, their references to other pages resolved from the last full build.
+"""``build --only``: the named pages alone, their references to other pages resolved
+from the last full build.
 
-A fixture book (a root page, two chapters, the real ``bookbuild``) is built in full once, then one chapter is
-broken; ``build_only`` of the other must still succeed, executing and rendering only its page, with its
-``{ref}`` and ``{eq}`` to the broken chapter linking into the full build. Two Sphinx builds: about a minute.
+A fixture book (a root page, two chapters, the real ``bookbuild``) is built in full
+once, then one chapter is broken; ``build_only`` of the other must still succeed,
+executing and rendering only its page, with its ``{ref}`` and ``{eq}`` to the broken
+chapter linking into the full build. Two Sphinx builds: about a minute.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from pathlib import Path
 from bookbuild import build
 
 HEAD = (
-    "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
-    "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+    "---\njupytext:\n  text_representation:\n    extension: .md\n    "
+    "format_name: myst\n"
+    "kernelspec:\n  display_name: Python 3\n  language: python\n  name: "
+    "python3\n---\n\n"
 )
 CONFIG = """\
 title: A fixture book
@@ -84,7 +88,8 @@ def fixture_book(root: Path) -> None:
     (root / "chapter_code" / "__init__.py").write_text("")
     (root / "chapter_code" / "core" / "__init__.py").write_text("")
     shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
-    # and the chapter_code modules runtime imports: the pins (numerics) and the device setting (BOOK_DEVICE)
+    # and the chapter_code modules runtime imports: the pins (numerics) and the device
+    # setting (BOOK_DEVICE)
     for name in ("numerics.py", "device.py"):
         shutil.copy(
             Path(runtime.__file__).with_name(name),

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.execute.bytecode: no process the build starts can run bytecode older than its source."""
+"""Tests for bookbuild.execute.bytecode: no process the build starts can run bytecode
+older than its source."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def package(root: Path, body: str = "VALUE = 1\n") -> Path:
 
 
 def stale_edit(module: Path, new: str) -> None:
-    """A timestamp .pyc of the current source, then an edit of the same size with the mtime put back."""
+    """A timestamp .pyc of the current source, then an edit of the same size with the
+    mtime put back."""
     py_compile.compile(
         str(module),
         cfile=str(bytecode.pyc_path(module)),
@@ -120,8 +122,8 @@ def test_the_pyc_path_agrees_with_the_interpreter_s_own_under_a_prefix(
         [
             sys.executable,
             "-c",
-            f"import importlib.util; print(importlib.util.cache_from_source("
-            f"{str(module)!r}))",
+            "import importlib.util; "
+            f"print(importlib.util.cache_from_source({str(module)!r}))",
         ],
         capture_output=True,
         text=True,

@@ -1,4 +1,5 @@
-"""bookbuild.lint.cellformat: chapter cells formatted by ruff at 88 columns, options and prose untouched."""
+"""bookbuild.lint.cellformat: chapter cells formatted by ruff at 88 columns, options and
+prose untouched."""
 
 from __future__ import annotations
 
@@ -64,8 +65,8 @@ def test_formatting_keeps_options_prose_and_the_hiding_semicolon(page: Path) -> 
     assert OPTIONS in text
     assert "Prose that is long on purpose" in text
     assert (
-        "result = some_function(\n    first_argument=1, second_argument=2, third_argument=3, fourth_argument=4\n)\n"
-        in text
+        "result = some_function(\n    first_argument=1, second_argument=2, "
+        "third_argument=3, fourth_argument=4\n)\n" in text
     )
     assert (
         "ax.legend();\n```" in text

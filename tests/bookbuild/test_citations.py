@@ -1,5 +1,6 @@
-"""The bibliography: complete entries without raw TeX, the source documents cited only beside their numbers, and
-the label, shorthand and ordering styles of bookbuild/site/citations.py."""
+"""The bibliography: complete entries without raw TeX, the source documents cited only
+beside their numbers, and the label, shorthand and ordering styles of
+bookbuild/site/citations.py."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ BOOK = ROOT / "book"
 SOURCE_KEYS = {"srctextbook", "srcworkshop", "srcgated"}
 CITE = re.compile(r"\{cite:[a-z]+\}`([^`]+)`")
 
-#: Where a page may cite one of the three source documents: the sections (by heading) and exercises (by label)
-#: that set a source's numbers or setup beside this build's. Anywhere else a fact needs its paper, and a
-#: mention of a source needs no citation (it is not published; the bibliography says what it is).
+#: Where a page may cite one of the three source documents: the sections (by heading)
+#: and exercises (by label) that set a source's numbers or setup beside this build's.
+#: Anywhere else a fact needs its paper, and a mention of a source needs no citation (it
+#: is not published; the bibliography says what it is).
 BESIDE_THE_SOURCES = {
     "recurrence": {"The vanilla RNN"},
     "gradients": {
@@ -51,15 +53,17 @@ BESIDE_THE_SOURCES = {
         "Scratch against `nn.LSTM`: the initialisation",
         "Beside the source's scoreboard",
         "Beside the source's scale study",
-        "The same study on one large GPU",  # its models' sizes beside the source's three
+        # its models' sizes beside the source's three
+        "The same study on one large GPU",
     },
     "beyond": {"This build beside the sources"},
 }
 
 
 def contexts(text: str) -> list[tuple[str, str]]:
-    """(context, line) for each prose line of a MyST page: the context is the latest section heading, or the
-    label of the exercise (``ex-...``) or solution (``solution of ex-...``) the line is in. Code cells skipped."""
+    """(context, line) for each prose line of a MyST page: the context is the latest
+    section heading, or the label of the exercise (``ex-...``) or solution (``solution
+    of ex-...``) the line is in. Code cells skipped."""
     out: list[tuple[str, str]] = []
     context, in_code = "", False
     for line in text.splitlines():
@@ -119,12 +123,16 @@ def test_every_place_allowed_to_cite_a_source_does_and_states_a_source_number() 
 
 
 def test_contexts_follow_headings_and_exercise_labels_and_skip_code() -> None:
-    page = "# T\n\n## A\ntext {cite:p}`srcgated`\n```{code-cell} ipython3\n# B\n```\n:label: ex-x\nmore\n"
+    page = (
+        "# T\n\n## A\ntext {cite:p}`srcgated`\n```{code-cell} ipython3\n# "
+        "B\n```\n:label: ex-x\nmore\n"
+    )
     assert [c for c, _ in contexts(page)] == ["T", "T", "A", "A", "ex-x", "ex-x"]
 
 
 BIB = {name: parse_file(str(BOOK / name)) for name in ("references.bib", "sources.bib")}
-#: The BibTeX a rendered entry could show as raw text: commands other than accents, math, unescaped specials.
+#: The BibTeX a rendered entry could show as raw text: commands other than accents,
+#: math, unescaped specials.
 RAW_TEX = re.compile(r"\\(?![\"'`^~=.]|[cvuHk]\{|ss\b|o\b|O\b|&|_)[A-Za-z]+|\$")
 VENUE = (
     "journal",

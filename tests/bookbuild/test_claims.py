@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.claims: claims read from the prose, paired with checks, and the appendix."""
+"""Tests for bookbuild.lint.claims: claims read from the prose, paired with checks, and
+the appendix."""
 
 from __future__ import annotations
 
@@ -71,10 +72,14 @@ def test_every_failure_mode_is_one_line_naming_page_and_label() -> None:
         ]
     )
     assert problems == [
-        "book/p.md:1: the claim names check 'undeclared', which no cell of this page declared",
-        "book/p.md: check 'unclaimed' (cell 'cell-1') is declared but no sentence claims it",
-        "book/p.md: check 'shared' (cell 'cell-1') is declared but no sentence claims it",
-        "book/q.md: check 'shared' is also declared by book/p.md; names are unique in the book",
+        "book/p.md:1: the claim names check 'undeclared', which no cell of this page "
+        "declared",
+        "book/p.md: check 'unclaimed' (cell 'cell-1') is declared but no sentence "
+        "claims it",
+        "book/p.md: check 'shared' (cell 'cell-1') is declared but no sentence claims "
+        "it",
+        "book/q.md: check 'shared' is also declared by book/p.md; names are unique in "
+        "the book",
         "book/r.md:7: a claim names no check: write {claim}`sentence <check-name>`",
         "book/s.md: check 'bad' did not hold",
     ]
@@ -127,8 +132,8 @@ def test_the_appendix_lists_each_claim_with_its_check_and_passes_the_prose_check
 def test_the_appendix_prints_a_summary_and_keeps_its_per_claim_list_for_the_site() -> (
     None
 ):
-    """The PDF prints the page's ``{only} latex`` summary (bookbuild.site.pdf drops its sections); the site reads the
-    introduction to the per-claim list."""
+    """The PDF prints the page's ``{only} latex`` summary (bookbuild.site.pdf drops its
+    sections); the site reads the introduction to the per-claim list."""
     pages = [
         claims.PageClaims(
             "book/p",
@@ -172,8 +177,8 @@ def test_the_appendix_marks_numbers_as_literal_but_never_inside_math() -> None:
 
     text = "below {lit-math}`10^{-3}` and $x = 0$ after 12 steps, {glue:text}`n` of 3.5"
     assert _literal_numbers(text) == (
-        "below {lit-math}`10^{-3}` and $x = 0$ after {lit}`12` steps, "
-        "{glue:text}`n` of {lit}`3.5`"
+        "below {lit-math}`10^{-3}` and $x = 0$ after {lit}`12` steps, {glue:text}`n` "
+        "of {lit}`3.5`"
     )
 
 
@@ -200,13 +205,18 @@ def test_a_claim_s_preview_sets_e_notation_as_powers_of_ten_outside_its_code() -
 def test_the_punctuation_after_a_claim_stays_with_its_mark() -> None:
     from bookbuild.lint.claims import keep_punctuation_with_mark
 
-    end = '<a class="claim-tip-link" href="checked.html#check-x">every check of this build</a></span></span></span>'
+    end = (
+        '<a class="claim-tip-link" href="checked.html#check-x">every check of '
+        "this build</a></span></span></span>"
+    )
     assert keep_punctuation_with_mark(f'<span class="claim">It holds{end}. Next') == (
-        '<span class="claim">It holds<a class="claim-tip-link" href="checked.html#check-x">every check of this '
-        'build</a></span><span class="claim-after">.</span></span></span> Next'
+        '<span class="claim">It holds<a class="claim-tip-link" '
+        'href="checked.html#check-x">every check of this build</a></span><span '
+        'class="claim-after">.</span></span></span> Next'
     )
     assert keep_punctuation_with_mark(f"x{end}), and") == (
-        'x<a class="claim-tip-link" href="checked.html#check-x">every check of this build</a></span>'
+        'x<a class="claim-tip-link" href="checked.html#check-x">every check '
+        "of this build</a></span>"
         '<span class="claim-after">),</span></span></span> and'
     )
     assert (
@@ -261,7 +271,8 @@ def test_no_check_of_the_book_compares_a_value_with_itself() -> None:
 def test_a_claim_after_code_cells_is_named_at_its_own_line_and_a_check_at_its_call() -> (
     None
 ):
-    """A new author's claim on line 654 was reported at line 296: the code cells' lines were not counted."""
+    """A new author's claim on line 654 was reported at line 296: the code cells' lines
+    were not counted."""
     source = (
         "# A page\n\n"
         + "".join(
@@ -269,7 +280,8 @@ def test_a_claim_after_code_cells_is_named_at_its_own_line_and_a_check_at_its_ca
             for i in range(3)
         )
         + (
-            '```{code-cell} ipython3\n:label: checks\nclaims.check(\n    "c-held", x == 2, because="b")\n```\n\n'
+            "```{code-cell} ipython3\n:label: checks\nclaims.check(\n    "
+            '"c-held", x == 2, because="b")\n```\n\n'
             "The result {claim}`is held <c-missing>`.\n"
         )
     )
@@ -287,7 +299,9 @@ def test_a_claim_after_code_cells_is_named_at_its_own_line_and_a_check_at_its_ca
         declared_at=claims.declared_lines(source),
     )
     assert claims.problems([page]) == [
-        f"book/p.md:{claim_line}: the claim names check 'c-missing', which no cell of this page declared",
-        f"book/p.md:{call_line}: check 'c-held' (cell 'checks') is declared but no sentence claims it",
+        f"book/p.md:{claim_line}: the claim names check 'c-missing', which no cell of "
+        "this page declared",
+        f"book/p.md:{call_line}: check 'c-held' (cell 'checks') is declared but no "
+        "sentence claims it",
         f"book/p.md:{call_line}: check 'c-held' did not hold",
     ]

@@ -1,7 +1,9 @@
-"""Tests for bookbuild.runs.codec (the records' one codec) and bookbuild.runs.calls (stored calls served to a page).
+"""Tests for bookbuild.runs.codec (the records' one codec) and bookbuild.runs.calls
+(stored calls served to a page).
 
-Values go through the codec and back through canonical JSON, as a record does; the stored calls are real calls of
-taught functions at toy sizes, compared with the same call made directly.
+Values go through the codec and back through canonical JSON, as a record does; the
+stored calls are real calls of taught functions at toy sizes, compared with the same
+call made directly.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def through_json(value):  # type: ignore[no-untyped-def]
 
 
 def same(a, b) -> bool:  # type: ignore[no-untyped-def]
-    """Equal, type for type (tuples are not lists), tensors by dtype, shape and bytes."""
+    """Equal, type for type (tuples are not lists), tensors by dtype, shape and
+    bytes."""
     if type(a) is not type(b):
         return False
     if isinstance(a, torch.Tensor):
@@ -81,7 +84,8 @@ def same(a, b) -> bool:  # type: ignore[no-untyped-def]
 
 
 def stored(function, **kwargs):  # type: ignore[no-untyped-def]
-    """A call run as a sweep's job runs it, its record's JSON round trip, and read back as a page gets it."""
+    """A call run as a sweep's job runs it, its record's JSON round trip, and read back
+    as a page gets it."""
     path = sweeps.function_path(function)
     params = through_json(codec.job(function, **kwargs))
     record = {
@@ -156,7 +160,8 @@ def test_bad_tensors_are_named_not_loaded() -> None:
         ValueError, match=r"w: its bytes are damaged .*re-run the sweep"
     ):
         codec.decode_tensor(damaged, "w")
-    # a character outside base64's alphabet is refused, not skipped (skipped, the bytes and their hash would match)
+    # a character outside base64's alphabet is refused, not skipped (skipped, the bytes
+    # and their hash would match)
     with pytest.raises(
         ValueError, match="Non-base64 digit found|Only base64 data is allowed"
     ):
@@ -317,8 +322,9 @@ def test_every_call_sweep_holds_only_calls_of_its_functions_with_arguments_they_
 
 
 def test_a_served_call_equals_the_call_made_directly() -> None:
-    """The gated sweep's smoke record, served as a page would get it, against the same call computed here, at the
-    precision the sweep declares for a training (its record may come from another CPU's kernels)."""
+    """The gated sweep's smoke record, served as a page would get it, against the same
+    call computed here, at the precision the sweep declares for a training (its record
+    may come from another CPU's kernels)."""
     grid = registry.GATED_BOOK_RUNS.configs["smoke"]
     kwargs = codec.decode_value(
         grid.jobs["tiny"]["kwargs"], codec.classes(sweeps.function_path(train_recall))

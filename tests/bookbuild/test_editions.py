@@ -1,5 +1,6 @@
-"""The two editions side by side (bookbuild.gate.editions): a GPU edition's glued values, claims and training runs
-beside the CPU edition's, judged against the seed spread where one was measured."""
+"""The two editions side by side (bookbuild.gate.editions): a GPU edition's glued
+values, claims and training runs beside the CPU edition's, judged against the seed
+spread where one was measured."""
 
 from __future__ import annotations
 
@@ -87,8 +88,8 @@ def test_values_and_claims_of_both_editions_side_by_side(tmp_path: Path) -> None
     text = "\n".join(editions.section(tmp_path))
     assert "### `cpu-avx2` beside `cuda-sm90`" in text
     assert (
-        "3 glued values in both editions: 1 differs, 1 same at the digits shown, 1 same bits"
-        in text
+        "3 glued values in both editions: 1 differs, 1 same at the digits "
+        "shown, 1 same bits" in text
     )
     assert "2 claims checked in both, 1 holding in both." in text
     assert "- {doc}`/book/gated` `gpu-fails`: CPU holds, GPU fails" in text

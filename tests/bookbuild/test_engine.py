@@ -1,4 +1,5 @@
-"""Tests for bookbuild.execute.engine: a chapter re-executes exactly when something it depends on changed.
+"""Tests for bookbuild.execute.engine: a chapter re-executes exactly when something it
+depends on changed.
 
 Each test builds a one-chapter fixture book in a temporary folder with its own
 tiny ``chapter_code`` package and data file, and runs the real engine on it
@@ -19,7 +20,8 @@ import pytest
 
 from bookbuild.execute import engine
 
-#: One worker (make test: --dist loadgroup): the executed fixture book (a session fixture) is made once.
+#: One worker (make test: --dist loadgroup): the executed fixture book (a session
+#: fixture) is made once.
 pytestmark = pytest.mark.xdist_group("engine")
 
 CHAPTER = """\
@@ -70,7 +72,8 @@ def printed(root: Path) -> str:
 
 @pytest.fixture(scope="session")
 def executed_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture book, executed once per test process (one kernel, a few seconds): :func:`book` copies it."""
+    """The fixture book, executed once per test process (one kernel, a few seconds):
+    :func:`book` copies it."""
     root = tmp_path_factory.mktemp("executed-book")
     write_book(root)
     (first,) = engine.run(root)
@@ -81,8 +84,9 @@ def executed_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def book(tmp_path: Path, executed_book: Path) -> Path:
-    """A fresh copy of the executed fixture book (sources, execution cache and manifest, times kept): the copy is
-    a cache hit as it stands, which the test checks before handing it over."""
+    """A fresh copy of the executed fixture book (sources, execution cache and manifest,
+    times kept): the copy is a cache hit as it stands, which the test checks before
+    handing it over."""
     shutil.copytree(executed_book, tmp_path, dirs_exist_ok=True)
     (again,) = engine.run(tmp_path)
     assert again.status == "hit", (
@@ -144,7 +148,8 @@ def test_code_cell_edit_reexecutes(book: Path) -> None:
 
 
 def test_caption_alt_and_label_edits_execute_nothing_but_a_tag_does(book: Path) -> None:
-    """A figure's caption, its alt text and a cell's label are read as the page renders (bookbuild.execute.cachekey)."""
+    """A figure's caption, its alt text and a cell's label are read as the page renders
+    (bookbuild.execute.cachekey)."""
     path = book / "book" / "ch.md"
     original = path.read_text()
     path.write_text(
@@ -238,8 +243,9 @@ def test_cell_timeout_names_chapter_and_cell(
         """
     )
     path.write_text(path.read_text() + slow)
-    # The chapter's cells are held to 3 s; the build's own first cell (the kernel's hooks, seconds of imports on a
-    # loaded machine) to engine.BUILD_CELL_TIMEOUT, so only the slow cell can time out.
+    # The chapter's cells are held to 3 s; the build's own first cell (the kernel's
+    # hooks, seconds of imports on a loaded machine) to engine.BUILD_CELL_TIMEOUT, so
+    # only the slow cell can time out.
     monkeypatch.setenv("BOOK_CELL_TIMEOUT", "3")
     began = time.monotonic()
     (result,) = engine.run(tmp_path)
@@ -271,7 +277,8 @@ def test_chapters_start_longest_first_by_the_larger_of_their_last_execution_and_
         "book/e": {"status": "failed"},
         "book/f": {"wall_s": 75.0},
     }
-    # b last ran in 12.5 s with its trainings reused, but retrains in 999: the table places it; f outgrew its entry
+    # b last ran in 12.5 s with its trainings reused, but retrains in 999: the table
+    # places it; f outgrew its entry
     cold = {"book/a": 50, "book/b": 999, "book/c": 100, "book/f": 20}
     order = engine.execution_order(names, manifest, cold)
     assert order == ["book/b", "book/d", "book/c", "book/f", "book/a", "book/e"]
@@ -295,8 +302,9 @@ def test_a_fresh_clone_starts_the_longest_cold_chapters_first_and_the_table_cove
         "give a new chapter its cold time in engine.COLD_SECONDS"
     )
     order = engine.execution_order(names, {})
-    # Since Chapters 4, 6 and 7 read every training from sweep records (2026-12-03 and 12-04), Chapter 3, with the
-    # one run a build trains itself, and Chapter 4, with its measurements of the recorded models, are the longest.
+    # Since Chapters 4, 6 and 7 read every training from sweep records (2026-12-03 and
+    # 12-04), Chapter 3, with the one run a build trains itself, and Chapter 4, with its
+    # measurements of the recorded models, are the longest.
     assert order[:2] == ["book/gated", "book/language-models"]
     assert order == sorted(names, key=lambda c: -engine.COLD_SECONDS[c])
 
@@ -308,7 +316,10 @@ def test_run_submits_the_stale_chapters_longest_first(
     source = (tmp_path / "book" / "ch.md").read_text()
     for name in ("short", "long"):
         (tmp_path / "book" / f"{name}.md").write_text(source)
-    toc = "format: jb-book\nroot: book/ch\nparts:\n  - chapters:\n      - file: book/short\n      - file: book/long\n"
+    toc = (
+        "format: jb-book\nroot: book/ch\nparts:\n  - chapters:\n      - file: "
+        "book/short\n      - file: book/long\n"
+    )
     (tmp_path / "_toc.yml").write_text(toc)
     submitted: list[str] = []
 
@@ -325,7 +336,7 @@ def test_run_submits_the_stale_chapters_longest_first(
     assert submitted == ["book/long", "book/ch", "book/short"]
 
 
-# --------------------------------------------------------------------------- the gate's trust (issue 8)
+# ----------------------------------------------------------- the gate's trust (issue 8)
 
 
 def add_cell(root: Path, label: str, source: str, options: str = "") -> None:
@@ -365,7 +376,8 @@ def test_a_file_the_chapter_writes_is_an_output_not_a_dependency(
     add_cell(
         tmp_path,
         "writes",
-        "open('../data/made.txt', 'w').write('made here')\nprint(open('../data/made.txt').read())",
+        "open('../data/made.txt', 'w').write('made "
+        "here')\nprint(open('../data/made.txt').read())",
     )
     (result,) = engine.run(tmp_path)
     assert result.status == "executed", result.error
@@ -376,12 +388,14 @@ def test_a_dependency_changed_by_another_process_during_execution_is_stale(
     tmp_path: Path,
 ) -> None:
     write_book(tmp_path)
-    # A second process (standing in for the author's editor) edits the module while the chapter runs.
+    # A second process (standing in for the author's editor) edits the module while the
+    # chapter runs.
     add_cell(
         tmp_path,
         "editor",
         "import subprocess, sys\n"
-        "subprocess.run([sys.executable, '-c', \"import pathlib; p = pathlib.Path('../chapter_code/tiny.py'); "
+        "subprocess.run([sys.executable, '-c', \"import pathlib; p = "
+        "pathlib.Path('../chapter_code/tiny.py'); "
         "p.write_text(p.read_text() + '# edited\\\\n')\"], check=True)",
     )
     (result,) = engine.run(tmp_path)
@@ -442,8 +456,8 @@ def test_harmless_spellings_of_the_settings_reuse_the_outputs(
         (
             "BOOK_DEVICE",
             "cuda",
-            "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA device; "
-            "unset BOOK_DEVICE or set it to 'cpu'",
+            "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA "
+            "device; unset BOOK_DEVICE or set it to 'cpu'",
         ),
     ],
 )
@@ -532,8 +546,8 @@ def test_missing_label_fails_before_any_execution(tmp_path: Path) -> None:
     assert result.status == "failed"
     assert result.wall_s == 0.0
     assert (
-        "book/ch.md: code cell #1 (starting `from pathlib import Path`) has no ':label:'"
-        in result.error
+        "book/ch.md: code cell #1 (starting `from pathlib import Path`) has "
+        "no ':label:'" in result.error
     )
 
 
@@ -591,9 +605,12 @@ def test_long_cells_report_progress(
 
 
 def _engine_process(root: Path) -> subprocess.Popen:
-    code = "import sys; from pathlib import Path; from bookbuild.execute import engine; engine.run(Path(sys.argv[1]))"
-    # As from a terminal: SIGINT at its default (a shell starting this test in the background ignores it, and
-    # Python then never turns Ctrl-C into KeyboardInterrupt).
+    code = (
+        "import sys; from pathlib import Path; from bookbuild.execute import engine; "
+        "engine.run(Path(sys.argv[1]))"
+    )
+    # As from a terminal: SIGINT at its default (a shell starting this test in the
+    # background ignores it, and Python then never turns Ctrl-C into KeyboardInterrupt).
     return subprocess.Popen(
         [sys.executable, "-c", code, str(root)],
         stdout=subprocess.PIPE,
@@ -660,7 +677,8 @@ def test_a_figure_drawn_in_the_kernel_is_recorded_with_its_text_and_data(
         tmp_path,
         "fig",
         "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
-        "ax.plot([1, 2, 3], label='$h_{t-1}$')\nax.set_xlabel('step')\nax.legend()\nplt.show()",
+        "ax.plot([1, 2, 3], "
+        "label='$h_{t-1}$')\nax.set_xlabel('step')\nax.legend()\nplt.show()",
     )
     (result,) = engine.run(tmp_path)
     assert result.status == "executed", result.error
@@ -723,7 +741,8 @@ def test_a_damaged_execution_cache_is_moved_aside_with_one_message_and_rebuilt(
 
 
 def with_runtime(root: Path) -> None:
-    """Give the fixture book the real ``chapter_code.core.runtime`` (its ``run_once`` is the build's memoizer)."""
+    """Give the fixture book the real ``chapter_code.core.runtime`` (its ``run_once`` is
+    the build's memoizer)."""
     import shutil
 
     from chapter_code.core import runtime
@@ -731,7 +750,8 @@ def with_runtime(root: Path) -> None:
     (root / "chapter_code" / "core").mkdir()
     (root / "chapter_code" / "core" / "__init__.py").write_text("")
     shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
-    # and the chapter_code modules runtime imports: the pins (numerics) and the device setting (BOOK_DEVICE)
+    # and the chapter_code modules runtime imports: the pins (numerics) and the device
+    # setting (BOOK_DEVICE)
     for name in ("numerics.py", "device.py"):
         shutil.copy(
             Path(runtime.__file__).with_name(name),
@@ -780,7 +800,8 @@ def test_a_damaged_memoized_run_is_reported_in_the_build_log_never_in_the_cell(
 
 
 def edit_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
-    """Write a stale timestamp ``.pyc`` of ``path``, then edit it as ``cp -p`` / ``touch -r`` would leave it."""
+    """Write a stale timestamp ``.pyc`` of ``path``, then edit it as ``cp -p`` / ``touch
+    -r`` would leave it."""
     import importlib.util
     import os
     import py_compile
@@ -829,8 +850,12 @@ def test_progress_names_hidden_cells_by_label_and_the_builds_own_cells_by_what_t
 
 
 def _by_another_process(code: str) -> str:
-    """A cell that runs ``code`` in a second process (an editor): the kernel's trace does not see its writes."""
-    return f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {code!r}], check=True)"
+    """A cell that runs ``code`` in a second process (an editor): the kernel's trace
+    does not see its writes."""
+    return (
+        f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {code!r}], "
+        "check=True)"
+    )
 
 
 def _edit(path: str, old: str, new: str) -> str:
@@ -848,7 +873,9 @@ def test_a_dependency_edited_and_reverted_while_the_chapter_ran_is_stale_not_pas
     path = tmp_path / "book" / "ch.md"
     if (
         target == "data"
-    ):  # edited before the chapter reads it, restored after: same bytes before and after the run
+        # edited before the chapter reads it, restored after: same bytes before and
+        # after the run
+    ):
         text = path.read_text().replace(
             "```{code-cell} ipython3\n:label: compute\n",
             "```{code-cell} ipython3\n:label: edit\n"
@@ -924,7 +951,8 @@ def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stal
 
 
 def _fake_site(site: Path) -> Path:
-    """An installed distribution ``fakedist`` (package ``fakedist_pkg``) in the folder ``site``; its dist-info."""
+    """An installed distribution ``fakedist`` (package ``fakedist_pkg``) in the folder
+    ``site``; its dist-info."""
     (site / "fakedist_pkg").mkdir(parents=True)
     (site / "fakedist_pkg" / "__init__.py").write_text("X = 1\n")
     info = site / "fakedist-1.0.dist-info"
@@ -942,8 +970,9 @@ def _fake_site(site: Path) -> Path:
 def test_distributions_of_an_environment_inside_the_checkout_are_keyed_and_a_changed_file_re_executes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 30, item 3 (probe installed-reinstalled / installed-hand-edit): `make book` puts the environment in
-    # the checkout (.venv), an untracked folder; its packages are not the repository's own and must be keyed
+    # issue 30, item 3 (probe installed-reinstalled / installed-hand-edit): `make book`
+    # puts the environment in the checkout (.venv), an untracked folder; its packages
+    # are not the repository's own and must be keyed
     site = tmp_path / ".venv" / "lib" / "site-packages"
     _fake_site(site)
     monkeypatch.syspath_prepend(str(site))
@@ -981,8 +1010,8 @@ def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the
     assert result.status == "failed"
     line = good.splitlines().index("```{code-cell} ipython3") + 1
     assert result.error == (
-        f"{path}:{line}: the options of code cell #1 (the cell starting on that line) cannot be "
-        "read: Invalid options format (bad YAML)"
+        f"{path}:{line}: the options of code cell #1 (the cell starting on that line) "
+        "cannot be read: Invalid options format (bad YAML)"
     )
     assert "book/ch" in engine.load_manifest(
         book
@@ -1028,7 +1057,8 @@ def test_a_kernel_that_dies_is_one_line_naming_the_cell(tmp_path: Path) -> None:
 def test_a_kernel_that_exits_while_starting_is_one_line_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 30, item 10 (found by the probes: a kernel that lost its TCP port to another process died at start)
+    # issue 30, item 10 (found by the probes: a kernel that lost its TCP port to another
+    # process died at start)
     profile = tmp_path / "ipython" / "profile_default"
     profile.mkdir(parents=True)
     (profile / "ipython_kernel_config.py").write_text(
@@ -1052,7 +1082,8 @@ def test_a_kernel_that_exits_while_starting_is_one_line_not_a_traceback(
 def test_kernels_talk_over_sockets_in_a_private_folder_not_tcp_ports(
     tmp_path: Path,
 ) -> None:
-    # a TCP port chosen free can be taken by another process before the kernel binds it (a busy machine)
+    # a TCP port chosen free can be taken by another process before the kernel binds it
+    # (a busy machine)
     write_book(tmp_path)
     add_cell(
         tmp_path,
@@ -1084,7 +1115,8 @@ def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_c
         "import sys; from pathlib import Path; from bookbuild.execute import engine; "
         "(r,) = engine.run(Path(sys.argv[1])); print('RESULT', r.status, r.error)"
     )
-    # Started in the background by a shell (nohup, `make check &`): SIGINT ignored, so Ctrl-C means nothing to it.
+    # Started in the background by a shell (nohup, `make check &`): SIGINT ignored, so
+    # Ctrl-C means nothing to it.
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(tmp_path)],
         stdout=subprocess.PIPE,

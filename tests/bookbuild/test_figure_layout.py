@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.figure_layout: colliding labels are found from matplotlib's boxes, clean figures pass."""
+"""Tests for bookbuild.lint.figure_layout: colliding labels are found from matplotlib's
+boxes, clean figures pass."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from bookbuild.lint.figure_layout import drawn_texts, overlapping_texts  # noqa:
 
 @pytest.fixture(autouse=True)
 def _matplotlib_defaults():
-    """The sizes below are matplotlib's defaults: a test that ran before may have applied the book's style."""
+    """The sizes below are matplotlib's defaults: a test that ran before may have
+    applied the book's style."""
     with plt.style.context("default"):
         yield
 

@@ -38,8 +38,10 @@ def test_a_second_build_waits_for_the_first(
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from bookbuild.files import checkout_lock\n"
-            "with checkout_lock(Path(sys.argv[1]), 'make book'):\n    print('held', flush=True); time.sleep(3)",
+            "import sys, time; from pathlib import Path; from bookbuild.files "
+            "import checkout_lock\n"
+            "with checkout_lock(Path(sys.argv[1]), 'make book'):\n    "
+            "print('held', flush=True); time.sleep(3)",
             str(tmp_path),
         ],
         stdout=subprocess.PIPE,

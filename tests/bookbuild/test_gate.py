@@ -1,4 +1,5 @@
-"""Tests for bookbuild.gate: accept refuses under CI, the report shows outcomes and failures."""
+"""Tests for bookbuild.gate: accept refuses under CI, the report shows outcomes and
+failures."""
 
 from __future__ import annotations
 
@@ -106,8 +107,8 @@ def test_report_prints_a_summary_with_the_counts_and_where_the_full_report_is() 
     page = gate.report_text(checks, "cpu-avx2")
     summary = page.split("```{only} latex", 1)[1].split("\n```\n", 1)[0]
     assert (
-        "This build compared {lit}`10` outputs of {lit}`2` pages: {lit}`8` equal bit for bit, {lit}`1` equal "
-        "within their declared precision, {lit}`1` different."
+        "This build compared {lit}`10` outputs of {lit}`2` pages: {lit}`8` equal bit "
+        "for bit, {lit}`1` equal within their declared precision, {lit}`1` different."
     ) in summary
     assert "| {doc}`/book/a` | {lit}`7` | **1 difference(s)**" in summary
     assert "| {doc}`/book/b` | {lit}`3` | matches the baseline |" in summary
@@ -141,8 +142,8 @@ def test_a_cpu_without_a_profile_of_its_own_is_compared_with_the_pinned_baseline
         in out
     )
     assert (
-        "5 output(s) bit for bit, 1 within their declared precision (cell-2: glue check:c-x)"
-        in out
+        "5 output(s) bit for bit, 1 within their declared precision (cell-2: "
+        "glue check:c-x)" in out
     )
 
 
@@ -181,7 +182,8 @@ def test_check_fails_on_a_number_typed_into_the_prose(
     assert "64" in err
 
 
-# ---- GPU profiles: baselines per GPU kind and software ---------------------------------------------------
+# ---- GPU profiles: baselines per GPU kind and software
+# ---------------------------------------------------
 
 H200_SOFTWARE = {"torch": "2.13.0+cu128", "cuda": "12.8", "cudnn": "91002"}
 
@@ -214,8 +216,8 @@ def test_a_gpu_kind_is_compared_only_with_baselines_of_its_own_software(
     other = {**H200_SOFTWARE, "cudnn": "90100"}
     reason = gate.not_compared_reason(tmp_path, "cuda-sm90", other)
     assert reason == (
-        "the baselines of 'cuda-sm90' were recorded with cuda 12.8, cudnn 91002, torch 2.13.0+cu128, "
-        "and this build runs cuda 12.8, cudnn 90100, torch 2.13.0+cu128"
+        "the baselines of 'cuda-sm90' were recorded with cuda 12.8, cudnn 91002, torch "
+        "2.13.0+cu128, and this build runs cuda 12.8, cudnn 90100, torch 2.13.0+cu128"
     )
     assert gate.not_compared_reason(tmp_path, "cuda-sm80", H200_SOFTWARE).startswith(
         "no baselines are recorded"
@@ -299,8 +301,8 @@ def test_report_shows_the_gpu_kind_and_its_settings(tmp_path: Path) -> None:
         [gate.ChapterCheck(ok, [], None, compared=False)], "cuda-sm90"
     )
     assert (
-        "| {doc}`/book/a` | NVIDIA H200 | AVX2 (pinned) | 2.13.0+cu128 | 1 | 0 | sm90 | 12.8 | 91002 "
-        "| deterministic algorithms, TF32 off |"
+        "| {doc}`/book/a` | NVIDIA H200 | AVX2 (pinned) | 2.13.0+cu128 | 1 | 0 | sm90 "
+        "| 12.8 | 91002 | deterministic algorithms, TF32 off |"
     ) in page
     assert "Output profile `cuda-sm90`: NVIDIA GPUs of compute capability 9.0" in page
     assert "not compared (no baseline for this machine's profile and software)" in page
@@ -395,8 +397,8 @@ def test_the_report_shows_each_differing_cell_as_a_unified_diff(tmp_path: Path) 
         tmp_path, [gate.ChapterCheck(ok, [diff], None)], "cpu-avx2"
     ).read_text()
     assert (
-        "- `book/a` cell `cell-1`: `'loss 0.5'` → `'loss 0.5 '`\n\n  ````text\n  --- baseline\n"
-        in page
+        "- `book/a` cell `cell-1`: `'loss 0.5'` → `'loss 0.5 '`\n\n  "
+        "````text\n  --- baseline\n" in page
     )
     assert "  -loss 0.5\n  +loss 0.5·\n  ````\n" in page
 
@@ -414,7 +416,8 @@ def test_the_report_lists_the_build_notes_of_each_chapter(tmp_path: Path) -> Non
     assert f"- {{doc}}`/book/a`: `{note}`\n" in page
 
 
-# ---- what a page shows beyond its cells: listings and panel data (issue 30, item 4) ----------------------
+# ---- what a page shows beyond its cells: listings and panel data (issue 30, item 4)
+# ----------------------
 
 PAGE = """# A page
 
@@ -434,7 +437,8 @@ def one_page(
     pyobject: str = "double",
     panel: str = "",
 ) -> list[gate.ChapterCheck]:
-    """Check one page ``book/ch`` of ``root`` (its notebook ``nb``, no kernel) against ``root``'s baselines."""
+    """Check one page ``book/ch`` of ``root`` (its notebook ``nb``, no kernel) against
+    ``root``'s baselines."""
     import nbformat
 
     (root / "book").mkdir(exist_ok=True)
@@ -482,8 +486,8 @@ def test_a_listing_of_an_object_no_longer_defined_fails_in_one_line(
     accept_page(tmp_path, monkeypatch)
     diffs = one_page(tmp_path, monkeypatch, pyobject="triple")[0].differences
     assert [d.new for d in diffs if d.cell == "listing"] == [
-        "book/ch.md:3: the listing of chapter_code/tiny.py cannot be shown: tiny.py defines no object 'triple' "
-        "(:pyobject:)"
+        "book/ch.md:3: the listing of chapter_code/tiny.py cannot be shown: tiny.py "
+        "defines no object 'triple' (:pyobject:)"
     ]
 
 
@@ -539,7 +543,8 @@ def test_old_baselines_without_page_records_are_read_without_them(
     assert one_page(tmp_path, monkeypatch)[0].unrecorded == ()
 
 
-# ---- a failing figure, to review (issue 30, item 12) -----------------------------------------------------
+# ---- a failing figure, to review (issue 30, item 12)
+# -----------------------------------------------------
 
 
 def figure_notebook(ys: list[float]):
@@ -574,15 +579,16 @@ def test_a_differing_figure_is_written_for_review_and_shown_in_the_report(
     assert gate.verdict(checks, "cpu-avx2") == 1
     err = capsys.readouterr().err
     assert (
-        "Figures to review (baseline, this build, difference):\n  book/ch fig-g-lag-1.png:\n"
-        in err
+        "Figures to review (baseline, this build, difference):\n  book/ch "
+        "fig-g-lag-1.png:\n" in err
     )
     assert "      _build/review/ch/fig-g-lag-1-diff.png" in err
     page = gate.report_text(checks, "cpu-avx2")
     assert "## Figures to review" in page
     assert (
-        "| ![baseline](/_build/review/ch/fig-g-lag-1-baseline.png) | ![this build](/_build/review/ch/"
-        "fig-g-lag-1-new.png) | ![difference](/_build/review/ch/fig-g-lag-1-diff.png) |"
+        "| ![baseline](/_build/review/ch/fig-g-lag-1-baseline.png) | ![this "
+        "build](/_build/review/ch/fig-g-lag-1-new.png) | "
+        "![difference](/_build/review/ch/fig-g-lag-1-diff.png) |"
     ) in page
     assert "- cell `fig-g-lag`: `fig-g-lag-1.png` → `figure differs (RMS" in page
     assert (
@@ -592,7 +598,8 @@ def test_a_differing_figure_is_written_for_review_and_shown_in_the_report(
     assert not review.exists()  # nothing left to review, no stale images
 
 
-# ---- messages (issue 30, item 11) --------------------------------------------------------------------------
+# ---- messages (issue 30, item 11)
+# --------------------------------------------------------------------------
 
 
 def test_a_prose_failure_says_what_failed_after_matching_outputs(
@@ -626,7 +633,8 @@ def test_old_baselines_are_migrated_without_executing_or_rewriting_outputs(
 
     one_page(tmp_path, monkeypatch)  # writes the page and its listed module
     cell = (
-        "\n```{code-cell} ipython3\n:label: c\n:tolerance: {rtol: 0.01, reason: float32 rounding here}\n"
+        "\n```{code-cell} ipython3\n:label: c\n:tolerance: {rtol: 0.01, "
+        "reason: float32 rounding here}\n"
         "print(1)\n```\n"
     )
     (tmp_path / "book" / "ch.md").write_text(
@@ -650,7 +658,8 @@ def test_old_baselines_are_migrated_without_executing_or_rewriting_outputs(
     assert base["@panels"] == []
 
 
-# ---- figures whose texts overlap (issue 28, item 4) --------------------------------------------------------
+# ---- figures whose texts overlap (issue 28, item 4)
+# --------------------------------------------------------
 
 
 def test_overlapping_texts_fail_the_check_with_page_cell_and_texts(
@@ -706,8 +715,9 @@ def test_overlapping_texts_fail_the_check_with_page_cell_and_texts(
 def test_a_page_edited_while_the_build_ran_is_a_clear_error_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Seen in a session: a chapter's code cells edited while `make check` executed it; the gate's read of its
-    rendered notebook found no cached outputs for the new cells and a KeyError escaped as a traceback."""
+    """Seen in a session: a chapter's code cells edited while `make check` executed it;
+    the gate's read of its rendered notebook found no cached outputs for the new cells
+    and a KeyError escaped as a traceback."""
 
     def missing(root: Path, chapter: str):  # type: ignore[no-untyped-def]
         raise KeyError("Cache record not found for NB with hashkey: 3ebd")
@@ -725,7 +735,8 @@ def test_a_page_edited_while_the_build_ran_is_a_clear_error_not_a_traceback(
         gate.check_chapters(tmp_path, [result], "cpu-avx2", compared=True)
 
 
-# ---- a machine without a profile of its own (issue 57, item 4) ------------------------------------------------
+# ---- a machine without a profile of its own (issue 57, item 4)
+# ------------------------------------------------
 
 
 def _printing(text: str):
@@ -806,7 +817,7 @@ def test_make_check_names_a_misspelt_glue_name_before_sphinx_runs(
     err = capsys.readouterr().err
     assert "2 reference(s) from a page's text that its cells do not provide:" in err
     assert (
-        "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this page glues; did you mean"
-        in err
+        "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this "
+        "page glues; did you mean" in err
     )
     assert "book/ch.md:6: the figure of cell 'fig-loss' has no alt text" in err

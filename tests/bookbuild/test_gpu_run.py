@@ -1,5 +1,5 @@
-"""Tests for bookbuild.tools.gpu_run: the dry run walks every step and leaves the promised
-folder; steps time out cleanly.
+"""Tests for bookbuild.tools.gpu_run: the dry run walks every step and leaves the
+promised folder; steps time out cleanly.
 
 The dry run is the real command at toy size (``make gpu-run DRY=1``): a
 temporary copy of the book's code with one tiny page, executed by the engine on
@@ -23,7 +23,8 @@ import pytest
 from bookbuild.tools import gpu_run
 
 ROOT = gpu_run.ROOT
-#: The dry run is a module fixture that takes about 15 s: on one worker (--dist loadgroup) it runs once.
+#: The dry run is a module fixture that takes about 15 s: on one worker (--dist
+#: loadgroup) it runs once.
 pytestmark = pytest.mark.xdist_group("gpu-run")
 
 
@@ -31,10 +32,12 @@ pytestmark = pytest.mark.xdist_group("gpu-run")
 def dry_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, subprocess.CompletedProcess]:
-    """One dry run for the module's tests, started as ``make gpu-run DRY=1`` starts it."""
+    """One dry run for the module's tests, started as ``make gpu-run DRY=1`` starts
+    it."""
     if not all((ROOT / rel).is_file() for rel in gpu_run.CORPORA):
         pytest.skip(
-            f"the dry run's sweep needs {', '.join(gpu_run.CORPORA)} (built by the first `make book`)"
+            f"the dry run's sweep needs {', '.join(gpu_run.CORPORA)} (built by the "
+            "first `make book`)"
         )
     out = tmp_path_factory.mktemp("gpu-run") / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -60,7 +63,8 @@ _BEFORE_AND_AFTER: list[dict[str, str]] = []
 
 
 def _stored() -> dict[str, str]:
-    """Every committed record and baseline of the checkout, by path, with its SHA-256."""
+    """Every committed record and baseline of the checkout, by path, with its
+    SHA-256."""
     import hashlib
 
     return {
@@ -85,13 +89,14 @@ def test_dry_run_succeeds_and_its_summary_names_every_step(dry_run) -> None:
         "sweep",
         "baselines",
     ]
-    # the chapters' own runs, re-run on the run's device before the chapters (the dry run: one smoke config)
+    # the chapters' own runs, re-run on the run's device before the chapters (the dry
+    # run: one smoke config)
     book_sweeps = (
         out / next(s["log"] for s in summary["steps"] if s["name"] == "book-sweeps")
     ).read_text()
     assert (
-        "book-sweeps: experiments run gated-book-runs --config smoke --device cpu --workers 1"
-        in book_sweeps
+        "book-sweeps: experiments run gated-book-runs --config smoke --device "
+        "cpu --workers 1" in book_sweeps
     )
     assert "experiments gated-book-runs (config smoke, 1 jobs)" in book_sweeps
     assert {s["status"] for s in summary["steps"]} == {"ok"}
@@ -171,12 +176,14 @@ def test_dry_run_leaves_the_checkout_alone(dry_run) -> None:
     assert (
         after == before
     )  # no record or baseline of the checkout written, changed or removed
-    # the dry run's page is a book/intro of its own; the checkout's front page executes nothing (no baseline)
+    # the dry run's page is a book/intro of its own; the checkout's front page executes
+    # nothing (no baseline)
     intro = ROOT / "baselines" / "cpu-avx2" / "intro.json"
     assert not intro.exists() or "dry-setup" not in intro.read_text()
 
 
-# ---- the runner, without the book ---------------------------------------------------------------------------
+# ---- the runner, without the book
+# ---------------------------------------------------------------------------
 
 
 def alive(pid: int) -> bool:
@@ -194,7 +201,8 @@ def test_a_step_past_its_timeout_is_stopped_with_what_it_started_and_the_rest_ru
     pid_file = tmp_path / "grandchild.pid"
     slow = (
         "import subprocess, sys, time\n"
-        "child = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"  # as a kernel starts: own session
+        # as a kernel starts: own session
+        "child = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
         f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "print('started', flush=True)\n"
         "time.sleep(60)\n"
@@ -234,7 +242,8 @@ def test_a_step_past_its_timeout_is_stopped_with_what_it_started_and_the_rest_ru
 def test_a_step_is_interrupted_at_its_timeout_even_when_the_runner_ignores_ctrl_c(
     tmp_path: Path,
 ) -> None:
-    """Started from a background job, the runner inherits SIGINT ignored; its steps must not."""
+    """Started from a background job, the runner inherits SIGINT ignored; its steps must
+    not."""
     runner = gpu_run.Runner(tmp_path / "out", tmp_path, dry_run=False, budget_s=60)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -289,7 +298,8 @@ def test_budget_must_leave_room_for_the_steps(capsys: pytest.CaptureFixture) -> 
 
 
 def test_an_outer_timeout_still_leaves_a_summary(tmp_path: Path) -> None:
-    """SIGTERM (what a machine's time limit sends first) stops the steps and collects what finished."""
+    """SIGTERM (what a machine's time limit sends first) stops the steps and collects
+    what finished."""
     if not all((ROOT / rel).is_file() for rel in gpu_run.CORPORA):
         pytest.skip(f"the dry run needs {', '.join(gpu_run.CORPORA)}")
     out = tmp_path / "out"

@@ -15,7 +15,8 @@ from bookbuild.execute import engine
 
 @pytest.fixture(autouse=True)
 def no_cache_folder_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts as a process that has set no JAX cache folder, its environment restored afterwards."""
+    """Each test starts as a process that has set no JAX cache folder, its environment
+    restored afterwards."""
     for name in [
         "JAX_COMPILATION_CACHE_DIR",
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
@@ -25,7 +26,10 @@ def no_cache_folder_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "_jax_cache_set", None)
 
 
-PROGRAM = "import jax, jax.numpy as jnp; print(jax.jit(lambda x: jnp.tanh(x) * 2.5)(jnp.arange(4.0)).tolist())"
+PROGRAM = (
+    "import jax, jax.numpy as jnp; print(jax.jit(lambda x: jnp.tanh(x) * "
+    "2.5)(jnp.arange(4.0)).tolist())"
+)
 
 
 def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_same(
@@ -37,7 +41,9 @@ def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_
 
     def kernel() -> (
         str
-    ):  # a process started as the engine starts a chapter's kernel: with its environment
+        # a process started as the engine starts a chapter's kernel: with its
+        # environment
+    ):
         proc = subprocess.run(
             [sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=120
         )
@@ -77,7 +83,8 @@ def test_a_damaged_entry_is_compiled_again_and_said_in_the_build_log_never_in_th
     assert again.notes, "the damaged entries went unreported"
     assert all(
         n.startswith(
-            "JAX's compilation cache: Error reading persistent compilation cache entry for "
+            "JAX's compilation cache: Error reading persistent compilation cache entry "
+            "for "
         )
         for n in again.notes
     ), again.notes

@@ -1,5 +1,5 @@
-"""Tests for bookbuild.runs.keys: a job's key covers the definitions it reaches, and nothing about
-where they are written."""
+"""Tests for bookbuild.runs.keys: a job's key covers the definitions it reaches, and
+nothing about where they are written."""
 
 from __future__ import annotations
 
@@ -149,8 +149,10 @@ def test_a_module_moved_or_split_keeps_the_key(tmp_path: Path) -> None:
             "chapter_code/core/clipping.py": "def clip(x):\n    return min(x, 10)\n",
             "chapter_code/core/shifting.py": "OFFSET = 1\n\n\ndef shift(x):\n    return x + OFFSET\n",
             "chapter_code/topic/model.py": MODEL.replace(
-                "from chapter_code.util import helpers\nfrom chapter_code.util.helpers import clip",
-                "from chapter_code.core import shifting as helpers\nfrom ..core.clipping import clip",
+                "from chapter_code.util import helpers\nfrom chapter_code.util.helpers "
+                "import clip",
+                "from chapter_code.core import shifting as helpers\nfrom "
+                "..core.clipping import clip",
             ),
         },
     )
@@ -167,7 +169,8 @@ def test_an_undefined_job_is_a_clear_error(tmp_path: Path) -> None:
 def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(
     tmp_path: Path,
 ) -> None:
-    """The issue's measurement: one sentence added to memory_task.py's docstring staled 96 records."""
+    """The issue's measurement: one sentence added to memory_task.py's docstring staled
+    96 records."""
     from bookbuild.runs import sweeps
 
     shutil.copytree(ROOT / "chapter_code", tmp_path / "chapter_code")

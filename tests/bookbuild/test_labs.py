@@ -1,6 +1,7 @@
-"""The labs: one per chapter; every notebook runs in a Jupyter kernel in both editions; the solution edition passes
-every checkpoint, the student edition fails each one with its stub's message; each checkpoint catches the
-plausible wrong answers written for it, and holds no answer a student could copy."""
+"""The labs: one per chapter; every notebook runs in a Jupyter kernel in both editions;
+the solution edition passes every checkpoint, the student edition fails each one with
+its stub's message; each checkpoint catches the plausible wrong answers written for it,
+and holds no answer a student could copy."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ _SECTION = "# lab section: "
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    """The notebooks run on one thread (their first cell says so); so do their checkpoints here."""
+    """The notebooks run on one thread (their first cell says so); so do their
+    checkpoints here."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -50,7 +52,8 @@ def _expected(exercise: labs.Exercise) -> tuple:
 
 
 def check(checkpoint_name: str, fn) -> None:
-    """Run the checkpoint named ``checkpoint_name`` on ``fn`` as the notebook does (expected values included)."""
+    """Run the checkpoint named ``checkpoint_name`` on ``fn`` as the notebook does
+    (expected values included)."""
     exercise = EXERCISES[checkpoint_name]
     exercise.checkpoint(fn, *_expected(exercise))
 
@@ -59,7 +62,8 @@ def check(checkpoint_name: str, fn) -> None:
 def executed(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[tuple[str, str], list[str]]:
-    """Every lab in both editions, run in one Jupyter kernel (reset between notebooks): checkpoint outputs by lab."""
+    """Every lab in both editions, run in one Jupyter kernel (reset between notebooks):
+    checkpoint outputs by lab."""
     cells = []
     for lab in LABS:
         for edition in ("student", "solution"):
@@ -109,7 +113,8 @@ def executed(
             )
             if key[1] == "solution":
                 assert not errors, cell.source[:200]
-            # in the student edition they run on the stubs (Run All stops at the first checkpoint before them)
+            # in the student edition they run on the stubs (Run All stops at the first
+            # checkpoint before them)
         else:
             assert not errors, cell.source[:200]
     return out
@@ -141,8 +146,8 @@ def test_the_student_edition_fails_each_checkpoint_with_its_stub_message(
     for number, text in enumerate(printed, start=1):
         assert text.startswith("Checkpoint not passed yet. "), text
         assert "Traceback" not in text
-        # its own stub, or the stub of an earlier exercise whose function it calls first (top_k_probs calls
-        # temperature_probs before its own region)
+        # its own stub, or the stub of an earlier exercise whose function it calls first
+        # (top_k_probs calls temperature_probs before its own region)
         assert any(
             labs.stub_message(lab, k, lab.exercises[k - 1]) in text
             for k in range(1, number + 1)
@@ -171,7 +176,8 @@ def test_there_is_one_lab_per_chapter_with_at_least_three_exercises() -> None:
 
 
 def _solution_lines(exercise: labs.Exercise) -> list[str]:
-    """The code lines of the exercise's solution region (comments and short lines left out)."""
+    """The code lines of the exercise's solution region (comments and short lines left
+    out)."""
     source = labs.solution_source(exercise.target).splitlines()
     begin = next(i for i, line in enumerate(source) if line.strip() == labs.BEGIN)
     end = next(i for i, line in enumerate(source) if line.strip() == labs.END)
@@ -230,7 +236,8 @@ def test_notebooks_stand_alone_and_their_checkpoints_and_first_hints_hold_no_ans
         )  # each hint folded on its own
 
 
-#: What would tie a notebook to this repository's folders: reading a file, or a path relative to the checkout.
+#: What would tie a notebook to this repository's folders: reading a file, or a path
+#: relative to the checkout.
 _FILE_ACCESS = re.compile(
     r"""\bopen\(|\bPath\(|read_text|read_bytes|torch\.load|np\.load"""
     r"""|['"](\.\.?/|data/|records/|book/|_build/|labs/|chapter_code/)"""
@@ -241,8 +248,9 @@ _FILE_ACCESS = re.compile(
 def test_notebooks_read_no_file_and_name_no_path_of_the_repository(
     lab: labs.Lab,
 ) -> None:
-    """A lab opened alone (a laptop, Colab) has no checkout beside it: its code cells read no file and name no
-    path relative to the repository; the data they use is written into the notebook or drawn from a seed."""
+    """A lab opened alone (a laptop, Colab) has no checkout beside it: its code cells
+    read no file and name no path relative to the repository; the data they use is
+    written into the notebook or drawn from a seed."""
     for edition in ("student", "solution"):
         for cell in labs.notebook(lab, edition).cells:
             if cell.cell_type == "code":
@@ -258,7 +266,8 @@ def test_notebooks_read_no_file_and_name_no_path_of_the_repository(
 
 
 def _code_key(code: str) -> str:
-    """Code compared as a reader copies it: whitespace and the ``torch.`` prefix do not count."""
+    """Code compared as a reader copies it: whitespace and the ``torch.`` prefix do not
+    count."""
     return re.sub(r"\s+", "", code).replace("torch.", "")
 
 
@@ -266,9 +275,10 @@ def _code_key(code: str) -> str:
 def test_no_hint_writes_out_a_line_of_the_answer_or_an_equation_the_task_does_not_give(
     lab: labs.Lab,
 ) -> None:
-    """The last hint gives the shape of the answer, not the answer: no code in any hint holds a whole solution
-    line or its right-hand side, and a hint's equation is one the task or the lab's introduction already states
-    (a hint may point at the specification, not write the update the exercise asks for)."""
+    """The last hint gives the shape of the answer, not the answer: no code in any hint
+    holds a whole solution line or its right-hand side, and a hint's equation is one the
+    task or the lab's introduction already states (a hint may point at the
+    specification, not write the update the exercise asks for)."""
     for exercise in lab.exercises:
         answers = []
         for line in _solution_lines(exercise):
@@ -283,7 +293,8 @@ def test_no_hint_writes_out_a_line_of_the_answer_or_an_equation_the_task_does_no
                 )
             for equation in re.findall(r"\$([^$]*=[^$]*)\$", hint):
                 assert equation in exercise.task or equation in lab.intro, (
-                    f"{exercise.target}: hint {k} writes out ${equation}$, which the task does not give"
+                    f"{exercise.target}: hint {k} writes out ${equation}$, which the "
+                    "task does not give"
                 )
 
 
@@ -396,7 +407,7 @@ def test_the_book_s_own_functions_pass_their_checkpoints(
     assert capsys.readouterr().out.count("Checkpoint passed") == len(EXERCISES)
 
 
-# --------------------------------------------------------------------------- plausible wrong answers
+# -------------------------------------------------------------- plausible wrong answers
 
 
 def rnn_no_tanh(x_t, h_prev, weight_ih, weight_hh, bias):
@@ -1414,12 +1425,14 @@ def test_the_summed_loss_is_named_a_sum_once_perplexity_passes() -> None:
         check("checkpoint_lm_loss_and_ppl", summed_but_right_perplexity)
 
 
-# ---- an autograder's view (issue 54) -----------------------------------------------------------------------
+# ---- an autograder's view (issue 54)
+# -----------------------------------------------------------------------
 
 
 def _score(nb, grading) -> tuple[int, int]:
-    """(points earned, points possible): what an error-based grader gives ``nb`` under the instructor edition's
-    grading metadata (cells matched by id): a graded cell earns its points when it ran without an error."""
+    """(points earned, points possible): what an error-based grader gives ``nb`` under
+    the instructor edition's grading metadata (cells matched by id): a graded cell earns
+    its points when it ran without an error."""
     earned = possible = 0
     for cell in nb.cells:
         meta = grading.get(cell.get("id"), {})
@@ -1492,7 +1505,8 @@ def test_a_notebook_names_what_to_install_and_the_versions_it_was_tested_with() 
     assert nb.cells[1].source.startswith(
         labs.REQUIREMENTS_CHECK.format(packages="torch numpy")
     )
-    # without NumPy the first cell stops with the command that installs it, before PyTorch's own warning
+    # without NumPy the first cell stops with the command that installs it, before
+    # PyTorch's own warning
     check = labs.REQUIREMENTS_CHECK.format(packages="torch numpy")
     done = subprocess.run(
         [sys.executable, "-c", f"import sys\nsys.modules['numpy'] = None\n{check}"],
@@ -1507,9 +1521,10 @@ def test_a_notebook_names_what_to_install_and_the_versions_it_was_tested_with() 
 def test_the_student_edition_holds_no_answer_anywhere_docstrings_included(
     lab: labs.Lab,
 ) -> None:
-    """No cell of the student notebook (a stub's docstring, a helper, a hint, a message) holds a solution line's
-    expression, compared as a reader copies it: whitespace, ``torch.`` and the product sign do not count, so a
-    docstring's ``(a1 a2, a2 b1 + b2)`` is the code ``a1 * a2, a2 * b1 + b2``."""
+    """No cell of the student notebook (a stub's docstring, a helper, a hint, a message)
+    holds a solution line's expression, compared as a reader copies it: whitespace,
+    ``torch.`` and the product sign do not count, so a docstring's ``(a1 a2, a2 b1 +
+    b2)`` is the code ``a1 * a2, a2 * b1 + b2``."""
     text = _code_key(
         "\n".join(cell.source for cell in labs.notebook(lab, "student").cells)
     ).replace("*", "")
@@ -1526,15 +1541,18 @@ def test_the_student_edition_holds_no_answer_anywhere_docstrings_included(
                 and not re.match(r"(for|if|while|with)\s", line)
             ):
                 assert key not in text, (
-                    f"{exercise.target}: the student notebook holds the answer's {right!r}"
+                    f"{exercise.target}: the student notebook holds the answer's "
+                    f"{right!r}"
                 )
 
 
-#: brackets that must balance for a solution line's expression to stand alone (a continuation line's does not)
+#: brackets that must balance for a solution line's expression to stand alone (a
+#: continuation line's does not)
 PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
-# ---- the exercises beyond the page, budgets, prediction, stretch, results, launch link (issue 54) ------------
+# ---- the exercises beyond the page, budgets, prediction, stretch, results, launch link
+# (issue 54) ------------
 
 
 def _shown_on_page(lab: labs.Lab) -> set[str]:
@@ -1547,8 +1565,9 @@ def _shown_on_page(lab: labs.Lab) -> set[str]:
 def test_every_lab_asks_for_something_its_chapter_page_does_not_show(
     lab: labs.Lab,
 ) -> None:
-    """At least one exercise per lab writes a function the page shows no listing of, and no line of that
-    solution is on the page or anywhere in the student notebook (comments and short lines aside)."""
+    """At least one exercise per lab writes a function the page shows no listing of, and
+    no line of that solution is on the page or anywhere in the student notebook
+    (comments and short lines aside)."""
     page = _code_key((labs.ROOT / f"{lab.chapter}.md").read_text(encoding="utf-8"))
     beyond = [
         ex
@@ -1593,8 +1612,9 @@ def test_the_mistakes_of_one_exercise_get_distinct_messages() -> None:
 def test_each_lab_states_its_budget_per_exercise_and_in_all_with_the_run_times_measured(
     lab: labs.Lab,
 ) -> None:
-    """Writing time an estimate (said so), running time the measured one in ``labs/timings.json``; both per
-    exercise, in the introduction's table and under each exercise's heading, and in all."""
+    """Writing time an estimate (said so), running time the measured one in
+    ``labs/timings.json``; both per exercise, in the introduction's table and under each
+    exercise's heading, and in all."""
     timings = labs.load_timings()
     measured = timings["labs"][lab.slug]
     assert len(measured["exercises"]) == len(lab.exercises), (
@@ -1613,20 +1633,20 @@ def test_each_lab_states_its_budget_per_exercise_and_in_all_with_the_run_times_m
         seconds = labs._seconds(measured["exercises"][number - 1])
         name = exercise.target.partition(":")[2]
         assert (
-            f"| exercise {number}, `{name}` | about {exercise.minutes} min | {seconds} |"
-            in intro
+            f"| exercise {number}, `{name}` | about {exercise.minutes} min | "
+            f"{seconds} |" in intro
         )
         heading = next(
             c.source for c in nb.cells if c.source.startswith(f"## Exercise {number}:")
         )
         assert (
-            f"about {exercise.minutes} minutes of writing (estimate); its cells ran in {seconds}"
-            in heading
+            f"about {exercise.minutes} minutes of writing (estimate); its "
+            f"cells ran in {seconds}" in heading
         )
     total = sum(e.minutes for e in lab.exercises) + 10
     assert (
-        f"| **in all** | **about {total} min** | **{labs._seconds(measured['total'])}** |"
-        in intro
+        f"| **in all** | **about {total} min** | "
+        f"**{labs._seconds(measured['total'])}** |" in intro
     )
 
 
@@ -1652,9 +1672,9 @@ def test_a_budget_without_a_measurement_says_so() -> None:
 @pytest.mark.xdist_group("labs-executed")
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
 def test_the_stated_run_time_holds_within_its_factor(lab: labs.Lab, executed) -> None:
-    """The solution edition, run here (its kernel already warm from the earlier notebooks), takes at most
-    RUN_TIME_FACTOR times the stated run time plus RUN_TIME_SLACK_S: the statement is a measurement, not a
-    wish."""
+    """The solution edition, run here (its kernel already warm from the earlier
+    notebooks), takes at most RUN_TIME_FACTOR times the stated run time plus
+    RUN_TIME_SLACK_S: the statement is a measurement, not a wish."""
     stated = labs.load_timings()["labs"][lab.slug]["total"]
     ran = executed[(lab.slug, "solution", "seconds")]
     assert 0 < ran <= labs.RUN_TIME_FACTOR * stated + labs.RUN_TIME_SLACK_S, (
@@ -1784,8 +1804,9 @@ def test_the_launch_links_are_made_by_the_sphinx_extension() -> None:
 
 
 def test_the_launch_link_reaches_the_html_beside_the_download(tmp_path: Path) -> None:
-    """A page written as the chapters write their lab section, rendered by Sphinx with MyST and the labs'
-    launch links: the HTML holds the download, then the paragraph with the hosted service's link."""
+    """A page written as the chapters write their lab section, rendered by Sphinx with
+    MyST and the labs' launch links: the HTML holds the download, then the paragraph
+    with the hosted service's link."""
     from sphinx.application import Sphinx
 
     src = tmp_path / "src"
@@ -1797,7 +1818,8 @@ def test_the_launch_link_reaches_the_html_beside_the_download(tmp_path: Path) ->
         "    app.connect('doctree-read', labs._launch_links)\n"
     )
     (src / "index.md").write_text(
-        "# Lab\n\nNotebooks to download: the {download}`student edition <_build/labs/recurrence-student.ipynb>`.\n\n"
+        "# Lab\n\nNotebooks to download: the {download}`student edition "
+        "<_build/labs/recurrence-student.ipynb>`.\n\n"
         "What follows.\n"
     )
     out = tmp_path / "html"
@@ -1821,7 +1843,8 @@ def test_the_launch_link_reaches_the_html_beside_the_download(tmp_path: Path) ->
 
 
 def _computing_keys(exercise: labs.Exercise) -> list[tuple[str, str]]:
-    """(key, expression) of each solution line that computes something, compared as a reader copies it."""
+    """(key, expression) of each solution line that computes something, compared as a
+    reader copies it."""
     found = []
     for line in _solution_lines(exercise):
         right = re.split(r"^return\s|(?<![=!<>])=(?!=)", line, maxsplit=1)[-1]
@@ -1838,7 +1861,8 @@ def _computing_keys(exercise: labs.Exercise) -> list[tuple[str, str]]:
 def test_no_student_notebook_holds_the_answer_of_another_lab_s_exercise(
     lab: labs.Lab,
 ) -> None:
-    """Lab 6 scores with Lab 4's lm_loss_and_ppl: its student edition shows a stand-in, not Lab 4's answer."""
+    """Lab 6 scores with Lab 4's lm_loss_and_ppl: its student edition shows a stand-in,
+    not Lab 4's answer."""
     text = _code_key(
         "\n".join(cell.source for cell in labs.notebook(lab, "student").cells)
     ).replace("*", "")

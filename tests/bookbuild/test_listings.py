@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.listings: every taught function a visible cell uses is shown on its page."""
+"""Tests for bookbuild.lint.listings: every taught function a visible cell uses is shown
+on its page."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_lin
         tmp_path,
         "# Page\n\nText.\n\n"
         + cell(
-            "from chapter_code.pkg.mod import LIMIT, Model, taught\n\nm = Model()\ntaught(LIMIT)"
+            "from chapter_code.pkg.mod import LIMIT, Model, taught\n\nm = "
+            "Model()\ntaught(LIMIT)"
         ),
     )
     found = listings.unshown(page, tmp_path)
@@ -59,8 +61,8 @@ def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_lin
         ("taught", 5, "chapter_code/pkg/mod.py"),
     ]
     assert (
-        "book/page.md:5: the cell uses Model (chapter_code/pkg/mod.py), which the page never shows"
-        in str(found[0])
+        "book/page.md:5: the cell uses Model (chapter_code/pkg/mod.py), which "
+        "the page never shows" in str(found[0])
     )
     assert ":pyobject: Model" in str(found[0])
 
@@ -72,7 +74,8 @@ def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_
         tmp_path,
         "\n".join(
             [
-                "```{literalinclude} ../chapter_code/pkg/mod.py\n:pyobject: taught\n```\n",
+                "```{literalinclude} ../chapter_code/pkg/mod.py\n:pyobject: "
+                "taught\n```\n",
                 cell("from chapter_code.pkg.mod import LIMIT, taught\n\ntaught(LIMIT)"),
                 cell(
                     "from chapter_code.pkg.mod import Model\n\nModel()",

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.__main__: a setting the user can fix ends in one line and exit status 2."""
+"""Tests for bookbuild.__main__: a setting the user can fix ends in one line and exit
+status 2."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def test_a_bad_setting_is_one_line_and_exit_2_before_anything_runs(
     captured = capsys.readouterr()
     assert (
         captured.err
-        == f"python -m bookbuild {argv[0]}: BOOK_SEED must be an integer >= 0; got 'abc'\n"
+        == f"python -m bookbuild {argv[0]}: BOOK_SEED must be an integer >= 0; "
+        "got 'abc'\n"
     )
     assert captured.out == ""
 
@@ -34,8 +36,8 @@ def test_a_bad_setting_is_one_line_and_exit_2_before_anything_runs(
         ("gpu", "BOOK_DEVICE must be 'cpu', 'cuda' or 'cuda:N'; got 'gpu'"),
         (
             "cuda",
-            "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA device; "
-            "unset BOOK_DEVICE or set it to 'cpu'",
+            "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA "
+            "device; unset BOOK_DEVICE or set it to 'cpu'",
         ),
     ],
 )

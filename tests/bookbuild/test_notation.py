@@ -1,4 +1,5 @@
-"""Tests for bookbuild.site.notation: E notation in glued text becomes a power of ten, and nothing else changes."""
+"""Tests for bookbuild.site.notation: E notation in glued text becomes a power of ten,
+and nothing else changes."""
 
 from __future__ import annotations
 

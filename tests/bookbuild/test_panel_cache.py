@@ -1,5 +1,6 @@
-"""Tests for the panel cache of bookbuild.site.panels: a page read again takes its panels' data and static figures
-from ``_build/panel-cache`` while nothing they were computed from changed, and recomputes them when anything did.
+"""Tests for the panel cache of bookbuild.site.panels: a page read again takes its
+panels' data and static figures from ``_build/panel-cache`` while nothing they were
+computed from changed, and recomputes them when anything did.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from bookbuild.site.panels import CACHE_FILES, PanelCache
 
 @pytest.fixture
 def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository root holding the cache's own files and one imported ``chapter_code`` module."""
+    """A repository root holding the cache's own files and one imported ``chapter_code``
+    module."""
     root = tmp_path / "repo"
     for name in CACHE_FILES:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +137,8 @@ SPHINX_CONF = 'extensions = ["bookbuild.site.panels"]\nexclude_patterns = ["_bui
 
 
 def build_panel_page(src: Path) -> str:
-    """Build a one-page Sphinx project holding the keep-dial panel, in this process, afresh; its HTML."""
+    """Build a one-page Sphinx project holding the keep-dial panel, in this process,
+    afresh; its HTML."""
     from sphinx.application import Sphinx
 
     out = src / "_build" / "html"

@@ -1,4 +1,5 @@
-"""The PDF edition (``make pdf``): its structure, fonts, figures, panels, tables and links, as a reader checks them.
+"""The PDF edition (``make pdf``): its structure, fonts, figures, panels, tables and
+links, as a reader checks them.
 
 ``make test`` builds the PDF after the HTML when TeX Live is present (it
 installs it with apt where it can) and points ``$BOOK_PDF`` at it; without it
@@ -51,7 +52,8 @@ APPENDICES = [
     "book/checked",
     "book/build-report",
 ]
-#: the appendices' letters: Appendix A holds the solutions (no page of its own), the reference pages follow
+#: the appendices' letters: Appendix A holds the solutions (no page of its own), the
+#: reference pages follow
 LETTERS = "BCDEF"
 #: what a missing glyph leaves in extracted text, in the renderers that show one
 MISSING_GLYPH_MARKS = ["\ufffd", "\u2370", "\u25a1"]
@@ -92,7 +94,8 @@ def squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-# --- the built PDF ------------------------------------------------------------------------------
+# --- the built PDF
+# ------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +103,8 @@ def pdf() -> Path:
     given = os.environ.get("BOOK_PDF")
     if not given:
         pytest.skip(
-            "BOOK_PDF is not set: `make test` sets it after building the PDF (`make pdf`, needs TeX Live)"
+            "BOOK_PDF is not set: `make test` sets it after building the PDF (`make "
+            "pdf`, needs TeX Live)"
         )
     path = Path(given)
     if not path.is_file():
@@ -108,7 +112,8 @@ def pdf() -> Path:
     for tool in ("pdftotext", "pdfinfo", "pdffonts", "pdfimages", "pdftoppm"):
         if shutil.which(tool) is None:
             pytest.fail(
-                f"{tool} (poppler-utils) is needed to read the PDF; `make tex` installs it"
+                f"{tool} (poppler-utils) is needed to read the PDF; `make tex` "
+                "installs it"
             )
     return path
 
@@ -153,7 +158,8 @@ def first_line(page: str) -> str:
 
 
 def chapter_openings(pages: list[str]) -> dict[int, str]:
-    """Page index -> "Chapter 3" / "Appendix B" / "Preface" / "Index" for the pages that open one."""
+    """Page index -> "Chapter 3" / "Appendix B" / "Preface" / "Index" for the pages that
+    open one."""
     found = {}
     for n, page in enumerate(pages):
         line = first_line(page)
@@ -326,8 +332,9 @@ def test_the_index_holds_the_glossary_terms_with_the_pages_that_use_them(
 def test_panels_print_as_unnumbered_figures_with_a_legend_in_print_wording(
     text: str, tex: str
 ) -> None:
-    """The site numbers no panel, so the PDF does not: a panel's figure is headed "Interactive panel" (a legend,
-    no caption), and the figures numbered in the PDF are the site's (test_figure_and_table_numbers_...)."""
+    """The site numbers no panel, so the PDF does not: a panel's figure is headed
+    "Interactive panel" (a legend, no caption), and the figures numbered in the PDF are
+    the site's (test_figure_and_table_numbers_...)."""
     panels = panels_on_pages()
     assert len(panels) >= 5
     whole = squeezed(text)
@@ -345,7 +352,8 @@ def test_panels_print_as_unnumbered_figures_with_a_legend_in_print_wording(
     assert not re.search(r"\\caption\{[^\n]*Interactive in the HTML edition", tex), (
         "a panel has a numbered caption"
     )
-    for caption in captions:  # the site's HTML around math, or a slider's {symbol} placeholder, printed as text
+    # the site's HTML around math, or a slider's {symbol} placeholder, printed as text
+    for caption in captions:
         assert "book-panel-tex" not in caption, caption[:160]
         assert not re.search(r"\\\{\w+\\\}", caption), caption[:300]
     assert flat(text).count("Interactive in the HTML edition") == len(panels)
@@ -358,13 +366,15 @@ def html_dir() -> Path:
 
 
 def caption_words(caption: str) -> tuple[str, ...]:
-    """A caption's first three words, letters only (math prints differently in the two editions)."""
+    """A caption's first three words, letters only (math prints differently in the two
+    editions)."""
     return tuple(re.findall(r"[A-Za-z]+", caption)[:3])
 
 
 def site_numbers() -> list[tuple[str, tuple[str, ...]]] | None:
-    """("Fig. 3.7", its caption's first words) for every numbered figure and table of the site, in book order
-    (figcaption and table caption only: a link's preview repeats a caption), or None without a built site."""
+    """("Fig. 3.7", its caption's first words) for every numbered figure and table of
+    the site, in book order (figcaption and table caption only: a link's preview repeats
+    a caption), or None without a built site."""
     found: list[tuple[str, tuple[str, ...]]] = []
     for page in chapters():
         path = html_dir() / f"{page}.html"
@@ -372,7 +382,8 @@ def site_numbers() -> list[tuple[str, tuple[str, ...]]] | None:
             return None
         html = path.read_text(encoding="utf-8")
         for match in re.finditer(
-            r'<(?:figcaption>\s*<p|caption)>\s*<span class="caption-number">((?:Fig\.|Table) '
+            r"<(?:figcaption>\s*<p|caption)>\s*<span "
+            r'class="caption-number">((?:Fig\.|Table) '
             r'[\d.]+) </span><span class="caption-text">(.*?)</span>',
             html,
             re.DOTALL,
@@ -383,7 +394,8 @@ def site_numbers() -> list[tuple[str, tuple[str, ...]]] | None:
 
 
 def pdf_numbers(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The same for the PDF: every caption line "Fig. 3.7: ..." or "Table 2.2: ..." (pdftotext)."""
+    """The same for the PDF: every caption line "Fig. 3.7: ..." or "Table 2.2: ..."
+    (pdftotext)."""
     return [
         (m.group(1), caption_words(m.group(2)))
         for m in re.finditer(
@@ -393,16 +405,18 @@ def pdf_numbers(text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def test_figure_and_table_numbers_and_captions_are_the_sites(text: str) -> None:
-    """One story in both editions: the PDF numbered the panels' static figures as figures (the site's Fig. 3.7 was
-    the PDF's Fig. 3.10), and a long table without a caption took a table number (the site's Table 2.2 was the
-    PDF's 2.3). Every numbered figure and table, solutions' included, carries the site's number and caption."""
+    """One story in both editions: the PDF numbered the panels' static figures as
+    figures (the site's Fig. 3.7 was the PDF's Fig. 3.10), and a long table without a
+    caption took a table number (the site's Table 2.2 was the PDF's 2.3). Every numbered
+    figure and table, solutions' included, carries the site's number and caption."""
     site = site_numbers()
     if site is None:
         pytest.skip(f"no built site in {html_dir()} to compare with (`make book`)")
     printed = pdf_numbers(text)
     assert len(site) >= 40
     assert sorted(printed) == sorted(site), (
-        f"only in the PDF: {sorted(set(printed) - set(site))}; only on the site: {sorted(set(site) - set(printed))}"
+        f"only in the PDF: {sorted(set(printed) - set(site))}; only on the site: "
+        f"{sorted(set(site) - set(printed))}"
     )
     assert len({n for n, _ in printed}) == len(printed), "a number printed twice"
 
@@ -410,9 +424,9 @@ def test_figure_and_table_numbers_and_captions_are_the_sites(text: str) -> None:
 def test_the_build_appendices_print_as_short_summaries_with_their_counts(
     text: str, pages: list[str]
 ) -> None:
-    """What the build checked and the build report print their summaries (counts, where the full report is), not
-    the per-claim list and the report's JSON and file lists (64 of the PDF's 261 pages before); the site keeps both
-    whole."""
+    """What the build checked and the build report print their summaries (counts, where
+    the full report is), not the per-claim list and the report's JSON and file lists (64
+    of the PDF's 261 pages before); the site keeps both whole."""
     openings = chapter_openings(pages)
     letters = dict(zip(APPENDICES, LETTERS, strict=True))
     spans = {}
@@ -436,7 +450,8 @@ def test_the_build_appendices_print_as_short_summaries_with_their_counts(
         assert flat(title_of(page)) in spans["book/checked"], page
     report = spans["book/build-report"]
     compared = re.search(
-        r"This build compared (\d+) outputs of (\d+) pages: (\d+) equal bit for bit, (\d+) equal "
+        r"This build compared (\d+) outputs of (\d+) pages: (\d+) equal bit "
+        r"for bit, (\d+) equal "
         r"within their declared precision, (\d+) different\.",
         report,
     )
@@ -490,13 +505,15 @@ def test_solutions_are_appendix_a_per_chapter_each_under_its_exercise_with_links
     start = tex.index(r"\chapter{" + SOLUTIONS_TITLE + "}")
     appendix = tex[start : tex.index(r"\chapter{", start + 10)]
     assert tex.index(r"\appendix") < start < tex.index(r"\chapter{Glossary}")
-    # per chapter, in the book's order, each solution under its exercise's number and title, linked back
+    # per chapter, in the book's order, each solution under its exercise's number and
+    # title, linked back
     headings = re.findall(r"\\section\{Chapter (\d+): (.*?)\}", appendix)
     chapters_with = [p for p in numbered_chapters() if solutions[p]]
     assert [(int(n), flat(t)) for n, t in headings] == [
         (numbered_chapters().index(p) + 1, flat(title_of(p))) for p in chapters_with
     ]
-    # each solution's heading (a solution's text may also refer to another exercise by its number)
+    # each solution's heading (a solution's text may also refer to another exercise by
+    # its number)
     in_order = re.findall(
         r"Solution to \\hyperref\[exercise:([\w-]+)\]\{Exercise \d+\.\d+", appendix
     )
@@ -506,7 +523,8 @@ def test_solutions_are_appendix_a_per_chapter_each_under_its_exercise_with_links
         assert f"\\hyperref[book-solution-{label}]" in tex[:start], (
             f"exercise {label} does not point to its solution"
         )
-    # what a reader sees: the appendix holds every solution's title, and no page says they are left out
+    # what a reader sees: the appendix holds every solution's title, and no page says
+    # they are left out
     openings = chapter_openings(pages)
     first = next(n for n, what in openings.items() if what == "Appendix A")
     after = min(n for n in openings if n > first)
@@ -572,8 +590,9 @@ def test_no_overfull_line_wider_than_one_point(log: str) -> None:
     assert not wide, f"{len(wide)} overfull lines (see the LaTeX log): {wide[:8]}"
 
 
-#: how far a page may run into its bottom margin where framed.sty splits a code box across pages
-#: (it overshoots by up to about 2 pt, invisibly); a table or figure taller than the page is far more
+#: how far a page may run into its bottom margin where framed.sty splits a code box
+#: across pages (it overshoots by up to about 2 pt, invisibly); a table or figure taller
+#: than the page is far more
 FRAME_SPLIT_PT = 3.0
 
 
@@ -648,7 +667,8 @@ def test_each_labs_notebooks_are_named_with_where_the_site_offers_them(
 def test_rendered_pages_show_no_empty_page_no_uncaptioned_figure_no_missing_glyph(
     pdf: Path, pages: list[str], tmp_path: Path
 ) -> None:
-    """What a reader leafing through sees: pages rendered by pdftoppm, at a low resolution, in grey."""
+    """What a reader leafing through sees: pages rendered by pdftoppm, at a low
+    resolution, in grey."""
     subprocess.run(
         ["pdftoppm", "-gray", "-r", "20", str(pdf), str(tmp_path / "p")], check=True
     )
@@ -689,7 +709,8 @@ def test_rendered_pages_show_no_empty_page_no_uncaptioned_figure_no_missing_glyp
 
 
 def _ink(pgm: Path) -> float:
-    """The share of inked pixels on a rendered page, its head and foot (running head, page number) left out."""
+    """The share of inked pixels on a rendered page, its head and foot (running head,
+    page number) left out."""
     data = pgm.read_bytes()
     header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s", data)
     assert header, pgm
@@ -720,7 +741,8 @@ def test_every_figure_is_embedded(pdf: Path) -> None:
     assert embedded >= figures + len(panels_on_pages()), (embedded, figures)
 
 
-# --- bookbuild.site.pdf on small documents, without TeX --------------------------------------------------
+# --- bookbuild.site.pdf on small documents, without TeX
+# --------------------------------------------------
 
 
 def small_book() -> tuple[nodes.document, nodes.section]:
@@ -767,9 +789,11 @@ def test_chapters_are_lifted_out_of_the_root_page_which_becomes_the_preface() ->
 
 
 def test_the_bibliography_shows_labels_and_no_tex_or_n_d(text: str) -> None:
-    """The list of references at the end: author-year labels and the source documents' shorthands, no "n.d."
-    and no TeX left as text (the entries of book/references.bib are checked one by one in test_citations.py)."""
-    # from the first entry to the end of Appendix C (the appendices after it and the index hold code and TeX)
+    """The list of references at the end: author-year labels and the source documents'
+    shorthands, no "n.d." and no TeX left as text (the entries of book/references.bib
+    are checked one by one in test_citations.py)."""
+    # from the first entry to the end of Appendix C (the appendices after it and the
+    # index hold code and TeX)
     references = text[text.rindex("Bahdanau et al., 2015") :].split("Appendix D")[0]
     for label in (
         "Elman, 1990",
@@ -840,7 +864,8 @@ def panel_box(name: str = "forget-power") -> nodes.container:
     data = {"controls": [{"id": "bias", "label": "forget-gate bias b_f"}]}
     box += nodes.raw(
         "",
-        f'<script type="application/json" class="book-panel-data">{json.dumps(data)}</script>',
+        '<script type="application/json" '
+        f'class="book-panel-data">{json.dumps(data)}</script>',
         format="html",
     )
     return box
@@ -867,8 +892,8 @@ def test_a_panel_becomes_a_figure_with_a_legend_and_no_number_followed_by_its_te
         f"{PANEL_HEADING}. The forget-gate power. What the path keeps after k steps."
     )
     assert (
-        "Interactive in the HTML edition, where the panel plays its 4 beats and has a slider for "
-        "forget-gate bias b_f: book/gated.html#panel-forget-power."
+        "Interactive in the HTML edition, where the panel plays its 4 beats and has a "
+        "slider for forget-gate bias b_f: book/gated.html#panel-forget-power."
     ) in caption
     after = flat(" ".join(n.astext() for n in section.children[2:]))
     assert "slider" not in after.replace("for every slider setting", "")
@@ -881,8 +906,9 @@ def test_a_panel_becomes_a_figure_with_a_legend_and_no_number_followed_by_its_te
 def test_a_panel_caption_typesets_its_math_and_slider_symbols_and_prints_no_html() -> (
     None
 ):
-    """The title's math comes as the site builds it (an HTML span around a math node, bookbuild.site.panels):
-    the caption keeps the math and drops the span; a slider label's ``{symbol}`` is the panel's symbol, typeset."""
+    """The title's math comes as the site builds it (an HTML span around a math node,
+    bookbuild.site.panels): the caption keeps the math and drops the span; a slider
+    label's ``{symbol}`` is the panel's symbol, typeset."""
     from bookbuild.site.panels import inline
 
     box = panel_box()
@@ -910,7 +936,8 @@ def test_a_panel_caption_typesets_its_math_and_slider_symbols_and_prints_no_html
     box.children[-1].replace_self(
         nodes.raw(
             "",
-            f'<script type="application/json" class="book-panel-data">{json.dumps(data)}</script>',
+            '<script type="application/json" '
+            f'class="book-panel-data">{json.dumps(data)}</script>',
             format="html",
         )
     )
@@ -927,8 +954,8 @@ def test_a_panel_caption_typesets_its_math_and_slider_symbols_and_prints_no_html
     assert said.startswith(f"{PANEL_HEADING}. The forget-gate power f^k. "), said
     assert [m.astext() for m in caption.findall(nodes.math)] == ["f^k", "b_f", "k"]
     assert (
-        "sliders for forget-gate bias b_f and top-k: k: book/gated.html#panel-forget-power."
-        in said
+        "sliders for forget-gate bias b_f and top-k: k: "
+        "book/gated.html#panel-forget-power." in said
     )
 
 
@@ -1004,8 +1031,8 @@ def test_solutions_move_to_appendix_a_under_their_exercise_linked_both_ways() ->
     )
     pointer = section.children[section.index(exercise) + 1]
     assert (
-        "\\hyperref[book-solution-ex-count]{The solution is on page~\\pageref*{book-solution-ex-count}"
-        in pointer.astext()
+        "\\hyperref[book-solution-ex-count]{The solution is on "
+        "page~\\pageref*{book-solution-ex-count}" in pointer.astext()
     )
     mark = next(
         n
@@ -1023,8 +1050,8 @@ def test_solutions_move_to_appendix_a_under_their_exercise_linked_both_ways() ->
     assert "\\label{\\detokenize{book/recurrence:sol-count}}" in said
     heading = holder.next_node(nodes.rubric).astext()
     assert heading == (
-        "Solution to \\hyperref[exercise:ex-count]{Exercise 1.1 (Count)} "
-        "(exercise on page \\pageref*{exercise:ex-count})"
+        "Solution to \\hyperref[exercise:ex-count]{Exercise 1.1 (Count)} (exercise on "
+        "page \\pageref*{exercise:ex-count})"
     ), heading
     assert said.endswith("Forty-two.")
 
@@ -1067,9 +1094,10 @@ def test_print_wording_rewrites_the_prose_about_moving_a_slider() -> None:
 
 
 def test_joining_text_keeps_every_piece_where_it_stands() -> None:
-    """Text nodes compare as strings: joining by value removed an earlier equal piece (a line break between two
-    inline nodes) and put the joined text in its place, so Chapter 5's PDF read "tau < 1stretches every gap
-    ..., so the favourite gains mass; as, so the favourite gains mass; as"."""
+    """Text nodes compare as strings: joining by value removed an earlier equal piece (a
+    line break between two inline nodes) and put the joined text in its place, so
+    Chapter 5's PDF read "tau < 1stretches every gap ..., so the favourite gains mass;
+    as, so the favourite gains mass; as"."""
     doc = nodes.document(None, None)
     paragraph = nodes.paragraph(
         "",
@@ -1122,8 +1150,9 @@ def test_downloads_name_their_file_and_the_page_that_offers_them() -> None:
 
 
 def test_downloads_in_the_preface_name_their_heading_not_a_section_number() -> None:
-    """The root page's sections print as unnumbered headings of the preface: no ``\\ref`` to a number LaTeX
-    never gives (it printed "Section ??"), and the address is the heading's own anchor, not the book's title."""
+    """The root page's sections print as unnumbered headings of the preface: no
+    ``\\ref`` to a number LaTeX never gives (it printed "Section ??"), and the address
+    is the heading's own anchor, not the book's title."""
     doc, root = small_book()
     labs_section = nodes.section(
         "", nodes.title("", "Labs"), ids=["labs", "sec-intro-labs"]
@@ -1139,8 +1168,8 @@ def test_downloads_in_the_preface_name_their_heading_not_a_section_number() -> N
     lab_links(doc, "book/intro")
     said = flat(doc.astext())
     assert (
-        "download links on page book/intro.html#labs (in the Preface, under \u201cLabs\u201d)"
-        in said
+        "download links on page book/intro.html#labs (in the Preface, under "
+        "\u201cLabs\u201d)" in said
     ), said
     assert "\\ref{" not in said
     assert "#recurrent-sequence-models" not in said
@@ -1149,9 +1178,9 @@ def test_downloads_in_the_preface_name_their_heading_not_a_section_number() -> N
 def test_a_reference_from_another_page_to_an_exercise_points_at_the_exercise_s_label() -> (
     None
 ):
-    """sphinx-exercise labels an exercise ``exercise:<label>`` in LaTeX and rewrites only the references of its
-    own page; one from another page (the appendix of checks) must point there too, not at a label LaTeX lacks
-    ("Exercise ??")."""
+    """sphinx-exercise labels an exercise ``exercise:<label>`` in LaTeX and rewrites
+    only the references of its own page; one from another page (the appendix of checks)
+    must point there too, not at a label LaTeX lacks ("Exercise ??")."""
     from sphinx_exercise.nodes import (
         exercise_enumerable_node,
         exercise_latex_number_reference,
@@ -1310,7 +1339,8 @@ def test_a_fresh_machine_gets_the_fonts_the_pdf_is_set_in() -> None:
     packages = (
         re.search(r"^TEX_PACKAGES := (.*)$", makefile, re.MULTILINE).group(1).split()
     )
-    # core: Serif, Sans, Sans Mono upright and bold; extra: their italics and DejaVu Math TeX Gyre
+    # core: Serif, Sans, Sans Mono upright and bold; extra: their italics and DejaVu
+    # Math TeX Gyre
     assert {
         "fonts-dejavu-core",
         "fonts-dejavu-extra",

@@ -1,5 +1,5 @@
-"""Tests for bookbuild.lint.prose: numbers typed into prose are caught; glue, {lit}, math, code and
-structure are not."""
+"""Tests for bookbuild.lint.prose: numbers typed into prose are caught; glue, {lit},
+math, code and structure are not."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ def test_typed_numbers_are_caught(sentence: str, expected: list[str]) -> None:
         "Position {lit}`17` uses the same weights as position {lit}`18`.",
         "The product $0.9^{80} \\approx 2 \\times 10^{-4}$ is small.",
         "Call `clip(x, 1.0)` with `float64` tensors.",
-        "As {cite:t}`gers2000` showed; see {eq}`eq-2` and {numref}`fig-3` and {ref}`sec-1`.",
+        "As {cite:t}`gers2000` showed; see {eq}`eq-2` and {numref}`fig-3` and "
+        "{ref}`sec-1`.",
         "A {term}`forget gate <forget gate 2>` and a [link](https://example.org/page2).",
         "Names like float64, W_2, x1 and H200 are not numbers.",
         "One, two and three, a half, the first and the second are ordinary words.",
@@ -70,7 +71,8 @@ def test_structure_is_not_prose() -> None:
         "```{code-cell} ipython3\n:label: cell-7\nprint(3.14)\n```\n\n"
         "```{math}\n:label: eq-9\nh = 2 x\n```\n\n"
         "```python\nn = 99\n```\n"
-        "Taking norms, $\\lVert g_{t-1} \\rVert \\le\n\\lVert W \\rVert^{T-1}$ across two lines.\n"
+        "Taking norms, $\\lVert g_{t-1} \\rVert \\le\n\\lVert W "
+        "\\rVert^{T-1}$ across two lines.\n"
     )
     assert numbers(page) == []
 
@@ -136,7 +138,8 @@ def test_lit_role_renders_plain_text() -> None:
 
 
 def test_lit_role_sets_e_notation_as_a_power_of_ten() -> None:
-    """A literal in E notation (a source's 1.2e-07, a setting's 2e-3) reads as the glued numbers do."""
+    """A literal in E notation (a source's 1.2e-07, a setting's 2e-3) reads as the glued
+    numbers do."""
     from docutils import nodes
 
     from bookbuild.site.lit import lit_role
@@ -174,9 +177,11 @@ def test_pages_are_read_again_once_when_the_rendering_of_literals_changes() -> N
 def test_figure_captions_in_code_cell_options_are_prose() -> None:
     page = (
         "```{code-cell} ipython3\n:label: fig-a\n:mystnb:\n:  figure:\n"
-        ':    caption: "Trained for 150 steps at rate {glue:text}`lr`; cut at $10^{-30}$, gate from {lit}`0`."\n'
+        ':    caption: "Trained for 150 steps at rate {glue:text}`lr`; cut at '
+        '$10^{-30}$, gate from {lit}`0`."\n'
         ":    name: fig-a\n:  image:\n"
-        ':    alt: "A line from 0 to 60."\n'  # alt text: bookbuild.lint.alttext's business, not prose
+        # alt text: bookbuild.lint.alttext's business, not prose
+        ':    alt: "A line from 0 to 60."\n'
         "x = 3\n```\n"
     )
     assert numbers(page) == ["150"]
@@ -188,8 +193,10 @@ def test_numbers_typed_into_markup_fail_the_check(
     from bookbuild.lint import prose
 
     page = (
-        "# A page\n\nThe loss is $0.135$ after `26` steps of the {ref}`400-step run <sec-run>`, with\n"
-        "`hidden=64`; $h_{t-1}$, $W_2$, `float64`, {ref}`sec-run`, {lit-math}`p = 0.9` and {lit}`0.5` are "
+        "# A page\n\nThe loss is $0.135$ after `26` steps of the "
+        "{ref}`400-step run <sec-run>`, with\n"
+        "`hidden=64`; $h_{t-1}$, $W_2$, `float64`, {ref}`sec-run`, "
+        "{lit-math}`p = 0.9` and {lit}`0.5` are "
         "fine.\n\n```{code-cell} python\nx = 26  # $0.1$\n```\n"
     )
     assert prose.markup_numbers(page) == [

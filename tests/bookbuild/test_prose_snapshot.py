@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.prose_snapshot: what is kept of a page, and the refusal to overwrite a pinned snapshot."""
+"""Tests for bookbuild.lint.prose_snapshot: what is kept of a page, and the refusal to
+overwrite a pinned snapshot."""
 
 from __future__ import annotations
 

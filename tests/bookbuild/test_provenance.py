@@ -1,5 +1,6 @@
-"""Where a glued number came from: the cells a glue reads from, the runs and sweeps those cells used, the
-listings of the functions involved; a figure's data as CSV rows (bookbuild/site/provenance.py)."""
+"""Where a glued number came from: the cells a glue reads from, the runs and sweeps
+those cells used, the listings of the functions involved; a figure's data as CSV rows
+(bookbuild/site/provenance.py)."""
 
 from __future__ import annotations
 
@@ -107,8 +108,8 @@ def test_a_glue_names_the_runs_of_the_cells_its_value_reads_from_and_only_those(
 
 def test_a_constant_names_the_cell_that_set_it() -> None:
     size = provenance.glue_provenance(_book(), ENTRY, LISTINGS)["size"]
-    # not the run behind ``model``, read elsewhere in the same cell; the cell that set SIZE also trained,
-    # and beyond the glue's own cell the search is by cell: listed
+    # not the run behind ``model``, read elsewhere in the same cell; the cell that set
+    # SIZE also trained, and beyond the glue's own cell the search is by cell: listed
     assert [r["key"] for r in size["runs"]] == ["j" * 12]
 
 
@@ -121,7 +122,8 @@ def test_a_name_made_at_run_time_falls_back_to_the_whole_cell() -> None:
 
 def test_listings_are_found_in_page_order() -> None:
     page = (
-        "text\n```{literalinclude} ../chapter_code/a.py\n:language: python\n:pyobject: Model.step\n```\n"
+        "text\n```{literalinclude} ../chapter_code/a.py\n:language: "
+        "python\n:pyobject: Model.step\n```\n"
         "more\n```{literalinclude} ../chapter_code/b.py\n```\n"
     )
     assert provenance.listings_in(page) == [
@@ -132,8 +134,9 @@ def test_listings_are_found_in_page_order() -> None:
 
 
 def test_figure_data_in_the_reader_s_columns_and_the_data_s_own_values() -> None:
-    """Issue 53: columns named by the axes' labels (their units), series by the legend, numbers as the data held
-    them; an error bar's caps, a line across the axes and a category's offset are not data."""
+    """Issue 53: columns named by the axes' labels (their units), series by the legend,
+    numbers as the data held them; an error bar's caps, a line across the axes and a
+    category's offset are not data."""
     f32 = float(np.float32(0.6525))  # 0.6524999737739563 as a float64
     summary = {
         "text": [
@@ -218,7 +221,8 @@ def test_grouped_bars_are_named_by_their_group_and_series() -> None:
 
 
 def test_a_diagram_offers_no_plotted_data() -> None:
-    """Axes switched off (a schematic's boxes and arrows) plot no data: no table, so no CSV or JSON link."""
+    """Axes switched off (a schematic's boxes and arrows) plot no data: no table, so no
+    CSV or JSON link."""
     summary = {
         "text": ["axes 1 title: the loop"],
         "data": [
@@ -278,7 +282,8 @@ def test_the_code_named_is_what_computed_the_number_not_every_cell_upstream() ->
     nb.cells = [
         _cell("config = make_config()\nnet = build_net(config)", 1, "setup"),
         _cell(
-            "run = runtime.run_once(train, config=config, seed=2)\nepoch = first_epoch(run)",
+            "run = runtime.run_once(train, config=config, seed=2)\nepoch = "
+            "first_epoch(run)",
             2,
             "train",
         ),

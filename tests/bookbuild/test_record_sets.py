@@ -1,5 +1,6 @@
-"""Record sets by device (issue 55): a GPU build reads its own records of the configurations re-run per device,
-and the CPU records of the larger studies; running a study on the wrong device is refused with the reason."""
+"""Record sets by device (issue 55): a GPU build reads its own records of the
+configurations re-run per device, and the CPU records of the larger studies; running a
+study on the wrong device is refused with the reason."""
 
 from __future__ import annotations
 

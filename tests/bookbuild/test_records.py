@@ -1,4 +1,5 @@
-"""Tests for bookbuild.gate.baselines: what the regression gate records, normalises and compares."""
+"""Tests for bookbuild.gate.baselines: what the regression gate records, normalises and
+compares."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ WHY = "float32 rounding in another order"
 
 
 def png_of_curve(ys: list[float]) -> str:
-    # Matplotlib's defaults, whatever style another test in this worker applied (bbox "tight" changes the size).
+    # Matplotlib's defaults, whatever style another test in this worker applied (bbox
+    # "tight" changes the size).
     with plt.style.context("default"):
         fig, ax = plt.subplots(figsize=(4, 3), dpi=80)
         ax.plot(ys)
@@ -141,11 +143,13 @@ def test_volatile_cell_is_not_compared(tmp_path: Path) -> None:
     )
 
 
-# ---- weakening a check is itself a difference (issue 30, item 5) ----------------------------------------
+# ---- weakening a check is itself a difference (issue 30, item 5)
+# ----------------------------------------
 
 
 def accept_into(folder: Path, nb) -> None:
-    """What ``accept`` writes for ``nb``: its records, its cell options (as the gate records them), its figures."""
+    """What ``accept`` writes for ``nb``: its records, its cell options (as the gate
+    records them), its figures."""
     from bookbuild.gate import pagecontent
 
     recs, images, options = baselines.extract(nb, "book/ch")
@@ -218,7 +222,8 @@ def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
     assert (diff.cell, diff.old) == ("figure", ":image_tolerance: 2")
 
 
-# ---- accept rewrites only what differs (issue 30, item 9) ------------------------------------------------
+# ---- accept rewrites only what differs (issue 30, item 9)
+# ------------------------------------------------
 
 
 def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_tolerance(
@@ -252,7 +257,8 @@ def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_toler
     assert '"0.8"' in changed[0]
 
 
-# ---- messages: a change of output kind shows the new text (issue 30, item 11) ----------------------------
+# ---- messages: a change of output kind shows the new text (issue 30, item 11)
+# ----------------------------
 
 
 def test_output_appearing_or_changing_kind_shows_its_text(tmp_path: Path) -> None:
@@ -397,7 +403,8 @@ def test_stream_chunks_split_mid_line_are_joined_exactly_as_printed() -> None:
 
 
 def figure_output(xlabel: str, ys: list[float]) -> dict:
-    """A display output as the engine's kernel writes it: the PNG plus the figure's summary."""
+    """A display output as the engine's kernel writes it: the PNG plus the figure's
+    summary."""
     from bookbuild.execute.kernel_hooks import FIGURE_MIME, summarise_figure
 
     with plt.style.context("default"):
@@ -532,7 +539,8 @@ def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) 
     assert "+axes 1 x label: step·" in diff.detail.splitlines()
 
 
-# ---- every output at the precision it has (issue 57) ----------------------------------------------------------
+# ---- every output at the precision it has (issue 57)
+# ----------------------------------------------------------
 
 
 def test_a_shown_float_may_move_by_one_unit_of_its_last_digit_and_no_more() -> None:

@@ -1,5 +1,6 @@
-"""Tests for bookbuild.lint.references: a glue name the text cites but no cell glues, a figure without alt text,
-a figure not drawn in the book's style, a figure cell that shows the value of its last line."""
+"""Tests for bookbuild.lint.references: a glue name the text cites but no cell glues, a
+figure without alt text, a figure not drawn in the book's style, a figure cell that
+shows the value of its last line."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ plot()
 
 @functools.cache
 def png(styled: bool = True) -> str:
-    """A figure's PNG as a cell's output holds it: through the book's PNG output (``use_book_style()``), or
-    through matplotlib's own."""
+    """A figure's PNG as a cell's output holds it: through the book's PNG output
+    (``use_book_style()``), or through matplotlib's own."""
     import io
 
     import matplotlib.pyplot as plt
@@ -90,13 +91,15 @@ def test_a_misspelt_glue_name_is_named_at_its_line_with_the_name_meant(
     tmp_path: Path,
 ) -> None:
     assert problems(tmp_path, notebook(["loss_finl", "n_steps"], ALT)) == [
-        "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this page glues; did you mean `loss_finl`?"
+        "book/ch.md:3: {glue:text}`loss_final` names no value a cell of this page "
+        "glues; did you mean `loss_finl`?"
     ]
 
 
 def test_a_name_no_cell_glues_at_all_says_to_glue_it(tmp_path: Path) -> None:
     assert problems(tmp_path, notebook(["loss_final"], ALT)) == [
-        "book/ch.md:3: {glue:text}`n_steps` names no value a cell of this page glues; glue it in a cell of this page"
+        "book/ch.md:3: {glue:text}`n_steps` names no value a cell of this page glues; "
+        "glue it in a cell of this page"
     ]
 
 
@@ -106,8 +109,8 @@ def test_a_figure_without_alt_text_is_named_at_its_cell(tmp_path: Path) -> None:
         notebook(["loss_final", "n_steps"], {"figure": {"caption": "The loss."}}),
     )
     assert problem.startswith(
-        "book/ch.md:6: the figure of cell 'fig-loss' has no alt text (the site would show "
-        "its file path): add `image: alt:`"
+        "book/ch.md:6: the figure of cell 'fig-loss' has no alt text (the site would "
+        "show its file path): add `image: alt:`"
     )
     (problem,) = problems(
         tmp_path, notebook(["loss_final", "n_steps"], {"image": {"alt": "  "}})
@@ -145,10 +148,11 @@ def test_a_figure_cell_ending_in_an_expression_is_named_with_what_sphinx_would_s
     nb.cells[1].outputs.append(legend)
     (problem,) = problems(tmp_path, nb)
     assert problem == (
-        "book/ch.md:6: the figure cell 'fig-loss' also shows the value of its last line "
-        "(`<matplotlib.legend.Legend at 0x7f>`) as a second output, which takes the figure's name too (Sphinx would "
-        "report 'Duplicate explicit target name'): end the cell with an assignment (`fig = ...`) or put `;` after "
-        "its last expression"
+        "book/ch.md:6: the figure cell 'fig-loss' also shows the value of its last "
+        "line (`<matplotlib.legend.Legend at 0x7f>`) as a second output, which takes "
+        "the figure's name too (Sphinx would report 'Duplicate explicit target name'): "
+        "end the cell with an assignment (`fig = ...`) or put `;` after its last "
+        "expression"
     )
     nb.cells[1].outputs[-1] = nbformat.v4.new_output(
         "execute_result", data={"image/png": png()}, execution_count=1
@@ -174,9 +178,10 @@ def test_a_figure_not_drawn_in_the_book_s_style_is_named_at_its_cell(
         nbformat.v4.new_output("display_data", data={"image/png": png(styled=False)})
     ]
     assert problems(tmp_path, nb) == [
-        "book/ch.md:6: the figure of cell 'fig-loss' is not drawn in the book's style (fonts, sizes, colours, its PNG "
-        "for sharp screens): call `use_book_style()` (chapter_code.core.plotting) before drawing it, as the plotting "
-        "functions of chapter_code do"
+        "book/ch.md:6: the figure of cell 'fig-loss' is not drawn in the book's style "
+        "(fonts, sizes, colours, its PNG for sharp screens): call `use_book_style()` "
+        "(chapter_code.core.plotting) before drawing it, as the plotting functions of "
+        "chapter_code do"
     ]
     nb.cells[1].metadata["tags"] = ["remove-output"]  # a figure the page does not show
     assert problems(tmp_path, nb) == []

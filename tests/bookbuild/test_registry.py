@@ -94,14 +94,16 @@ def test_lr_job_names_are_the_rate_written_short() -> None:
 
 
 def test_every_sweep_is_valid() -> None:
-    """Names a record can take (no dot in a job name), seeds, plain parameters: what the runner checks first."""
+    """Names a record can take (no dot in a job name), seeds, plain parameters: what the
+    runner checks first."""
     for sweep in experiments.SWEEPS.values():
         sweeps.validate(sweep)
 
 
 def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
-    """The one-seed runs of Chapter 6, as the page calls them: score_run on seed 0 with the recipe, its doubled
-    budget and the other learning rates, and ablation_run for each variant; all in Chapter 6's call sweep."""
+    """The one-seed runs of Chapter 6, as the page calls them: score_run on seed 0 with
+    the recipe, its doubled budget and the other learning rates, and ablation_run for
+    each variant; all in Chapter 6's call sweep."""
     base = ScoreRecipe()
     jobs = _book_score_jobs()
     others = [lr for lr in LR_GRID if lr != base.train.lr]
@@ -156,10 +158,10 @@ def test_chapter_7_s_call_sweep_holds_its_classifier_and_input_gated_run() -> No
 def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> (
     None
 ):
-    # Pins the scale study's job parameters, called directly (the module builds its grids at
-    # import): one job per size, named as the size, holding the hidden size and layer count of
-    # its pair and the recipe as plain data, under the names word_lm_metrics takes besides seed
-    # and device (left to the job's BOOK_DEVICE).
+    # Pins the scale study's job parameters, called directly (the module builds its
+    # grids at import): one job per size, named as the size, holding the hidden size and
+    # layer count of its pair and the recipe as plain data, under the names
+    # word_lm_metrics takes besides seed and device (left to the job's BOOK_DEVICE).
     recipe = WordRecipe(
         vocab_size=200, train=TrainConfig(window=8, batch_size=4, steps=4)
     )

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.runs.memo (memoized runs) and its entry point chapter_code.core.runtime.run_once.
+"""Tests for bookbuild.runs.memo (memoized runs) and its entry point
+chapter_code.core.runtime.run_once.
 
 Each test writes a tiny package into a temporary folder, imports it, and runs
 the real memoization against that folder as the repository root.
@@ -193,8 +194,8 @@ def test_two_processes_asking_at_once_compute_once(repo: Path) -> None:
     )
     code = (
         f"import sys; sys.path.insert(0, {str(repo)!r}); from pathlib import Path; "
-        f"from bookbuild.runs import memo; memo.ROOT = Path({str(repo)!r}); import tinypkg.slow as s; "
-        "print(memo.run_once(s.compute, n=7))"
+        f"from bookbuild.runs import memo; memo.ROOT = Path({str(repo)!r}); import "
+        "tinypkg.slow as s; print(memo.run_once(s.compute, n=7))"
     )
     procs = [
         subprocess.Popen(
@@ -208,7 +209,8 @@ def test_two_processes_asking_at_once_compute_once(repo: Path) -> None:
 
 
 def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
-    # The kernel hook installs the build's memoizer as runtime's backend, as in every chapter's kernel.
+    # The kernel hook installs the build's memoizer as runtime's backend, as in every
+    # chapter's kernel.
     from chapter_code.core import runtime
 
     saved = dict(runtime._BACKEND)
@@ -226,8 +228,9 @@ def test_runtime_entry_point_memoizes_through_the_build(repo: Path) -> None:
 def test_a_book_without_its_own_runtime_gets_no_backend_and_imports_nothing(
     tmp_path: Path,
 ) -> None:
-    # Not this checkout's runtime either, which the editable install would find (and which imports PyTorch). A
-    # book that has one gets the backend: test_the_kernel_hook_installs_the_build_as_backend (tests/core).
+    # Not this checkout's runtime either, which the editable install would find (and
+    # which imports PyTorch). A book that has one gets the backend:
+    # test_the_kernel_hook_installs_the_build_as_backend (tests/core).
     code = (
         "import sys\nfrom bookbuild.execute import kernel_hooks\n"
         f"kernel_hooks._install_backend({str(tmp_path)!r})\n"

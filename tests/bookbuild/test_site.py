@@ -1,4 +1,5 @@
-"""Tests for bookbuild.site: the vendored MathJax and the bibliography's author-year labels."""
+"""Tests for bookbuild.site: the vendored MathJax and the bibliography's author-year
+labels."""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def test_a_panel_whose_static_figure_has_overlapping_texts_stops_the_build(
         )
         with pytest.raises(
             ValueError,
-            match='^book-panel keep-dial: texts of its static figure overlap: "a" and "b"$',
+            match='^book-panel keep-dial: texts of its static figure overlap: "a" '
+            'and "b"$',
         ):
             BookPanel._layout_check(Directive(), "keep-dial")(fig)
     finally:

@@ -1,7 +1,9 @@
-"""Tests for bookbuild.site.a11y: each repair of the built pages' markup, on the markup the themes write.
+"""Tests for bookbuild.site.a11y: each repair of the built pages' markup, on the markup
+the themes write.
 
-The browser tests (tests/browser/test_audit.py) check the whole site with axe-core and the Nu validator;
-these check each repair alone, quickly, and that a second pass changes nothing.
+The browser tests (tests/browser/test_audit.py) check the whole site with axe-core and
+the Nu validator; these check each repair alone, quickly, and that a second pass changes
+nothing.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def test_search_field_is_named_by_its_text_and_the_colour_button_by_its_label() 
 
 def test_bibliography_entries_are_list_items() -> None:
     out = repaired(
-        '<div role="list" class="citation-list"><div class="citation" id="a" role="doc-biblioentry">'
+        '<div role="list" class="citation-list"><div class="citation" id="a" '
+        'role="doc-biblioentry">'
     )
     assert 'role="listitem"' in out
     assert "doc-biblioentry" not in out
@@ -139,7 +142,8 @@ def doctree(rst: str) -> nodes.document:
 
 def test_description_is_the_first_paragraph_of_prose_cut_at_a_word() -> None:
     tree = doctree(
-        ".. note::\n\n   A boxed remark that is long enough to count as prose but is not.\n\n"
+        ".. note::\n\n   A boxed remark that is long enough to count as prose "
+        "but is not.\n\n"
         "Short.\n\n"
         + "Recurrent networks apply one rule at every step of a sequence. "
         * 5
@@ -162,8 +166,8 @@ def test_tab_labels_lose_aria_controls_but_keep_their_for() -> None:
     from bookbuild.site.a11y import tab_label_controls
 
     tab = (
-        '<label aria-controls="sd-tab-item-0-content" class="sd-tab-label" data-sync-group="framework" '
-        'for="sd-tab-item-0">'
+        '<label aria-controls="sd-tab-item-0-content" class="sd-tab-label" '
+        'data-sync-group="framework" for="sd-tab-item-0">'
     )
     fixed = tab_label_controls("book/x.html", tab)
     assert "aria-controls" not in fixed

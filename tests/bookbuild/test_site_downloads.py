@@ -1,4 +1,5 @@
-"""Tests for bookbuild.site.downloads: where the PDF links point, and the copy of the PDF into the site."""
+"""Tests for bookbuild.site.downloads: where the PDF links point, and the copy of the
+PDF into the site."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from bookbuild.site.downloads import (
 )
 
 HEADER = (
-    '<a href="building.html#sec-building-pdf" target="_blank"\n   class="btn btn-sm btn-book-pdf '
+    '<a href="building.html#sec-building-pdf" target="_blank"\n   class="btn '
+    "btn-sm btn-book-pdf "
     f'{LINK_CLASS}"\n   title="The whole book as a PDF">PDF</a>'
 )
 OTHER = '<a class="reference internal" href="gated.html">Gated</a>'

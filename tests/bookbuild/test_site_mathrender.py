@@ -1,7 +1,9 @@
-"""Tests for bookbuild.site.mathrender: the book's math typeset at build time by MathJax in Node.
+"""Tests for bookbuild.site.mathrender: the book's math typeset at build time by MathJax
+in Node.
 
-The page rewriting is checked with stand-in SVG; the tests marked for Node run ``mathjax_render.js`` on a
-small site (skipped, with the reason, where there is no ``node``). The browser tests check the built book.
+The page rewriting is checked with stand-in SVG; the tests marked for Node run
+``mathjax_render.js`` on a small site (skipped, with the reason, where there is no
+``node``). The browser tests check the built book.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import pytest
 from bookbuild.site import mathjax_source, mathrender
 
 MATHJAX_HEAD = (
-    '<script>window.MathJax = {"loader": {"load": ["ui/lazy"]}, "tex": {"macros": {"R": "\\\\mathbb{R}"}}}</script>\n'
-    '    <script defer="defer" src="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>\n'
+    '<script>window.MathJax = {"loader": {"load": ["ui/lazy"]}, "tex": '
+    '{"macros": {"R": "\\\\mathbb{R}"}}}</script>\n'
+    '    <script defer="defer" '
+    'src="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>\n'
 )
 PAGE = f"""<!DOCTYPE html>
 <html lang="en"><head>
@@ -65,17 +69,19 @@ def test_a_page_gets_its_formulas_stylesheet_and_glyphs_and_loses_mathjax() -> N
         "mjx-container {\n  x: 1;\n}",
     )
     assert (
-        '<span class="math notranslate nohighlight"><mjx-container>one</mjx-container></span>'
-        in out
+        '<span class="math notranslate '
+        'nohighlight"><mjx-container>one</mjx-container></span>' in out
     )
     assert (
-        '<span class="math notranslate nohighlight"><mjx-container>two</mjx-container></span>'
-        in out
+        '<span class="math notranslate '
+        'nohighlight"><mjx-container>two</mjx-container></span>' in out
     )
     # A numbered equation keeps its id, its number and the number's link.
     assert re.search(
-        r'<div class="math notranslate nohighlight" id="equation-eq-step">\s*<span class="eqno">\(1\.1\)'
-        r'<a class="headerlink"[^>]*>#</a></span><mjx-container display="true">three</mjx-container></div>',
+        r'<div class="math notranslate nohighlight" '
+        r'id="equation-eq-step">\s*<span class="eqno">\(1\.1\)'
+        r'<a class="headerlink"[^>]*>#</a></span><mjx-container '
+        r'display="true">three</mjx-container></div>',
         out,
     )
     assert '<style id="MJX-SVG-styles">mjx-container { x: 1; }</style>\n</head>' in out
@@ -92,7 +98,8 @@ def test_a_page_gets_its_formulas_stylesheet_and_glyphs_and_loses_mathjax() -> N
 
 
 def test_a_page_keeps_mathjax_while_a_formula_is_left_to_it() -> None:
-    raw = '<div class="math notranslate nohighlight">$$x$$</div>'  # not Sphinx's \[...\]: left to the browser
+    # not Sphinx's \[...\]: left to the browser
+    raw = '<div class="math notranslate nohighlight">$$x$$</div>'
     page = PAGE.replace("</body>", raw + "\n</body>")
     out = mathrender.render_page(
         page, ["<mjx-container>a</mjx-container>"] * 3, "<svg></svg>", ""
@@ -102,8 +109,10 @@ def test_a_page_keeps_mathjax_while_a_formula_is_left_to_it() -> None:
     assert "window.MathJax" in out
     # speed.py's marker form is recognised too, and kept in the same case.
     marked = out.replace(
-        '<script defer="defer" src="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>',
-        '<script data-book-mathjax="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>',
+        '<script defer="defer" '
+        'src="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>',
+        "<script "
+        'data-book-mathjax="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>',
     )
     assert mathrender.render_page(marked, [], "", "") == marked
     assert "data-book-mathjax" not in mathrender.render_page(
@@ -121,9 +130,13 @@ def test_rendered_formulas_must_match_the_page() -> None:
 def test_a_page_without_formulas_is_left_alone_and_node_is_not_started(
     tmp_path: Path,
 ) -> None:
-    plain = "<!DOCTYPE html>\n<html><head><title>t</title></head><body><p>No math, 3 &lt; 4.</p></body></html>\n"
+    plain = (
+        "<!DOCTYPE html>\n<html><head><title>t</title></head><body><p>No math, 3 &lt; "
+        "4.</p></body></html>\n"
+    )
     site = write_site(tmp_path, {"search.html": plain, "_static/x.html": PAGE})
-    # A node that cannot run proves that it is never started when no page holds a formula.
+    # A node that cannot run proves that it is never started when no page holds a
+    # formula.
     assert (
         mathrender.render_site(site, TEX, mathjax_source(), node="/nonexistent/node")
         == 0
@@ -213,7 +226,8 @@ def test_node_typesets_a_site_as_svg_with_assistive_mathml(tmp_path: Path) -> No
     assert "mjx-assistive-mml" in out
     assert "MathJax =" not in out
     assert "_static/mathjax/" not in out
-    # The search page held no formula but MathJax's tags: they go, and no page loads MathJax any more.
+    # The search page held no formula but MathJax's tags: they go, and no page loads
+    # MathJax any more.
     assert "mathjax" not in (site / "search.html").read_text().lower()
     assert mathrender.pages_loading_mathjax(site) == []
     # A second pass changes nothing.

@@ -1,7 +1,9 @@
-"""Tests for bookbuild.site.previews: what each kind of link target previews as, on the markup Sphinx and the
-themes write; the template each page gets; and that its links and images still point where they did.
+"""Tests for bookbuild.site.previews: what each kind of link target previews as, on the
+markup Sphinx and the themes write; the template each page gets; and that its links and
+images still point where they did.
 
-The browser tests (tests/browser/test_previews.py) open the previews on the built site."""
+The browser tests (tests/browser/test_previews.py) open the previews on the built
+site."""
 
 from __future__ import annotations
 
@@ -70,7 +72,10 @@ href="glossary.html#term-GRU">GRU</a>, <a class="reference internal" href="bibli
 
 
 def page(body: str) -> str:
-    return f'<html><head></head><body><div><article class="bd-article">{body}</article></div>\n</body></html>\n'
+    return (
+        "<html><head></head><body><div><article "
+        f'class="bd-article">{body}</article></div>\n</body></html>\n'
+    )
 
 
 def collected(body: str, name: str) -> dict[str, dict[str, str]]:
@@ -84,8 +89,8 @@ def soup(fragment: str) -> BeautifulSoup:
 
 
 def template_entries(text: str) -> list:  # type: ignore[type-arg]
-    """The previews in a page's template (BeautifulSoup keeps a template's content as text, as a browser keeps
-    it inert)."""
+    """The previews in a page's template (BeautifulSoup keeps a template's content as
+    text, as a browser keeps it inert)."""
     match = re.search(
         rf'<template id="{previews.TEMPLATE_ID}">(.*?)</template>', text, re.S
     )
@@ -184,7 +189,8 @@ def test_each_page_gets_one_template_of_the_previews_its_links_need() -> None:
     assert text.index("<template") > text.index("</article>")
     entries = template_entries(text)
     hrefs = [e["data-href"] for e in entries]
-    # in the order first linked, once each; links to targets nobody collected ("#nowhere", pages not built) have none
+    # in the order first linked, once each; links to targets nobody collected
+    # ("#nowhere", pages not built) have none
     assert hrefs == [
         "#sec-m-lstm",
         "#equation-eq-m-lstm",
@@ -210,7 +216,8 @@ def test_a_page_without_links_to_preview_is_unchanged() -> None:
 def test_links_in_a_preview_shown_in_another_folder_are_rebased() -> None:
     found = {"book/glossary.html": collected(GLOSSARY, "book/glossary.html")}
     text = page(
-        '<p><a class="reference internal" href="book/glossary.html#term-gated-recurrent-unit">x</a></p>'
+        '<p><a class="reference internal" '
+        'href="book/glossary.html#term-gated-recurrent-unit">x</a></p>'
     )
     [entry] = template_entries(previews.attach(text, "index.html", found))
     assert entry.select_one("a")["href"] == "book/gated.html#sec-m-gru"
@@ -237,7 +244,8 @@ def test_the_collected_previews_are_read_back_by_page(tmp_path: Path) -> None:
 
 
 def build_finished_passes() -> list[tuple[int, str]]:
-    """(priority, module) of the post-build passes over the pages, as bookbuild.site registers them."""
+    """(priority, module) of the post-build passes over the pages, as bookbuild.site
+    registers them."""
     from bookbuild.site import a11y, mathrender, speed
 
     passes: list[tuple[int, str]] = []
@@ -255,10 +263,11 @@ def build_finished_passes() -> list[tuple[int, str]]:
 def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figures_sized(
     tmp_path: Path,
 ) -> None:
-    """A preview copies a figure or a listing into the page's template after Sphinx wrote the page; the speed pass
-    (lazy, sized images; sized code blocks) must see it in the same build. Run before the previews, it left their
-    images without a size until the next build rewrote the page (seen: a fresh build and the build after it gave
-    different pages)."""
+    """A preview copies a figure or a listing into the page's template after Sphinx
+    wrote the page; the speed pass (lazy, sized images; sized code blocks) must see it
+    in the same build. Run before the previews, it left their images without a size
+    until the next build rewrote the page (seen: a fresh build and the build after it
+    gave different pages)."""
     from PIL import Image
 
     from bookbuild.site import speed

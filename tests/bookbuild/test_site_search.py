@@ -1,4 +1,5 @@
-"""Tests for bookbuild.site.search: the text a search summary is cut from, and where each target starts in it."""
+"""Tests for bookbuild.site.search: the text a search summary is cut from, and where
+each target starts in it."""
 
 from __future__ import annotations
 
@@ -88,8 +89,8 @@ def test_a_formula_is_searched_and_shown_as_a_reader_reads_it_not_as_its_tex() -
     doc += section
     text, _ = page_text(doc)
     assert (
-        text
-        == "the output gate decides how much of tanh(cₜ) becomes hₜ cₜ = fₜ ⊙ cₜ₋₁ + iₜ ⊙ gₜ"
+        text == "the output gate decides how much of tanh(cₜ) becomes hₜ cₜ = fₜ ⊙ "
+        "cₜ₋₁ + iₜ ⊙ gₜ"
     )
     indexed = readable_doctree(doc).astext()
     assert "tanh(cₜ)" in indexed
@@ -114,7 +115,8 @@ def test_a_formula_is_searched_and_shown_as_a_reader_reads_it_not_as_its_tex() -
         (r"\sqrt{d}", "√d"),
         (r"\tilde{c}_t", "c̃ₜ"),
         (
-            r"\begin{aligned} f_t &= \sigma(x) && \text{forget gate}\\ h_t &= o_t \odot \tanh(c_t) \end{aligned}",
+            r"\begin{aligned} f_t &= \sigma(x) && \text{forget gate}\\ h_t &= "
+            r"o_t \odot \tanh(c_t) \end{aligned}",
             "fₜ = σ(x) forget gate; hₜ = oₜ ⊙ tanh(cₜ)",
         ),
     ],

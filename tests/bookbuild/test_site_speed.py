@@ -1,8 +1,10 @@
-"""Tests for bookbuild.site.speed: the post-build pass that makes the pages quicker to show on a phone.
+"""Tests for bookbuild.site.speed: the post-build pass that makes the pages quicker to
+show on a phone.
 
-Lighthouse itself runs in ``make audit`` (tests/browser/test_lighthouse.py); the browser tests check that
-every formula is still typeset and every figure keeps its shape. These check each repair on the markup the
-themes write, quickly, and that a second pass changes nothing.
+Lighthouse itself runs in ``make audit`` (tests/browser/test_lighthouse.py); the browser
+tests check that every formula is still typeset and every figure keeps its shape. These
+check each repair on the markup the themes write, quickly, and that a second pass
+changes nothing.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ def test_head_scripts_run_after_parsing_except_the_options_inline_scripts_use(
     )
     assert '<script defer src="../_static/doctools.js?v=9a2dae69"></script>' in out
     assert (
-        '<script data-sd-tabs-storage-prefix="sphinx-design-tab-id-" defer src="../_static/design-tabs.js'
-        in out
+        '<script data-sd-tabs-storage-prefix="sphinx-design-tab-id-" defer '
+        'src="../_static/design-tabs.js' in out
     )
     assert (
         '<script defer="defer" src="../_static/book-site.js?v=4cff5a53"></script>'
@@ -66,7 +68,8 @@ def test_mathjax_becomes_a_marker_that_book_site_js_loads_after_the_first_paint(
     out = repaired(tmp_path, HEAD)
     assert 'tex-chtml.js?v=20daa33d"></script>' in out
     assert (
-        '<script data-book-mathjax="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>'
+        "<script "
+        'data-book-mathjax="../_static/mathjax/tex-chtml.js?v=20daa33d"></script>'
         in out
     )
     assert 'src="../_static/mathjax/' not in out
@@ -79,15 +82,16 @@ def test_images_load_lazily_with_their_pixel_size(tmp_path: Path) -> None:
     (tmp_path / "_images").mkdir()
     Image.new("RGB", (1240, 622)).save(tmp_path / "_images" / "fig.png")
     page = (
-        '<p><img alt="A plot." src="../_images/fig.png" style="width: 620px; height: 311px;" /></p>\n'
+        '<p><img alt="A plot." src="../_images/fig.png" style="width: 620px; '
+        'height: 311px;" /></p>\n'
         '<img alt="gone" src="../_images/missing.png" />\n'
         '<img alt="remote" src="https://example.invalid/a.png" loading="eager" />'
     )
     out = repaired(tmp_path, page)
     first, missing, remote = out.splitlines()
     assert first == (
-        '<p><img alt="A plot." src="../_images/fig.png" style="width: 620px; height: 311px;" loading="lazy" '
-        'decoding="async" width="1240" height="622" /></p>'
+        '<p><img alt="A plot." src="../_images/fig.png" style="width: 620px; height: '
+        '311px;" loading="lazy" decoding="async" width="1240" height="622" /></p>'
     )
     assert 'loading="lazy"' in missing
     assert "width=" not in missing
@@ -129,9 +133,11 @@ def test_code_blocks_state_their_lines_and_longest_line() -> None:
     )
     out = speed.code_blocks_sized(Path("."), "book/x.html", page)
     blocks = re.findall(r"<pre([^>]*)>", out)
-    # two lines (the closing line break draws none), the second 15 characters once its entities are read
+    # two lines (the closing line break draws none), the second 15 characters once its
+    # entities are read
     assert blocks[0] == ' style="--book-lines: 2" data-book-cols="15"'
-    # a line break just after <pre> draws no line either; a tab counts to its stop; the page's own style is kept
+    # a line break just after <pre> draws no line either; a tab counts to its stop; the
+    # page's own style is kept
     assert blocks[1] == ' style="color: red; --book-lines: 3" data-book-cols="9"'
     assert blocks[2] == ' style="--book-lines: 1" data-book-cols="0"'
     assert (
@@ -155,7 +161,8 @@ def test_a_figure_states_the_width_that_keeps_its_smallest_text_readable_on_a_ph
     Image.new("RGB", (1262, 700)).save(tmp_path / "_images" / "drawn.png", pnginfo=info)
     Image.new("RGB", (600, 300)).save(tmp_path / "_images" / "photo.png")
     page = (
-        '<img alt="A plot." src="../_images/drawn.png" style="width: 631px; height: 350px;" />\n'
+        '<img alt="A plot." src="../_images/drawn.png" style="width: 631px; '
+        'height: 350px;" />\n'
         '<img alt="A photo." src="../_images/photo.png" />'
     )
     drawn, photo = repaired(tmp_path, page).splitlines()

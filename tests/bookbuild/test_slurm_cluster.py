@@ -1,4 +1,5 @@
-"""A real Slurm round trip: a single-node cluster on this machine runs a tiny sweep through submitit.
+"""A real Slurm round trip: a single-node cluster on this machine runs a tiny sweep
+through submitit.
 
 Installs Debian's ``slurm-wlm`` and ``munge`` with apt-get when they are
 absent (skipped, saying why, only where apt-get cannot install them: not root,
@@ -27,7 +28,8 @@ def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(
 ) -> None:
     if os.geteuid() != 0:
         pytest.skip(
-            "the test cluster's daemons run as root, and installing Slurm needs root; this is not root"
+            "the test cluster's daemons run as root, and installing Slurm needs root; "
+            "this is not root"
         )
     try:
         slurm_cluster.install()

@@ -1,5 +1,6 @@
-"""bookbuild.lint.source: the mistakes a page's source shows, found before anything executes, one line each at
-the file and line, on the authoring guide's example page (AUTHORING.md) with one mistake made at a time."""
+"""bookbuild.lint.source: the mistakes a page's source shows, found before anything
+executes, one line each at the file and line, on the authoring guide's example page
+(AUTHORING.md) with one mistake made at a time."""
 
 from __future__ import annotations
 
@@ -58,18 +59,19 @@ def test_an_unknown_glue_name_is_named_at_its_line_with_the_name_meant(
         "After {glue:text}`fg_steps` steps", "After {glue:text}`fg_stesp` steps"
     )
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, 'fg_stesp')}: {{glue:text}}`fg_stesp` names no value a cell of this page "
-        "glues; did you mean `fg_steps`?"
+        f"{CHAPTER}.md:{line_of(text, 'fg_stesp')}: {{glue:text}}`fg_stesp` names no "
+        "value a cell of this page glues; did you mean `fg_steps`?"
     ]
 
 
 def test_a_claim_without_its_check_is_named_at_the_claim_s_line(tmp_path: Path) -> None:
     text = mistake("nine tenths <fg-geometric>", "nine tenths <fg-geometrik>")
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, '{claim}')}: the claim names check 'fg-geometrik', which no cell of this page "
-        "declares; did you mean 'fg-geometric'?",
-        f"{CHAPTER}.md:{line_of(text, CHECK)}: check 'fg-geometric' is declared but no sentence claims "
-        "it: write {claim}`the sentence it holds <fg-geometric>`",
+        f"{CHAPTER}.md:{line_of(text, '{claim}')}: the claim names check "
+        "'fg-geometrik', which no cell of this page declares; did you mean "
+        "'fg-geometric'?",
+        f"{CHAPTER}.md:{line_of(text, CHECK)}: check 'fg-geometric' is declared but no "
+        "sentence claims it: write {claim}`the sentence it holds <fg-geometric>`",
     ]
 
 
@@ -79,8 +81,8 @@ def test_a_check_without_a_claim_is_named_at_the_check_s_line(tmp_path: Path) ->
         "each step keeps nine tenths",
     )
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, CHECK)}: check 'fg-geometric' is declared but no sentence claims "
-        "it: write {claim}`the sentence it holds <fg-geometric>`"
+        f"{CHAPTER}.md:{line_of(text, CHECK)}: check 'fg-geometric' is declared but no "
+        "sentence claims it: write {claim}`the sentence it holds <fg-geometric>`"
     ]
 
 
@@ -97,9 +99,9 @@ def test_a_figure_without_alt_text_is_named_at_its_cell(tmp_path: Path) -> None:
     start = text.index(":  image:\n")
     text = text[:start] + text[text.index("\n", text.index(":    alt:")) + 1 :]
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: the figure of cell "
-        "'fig-fg-norms' has no alt text (the site would show its file path): add `image: alt:` under the cell's "
-        "`:mystnb:` option, a sentence saying what the figure shows"
+        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: the figure of cell 'fig-fg-norms' "
+        "has no alt text (the site would show its file path): add `image: alt:` under "
+        "the cell's `:mystnb:` option, a sentence saying what the figure shows"
     ]
 
 
@@ -108,9 +110,9 @@ def test_two_cells_with_one_name_are_named_before_sphinx_reports_a_duplicate_tar
 ) -> None:
     text = mistake(":    name: fig-fg-norms", ":    name: fg-run")
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: cell 'fig-fg-norms' reuses "
-        f"the name 'fg-run' of the cell at line {line_of(text, RUN_CELL)} (Sphinx "
-        "would report 'Duplicate explicit target name'): give each cell and figure its own"
+        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: cell 'fig-fg-norms' reuses the "
+        f"name 'fg-run' of the cell at line {line_of(text, RUN_CELL)} (Sphinx would "
+        "report 'Duplicate explicit target name'): give each cell and figure its own"
     ]
 
 
@@ -126,9 +128,11 @@ def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a
         f"fig = plot_state_norms(norms)\nax = fig.axes\n{last}\n",
     )
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: the figure cell 'fig-fg-norms' ends in `{last}`, whose value "
-        "would show as a second output taking the figure's name (Sphinx would report 'Duplicate explicit target "
-        "name'): end the cell with an assignment (`fig = ...`) or put `;` after its last expression"
+        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: the figure cell 'fig-fg-norms' "
+        f"ends in `{last}`, whose value would show as a second output taking the "
+        "figure's name (Sphinx would report 'Duplicate explicit target name'): end "
+        "the cell with an assignment (`fig = ...`) or put `;` after its last "
+        "expression"
     ]
     assert (
         problems(tmp_path, text.replace(f"{last}\n", f"{last};\n")) == []
@@ -141,15 +145,21 @@ def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a
 def test_a_figure_drawn_before_the_book_s_style_is_named_at_its_cell(
     tmp_path: Path,
 ) -> None:
-    direct = "import matplotlib.pyplot as plt\n\nfig, ax = plt.subplots()\nax.semilogy(norms.tolist());\n"
+    direct = (
+        "import matplotlib.pyplot as plt\n\nfig, ax = "
+        "plt.subplots()\nax.semilogy(norms.tolist());\n"
+    )
     text = mistake(
-        "from chapter_code.rnn.forgetting import plot_state_norms\n\nfig = plot_state_norms(norms)\n",
+        "from chapter_code.rnn.forgetting import plot_state_norms\n\nfig = "
+        "plot_state_norms(norms)\n",
         direct,
     )
     assert problems(tmp_path, text) == [
-        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: cell 'fig-fg-norms' draws with `plt.subplots(...)` before any "
-        "cell of this page calls `use_book_style()`: call it first (chapter_code.core.plotting), or draw through a "
-        "plotting function of chapter_code, so the figure has the book's fonts, sizes, colours and PNG"
+        f"{CHAPTER}.md:{line_of(text, FIGURE_CELL)}: cell 'fig-fg-norms' draws with "
+        "`plt.subplots(...)` before any cell of this page calls `use_book_style()`: "
+        "call it first (chapter_code.core.plotting), or draw through a plotting "
+        "function of chapter_code, so the figure has the book's fonts, sizes, colours "
+        "and PNG"
     ]
     styled = direct.replace(
         "import matplotlib.pyplot as plt\n",
@@ -185,7 +195,9 @@ def test_names_made_by_f_strings_are_patterns(tmp_path: Path, call: str) -> None
     )
     if (
         "_left" in call
-    ):  # fg_steps itself is no longer glued, and the pattern fg_..._left does not make it
+        # fg_steps itself is no longer glued, and the pattern fg_..._left does not make
+        # it
+    ):
         found = problems(tmp_path, text)
         assert (
             len(found) == text.count("{glue:text}`fg_steps`") == 2
@@ -196,7 +208,10 @@ def test_names_made_by_f_strings_are_patterns(tmp_path: Path, call: str) -> None
 
 
 def test_names_a_loop_takes_from_a_written_out_list_are_known(tmp_path: Path) -> None:
-    loop = 'for name, value in [("fg_steps", STEPS), ("fg_half", STEPS // 2)]:\n    glue(name, value, display=False)'
+    loop = (
+        'for name, value in [("fg_steps", STEPS), ("fg_half", STEPS // 2)]:\n    '
+        "glue(name, value, display=False)"
+    )
     text = mistake('glue("fg_steps", STEPS, display=False)', loop)
     assert problems(tmp_path, text) == []
     found = problems(
@@ -204,8 +219,8 @@ def test_names_a_loop_takes_from_a_written_out_list_are_known(tmp_path: Path) ->
         text.replace("After {glue:text}`fg_steps`", "After {glue:text}`fg_hlaf`"),
     )
     assert found == [
-        f"{CHAPTER}.md:{line_of(text, 'After {glue:text}')}: {{glue:text}}`fg_hlaf` names no value a "
-        "cell of this page glues; did you mean `fg_half`?"
+        f"{CHAPTER}.md:{line_of(text, 'After {glue:text}')}: {{glue:text}}`fg_hlaf` "
+        "names no value a cell of this page glues; did you mean `fg_half`?"
     ]
 
 
@@ -221,7 +236,8 @@ def test_names_computed_at_run_time_are_left_to_the_check_after_execution(
 def test_a_name_the_page_s_last_execution_glued_counts(
     tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
-    """A helper from chapter_code may glue: what the last execution of the page's current code glued is known."""
+    """A helper from chapter_code may glue: what the last execution of the page's
+    current code glued is known."""
     text = mistake('glue("fg_steps", STEPS, display=False)', "glue_all(STEPS)")
     problems(tmp_path, text)
     assert (

@@ -1,4 +1,5 @@
-"""Reproducibility checks of the committed sweep records (``records/<sweep>/<config>/``).
+"""Reproducibility checks of the committed sweep records
+(``records/<sweep>/<config>/``).
 
 In ``make test`` (seconds):
 
@@ -30,7 +31,8 @@ SMOKE = "smoke"
 
 
 def committed(configs: str = "all") -> list[tuple[str, list[dict]]]:
-    """(sweep, its committed fresh records) for each sweep with any; ``configs``: "all", "smoke" or "full"."""
+    """(sweep, its committed fresh records) for each sweep with any; ``configs``: "all",
+    "smoke" or "full"."""
     found = []
     for name, sweep in sweeps.registry().items():
         records = []
@@ -53,7 +55,9 @@ def this_profile() -> str:
 
 
 def test_every_committed_record_is_fresh() -> None:
-    found = committed()  # a stale or damaged record raises SweepNotReady, naming the command that refreshes it
+    # a stale or damaged record raises SweepNotReady, naming the command that refreshes
+    # it
+    found = committed()
     assert all(records for _, records in found)
 
 
@@ -72,7 +76,8 @@ def test_the_cheapest_smoke_job_of_each_sweep_reproduces_its_committed_record(
     same = [r for r in records if r["environment"]["profile"] == profile]
     if not same:
         pytest.skip(
-            f"{name}: its smoke records were made under another output profile than {profile}"
+            f"{name}: its smoke records were made under another output profile than "
+            f"{profile}"
         )
     ok, text = sweeps.spot_check(sweeps.cheapest(same))
     print(
@@ -81,16 +86,17 @@ def test_the_cheapest_smoke_job_of_each_sweep_reproduces_its_committed_record(
     assert ok, f"sweep {name}: {text}"
 
 
-# Slow: trains one full record of each sweep again (about 210 s on 2 cores in all, the scoreboard's and the
-# memory test's records the longest), so it runs in `make test-clean`, not `make test`. The smoke test above
-# checks the same job-to-record path for every sweep in seconds; this one checks the committed records
-# themselves.
+# Slow: trains one full record of each sweep again (about 210 s on 2 cores in all, the
+# scoreboard's and the memory test's records the longest), so it runs in `make
+# test-clean`, not `make test`. The smoke test above checks the same job-to-record path
+# for every sweep in seconds; this one checks the committed records themselves.
 @pytest.mark.book
 def test_cheapest_record_of_each_committed_sweep_reproduces() -> None:
     found = committed("full")
     if not found:
         pytest.skip(
-            "no sweep has committed records yet (records/ holds none): nothing to re-run"
+            "no sweep has committed records yet (records/ holds none): nothing to "
+            "re-run"
         )
     profile = this_profile()
     checked = []
@@ -98,7 +104,8 @@ def test_cheapest_record_of_each_committed_sweep_reproduces() -> None:
         same = [r for r in records if r["environment"]["profile"] == profile]
         if not same:
             print(
-                f"{name}: no record was made under this machine's profile {profile}; not re-run"
+                f"{name}: no record was made under this machine's profile {profile}; "
+                "not re-run"
             )
             continue
         ok, text = sweeps.spot_check(sweeps.cheapest(same))
@@ -106,5 +113,6 @@ def test_cheapest_record_of_each_committed_sweep_reproduces() -> None:
         checked.append(name)
     if not checked:
         pytest.skip(
-            f"no committed record was made under this machine's output profile ({profile})"
+            "no committed record was made under this machine's output profile "
+            f"({profile})"
         )

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.runs.sweeps: records, the staleness-checking loader, progress, the local executor, spot checks.
+"""Tests for bookbuild.runs.sweeps: records, the staleness-checking loader, progress,
+the local executor, spot checks.
 
 Each test writes a tiny package (a job function and nothing else) into a
 temporary folder used as the repository root; jobs take milliseconds, so
@@ -198,8 +199,8 @@ def test_a_record_edited_by_hand_is_not_fresh(repo: Path) -> None:
     text, ok = sweeps.status_text(tiny(), "cpu", repo)
     assert not ok
     assert (
-        "x3.seed0: damaged (edited since it was written (its record_sha256 does not match"
-        in text
+        "x3.seed0: damaged (edited since it was written (its record_sha256 "
+        "does not match" in text
     )
     del record[
         sweeps.SEAL
@@ -209,7 +210,8 @@ def test_a_record_edited_by_hand_is_not_fresh(repo: Path) -> None:
 
 
 def _unsealed_and_committed(repo: Path) -> Path:
-    """The tiny sweep's records as records were written before the seal, committed; the path of one."""
+    """The tiny sweep's records as records were written before the seal, committed; the
+    path of one."""
     run(tiny(), repo)
     for path in (repo / "records/tiny/cpu").glob("*.json"):
         record = json.loads(path.read_text())
@@ -222,7 +224,8 @@ def _unsealed_and_committed(repo: Path) -> Path:
 
 
 def test_an_unsealed_record_edited_since_its_commit_is_not_fresh(repo: Path) -> None:
-    # issue 30, item 11 (probe status-hand-edited-record): every committed record predates the seal
+    # issue 30, item 11 (probe status-hand-edited-record): every committed record
+    # predates the seal
     path = _unsealed_and_committed(repo)
     text, ok = sweeps.status_text(tiny(), "cpu", repo)
     assert ok
@@ -318,8 +321,8 @@ def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> 
     )
     assert not ok
     assert (
-        "value (compared exactly: the sweep declares no precision for it): stored -1, now"
-        in text
+        "value (compared exactly: the sweep declares no precision for it): "
+        "stored -1, now" in text
     )
     ok, text = sweeps.compare({**record, "code_hash": "0" * 64}, again)
     assert not ok
@@ -372,7 +375,8 @@ def test_bad_definitions_and_arguments_are_named(repo: Path) -> None:
         sweeps.validate(Sweep("tiny", configs={"cpu": Grid({"a": {"x": 1}}, (0,))}))
     with pytest.raises(
         ValueError,
-        match=r"a call sweep's job is codec.job\(f, ...\) of one of its calls \(square\)",
+        match=r"a call sweep's job is codec.job\(f, ...\) of one of its calls "
+        r"\(square\)",
     ):
         sweeps.validate(
             Sweep("tiny", calls=(square,), configs={"cpu": Grid({"a": {"x": 1}}, (0,))})
@@ -545,7 +549,8 @@ def test_uncommitted_records_do_not_make_a_record_dirty(tmp_path: Path) -> None:
     assert sweeps.record_commit(tmp_path, "abc") == "abc"
 
 
-# ---- each metric at the precision its sweep declares (issue 57) ---------------------------------------------
+# ---- each metric at the precision its sweep declares (issue 57)
+# ---------------------------------------------
 
 
 def _record(metrics: dict) -> dict:
@@ -577,8 +582,8 @@ def test_a_declared_precision_lets_the_last_bits_move_and_says_how_far_they_move
     ok, text = sweeps.compare(stored, again, close)
     assert ok, text
     assert (
-        "loss within rtol 0.001, atol 1e-06 (largest relative deviation 8.5e-08, at loss[1])"
-        in text
+        "loss within rtol 0.001, atol 1e-06 (largest relative deviation "
+        "8.5e-08, at loss[1])" in text
     )
     ok, text = sweeps.compare(
         stored, _record({**again["metrics"], "loss": [0.71381837, 0.75]}), close

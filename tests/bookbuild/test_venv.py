@@ -1,4 +1,5 @@
-"""Tests for bookbuild/tools/venv.py: an environment made with another Python is replaced, not reused."""
+"""Tests for bookbuild/tools/venv.py: an environment made with another Python is
+replaced, not reused."""
 
 from __future__ import annotations
 
@@ -61,8 +62,9 @@ def install_commands(
     gpu_jax: bool,
     pip_settings: list[str] | None = None,
 ) -> list[list[str]]:
-    """The commands ``main`` runs to make a new environment on a CPU-torch host, with or without a GPU JAX, where
-    pip's configuration is ``pip_settings`` (by default one uv cannot be given, so pip installs)."""
+    """The commands ``main`` runs to make a new environment on a CPU-torch host, with or
+    without a GPU JAX, where pip's configuration is ``pip_settings`` (by default one uv
+    cannot be given, so pip installs)."""
     commands: list[list[str]] = []
     settings = (
         ["global.proxy='http://proxy.invalid:3128'"]
@@ -103,7 +105,8 @@ def test_without_a_host_gpu_jax_the_locked_cpu_jax_is_installed(
     assert "--system-site-packages" not in commands[0]
     installs = [cmd for cmd in commands if cmd[1:4] == ["-m", "pip", "install"]]
     assert installs[-1][-2:] == ["-r", str(book_venv.JAX_LOCK)]
-    # pip compiles nothing; one compileall over the new site-packages, on every core, comes last
+    # pip compiles nothing; one compileall over the new site-packages, on every core,
+    # comes last
     assert all("--no-compile" in cmd for cmd in installs)
     assert len(installs) == 3
     assert commands[-1] == [
@@ -239,13 +242,15 @@ def test_a_gpu_image_installs_with_pip_which_sees_the_hosts_packages(
 def test_uv_given_this_machines_pip_settings_would_change_nothing_in_the_books_environment() -> (
     None
 ):
-    """Where ``make`` made the environment with uv, uv resolves the same constraints, from this machine's indexes as
-    pip's settings name them, to exactly what is installed (a dry run: nothing is changed; the book's own editable
-    package aside, which uv reinstalls every time)."""
+    """Where ``make`` made the environment with uv, uv resolves the same constraints,
+    from this machine's indexes as pip's settings name them, to exactly what is
+    installed (a dry run: nothing is changed; the book's own editable package aside,
+    which uv reinstalls every time)."""
     venv = book_venv.ROOT / ".venv"
     if not (venv / ".uv" / "bin" / "uv").exists():
         pytest.skip(
-            "this environment was installed by pip (uv is used on CPU images where pip's settings allow)"
+            "this environment was installed by pip (uv is used on CPU images where "
+            "pip's settings allow)"
         )
     settings = book_venv.uv_settings(book_venv.pip_config(str(venv / "bin" / "python")))
     assert settings is not None

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.vocabulary: a chapter's prose, captions and openable cells free of the build's language."""
+"""Tests for bookbuild.lint.vocabulary: a chapter's prose, captions and openable cells
+free of the build's language."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def test_each_kind_of_build_word_is_named(sentence, word):
         "Nothing in the state records how many turns came before.",
         "We commit to one recipe for every contender.",
         "The scoreboard of Chapter 6 lists every contender.",
-        "See {ref}`the window study <sec-l-window-sweep>` and {numref}`fig-l-window-sweep`.",
+        "See {ref}`the window study <sec-l-window-sweep>` and "
+        "{numref}`fig-l-window-sweep`.",
     ],
 )
 def test_english_and_targets_pass(sentence):
@@ -66,9 +68,11 @@ def test_a_sweeps_registered_name_is_named_and_a_caption_is_read():
 
 def test_a_cell_a_reader_can_open_may_not_load_records():
     page = (
-        "```{code-cell} ipython3\n:tags: [hide-input]\nboard = runtime.load_sweep('scoreboard')\n"
+        "```{code-cell} ipython3\n:tags: [hide-input]\nboard = "
+        "runtime.load_sweep('scoreboard')\n"
         "runs = board.by_job()\n```\n\n"
-        "```{code-cell} ipython3\n:tags: [remove-cell]\nboard = runtime.load_sweep('scoreboard')\n```\n\n"
+        "```{code-cell} ipython3\n:tags: [remove-cell]\nboard = "
+        "runtime.load_sweep('scoreboard')\n```\n\n"
         "```{code-cell} ipython3\nfrom bookbuild.runs.registry import GPU_SIZES\n```\n"
     )
     found = vocabulary.cell_problems(page, "page.md")

@@ -1,6 +1,7 @@
-"""``make watch`` (bookbuild/tools/watch.py): each rebuild is ``make book``'s own command, so the two share one
-Sphinx configuration and one doctree environment; one save is one rebuild, whatever the rebuild writes into the
-checkout; the port is checked before anything is built; the tools stay out of the book's environment."""
+"""``make watch`` (bookbuild/tools/watch.py): each rebuild is ``make book``'s own
+command, so the two share one Sphinx configuration and one doctree environment; one save
+is one rebuild, whatever the rebuild writes into the checkout; the port is checked
+before anything is built; the tools stay out of the book's environment."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ from bookbuild import files
 from bookbuild.execute import bytecode
 from bookbuild.tools import watch
 
-#: What a real rebuild wrote outside ``_build/`` after one save of a page with code (``book/building.md``),
-#: read from ``SPHINX_AUTOBUILD_DEBUG=1 make watch`` (sphinx-autobuild prints every path that changed; the
-#: random part of a temporary name replaced by RANDOM): the engine touches the page it executed (so that
-#: Sphinx re-reads it), and the build report is rewritten through a temporary file beside it. Each started a
-#: further rebuild (three per save) before the watch compared contents.
+#: What a real rebuild wrote outside ``_build/`` after one save of a page with code
+#: (``book/building.md``), read from ``SPHINX_AUTOBUILD_DEBUG=1 make watch``
+#: (sphinx-autobuild prints every path that changed; the random part of a temporary name
+#: replaced by RANDOM): the engine touches the page it executed (so that Sphinx re-reads
+#: it), and the build report is rewritten through a temporary file beside it. Each
+#: started a further rebuild (three per save) before the watch compared contents.
 OBSERVED = [
     "book/building.md",
     "book/.build-report.md.RANDOM.tmp",
@@ -46,8 +48,9 @@ def book(root: Path) -> Path:
 
 
 def settled(root: Path) -> watch.SettledFilter:
-    """The filter ``make watch`` gives sphinx-autobuild, for the checkout ``root``: sphinx-autobuild's ``main``
-    makes it from its own ignores, ``--ignore`` arguments, output and doctree folders."""
+    """The filter ``make watch`` gives sphinx-autobuild, for the checkout ``root``:
+    sphinx-autobuild's ``main`` makes it from its own ignores, ``--ignore`` arguments,
+    output and doctree folders."""
     args = watch.arguments(port=8000, root=root)
     regular = [
         root / ".git",
@@ -60,8 +63,9 @@ def settled(root: Path) -> watch.SettledFilter:
 
 
 def what_a_rebuild_writes(root: Path) -> list[Path]:
-    """Replay, with the build's own writers, what a rebuild writes into the checkout after a save of the page
-    and of the listing; the paths that changed, temporary ones included, in the order they changed."""
+    """Replay, with the build's own writers, what a rebuild writes into the checkout
+    after a save of the page and of the listing; the paths that changed, temporary ones
+    included, in the order they changed."""
     page, report = root / "book" / "building.md", root / "book" / "build-report.md"
     listing = root / "chapter_code" / "rnn" / "recurrence.py"
     changed = []
@@ -102,7 +106,8 @@ def test_what_a_rebuild_writes_starts_no_second_rebuild(tmp_path) -> None:  # ty
     (root / "chapter_code" / "rnn" / "recurrence.py").write_text("STEPS = 2\n")
     assert not ignore(str(root / "book" / "building.md"))
     assert not ignore(str(root / "chapter_code" / "rnn" / "recurrence.py"))
-    # what the rebuild then writes, and what a real rebuild was seen to write: none counts
+    # what the rebuild then writes, and what a real rebuild was seen to write: none
+    # counts
     written = what_a_rebuild_writes(root)
     for name in OBSERVED:
         written.append(root / name.replace("RANDOM", "k2v0x9aq"))
@@ -110,7 +115,8 @@ def test_what_a_rebuild_writes_starts_no_second_rebuild(tmp_path) -> None:  # ty
     assert counted == [], (
         f"a rebuild's own writes would start another rebuild: {counted}"
     )
-    # while sphinx-autobuild's own rule (its IgnoreFilter: the same patterns, no contents) counts them
+    # while sphinx-autobuild's own rule (its IgnoreFilter: the same patterns, no
+    # contents) counts them
     plain = [
         p.relative_to(root).as_posix()
         for p in written
@@ -152,7 +158,8 @@ def test_what_counts_is_a_change_of_content(tmp_path) -> None:  # type: ignore[n
 
 
 def test_one_save_is_one_rebuild_under_a_real_watcher(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The same, through watchfiles itself (sphinx-autobuild's watcher), where ``make watch`` installed it."""
+    """The same, through watchfiles itself (sphinx-autobuild's watcher), where ``make
+    watch`` installed it."""
     watch.use_tools()
     watchfiles = pytest.importorskip(
         "watchfiles", reason="make watch installs watchfiles into _build/watch-tools"
@@ -193,8 +200,9 @@ def test_one_save_is_one_rebuild_under_a_real_watcher(tmp_path) -> None:  # type
     )
 
 
-#: ``make watch``'s server (:func:`watch.serve`) on a small checkout, each rebuild replaced by a stub that counts
-#: itself and then writes what a real rebuild writes (:func:`what_a_rebuild_writes`)
+#: ``make watch``'s server (:func:`watch.serve`) on a small checkout, each rebuild
+#: replaced by a stub that counts itself and then writes what a real rebuild writes
+#: (:func:`what_a_rebuild_writes`)
 SERVER = """
 import sys
 from pathlib import Path
@@ -209,8 +217,9 @@ sys.exit(watch.serve(port, root))
 
 
 def test_one_save_is_one_rebuild_of_make_watch_s_own_server(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """sphinx-autobuild itself, with the builder and filter make watch puts in its place: a save, then the writes
-    of the rebuild it starts, must make one rebuild (before, each save made three). About 10 s."""
+    """sphinx-autobuild itself, with the builder and filter make watch puts in its
+    place: a save, then the writes of the rebuild it starts, must make one rebuild
+    (before, each save made three). About 10 s."""
     watch.use_tools()
     pytest.importorskip(
         "sphinx_autobuild",
@@ -281,9 +290,10 @@ def test_one_save_is_one_rebuild_of_make_watch_s_own_server(tmp_path) -> None:  
 
 
 def test_a_rebuild_is_make_book_s_own_command(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """So the watch and ``make book`` share their Sphinx configuration and doctree environment by construction:
-    a watch session used to leave an environment whose ``external_toc_path`` (a relative path, against
-    jupyter-book's absolute one) made the next ``make book`` re-read all 13 pages (95 s)."""
+    """So the watch and ``make book`` share their Sphinx configuration and doctree
+    environment by construction: a watch session used to leave an environment whose
+    ``external_toc_path`` (a relative path, against jupyter-book's absolute one) made
+    the next ``make book`` re-read all 13 pages (95 s)."""
     makefile = (watch.ROOT / "Makefile").read_text()
     recipe = re.search(r"\nbook: .*\n\t(.*)\n", makefile)
     assert recipe is not None
@@ -299,7 +309,8 @@ def test_a_rebuild_is_make_book_s_own_command(monkeypatch) -> None:  # type: ign
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(["/elsewhere", str(watch.TOOLS_DIR)])
     )
-    # whatever Sphinx arguments sphinx-autobuild hands its builder, the rebuild is make book's command
+    # whatever Sphinx arguments sphinx-autobuild hands its builder, the rebuild is make
+    # book's command
     rebuild = watch.Rebuild(
         ["-c", "_build/watch", "-D", "nitpicky=0"],
         url_host="127.0.0.1:8000",
@@ -391,7 +402,8 @@ def test_the_watch_tools_stay_out_of_the_book_s_environment(
     assert "--no-deps" in recipe  # requirements/watch.txt pins every dependency itself
     assert "WATCH_TOOLS := _build/watch-tools" in makefile
     assert watch.TOOLS_DIR == watch.BUILD_DIR / "watch-tools"
-    # a tools folder is put on the path after the environment's own packages, for this process and its children
+    # a tools folder is put on the path after the environment's own packages, for this
+    # process and its children
     tools = tmp_path / "watch-tools"
     (tools / "only_in_tools").mkdir(parents=True)
     (tools / "only_in_tools" / "__init__.py").write_text("WHERE = 'tools'\n")
@@ -408,6 +420,7 @@ def test_the_watch_tools_stay_out_of_the_book_s_environment(
     assert child.stdout.strip() == "tools"
     # and not on the rebuild's (make book's) path
     assert "PYTHONPATH" not in watch.book_env(tools=tools)
-    # and the book's environment itself holds no sphinx-autobuild (it is no locked package)
+    # and the book's environment itself holds no sphinx-autobuild (it is no locked
+    # package)
     lock = (watch.ROOT / "requirements" / "lock.txt").read_text().lower()
     assert "sphinx-autobuild" not in lock

@@ -1,7 +1,9 @@
-"""Tests for chapter_code.bptt.clipping: clip_gradients against clip_grad_norm_, the training helpers.
+"""Tests for chapter_code.bptt.clipping: clip_gradients against clip_grad_norm_, the
+training helpers.
 
-Tests for chapter_code.bptt.clipping that pin values: the clip's edge cases, the training loops
-against hand-written loops, the classifier's read-out and the chapter's figure.
+Tests for chapter_code.bptt.clipping that pin values: the clip's edge cases, the
+training loops against hand-written loops, the classifier's read-out and the chapter's
+figure.
 """
 
 from __future__ import annotations

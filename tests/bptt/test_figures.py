@@ -1,5 +1,5 @@
-"""Tests for chapter_code.bptt.figures: each figure's data, styles, labels and axes, read back
-from the artists (the pages are the only callers)."""
+"""Tests for chapter_code.bptt.figures: each figure's data, styles, labels and axes,
+read back from the artists (the pages are the only callers)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,8 @@ def test_plot_one_unit_draws_measured_bands_and_one_bound_per_weight() -> None:
         )
         assert line.get_solid_capstyle() == "butt"
         assert line.get_label() == f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}"
-    # |w| = 0.9 appears twice (w = 0.9 and w = -0.9): one bound, in its first trace's colour.
+    # |w| = 0.9 appears twice (w = 0.9 and w = -0.9): one bound, in its first trace's
+    # colour.
     assert [b.get_color() for b in bounds] == ["#000000", "#222222"]
     assert [list(b.get_ydata()) for b in bounds] == [traces[0].bounds, traces[2].bounds]
     assert [list(b.get_xdata()) for b in bounds] == [list(range(11))] * 2

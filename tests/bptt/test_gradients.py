@@ -53,7 +53,8 @@ def test_grad_at_first_input_rejects_bad_lags(lags: list[int]) -> None:
         grad_at_first_input(nn.RNN(2, 3, batch_first=True), lags, input_size=2)
 
 
-# --- hand-written BPTT, Jacobian products, the one-unit RNN ---------------------------------------
+# --- hand-written BPTT, Jacobian products, the one-unit RNN
+# ---------------------------------------
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -111,7 +112,8 @@ def test_jacobian_product_norms_match_autograd_and_obey_the_bound() -> None:
     states, _ = rnn_loop(x, w_ih, w_hh, torch.zeros(H, dtype=torch.float64), h0=h0)
     norms = jacobian_product_norms(states[0], w_hh)
 
-    # autograd: the Jacobian of h_T with respect to h_1 is the product over distance T - 1
+    # autograd: the Jacobian of h_T with respect to h_1 is the product over distance T -
+    # 1
     def last_from_first(h1: torch.Tensor) -> torch.Tensor:
         h = h1
         for t in range(1, T):

@@ -1,8 +1,9 @@
-"""Tests for chapter_code.bptt.gradients_jax: gradient against lag with jax.grad, against the PyTorch measurement.
+"""Tests for chapter_code.bptt.gradients_jax: gradient against lag with jax.grad,
+against the PyTorch measurement.
 
-Value tests for chapter_code.bptt.gradients_jax (issue 20): what the comparisons with PyTorch leave open,
-gradient norms whose values are known in closed form, the default draw key by
-key, a given draw, and the exact wording of each error.
+Value tests for chapter_code.bptt.gradients_jax (issue 20): what the comparisons with
+PyTorch leave open, gradient norms whose values are known in closed form, the default
+draw key by key, a given draw, and the exact wording of each error.
 """
 
 from __future__ import annotations

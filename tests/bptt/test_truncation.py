@@ -1,8 +1,10 @@
-"""Tests for chapter_code.bptt.truncation: the gradient gate, cuts, reach fractions, random truncation.
+"""Tests for chapter_code.bptt.truncation: the gradient gate, cuts, reach fractions,
+random truncation.
 
-Tests for chapter_code.bptt.truncation that pin values: cut positions at several lengths, which
-gradients cross which boundary, resets against separate windows, and run_chunks against a
-hand-written loop (carry against reset, the ignored targets, the optimizer path).
+Tests for chapter_code.bptt.truncation that pin values: cut positions at several
+lengths, which gradients cross which boundary, resets against separate windows, and
+run_chunks against a hand-written loop (carry against reset, the ignored targets, the
+optimizer path).
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def test_all_ones_random_gates_give_the_full_gradient(seed: int) -> None:
 
 
 def test_random_truncation_is_unbiased_on_two_steps() -> None:
-    # With T = 2 there is one boundary: the estimate is either the short term alone or short + long / p.
+    # With T = 2 there is one boundary: the estimate is either the short term alone or
+    # short + long / p.
     torch.manual_seed(3)
     model = ElmanRNN(2, 3).double()
     x = torch.randn(1, 2, 2, dtype=torch.float64)
@@ -250,7 +253,8 @@ def test_echo_rnn_is_batch_first_one_hot_over_the_vocabulary_and_starts_from_h()
 
 
 def _reference_chunks(model, tokens, targets, chunk, carry, opt=None):
-    """run_chunks written out: the state crosses a cut as a value only, or not at all."""
+    """run_chunks written out: the state crosses a cut as a value only, or not at
+    all."""
     h = None
     losses, correct, seen = [], [0.0] * chunk, [0.0] * chunk
     for start in range(0, tokens.shape[1], chunk):

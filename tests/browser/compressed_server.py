@@ -88,7 +88,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 def serve(
     root: Path, port: int = 0
 ) -> tuple[http.server.ThreadingHTTPServer, threading.Thread]:
-    """Start serving ``root`` on 127.0.0.1 (``port`` 0: any free one) in a thread; return the server and thread."""
+    """Start serving ``root`` on 127.0.0.1 (``port`` 0: any free one) in a thread;
+    return the server and thread."""
     if not (root / "index.html").exists():
         raise ValueError(
             f"root={root} holds no index.html (expected a built site, e.g. _build/html)"

@@ -1,17 +1,20 @@
 """Issue 28's reading measures per chapter and width, for BENCHMARKS.md: one script, run before and after a change.
 
-``python -m tests.browser.reading_stats [HTML_DIR]`` opens every chapter at 1280 and 390 px (light scheme, no
-network), unfolds what a reader can unfold (as the browser tests do, :data:`tests.browser.test_reading.MEASURE`)
-and prints, per chapter and width:
+``python -m tests.browser.reading_stats [HTML_DIR]`` opens every chapter at 1280 and 390
+px (light scheme, no network), unfolds what a reader can unfold (as the browser tests
+do, :data:`tests.browser.test_reading.MEASURE`) and prints, per chapter and width:
 
-* code blocks (listings, cells, outputs), those with a wrapped line, and how many screen lines the wrapping adds
-  (a block's content height over its line height, less its lines);
-* display formulas, those wider than their box (which must scroll, with a tab stop and a cue), and those cut
-  off (wider than their box without scrolling, or past the column);
-* the smallest figure text, in CSS px as shown, over the page's PNG figures (the height the PNG records for its
-  smallest text, scaled by the shown over the natural width), and the figure it is in.
+* code blocks (listings, cells, outputs), those with a wrapped line, and how many screen
+  lines the wrapping adds (a block's content height over its line height, less its
+  lines);
+* display formulas, those wider than their box (which must scroll, with a tab stop and a
+  cue), and those cut off (wider than their box without scrolling, or past the column);
+* the smallest figure text, in CSS px as shown, over the page's PNG figures (the height
+  the PNG records for its smallest text, scaled by the shown over the natural width),
+  and the figure it is in.
 
-The browser tests assert the limits (``test_reading.py``, ``test_pages.py``); this script only counts.
+The browser tests assert the limits (``test_reading.py``, ``test_pages.py``); this
+script only counts.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ FIGURES = r"""
 
 
 def wrapped_lines(block: dict) -> int:  # type: ignore[type-arg]
-    """Screen lines a code block's soft wrapping adds (0 for a block that keeps its lines)."""
+    """Screen lines a code block's soft wrapping adds (0 for a block that keeps its
+    lines)."""
     return max(0, round(block["contentHeight"] / block["lineHeight"]) - block["lines"])
 
 
 def summary(measured: dict, figures: list[dict]) -> dict:  # type: ignore[type-arg]
-    """Counts from one page's :data:`~tests.browser.test_reading.MEASURE` result and its figures."""
+    """Counts from one page's :data:`~tests.browser.test_reading.MEASURE` result and its
+    figures."""
     from tests.browser.test_pages import smallest_text_px
 
     code, formulas = measured["code"], measured["formulas"]
@@ -110,11 +115,13 @@ def main(argv: list[str] | None = None) -> int:
                 page.close()
                 results.setdefault(name, {})[width] = counts
                 print(
-                    f"{name:26} {viewport['width']:4} px  code: {counts['blocks_wrapped']:3}/"
-                    f"{counts['code_blocks']:3}"
-                    f" blocks wrap (+{counts['lines_added']} lines)  formulas: {counts['formulas_wider_than_box']:2}"
-                    f"/{counts['formulas']:2} wider than their box, {counts['formulas_cut_off']} cut off  "
-                    f"smallest figure text: {counts['smallest_figure_text_px']} px ({counts['smallest_in']})",
+                    f"{name:26} {viewport['width']:4} px  code: "
+                    f"{counts['blocks_wrapped']:3}/{counts['code_blocks']:3} blocks "
+                    f"wrap (+{counts['lines_added']} lines)  formulas: "
+                    f"{counts['formulas_wider_than_box']:2}/{counts['formulas']:2} "
+                    f"wider than their box, {counts['formulas_cut_off']} cut off  "
+                    f"smallest figure text: {counts['smallest_figure_text_px']} px "
+                    f"({counts['smallest_in']})",
                     flush=True,
                 )
             context.close()

@@ -1,5 +1,6 @@
-"""Claims on the built pages, in Chromium: the mark opens what was checked from the keyboard, on hover and on
-touch, inside the window, without moving the text, and Escape closes it; the appendix lists every claim."""
+"""Claims on the built pages, in Chromium: the mark opens what was checked from the
+keyboard, on hover and on touch, inside the window, without moving the text, and Escape
+closes it; the appendix lists every claim."""
 
 from __future__ import annotations
 
@@ -76,8 +77,7 @@ def test_hover_opens_the_preview(page, site_dir: Path, viewport: str) -> None:  
     mark.hover()
     assert (
         page.evaluate(
-            "getComputedStyle(document.querySelectorAll('button.claim-mark')[2]"
-            ".nextElementSibling).display"
+            "getComputedStyle(document.querySelectorAll('button.claim-mark')[2].nextElementSibling).display"
         )
         == "block"
     )
@@ -87,8 +87,9 @@ def test_a_claim_reads_as_its_sentence(page, site_dir: Path) -> None:  # noqa: F
     open_page(page, site_dir, CLAIMED_PAGE)
     claim = page.locator("#claim-c-pad-state")
     text = claim.evaluate(
-        "el => { const c = el.cloneNode(true); c.querySelectorAll('.claim-anchor')"
-        ".forEach(a => a.remove()); return c.innerText; }"
+        "el => { const c = el.cloneNode(true); "
+        "c.querySelectorAll('.claim-anchor').forEach(a => a.remove()); return "
+        "c.innerText; }"
     )
     assert text.startswith("With the mask, every sequence ends within")
     weight = claim.evaluate("el => getComputedStyle(el).fontWeight")
@@ -113,8 +114,8 @@ def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(
     site_dir,
     viewport,  # noqa: F811
 ):
-    """Issue 53, item 4: the mark's tap target is at least 24 x 24 CSS px (an invisible box around it), and the
-    full stop after a claim never starts a line of its own."""
+    """Issue 53, item 4: the mark's tap target is at least 24 x 24 CSS px (an invisible
+    box around it), and the full stop after a claim never starts a line of its own."""
     open_page(page, site_dir, "book/gated.html")
     page.evaluate(
         OPEN_FOLDS
@@ -151,13 +152,14 @@ def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_
     page,  # noqa: F811
     site_dir,
 ):
-    """Issue 53, item 2: the link inside a claim's preview is out of the Tab order; Enter on the mark moves the
-    focus onto it with the preview open; Escape gives the focus back to the mark, closed; Tab from the link goes
-    on to what follows, never to the page's body."""
+    """Issue 53, item 2: the link inside a claim's preview is out of the Tab order;
+    Enter on the mark moves the focus onto it with the preview open; Escape gives the
+    focus back to the mark, closed; Tab from the link goes on to what follows, never to
+    the page's body."""
     open_page(page, site_dir, CLAIMED_PAGE)
     assert page.evaluate(
-        "Array.from(document.querySelectorAll('a.claim-tip-link'))"
-        ".every(a => a.getAttribute('tabindex') === '-1')"
+        "Array.from(document.querySelectorAll('a.claim-tip-link')).every(a => "
+        "a.getAttribute('tabindex') === '-1')"
     )
     mark = page.locator("button.claim-mark").nth(1)
     mark.focus()
@@ -183,8 +185,9 @@ def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_
 
 
 def test_a_preview_closes_when_its_sentence_scrolls_away(page, site_dir: Path) -> None:  # noqa: F811
-    """Issue 53, item 4: on a phone a preview is docked at the bottom of the screen; once its claim or number
-    has scrolled out of view, the preview closes (it stayed docked 600 px away before)."""
+    """Issue 53, item 4: on a phone a preview is docked at the bottom of the screen;
+    once its claim or number has scrolled out of view, the preview closes (it stayed
+    docked 600 px away before)."""
     open_page(page, site_dir, CLAIMED_PAGE)
     mark = page.locator("button.claim-mark").nth(3)
     mark.focus()

@@ -1,4 +1,5 @@
-"""The front page, the page on how the book is built, the PDF in every header, and search (issue 28, item 7).
+"""The front page, the page on how the book is built, the PDF in every header, and
+search (issue 28, item 7).
 
 Each is opened in Chromium at desktop and phone widths, in the theme's light
 and dark modes, with no network:
@@ -40,7 +41,8 @@ from tests.browser.test_reading import MIN_CONTRAST, SCHEMES, SWITCH_THEME, cont
 FRONT = "book/intro.html"
 BUILDING = f"{FALLBACK_DOC}.html"
 CHAPTER = "book/gated.html"
-#: pages whose header is opened in the browser: the front page, a chapter, a reference page, search, the index
+#: pages whose header is opened in the browser: the front page, a chapter, a reference
+#: page, search, the index
 HEADER_PAGES = [FRONT, CHAPTER, BUILDING, "search.html", "genindex.html"]
 FRONT_SECTIONS = {
     "sec-intro-audience": "who the book is for",
@@ -95,7 +97,8 @@ def scheme(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def tab(browser, viewport: str, scheme: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    """A page at this width and colour scheme that records non-file requests and console errors."""
+    """A page at this width and colour scheme that records non-file requests and console
+    errors."""
     with recording_page(browser, viewport=VIEWPORTS[viewport], scheme=scheme) as p:
         yield p
 
@@ -121,7 +124,8 @@ def target_of(site_dir: Path, page: str, href: str) -> tuple[Path, str]:
 
 
 def assert_pdf_link(site_dir: Path, page: str, href: str) -> None:
-    """A PDF link leads to the site's PDF when there is one, else to the building page's PDF section."""
+    """A PDF link leads to the site's PDF when there is one, else to the building page's
+    PDF section."""
     target, fragment = target_of(site_dir, page, href)
     pdf = site_dir / PDF_NAME
     if pdf.is_file():
@@ -153,7 +157,7 @@ def readable(tab, selector: str, at: str) -> list[str]:  # type: ignore[no-untyp
     ]
 
 
-# ----------------------------------------------------------------------------- the front page
+# ----------------------------------------------------------------------- the front page
 
 
 def test_front_page_is_written_for_readers(
@@ -162,10 +166,11 @@ def test_front_page_is_written_for_readers(
     opened(tab, site_dir, FRONT, scheme)
     at = where(FRONT, viewport, scheme)
     sections = tab.evaluate(
-        "ids => ids.map(id => { const s = document.getElementById(id); const section = s && s.closest('section');"
-        " const h = section && section.querySelector('h2');"
-        " return {id, heading: h ? h.textContent.trim() : null, words: section ? section.innerText.split(/\\s+/).length"
-        " : 0, width: h ? h.getBoundingClientRect().width : 0}; })",
+        "ids => ids.map(id => { const s = document.getElementById(id); const section = "
+        "s && s.closest('section'); const h = section && section.querySelector('h2'); "
+        "return {id, heading: h ? h.textContent.trim() : null, words: section ? "
+        "section.innerText.split(/\\s+/).length : 0, width: h ? "
+        "h.getBoundingClientRect().width : 0}; })",
         list(FRONT_SECTIONS),
     )
     for s in sections:
@@ -176,11 +181,13 @@ def test_front_page_is_written_for_readers(
             f"{at}: the section on {what} says almost nothing ({s['words']} words)"
         )
 
-    # What each chapter lets you do: one entry per chapter of the table of contents, in its order, each a link.
+    # What each chapter lets you do: one entry per chapter of the table of contents, in
+    # its order, each a link.
     entries = tab.evaluate(
-        "() => Array.from(document.getElementById('sec-intro-chapters').closest('section').querySelectorAll('dt'))"
-        ".map(dt => ({href: dt.querySelector('a') ? dt.querySelector('a').getAttribute('href') : '',"
-        " says: dt.nextElementSibling ? dt.nextElementSibling.innerText : ''}))"
+        "() => "
+        "Array.from(document.getElementById('sec-intro-chapters').closest('section').querySelectorAll('dt')).map(dt "
+        "=> ({href: dt.querySelector('a') ? dt.querySelector('a').getAttribute('href') "
+        ": '', says: dt.nextElementSibling ? dt.nextElementSibling.innerText : ''}))"
     )
     linked = [
         str(target_of(site_dir, FRONT, e["href"])[0].relative_to(site_dir.resolve()))
@@ -194,7 +201,8 @@ def test_front_page_is_written_for_readers(
         f"{at}: chapters with no line on what they let a reader do: {terse}"
     )
 
-    # The path names the chapters; the page explains the panels, the labs' checkpoints and hints.
+    # The path names the chapters; the page explains the panels, the labs' checkpoints
+    # and hints.
     text = tab.evaluate("() => document.querySelector('main').innerText")
     path = tab.evaluate(
         "() => document.getElementById('sec-intro-path').closest('section').innerHTML"
@@ -216,7 +224,8 @@ def test_front_page_is_written_for_readers(
 
     # Links: the building page, the labs' zips, the PDF; each resolves.
     hrefs = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('main a[href]')).map(a => a.getAttribute('href'))"
+        "() => Array.from(document.querySelectorAll('main a[href]')).map(a => "
+        "a.getAttribute('href'))"
     )
     targets = {
         target_of(site_dir, FRONT, h)[0] for h in hrefs if not re.match(r"^[a-z]+:", h)
@@ -231,8 +240,8 @@ def test_front_page_is_written_for_readers(
             f"{at}: the {edition} zip is missing"
         )
     in_text = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('article.bd-article a.book-pdf-link'))"
-        ".map(a => a.getAttribute('href'))"
+        "() => Array.from(document.querySelectorAll('article.bd-article "
+        "a.book-pdf-link')).map(a => a.getAttribute('href'))"
     )
     assert len(in_text) == 1, (
         f"{at}: the front page's text should link the PDF once, found {len(in_text)}"
@@ -247,7 +256,8 @@ def test_front_page_is_written_for_readers(
 
     # Laid out for this width and readable in this scheme.
     wide = tab.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        "() => document.documentElement.scrollWidth - "
+        "document.documentElement.clientWidth"
     )
     assert wide <= 1, f"{at}: the page scrolls sideways by {wide} px"
     faint = readable(tab, "main dt a, main dd p, main li p, main section > p", at)
@@ -263,7 +273,8 @@ def test_building_page_holds_how_the_book_is_made(
 ) -> None:  # type: ignore[no-untyped-def]
     opened(tab, site_dir, BUILDING, scheme)
     at = where(BUILDING, viewport, scheme)
-    # textContent: a code block off the screen is not drawn yet (content-visibility), so innerText leaves it out
+    # textContent: a code block off the screen is not drawn yet (content-visibility), so
+    # innerText leaves it out
     text = tab.evaluate("() => document.querySelector('main').textContent")
     for words in (
         "make book",
@@ -274,7 +285,8 @@ def test_building_page_holds_how_the_book_is_made(
     ):
         assert words in text, f"{at}: the building page never says {words!r}"
     table = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('main table td')).map(td => td.innerText)"
+        "() => Array.from(document.querySelectorAll('main table td')).map(td => "
+        "td.innerText)"
     )
     assert any("output profile" in cell for cell in table), (
         f"{at}: the build table is missing: {table[:6]}"
@@ -285,18 +297,19 @@ def test_building_page_holds_how_the_book_is_made(
         "() => document.querySelector('main h1').textContent.replace('#', '').trim()"
     )
     nav = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('.bd-sidebar-primary nav a'))"
-        ".map(a => a.textContent.trim())"
+        "() => Array.from(document.querySelectorAll('.bd-sidebar-primary nav "
+        "a')).map(a => a.textContent.trim())"
     )
     assert title in nav, f"{at}: the sidebar does not list {title!r}"
     wide = tab.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        "() => document.documentElement.scrollWidth - "
+        "document.documentElement.clientWidth"
     )
     assert wide <= 1, f"{at}: the page scrolls sideways by {wide} px"
     assert tab.console_errors == [], f"{at}: console errors: {tab.console_errors}"
 
 
-# ----------------------------------------------------------------------------- the PDF in every header
+# -------------------------------------------------------------- the PDF in every header
 
 
 def test_every_page_has_one_pdf_button_that_resolves(site_dir: Path) -> None:
@@ -324,8 +337,9 @@ def test_every_page_has_one_pdf_button_that_resolves(site_dir: Path) -> None:
 def test_pdf_button_is_in_the_header(
     browser, site_dir: Path, viewport: str, name: str
 ) -> None:  # type: ignore[no-untyped-def]
-    """Loaded once per width, in the first scheme, then read again with the theme switched in place to the other
-    (tests/browser/test_reading.py checks that a switch draws what a load in that scheme does)."""
+    """Loaded once per width, in the first scheme, then read again with the theme
+    switched in place to the other (tests/browser/test_reading.py checks that a switch
+    draws what a load in that scheme does)."""
     with recording_page(
         browser, viewport=VIEWPORTS[viewport], scheme=SCHEMES[0]
     ) as tab:
@@ -363,9 +377,11 @@ def _check_pdf_button(
         f"{at}: the PDF button is not at the top of the page"
     )
     others = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('.bd-header-article .article-header-buttons > *'))"
-        ".filter(e => !e.classList.contains('btn-book-pdf') && e.getBoundingClientRect().width > 0)"
-        ".map(e => { const r = e.getBoundingClientRect(); return {x: r.x, w: r.width, y: r.y, h: r.height}; })"
+        "() => Array.from(document.querySelectorAll('.bd-header-article "
+        ".article-header-buttons > *')).filter(e => "
+        "!e.classList.contains('btn-book-pdf') && e.getBoundingClientRect().width > "
+        "0).map(e => { const r = e.getBoundingClientRect(); return {x: r.x, w: "
+        "r.width, y: r.y, h: r.height}; })"
     )
     for o in others:
         apart = o["x"] >= box["x"] + box["width"] - 1 or o["x"] + o["w"] <= box["x"] + 1
@@ -420,11 +436,13 @@ def test_download_menu_offers_the_notebook_and_names_the_print_item(
 
 def search_box(tab, form: str) -> dict:  # type: ignore[no-untyped-def]
     return tab.evaluate(
-        "form => { const f = document.querySelector(form); const i = f.querySelector('i.fa-magnifying-glass');"
-        " const input = f.querySelector('input'); const s = getComputedStyle(input);"
-        " const icon = i.getBoundingClientRect(); const box = input.getBoundingClientRect();"
-        " return {iconRight: icon.right, iconWidth: icon.width,"
-        " textStart: box.left + parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft), value: input.value}; }",
+        "form => { const f = document.querySelector(form); const i = "
+        "f.querySelector('i.fa-magnifying-glass'); const input = "
+        "f.querySelector('input'); const s = getComputedStyle(input); const icon = "
+        "i.getBoundingClientRect(); const box = input.getBoundingClientRect(); return "
+        "{iconRight: icon.right, iconWidth: icon.width, textStart: box.left + "
+        "parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft), value: "
+        "input.value}; }",
         form,
     )
 
@@ -432,17 +450,20 @@ def search_box(tab, form: str) -> dict:  # type: ignore[no-untyped-def]
 def test_a_search_snippet_shows_a_formula_as_text_not_tex(
     tab, site_dir: Path, viewport: str, scheme: str
 ) -> None:  # type: ignore[no-untyped-def]
-    """Issue 53, item 5: the snippet around "output gate" in Chapter 3 read ``\\tanh(c_t) becomes h_t``."""
+    """Issue 53, item 5: the snippet around "output gate" in Chapter 3 read
+    ``\\tanh(c_t) becomes h_t``."""
     if viewport != "desktop" or scheme != "light":
         pytest.skip("the snippets' text is the same at every width and in both schemes")
     opened(tab, site_dir, "search.html", scheme, "?q=becomes")
     tab.wait_for_function(
-        "() => { const items = document.querySelectorAll('#search-results ul.search > li');"
-        " return items.length > 0 && Array.from(items).every(li => li.dataset.bookSummary === 'shown'); }",
+        "() => { const items = document.querySelectorAll('#search-results ul.search > "
+        "li'); return items.length > 0 && Array.from(items).every(li => "
+        "li.dataset.bookSummary === 'shown'); }",
         timeout=15000,
     )
     snippets = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('#search-results p.context'), p => p.textContent)"
+        "() => Array.from(document.querySelectorAll('#search-results p.context'), p => "
+        "p.textContent)"
     )
     assert any("tanh(cₜ) becomes hₜ" in s for s in snippets), snippets
     assert not [s for s in snippets if re.search(r"\\[a-zA-Z]+|[_^]\{", s)], snippets
@@ -456,14 +477,17 @@ def test_search_results_show_a_snippet(
     results = tab.locator("#search-results ul.search > li")
     results.first.wait_for(timeout=15000)
     tab.wait_for_function(
-        "() => { const items = document.querySelectorAll('#search-results ul.search > li');"
-        " return items.length > 0 && Array.from(items).every(li => li.dataset.bookSummary === 'shown'); }",
+        "() => { const items = document.querySelectorAll('#search-results ul.search > "
+        "li'); return items.length > 0 && Array.from(items).every(li => "
+        "li.dataset.bookSummary === 'shown'); }",
         timeout=15000,
     )
     found = tab.evaluate(
-        "() => Array.from(document.querySelectorAll('#search-results ul.search > li')).map(li => ({"
-        " title: li.querySelector('a').textContent, snippet: (li.querySelector('p.context') || {}).textContent || '',"
-        " marked: Array.from(li.querySelectorAll('p.context .highlighted')).map(m => m.textContent.toLowerCase())}))"
+        "() => Array.from(document.querySelectorAll('#search-results ul.search > "
+        "li')).map(li => ({ title: li.querySelector('a').textContent, snippet: "
+        "(li.querySelector('p.context') || {}).textContent || '', marked: "
+        "Array.from(li.querySelectorAll('p.context .highlighted')).map(m => "
+        "m.textContent.toLowerCase())}))"
     )
     assert len(found) >= 3, f"{at}: {len(found)} results for {QUERY!r}"
     words = QUERY.split()
@@ -516,7 +540,8 @@ def test_query_is_never_under_the_search_icon(
 
 
 def test_pdf_tests_see_the_pdf_the_site_links() -> None:
-    """Under `make test` (BOOK_PDF set), the PDF the site links is the one the PDF tests read."""
+    """Under `make test` (BOOK_PDF set), the PDF the site links is the one the PDF tests
+    read."""
     given, html = os.environ.get("BOOK_PDF"), os.environ.get("BOOK_HTML_DIR")
     if not (given and html):
         pytest.skip(
@@ -530,7 +555,8 @@ def test_pdf_tests_see_the_pdf_the_site_links() -> None:
 def test_headings_are_set_in_one_weight_so_no_section_reads_lighter_than_its_subsections(
     browser, site_dir: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """Issue 53, item 5: the theme set h2 lighter than h3. Every heading of every chapter page, at both widths."""
+    """Issue 53, item 5: the theme set h2 lighter than h3. Every heading of every
+    chapter page, at both widths."""
     from tests.browser.conftest import new_context
     from tests.browser.test_pages import PAGES, VIEWPORTS, open_page
 
@@ -542,8 +568,9 @@ def test_headings_are_set_in_one_weight_so_no_section_reads_lighter_than_its_sub
             for name in [n for n in PAGES if n.startswith("book/")]:
                 open_page(page, site_dir, name)
                 found = page.evaluate(
-                    "() => Array.from(document.querySelectorAll('article :is(h1, h2, h3, h4, h5, h6)'))"
-                    ".map(h => [Number(h.tagName[1]), Number(getComputedStyle(h).fontWeight)])"
+                    "() => Array.from(document.querySelectorAll('article :is(h1, h2, "
+                    "h3, h4, h5, h6)')).map(h => [Number(h.tagName[1]), "
+                    "Number(getComputedStyle(h).fontWeight)])"
                 )
                 for level, weight in found:
                     weights.setdefault(f"h{level}", []).append(weight)

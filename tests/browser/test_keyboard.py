@@ -1,13 +1,16 @@
-"""One keyboard path through a whole chapter, in Chromium: Tab from the top of the page to its end.
+"""One keyboard path through a whole chapter, in Chromium: Tab from the top of the page
+to its end.
 
-The front page states the rule a keyboard reader meets: beyond the links and the controls, a chapter adds one
-Tab stop per claim (its mark), one per paragraph that holds glued numbers (its first number; the arrow keys
-reach the others), and one per box that scrolls sideways (a wide code block, formula, table or figure). This
-walks every stop of a chapter with the Tab key, as a reader would, and requires: the focus never falls to
-the page's body, no stop is visited twice, every stop is one of those kinds, and the counts of the three
-kinds are exactly what the rule says for this page. It also checks that two previews never show at once.
-Two chapters: the one with the most numbers and claims (Chapter 6) and the one with the most panels, whose
-drawings are controls (Chapter 3).
+The front page states the rule a keyboard reader meets: beyond the links and the
+controls, a chapter adds one Tab stop per claim (its mark), one per paragraph that holds
+glued numbers (its first number; the arrow keys reach the others), and one per box that
+scrolls sideways (a wide code block, formula, table or figure). This walks every stop of
+a chapter with the Tab key, as a reader would, and requires: the focus never falls to
+the page's body, no stop is visited twice, every stop is one of those kinds, and the
+counts of the three kinds are exactly what the rule says for this page. It also checks
+that two previews never show at once. Two chapters: the one with the most numbers and
+claims (Chapter 6) and the one with the most panels, whose drawings are controls
+(Chapter 3).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ EXPECTED = """() => {
   return {claims, numberParagraphs: blocks.size};
 }"""
 
-#: The kind of the focused element: a link, a control, a claim mark, a number, a scrolling box, or the body.
+#: The kind of the focused element: a link, a control, a claim mark, a number, a
+#: scrolling box, or the body.
 KIND = """() => {
   const el = document.activeElement;
   if (!el || el === document.body || el === document.documentElement) return {kind: 'body'};
@@ -70,7 +74,8 @@ def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(
     open_page(page, site_dir, name)
     expected = page.evaluate(EXPECTED)
     page.evaluate(
-        "() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }"
+        "() => { document.activeElement && document.activeElement.blur(); "
+        "window.scrollTo(0, 0); }"
     )
     seen: dict[str, dict] = {}
     order: list[dict] = []

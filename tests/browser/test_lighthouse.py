@@ -1,4 +1,5 @@
-"""Lighthouse (mobile) on the chapter pages, served compressed by a local server: ``make audit``, not ``make test``.
+"""Lighthouse (mobile) on the chapter pages, served compressed by a local server: ``make
+audit``, not ``make test``.
 
 Each chapter is measured ``$LIGHTHOUSE_RUNS`` times (default 3) and the median
 score per category is compared with :data:`FLOORS`. The pages carry their math
@@ -39,8 +40,8 @@ CHAPTERS = [
         "book/build-report.html",
     }
 ]
-#: The standard each chapter's median score must meet, per category: issue 19, raised by issue 28 (performance at
-#: least 70, the others 100).
+#: The standard each chapter's median score must meet, per category: issue 19, raised by
+#: issue 28 (performance at least 70, the others 100).
 FLOORS = {"performance": 70, "accessibility": 100, "best-practices": 100, "seo": 100}
 
 pytestmark = pytest.mark.audit
@@ -57,7 +58,8 @@ def lighthouse(url: str, out: Path) -> dict[str, int]:
     binary = chromium_binary()
     if binary is None or not LIGHTHOUSE.exists():
         pytest.skip(
-            "Lighthouse or Chromium missing: `make audit` installs Lighthouse (npm) and needs chromium"
+            "Lighthouse or Chromium missing: `make audit` installs Lighthouse (npm) "
+            "and needs chromium"
         )
     proc = subprocess.run(
         [
@@ -94,5 +96,6 @@ def test_lighthouse_mobile_scores(base_url: str, name: str) -> None:
     print(f"{name}: {median}")
     below = {k: v for k, v in median.items() if v < FLOORS[k]}
     assert below == {}, (
-        f"{name}: median Lighthouse scores below the floor {FLOORS}: {below} (runs: {runs})"
+        f"{name}: median Lighthouse scores below the floor {FLOORS}: {below} (runs: "
+        f"{runs})"
     )

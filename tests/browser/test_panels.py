@@ -1,4 +1,5 @@
-"""The interactive panels on the built pages, driven in Chromium: reading, layout, keyboard, motion, numbers.
+"""The interactive panels on the built pages, driven in Chromium: reading, layout,
+keyboard, motion, numbers.
 
 Every panel of :mod:`chapter_code.panels.data` is opened on the page that holds
 it, at desktop and phone widths (1280 and 390 px) in the theme's light and dark
@@ -43,8 +44,9 @@ from chapter_code.sampling import panels as sampling_panels
 from tests.browser.conftest import OnFirstUse, new_context
 from tests.browser.test_pages import VIEWPORTS, open_page
 
-#: The pages opened per width and scheme (and the shared desk pages) are module fixtures: on one worker
-#: (make test: --dist loadgroup) each is opened once, not once per worker.
+#: The pages opened per width and scheme (and the shared desk pages) are module
+#: fixtures: on one worker (make test: --dist loadgroup) each is opened once, not once
+#: per worker.
 pytestmark = pytest.mark.xdist_group("panels")
 
 #: Where each panel lives.
@@ -56,13 +58,16 @@ PAGE_OF = {
     "keep-dial": "book/gated.html",
     "sampling-explorer": "book/generating.html",
 }
-#: Relative tolerance between a JavaScript number and the Python one (float64 both sides).
+#: Relative tolerance between a JavaScript number and the Python one (float64 both
+#: sides).
 JS_REL_TOL = 1e-12
-#: Smallest text a panel may show, drawing included, in CSS px (issue 28: 12 px on a phone).
+#: Smallest text a panel may show, drawing included, in CSS px (issue 28: 12 px on a
+#: phone).
 MIN_TEXT_PX = 12.0
 #: Stage width below which a drawing takes its narrow layout, in CSS px.
 NARROW_BELOW = 600
-#: The axes each drawing has (each must carry a label); the truncation lanes are a diagram of states, no plot.
+#: The axes each drawing has (each must carry a label); the truncation lanes are a
+#: diagram of states, no plot.
 AXES = {
     "one-unit": {"x", "y"},
     "truncation-lanes": set(),
@@ -71,12 +76,14 @@ AXES = {
     "keep-dial": {"state"},
     "sampling-explorer": {"probability-1", "probability-2", "probability-3"},
 }
-#: How far a beat's measured duration on the fake clock may stray from its reading time: two frames (a move
-#: ends on the first frame after its time is up, and the frames fall on the clock's 16 ms grid).
+#: How far a beat's measured duration on the fake clock may stray from its reading time:
+#: two frames (a move ends on the first frame after its time is up, and the frames fall
+#: on the clock's 16 ms grid).
 CLOCK_TOL_MS = 40
 CONFIGS = [(viewport, scheme) for viewport in VIEWPORTS for scheme in ("light", "dark")]
-#: The timeline is the same script at every width and in both schemes: it is played through (seconds of simulated
-#: frames per panel) once per layout, each in one of the schemes, not at all four.
+#: The timeline is the same script at every width and in both schemes: it is played
+#: through (seconds of simulated frames per panel) once per layout, each in one of the
+#: schemes, not at all four.
 TIMELINE_CONFIGS = [
     (viewport, scheme)
     for viewport, scheme in zip(VIEWPORTS, ("dark", "light"), strict=False)
@@ -93,7 +100,8 @@ def reduced(request: pytest.FixtureRequest) -> bool:
 
 
 def recorded_page(context):  # type: ignore[no-untyped-def]
-    """A new page of ``context`` that collects console errors and uncaught exceptions in ``console_errors``."""
+    """A new page of ``context`` that collects console errors and uncaught exceptions in
+    ``console_errors``."""
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -130,8 +138,9 @@ def _open(
 
 @pytest.fixture(scope="module")
 def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """Chapter page -> the page at 1280 px on the real clock, opened on first use and shared by the tests that
-    drive or read one panel from its first beat (each through :func:`live`, which resets the panel first)."""
+    """Chapter page -> the page at 1280 px on the real clock, opened on first use and
+    shared by the tests that drive or read one panel from its first beat (each through
+    :func:`live`, which resets the panel first)."""
     context = new_context(browser, viewport={"width": 1280, "height": 900})
 
     def open_chapter(chapter: str) -> object:
@@ -144,8 +153,8 @@ def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-
     context.close()
 
 
-#: Puts a panel back as the page loaded it: paused on its first beat at 1x, its reading pace and frame count
-#: restored, its transcript folded.
+#: Puts a panel back as the page loaded it: paused on its first beat at 1x, its reading
+#: pace and frame count restored, its transcript folded.
 RESET = """(name) => {
   const r = document.getElementById('panel-' + name); const P = r.bookPanel;
   P.data.msPerWord = JSON.parse(r.querySelector('script.book-panel-data').textContent).msPerWord;
@@ -157,8 +166,8 @@ RESET = """(name) => {
 
 @pytest.fixture
 def live(desk: dict, name: str) -> Iterator[object]:  # type: ignore[type-arg]
-    """The page holding panel ``name`` (parametrized), the panel reset as loaded, with motion; a console error
-    while the test runs fails it."""
+    """The page holding panel ``name`` (parametrized), the panel reset as loaded, with
+    motion; a console error while the test runs fails it."""
     page = desk[PAGE_OF[name]]
     page.emulate_media(reduced_motion="no-preference")
     page.evaluate(RESET, name)
@@ -178,9 +187,9 @@ def embedded(page, name: str) -> dict:  # type: ignore[no-untyped-def]
 
 
 class FrontPages(OnFirstUse):
-    """Chapter page -> an open page of one context, opened on first use and brought to the front when asked for:
-    a page behind another gets no animation frames, and Playwright's click waits for frames (it took a second a
-    click)."""
+    """Chapter page -> an open page of one context, opened on first use and brought to
+    the front when asked for: a page behind another gets no animation frames, and
+    Playwright's click waits for frames (it took a second a click)."""
 
     def __getitem__(self, chapter: str) -> object:
         page = super().__getitem__(chapter)  # opens it (``__missing__``) on first use
@@ -188,7 +197,8 @@ class FrontPages(OnFirstUse):
         return page
 
 
-# ---- one page per chapter, width and colour scheme, on a fake clock (shared by the tests below) -----------------
+# ---- one page per chapter, width and colour scheme, on a fake clock (shared by the
+# tests below) -----------------
 
 
 @pytest.fixture(
@@ -202,10 +212,11 @@ def config(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """(width, scheme) -> chapter page -> the page opened at that width and scheme, each opened on first use and
-    kept for the module. Time is a paused fake clock: nothing happens until a test runs it
-    (``page.clock.run_for``). Keyed by the configuration rather than built per ``config`` parameter: a test that
-    parametrizes ``config`` itself (the timeline tests) would otherwise be handed the module's pages of whatever
+    """(width, scheme) -> chapter page -> the page opened at that width and scheme, each
+    opened on first use and kept for the module. Time is a paused fake clock: nothing
+    happens until a test runs it (``page.clock.run_for``). Keyed by the configuration
+    rather than built per ``config`` parameter: a test that parametrizes ``config``
+    itself (the timeline tests) would otherwise be handed the module's pages of whatever
     configuration was open (seen: the 1280 px timeline played on 390 px pages)."""
     contexts: dict[tuple[str, str], object] = {}
 
@@ -238,7 +249,8 @@ def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untype
 
 @pytest.fixture
 def pages(opened: dict, config: tuple[str, str]) -> dict:  # type: ignore[type-arg]
-    """Chapter page -> the page opened at this test's width and scheme (:func:`opened`)."""
+    """Chapter page -> the page opened at this test's width and scheme
+    (:func:`opened`)."""
     return opened[tuple(config)]
 
 
@@ -252,11 +264,12 @@ def shown_as(page) -> tuple[str, int]:  # type: ignore[no-untyped-def]
 
 
 def player(pages: dict, name: str) -> object:  # type: ignore[type-arg]
-    """The page holding panel ``name``, with its player paused on the first beat, as a reader finds it."""
+    """The page holding panel ``name``, with its player paused on the first beat, as a
+    reader finds it."""
     page = pages[PAGE_OF[name]]
     page.evaluate(
-        f"() => {{ const P = document.getElementById('panel-{name}').bookPanel; P.speed = 1;"
-        " P.speedMenu.value = '1'; P.seek(0); }"
+        f"() => {{ const P = document.getElementById('panel-{name}').bookPanel; "
+        "P.speed = 1; P.speedMenu.value = '1'; P.seek(0); }"
     )
     return page
 
@@ -279,8 +292,8 @@ def test_panel_opens_paused_on_its_first_beat_and_waits(
     )  # the static figure gave way to the live one
     assert (
         page.evaluate(
-            f"() => performance.getEntriesByType('resource').filter(r => r.name.includes('{name}.png'))"
-            ".length"
+            "() => performance.getEntriesByType('resource').filter(r => "
+            f"r.name.includes('{name}.png')).length"
         )
         == 0
     )  # and was not downloaded
@@ -331,8 +344,9 @@ RECORD_BEATS = """(name) => {
 
 
 def beat_times(page, name: str, speed: float, run_ms: float) -> list[list]:  # type: ignore[no-untyped-def]
-    """Play panel ``name`` from its first beat at ``speed`` for ``run_ms`` of the page's clock; return
-    [beat, time] at each change of the beat drawn, from the press of Play."""
+    """Play panel ``name`` from its first beat at ``speed`` for ``run_ms`` of the page's
+    clock; return [beat, time] at each change of the beat drawn, from the press of
+    Play."""
     page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek(0)")
     page.select_option(f"#panel-{name}-speed", str(speed))
     page.evaluate(RECORD_BEATS, name)
@@ -369,7 +383,8 @@ def test_playing_holds_each_beat_in_proportion_to_its_words(
     assert (
         per_word >= 250
     )  # at most 240 words a minute at 1x: a beat of 52 words stays 13 s or more
-    # Every beat drawn finished (reduced motion), so that the clock runs through the whole timeline without frames.
+    # Every beat drawn finished (reduced motion), so that the clock runs through the
+    # whole timeline without frames.
     page.emulate_media(reduced_motion="reduce")
     try:
         for speed in (1, 0.5):
@@ -399,7 +414,8 @@ def test_playing_holds_each_beat_in_proportion_to_its_words(
     assert attr(page, name, "playing") == "false"
 
 
-# Every text of a panel, drawing included, with its size in CSS px; the layout drawn and the stage's width.
+# Every text of a panel, drawing included, with its size in CSS px; the layout drawn and
+# the stage's width.
 SIZES = """([name, MIN]) => {
   const root = document.getElementById('panel-' + name);
   const stage = root.querySelector('.book-panel-stage');
@@ -429,7 +445,8 @@ def test_narrow_layout_below_600_px_and_no_text_under_12_px(
 ) -> None:  # type: ignore[no-untyped-def]
     page = player(pages, name)
     page.evaluate(
-        f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ d.open = true; }})"
+        f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ "
+        "d.open = true; })"
     )
     try:
         for i in range(len(embedded(page, name)["beats"])):
@@ -452,11 +469,13 @@ def test_narrow_layout_below_600_px_and_no_text_under_12_px(
             assert (got["layout"] == "narrow") == (config[0] == "phone")
     finally:
         page.evaluate(
-            f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ d.open = false; }})"
+            f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ "
+            "d.open = false; })"
         )
 
 
-# Labels of the drawing (the text elements, not their halos) that overlap each other or leave the drawing.
+# Labels of the drawing (the text elements, not their halos) that overlap each other or
+# leave the drawing.
 COLLISIONS = """(name) => {
   const svg = document.querySelector('#panel-' + name + ' .book-panel-stage svg');
   const r = svg.getBoundingClientRect();
@@ -478,12 +497,14 @@ COLLISIONS = """(name) => {
 
 
 def drawn_states(page, name: str) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """Put the panel in each state a reader can reach: every beat, each half-way from the one before, and every
-    corner of its sliders (min and max of each, on the first beat); yield what it is."""
+    """Put the panel in each state a reader can reach: every beat, each half-way from
+    the one before, and every corner of its sliders (min and max of each, on the first
+    beat); yield what it is."""
     data = embedded(page, name)
     set_state = (
-        "([name, i, progress, override]) => { const P = document.getElementById('panel-' + name).bookPanel;"
-        " P.pause(); P.index = i; P.progress = progress; P.override = override; P.render(); }"
+        "([name, i, progress, override]) => { const P = "
+        "document.getElementById('panel-' + name).bookPanel; P.pause(); P.index = i; "
+        "P.progress = progress; P.override = override; P.render(); }"
     )
     for i in range(len(data["beats"])):
         for progress in [0.5, 1] if i else [1]:
@@ -510,7 +531,8 @@ def test_labels_never_collide(pages, config, name: str) -> None:  # type: ignore
         assert problems == [], f"{name} at {state}: {problems}"
 
 
-# The axes drawn (data-axis of the axis lines) and the text of the labels that name them.
+# The axes drawn (data-axis of the axis lines) and the text of the labels that name
+# them.
 AXIS_LABELS = """(name) => {
   const svg = document.querySelector('#panel-' + name + ' .book-panel-stage svg');
   const axes = Array.from(svg.querySelectorAll('.book-panel-axis')).map(a => a.dataset.axis);
@@ -537,12 +559,14 @@ def test_every_axis_has_a_label(pages, config, name: str) -> None:  # type: igno
 
 
 def untex(text: str) -> str:
-    """A panel's text as the tests read it off a page: each formula as its TeX source, without the dollars."""
+    """A panel's text as the tests read it off a page: each formula as its TeX source,
+    without the dollars."""
     return text.replace("$", "")
 
 
-# The text of an element with each typeset formula read as its TeX (the data-tex of its wrapper), and the
-# formulas that are not typeset with MathJax's SVG and its MathML for screen readers.
+# The text of an element with each typeset formula read as its TeX (the data-tex of its
+# wrapper), and the formulas that are not typeset with MathJax's SVG and its MathML for
+# screen readers.
 READ = """(el) => {
   const copy = el.cloneNode(true);
   const untypeset = [];
@@ -619,7 +643,10 @@ def test_the_drawing_redraws_narrow_when_the_window_narrows(
     context, page = _open(browser, site_dir, "keep-dial")
     try:
         names = [n for n, c in PAGE_OF.items() if c == PAGE_OF["keep-dial"]]
-        layouts = f"() => {names}.map(n => document.getElementById('panel-' + n).dataset.layout)"
+        layouts = (
+            f"() => {names}.map(n => document.getElementById('panel-' + "
+            "n).dataset.layout)"
+        )
         assert set(page.evaluate(layouts)) == {"wide"}
         page.set_viewport_size(VIEWPORTS["phone"])
         page.wait_for_function(
@@ -643,10 +670,11 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     data = embedded(page, name)
     n = len(data["beats"])
     root = f"#panel-{name}"
-    # Reach the drawing by Tab from the panel's title, as a keyboard reader moving down the page would.
+    # Reach the drawing by Tab from the panel's title, as a keyboard reader moving down
+    # the page would.
     page.evaluate(
-        f"() => {{ const t = document.querySelector('{root} .book-panel-title');"
-        " t.tabIndex = -1; t.focus(); }"
+        f"() => {{ const t = document.querySelector('{root} .book-panel-title'); "
+        "t.tabIndex = -1; t.focus(); }"
     )
     page.keyboard.press("Tab")
     assert page.evaluate(
@@ -677,7 +705,8 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("K")
     assert attr(page, name, "playing") == "false"
 
-    # Tab on through the controls: Back, Next, Play, the scrubber, the speed menu, then each parameter slider.
+    # Tab on through the controls: Back, Next, Play, the scrubber, the speed menu, then
+    # each parameter slider.
     reached = []
     for _ in range(6 + len(data["controls"])):
         page.keyboard.press("Tab")
@@ -712,7 +741,8 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
         slider = f"#panel-{name}-{control['id']}"
         page.focus(slider)
         at_max = page.evaluate(
-            f"() => {{ const i = document.querySelector('{slider}'); return +i.value >= +i.max; }}"
+            f"() => {{ const i = document.querySelector('{slider}'); return +i.value "
+            ">= +i.max; }"
         )
         page.keyboard.press(
             "ArrowLeft" if at_max else "ArrowRight"
@@ -732,7 +762,8 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
 def test_reduced_motion_shows_finished_beats_only(
     pages, config, name: str, reduced: bool
 ) -> None:  # type: ignore[no-untyped-def]
-    """Played through two beats on the page's fake clock (its animation frames included), at 1280 px."""
+    """Played through two beats on the page's fake clock (its animation frames
+    included), at 1280 px."""
     page, root = player(pages, name), f"#panel-{name}"
     assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), (
         "played on a page of another configuration"
@@ -744,15 +775,18 @@ def test_reduced_motion_shows_finished_beats_only(
     )  # the player asks at every move
     try:
         page.evaluate(
-            f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = [];"
-            " if (r.progressWatch) r.progressWatch.disconnect();"
-            " r.progressWatch = new MutationObserver(() => r.seenProgress.push(r.dataset.progress));"
-            " r.progressWatch.observe(r, {attributes: true, attributeFilter: ['data-progress', 'data-beat']});"
-            # a fast reader (40 ms a word) at twice the speed, so that two beats pass in a few seconds of the clock
-            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; r.bookPanel.movingFrames = 0;"
-            " r.bookPanel.seek(0); r.bookPanel.play(); }"
+            f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = "
+            "[]; if (r.progressWatch) r.progressWatch.disconnect(); r.progressWatch = "
+            "new MutationObserver(() => r.seenProgress.push(r.dataset.progress)); "
+            "r.progressWatch.observe(r, {attributes: true, attributeFilter: "
+            "['data-progress', 'data-beat']});"
+            # a fast reader (40 ms a word) at twice the speed, so that two beats pass in
+            # a few seconds of the clock
+            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; "
+            "r.bookPanel.movingFrames = 0; r.bookPanel.seek(0); r.bookPanel.play(); }"
         )
-        # the first two beats held and the two moves made, then 100 ms into the third beat
+        # the first two beats held and the two moves made, then 100 ms into the third
+        # beat
         page.clock.run_for(
             int((40 * (words[0] + words[1]) + 2 * data["moveMs"]) / 2) + 100
         )
@@ -781,12 +815,14 @@ def test_reduced_motion_shows_finished_beats_only(
 def test_a_page_loaded_under_reduced_motion_draws_no_frame_between_beats(
     browser, site_dir: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """The shared pages switch the preference after loading; one page is also loaded with it set."""
+    """The shared pages switch the preference after loading; one page is also loaded
+    with it set."""
     context, page = _open(browser, site_dir, "forget-power", reduced_motion=True)
     try:
         page.evaluate(
-            "() => { const P = document.getElementById('panel-forget-power').bookPanel;"
-            " P.data.msPerWord = 40; P.speed = 2; P.seek(0); P.play(); }"
+            "() => { const P = "
+            "document.getElementById('panel-forget-power').bookPanel; P.data.msPerWord "
+            "= 40; P.speed = 2; P.seek(0); P.play(); }"
         )
         page.wait_for_function(
             "() => document.getElementById('panel-forget-power').dataset.beat === '2'",
@@ -795,7 +831,8 @@ def test_a_page_loaded_under_reduced_motion_draws_no_frame_between_beats(
         )
         assert (
             page.evaluate(
-                "() => document.getElementById('panel-forget-power').bookPanel.movingFrames"
+                "() => "
+                "document.getElementById('panel-forget-power').bookPanel.movingFrames"
             )
             == 0
         )
@@ -836,7 +873,8 @@ JS_CASES = {
         [{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)],
         lambda p: gated_panels.dial_parts(p["u"]),
     ),
-    # k = 2.4 is a value between two beats while the animation moves: the JavaScript snaps it to the count 2
+    # k = 2.4 is a value between two beats while the animation moves: the JavaScript
+    # snaps it to the count 2
     "sampling-explorer": (
         [
             {"tau": t, "k": k, "p": p}
@@ -854,8 +892,9 @@ def test_javascript_numbers_match_python(live, name: str) -> None:  # type: igno
     params, python = JS_CASES[name]
     for p in params:
         got = live.evaluate(
-            "([name, p]) => { const d = document.getElementById('panel-' + name).bookPanel.data;"
-            " const r = BookPanels.compute(name, p, d); return Array.isArray(r) ? {curve: r} : r; }",
+            "([name, p]) => { const d = document.getElementById('panel-' + "
+            "name).bookPanel.data; const r = BookPanels.compute(name, p, d); return "
+            "Array.isArray(r) ? {curve: r} : r; }",
             [name, p],
         )
         want = python(p)
@@ -879,7 +918,8 @@ def test_javascript_numbers_match_python(live, name: str) -> None:  # type: igno
 
 @pytest.fixture(scope="module")
 def static_pages(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read only)."""
+    """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read
+    only)."""
     context = browser.new_context(
         java_script_enabled=False, viewport={"width": 390, "height": 844}
     )
@@ -947,10 +987,10 @@ def test_a_count_moving_between_beats_is_drawn_and_shown_whole(live, name: str) 
     )
     k_from, k_to = beats[move - 1]["state"]["k"], beats[move]["state"]["k"]
     shown = live.evaluate(
-        "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
-        " P.index = i; P.progress = 0.4; P.render();"
-        " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
-        " r.querySelector('.book-panel-stage svg').textContent]; }",
+        "(i) => { const r = document.getElementById('panel-sampling-explorer'); const "
+        "P = r.bookPanel; P.index = i; P.progress = 0.4; P.render(); return "
+        "[r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent, "
+        "r.querySelector('.book-panel-stage svg').textContent]; }",
         move,
     )
     live.evaluate(RESET, name)

@@ -1,7 +1,9 @@
-"""Link previews on the built pages, in Chromium with no network (bookbuild/site/previews.py, book-site.js): every
-citation, glossary term and cross-reference in a chapter has one; focus or hover shows it inside the window,
-the pointer can move onto it, Escape closes it and leaves the focus on the link; on a touch screen the first
-tap shows it docked at the foot of the screen and the second follows the link; its math is typeset."""
+"""Link previews on the built pages, in Chromium with no network
+(bookbuild/site/previews.py, book-site.js): every citation, glossary term and
+cross-reference in a chapter has one; focus or hover shows it inside the window, the
+pointer can move onto it, Escape closes it and leaves the focus on the link; on a touch
+screen the first tap shows it docked at the foot of the screen and the second follows
+the link; its math is typeset."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, page, viewport
 CHAPTER = "book/gated.html"
 CITATION = 'article a.reference.internal[href^="bibliography.html#cite-"]'
 TERM_WITH_MATH = 'article a.reference.internal[href="glossary.html#term-cell-state"]'
-#: the targets every link to which must have a preview: citations, glossary terms, numbered things, sections
+#: the targets every link to which must have a preview: citations, glossary terms,
+#: numbered things, sections
 PREVIEWED = re.compile(
     r"(bibliography\.html#cite-|glossary\.html#term-|#equation-|#fig-|#tab-|#ex-|#sec-|#chap-)"
 )

@@ -1,9 +1,10 @@
-"""Glued numbers and figure data on the built pages, in Chromium: focus or hover on a number says, in the
-reader's words, whether the build computed it or read it from a training made ahead of the build, links the
-code that computed it and the build report, inside the window and without moving the text; no Python
-statement, cache key, commit or hidden-cell number reaches the reader; a glued phrase is ordinary text; Enter
-pins the preview and hands its links the focus, Escape gives the focus back; every figure drawn by a cell
-links its data."""
+"""Glued numbers and figure data on the built pages, in Chromium: focus or hover on a
+number says, in the reader's words, whether the build computed it or read it from a
+training made ahead of the build, links the code that computed it and the build report,
+inside the window and without moving the text; no Python statement, cache key, commit or
+hidden-cell number reaches the reader; a glued phrase is ordinary text; Enter pins the
+preview and hands its links the focus, Escape gives the focus back; every figure drawn
+by a cell links its data."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ import pytest
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
 PAGE = "book/language-models.html"
-#: a page whose numbers still come from a memoized run: Chapter 3 trains one run in the build (Chapters 4, 6
-#: and 7 read their trainings from sweep records since 2026-12-03 and 12-04, so their numbers name records)
+#: a page whose numbers still come from a memoized run: Chapter 3 trains one run in the
+#: build (Chapters 4, 6 and 7 read their trainings from sweep records since 2026-12-03
+#: and 12-04, so their numbers name records)
 RUNS_PAGE = "book/gated.html"
 
 
@@ -36,12 +38,12 @@ def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
 
 
 def _provenance(tab, site_dir: Path, name: str) -> tuple[list[str], dict]:  # type: ignore[no-untyped-def]
-    """The page's glued numbers (their keys, in order) and its provenance data, after checking that every one
-    has an entry."""
+    """The page's glued numbers (their keys, in order) and its provenance data, after
+    checking that every one has an entry."""
     open_page(tab, site_dir, name)
     keys = tab.evaluate(
-        "Array.from(document.querySelectorAll('span.glued:not(.glued-words)'), "
-        "el => el.getAttribute('data-glue'))"
+        "Array.from(document.querySelectorAll('span.glued:not(.glued-words)'), el => "
+        "el.getAttribute('data-glue'))"
     )
     assert len(keys) >= 50
     assert all(keys), "a glued number without provenance"
@@ -77,7 +79,8 @@ def test_chapter_4s_numbers_name_the_sweep_records_of_its_models(
         k for k in keys if any(s["sweep"] == "char-lm-book" for s in data[k]["sweeps"])
     ]
     assert len(named) >= 10, (
-        "the numbers measured on Chapter 4's models name the records they were read from"
+        "the numbers measured on Chapter 4's models name the records they were read "
+        "from"
     )
     record = next(s for s in data[named[0]]["sweeps"] if s["sweep"] == "char-lm-book")
     assert record["config"] == "book-runs"
@@ -136,8 +139,8 @@ def test_a_run_is_named_by_its_training_and_whether_this_build_trained_it(
         page.evaluate("document.getElementById('glue-provenance').textContent")
     )
     shown = page.evaluate(
-        "Array.from(document.querySelectorAll('span.glued[data-glue]'), "
-        "el => el.getAttribute('data-glue'))"
+        "Array.from(document.querySelectorAll('span.glued[data-glue]'), el => "
+        "el.getAttribute('data-glue'))"
     )
     key = next(k for k in shown if data[k]["runs"])
     page.locator(f'span.glued[data-glue="{key}"]').first.focus()
@@ -177,8 +180,8 @@ def test_enter_pins_the_preview_and_escape_gives_the_focus_back(
         page.evaluate("document.getElementById('glue-provenance').textContent")
     )
     shown = page.evaluate(
-        "Array.from(document.querySelectorAll('span.glued[data-glue]'), "
-        "el => el.getAttribute('data-glue'))"
+        "Array.from(document.querySelectorAll('span.glued[data-glue]'), el => "
+        "el.getAttribute('data-glue'))"
     )
     key = next(k for k in shown if data[k]["listings"])
     number = page.locator(f'span.glued[data-glue="{key}"]').first
@@ -211,7 +214,8 @@ def test_every_figure_links_its_plotted_data(page, site_dir: Path) -> None:  # n
     open_page(page, site_dir, PAGE)
     figures = page.locator("figure").count()
     links = page.evaluate(
-        "Array.from(document.querySelectorAll('p.figure-data a'), a => a.getAttribute('href'))"
+        "Array.from(document.querySelectorAll('p.figure-data a'), a => "
+        "a.getAttribute('href'))"
     )
     assert figures >= 1
     assert len(links) == 2 * figures
@@ -236,8 +240,9 @@ def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_
     page,  # noqa: F811
     site_dir,
 ):
-    """Issue 53, item 2: Chapter 6 glues about 250 numbers; a keyboard reader meets one Tab stop per paragraph
-    (its first number), the arrow keys move between the paragraph's numbers, and the preview says so."""
+    """Issue 53, item 2: Chapter 6 glues about 250 numbers; a keyboard reader meets one
+    Tab stop per paragraph (its first number), the arrow keys move between the
+    paragraph's numbers, and the preview says so."""
     open_page(page, site_dir, "book/depth.html")
     counts = page.evaluate("""() => {
       const numbers = Array.from(document.querySelectorAll('span.glued[data-glue]'));
@@ -266,14 +271,15 @@ def test_a_preview_names_the_seed_and_links_the_runs_row_in_the_build_report(
     page,  # noqa: F811
     site_dir: Path,
 ) -> None:
-    """A number from a seeded training says which seed, and its preview's report link lands on that run's row."""
+    """A number from a seeded training says which seed, and its preview's report link
+    lands on that run's row."""
     open_page(page, site_dir, RUNS_PAGE)
     data = json.loads(
         page.evaluate("document.getElementById('glue-provenance').textContent")
     )
     shown = page.evaluate(
-        "Array.from(document.querySelectorAll('span.glued[data-glue]'), "
-        "el => el.getAttribute('data-glue'))"
+        "Array.from(document.querySelectorAll('span.glued[data-glue]'), el => "
+        "el.getAttribute('data-glue'))"
     )
     key = next(
         k for k in shown if len({r.get("seed") for r in data[k]["runs"]} - {None}) == 1
@@ -283,7 +289,8 @@ def test_a_preview_names_the_seed_and_links_the_runs_row_in_the_build_report(
     text = _tip(page)["text"]
     assert f"seed {run['seed']}" in text, text
     href = page.evaluate(
-        "Array.from(document.querySelectorAll('#glue-tip a')).pop().getAttribute('href')"
+        "Array.from(document.querySelectorAll('#glue-tip "
+        "a')).pop().getAttribute('href')"
     )
     assert href == f"build-report.html#{run['anchor']}", href
     report = (site_dir / "book" / "build-report.html").read_text()

@@ -1,4 +1,5 @@
-"""Tests for core.claims: what a check records, when it fails, and the names it accepts."""
+"""Tests for core.claims: what a check records, when it fails, and the names it
+accepts."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def test_a_check_that_holds_records_name_condition_and_values() -> None:
     assert record.held is True
     assert record.because == "equal to 1e-6"
     assert record.condition == "gap < 1e-6"  # the source text, as written here
-    # a value the condition bounds above by a small literal is rounding error: recorded as the bound
+    # a value the condition bounds above by a small literal is rounding error: recorded
+    # as the bound
     assert record.values == {"largest difference": "below 1e-6"}
     assert json.loads(record.as_json())["condition"] == "gap < 1e-6"
 
@@ -136,7 +138,8 @@ def test_inside_a_kernel_the_record_is_glued_as_its_json(
     }
 
 
-# ---- values at the precision they have (issue 57) -----------------------------------------------------------
+# ---- values at the precision they have (issue 57)
+# -----------------------------------------------------------
 
 
 def test_only_values_the_condition_bounds_above_by_a_small_literal_become_bounds() -> (
@@ -159,16 +162,15 @@ def test_only_values_the_condition_bounds_above_by_a_small_literal_become_bounds
             "unrelated": diff_out * 2,
         },
     )
-    assert (
-        claims.declared()["c-b"].values
-        == {
-            "outputs": "below 1e-6",
-            "gradients": "below 1e-5",
-            "gap": "below 0.0001",
-            "loss": "0.6321",  # bounded by 1.0, above ROUNDING_BOUND: its value is a result, shown
-            "unrelated": "4.800e-08",  # another expression than the condition's: shown as it is
-        }
-    )
+    assert claims.declared()["c-b"].values == {
+        "outputs": "below 1e-6",
+        "gradients": "below 1e-5",
+        "gap": "below 0.0001",
+        # bounded by 1.0, above ROUNDING_BOUND: its value is a result, shown
+        "loss": "0.6321",
+        # another expression than the condition's: shown as it is
+        "unrelated": "4.800e-08",
+    }
 
 
 def test_a_bound_literal_on_the_left_counts_too_and_a_lower_bound_does_not() -> None:

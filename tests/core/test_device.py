@@ -1,4 +1,5 @@
-"""Tests for core.device: BOOK_DEVICE read in one place, and the same function the runtime exports."""
+"""Tests for core.device: BOOK_DEVICE read in one place, and the same function the
+runtime exports."""
 
 from __future__ import annotations
 
@@ -43,9 +44,9 @@ def test_cuda_asked_for_without_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unset_or_blank_book_device_takes_cuda_when_present_else_cpu(
     monkeypatch: pytest.MonkeyPatch, available: bool, expected: str
 ) -> None:
-    # Pins the default: no BOOK_DEVICE (read as "", not None or another default) and a blank
-    # one both mean "CUDA if torch sees it, else CPU", spelled as torch spells them.
-    # torch.device("cuda") is only a name: making it needs no GPU.
+    # Pins the default: no BOOK_DEVICE (read as "", not None or another default) and a
+    # blank one both mean "CUDA if torch sees it, else CPU", spelled as torch spells
+    # them. torch.device("cuda") is only a name: making it needs no GPU.
     monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
     monkeypatch.delenv("BOOK_DEVICE", raising=False)
     assert device.pick_device() == torch.device(expected)
@@ -61,8 +62,9 @@ def test_unset_or_blank_book_device_takes_cuda_when_present_else_cpu(
 def test_a_cuda_name_gives_that_device_when_cuda_is_present(
     monkeypatch: pytest.MonkeyPatch, asked: str, expected: str
 ) -> None:
-    # Pins that a CUDA name (any case, padded) comes back as that device, index included,
-    # whether it is passed in or read from BOOK_DEVICE; torch's availability is faked.
+    # Pins that a CUDA name (any case, padded) comes back as that device, index
+    # included, whether it is passed in or read from BOOK_DEVICE; torch's availability
+    # is faked.
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert device.pick_device(asked) == torch.device(expected)
     assert device.pick_device(asked).index == torch.device(expected).index
@@ -73,7 +75,8 @@ def test_a_cuda_name_gives_that_device_when_cuda_is_present(
 def test_a_requested_name_wins_over_book_device(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Pins the order of the sources: the argument first, BOOK_DEVICE only when it is None.
+    # Pins the order of the sources: the argument first, BOOK_DEVICE only when it is
+    # None.
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setenv("BOOK_DEVICE", "cuda:1")
     assert device.pick_device("cpu") == torch.device("cpu")

@@ -1,8 +1,9 @@
-"""Tests for chapter_code.core.plotting: the diagram draws, bad input is named, the style applies.
+"""Tests for chapter_code.core.plotting: the diagram draws, bad input is named, the
+style applies.
 
-Tests for chapter_code.core.plotting that pin what the style would otherwise hide: the boxes'
-own colours, the PNG's own settings, which texts count as the smallest, the steps range,
-and the hook that shows figures as the book's PNGs inside a kernel.
+Tests for chapter_code.core.plotting that pin what the style would otherwise hide: the
+boxes' own colours, the PNG's own settings, which texts count as the smallest, the steps
+range, and the hook that shows figures as the book's PNGs inside a kernel.
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def test_figure_png_sets_its_own_format_resolution_and_crop() -> None:
     fig.text(
         0.5, 0.5, "only this", fontsize=12
     )  # a small drawing in a large, empty figure
-    # Whatever the saving defaults are, the PNG is cropped to the drawing, at twice the figure's dpi.
+    # Whatever the saving defaults are, the PNG is cropped to the drawing, at twice the
+    # figure's dpi.
     with plt.rc_context(
         {"savefig.format": "svg", "savefig.bbox": None, "savefig.dpi": 300}
     ):
@@ -177,8 +179,9 @@ class _Formatter:
 
 
 def _fake_ipython(monkeypatch: pytest.MonkeyPatch, shell: object) -> None:
-    # In a kernel the real IPython is imported already, and with it what the inline backend needs; import that
-    # backend before IPython is swapped for the fake, so the test passes whichever tests ran before it on its worker.
+    # In a kernel the real IPython is imported already, and with it what the inline
+    # backend needs; import that backend before IPython is swapped for the fake, so the
+    # test passes whichever tests ran before it on its worker.
     import matplotlib_inline.backend_inline  # noqa: F401
 
     module = types.ModuleType("IPython")
@@ -210,7 +213,8 @@ def test_outside_a_kernel_nothing_is_registered(
 
 
 def test_tick_labels_written_on_a_switched_off_axes_do_not_count() -> None:
-    # labels set by hand exist and are visible even after ax.axis("off"); they are not drawn, so they must not count
+    # labels set by hand exist and are visible even after ax.axis("off"); they are not
+    # drawn, so they must not count
     fig, (shown, off) = plt.subplots(1, 2)
     shown.text(0.5, 0.5, "drawn", fontsize=10)
     shown.tick_params(labelsize=10)

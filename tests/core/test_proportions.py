@@ -1,4 +1,5 @@
-"""Tests for chapter_code.core.proportions: the Wilson interval and the solve-rate summary.
+"""Tests for chapter_code.core.proportions: the Wilson interval and the solve-rate
+summary.
 
 Tests for chapter_code.core.proportions that pin values: the Wilson interval against the
 published formula and reference values, boundaries of the arguments, the solve-rate

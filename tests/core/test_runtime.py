@@ -154,7 +154,8 @@ PIN_VARS = tuple(numerics.CPU_PINS)
 
 
 class FakeFile:
-    """Stands in for ``runtime.Path``: ``Path(anything).read_text()`` gives ``text`` or raises ``error``."""
+    """Stands in for ``runtime.Path``: ``Path(anything).read_text()`` gives ``text`` or
+    raises ``error``."""
 
     def __init__(self, text: str = "", error: Exception | None = None) -> None:
         self.text, self.error, self.opened = text, error, []
@@ -192,7 +193,8 @@ CPUINFO = (
 )
 
 
-# ---- cpu_supports_pins ---------------------------------------------------------------------------------
+# ---- cpu_supports_pins
+# ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "AMD64", "amd64", "X86_64"])
@@ -225,7 +227,8 @@ def test_pins_read_only_the_first_flags_line(monkeypatch: pytest.MonkeyPatch) ->
 def test_a_flag_named_like_the_key_is_not_a_flag(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the split is at the first colon only: the key "flags" itself is never read as a flag
+    # the split is at the first colon only: the key "flags" itself is never read as a
+    # flag
     fake_cpuinfo(monkeypatch, "flags : avx2:fma\n")
     assert numerics.cpu_supports_pins() is False
     fake_cpuinfo(
@@ -258,7 +261,8 @@ def test_pins_are_not_supported_without_cpuinfo_or_its_flags(
     assert numerics.cpu_supports_pins() is False
 
 
-# ---- pin_cpu_numerics ----------------------------------------------------------------------------------
+# ---- pin_cpu_numerics
+# ----------------------------------------------------------------------------------
 
 
 def test_pinning_sets_every_pin_where_the_cpu_supports_them(
@@ -285,7 +289,8 @@ def test_pinning_leaves_the_environment_alone_elsewhere(
     assert [k for k in PIN_VARS if k in os.environ] == []
 
 
-# ---- pick_device ---------------------------------------------------------------------------------------
+# ---- pick_device
+# --------------------------------------------------------------------------------------
 
 
 def with_cuda(monkeypatch: pytest.MonkeyPatch, present: bool) -> None:
@@ -356,7 +361,8 @@ def test_unknown_devices_are_refused_by_name(
         runtime.pick_device(name)
 
 
-# ---- settings: one validated spelling of BOOK_DEVICE, BOOK_THREADS and BOOK_SEED -------------------------
+# ---- settings: one validated spelling of BOOK_DEVICE, BOOK_THREADS and BOOK_SEED
+# -------------------------
 
 
 def with_env(monkeypatch: pytest.MonkeyPatch, **values: str | None) -> None:
@@ -415,8 +421,8 @@ def test_the_first_cuda_device_has_one_spelling(
         (
             "BOOK_DEVICE",
             "cuda",
-            "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA device; "
-            "unset BOOK_DEVICE or set it to 'cpu'",
+            "BOOK_DEVICE='cuda' asks for CUDA, but this PyTorch build sees no CUDA "
+            "device; unset BOOK_DEVICE or set it to 'cpu'",
         ),
     ],
 )
@@ -432,7 +438,8 @@ def test_bad_settings_are_refused_in_one_line_naming_the_setting_and_its_accepte
         runtime.setup()  # the chapters' own check is the same one
 
 
-# ---- _int_from_env -------------------------------------------------------------------------------------
+# ---- _int_from_env
+# -------------------------------------------------------------------------------------
 
 
 def test_integer_variables_default_when_unset_or_blank(
@@ -480,7 +487,8 @@ def test_bad_integer_variables_are_named_with_the_bound(
         runtime._int_from_env("BOOK_TEST_INT", 99, minimum)
 
 
-# ---- seed_everything -----------------------------------------------------------------------------------
+# ---- seed_everything
+# -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345])
@@ -506,7 +514,8 @@ def test_seeding_refuses_what_is_not_a_non_negative_int(seed: object) -> None:
         runtime.seed_everything(seed)  # type: ignore[arg-type]
 
 
-# ---- _git_commit ---------------------------------------------------------------------------------------
+# ---- _git_commit
+# --------------------------------------------------------------------------------------
 
 
 def git(repo: Path, *args: str) -> str:
@@ -603,7 +612,8 @@ def test_git_is_asked_with_a_timeout_for_the_short_commit_and_tracked_changes(
         }
 
 
-# ---- _cpu_name -----------------------------------------------------------------------------------------
+# ---- _cpu_name
+# --------------------------------------------------------------------------------------
 
 
 def test_cpu_name_is_the_first_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -638,7 +648,8 @@ def test_cpu_name_falls_back_when_cpuinfo_names_no_model(
     assert numerics._cpu_name() == "riscv64"
 
 
-# ---- output_profile, describe_profile, cpu_kernels -----------------------------------------------------
+# ---- output_profile, describe_profile, cpu_kernels
+# -----------------------------------------------------
 
 
 def test_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -662,7 +673,8 @@ def test_profile_descriptions() -> None:
         "NVIDIA GPUs of compute capability 9.0 through CUDA"
     )
     assert numerics.describe_profile("cpu-arm64-unpinned") == (
-        "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded baseline applies"
+        "this machine only: its CPU cannot run the pinned AVX2 kernels, so no recorded "
+        "baseline applies"
     )
 
 
@@ -690,7 +702,8 @@ def test_cpu_kernels_names_the_pins_in_force(monkeypatch: pytest.MonkeyPatch) ->
     assert numerics.cpu_kernels() == "AVX512 (not pinned)"
 
 
-# ---- _check_pins ---------------------------------------------------------------------------------------
+# ---- _check_pins
+# --------------------------------------------------------------------------------------
 
 
 def pins(
@@ -743,7 +756,8 @@ def test_a_cpu_that_cannot_be_pinned_is_not_checked(
     assert numerics.check_pins() is None
 
 
-# ---- setup and fingerprint -----------------------------------------------------------------------------
+# ---- setup and fingerprint
+# -----------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -772,7 +786,8 @@ def restored_torch_state():
 
 def cpu_build(monkeypatch: pytest.MonkeyPatch, **env: str | None) -> None:
     pins(monkeypatch, True, "AVX2")
-    # CUBLAS_WORKSPACE_CONFIG is set here too, so monkeypatch restores it after setup() sets it
+    # CUBLAS_WORKSPACE_CONFIG is set here too, so monkeypatch restores it after setup()
+    # sets it
     settings = {
         "BOOK_DEVICE": "cpu",
         "BOOK_THREADS": None,
@@ -991,7 +1006,8 @@ def test_fingerprint_rows_in_display_order() -> None:
     assert fp.as_rows(False) == rows
 
 
-# ---- run_once and load_sweep ---------------------------------------------------------------------------
+# ---- run_once and load_sweep
+# ---------------------------------------------------------------------------
 
 
 def add(a: int, b: int = 0) -> int:
@@ -1065,7 +1081,8 @@ def test_load_sweep_outside_the_build_says_how_to_read_the_records(no_backend) -
     with pytest.raises(
         runtime.SweepRecordsUnavailable,
         match=r"^the records of sweep 'scoreboard' are read and "
-        r"checked by the book's build; outside it, run `python -m bookbuild experiments status "
+        r"checked by the book's build; outside it, run `python -m bookbuild "
+        r"experiments status "
         r"scoreboard`",
     ):
         runtime.load_sweep("scoreboard")
@@ -1141,14 +1158,16 @@ def test_determinism_is_set_as_the_public_call_sets_it_without_importing_the_com
     )  # the compiler was imported only where the process imported it itself
 
 
-# ---- settings read from a given mapping, not from this process -----------------------------------------
+# ---- settings read from a given mapping, not from this process
+# -----------------------------------------
 
 
 def test_settings_of_a_given_mapping_ignore_this_process_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The build reads the settings a chapter's kernel will get (a mapping it is about to pass on): every
-    variable comes from that mapping, none from this process, even where this process's value is unusable."""
+    """The build reads the settings a chapter's kernel will get (a mapping it is about
+    to pass on): every variable comes from that mapping, none from this process, even
+    where this process's value is unusable."""
     with_cuda(monkeypatch, False)
     with_env(
         monkeypatch, BOOK_DEVICE="tpu", BOOK_THREADS="0", BOOK_SEED="-5"
@@ -1162,15 +1181,17 @@ def test_settings_of_a_given_mapping_ignore_this_process_environment(
     )  # absent from the mapping: the default
 
 
-# ---- determinism set in this process --------------------------------------------------------------------
+# ---- determinism set in this process
+# --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("warn_only", [True, False])
 def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_before_or_after(
     monkeypatch: pytest.MonkeyPatch, warn_only: bool
 ) -> None:
-    """In this process (the comparison with the public call runs in fresh processes, above): the flag and its
-    warn-only mode as asked; the compiler's variable set to 1; an already imported compiler config switched on."""
+    """In this process (the comparison with the public call runs in fresh processes,
+    above): the flag and its warn-only mode as asked; the compiler's variable set to 1;
+    an already imported compiler config switched on."""
     before = (
         torch.are_deterministic_algorithms_enabled(),
         torch.is_deterministic_algorithms_warn_only_enabled(),
@@ -1188,7 +1209,8 @@ def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_befor
         torch._C._set_deterministic_algorithms(before[0], warn_only=before[1])
 
 
-# ---- the fragility probe's numerics (issue 57) ---------------------------------------------------------------
+# ---- the fragility probe's numerics (issue 57)
+# ---------------------------------------------------------------
 
 
 def test_book_numerics_picks_the_pinned_or_the_probe_paths(

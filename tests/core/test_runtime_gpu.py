@@ -1,4 +1,5 @@
-"""Tests for chapter_code.core.runtime on a GPU, with CUDA faked: profiles by GPU kind, determinism, fingerprint.
+"""Tests for chapter_code.core.runtime on a GPU, with CUDA faked: profiles by GPU kind,
+determinism, fingerprint.
 
 No test here needs a GPU: each one fakes what the function reads from
 ``torch.cuda`` (presence, compute capability, device name) and cuDNN
@@ -25,7 +26,8 @@ def fake_gpu(
     cuda: str | None = "12.8",
     cudnn: int | None = 91002,
 ) -> None:
-    """Pretend a CUDA device of ``capability`` is present, with these CUDA and cuDNN versions."""
+    """Pretend a CUDA device of ``capability`` is present, with these CUDA and cuDNN
+    versions."""
     monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(
         runtime.torch.cuda, "get_device_capability", lambda d=None: capability
@@ -81,7 +83,8 @@ def gpu_build(
         monkeypatch.delenv(var, raising=False)
 
 
-# ---- profiles --------------------------------------------------------------------------------------------
+# ---- profiles
+# --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -150,8 +153,9 @@ def test_gpu_profile_description() -> None:
         "NVIDIA GPUs of compute capability 12.0 "
     )
     assert text == (
-        "NVIDIA GPUs of compute capability 9.0 through CUDA, with deterministic algorithms, TF32 off and cuDNN "
-        "deterministic; their baselines hold for the PyTorch, CUDA and cuDNN versions they were recorded with"
+        "NVIDIA GPUs of compute capability 9.0 through CUDA, with deterministic "
+        "algorithms, TF32 off and cuDNN deterministic; their baselines hold for the "
+        "PyTorch, CUDA and cuDNN versions they were recorded with"
     )
 
 
@@ -169,12 +173,16 @@ def test_gpu_kind_asks_for_the_capability_of_the_device_it_is_given(
     assert numerics.gpu_kind(torch.device("cpu")) == "none"
 
 
-# ---- the CUDA pins -----------------------------------------------------------------------------------------
+# ---- the CUDA pins
+# --------------------------------------------------------------------------------------
 
 
 def test_importing_runtime_sets_cublas_workspace_before_cuda_starts() -> None:
     env = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
-    probe = "import os, chapter_code.core.runtime; print(os.environ['CUBLAS_WORKSPACE_CONFIG'])"
+    probe = (
+        "import os, chapter_code.core.runtime; "
+        "print(os.environ['CUBLAS_WORKSPACE_CONFIG'])"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,
@@ -197,7 +205,8 @@ def test_a_deterministic_cublas_setting_already_chosen_is_kept(
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
 
 
-# ---- setup and the fingerprint on a GPU ----------------------------------------------------------------------
+# ---- setup and the fingerprint on a GPU
+# ----------------------------------------------------------------------
 
 
 @pytest.mark.usefixtures("restored_torch_state")
@@ -222,8 +231,8 @@ def test_setup_on_cuda_makes_every_kernel_deterministic(
         False,
     )
     assert numerics.gpu_numerics() == (
-        "deterministic algorithms, TF32 off, cuDNN deterministic, "
-        "cuDNN benchmark off, CUBLAS_WORKSPACE_CONFIG=:4096:8"
+        "deterministic algorithms, TF32 off, cuDNN deterministic, cuDNN benchmark off, "
+        "CUBLAS_WORKSPACE_CONFIG=:4096:8"
     )
 
 
@@ -249,8 +258,8 @@ def test_gpu_numerics_reads_the_settings_back(monkeypatch: pytest.MonkeyPatch) -
     torch.backends.cudnn.deterministic = False
     torch.backends.cudnn.benchmark = True
     assert numerics.gpu_numerics() == (
-        "deterministic algorithms: warn only, TF32 on, cuDNN not deterministic, "
-        "cuDNN benchmark on, CUBLAS_WORKSPACE_CONFIG=(unset)"
+        "deterministic algorithms: warn only, TF32 on, cuDNN not deterministic, cuDNN "
+        "benchmark on, CUBLAS_WORKSPACE_CONFIG=(unset)"
     )
 
 
@@ -279,18 +288,21 @@ def fake_gpu_numerics(
 
 
 GPU_NUMERICS_CASES = [
-    # (enabled, warn_only, matmul TF32, cuDNN TF32, cuDNN deterministic, benchmark) -> the line
+    # (enabled, warn_only, matmul TF32, cuDNN TF32, cuDNN deterministic, benchmark) ->
+    # the line
     (
         (True, False, False, False, True, False),
         "deterministic algorithms, TF32 off, cuDNN deterministic, cuDNN benchmark off",
     ),
     (
         (True, True, False, False, True, False),
-        "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN benchmark off",
+        "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN "
+        "benchmark off",
     ),
     (
         (False, False, False, False, True, False),
-        "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN benchmark off",
+        "deterministic algorithms: warn only, TF32 off, cuDNN deterministic, cuDNN "
+        "benchmark off",
     ),
     (
         (True, False, True, False, True, False),
@@ -302,7 +314,8 @@ GPU_NUMERICS_CASES = [
     ),
     (
         (True, False, False, False, False, True),
-        "deterministic algorithms, TF32 off, cuDNN not deterministic, cuDNN benchmark on",
+        "deterministic algorithms, TF32 off, cuDNN not deterministic, cuDNN benchmark "
+        "on",
     ),
 ]
 
@@ -311,8 +324,8 @@ GPU_NUMERICS_CASES = [
 def test_gpu_numerics_reads_back_each_setting_in_force(
     monkeypatch: pytest.MonkeyPatch, flags: tuple[bool, ...], line: str
 ) -> None:
-    """Each setting read back on its own: deterministic (and not warn-only), TF32 on if either switch is, cuDNN's
-    two flags, then cuBLAS's workspace pin as set or unset."""
+    """Each setting read back on its own: deterministic (and not warn-only), TF32 on if
+    either switch is, cuDNN's two flags, then cuBLAS's workspace pin as set or unset."""
     keys = (
         "enabled",
         "warn_only",

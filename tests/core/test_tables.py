@@ -1,4 +1,5 @@
-"""Tests for chapter_code.core.tables: the Markdown of a results table, its alignment and escaping.
+"""Tests for chapter_code.core.tables: the Markdown of a results table, its alignment
+and escaping.
 
 The tables are also parsed with the book's own Markdown parser (MyST, through
 markdown-it), so a table that reads as pipe text on the page fails here first.
@@ -144,8 +145,9 @@ def test_show_table_displays_the_markdown(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_zero_exponent_drops_a_leading_plus_and_keeps_the_sign_of_a_minus() -> None:
-    # Pins the zero-exponent branch on signed mantissas: "+2.3e+00" is "2.3" (the plus is
-    # dropped from the left, where it stands), "-2.3e-00" is "−2.3" with a true minus sign.
+    # Pins the zero-exponent branch on signed mantissas: "+2.3e+00" is "2.3" (the plus
+    # is dropped from the left, where it stands), "-2.3e-00" is "−2.3" with a true minus
+    # sign.
     assert powers_of_ten("+2.3e+00") == "2.3"
     assert powers_of_ten("-2.3e-00") == "\u22122.3"
     assert powers_of_ten("+1e0 [+4.5E+00]") == "1 [4.5]"
@@ -153,7 +155,8 @@ def test_a_zero_exponent_drops_a_leading_plus_and_keeps_the_sign_of_a_minus() ->
 
 def test_e_notation_in_a_text_column_is_left_as_written() -> None:
     # Pins that only numeric columns are set as powers of ten: a text cell naming a
-    # setting ("lr 3e-3") keeps its E notation, while the numeric column beside it is set.
+    # setting ("lr 3e-3") keeps its E notation, while the numeric column beside it is
+    # set.
     md = markdown_table([["lr 3e-3", "1e-06"], ["n/a", "2.0e+01"]], ["setting", "loss"])
     assert md.splitlines()[1] == "|:---|---:|"
     assert md.splitlines()[2:] == [
@@ -165,9 +168,10 @@ def test_e_notation_in_a_text_column_is_left_as_written() -> None:
 def test_show_table_passes_every_option_on_and_keeps_numeric_cells_together_by_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Pins that show_table hands its formats, caption and name to markdown_table, and that its
-    # keep_together defaults to True like markdown_table's: the cell "2 (3)" is joined by
-    # no-break spaces, the value 0.123 formatted to two places, the table labelled.
+    # Pins that show_table hands its formats, caption and name to markdown_table, and
+    # that its keep_together defaults to True like markdown_table's: the cell "2 (3)" is
+    # joined by no-break spaces, the value 0.123 formatted to two places, the table
+    # labelled.
     import IPython.display
 
     shown = []

@@ -25,7 +25,8 @@ def test_bad_repeats(bad: object) -> None:
 def test_best_time_is_the_minimum_of_the_timed_calls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # a fake clock: each timed call reads the clock twice; the durations are 3, 1, 2 seconds
+    # a fake clock: each timed call reads the clock twice; the durations are 3, 1, 2
+    # seconds
     readings = iter([10.0, 13.0, 20.0, 21.0, 30.0, 32.0])
     monkeypatch.setattr(time, "perf_counter", lambda: next(readings))
     calls = []

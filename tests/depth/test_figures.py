@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.figures: what each figure plots, read back from its artists."""
+"""Tests for chapter_code.depth.figures: what each figure plots, read back from its
+artists."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.gru_ablation: the removed gate is fixed at 1 or 0 and stays fixed through training."""
+"""Tests for chapter_code.depth.gru_ablation: the removed gate is fixed at 1 or 0 and
+stays fixed through training."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.layers: parameter counts against PyTorch's modules, shapes, the trap's scoring, tags."""
+"""Tests for chapter_code.depth.layers: parameter counts against PyTorch's modules,
+shapes, the trap's scoring, tags."""
 
 from __future__ import annotations
 
@@ -170,7 +171,7 @@ def test_scale_figure_draws_every_seed() -> None:
         plot_scale({}, "#000000")
 
 
-# ----------------------------------------------------------------------------- training and loading, on a tiny corpus
+# ----------------------------------------------- training and loading, on a tiny corpus
 
 _TEXT = (
     "the castle stood upon the hill, and the river ran below it. " * 12 + "zq"
@@ -373,9 +374,10 @@ class _Constant(nn.Module):
 
 
 def test_tag_accuracy_by_letter_by_hand() -> None:
-    # windows of 8: "ab cdef " and "g hi jkl" (the last character is dropped); with min_letters 3, "cdef" and
-    # "jkl" are long. "jkl" touches the window's end, so it is not scored. Letter indices: a c g h = 1, b d i = 2,
-    # e f = 3 (index 4 gathered into max_index 3).
+    # windows of 8: "ab cdef " and "g hi jkl" (the last character is dropped); with
+    # min_letters 3, "cdef" and "jkl" are long. "jkl" touches the window's end, so it is
+    # not scored. Letter indices: a c g h = 1, b d i = 2, e f = 3 (index 4 gathered into
+    # max_index 3).
     text = "ab cdef g hi jklm"
     vocab = Vocab(text)
     zero = tag_accuracy_by_letter(
@@ -396,8 +398,9 @@ def test_tag_accuracy_by_letter_by_hand() -> None:
 
 
 def test_tag_accuracy_leaves_out_words_cut_by_a_window_edge() -> None:
-    # windows "ab cdefg" and "hij kl m": "cdefghij" is cut by the edge, "m" touches the end; only "ab" and "kl"
-    # (short words, tag 0) are scored, so answering 0 everywhere is right on every scored letter
+    # windows "ab cdefg" and "hij kl m": "cdefghij" is cut by the edge, "m" touches the
+    # end; only "ab" and "kl" (short words, tag 0) are scored, so answering 0 everywhere
+    # is right on every scored letter
     text = "ab cdefghij kl mn"
     vocab = Vocab(text)
     assert tag_accuracy_by_letter(_Constant(0), vocab, text, window=8) == {
@@ -422,7 +425,7 @@ def test_tag_accuracy_leaves_out_words_cut_by_a_window_edge() -> None:
     )
 
 
-# ----------------------------------------------------------------------------- argument checks and defaults
+# --------------------------------------------------------- argument checks and defaults
 
 _SIZE_CHECKS = [
     (lambda v: layer_parameters("lstm", v, 4), "input_size"),

@@ -1,4 +1,5 @@
-"""Tests for depth.scale_study: parameter counts on the meta device, the records' summary, the table."""
+"""Tests for depth.scale_study: parameter counts on the meta device, the records'
+summary, the table."""
 
 from __future__ import annotations
 
@@ -90,8 +91,9 @@ def test_markdown_has_result_columns_only_with_results() -> None:
 
 
 def test_design_rows_carry_each_shape_and_the_recipes_tying() -> None:
-    # pins every field of a design row: the width and depth as given, and a count made with the recipe's `tied`
-    # (a tied 100-word vocabulary saves exactly one 100 x 8 matrix)
+    # pins every field of a design row: the width and depth as given, and a count made
+    # with the recipe's `tied` (a tied 100-word vocabulary saves exactly one 100 x 8
+    # matrix)
     rows = design_rows(
         {"a": (8, 1), "b": (16, 2)}, WordRecipe(vocab_size=100, tied=True)
     )
@@ -103,8 +105,8 @@ def test_design_rows_carry_each_shape_and_the_recipes_tying() -> None:
 
 
 def test_result_rows_keep_every_field_and_go_past_an_unrun_size() -> None:
-    # pins the row built from records (name, shape, the jobs' parameter count) and that an unrun size in the
-    # middle is skipped, not the end of the table
+    # pins the row built from records (name, shape, the jobs' parameter count) and that
+    # an unrun size in the middle is skipped, not the end of the table
     sizes = {"a": (8, 1), "b": (16, 2), "c": (32, 3)}
     by_job = {
         "a": [_record(0, 10.0, 100, params=11)],
@@ -117,8 +119,8 @@ def test_result_rows_keep_every_field_and_go_past_an_unrun_size() -> None:
 
 
 def test_markdown_lines_exactly() -> None:
-    # pins the whole header and rule, with and without result columns, and the millions rounded at the cent:
-    # 1_005_001 parameters are 1.005001 M, shown as 1.01 M
+    # pins the whole header and rule, with and without result columns, and the millions
+    # rounded at the cent: 1_005_001 parameters are 1.005001 M, shown as 1.01 M
     design = scale_markdown([SizeRow("small", 8, 1, 1_005_001)]).splitlines()
     assert design == [
         "| model | hidden | layers | parameters |",
@@ -129,7 +131,8 @@ def test_markdown_lines_exactly() -> None:
         [SizeRow("small", 8, 1, 1_005_001, (100.0, 102.0), (700, 650))]
     ).splitlines()
     assert done == [
-        "| model | hidden | layers | parameters | test perplexity (mean ± sd) | seeds | best steps |",
+        "| model | hidden | layers | parameters | test perplexity (mean ± sd) | seeds "
+        "| best steps |",
         "|---|--:|--:|--:|--:|---|---|",
         "| small | 8 | 1 | 1.01 M | 101.0 ± 1.4 | 100.0, 102.0 | 700, 650 |",
     ]

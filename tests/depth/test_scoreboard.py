@@ -1,6 +1,8 @@
-"""Tests for chapter_code.depth.scoreboard: every core runs, the initialisations differ as stated, a tiny job's metrics.
+"""Tests for chapter_code.depth.scoreboard: every core runs, the initialisations differ
+as stated, a tiny job's metrics.
 
-Value tests for chapter_code.depth.scoreboard: which module each contender gets, state carried, the job's bookkeeping.
+Value tests for chapter_code.depth.scoreboard: which module each contender gets, state
+carried, the job's bookkeeping.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Tests for depth.word_lm: tokens, the vocabulary, and a tiny job that picks its checkpoint on validation."""
+"""Tests for depth.word_lm: tokens, the vocabulary, and a tiny job that picks its
+checkpoint on validation."""
 
 from __future__ import annotations
 
@@ -356,8 +357,8 @@ def test_tied_model_shares_one_matrix_and_counts_it_once() -> None:
     assert tied.readout.weight is tied.embed.weight
     count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     assert count(untied) - count(tied) == 50 * 8  # one (V, H) matrix fewer
-    # the same function untied, both matrices set to the tied one: the shared matrix's gradient
-    # is the sum of the two uses' gradients (autograd adds them)
+    # the same function untied, both matrices set to the tied one: the shared matrix's
+    # gradient is the sum of the two uses' gradients (autograd adds them)
     untied.load_state_dict({k: v for k, v in tied.state_dict().items()})
     assert torch.equal(untied.readout.weight, untied.embed.weight)
     tokens = torch.randint(0, 50, (2, 4))

@@ -1,7 +1,8 @@
-"""Tests for chapter_code.gated.figures: each plot draws the numbers it is given, labelled as the page says.
+"""Tests for chapter_code.gated.figures: each plot draws the numbers it is given,
+labelled as the page says.
 
-Tests for chapter_code.gated.figures that read back every series, style, label, limit and
-legend of the chapter's plots (the first tests checked the data of some series).
+Tests for chapter_code.gated.figures that read back every series, style, label, limit
+and legend of the chapter's plots (the first tests checked the data of some series).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""Tests for chapter_code.gated.gates: hand-written LSTM and GRU against PyTorch, the gate-bias helper, demos.
+"""Tests for chapter_code.gated.gates: hand-written LSTM and GRU against PyTorch, the
+gate-bias helper, demos.
 
-Tests for chapter_code.gated.gates that pin values: effective biases with both bias vectors
-nonzero, every layer and gate, the functions only the pages call (the step-Jacobian norms
-against autograd through PyTorch's own cells, the 1997 no-forget cell written out), and the
-demos' exact values and boundaries.
+Tests for chapter_code.gated.gates that pin values: effective biases with both bias
+vectors nonzero, every layer and gate, the functions only the pages call (the
+step-Jacobian norms against autograd through PyTorch's own cells, the 1997 no-forget
+cell written out), and the demos' exact values and boundaries.
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def test_gru_state_stays_inside_minus_one_one(
     states, _ = gru_loop(
         xs, weights[0], weights[1], biases[0], biases[1], reset_after, h0=h0 * 0.999
     )
-    # In exact arithmetic the bound is strict; float64 tanh rounds to exactly 1 beyond about 19.
+    # In exact arithmetic the bound is strict; float64 tanh rounds to exactly 1 beyond
+    # about 19.
     assert states.abs().max() <= 1.0
     if scale <= 1.0:
         assert states.abs().max() < 1.0
@@ -575,7 +577,8 @@ def test_direct_path_products_and_diagonals_by_hand() -> None:
     x = torch.randn(3, 3, dtype=torch.float64)
     c0 = torch.randn(4, dtype=torch.float64)
     products, diagonals = direct_path_and_full_jacobian(cell, x, c0)
-    # By hand with PyTorch's cell: the forget gates along the trajectory, and autograd for dc_k/dc_0.
+    # By hand with PyTorch's cell: the forget gates along the trajectory, and autograd
+    # for dc_k/dc_0.
     c_start = c0.reshape(1, 4).clone().requires_grad_(True)
     h, c = torch.zeros(1, 4, dtype=torch.float64), c_start
     running = torch.ones(4, dtype=torch.float64)

@@ -1,8 +1,9 @@
-"""Tests for gated.gates_jax: scanned LSTM and GRU against PyTorch with copied weights; Flax's default draw.
+"""Tests for gated.gates_jax: scanned LSTM and GRU against PyTorch with copied weights;
+Flax's default draw.
 
-Value tests for chapter_code.gated.gates_jax (issue 20): what the comparisons with PyTorch leave open,
-given start states, the dtype of the default ones, the exact wording of the
-shape errors, and the Flax-style draw written out key by key.
+Value tests for chapter_code.gated.gates_jax (issue 20): what the comparisons with
+PyTorch leave open, given start states, the dtype of the default ones, the exact wording
+of the shape errors, and the Flax-style draw written out key by key.
 """
 
 from __future__ import annotations
@@ -220,25 +221,29 @@ def test_gru_loop_from_a_given_state_matches_the_pytorch_listing(
             "lstm",
             4,
             (27, 5),
-            r"^weight_ih must have shape \(4 \* hidden, features\) with features = 5; got \(27, 5\)$",
+            r"^weight_ih must have shape \(4 \* hidden, features\) with "
+            r"features = 5; got \(27, 5\)$",
         ),
         (
             "lstm",
             4,
             (28, 4),
-            r"^weight_ih must have shape \(4 \* hidden, features\) with features = 5; got \(28, 4\)$",
+            r"^weight_ih must have shape \(4 \* hidden, features\) with "
+            r"features = 5; got \(28, 4\)$",
         ),
         (
             "gru",
             3,
             (19, 5),
-            r"^weight_ih must have shape \(3 \* hidden, features\) with features = 5; got \(19, 5\)$",
+            r"^weight_ih must have shape \(3 \* hidden, features\) with "
+            r"features = 5; got \(19, 5\)$",
         ),
         (
             "gru",
             3,
             (18, 6),
-            r"^weight_ih must have shape \(3 \* hidden, features\) with features = 5; got \(18, 6\)$",
+            r"^weight_ih must have shape \(3 \* hidden, features\) with "
+            r"features = 5; got \(18, 6\)$",
         ),
     ],
 )

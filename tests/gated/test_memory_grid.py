@@ -1,5 +1,5 @@
-"""Tests for gated.memory_grid: the grid's order, its runs against training alone, the records read back, and
-the results table.
+"""Tests for gated.memory_grid: the grid's order, its runs against training alone, the
+records read back, and the results table.
 """
 
 from __future__ import annotations
@@ -82,7 +82,8 @@ def test_grid_needs_contenders_and_seeds(contenders, seeds) -> None:
         mg.run_grid(contenders, seeds, MINI)
 
 
-# ---- restore, results_markdown, forget_gate_trace ------------------------------------------------------
+# ---- restore, results_markdown, forget_gate_trace
+# ------------------------------------------------------
 
 
 def test_results_table() -> None:
@@ -168,7 +169,8 @@ def test_every_run_trains_all_epochs_and_the_table_reports_the_last() -> None:
 
 
 def _records(contenders, seeds, recipe: RecallConfig) -> list[dict]:
-    """Records as the sweep's runner writes them: the sweep's own job parameters, the job's metrics."""
+    """Records as the sweep's runner writes them: the sweep's own job parameters, the
+    job's metrics."""
     from bookbuild.runs.registry import _recall_jobs
     from chapter_code.gated.memory_robustness import recall_metrics
 
@@ -229,7 +231,10 @@ def test_runs_from_records_name_what_is_missing_or_differs() -> None:
         mg.runs_from_records(
             records[:3], CONTENDERS[:2], (0, 1)
         )  # names only the missing pair
-    five = r"^no record for 5 run\(s\): vanilla RNN, seed 1; vanilla RNN, seed 2; LSTM, default, seed 0;"
+    five = (
+        r"^no record for 5 run\(s\): vanilla RNN, seed 1; vanilla RNN, seed 2; "
+        r"LSTM, default, seed 0;"
+    )
     with pytest.raises(ValueError, match=five):
         mg.runs_from_records(records[:1], CONTENDERS[:2], (0, 1, 2))
     with pytest.raises(

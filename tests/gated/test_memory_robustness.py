@@ -1,6 +1,8 @@
-"""Tests for chapter_code.gated.memory_robustness: one job of the memory test's robustness sweep.
+"""Tests for chapter_code.gated.memory_robustness: one job of the memory test's
+robustness sweep.
 
-chapter_code.gated.memory_robustness: the job's metrics carry every number under its name.
+chapter_code.gated.memory_robustness: the job's metrics carry every number under its
+name.
 """
 
 from __future__ import annotations

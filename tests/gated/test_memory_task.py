@@ -1,6 +1,8 @@
-"""Tests for chapter_code.gated.memory_task: the recall data, seeded runs, the grid, the forget-gate replay.
+"""Tests for chapter_code.gated.memory_task: the recall data, seeded runs, the grid, the
+forget-gate replay.
 
-Value tests for chapter_code.gated.memory_task at toy sizes, against references written out here (issue 20).
+Value tests for chapter_code.gated.memory_task at toy sizes, against references written
+out here (issue 20).
 
 Each training helper is compared with the recipe spelled out in the test (draw
 the weights, Adam, clip, shuffled minibatches, read out at the end) on a
@@ -96,7 +98,8 @@ def test_build_is_seeded_and_sets_the_keep_bias() -> None:
 def test_one_stream_reproduces_the_sources_global_seed(contender: Contender) -> None:
     """The sources call torch.manual_seed(seed), build the network with PyTorch's own
     constructors, set the keep bias, then draw each epoch's order with torch.randperm.
-    One generator, drawing the weights and then the orders, must give the same numbers."""
+    One generator, drawing the weights and then the orders, must give the same
+    numbers."""
     config = RecallConfig(hidden_size=8)
     torch.manual_seed(6050)
     reference = RecallNet(
@@ -171,7 +174,8 @@ RNN, LSTM, LSTM1, GRU, GRU1, GRU2 = mt.CONTENDERS
 SIZES = ["lag", "vocab", "hidden_size", "n_train", "n_test", "batch_size", "epochs"]
 
 
-# ---- Contender and RecallConfig ------------------------------------------------------------------------
+# ---- Contender and RecallConfig
+# ------------------------------------------------------------------------
 
 
 def test_the_six_contenders_and_three_seeds() -> None:
@@ -263,7 +267,8 @@ def test_config_solved_at_is_a_share(solved_at: float) -> None:
     assert RecallConfig(solved_at=1e-9).solved_at == 1e-9
 
 
-# ---- make_recall ---------------------------------------------------------------------------------------
+# ---- make_recall
+# --------------------------------------------------------------------------------------
 
 
 def test_recall_data_are_seeded_one_hot_tokens_labelled_by_the_first() -> None:
@@ -313,7 +318,8 @@ def test_recall_data_sizes_are_named(kwargs: dict, name: str) -> None:
         mt.make_recall(args["n"], args["lag"], args["vocab"], seed=0)
 
 
-# ---- RecallNet and build_recall_net --------------------------------------------------------------------
+# ---- RecallNet and build_recall_net
+# --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -379,7 +385,8 @@ def reference_net(
     gen: torch.Generator,
     learn_h0: bool = False,
 ):
-    """The initialisation written out: every parameter but h0 uniform in +-1/sqrt(H), in registration order."""
+    """The initialisation written out: every parameter but h0 uniform in +-1/sqrt(H), in
+    registration order."""
     net = RecallNet(contender.cell, config.vocab, config.hidden_size, learn_h0=learn_h0)
     bound = config.hidden_size**-0.5
     with torch.no_grad():
@@ -441,7 +448,8 @@ def test_build_uses_the_config_width_and_alphabet() -> None:
     assert net.readout.weight.abs().max() <= 1 / 3
 
 
-# ---- first_epoch_at and accuracy -----------------------------------------------------------------------
+# ---- first_epoch_at and accuracy
+# -----------------------------------------------------------------------
 
 
 def test_first_epoch_at_counts_from_one_and_includes_the_threshold() -> None:
@@ -478,7 +486,8 @@ def test_accuracy_is_the_share_of_argmax_hits() -> None:
     )  # a float32 mean
 
 
-# ---- train_recall against the recipe written out -------------------------------------------------------
+# ---- train_recall against the recipe written out
+# -------------------------------------------------------
 
 
 def reference_training(
@@ -488,7 +497,8 @@ def reference_training(
     dtype=torch.float32,
     share_dtype=torch.float32,
 ):
-    """The recipe written out; test accuracies are means in ``share_dtype`` (float32 for a single run)."""
+    """The recipe written out; test accuracies are means in ``share_dtype`` (float32 for
+    a single run)."""
     gen = torch.Generator().manual_seed(config.train_seed)
     train_tokens = torch.randint(
         0, config.vocab, (config.n_train, config.lag), generator=gen
@@ -663,7 +673,8 @@ def test_keep_gates() -> None:
 
 
 def test_a_run_s_accuracy_is_its_last_epoch_s_not_another_one_s() -> None:
-    # with two epochs the last entry is also the second, so three epochs whose accuracies differ tell them apart
+    # with two epochs the last entry is also the second, so three epochs whose
+    # accuracies differ tell them apart
     config = RecallConfig(
         lag=2,
         vocab=3,

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.char_lm: the character LM, its trainer and the two scoring protocols.
+"""Tests for chapter_code.lm.char_lm: the character LM, its trainer and the two scoring
+protocols.
 
 Tests for chapter_code.lm.char_lm that pin the window edges, the defaults of the
 character model, the seeded training loop and the gradient-reach target position.
@@ -66,7 +67,8 @@ def test_streaming_with_one_window_equals_fixed_window() -> None:
 def test_streaming_carries_state_and_scores_the_same_positions() -> None:
     m = model()
     ids = Vocab(TEXT).encode(TEXT[:97])
-    # By hand: the whole 96-step sequence from one zero state scores the same positions as streaming.
+    # By hand: the whole 96-step sequence from one zero state scores the same positions
+    # as streaming.
     logits, _ = m(ids[:96].unsqueeze(0))
     whole = lm_loss_and_ppl(logits, ids[1:97].unsqueeze(0))[0].item()
     assert streaming_loss(m, ids, 32) == pytest.approx(whole, rel=1e-12)
@@ -230,6 +232,7 @@ def test_gradient_reach_scores_the_last_position() -> None:
 
 @pytest.mark.parametrize("field", ["window", "batch_size", "steps", "log_every"])
 def test_train_config_refuses_a_zero_count_naming_the_field(field: str) -> None:
-    # each count is checked, not only the first: a config of zero steps or batches would train nothing, silently
+    # each count is checked, not only the first: a config of zero steps or batches would
+    # train nothing, silently
     with pytest.raises(ValueError, match=rf"^{field}\b"):
         TrainConfig(**{field: 0})

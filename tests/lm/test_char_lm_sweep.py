@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.char_lm_sweep: the sweep job returns plain, reproducible metrics.
+"""Tests for chapter_code.lm.char_lm_sweep: the sweep job returns plain, reproducible
+metrics.
 
 Tests for chapter_code.lm.char_lm_sweep: every metric of a tiny job against the same
 numbers computed here from its trained model, and the seed passed through.

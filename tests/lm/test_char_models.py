@@ -1,7 +1,8 @@
-"""Tests for chapter_code.lm.char_models: corpora by name, the recipes as data, training and reloading.
+"""Tests for chapter_code.lm.char_models: corpora by name, the recipes as data, training
+and reloading.
 
-Tests for chapter_code.lm.char_models that pin the recipe helper (called only at import),
-the corpus splits and the training run against the same steps written out.
+Tests for chapter_code.lm.char_models that pin the recipe helper (called only at
+import), the corpus splits and the training run against the same steps written out.
 """
 
 from __future__ import annotations

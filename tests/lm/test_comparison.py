@@ -1,7 +1,8 @@
-"""Tests for chapter_code.lm.comparison: n-gram selection, scoring every position, unit conversions.
+"""Tests for chapter_code.lm.comparison: n-gram selection, scoring every position, unit
+conversions.
 
-Tests for chapter_code.lm.comparison that pin the n-gram grid's validation history, and the
-edges of word_perplexity and share_saturated.
+Tests for chapter_code.lm.comparison that pin the n-gram grid's validation history, and
+the edges of word_perplexity and share_saturated.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Tests for chapter_code.lm.figures: labelled axes, one line per model, zeros left out of log plots.
+"""Tests for chapter_code.lm.figures: labelled axes, one line per model, zeros left out
+of log plots.
 
-Tests for chapter_code.lm.figures that read back every series, colour, style, label, scale
-and legend of the language-model chapter's plots.
+Tests for chapter_code.lm.figures that read back every series, colour, style, label,
+scale and legend of the language-model chapter's plots.
 """
 
 from __future__ import annotations
@@ -267,7 +268,8 @@ def test_seed_scores_every_marker_line_label_and_place() -> None:
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 4.8))
     assert _tight(ax)
     plt.close(fig)
-    # a third protocol takes squares; without `reduced` or `baseline` nothing else is drawn
+    # a third protocol takes squares; without `reduced` or `baseline` nothing else is
+    # drawn
     fig = plot_seed_scores(
         {"RNN": {"a": [1.0], "b": [1.1], "c": [1.2]}}, {"RNN": "#123456"}
     )

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.gate_stats: the replay equals nn.LSTM, and the summary counts what it says."""
+"""Tests for chapter_code.lm.gate_stats: the replay equals nn.LSTM, and the summary
+counts what it says."""
 
 from __future__ import annotations
 

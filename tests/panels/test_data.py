@@ -1,4 +1,5 @@
-"""Tests for chapter_code.panels.data and chapter_code.panels.figures: the panels' numbers, beats and figures."""
+"""Tests for chapter_code.panels.data and chapter_code.panels.figures: the panels'
+numbers, beats and figures."""
 
 from __future__ import annotations
 
@@ -229,7 +230,8 @@ def test_a_false_sampling_claim_stops_the_panel(
     monkeypatch.setattr(sampling_panels, "SAMPLING_BEATS", beats)
     with pytest.raises(
         AssertionError,
-        match="claims that the nucleus grows with the temperature while top-k stays, but",
+        match="claims that the nucleus grows with the temperature while top-k "
+        "stays, but",
     ):
         panel("sampling-explorer")
 
@@ -269,7 +271,8 @@ def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
 
 
 def _same(ours: object, stored: object, where: str) -> None:
-    """Equal structure and text; floats to a relative 1e-9 (the stored JSON is the reviewed data)."""
+    """Equal structure and text; floats to a relative 1e-9 (the stored JSON is the
+    reviewed data)."""
     if isinstance(stored, float) and not isinstance(ours, bool):
         assert ours == pytest.approx(stored, rel=1e-9, abs=1e-300), where
     elif isinstance(stored, dict):
@@ -289,10 +292,12 @@ def _same(ours: object, stored: object, where: str) -> None:
 
 @pytest.mark.parametrize("name", list(PANELS))
 def test_panel_data_matches_its_reviewed_snapshot(name: str) -> None:
-    """Every panel's data (beats, transcript, controls, notes) against tests/golden/panel_<name>.json.
+    """Every panel's data (beats, transcript, controls, notes) against
+    tests/golden/panel_<name>.json.
 
-    The transcript is content a reader reads: after changing a panel on purpose, read its beats, then
-    rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/panels/test_data.py``.
+    The transcript is content a reader reads: after changing a panel on purpose, read
+    its beats, then rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python
+    -m pytest tests/panels/test_data.py``.
     """
     ours = json.loads(panel_json(name))
     path = Path(__file__).parents[1] / "golden" / f"panel_{name}.json"
@@ -370,7 +375,8 @@ def test_one_unit_curves_name_their_two_curves() -> None:
 
 
 def _lanes_with(change: Callable[[dict, int], None]) -> Callable[..., dict]:
-    """crossing, with ``change(lanes, steps)`` applied to what it returns (a false computation to catch)."""
+    """crossing, with ``change(lanes, steps)`` applied to what it returns (a false
+    computation to catch)."""
     real = bptt_panels.crossing
 
     def fake(steps: int, chunk: int, marked: int, loss_at: int, seed: int = 5) -> dict:

@@ -1,4 +1,5 @@
-"""The panels' static figures (chapter_code.panels.figures) against reviewed snapshots, and how they are written.
+"""The panels' static figures (chapter_code.panels.figures) against reviewed snapshots,
+and how they are written.
 
 A static figure is what the PDF prints and what a reader without JavaScript
 sees in place of a panel, so its specification is what it draws: every text,
@@ -31,7 +32,8 @@ GOLDEN = Path(__file__).parents[1] / "golden"
 
 
 def _num(v: Any) -> Any:
-    """Plain lists and floats rounded to 6 decimals, so a stored snapshot compares exactly."""
+    """Plain lists and floats rounded to 6 decimals, so a stored snapshot compares
+    exactly."""
     if isinstance(v, (np.ndarray, np.generic)):
         v = v.tolist()
     if isinstance(v, (list, tuple)):
@@ -42,7 +44,8 @@ def _num(v: Any) -> Any:
 
 
 def chart_facts(fig: Figure) -> dict[str, Any]:
-    """What a chart draws: per axes its titles, labels, limits, ticks, texts, bars, markers, lines and legend."""
+    """What a chart draws: per axes its titles, labels, limits, ticks, texts, bars,
+    markers, lines and legend."""
     out: dict[str, Any] = {
         "size": _num(list(fig.get_size_inches())),
         "axes": [],
@@ -176,8 +179,9 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(
 
 @pytest.mark.parametrize("name", sorted(PANELS))
 def test_no_two_texts_of_a_static_figure_overlap(name: str) -> None:
-    """The rule the build applies to every figure a chapter draws (bookbuild.lint.figure_layout), here for the
-    panels' static figures, which the book-panel directive draws and checks the same way."""
+    """The rule the build applies to every figure a chapter draws
+    (bookbuild.lint.figure_layout), here for the panels' static figures, which the
+    book-panel directive draws and checks the same way."""
     from bookbuild.lint.figure_layout import overlapping_texts
 
     fig = static_figure(name)

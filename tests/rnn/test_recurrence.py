@@ -1,6 +1,8 @@
-"""Tests for chapter_code.rnn.recurrence: the hand-written RNN against PyTorch, masks, bad input.
+"""Tests for chapter_code.rnn.recurrence: the hand-written RNN against PyTorch, masks,
+bad input.
 
-Tests for chapter_code.rnn.recurrence that pin values where the first tests pinned shapes.
+Tests for chapter_code.rnn.recurrence that pin values where the first tests pinned
+shapes.
 
 Each test here kills mutants that survived `make mutation MODULE=recurrence`:
 arguments named in errors, boundaries, seeded reproducibility, the initialisation
@@ -368,7 +370,8 @@ def test_train_next_token_is_reproducible_from_its_generator() -> None:
 
 
 def test_train_next_token_samples_every_row_including_the_first() -> None:
-    # One sequence: the only valid row index is 0, and the loss history is that sequence's loss.
+    # One sequence: the only valid row index is 0, and the loss history is that
+    # sequence's loss.
     tokens = torch.tensor([[1, 0, 2, 1]])
     net = NextTokenRNN(3, 4, learn_h0=True)
     first = per_position_loss(net, tokens).mean().item()

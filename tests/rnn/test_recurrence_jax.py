@@ -1,8 +1,10 @@
-"""Tests for chapter_code.rnn.recurrence_jax: the scanned JAX loop against the PyTorch listing, and the JIT lesson.
+"""Tests for chapter_code.rnn.recurrence_jax: the scanned JAX loop against the PyTorch
+listing, and the JIT lesson.
 
-Value tests for chapter_code.rnn.recurrence_jax (issue 20): what the comparisons with PyTorch leave open,
-a given start state, the dtype of the default one, the exact wording of each
-shape error, the scan under ``jax.jit`` with a traced mask, and the trace and compile measurements.
+Value tests for chapter_code.rnn.recurrence_jax (issue 20): what the comparisons with
+PyTorch leave open, a given start state, the dtype of the default one, the exact wording
+of each shape error, the scan under ``jax.jit`` with a traced mask, and the trace and
+compile measurements.
 """
 
 from __future__ import annotations
@@ -273,14 +275,16 @@ def test_masked_loop_keeps_the_state_through_padding_and_runs_under_jit() -> Non
             (4, 2),
             None,
             None,
-            r"^weight_ih must have shape \(hidden, features\) = \(4, 3\); got \(4, 2\)$",
+            r"^weight_ih must have shape \(hidden, features\) = \(4, 3\); got "
+            r"\(4, 2\)$",
         ),
         (
             (2, 5, 3),
             (3, 3),
             None,
             None,
-            r"^weight_ih must have shape \(hidden, features\) = \(4, 3\); got \(3, 3\)$",
+            r"^weight_ih must have shape \(hidden, features\) = \(4, 3\); got "
+            r"\(3, 3\)$",
         ),
         (
             (2, 5, 3),

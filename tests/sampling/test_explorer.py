@@ -1,7 +1,7 @@
 """Tests for chapter_code.sampling.explorer and chapter_code.sampling.figures.
 
-Value tests for chapter_code.sampling.explorer: every grid point equals the rule it names, with its
-temperature, and each argument check at its boundary.
+Value tests for chapter_code.sampling.explorer: every grid point equals the rule it
+names, with its temperature, and each argument check at its boundary.
 """
 
 from __future__ import annotations
@@ -110,10 +110,12 @@ def test_top_two_at_half_temperature_by_hand() -> None:
         ks=(2,),
         ps=(1.0,),
     )
-    # logits / 0.5 = (6, 4.4, 3.2); the top two renormalised: 1 / (1 + e^-1.6) and its complement
+    # logits / 0.5 = (6, 4.4, 3.2); the top two renormalised: 1 / (1 + e^-1.6) and its
+    # complement
     first = 1 / (1 + math.exp(-1.6))
     assert data["top_k"][0][0] == pytest.approx([first, 1 - first, 0.0])
-    # at temperature 1 the same two would be 1 / (1 + e^-0.8): the temperature is applied
+    # at temperature 1 the same two would be 1 / (1 + e^-0.8): the temperature is
+    # applied
     assert data["top_k"][0][0][0] != pytest.approx(1 / (1 + math.exp(-0.8)))
 
 

@@ -1,5 +1,6 @@
-"""Value tests for chapter_code.sampling.figures: what each figure draws, read back from its artists
-(bar positions, widths, heights, colours, labels, ticks, limits, titles, legends and sizes)."""
+"""Value tests for chapter_code.sampling.figures: what each figure draws, read back from
+its artists (bar positions, widths, heights, colours, labels, ticks, limits, titles,
+legends and sizes)."""
 
 from __future__ import annotations
 

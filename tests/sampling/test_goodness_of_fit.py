@@ -1,7 +1,9 @@
-"""Tests for chapter_code.sampling.goodness_of_fit: Pearson's statistic, chi-square quantiles, the counting check.
+"""Tests for chapter_code.sampling.goodness_of_fit: Pearson's statistic, chi-square
+quantiles, the counting check.
 
-Value tests for chapter_code.sampling.goodness_of_fit: every check's boundary, the quantile as the smallest
-value whose CDF reaches the level, the series' term limit, and the fields of a counting check.
+Value tests for chapter_code.sampling.goodness_of_fit: every check's boundary, the
+quantile as the smallest value whose CDF reaches the level, the series' term limit, and
+the fields of a counting check.
 """
 
 from __future__ import annotations
@@ -131,7 +133,8 @@ def test_counts_are_the_rules_own_draws_whatever_the_global_seed() -> None:
     assert first.tolist() == again.tolist()
     direct = rule(Z.expand(400, -1), torch.Generator().manual_seed(5))
     assert first.tolist() == torch.bincount(direct, minlength=3).tolist()
-    # a token never drawn still has its (zero) count: greedy on a vector whose last entry wins
+    # a token never drawn still has its (zero) count: greedy on a vector whose last
+    # entry wins
     assert draw_counts(
         greedy, torch.tensor([0.0, 1.0, 5.0]), 7, torch.Generator()
     ).tolist() == [0, 0, 7]
@@ -139,7 +142,8 @@ def test_counts_are_the_rules_own_draws_whatever_the_global_seed() -> None:
 
 def test_probability_vector_checks_at_their_boundaries() -> None:
     counts = torch.tensor([3, 3, 4])
-    # entries that sum to 1 within 1e-6 are accepted; further off, or negative, they are not
+    # entries that sum to 1 within 1e-6 are accepted; further off, or negative, they are
+    # not
     stat, dof = chi_square_statistic(
         counts, torch.tensor([0.3, 0.3, 0.4 + 5e-7], dtype=torch.float64)
     )
@@ -162,7 +166,8 @@ def test_probability_vector_checks_at_their_boundaries() -> None:
 
 
 def test_statistic_leaves_zero_probability_tokens_out_of_the_sum_and_degrees() -> None:
-    # target (0.5, 0, 0.5) over 40 draws: expected 20 and 20; (26-20)^2/20 + (14-20)^2/20 = 3.6
+    # target (0.5, 0, 0.5) over 40 draws: expected 20 and 20; (26-20)^2/20 +
+    # (14-20)^2/20 = 3.6
     stat, dof = chi_square_statistic(
         torch.tensor([26, 0, 14]), torch.tensor([0.5, 0.0, 0.5], dtype=torch.float64)
     )
@@ -191,7 +196,8 @@ def test_regularized_gamma_matches_closed_forms(
 def test_regularized_gamma_is_zero_at_and_below_zero_and_at_most_one() -> None:
     assert regularized_gamma(1.5, -2.0) == 0.0
     assert regularized_gamma(1.5, 0.0) == 0.0
-    # far in the tail the series' rounding lands just above 1 (1 + 7e-16 here): it is capped
+    # far in the tail the series' rounding lands just above 1 (1 + 7e-16 here): it is
+    # capped
     assert regularized_gamma(0.5, 32.55) == 1.0
     for a in (0.5, 1.0, 2.5):
         assert all(0.0 <= regularized_gamma(a, x / 4) <= 1.0 for x in range(1, 200))
@@ -205,8 +211,9 @@ def test_regularized_gamma_rejects_a_at_and_below_zero() -> None:
 
 
 def test_series_sums_at_most_ten_thousand_terms() -> None:
-    # with a = x = 1.4e6 the series needs about 9,100 terms, and one more for each unit x grows;
-    # these two points need exactly 10,000 terms (allowed) and 10,001 (too many)
+    # with a = x = 1.4e6 the series needs about 9,100 terms, and one more for each unit
+    # x grows; these two points need exactly 10,000 terms (allowed) and 10,001 (too
+    # many)
     a = 1_400_000.0
     value = regularized_gamma(a, a + 963.9)
     assert value == pytest.approx(
@@ -244,8 +251,9 @@ def test_quantile_arguments_at_their_boundaries() -> None:
 def test_quantile_is_the_smallest_value_whose_cdf_reaches_the_level(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A stand-in CDF with a flat stretch at exactly the level: the quantile is where the stretch begins
-    # (x = 1.5, so the chi-square value 3), not where it ends. The upper end is found by doubling from dof.
+    # A stand-in CDF with a flat stretch at exactly the level: the quantile is where the
+    # stretch begins (x = 1.5, so the chi-square value 3), not where it ends. The upper
+    # end is found by doubling from dof.
     calls: list[tuple[float, float]] = []
 
     def stepped(a: float, x: float) -> float:

@@ -1,7 +1,8 @@
-"""Tests for chapter_code.sampling.rules: decoding rules by hand, by counting, and generation with a carried state.
+"""Tests for chapter_code.sampling.rules: decoding rules by hand, by counting, and
+generation with a carried state.
 
-Tests for chapter_code.sampling.rules that build the rules inside the test (rules built at
-collection time are made before mutation testing switches a mutant on), check draws
+Tests for chapter_code.sampling.rules that build the rules inside the test (rules built
+at collection time are made before mutation testing switches a mutant on), check draws
 token for token against the distributions they claim, and probe every boundary.
 """
 
@@ -77,7 +78,8 @@ def test_twenty_thousand_draws_follow_the_target_distribution(
     g = torch.Generator().manual_seed(0)
     tokens = torch.stack([rule(Z, g) for _ in range(20_000)])
     counts = torch.bincount(tokens, minlength=3).double()
-    # 13.8 is the chi-square 0.999 quantile with 2 degrees of freedom: a correct sampler fails 1 time in 1000
+    # 13.8 is the chi-square 0.999 quantile with 2 degrees of freedom: a correct sampler
+    # fails 1 time in 1000
     assert chi_square(counts, probs) < 13.8
 
 
@@ -260,8 +262,9 @@ def test_nucleus_stops_where_the_mass_before_a_token_reaches_p() -> None:
 
 
 def test_nucleus_breaks_ties_at_its_edge_by_position() -> None:
-    # 40 tied top tokens (interleaved with lower ones) and p that keeps only some of them: the kept ones are the
-    # first tied tokens by position, as a stable sort ranks them (an unstable sort of 64 entries permutes ties)
+    # 40 tied top tokens (interleaved with lower ones) and p that keeps only some of
+    # them: the kept ones are the first tied tokens by position, as a stable sort ranks
+    # them (an unstable sort of 64 entries permutes ties)
     logits = torch.zeros(64)
     tied = torch.arange(0, 64)[torch.arange(64) % 8 != 7][:40]
     logits[tied] = 3.0

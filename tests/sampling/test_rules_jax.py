@@ -1,7 +1,9 @@
-"""Tests for chapter_code.sampling.rules_jax: each rule's distribution against the PyTorch listing; keyed draws.
+"""Tests for chapter_code.sampling.rules_jax: each rule's distribution against the
+PyTorch listing; keyed draws.
 
-Value tests for chapter_code.sampling.rules_jax: exact distributions by hand, each check at its boundary,
-batched rows, ties, and keys (new-style and legacy) giving the same draws every time.
+Value tests for chapter_code.sampling.rules_jax: exact distributions by hand, each check
+at its boundary, batched rows, ties, and keys (new-style and legacy) giving the same
+draws every time.
 """
 
 from __future__ import annotations
@@ -131,7 +133,8 @@ def test_pytorch_side_uses_the_same_words() -> None:
 
 jax.config.update("jax_enable_x64", True)
 
-# softmax gives exactly (1/2, 1/4, 1/4): the mass ranked above the third token is exactly 3/4
+# softmax gives exactly (1/2, 1/4, 1/4): the mass ranked above the third token is
+# exactly 3/4
 HALF = jnp.array([math.log(2.0), 0.0, 0.0])
 
 
@@ -179,7 +182,8 @@ def test_logits_checks_at_their_boundaries() -> None:
 
 def test_top_k_by_hand_at_a_temperature_and_its_bounds() -> None:
     z = jnp.array([0.0, 3.0, 1.0, 2.0])
-    # the two largest logits, 3 and 2, at temperature 0.5: 6 and 4 -> 1 / (1 + e^-2) and the rest
+    # the two largest logits, 3 and 2, at temperature 0.5: 6 and 4 -> 1 / (1 + e^-2) and
+    # the rest
     first = 1 / (1 + math.exp(-2.0))
     np.testing.assert_allclose(
         np.asarray(sj.top_k_probs(z, 2, 0.5)), [0.0, first, 0.0, 1 - first], rtol=1e-12
@@ -211,8 +215,8 @@ def test_top_k_keeps_each_rows_own_largest_logits() -> None:
 
 
 def test_nucleus_boundary_where_the_mass_above_equals_p() -> None:
-    # the second token has exactly 1/2 ranked above it, the third exactly 3/4: a token is kept while
-    # the mass above it is strictly below p
+    # the second token has exactly 1/2 ranked above it, the third exactly 3/4: a token
+    # is kept while the mass above it is strictly below p
     np.testing.assert_array_equal(
         np.asarray(sj.nucleus_probs(HALF, 0.5)), [1.0, 0.0, 0.0]
     )
@@ -231,12 +235,14 @@ def test_nucleus_boundary_where_the_mass_above_equals_p() -> None:
 
 
 def test_nucleus_applies_the_temperature_and_works_per_row() -> None:
-    # at temperature 2 the logits (2 ln 2, 0, 0) become (ln 2, 0, 0): the same (1/2, 1/4, 1/4)
+    # at temperature 2 the logits (2 ln 2, 0, 0) become (ln 2, 0, 0): the same (1/2,
+    # 1/4, 1/4)
     z = jnp.array([2 * math.log(2.0), 0.0, 0.0])
     np.testing.assert_allclose(
         np.asarray(sj.nucleus_probs(z, 0.6, 2.0)), [2 / 3, 1 / 3, 0.0], rtol=1e-12
     )
-    # second row: the favourite in the middle; of the tied pair after it, the first is kept
+    # second row: the favourite in the middle; of the tied pair after it, the first is
+    # kept
     rows = jnp.stack([HALF, HALF[jnp.array([2, 0, 1])]])
     np.testing.assert_allclose(
         np.asarray(sj.nucleus_probs(rows, 0.6)),
@@ -289,7 +295,8 @@ def test_draw_rejects_what_is_not_a_key(key) -> None:
 
 
 def test_nucleus_ranks_many_ties_in_index_order_like_pytorch() -> None:
-    # an unstable sort keeps small arrays in order but shuffles ties from about 20 entries on
+    # an unstable sort keeps small arrays in order but shuffles ties from about 20
+    # entries on
     z = jnp.concatenate([jnp.zeros(30), jnp.full(10, -1.0)])
     tiny = np.asarray(sj.nucleus_probs(z, 1e-9))
     np.testing.assert_array_equal(np.nonzero(tiny)[0], [0])

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.sampling.study: the rules' samples scored, held-out text scored, greedy loops.
+"""Tests for chapter_code.sampling.study: the rules' samples scored, held-out text
+scored, greedy loops.
 
 Memoryless models whose favourite next character is fixed stand in for the
 trained models: their samples hold words, and their greedy loops have numbers
@@ -28,14 +29,15 @@ from chapter_code.sampling.study import (
 )
 
 TEXT = (
-    "the dog is dead. the king is dead. long live the king! the queen is here, and the king is gone.\n"
-    * 3
+    "the dog is dead. the king is dead. long live the king! the queen is "
+    "here, and the king is gone.\n" * 3
 )
 
 
 class Successor(torch.nn.Module):
-    """A memoryless model: logit 4 on a fixed successor of the current character (d -> o -> g -> space -> d,
-    anything else -> space), 0 elsewhere; so greedy text is "dog dog ...", and samples at tau = 1 hold words."""
+    """A memoryless model: logit 4 on a fixed successor of the current character (d -> o
+    -> g -> space -> d, anything else -> space), 0 elsewhere; so greedy text is "dog dog
+    ...", and samples at tau = 1 hold words."""
 
     def __init__(self, vocab: Vocab) -> None:
         super().__init__()
@@ -119,7 +121,8 @@ def test_score_held_out_reads_stretches_after_their_context(model_and_vocab) -> 
 
 
 class NextLetter(torch.nn.Module):
-    """A memoryless model that puts logit 4 on the character after the current one (cyclically)."""
+    """A memoryless model that puts logit 4 on the character after the current one
+    (cyclically)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
