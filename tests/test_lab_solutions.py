@@ -56,7 +56,7 @@ def test_the_masked_mean_names_its_bad_arguments() -> None:
         masked_mean_state(torch.zeros(2, 3, 4), torch.tensor([[1, 0, 0], [0, 0, 0]]))
 
 
-def test_clipping_by_value_is_pytorch_s_clip_grad_value_and_counts_what_it_changed() -> (
+def test_clipping_by_value_is_pytorch_s_clip_grad_value_and_counts_what_it_changed() -> (  # noqa: E501  (the test's name)
     None
 ):
     torch.manual_seed(1)

@@ -50,7 +50,7 @@ if [ "$1" != update ] && [ -n "${FAKE_APT_FAIL:-}" ] && [[ " $* " == *" $FAKE_AP
   echo "E: Unable to locate package $FAKE_APT_FAIL" >&2; exit 100
 fi
 exit 0
-"""
+"""  # noqa: E501  (a shell script)
 NPM = """#!/bin/bash
 echo "npm $* in ${PWD##*/}" >>"$FAKE/calls"
 mkdir -p node_modules

@@ -178,7 +178,10 @@ def extract(
                     )
                     outs.append({"kind": "glue", "name": glue_name, "lines": lines})
                 elif "image/png" in data:
-                    name = f"{label}-{len([o for o in outs if o['kind'] == 'image']) + 1}.png"
+                    name = (
+                        f"{label}-"
+                        f"{len([o for o in outs if o['kind'] == 'image']) + 1}.png"
+                    )
                     images[name] = base64.b64decode(data["image/png"])
                     record: dict[str, Any] = {"kind": "image", "file": name}
                     summary = data.get(FIGURE_MIME)

@@ -379,7 +379,7 @@ REQUIREMENTS_CHECK = """\
 try:
     import numpy  # noqa: F401  (imported first: PyTorch warns on import without it)
 except ImportError:
-    raise SystemExit("This lab needs NumPy beside PyTorch: pip install {packages}") from None"""
+    raise SystemExit("This lab needs NumPy beside PyTorch: pip install {packages}") from None"""  # noqa: E501  (a notebook's code)
 
 
 def pinned_versions(root: Path | None = None) -> str:
@@ -631,9 +631,10 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
             f"table of results your own functions produce.\n\n{budget(lab, timings)}"
         ),
         code(
-            f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n{lab.setup.strip()}\n\n"
-            "torch.set_num_threads(1)  # the lab's tensors are tiny: one "
-            "thread is fastest"
+            f"{REQUIREMENTS_CHECK.format(packages=' '.join(lab.requirements))}\n\n"
+            f"{lab.setup.strip()}\n\n"
+            "torch.set_num_threads(1)  # the lab's tensors are tiny: "
+            "one thread is fastest"
             f"\n\n\n{helper}"
         ),
     ]

@@ -92,7 +92,7 @@ for suffix in ("tex", "log") if os.environ.get("FAKE_JB_NO_PDF") else ("pdf", "t
     (out / f"book.{suffix}").write_text(f"fake {suffix}")
 print("fake jupyter-book ran")
 sys.exit(int(os.environ.get("FAKE_JB_EXIT", "0")))
-"""
+"""  # noqa: E501  (a script's source)
 
 
 @pytest.fixture

@@ -143,7 +143,7 @@ def test_only_builds_the_named_page_alone_with_its_references_into_the_last_full
     assert "b is broken" not in (work / "_build" / "build.log").read_text()
 
 
-def test_a_read_only_checkout_with_the_build_dir_elsewhere_builds_the_html_and_writes_nothing_into_it(
+def test_a_read_only_checkout_with_the_build_dir_elsewhere_builds_the_html_and_writes_nothing_into_it(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     import os

@@ -17,7 +17,7 @@ OPTIONS = """\
 :  figure:
 :    caption: "A caption that is long on purpose, longer than eighty-eight columns, and left as it is."
 :    name: fig-long
-"""
+"""  # noqa: E501  (long on purpose)
 PAGE = f"""\
 # A page
 
@@ -32,7 +32,7 @@ ax.legend();
 %matplotlib inline
 x=1
 ```
-"""
+"""  # noqa: E501  (long on purpose)
 
 
 @pytest.fixture

@@ -92,7 +92,9 @@ def test_checks_are_read_from_the_glued_outputs() -> None:
         nbformat.v4.new_output(
             "display_data",
             data={
-                "application/papermill.record/text/plain": '{"name": "c-pad", "held": true}'
+                "application/papermill.record/text/plain": (
+                    '{"name": "c-pad", "held": true}'
+                )
             },
             metadata={"scrapbook": {"name": "check:c-pad"}},
         ),
@@ -268,7 +270,7 @@ def test_no_check_of_the_book_compares_a_value_with_itself() -> None:
     assert {name: rows for name, rows in found.items() if rows} == {}
 
 
-def test_a_claim_after_code_cells_is_named_at_its_own_line_and_a_check_at_its_call() -> (
+def test_a_claim_after_code_cells_is_named_at_its_own_line_and_a_check_at_its_call() -> (  # noqa: E501  (the test's name)
     None
 ):
     """A new author's claim on line 654 was reported at line 296: the code cells' lines

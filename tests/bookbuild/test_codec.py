@@ -216,7 +216,7 @@ def test_a_job_is_the_call_whatever_the_keyword_order_and_the_device() -> None:
     assert "train_recall" in calls.call_names()
 
 
-def test_a_stored_train_recall_gives_back_its_run_and_a_network_that_computes_as_the_trained_one() -> (
+def test_a_stored_train_recall_gives_back_its_run_and_a_network_that_computes_as_the_trained_one() -> (  # noqa: E501  (the test's name)
     None
 ):
     record, (run, net) = stored(train_recall, **TINY_RECALL)
@@ -302,7 +302,7 @@ def test_a_page_s_call_is_found_in_its_sweep_and_a_different_call_is_not() -> No
     )
 
 
-def test_every_call_sweep_holds_only_calls_of_its_functions_with_arguments_they_read_back() -> (
+def test_every_call_sweep_holds_only_calls_of_its_functions_with_arguments_they_read_back() -> (  # noqa: E501  (the test's name)
     None
 ):
     for sweep in registry.SWEEPS.values():

@@ -267,7 +267,7 @@ def test_workers_are_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     assert engine.workers(2) == 1
 
 
-def test_chapters_start_longest_first_by_the_larger_of_their_last_execution_and_the_cold_table() -> (
+def test_chapters_start_longest_first_by_the_larger_of_their_last_execution_and_the_cold_table() -> (  # noqa: E501  (the test's name)
     None
 ):
     names = ["book/a", "book/b", "book/c", "book/d", "book/e", "book/f"]
@@ -294,7 +294,7 @@ def test_with_no_history_the_cold_table_orders_and_ties_keep_the_toc_order() -> 
     ) == ["book/q"]
 
 
-def test_a_fresh_clone_starts_the_longest_cold_chapters_first_and_the_table_covers_every_chapter() -> (
+def test_a_fresh_clone_starts_the_longest_cold_chapters_first_and_the_table_covers_every_chapter() -> (  # noqa: E501  (the test's name)
     None
 ):
     names = engine.chapters(engine.ROOT)
@@ -967,7 +967,7 @@ def _fake_site(site: Path) -> Path:
     return info
 
 
-def test_distributions_of_an_environment_inside_the_checkout_are_keyed_and_a_changed_file_re_executes(
+def test_distributions_of_an_environment_inside_the_checkout_are_keyed_and_a_changed_file_re_executes(  # noqa: E501  (the test's name)
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # issue 30, item 3 (probe installed-reinstalled / installed-hand-edit): `make book`
@@ -998,7 +998,7 @@ def test_distributions_of_an_environment_inside_the_checkout_are_keyed_and_a_cha
     )  # (a reinstall, a new RECORD: test_a_changed_installed_distribution_...)
 
 
-def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the_last_execution(
+def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the_last_execution(  # noqa: E501  (the test's name)
     book: Path,
 ) -> None:
     path = book / "book" / "ch.md"
@@ -1098,7 +1098,7 @@ def test_kernels_talk_over_sockets_in_a_private_folder_not_tcp_ports(
     assert "".join(o.get("text", "") for o in cell.outputs) == "ipc\n"
 
 
-def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_chapters_running(
+def test_a_sigint_to_the_process_group_of_an_engine_that_ignores_it_leaves_the_chapters_running(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     import os
@@ -1140,7 +1140,7 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-def test_a_read_only_checkout_with_the_build_dir_elsewhere_executes_and_writes_nothing_into_it(
+def test_a_read_only_checkout_with_the_build_dir_elsewhere_executes_and_writes_nothing_into_it(  # noqa: E501  (the test's name)
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import os

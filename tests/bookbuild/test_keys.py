@@ -147,7 +147,9 @@ def test_a_module_moved_or_split_keeps_the_key(tmp_path: Path) -> None:
             "chapter_code/topic/__init__.py": "",
             "chapter_code/core/__init__.py": "",
             "chapter_code/core/clipping.py": "def clip(x):\n    return min(x, 10)\n",
-            "chapter_code/core/shifting.py": "OFFSET = 1\n\n\ndef shift(x):\n    return x + OFFSET\n",
+            "chapter_code/core/shifting.py": (
+                "OFFSET = 1\n\n\ndef shift(x):\n    return x + OFFSET\n"
+            ),
             "chapter_code/topic/model.py": MODEL.replace(
                 "from chapter_code.util import helpers\nfrom chapter_code.util.helpers "
                 "import clip",
@@ -166,7 +168,7 @@ def test_an_undefined_job_is_a_clear_error(tmp_path: Path) -> None:
         key(package(tmp_path), "chapter_code.model:nothing")
 
 
-def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(
+def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     """The issue's measurement: one sentence added to memory_task.py's docstring staled

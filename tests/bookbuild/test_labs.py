@@ -1389,7 +1389,7 @@ def test_every_checkpoint_is_shown_to_catch_a_wrong_answer() -> None:
     assert {m[0] for m in MISTAKES} == set(EXERCISES)
 
 
-def test_a_failed_checkpoint_raises_one_sentence_that_jupyter_shows_without_a_traceback() -> (
+def test_a_failed_checkpoint_raises_one_sentence_that_jupyter_shows_without_a_traceback() -> (  # noqa: E501  (the test's name)
     None
 ):
     failed = "^Checkpoint failed: rnn_step matches nn.RNNCell without its bias"
@@ -1445,7 +1445,7 @@ def _score(nb, grading) -> tuple[int, int]:
 
 
 @pytest.mark.xdist_group("labs-executed")
-def test_an_autograder_gives_the_student_edition_zero_and_the_solution_edition_full_marks(
+def test_an_autograder_gives_the_student_edition_zero_and_the_solution_edition_full_marks(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     lab = LABS[0]
@@ -1684,7 +1684,7 @@ def test_the_stated_run_time_holds_within_its_factor(lab: labs.Lab, executed) ->
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
-def test_after_the_last_checkpoint_come_a_prediction_a_stretch_and_the_results_table_last(
+def test_after_the_last_checkpoint_come_a_prediction_a_stretch_and_the_results_table_last(  # noqa: E501  (the test's name)
     lab: labs.Lab,
 ) -> None:
     assert lab.prediction is not None
@@ -1920,7 +1920,7 @@ def test_a_context_that_is_another_exercise_s_answer_needs_a_stand_in() -> None:
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.slug)
-def test_a_notebook_imports_only_the_packages_its_first_cell_names_and_the_standard_library(
+def test_a_notebook_imports_only_the_packages_its_first_cell_names_and_the_standard_library(  # noqa: E501  (the test's name)
     lab,
 ) -> None:
     import ast

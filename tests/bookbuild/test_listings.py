@@ -44,7 +44,7 @@ def cell(code: str, *options: str) -> str:
     )
 
 
-def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_line_and_file(
+def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_line_and_file(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     page = book(
@@ -67,7 +67,7 @@ def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_lin
     assert ":pyobject: Model" in str(found[0])
 
 
-def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_helpers_pass(
+def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_helpers_pass(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     page = book(

@@ -65,7 +65,7 @@ def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(
 
 
 @pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", *CACHE_FILES])
-def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_edit_does_not(
+def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_edit_does_not(  # noqa: E501  (the test's name)
     fake_root: Path, edited: str
 ) -> None:
     cache = stored(fake_root)

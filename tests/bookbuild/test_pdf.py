@@ -497,7 +497,7 @@ def exercises_on_pages() -> dict[str, list[str]]:
     return found
 
 
-def test_solutions_are_appendix_a_per_chapter_each_under_its_exercise_with_links_both_ways(
+def test_solutions_are_appendix_a_per_chapter_each_under_its_exercise_with_links_both_ways(  # noqa: E501  (the test's name)
     text: str, tex: str, pages: list[str]
 ) -> None:
     solutions = exercises_on_pages()
@@ -871,7 +871,7 @@ def panel_box(name: str = "forget-power") -> nodes.container:
     return box
 
 
-def test_a_panel_becomes_a_figure_with_a_legend_and_no_number_followed_by_its_text_in_print_wording() -> (
+def test_a_panel_becomes_a_figure_with_a_legend_and_no_number_followed_by_its_text_in_print_wording() -> (  # noqa: E501  (the test's name)
     None
 ):
     doc = nodes.document(None, None)
@@ -1175,7 +1175,7 @@ def test_downloads_in_the_preface_name_their_heading_not_a_section_number() -> N
     assert "#recurrent-sequence-models" not in said
 
 
-def test_a_reference_from_another_page_to_an_exercise_points_at_the_exercise_s_label() -> (
+def test_a_reference_from_another_page_to_an_exercise_points_at_the_exercise_s_label() -> (  # noqa: E501  (the test's name)
     None
 ):
     """sphinx-exercise labels an exercise ``exercise:<label>`` in LaTeX and rewrites
@@ -1234,7 +1234,7 @@ def small_table(rows: list[list[str]], classes: list[str] | None = None) -> node
     return table
 
 
-def test_tables_get_widths_from_their_content_smaller_type_when_wide_and_page_breaks_when_long() -> (
+def test_tables_get_widths_from_their_content_smaller_type_when_wide_and_page_breaks_when_long() -> (  # noqa: E501  (the test's name)
     None
 ):
     doc = nodes.document(None, None)

@@ -167,7 +167,7 @@ def test_marking_a_compared_cell_volatile_is_a_difference(baseline: Path) -> Non
     assert "marked ':volatile: true'" in diff.new
 
 
-def test_a_loosened_tolerance_is_a_difference_and_the_output_is_compared_with_the_old_one(
+def test_a_loosened_tolerance_is_a_difference_and_the_output_is_compared_with_the_old_one(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     strict = {"tolerance": {"rtol": 1e-6, "reason": WHY}}

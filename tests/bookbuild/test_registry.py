@@ -155,7 +155,7 @@ def test_chapter_7_s_call_sweep_holds_its_classifier_and_input_gated_run() -> No
     assert experiments.BOOK_BEYOND_SEED == 0
 
 
-def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> (
+def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> (  # noqa: E501  (the test's name)
     None
 ):
     # Pins the scale study's job parameters, called directly (the module builds its

@@ -31,7 +31,7 @@ def train(steps, width=3, note=None):
     CALLS.append(steps)
     g = torch.Generator().manual_seed(steps)
     return {"weights": scale(torch.randn(width, width, generator=g)), "history": [0.5, 0.25]}
-"""
+"""  # noqa: E501  (a script's source)
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_other_arguments_are_another_run(repo: Path) -> None:
     assert train.CALLS == [3, 3, 4]
 
 
-def test_editing_what_the_function_reaches_recomputes_but_an_unrelated_module_or_a_comment_does_not(
+def test_editing_what_the_function_reaches_recomputes_but_an_unrelated_module_or_a_comment_does_not(  # noqa: E501  (the test's name)
     repo: Path,
 ) -> None:
     train = load()

@@ -33,7 +33,7 @@ PAGE = f"""<!DOCTYPE html>
 <span class="eqno">(1.1)<a class="headerlink" href="#equation-eq-step" title="Link to this equation">#</a></span>\\[\
 h_t = \\tanh(W h_{{t-1}} + U x_t)\\]</div>
 </body></html>
-"""
+"""  # noqa: E501  (HTML as the build writes it)
 TEX = {"macros": {"R": "\\mathbb{R}"}}
 needs_node = pytest.mark.skipif(
     mathrender.node_binary() is None, reason="no Node.js (`node`) on this machine"

@@ -120,7 +120,7 @@ def test_two_cells_with_one_name_are_named_before_sphinx_reports_a_duplicate_tar
     "last",
     ["ax[0].legend()", "ax[0].xaxis.set_label_text('step')", "plt.title('norms')"],
 )
-def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a_duplicate_target(
+def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a_duplicate_target(  # noqa: E501  (the test's name)
     tmp_path: Path, last: str
 ) -> None:
     text = mistake(

@@ -239,7 +239,7 @@ def test_a_gpu_image_installs_with_pip_which_sees_the_hosts_packages(
     assert not any(".uv" in " ".join(cmd) for cmd in commands)
 
 
-def test_uv_given_this_machines_pip_settings_would_change_nothing_in_the_books_environment() -> (
+def test_uv_given_this_machines_pip_settings_would_change_nothing_in_the_books_environment() -> (  # noqa: E501  (the test's name)
     None
 ):
     """Where ``make`` made the environment with uv, uv resolves the same constraints,

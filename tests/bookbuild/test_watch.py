@@ -213,7 +213,7 @@ stub = ("import sys; from pathlib import Path; from tests.bookbuild.test_watch i
 watch.book_command = lambda: [sys.executable, "-c", stub, str(root), count]
 watch.use_tools()
 sys.exit(watch.serve(port, root))
-"""
+"""  # noqa: E501  (a script's source)
 
 
 def test_one_save_is_one_rebuild_of_make_watch_s_own_server(tmp_path) -> None:  # type: ignore[no-untyped-def]

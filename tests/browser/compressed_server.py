@@ -5,7 +5,7 @@ not as opened from disk. Serves one folder on 127.0.0.1 only; gzip for text
 types when the client accepts it; long caching for ``_static/`` and images.
 
     python tests/browser/compressed_server.py _build/html --port 8765
-"""
+"""  # noqa: E501  (its first line is the --help description)
 
 from __future__ import annotations
 

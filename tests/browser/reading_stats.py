@@ -15,7 +15,7 @@ do, :data:`tests.browser.test_reading.MEASURE`) and prints, per chapter and widt
 
 The browser tests assert the limits (``test_reading.py``, ``test_pages.py``); this
 script only counts.
-"""
+"""  # noqa: E501  (its first line is the --help description)
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ FIGURES = r"""
 () => Array.from(document.querySelectorAll('main img'))
   .filter(i => i.getBoundingClientRect().width > 0 && (i.currentSrc || i.src).endsWith('.png'))
   .map(i => ({ src: i.currentSrc || i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width }))
-"""
+"""  # noqa: E501  (JavaScript run in the page)
 
 
 def wrapped_lines(block: dict) -> int:  # type: ignore[type-arg]

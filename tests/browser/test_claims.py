@@ -24,7 +24,7 @@ def _tip_state(tab) -> dict:  # type: ignore[no-untyped-def]
               top: r.top, bottom: r.bottom, width: document.documentElement.clientWidth,
               height: window.innerHeight, text: tip.innerText,
               described: mark.getAttribute('aria-describedby') === tip.id};
-    }""")
+    }""")  # noqa: E501  (JavaScript run in the page)
 
 
 def test_the_keyboard_reaches_every_claim_and_its_preview_fits_the_window(
@@ -141,14 +141,14 @@ def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(
         }
       }
       return out;
-    }""")
+    }""")  # noqa: E501  (JavaScript run in the page)
     assert found["marks"] >= 20
     assert found["punctuated"] >= 10  # most claims end a sentence
     assert found["small"] == []
     assert found["alone"] == []
 
 
-def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_the_body(
+def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_the_body(  # noqa: E501  (the test's name)
     page,  # noqa: F811
     site_dir,
 ):
@@ -166,7 +166,7 @@ def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_
     page.keyboard.press("Enter")
     state = page.evaluate("""() => { const a = document.activeElement;
       return {link: a.classList.contains('claim-tip-link'), shown: getComputedStyle(a.parentElement).display,
-              text: a.textContent}; }""")
+              text: a.textContent}; }""")  # noqa: E501  (JavaScript run in the page)
     assert state == {
         "link": True,
         "shown": "block",
@@ -179,7 +179,7 @@ def test_one_tab_stop_per_claim_enter_reaches_its_link_and_focus_never_falls_to_
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")
     after = page.evaluate("""() => { const a = document.activeElement;
-      return {body: a === document.body, tag: a.tagName, inTip: !!a.closest('.claim-tip')}; }""")
+      return {body: a === document.body, tag: a.tagName, inTip: !!a.closest('.claim-tip')}; }""")  # noqa: E501  (JavaScript run in the page)
     assert not after["body"]
     assert not after["inTip"]
 

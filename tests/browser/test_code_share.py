@@ -11,7 +11,7 @@ The browser test is
 ``tests/browser/test_reading.py::test_code_and_printed_output_take_a_small_share_of_the_page``: it measures
 the share in the load that measures the page's code and formulas, one load of each
 chapter at 1280 px for both.
-"""
+"""  # noqa: E501  (a test's node id)
 
 from __future__ import annotations
 

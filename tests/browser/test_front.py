@@ -72,7 +72,7 @@ COLOURS = r"""
       text: e.textContent.trim().slice(0, 60), color: rgba(getComputedStyle(e).color), background: behind(e),
     }));
 }
-"""
+"""  # noqa: E501  (JavaScript run in the page)
 
 
 def numbered_chapters() -> list[str]:
@@ -184,10 +184,10 @@ def test_front_page_is_written_for_readers(
     # What each chapter lets you do: one entry per chapter of the table of contents, in
     # its order, each a link.
     entries = tab.evaluate(
-        "() => "
-        "Array.from(document.getElementById('sec-intro-chapters').closest('section').querySelectorAll('dt')).map(dt "
-        "=> ({href: dt.querySelector('a') ? dt.querySelector('a').getAttribute('href') "
-        ": '', says: dt.nextElementSibling ? dt.nextElementSibling.innerText : ''}))"
+        "() => Array.from(document.getElementById('sec-intro-chapters')"
+        ".closest('section').querySelectorAll('dt')).map(dt => ({href: "
+        "dt.querySelector('a') ? dt.querySelector('a').getAttribute('href') : '', "
+        "says: dt.nextElementSibling ? dt.nextElementSibling.innerText : ''}))"
     )
     linked = [
         str(target_of(site_dir, FRONT, e["href"])[0].relative_to(site_dir.resolve()))
@@ -552,7 +552,7 @@ def test_pdf_tests_see_the_pdf_the_site_links() -> None:
     assert linked.read_bytes() == Path(given).read_bytes()
 
 
-def test_headings_are_set_in_one_weight_so_no_section_reads_lighter_than_its_subsections(
+def test_headings_are_set_in_one_weight_so_no_section_reads_lighter_than_its_subsections(  # noqa: E501  (the test's name)
     browser, site_dir: Path
 ) -> None:  # type: ignore[no-untyped-def]
     """Issue 53, item 5: the theme set h2 lighter than h3. Every heading of every

@@ -35,7 +35,7 @@ EXPECTED = """() => {
   document.querySelectorAll('span.glued[data-glue]').forEach(el => { if (!visible(el)) return;  // a closed fold
     blocks.add(el.closest('p, li, td, th, figcaption, dd, .admonition-title') || el.parentElement); });
   return {claims, numberParagraphs: blocks.size};
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 #: The kind of the focused element: a link, a control, a claim mark, a number, a
 #: scrolling box, or the body.
@@ -61,7 +61,7 @@ KIND = """() => {
   if (!el.dataset.tabWalk) el.dataset.tabWalk = String(Math.random());
   return {kind, id: el.dataset.tabWalk, tag: el.tagName, cls: el.className && String(el.className).slice(0, 60),
           overlap, inMain: !!el.closest('main, article, .bd-article')};
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.mark.parametrize("name", PAGES)

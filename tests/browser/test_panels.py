@@ -161,7 +161,7 @@ RESET = """(name) => {
   P.speed = 1; P.speedMenu.value = '1'; P.seek(0); P.movingFrames = 0;
   r.querySelectorAll('details.book-panel-transcript').forEach(d => { d.open = false; });
   document.activeElement?.blur();
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.fixture
@@ -340,7 +340,7 @@ RECORD_BEATS = """(name) => {
     });
     r.beatWatch.observe(r, { attributes: true, attributeFilter: ['data-beat'] });
   }
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 def beat_times(page, name: str, speed: float, run_ms: float) -> list[list]:  # type: ignore[no-untyped-def]
@@ -436,7 +436,7 @@ SIZES = """([name, MIN]) => {
   }
   return { small, layout: root.dataset.layout, viewBox: svg.viewBox.baseVal.width, stage: stage.clientWidth,
            svg: svg.getBoundingClientRect().width, overflow: root.scrollWidth > root.clientWidth + 1 };
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.mark.parametrize("name", list(PANELS))
@@ -493,7 +493,7 @@ COLLISIONS = """(name) => {
     }
   });
   return problems;
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 def drawn_states(page, name: str) -> Iterator[str]:  # type: ignore[no-untyped-def]
@@ -541,7 +541,7 @@ AXIS_LABELS = """(name) => {
     (labels[t.dataset.axis] = labels[t.dataset.axis] || []).push(t.textContent.trim());
   });
   return { axes, labels };
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.mark.parametrize("name", list(PANELS))
@@ -577,7 +577,7 @@ READ = """(el) => {
   });
   copy.querySelectorAll('mjx-container').forEach(m => m.replaceWith(document.createTextNode('\u00a7')));
   return { text: copy.textContent.replace(/\\s+/g, ' ').trim(), untypeset };
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 def read(page, selector: str) -> dict:  # type: ignore[no-untyped-def]

@@ -37,7 +37,7 @@ def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
               height: window.innerHeight, text: tip.innerText, kind: tip.dataset.kind,
               html: tip.innerHTML, active: active && active.getAttribute('href'),
               describedby: active && active.getAttribute('aria-describedby')};
-    }""")
+    }""")  # noqa: E501  (JavaScript run in the page)
 
 
 def _first_visible(tab, selector: str):  # type: ignore[no-untyped-def]

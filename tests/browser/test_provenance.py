@@ -34,7 +34,7 @@ def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
               right: r.right, top: r.top, bottom: r.bottom, width: document.documentElement.clientWidth,
               height: window.innerHeight, text: tip.innerText,
               active: document.activeElement && document.activeElement.getAttribute('data-glue')};
-    }""")
+    }""")  # noqa: E501  (JavaScript run in the page)
 
 
 def _provenance(tab, site_dir: Path, name: str) -> tuple[list[str], dict]:  # type: ignore[no-untyped-def]
@@ -160,7 +160,7 @@ def test_a_glued_phrase_is_ordinary_text_without_a_preview_or_a_tab_stop(
     open_page(page, site_dir, "book/depth.html")
     found = page.evaluate("""() => Array.from(document.querySelectorAll('span.glued'), el => ({
         text: el.textContent, words: el.classList.contains('glued-words'), tab: el.getAttribute('tabindex'),
-        preview: el.hasAttribute('data-glue')}))""")
+        preview: el.hasAttribute('data-glue')}))""")  # noqa: E501  (JavaScript run in the page)
     phrases = [f for f in found if not re.search(r"[0-9]", f["text"])]
     assert phrases, "Chapter 6 glues at least one phrase"
     assert all(f["words"] and f["tab"] is None and not f["preview"] for f in phrases), (
@@ -249,7 +249,7 @@ def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_
       const stops = numbers.filter(e => e.getAttribute('tabindex') === '0');
       const blocks = new Set(numbers.map(e => e.closest('p, li, td, th, figcaption, dd, .admonition-title')));
       return {numbers: numbers.length, stops: stops.length, blocks: blocks.size};
-    }""")
+    }""")  # noqa: E501  (JavaScript run in the page)
     assert counts["numbers"] >= 150
     assert counts["stops"] == counts["blocks"] < counts["numbers"] / 2, counts
     first = page.locator("span.glued[data-glue][data-numbers='3']").first
@@ -258,7 +258,7 @@ def test_a_paragraph_s_numbers_are_one_tab_stop_and_the_arrow_keys_move_between_
     assert "\u2190 \u2192: the other numbers of this paragraph" in _tip(page)["text"]
     page.keyboard.press("ArrowRight")
     moved = page.evaluate("""() => ({key: document.activeElement.getAttribute('data-glue'),
-      tab: document.activeElement.getAttribute('tabindex')})""")
+      tab: document.activeElement.getAttribute('tabindex')})""")  # noqa: E501  (JavaScript run in the page)
     assert moved["key"] != key
     assert moved["tab"] == "0"
     assert first.get_attribute("tabindex") == "-1"

@@ -64,7 +64,7 @@ OPEN_FOLDS = r"""
   document.querySelectorAll('main details').forEach(d => { d.open = true; });
   document.querySelectorAll('main .toggle-hidden > .admonition-title button.toggle-button').forEach(b => b.click());
 }
-"""
+"""  # noqa: E501  (JavaScript run in the page)
 MEASURE = r"""
 () => {
   const px = v => parseFloat(v) || 0;
@@ -156,7 +156,7 @@ MEASURE = r"""
   })));
   return { theme: document.documentElement.dataset.theme, code, formulas, glued, captions, tableCaptions, boxes };
 }
-"""
+"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.fixture(params=list(VIEWPORTS), scope="module")

@@ -426,7 +426,7 @@ def test_the_first_cuda_device_has_one_spelling(
         ),
     ],
 )
-def test_bad_settings_are_refused_in_one_line_naming_the_setting_and_its_accepted_values(
+def test_bad_settings_are_refused_in_one_line_naming_the_setting_and_its_accepted_values(  # noqa: E501  (the test's name)
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
 ) -> None:
     with_cuda(monkeypatch, False)
@@ -1121,7 +1121,7 @@ imported = "torch._inductor" in sys.modules
 import torch._inductor.config as compiler
 print(imported, torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
       compiler.deterministic)
-"""
+"""  # noqa: E501  (a script's source)
 
 
 @pytest.mark.parametrize(
@@ -1186,7 +1186,7 @@ def test_settings_of_a_given_mapping_ignore_this_process_environment(
 
 
 @pytest.mark.parametrize("warn_only", [True, False])
-def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_before_or_after(
+def test_deterministic_algorithms_are_set_here_and_for_a_compiler_imported_before_or_after(  # noqa: E501  (the test's name)
     monkeypatch: pytest.MonkeyPatch, warn_only: bool
 ) -> None:
     """In this process (the comparison with the public call runs in fresh processes,

@@ -20,9 +20,13 @@ def make_archive(path: Path, files: dict[str, str]) -> Path:
 
 def four_texts() -> dict[str, str]:
     return {
-        "paradise_lost_(no_introduction)_gut.txt": "\r\nOf Mans First   \r\nDisobedience   \r\n\r\n",
+        "paradise_lost_(no_introduction)_gut.txt": (
+            "\r\nOf Mans First   \r\nDisobedience   \r\n\r\n"
+        ),
         "paradise_regained_gut.txt": "  I, WHO erewhile\nBOOK X\n",
-        "lallegro_il_penseroso_comus_and_lycidas_gut.txt": "\n\nHENCE, loathed Melancholy\n\x1a",
+        "lallegro_il_penseroso_comus_and_lycidas_gut.txt": (
+            "\n\nHENCE, loathed Melancholy\n\x1a"
+        ),
         "areopagitica_gut.txt": "AREOPAGITICA\n\n\nThey, who to states\n",
         "poemata_gut.txt": "Latin, left out",
         "comus_gut.txt": "notes, left out",

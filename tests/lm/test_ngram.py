@@ -133,7 +133,7 @@ def test_log_prob_matrix_rows_are_the_models_distributions_and_score_like_nats_p
     assert scored == pytest.approx(model.nats_per_char(held_out, history), abs=1e-12)
 
 
-def test_log_prob_matrix_names_an_unknown_character_and_stored_counts_count_distinct_grams() -> (
+def test_log_prob_matrix_names_an_unknown_character_and_stored_counts_count_distinct_grams() -> (  # noqa: E501  (the test's name)
     None
 ):
     model = CharNGram(2, 0.1).fit("abab")

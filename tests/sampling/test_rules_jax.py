@@ -69,7 +69,7 @@ def test_nucleus_keeps_the_first_token_even_for_tiny_p_and_ties_like_pytorch() -
     )
 
 
-def test_draws_follow_the_distribution_never_pick_dropped_tokens_and_repeat_per_key() -> (
+def test_draws_follow_the_distribution_never_pick_dropped_tokens_and_repeat_per_key() -> (  # noqa: E501  (the test's name)
     None
 ):
     probs = sampling_jax.top_k_probs(
