@@ -216,3 +216,28 @@ def test_the_build_is_grouped_by_job_with_a_docstring_line_per_module() -> None:
         assert (doc or "").strip(), (
             f"{path.relative_to(ROOT)} opens with no docstring saying what it is"
         )
+
+
+def test_one_formatter_and_one_line_length_over_every_python_source() -> None:
+    """`make lint` checks the rules and the formatting of all four source folders, at
+    the one line length of pyproject.toml (88 columns, so that a listing fits the page),
+    and no folder carries a ruff configuration of its own that could set another."""
+    import re
+    import tomllib
+
+    folders = ["chapter_code", "bookbuild", "tests", "labs"]
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    assert ruff["line-length"] == 88
+    lint = re.search(
+        r"^define LINT\n(.*?)^endef", (ROOT / "Makefile").read_text(), re.M | re.S
+    )
+    assert lint, "the Makefile defines no LINT"
+    commands = lint.group(1).splitlines()
+    for command in ("ruff check", "ruff format --check"):
+        assert f"$(PY) -m {command} {' '.join(folders)}" in commands, command
+    for folder in folders:
+        own = [
+            *(ROOT / folder).rglob("ruff.toml"),
+            *(ROOT / folder).rglob(".ruff.toml"),
+        ]
+        assert not own, own
