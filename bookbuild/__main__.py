@@ -193,9 +193,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("check", "accept"):
         from bookbuild import gate
 
-        if (
-            args.command == "accept" and gate.ci_environment()
-        ):  # before waiting for any lock
+        # before waiting for any lock
+        if args.command == "accept" and gate.ci_environment():
             return gate.accept()
         with checkout_lock(engine.engine_dir(engine.ROOT), f"make {args.command}"):
             return (

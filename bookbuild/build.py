@@ -88,9 +88,8 @@ def build(
         )
         return 1
     checks, profile = gate.run_and_check(ROOT)
-    pages = gate.claim_pages(
-        ROOT, checks
-    )  # read once: for the report, the appendix and the pairing check
+    # read once: for the report, the appendix and the pairing check
+    pages = gate.claim_pages(ROOT, checks)
     gate.write_report(ROOT, checks, profile, pages)
     failed = gate.failures_text(checks)
     if failed:
@@ -121,15 +120,13 @@ def build(
         )
         return 1
     env = dict(os.environ)
-    env.setdefault(
-        "PYDEVD_DISABLE_FILE_VALIDATION", "1"
-    )  # silences a debugger notice in kernels
+    # silences a debugger notice in kernels
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     side = SidePdf(pdf_after, env) if pdf_after and builder == "html" else None
     if side is not None:
         side.start()
-    unfinished = (
-        begin_latex(BUILD_DIR / "latex") if builder == "pdflatex" else None
-    )  # make pdf
+    # make pdf
+    unfinished = begin_latex(BUILD_DIR / "latex") if builder == "pdflatex" else None
     try:
         code = _render(builder, env)
         if unfinished is not None and code == 0:
@@ -230,9 +227,8 @@ class SidePdf:
                     start_new_session=True,
                 )
             assert ready.stdout is not None
-            for line in (
-                ready.stdout
-            ):  # shown as well: make test's phase lines, the set-up's wait
+            # shown as well: make test's phase lines, the set-up's wait
+            for line in ready.stdout:
                 sys.stdout.write(line)
                 log.write(line)
             ready.wait()
@@ -360,9 +356,8 @@ def log_problems(log_text: str, code: int) -> int:
     rogue = [
         line for line in log_text.splitlines() if "Executing notebook using" in line
     ]
-    if (
-        rogue
-    ):  # myst-nb found no engine output for a page, so it executed the page itself
+    # myst-nb found no engine output for a page, so it executed the page itself
+    if rogue:
         print(
             "\nmyst-nb executed a page itself; the engine's outputs did not match it:",
             *rogue,
@@ -632,11 +627,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
     work = dest or build_dir / ("only-" + "-".join(Path(n).name for n in names))
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work, with_toc=False, root=root)
-    for state in (
-        "engine",
-        ".jupyter_cache",
-        "runs",
-    ):  # memoized runs too: a page build must not retrain
+    # memoized runs too: a page build must not retrain
+    for state in ("engine", ".jupyter_cache", "runs"):
         if (build_dir / state).is_dir() and not (work / "_build" / state).exists():
             shutil.copytree(
                 build_dir / state,
@@ -658,9 +650,8 @@ def build_only(pages: list[str], dest: Path | None = None, root: Path = ROOT) ->
             bookbuild_xref_base=(build_dir / "html").as_uri(),
         )
         (work / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-        if (
-            toc["root"] not in names
-        ):  # the root page stands in as a list of what this build holds
+        # the root page stands in as a list of what this build holds
+        if toc["root"] not in names:
             title = config.get("title", "The book")
             listed = "\n".join(f"- {{doc}}`/{n}`" for n in needed if n != toc["root"])
             (work / f"{toc['root']}.md").write_text(

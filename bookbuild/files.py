@@ -55,9 +55,8 @@ def write_bytes(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(
-        tmp, 0o666 & ~umask
-    )  # mkstemp makes the file private; the result should read like any other file
+    # mkstemp makes the file private; the result should read like any other file
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -58,9 +58,8 @@ def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
         by_file[nodeid.split("::")[0]] = (
             by_file.get(nodeid.split("::")[0], 0.0) + seconds
         )
-        function = nodeid.split("[")[
-            0
-        ]  # every parametrisation of one test function together
+        # every parametrisation of one test function together
+        function = nodeid.split("[")[0]
         by_function[function] = by_function.get(function, 0.0) + seconds
     out = Path(TIMES_FILE)
     out.parent.mkdir(parents=True, exist_ok=True)

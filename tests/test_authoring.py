@@ -110,18 +110,15 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if (ROOT / rel).is_file():
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, work / rel)
-    for rel in (
-        "data/shakespeare.txt",
-        "data/milton.txt",
-    ):  # built by the first build, not tracked
+    # built by the first build, not tracked
+    for rel in ("data/shakespeare.txt", "data/milton.txt"):
         if (ROOT / rel).is_file():
             shutil.copy2(ROOT / rel, work / rel)
     xrefs = (
         Path(os.environ.get("BOOK_HTML_DIR", ROOT / "_build" / "html")) / "xrefs.json"
     )
-    if (
-        xrefs.is_file()
-    ):  # the checkout's last full build: the other pages are not rebuilt
+    # the checkout's last full build: the other pages are not rebuilt
+    if xrefs.is_file():
         (work / "_build" / "html").mkdir(parents=True)
         shutil.copy2(xrefs, work / "_build" / "html" / "xrefs.json")
     for path, (kind, text) in blocks().items():
@@ -229,7 +226,6 @@ def test_benchmarks_records_what_the_example_costs() -> None:
     assert cost() in text
 
 
-if (
-    __name__ == "__main__"
-):  # .venv/bin/python -m tests.test_authoring: the count BENCHMARKS.md records
+# .venv/bin/python -m tests.test_authoring: the count BENCHMARKS.md records
+if __name__ == "__main__":
     print(cost())

@@ -26,19 +26,16 @@ def test_the_masked_mean_is_the_mean_of_each_unpadded_sequence_s_rnn_states() ->
     packed = nn.utils.rnn.pack_padded_sequence(
         batch, lengths, batch_first=True, enforce_sorted=False
     )
-    states, _ = nn.utils.rnn.pad_packed_sequence(
-        rnn(packed)[0], batch_first=True
-    )  # zeros after each end
+    # zeros after each end
+    states, _ = nn.utils.rnn.pad_packed_sequence(rnn(packed)[0], batch_first=True)
     with torch.no_grad():
         got = masked_mean_state(states, mask)
         want = torch.stack([rnn(s.unsqueeze(0))[0][0].mean(dim=0) for s in seqs])
         torch.testing.assert_close(got, want)
-        torch.testing.assert_close(
-            masked_mean_state(states, mask.float()), want
-        )  # a 0/1 mask reads the same
-        longer = torch.cat(
-            [states, torch.randn(3, 2, 4)], dim=1
-        )  # more padding, of any value
+        # a 0/1 mask reads the same
+        torch.testing.assert_close(masked_mean_state(states, mask.float()), want)
+        # more padding, of any value
+        longer = torch.cat([states, torch.randn(3, 2, 4)], dim=1)
         torch.testing.assert_close(
             masked_mean_state(
                 longer, torch.cat([mask, torch.zeros(3, 2, dtype=bool)], 1)
@@ -68,16 +65,14 @@ def test_clipping_by_value_is_pytorch_s_clip_grad_value_and_counts_what_it_chang
         model(x).pow(2).sum().backward()
     limit = 0.5
     outside = sum(int((p.grad.abs() > limit).sum()) for p in ours.parameters())
-    assert (
-        0 < outside < sum(p.numel() for p in ours.parameters())
-    )  # some entries clipped, some not
+    # some entries clipped, some not
+    assert 0 < outside < sum(p.numel() for p in ours.parameters())
     assert clip_gradient_values([*ours.parameters(), frozen], limit) == outside
     nn.utils.clip_grad_value_(theirs.parameters(), limit)
     for mine, torch_s in zip(ours.parameters(), theirs.parameters(), strict=True):
         torch.testing.assert_close(mine.grad, torch_s.grad)
-    assert (
-        clip_gradient_values(ours.parameters(), limit) == 0
-    )  # clipping again changes nothing
+    # clipping again changes nothing
+    assert clip_gradient_values(ours.parameters(), limit) == 0
     with pytest.raises(ValueError, match="limit must be a finite number > 0"):
         clip_gradient_values(ours.parameters(), 0.0)
 

@@ -52,9 +52,8 @@ def test_no_import_circle_between_the_two_packages() -> None:
         for pkg in ("chapter_code", "bookbuild")
     }
     assert graph["chapter_code"] == set()
-    assert graph["bookbuild"] == {
-        "chapter_code"
-    }  # one direction: the build imports what it builds
+    # one direction: the build imports what it builds
+    assert graph["bookbuild"] == {"chapter_code"}
 
 
 def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) -> None:

@@ -118,9 +118,8 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(
         "installing chromium, TeX Live, Slurm, npm and Java, the browser "
         "tests' npm tools in the background" in started.stdout
     )
-    again = setup(
-        work, env, "start"
-    )  # make test run a second time meanwhile: no second apt-get
+    # make test run a second time meanwhile: no second apt-get
+    again = setup(work, env, "start")
     assert "still running" in again.stdout
     waited = setup(work, env, "wait")
     assert waited.returncode == 0, waited.stderr
@@ -138,27 +137,24 @@ def test_start_returns_at_once_and_one_sequential_job_installs_everything(
     log = (work / "_build" / "setup.log").read_text()
     assert "started: apt packages: chromium" in log
     assert "exit 0" in log.splitlines()[-1]
-    assert (
-        setup(work, env, "wait").returncode == 0
-    )  # waiting again after it finished returns at once
+    # waiting again after it finished returns at once
+    assert setup(work, env, "wait").returncode == 0
 
 
 def test_a_failed_install_fails_the_wait_under_ci_and_is_a_note_elsewhere(
     tmp_path: Path,
 ) -> None:
     work, env = setup_folder(tmp_path)
-    (
-        Path(env["FAKE"]) / "bin" / "npm"
-    ).unlink()  # the npm that apt-get fails to install
+    # the npm that apt-get fails to install
+    (Path(env["FAKE"]) / "bin" / "npm").unlink()
     assert (
         setup(work, env, "start", FAKE_APT_FAIL="default-jre-headless").returncode == 0
     )
     strict = setup(work, env, "wait", BOOK_SETUP_STRICT="1")
     assert strict.returncode == 1
     assert "the background set-up FAILED (exit 100)" in strict.stderr
-    assert (
-        "E: Unable to locate package default-jre-headless" in strict.stderr
-    )  # the end of the log
+    # the end of the log
+    assert "E: Unable to locate package default-jre-headless" in strict.stderr
     assert (
         "apt-get install FAILED (exit 100) for: npm default-jre-headless"
         in strict.stderr
@@ -172,11 +168,12 @@ def test_a_failed_install_fails_the_wait_under_ci_and_is_a_note_elsewhere(
     assert installs == [
         # all at once,
         "chromium texlive-xetex latexmk slurm-wlm munge npm default-jre-headless",
+        # then each
         "chromium",
         "texlive-xetex latexmk",
         "slurm-wlm munge",
         "npm default-jre-headless",
-    ]  # then each
+    ]
     lenient = setup(work, env, "wait")
     assert lenient.returncode == 0
     assert (
@@ -210,9 +207,8 @@ def test_a_job_that_died_without_a_result_fails_the_wait_clearly(
 ) -> None:
     work, env = setup_folder(tmp_path)
     (work / "_build").mkdir()
-    (work / "_build" / "setup.pid").write_text(
-        f"{os.getpid() + 10_000_000}\n"
-    )  # no such process
+    # no such process
+    (work / "_build" / "setup.pid").write_text(f"{os.getpid() + 10_000_000}\n")
     (work / "_build" / "setup.log").write_text("set-up: started\n")
     waited = setup(work, env, "wait", BOOK_SETUP_STRICT="1")
     assert waited.returncode == 1

@@ -62,18 +62,16 @@ import yaml
 from bookbuild import files
 from bookbuild.files import UserError
 
-if (
-    TYPE_CHECKING
-):  # importing runtime imports torch: the engine does it only where it needs it
+# importing runtime imports torch: the engine does it only where it needs it
+if TYPE_CHECKING:
     from chapter_code.core.runtime import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
 # seconds; the book's longest cells, memoized trainings, take one to two minutes cold
 DEFAULT_CELL_TIMEOUT = 1800
-BUILD_CELL_TIMEOUT = (
-    300  # seconds at least, for the build's own first and last cells of a chapter
-)
+# seconds at least, for the build's own first and last cells of a chapter
+BUILD_CELL_TIMEOUT = 300
 # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
 PROGRESS_EVERY = 30.0
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -123,15 +121,12 @@ class ChapterResult:
     dependencies: dict[str, str] = field(default_factory=dict)
     error: str = ""
     executed_at: str = ""
-    fingerprint: dict[str, Any] | None = (
-        None  # what the chapter's own kernel ran on (runtime.fingerprint)
-    )
-    runs: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # memoized runs of its last execution
-    notes: list[str] = field(
-        default_factory=list
-    )  # the build's diagnostics from inside this execution's kernel
+    # what the chapter's own kernel ran on (runtime.fingerprint)
+    fingerprint: dict[str, Any] | None = None
+    # memoized runs of its last execution
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    # the build's diagnostics from inside this execution's kernel
+    notes: list[str] = field(default_factory=list)
 
 
 # -------------------------------------------------------------------- where state lives
@@ -202,9 +197,8 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     text = path.read_text()
     key = (str(path), text)
     if key not in _PARSED:
-        if (
-            len(_PARSED) > 64
-        ):  # a long-lived process (make watch) keeps only recent texts
+        # a long-lived process (make watch) keeps only recent texts
+        if len(_PARSED) > 64:
             _PARSED.clear()
         _PARSED[key] = _parse_notebook(path, text)
     return copy.deepcopy(_PARSED[key])
@@ -428,9 +422,8 @@ def output_settings() -> dict[str, str]:
     each in one spelling."""
     from chapter_code.core import numerics
 
-    settings = (
-        book_settings().as_env()
-    )  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
+    # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
+    settings = book_settings().as_env()
     settings.update({name: os.environ.get(name, "") for name in numerics.CPU_PINS})
     return settings
 
@@ -738,9 +731,8 @@ def _kernel_socket_dir() -> Path:
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="bk-kernel-"))
-    if (
-        len(str(folder)) > 80 and Path("/tmp").is_dir()
-    ):  # a long TMPDIR: socket names are limited to 107 bytes
+    # a long TMPDIR: socket names are limited to 107 bytes
+    if len(str(folder)) > 80 and Path("/tmp").is_dir():
         folder.rmdir()
         folder = Path(tempfile.mkdtemp(prefix="bk-kernel-", dir="/tmp"))
     return folder
@@ -876,9 +868,8 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     _watch_kernel_start(client, current, done)
     error = ""
     try:
-        with kernel_log.open(
-            "w"
-        ) as log:  # the kernel's own stderr (connection notices, crashes) goes here
+        # the kernel's own stderr (connection notices, crashes) goes here
+        with kernel_log.open("w") as log:
             client.execute(stdout=subprocess.DEVNULL, stderr=log)
     except CellTimeoutError:
         error = (
@@ -894,9 +885,8 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
         cause: BaseException | None = exc
         while cause is not None and not isinstance(cause, DeadKernelError):
             cause = cause.__cause__ or cause.__context__
-        if not current.get(
-            "started"
-        ):  # it never ran a cell: it exited while starting, or never answered
+        # it never ran a cell: it exited while starting, or never answered
+        if not current.get("started"):
             last = [
                 ln
                 for ln in (
@@ -915,11 +905,9 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
                 f"{chapter}.md: the kernel exited before it ran the first cell ({why}; "
                 f"its log: {kernel_log})"
             )
-        elif (
-            cause is not None
-            # the cell ended its kernel (os._exit, a crash in native code, killed for
-            # memory)
-        ):
+        # the cell ended its kernel (os._exit, a crash in native code, killed for
+        # memory)
+        elif cause is not None:
             error = (
                 f"{chapter}.md: the kernel died while cell "
                 f"'{_label_of(traced, current['index'])}' was running (a crash, an "
@@ -979,9 +967,8 @@ def _why_stale(
         return "code cells changed"
     if old.get("dependencies") != deps:
         changed = [d for d in deps if old["dependencies"].get(d) != deps[d]]
-        shown = ", ".join(
-            changed[:6]
-        )  # a sweep re-keyed changes hundreds of records: name a few and count
+        # a sweep re-keyed changes hundreds of records: name a few and count
+        shown = ", ".join(changed[:6])
         return (
             "changed: "
             + shown
@@ -1034,9 +1021,8 @@ def _settle(
     are sound."""
     deps_list = _deps_from_trace(out["trace"])
     after = current_hashes(root, deps_list)
-    deps = {
-        d: before.get(d, after[d]) for d in deps_list
-    }  # read before the run; created during it: as it is now
+    # read before the run; created during it: as it is now
+    deps = {d: before.get(d, after[d]) for d in deps_list}
     status = "failed" if out["error"] else "executed"
     error = out["error"]
     if not error:
@@ -1083,19 +1069,15 @@ def _settle(
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         try:
             entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
-        # the page was edited while it executed: the digest of what executed (the next
-        # build
         except KeyError:
-            entry["outputs"] = outputs_digest(
-                out["nb"]
-            )  # executes the edited page, its code hash changed)
-        if build_dir(root).is_relative_to(
-            root
-        ):  # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+            # the page was edited while it executed: the digest of what executed (the
+            # next build executes the edited page, its code hash changed)
+            entry["outputs"] = outputs_digest(out["nb"])
+        # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+        if build_dir(root).is_relative_to(root):
             try:
-                os.utime(
-                    root / f"{chapter}.md"
-                )  # make Sphinx re-read the page and pick up the new outputs
+                # make Sphinx re-read the page and pick up the new outputs
+                os.utime(root / f"{chapter}.md")
             except OSError:
                 pass
     result = ChapterResult(
@@ -1160,9 +1142,8 @@ def execution_order(
     return sorted(names, key=lambda c: (-expected(c), position[c]))
 
 
-_jax_cache_set: str | None = (
-    None  # the cache folder reuse_jax_compilations set (a user's is left alone)
-)
+# the cache folder reuse_jax_compilations set (a user's is left alone)
+_jax_cache_set: str | None = None
 
 
 def reuse_jax_compilations(root: Path) -> None:
@@ -1174,10 +1155,8 @@ def reuse_jax_compilations(root: Path) -> None:
     A value set by the user wins. A damaged entry is compiled again; JAX's warning about
     it goes to the build log, not the cell (:mod:`bookbuild.execute.kernel_hooks`)."""
     global _jax_cache_set
-    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (
-        None,
-        _jax_cache_set,
-    ):  # not the user's: this root's
+    # not the user's: this root's
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (None, _jax_cache_set):
         _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(
             build_dir(root) / "jax-cache"
         )
@@ -1197,15 +1176,13 @@ def run(
     chapter."""
     from chapter_code.core import numerics
 
-    threads = (
-        book_settings().threads
-    )  # first: a bad setting stops the run before anything starts
+    # first: a bad setting stops the run before anything starts
+    threads = book_settings().threads
     # kernels and their workers inherit the pins from this process
     numerics.pin_cpu_numerics()
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
-    os.environ.setdefault(
-        "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"
-    )  # grow, never preallocate
+    # grow, never preallocate
+    os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     reuse_jax_compilations(root)
     # Kernels import this tree's chapter_code and bookbuild (not another checkout's
@@ -1225,12 +1202,10 @@ def run(
     history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
-    dist_cache: dict[
-        str, str
-    ] = {}  # the installed distributions as they are now (after a run: stated again)
-    pin_bytecode(
-        root
-    )  # after the snapshot, so a source edited in between is still caught as stale
+    # the installed distributions as they are now (after a run: stated again)
+    dist_cache: dict[str, str] = {}
+    # after the snapshot, so a source edited in between is still caught as stale
+    pin_bytecode(root)
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
@@ -1264,9 +1239,8 @@ def run(
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
-        elif (
-            not force and old
-        ):  # an edit since its last execution (a damaged manifest rebuilds everything)
+        # an edit since its last execution (a damaged manifest rebuilds everything)
+        elif not force and old:
             earlier = _from_history(
                 root,
                 chapter,
@@ -1278,9 +1252,8 @@ def run(
                 settings,
                 dist_cache,
             )
-            if (
-                earlier is not None
-            ):  # a reverted edit: this state's outputs are still cached
+            # a reverted edit: this state's outputs are still cached
+            if earlier is not None:
                 manifest[chapter] = old = earlier
                 deps = {
                     d: before.get(d, "missing")
@@ -1376,9 +1349,8 @@ def _execute_all(
                 )
                 results[chapter] = result
                 manifest[chapter] = entry
-                save_manifest(
-                    root, manifest
-                )  # keep what finished, whatever happens to the rest
+                # keep what finished, whatever happens to the rest
+                save_manifest(root, manifest)
                 for note in result.notes:
                     print(f"engine: {chapter}: {note}", flush=True)
                 print(
@@ -1388,9 +1360,8 @@ def _execute_all(
                 )
     except KeyboardInterrupt:
         killed = 0
-        for pid in list(
-            pool._processes or {}
-        ):  # the pool has no public way to stop running work
+        # the pool has no public way to stop running work
+        for pid in list(pool._processes or {}):
             killed += _kill_children(pid)
             try:
                 os.kill(pid, signal.SIGKILL)

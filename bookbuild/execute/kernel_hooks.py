@@ -60,9 +60,8 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
 
 _hashing = threading.local()  # the hook's own reads raise audit events too
-_known: dict[
-    str, tuple[tuple[int, ...], str]
-] = {}  # path -> (stat signature, hash): a file opened again
+# path -> (stat signature, hash): a file opened again
+_known: dict[str, tuple[tuple[int, ...], str]] = {}
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
@@ -75,9 +74,8 @@ def _hash_file(path: str) -> str | None:
     """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or
     None if unreadable."""
     try:
-        fd = os.open(
-            path, os.O_RDONLY | os.O_NONBLOCK
-        )  # a FIFO must not block the hook
+        # a FIFO must not block the hook
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -151,9 +149,8 @@ def _audit(event: str, args: tuple) -> None:
                 _hashing.busy = False
     elif event in ("os.listdir", "os.scandir"):
         caller = sys._getframe(1).f_code.co_filename
-        if (
-            caller.startswith("<frozen importlib") or "importlib" in caller
-        ):  # the import system's own lookups
+        # the import system's own lookups
+        if caller.startswith("<frozen importlib") or "importlib" in caller:
             return
         target = args[0] if args and args[0] is not None else "."
         if isinstance(target, int):  # a file descriptor: nothing to name
@@ -317,9 +314,8 @@ def _install_figure_formatter() -> None:
 
     formatter = FigureSummaryFormatter(parent=shell.display_formatter)
     shell.display_formatter.formatters[FIGURE_MIME] = formatter
-    if (
-        FIGURE_MIME not in shell.display_formatter.active_types
-    ):  # only active types are computed on display
+    # only active types are computed on display
+    if FIGURE_MIME not in shell.display_formatter.active_types:
         shell.display_formatter.active_types.append(FIGURE_MIME)
     formatter.for_type_by_name("matplotlib.figure", "Figure", summarise_figure)
 
@@ -398,9 +394,8 @@ def _run_once(fn: Any, /, **kwargs: Any) -> Any:
     from bookbuild.runs import calls
     from bookbuild.runs.memo import run_once
 
-    def note(
-        loaded: Any, record: dict
-    ) -> None:  # the records read, and the call as a run made ahead
+    # the records read, and the call as a run made ahead
+    def note(loaded: Any, record: dict) -> None:
         _note_sweep(loaded)
         note_run(
             f"{fn.__module__}.{fn.__qualname__}",
@@ -414,9 +409,8 @@ def _run_once(fn: Any, /, **kwargs: Any) -> Any:
     served = calls.serve(
         fn, {k: v for k, v in kwargs.items() if k != "data"}, note=note
     )
-    if (
-        served is not calls.NOT_STORED
-    ):  # a call a sweep made ahead of the build: its record, checked
+    # a call a sweep made ahead of the build: its record, checked
+    if served is not calls.NOT_STORED:
         return served
     return run_once(fn, **kwargs)
 
@@ -509,7 +503,6 @@ def finish(out: str) -> None:
         "sweeps": _state["sweeps"],
         "notes": _state["notes"],
     }
-    with open(
-        out, "w"
-    ) as handle:  # outside the repository's traced folders (under _build)
+    # outside the repository's traced folders (under _build)
+    with open(out, "w") as handle:
         json.dump(trace, handle)

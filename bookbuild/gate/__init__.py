@@ -51,15 +51,12 @@ class ChapterCheck:
     differences: list[baselines.Difference]
     recorded: tuple[dict, dict, dict] | None  # records, files, options
     compared: bool = True  # False where no baseline applies to this machine's profile
-    unrecorded: tuple[
-        str, ...
-    ] = ()  # page sections its baseline predates (not compared until accepted)
-    exactness: baselines.Exactness | None = (
-        None  # how many outputs matched bit for bit, how many within precision
-    )
-    references: tuple[
-        str, ...
-    ] = ()  # glue names the text cites but no cell glues, figures without alt text
+    # page sections its baseline predates (not compared until accepted)
+    unrecorded: tuple[str, ...] = ()
+    # how many outputs matched bit for bit, how many within precision
+    exactness: baselines.Exactness | None = None
+    # glue names the text cites but no cell glues, figures without alt text
+    references: tuple[str, ...] = ()
 
 
 def baseline_dir(root: Path, profile: str) -> Path:
@@ -74,11 +71,8 @@ def recorded_software(root: Path, profile: str) -> dict[str, str] | None:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    except (
-        OSError,
-        UnicodeDecodeError,
-        json.JSONDecodeError,
-    ) as exc:  # committed: report it, never delete it
+    # committed: report it, never delete it
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(
             f"gate: {path} is unreadable ({exc}); treating the baselines of {profile} "
             "as of unknown software",
@@ -189,9 +183,8 @@ def check_chapters(
             continue
         try:
             nb = engine.rendered_notebook(root, result.chapter)
-        except (
-            KeyError
-        ):  # its code cells were edited after they executed, while this command ran
+        # its code cells were edited after they executed, while this command ran
+        except KeyError:
             raise files.UserError(
                 f"{result.chapter}.md changed while the build was running: its code "
                 "cells no longer match the outputs just executed, so there is nothing "
@@ -216,9 +209,8 @@ def check_chapters(
             exactness = baselines.exactness(base, recs, images, diffs)
             if base is not None and any(d.figure for d in diffs):
                 diffs = write_review(root, result.chapter, base[1], images, diffs)
-            elif review_dir(
-                root, result.chapter
-            ).is_dir():  # nothing to review now: no stale images left
+            # nothing to review now: no stale images left
+            elif review_dir(root, result.chapter).is_dir():
                 shutil.rmtree(review_dir(root, result.chapter))
             unrecorded = tuple(
                 k
@@ -740,9 +732,8 @@ def prepare_data(root: Path) -> None:
     """
     if not (root / "chapter_code" / "corpora" / "texts.py").is_file():
         return
-    if not engine.build_dir(root).is_relative_to(
-        root
-    ):  # BOOK_BUILD_DIR elsewhere: nothing goes into the checkout
+    # BOOK_BUILD_DIR elsewhere: nothing goes into the checkout
+    if not engine.build_dir(root).is_relative_to(root):
         corpora = ["shakespeare.txt"] + (
             ["milton.txt"]
             if (root / "chapter_code" / "corpora" / "milton.py").is_file()

@@ -57,12 +57,10 @@ DEFAULT_IMAGE_TOLERANCE = 2.0
 #: under the fragility probe: up to 2e-5); a relative 1e-4 moves no point by a tenth of
 #: a pixel on the book's axes, and a moved curve fails.
 DEFAULT_FIGURE_RTOL = 1e-4
-FIGURE_MIME = (
-    "application/vnd.bookbuild.figure+json"  # written by bookbuild.execute.kernel_hooks
-)
-DURATION_GLUE_SUFFIX = (
-    "_seconds"  # a glued value named like this is a wall time: recorded as <duration>
-)
+# written by bookbuild.execute.kernel_hooks
+FIGURE_MIME = "application/vnd.bookbuild.figure+json"
+# a glued value named like this is a wall time: recorded as <duration>
+DURATION_GLUE_SUFFIX = "_seconds"
 VALUE_MIMES = ["text/markdown", "text/html", "text/plain"]
 
 _VOLATILE = [
@@ -84,12 +82,10 @@ class Difference:
     new: str
     # for printed text: a unified diff of the cell's whole text, whitespace made visible
     detail: str = ""
-    figure: str = (
-        ""  # for a figure's difference: the figure's file name (``<label>-<n>.png``)
-    )
-    review: tuple[
-        str, ...
-    ] = ()  # for a figure whose pixels differ: baseline, new and diff images to look at
+    # for a figure's difference: the figure's file name (``<label>-<n>.png``)
+    figure: str = ""
+    # for a figure whose pixels differ: baseline, new and diff images to look at
+    review: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.chapter} [{self.cell}]: {self.old} -> {self.new}"
@@ -152,9 +148,8 @@ def extract(
             records[label] = [{"kind": "volatile"}]
             continue
         outs: list[dict[str, Any]] = []
-        stream = (
-            None  # consecutive stream chunks are one text, joined exactly as printed
-        )
+        # consecutive stream chunks are one text, joined exactly as printed
+        stream = None
         for output in cell.get("outputs", []):
             kind = output.get("output_type")
             if kind == "stream":
@@ -367,9 +362,8 @@ def _image_difference(old_png: Path, new_png: bytes, tol: float) -> str | None:
 
     if not old_png.exists():
         return "missing baseline figure"
-    if (
-        old_png.read_bytes() == new_png
-    ):  # the same file: nothing to decode (most figures of most builds)
+    # the same file: nothing to decode (most figures of most builds)
+    if old_png.read_bytes() == new_png:
         return None
     with tempfile.TemporaryDirectory() as tmp:
         actual = Path(tmp) / "actual.png"
@@ -821,11 +815,9 @@ class Exactness:
     declared precision."""
 
     exact: int
-    within: list[
-        str
-        # "chapter [cell]" (or "[cell: glue name]") of each output equal only within its
-        # precision
-    ]
+    # "chapter [cell]" (or "[cell: glue name]") of each output equal only within its
+    # precision
+    within: list[str]
 
 
 def _same_output(old: dict, new: dict, figures: Path, images: dict[str, bytes]) -> bool:
@@ -920,9 +912,8 @@ def settle(
             "", label, old_outs, new_outs, figures, images, opts, rtol, atol, kept
         )
         for old, new in zip(kept, new_outs, strict=True):
-            if (
-                old is not new and new["kind"] == "image"
-            ):  # the baseline's figure (and its data) stay
+            # the baseline's figure (and its data) stay
+            if old is not new and new["kind"] == "image":
                 kept_images[new["file"]] = (figures / old["file"]).read_bytes()
                 data = old["file"].removesuffix(".png") + ".json"
                 if (figures / data).exists():

@@ -79,9 +79,8 @@ class Metric:
     metric: str
     cpu: float
     gpu: float
-    spread: (
-        float | None
-    )  # sample standard deviation over the seeds of the sweep's spread configuration
+    # sample standard deviation over the seeds of the sweep's spread configuration
+    spread: float | None
     seeds: int  # how many seeds measured it
 
     @property

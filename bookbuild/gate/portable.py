@@ -68,9 +68,8 @@ def spot_checks() -> int:
                 for r in sweeps.load(name, "smoke", sweep=sweep).records
                 if r["environment"]["profile"] == profile
             ]
-        except (
-            sweeps.SweepNotReady
-        ) as exc:  # stale or damaged: said in its own words, no traceback
+        # stale or damaged: said in its own words, no traceback
+        except sweeps.SweepNotReady as exc:
             print(f"portable: sweep {name} FAILED: {exc}", flush=True)
             failed += 1
             continue

@@ -57,9 +57,8 @@ _WORDS = {
     "hundred": 100,
     "thousand": 1000,
 }
-_INDEX = re.compile(
-    r"(?<![\d.])[A-Za-z]\s?[-+]\s?\d+"
-)  # t-1, T+1: index arithmetic inside a name
+# t-1, T+1: index arithmetic inside a name
+_INDEX = re.compile(r"(?<![\d.])[A-Za-z]\s?[-+]\s?\d+")
 _ALT_NUMBER = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?[eE][-+−]?\d+)(?!\w)"  # 4e-5
     r"|(?<![\w.])(\d+(?:,\d{3})*(?:\.\d+)?)(?![\w])%?"  # 0.76, 1,000, 95%

@@ -50,9 +50,8 @@ class Names:
     """Names a page's cells give values: exact ones, patterns (f-strings), and whether
     any is unknowable."""
 
-    exact: dict[str, int] = field(
-        default_factory=dict
-    )  # name -> the page's line of its call
+    # name -> the page's line of its call
+    exact: dict[str, int] = field(default_factory=dict)
     patterns: list[re.Pattern[str]] = field(default_factory=list)
     dynamic: bool = False
 
@@ -74,9 +73,8 @@ def cells(source: str) -> list[Cell]:
         while count < len(body) and body[count].startswith(":"):
             count += 1
         options: object = {}
-        if any(
-            line.startswith(":mystnb:") for line in body[:count]
-        ):  # nested options: YAML (slower)
+        # nested options: YAML (slower)
+        if any(line.startswith(":mystnb:") for line in body[:count]):
             try:
                 options = (
                     yaml.safe_load("\n".join(line[1:] for line in body[:count])) or {}
@@ -172,9 +170,8 @@ def names_given(page_cells: list[Cell], functions: tuple[str, ...]) -> Names:
             )
             for value in loops.get(id(first), [first]):
                 if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    where = (
-                        node.lineno if value is first else value.lineno
-                    )  # the call's, or the list entry's
+                    # the call's, or the list entry's
+                    where = node.lineno if value is first else value.lineno
                     names.exact.setdefault(value.value, cell.source_line(where))
                 elif value is not None and (pattern := _pattern(value)) is not None:
                     names.patterns.append(pattern)

@@ -48,21 +48,16 @@ class PageClaims:
     """The claims written in one page's prose and the checks its cells declared."""
 
     chapter: str
-    claims: list[tuple[str, str, int]] = field(
-        default_factory=list
-    )  # (name, sentence, line)
-    checks: dict[str, dict[str, Any]] = field(
-        default_factory=dict
-    )  # name -> the check's record
-    unclaimed: list[tuple[int, str]] = field(
-        default_factory=list
-    )  # result sentences without a claim
-    trivial: list[tuple[int, str, str]] = field(
-        default_factory=list
-    )  # (line, check, why) of checks that cannot fail
-    declared_at: dict[str, int] = field(
-        default_factory=dict
-    )  # check -> the line of its claims.check call
+    # (name, sentence, line)
+    claims: list[tuple[str, str, int]] = field(default_factory=list)
+    # name -> the check's record
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # result sentences without a claim
+    unclaimed: list[tuple[int, str]] = field(default_factory=list)
+    # (line, check, why) of checks that cannot fail
+    trivial: list[tuple[int, str, str]] = field(default_factory=list)
+    # check -> the line of its claims.check call
+    declared_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def held(self) -> int:
@@ -86,9 +81,8 @@ def claims_in(source: str) -> list[tuple[str, str, int]]:
         if line.lstrip().startswith("```"):
             in_fence = not in_fence and line.lstrip().startswith("```{code-cell")
         body = line.rstrip("\r\n")
-        prose.append(
-            " " * len(body) + line[len(body) :] if in_fence else line
-        )  # code blanked, its lines kept
+        # code blanked, its lines kept
+        prose.append(" " * len(body) + line[len(body) :] if in_fence else line)
     text = "".join(prose)
     for match in CLAIM.finditer(text):
         target = split_target(match["body"])

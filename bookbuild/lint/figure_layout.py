@@ -50,9 +50,8 @@ def drawn_texts(fig: Any) -> list[Any]:
     try:
         fig.draw(renderer)
     finally:
-        del (
-            renderer.draw_text
-        )  # the instance attribute; the class's method shows through again
+        # the instance attribute; the class's method shows through again
+        del renderer.draw_text
     return list(drawn.values())
 
 

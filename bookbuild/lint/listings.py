@@ -99,9 +99,8 @@ def unshown(page: Path, root: Path = ROOT) -> list[Unshown]:
     shown = set(re.findall(r":pyobject:\s*([\w.]+)", text))
     shown |= {name.split(".")[0] for name in shown}
     found: dict[str, Unshown] = {}
-    imported: dict[
-        str, tuple[str, str]
-    ] = {}  # local name -> (module, name), across the page's cells
+    # local name -> (module, name), across the page's cells
+    imported: dict[str, tuple[str, str]] = {}
     for line, code in _visible_cells(text):
         try:
             tree = ast.parse(code)

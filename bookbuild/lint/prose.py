@@ -74,18 +74,16 @@ _LABEL = re.compile(r"^\s*\([\w.:-]+\)=\s*$")
 _HEADING = re.compile(r"^(#{1,6}\s+)(\d+(\.\d+)*\.?\s+)?")
 _LIST_NUMBER = re.compile(r"^(\s*)\d+[.)]\s")
 _ROLE = re.compile(r"\{[\w:.-]+\}(`+)(.*?)\1")
-_CLAIM = re.compile(
-    r"\{claim\}(`+)(.*?)\1"
-)  # a claim's sentence is prose: only its markup and target are blanked
+# a claim's sentence is prose: only its markup and target are blanked
+_CLAIM = re.compile(r"\{claim\}(`+)(.*?)\1")
 _CLAIM_TARGET = re.compile(r"<[a-z0-9-]+>\s*$")
 _CODE = re.compile(r"(`+)(.*?)\1")
 _INLINE_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>")
 _COMMENT = re.compile(r"<!--.*?-->")
 _SUBSTITUTION = re.compile(r"\{\{.*?\}\}")
-_CAPTION = re.compile(
-    r"^:\s+caption:\s*(.*)$"
-)  # mystnb figure caption, an option line of a code cell
+# mystnb figure caption, an option line of a code cell
+_CAPTION = re.compile(r"^:\s+caption:\s*(.*)$")
 _NUMBER = re.compile(
     r"(?<![\w.])[-+−]?\d+(?:\.\d+)?[eE][-+−]?\d+(?!\w)"  # 1e-30
     r"|(?<![\w.])[-+−]?\d+(?:,\d{3})*(?:\.\d+)?(?!\w)%?"  # 5, 0.38, 23,000, 25%, -1
@@ -100,9 +98,8 @@ _NUMBER = re.compile(
 MARKUP_RULE_ENFORCED = True
 
 _MATH_SPAN = re.compile(r"(?<!\$)\$([^$\n]+)\$(?!\$)")
-_MATH_SCRIPT = re.compile(
-    r"[_^](\{[^{}]*\}|\\?\w)"
-)  # h_{t-1}, W_2, 10^{-3}: notation, not a typed value
+# h_{t-1}, W_2, 10^{-3}: notation, not a typed value
+_MATH_SCRIPT = re.compile(r"[_^](\{[^{}]*\}|\\?\w)")
 _MATH_NUMBER = re.compile(r"(?<![\w.\\])(\d+\.\d+|\.\d+|\d{2,})(?![\w.])")
 _TEXT_ROLE = re.compile(r"\{(ref|numref|doc|term)\}(`+)(.*?)\2")
 _CODE_NUMBER = re.compile(
@@ -132,13 +129,11 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             )
             + 1
         )
-    fences: list[
-        tuple[str, bool, str]
-    ] = []  # open fences: (marker, opaque?, directive name)
+    # open fences: (marker, opaque?, directive name)
+    fences: list[tuple[str, bool, str]] = []
     in_display_math = False
-    in_inline_math = (
-        False  # a $...$ span that began on an earlier line of the paragraph
-    )
+    # a $...$ span that began on an earlier line of the paragraph
+    in_inline_math = False
     for n in range(i, len(lines)):
         line = lines[n]
         fence = _FENCE.match(line)
@@ -184,18 +179,15 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             continue  # a target label, a directive option, a MyST comment
         if not line.strip():
             in_inline_math = False  # inline math never spans paragraphs
-        if (
-            in_inline_math
-        ):  # blank up to the closing $ of a span opened on an earlier line
+        # blank up to the closing $ of a span opened on an earlier line
+        if in_inline_math:
             close = line.find("$")
             if close < 0:
                 continue
             line = " " * (close + 1) + line[close + 1 :]
             in_inline_math = False
-        for structure in (
-            _HEADING,
-            _LIST_NUMBER,
-        ):  # a heading's section number, an ordered list's item number
+        # a heading's section number, an ordered list's item number
+        for structure in (_HEADING, _LIST_NUMBER):
             found = structure.match(line)
             if found:
                 line = " " * found.end() + line[found.end() :]

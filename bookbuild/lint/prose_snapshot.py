@@ -25,11 +25,8 @@ import re
 import sys
 from pathlib import Path
 
-from bookbuild.lint.prose import (
-    _FENCE,
-    _LABEL,
-    _OPTION,
-)  # one reading of MyST's structure for both tools
+# one reading of MyST's structure for both tools
+from bookbuild.lint.prose import _FENCE, _LABEL, _OPTION
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("book/recurrence.md", "book/gradients.md", "book/gated.md")
@@ -87,9 +84,8 @@ def page_prose(markdown: str) -> str:
             if name is None or name.strip() in CODE_BLOCKS:
                 skip_until = marker
                 continue
-            in_directive_head = (
-                True  # a prose directive: drop its fence and options, keep its body
-            )
+            # a prose directive: drop its fence and options, keep its body
+            in_directive_head = True
             title = rest.strip()
             if title and name.strip() not in LABEL_ARGUMENT:
                 kept.append(title)

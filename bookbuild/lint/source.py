@@ -77,9 +77,8 @@ def _last_value(cell: Cell) -> str | None:
     ):
         return None
     owner = call.func.value
-    while isinstance(
-        owner, (ast.Subscript, ast.Attribute)
-    ):  # ax[0].legend, ax.xaxis.set_label_text: ax
+    # ax[0].legend, ax.xaxis.set_label_text: ax
+    while isinstance(owner, (ast.Subscript, ast.Attribute)):
         owner = owner.value
     name = owner.id if isinstance(owner, ast.Name) else None
     if name is None or not DRAWING.match(name):
@@ -240,9 +239,8 @@ def check_pages(root: Path) -> list[str]:
             continue
         chapter = f"book/{page.stem}"
         found = page_problems(page, chapter)
-        if any(
-            "{glue:text}" in p or "the claim names check" in p for p in found
-        ):  # rare: only then read the cache
+        # rare: only then read the cache
+        if any("{glue:text}" in p or "the claim names check" in p for p in found):
             found = page_problems(page, chapter, last_glued(root, chapter))
         problems += found
     return problems

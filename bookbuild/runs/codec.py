@@ -181,9 +181,8 @@ _CONSTRUCTED: weakref.WeakKeyDictionary[torch.nn.Module, dict[str, Any]] = (
 def _noting(cls: type, init: Any) -> Any:
     signature = inspect.signature(init)
     if any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values()):
-        return (
-            init  # cannot be rebuilt by keyword: such a module is refused when encoded
-        )
+        # cannot be rebuilt by keyword: such a module is refused when encoded
+        return init
 
     @functools.wraps(init)
     def noted(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -248,9 +247,8 @@ def _decode_module(
     cls = _class(data, types, where)
     arguments = decode_value(data["init"], types, f"{where} (constructor)")
     state = decode_value(data["state"], types, f"{where} (weights)")
-    with torch.random.fork_rng(
-        devices=[]
-    ):  # the initial draw is overwritten: keep the seed's stream
+    # the initial draw is overwritten: keep the seed's stream
+    with torch.random.fork_rng(devices=[]):
         module = cls(**arguments)
     module.load_state_dict(state)
     module.train(data["training"])

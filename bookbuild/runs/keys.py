@@ -68,15 +68,12 @@ class Module:
     name they bind."""
 
     name: str
-    definitions: dict[str, ast.AST] = field(
-        default_factory=dict
-    )  # def / class / assignment, by bound name
-    imports: dict[str, tuple[str, str | None]] = field(
-        default_factory=dict
-    )  # name -> (module, attribute)
-    forms: dict[str, str] = field(
-        default_factory=dict
-    )  # name -> normal form, computed once
+    # def / class / assignment, by bound name
+    definitions: dict[str, ast.AST] = field(default_factory=dict)
+    # name -> (module, attribute)
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # name -> normal form, computed once
+    forms: dict[str, str] = field(default_factory=dict)
 
     def form(self, name: str) -> str:
         if name not in self.forms:
@@ -167,9 +164,8 @@ class Reached:
     """The definitions a job reaches: their normal forms' SHA-256 by name, and the
     modules they live in."""
 
-    definitions: dict[
-        str, str
-    ]  # "name" (or "name [2]" for a second definition of the same name) -> SHA-256
+    # "name" (or "name [2]" for a second definition of the same name) -> SHA-256
+    definitions: dict[str, str]
     modules: tuple[str, ...]
 
     @property
@@ -238,9 +234,8 @@ class _Walker:
                 if not isinstance(base, ast.Name):
                     continue
                 target = self.module_of(module, base.id)
-                for attr in reversed(
-                    chain
-                ):  # `pkg.mod.name`: through submodules to a definition
+                # `pkg.mod.name`: through submodules to a definition
+                for attr in reversed(chain):
                     if target is None:
                         break
                     sub = f"{target}.{attr}"

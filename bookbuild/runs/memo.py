@@ -92,9 +92,8 @@ def canonical(value: Any, where: str = "argument") -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if type(value).__module__ == "torch" and type(value).__name__ == "device":
-        return {
-            "__device__": str(value)
-        }  # where the run computes (also in the environment's key)
+        # where the run computes (also in the environment's key)
+        return {"__device__": str(value)}
     raise TypeError(
         f"{where}: a memoized run takes numbers, strings, lists, dicts and "
         f"dataclasses; got {type(value).__name__} (pass what builds it instead)"
@@ -138,9 +137,8 @@ def environment(
     for name in names:
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
-    checked = (
-        runtime.settings()
-    )  # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
+    # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
+    checked = runtime.settings()
     settings = {
         **checked.as_env(),
         **{k: os.environ.get(k, "") for k in numerics.CPU_PINS},
@@ -156,9 +154,8 @@ def environment(
         # one); only for their runs
         **{package: metadata.version(package) for package in optional},
     }
-    gpu = numerics.gpu_software(
-        device
-    )  # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
+    # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
+    gpu = numerics.gpu_software(device)
     if gpu:
         out["gpu_software"] = gpu
     return out

@@ -70,9 +70,8 @@ def install() -> None:
         )
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     cmd = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES]
-    if (
-        subprocess.run(cmd, env=env, capture_output=True).returncode != 0
-    ):  # a fresh machine has no package lists yet
+    # a fresh machine has no package lists yet
+    if subprocess.run(cmd, env=env, capture_output=True).returncode != 0:
         subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
@@ -346,9 +345,8 @@ def down(folder: Path = DEFAULT_DIR) -> list[str]:
             while _alive(pid):
                 time.sleep(0.05)
         stopped.append(name)
-    for (
-        process
-    ) in leftovers:  # job steps (srun and the like) orphaned by the daemons' exit
+    # job steps (srun and the like) orphaned by the daemons' exit
+    for process in leftovers:
         with contextlib.suppress(Exception):
             process.kill()
     shutil.rmtree(folder, ignore_errors=True)

@@ -334,9 +334,8 @@ def _run_job(
     root: str,
     call: bool = False,
 ) -> dict[str, Any]:
-    from chapter_code.core import (
-        runtime,
-    )  # first: pins the CPU numerics before torch loads
+    # first: pins the CPU numerics before torch loads
+    from chapter_code.core import runtime
 
     runtime.setup()
     root_path = Path(root)
@@ -419,20 +418,18 @@ def seal(record: dict[str, Any]) -> str:
 @dataclasses.dataclass
 class JobStatus:
     job: Job
-    state: (
-        str  # "fresh", "missing", "stale-code", "stale-params", "stale-data", "damaged"
-    )
+    # "fresh", "missing", "stale-code", "stale-params", "stale-data", "damaged"
+    state: str
     record: dict[str, Any] | None = None
     detail: str = ""
 
 
 def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
     # an open, even a failed one, is what the build's trace sees: a record that appears
-    # later re-executes
+    # later re-executes the chapter that found it missing (a mere exists() would go
+    # unseen)
     try:
-        text = (
-            path.read_text()
-        )  # the chapter that found it missing (a mere exists() would go unseen)
+        text = path.read_text()
     except FileNotFoundError:
         return None, ""
     except (OSError, UnicodeDecodeError) as exc:
@@ -442,9 +439,8 @@ def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
         for key in ("params_hash", "code_hash", "metrics", "seed", "job", "wall_s"):
             if key not in record:
                 raise KeyError(key)
-        if SEAL in record and record[SEAL] != seal(
-            record
-        ):  # records written before the seal carry none
+        # records written before the seal carry none
+        if SEAL in record and record[SEAL] != seal(record):
             return (
                 None,
                 "edited since it was written (its record_sha256 does not match its "
@@ -626,9 +622,8 @@ def load(
     re-executes when records appear); stale or damaged records still raise.
     """
     sweep = sweep or get(name)
-    profile = record_profile(
-        sweep, config, device
-    )  # a GPU build reads its own set of a per-device configuration
+    # a GPU build reads its own set of a per-device configuration
+    profile = record_profile(sweep, config, device)
     if edition is not None:  # a page that sets the two editions side by side
         if edition not in ("cpu", "gpu"):
             raise ValueError(f"edition must be 'cpu' or 'gpu'; got {edition!r}")
@@ -815,9 +810,8 @@ def uncommitted_changes(root: Path) -> list[str]:
         )
     except (OSError, subprocess.SubprocessError):
         return []
-    if (
-        done.returncode != 0
-    ):  # not a git checkout (a copy of the tree): nothing to compare with
+    # not a git checkout (a copy of the tree): nothing to compare with
+    if done.returncode != 0:
         return []
     paths = [line[3:].strip() for line in done.stdout.splitlines() if line.strip()]
     return [p for p in paths if not p.startswith("records/")]
@@ -911,9 +905,8 @@ def run(
             "this checkout; wait for it (its progress is in its terminal), or stop it"
         ) from None
     try:
-        os.environ.update(
-            _pinned_bytecode(root)
-        )  # for the job processes submitit starts
+        # for the job processes submitit starts
+        os.environ.update(_pinned_bytecode(root))
         return _run_locked(
             sweep,
             todo,
@@ -1047,9 +1040,8 @@ def _run_submitit(
     active: list[tuple[Job, Any, list[int]]] = []  # (job, submitit job, GPUs it holds)
     gpu_load = dict.fromkeys(gpus, 0)  # jobs running on each GPU
 
-    def stop(
-        signum: int, frame: Any
-    ) -> None:  # a kill (SIGTERM) cancels the jobs, as Ctrl-C does
+    # a kill (SIGTERM) cancels the jobs, as Ctrl-C does
+    def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     import signal

@@ -55,9 +55,8 @@ from bookbuild.site import (
 from bookbuild.site.citations import author_year_label  # noqa: F401  (re-exported: the tests import it here)
 
 ASSETS = Path(__file__).with_name("assets")
-MATHJAX_PACKAGE = (
-    "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
-)
+# a wheel on the package index that bundles MathJax 3.2.2
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"
 MATHJAX_VERSION = "3.2.2"
 #: What the site needs of MathJax: the TeX-to-HTML component, the TeX extensions it
 #: loads on demand, its web fonts, and the menu's accessibility tools (explorer,
@@ -194,19 +193,16 @@ def setup(app: Sphinx) -> dict[str, object]:
     # myst-nb's lookup of the stored outputs hashes as the engine's does
     cachekey.install()
     citations.register()
-    app.setup_extension(
-        "sphinx_thebe"
-    )  # loaded before us, so that its handlers exist to be disconnected
+    # loaded before us, so that its handlers exist to be disconnected
+    app.setup_extension("sphinx_thebe")
     switch_off_thebe(app)
-    app.setup_extension(
-        "bookbuild.site.panels"
-    )  # the interactive panels' directive and player (panels.py)
+    # the interactive panels' directive and player (panels.py)
+    app.setup_extension("bookbuild.site.panels")
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", unique_exercise_ids)
-    app.connect(
-        "build-finished", _on_build_finished, priority=930
-    )  # after the math is typeset (mathrender.py)
+    # after the math is typeset (mathrender.py)
+    app.connect("build-finished", _on_build_finished, priority=930)
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)

@@ -26,12 +26,8 @@ from sphinx.application import Sphinx
 
 FAVICON = Path(__file__).with_name("assets") / "favicon.svg"
 DESCRIPTION_CHARS = 160
-NOT_PROSE = (
-    nodes.Admonition,
-    nodes.container,
-    nodes.table,
-    nodes.citation,
-)  # boxes, cells, tables, references
+# boxes, cells, tables, references
+NOT_PROSE = (nodes.Admonition, nodes.container, nodes.table, nodes.citation)
 
 
 # -------------------------------------------------------------- while pages are written
@@ -88,9 +84,8 @@ def _on_config_inited(app: Sphinx, config: object) -> None:
 
 # ---------------------------------------------------------------------- after the build
 
-Repair = Callable[
-    [str, str], str
-]  # (page's path under the output, its HTML) -> repaired HTML
+# (page's path under the output, its HTML) -> repaired HTML
+Repair = Callable[[str, str], str]
 
 
 def hidden_cell_summaries(name: str, text: str) -> str:
@@ -266,6 +261,5 @@ def connect(app: Sphinx) -> None:
     """Register the repairs (called from :func:`bookbuild.site.setup`)."""
     app.connect("config-inited", _on_config_inited)
     app.connect("html-page-context", add_description)
-    app.connect(
-        "build-finished", _on_build_finished, priority=900
-    )  # after everything else has written
+    # after everything else has written
+    app.connect("build-finished", _on_build_finished, priority=900)

@@ -124,9 +124,8 @@ def register() -> None:
             repeated = {label for label, n in Counter(labels).items() if n > 1}
             seen: Counter[str] = Counter()
             for entry, label in zip(entries, labels, strict=True):
-                if (
-                    label in repeated and SHORTHAND not in entry.fields
-                ):  # same authors, same year: 1997a, 1997b
+                # same authors, same year: 1997a, 1997b
+                if label in repeated and SHORTHAND not in entry.fields:
                     seen[label] += 1
                     label = label + "abcdefghijklmnopqrstuvwxyz"[seen[label] - 1]
                 yield label

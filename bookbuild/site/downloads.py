@@ -218,12 +218,9 @@ def connect(app: Sphinx) -> None:
         text=(_pass, _pass),
     )
     app.add_role("book-pdf", book_pdf_role)
-    app.connect(
-        "html-page-context", chapter_notebook, priority=500
-    )  # before the theme reads ipynb_source (501)
-    app.connect(
-        "html-page-context", header_buttons, priority=510
-    )  # after the theme's buttons (501)
-    app.connect(
-        "build-finished", _on_build_finished, priority=950
-    )  # after a11y's repairs (900)
+    # before the theme reads ipynb_source (501)
+    app.connect("html-page-context", chapter_notebook, priority=500)
+    # after the theme's buttons (501)
+    app.connect("html-page-context", header_buttons, priority=510)
+    # after a11y's repairs (900)
+    app.connect("build-finished", _on_build_finished, priority=950)

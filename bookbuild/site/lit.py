@@ -56,12 +56,8 @@ def lit_math_role(
 
 #: The modules that render the prose's numbers and claims into a page: literals, the
 #: notation of E numbers, claims and their previews, glued numbers (bookbuild/*.py).
-RENDERING = (
-    "site/lit.py",
-    "site/notation.py",
-    "lint/claims.py",
-    "site/provenance.py",
-)  # under bookbuild/
+# under bookbuild/
+RENDERING = ("site/lit.py", "site/notation.py", "lint/claims.py", "site/provenance.py")
 
 
 def rendering_key() -> str:

@@ -273,6 +273,5 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the pass (called from :func:`bookbuild.site.setup`)."""
-    app.connect(
-        "build-finished", _on_build_finished, priority=920
-    )  # after speed.py's pass
+    # after speed.py's pass
+    app.connect("build-finished", _on_build_finished, priority=920)

@@ -136,10 +136,8 @@ class PanelCache:
     data or PNG does not match its digest, is treated as absent (and recomputed)."""
 
     def __init__(self, folder: Path, root: Path = ROOT) -> None:
-        self.folder, self.root = (
-            folder,
-            root,
-        )  # the files are named relative to ``root``
+        # the files are named relative to ``root``
+        self.folder, self.root = folder, root
 
     def _entry(self, name: str) -> Path:
         return self.folder / f"{name}.json"
@@ -181,9 +179,8 @@ class PanelCache:
         files = current_hashes(
             root, [f.relative_to(root).as_posix() for f in _imported_sources(root)]
         )
-        write_bytes(
-            self._png(name), png
-        )  # first: an entry never names a PNG that is not there yet
+        # first: an entry never names a PNG that is not there yet
+        write_bytes(self._png(name), png)
         entry = {
             "environment": _environment(),
             "files": files,

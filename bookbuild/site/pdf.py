@@ -231,9 +231,8 @@ def index_term_uses(doctree: nodes.document) -> None:
             continue
         entry = addnodes.index(entries=[("single", name, "", "", None)], inline=True)
         at = ref.parent.index(ref)
-        ref.parent.insert(
-            at, _raw("}")
-        )  # \bookindexterm (bookprint.sty): read as the glossary's entry
+        # \bookindexterm (bookprint.sty): read as the glossary's entry
+        ref.parent.insert(at, _raw("}"))
         ref.parent.insert(at, entry)
         ref.parent.insert(at, _raw("\\bookindexterm{"))
 
@@ -352,9 +351,8 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
         if image is None:
             continue
         page = _page_of(box, docname)
-        caption = (
-            nodes.paragraph()
-        )  # a legend, not a caption: the site numbers no panel, so the PDF does not
+        # a legend, not a caption: the site numbers no panel, so the PDF does not
+        caption = nodes.paragraph()
         heading = (
             [
                 nodes.Text(f"{PANEL_HEADING}. "),
@@ -367,9 +365,8 @@ def panels_as_figures(doctree: nodes.document, docname: str = "") -> None:
         caption += nodes.strong("", "", *heading)
         caption += nodes.Text(" ")
         if summary is not None:
-            caption += [
-                c for c in summary.children if not isinstance(c, nodes.raw)
-            ]  # HTML-only spans
+            # HTML-only spans
+            caption += [c for c in summary.children if not isinstance(c, nodes.raw)]
         n_beats = len(beats.children) if beats is not None else 0
         caption += nodes.Text(
             f" Interactive in the HTML edition, where the panel plays its {n_beats} "
@@ -478,9 +475,8 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
             if target
             else ""
         )
-        if (
-            path and ref.parent is not None
-        ):  # the file's name: where the build writes it is no reader's concern
+        # the file's name: where the build writes it is no reader's concern
+        if path and ref.parent is not None:
             at = ref.parent.index(ref) + 1
             ref.parent.insert(at, nodes.Text(")"))
             ref.parent.insert(at, nodes.literal("", posixpath.basename(path)))
@@ -496,9 +492,8 @@ def lab_links(doctree: nodes.document, docname: str = "") -> None:
         told.add(id(paragraph))
         anchor = section["ids"][0] if section is not None and section["ids"] else ""
         heading = _preface_heading_before(paragraph, section)
-        if (
-            heading is not None
-        ):  # in the preface: an unnumbered heading, which LaTeX gives no number
+        # in the preface: an unnumbered heading, which LaTeX gives no number
+        if heading is not None:
             anchor = heading["ids"][0] if heading["ids"] else ""
         where = nodes.paragraph()
         where += nodes.Text(
@@ -627,9 +622,8 @@ def _cell_extent(entry: nodes.Element) -> tuple[int, int]:
     length, unbreakable = 0, 1
     for node in entry.findall(lambda n: isinstance(n, nodes.Text | nodes.math)):
         if isinstance(node, nodes.math):
-            size = (
-                len(node.astext()) * 2 // 3 + 1
-            )  # the source is longer than what prints
+            # the source is longer than what prints
+            size = len(node.astext()) * 2 // 3 + 1
             length, unbreakable = length + size, max(unbreakable, size)
             continue
         if any(isinstance(a, nodes.math) for a in _ancestors(node)):
@@ -721,9 +715,8 @@ def tables_fit(doctree: nodes.document) -> None:
             continue
         natural, least, cells = measured
         size, scale = "", 1.0
-        if (
-            "colwidths-given" in table["classes"]
-        ):  # the page set its own widths: kept, in the body size
+        # the page set its own widths: kept, in the body size
+        if "colwidths-given" in table["classes"]:
             given = [float(spec.get("colwidth", 1)) for spec in specs]
             widths = [max(1, round(TABLE_CHARS * g / sum(given))) for g in given]
         else:

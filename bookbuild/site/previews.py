@@ -83,15 +83,12 @@ def _clean(tag: Any, page: str, target_page: str) -> Any:
                 posixpath.normpath(posixpath.join(there, value)), here or "."
             )
         if el.name == "a":
-            el["tabindex"] = (
-                # a preview is read, not tabbed through; the link it previews is the tab
-                # stop
-                "-1"
-            )
+            # a preview is read, not tabbed through; the link it previews is the tab
+            # stop
+            el["tabindex"] = "-1"
         if el.name == "img":
-            el.attrs.pop(
-                "style", None
-            )  # the page's display size; the preview's stylesheet sizes it
+            # the page's display size; the preview's stylesheet sizes it
+            el.attrs.pop("style", None)
             el["loading"] = "lazy"
     return tag
 
@@ -144,9 +141,8 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
         return "section", [head, *_first_paragraphs(heading)]
     if el.name == "figure":
         captions = [_copy(c) for c in el.select("figcaption")[:1]]
-        for caption in (
-            captions
-        ):  # a figcaption belongs in a figure; the preview's caption is a plain block
+        # a figcaption belongs in a figure; the preview's caption is a plain block
+        for caption in captions:
             caption.name = "div"
             caption["class"] = "link-tip-caption"
         return "figure", [*el.select("img")[:1], *captions]
@@ -159,9 +155,8 @@ def _preview_of(el: Any, soup: Any) -> tuple[str, list[Any]] | None:
         return "table", [head]
     if el.name == "div" and "math" in classes:
         return "equation", [el]
-    if (
-        el.name == "div" and "admonition" in classes
-    ):  # an exercise (sphinx-exercise) or a solution
+    # an exercise (sphinx-exercise) or a solution
+    if el.name == "div" and "admonition" in classes:
         title = el.find("p", class_="admonition-title")
         content = el.find("section")
         body = (
@@ -333,9 +328,7 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the two steps (called from :func:`bookbuild.site.setup`)."""
-    app.connect(
-        "html-page-context", _on_page_context, priority=900
-    )  # after the other extensions' changes
-    app.connect(
-        "build-finished", _on_build_finished, priority=915
-    )  # after a11y.py, before speed.py and mathrender.py
+    # after the other extensions' changes
+    app.connect("html-page-context", _on_page_context, priority=900)
+    # after a11y.py, before speed.py and mathrender.py
+    app.connect("build-finished", _on_build_finished, priority=915)

@@ -167,9 +167,8 @@ def glue_provenance(
         sweeps_by_cell.setdefault(sweep.get("cell", -1), []).append(sweep)
     listed = {obj.rsplit(".", 1)[-1]: obj for _, obj in listings if obj}
 
-    defined_at: dict[
-        str, int
-    ] = {}  # name -> position (in ``cells``) of the last cell that bound it
+    # name -> position (in ``cells``) of the last cell that bound it
+    defined_at: dict[str, int] = {}
     reads: list[set[int]] = []  # per cell: the cells whose names it reads
     cells: list[Any] = []
     out: dict[str, Any] = {}
@@ -362,9 +361,8 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
             for m in data_axes
             if texts[m].get(f"{axis} label")
         ]
-        return (
-            shared[0] if len(set(shared)) == 1 else axis
-        )  # a panel that shares its axis with one labelled below
+        # a panel that shares its axis with one labelled below
+        return shared[0] if len(set(shared)) == 1 else axis
 
     def categories(n: int, axis: str) -> list[str] | None:
         ticks = texts[n].get(f"{axis} ticks") or []
@@ -411,14 +409,12 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
             xy = item["xy"]
             xs, ys = [p[0] for p in xy], [p[1] for p in xy]
             if len(xy) == 2 and xs == [0.0, 1.0] and ys[0] == ys[1] and xcat is None:
-                rows.append(
-                    {**base, "series": series, yname: coordinate(ys[0], ycat)}
-                )  # across the axes
+                # across the axes
+                rows.append({**base, "series": series, yname: coordinate(ys[0], ycat)})
                 continue
             if len(xy) == 2 and ys == [0.0, 1.0] and xs[0] == xs[1] and ycat is None:
-                rows.append(
-                    {**base, "series": series, xname: coordinate(xs[0], xcat)}
-                )  # up the axes
+                # up the axes
+                rows.append({**base, "series": series, xname: coordinate(xs[0], xcat)})
                 continue
             rows += [
                 {
@@ -445,9 +441,8 @@ def figure_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] |
                 else len(bars)
             )
             ticks = texts[n].get("x ticks") or []
-            names = xcat or (
-                ticks if len(ticks) == per else None
-            )  # one tick label per group of bars
+            # one tick label per group of bars
+            names = xcat or (ticks if len(ticks) == per else None)
             for k, (x, _, w, h) in enumerate(bars):
                 at = (
                     ""
@@ -547,9 +542,8 @@ def _chapter(app: Any, docname: str) -> tuple[Any, dict[str, Any]] | None:
     if docname not in notebooks:
         try:
             notebooks[docname] = engine.rendered_notebook(root, docname)
-        except (
-            Exception
-        ):  # no cached outputs for the page as it stands: nothing to describe
+        # no cached outputs for the page as it stands: nothing to describe
+        except Exception:
             notebooks[docname] = None
     nb = notebooks[docname]
     return None if nb is None else (nb, cache[docname])
@@ -582,9 +576,8 @@ def _traced_text_role() -> Any:
             for node in result:
                 if isinstance(node, nodes.inline) and "pasted-text" in node["classes"]:
                     node["classes"] += ["glued", f"glue-key-{key}"]
-                    set_scientific(
-                        node
-                    )  # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.site.notation)
+                    # 1.3e-20 as 1.3 × 10⁻²⁰ (bookbuild.site.notation)
+                    set_scientific(node)
             return result, messages
 
     return TracedPasteTextRole()
@@ -620,9 +613,8 @@ def _link_figure_data(app: Any, doctree: nodes.document, docname: str) -> None:
     if found is None:
         return
     page = docname.rsplit("/", 1)[-1]
-    app.env.temp_data.setdefault("figure_data_pages", set()).add(
-        page
-    )  # its folder holds this build's files only
+    # its folder holds this build's files only
+    app.env.temp_data.setdefault("figure_data_pages", set()).add(page)
     summaries = figure_summaries(found[0])
     if not summaries:
         return

@@ -62,9 +62,8 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
             length += len(chunk)
 
     def walk(node: nodes.Node) -> None:
-        if isinstance(
-            node, (nodes.math, nodes.math_block)
-        ):  # a formula as a reader reads it, not its TeX
+        # a formula as a reader reads it, not its TeX
+        if isinstance(node, (nodes.math, nodes.math_block)):
             said = readable_math(node.astext())
             add(f" {said} " if isinstance(node, nodes.math_block) else said)
             return
@@ -75,9 +74,8 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
         if isinstance(node, nodes.Text):
             add(node.astext())
             return
-        if isinstance(
-            node, nodes.Element
-        ):  # sections, and glossary terms, equations, figures...
+        # sections, and glossary terms, equations, figures...
+        if isinstance(node, nodes.Element):
             for target_id in node["ids"]:
                 sections.setdefault(target_id, length)
         block = isinstance(node, nodes.Element) and not isinstance(node, nodes.Inline)

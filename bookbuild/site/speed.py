@@ -47,9 +47,8 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-Repair = Callable[
-    [Path, str, str], str
-]  # (output folder, page's path under it, its HTML) -> repaired HTML
+# (output folder, page's path under it, its HTML) -> repaired HTML
+Repair = Callable[[Path, str, str], str]
 
 MATHJAX_TAG = re.compile(
     r'<script defer="defer" '
@@ -148,9 +147,8 @@ def min_readable_width(path: Path) -> int | None:
     smallest = _smallest_text(str(path), path.stat().st_mtime_ns)
     if not smallest:
         return None
-    return math.ceil(
-        size[0] * PHONE_TEXT_PX / smallest
-    )  # image px per CSS px cancel out
+    # image px per CSS px cancel out
+    return math.ceil(size[0] * PHONE_TEXT_PX / smallest)
 
 
 def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:

@@ -22,9 +22,8 @@ from typing import Any
 from docutils import nodes
 
 INVENTORY = "xrefs.json"
-_loaded: dict[
-    str, dict[str, Any]
-] = {}  # inventory path -> its contents, read once per build
+# inventory path -> its contents, read once per build
+_loaded: dict[str, dict[str, Any]] = {}
 
 
 def inventory(app: Any) -> dict[str, Any]:
@@ -124,9 +123,8 @@ def _resolve(app: Any, env: Any, node: Any, contnode: Any) -> Any:
         entry = known["equations"].get(target)
     elif kind == "doc":
         docname = target.removeprefix("/").removesuffix(".md")
-        if not target.startswith(
-            "/"
-        ):  # relative to the referring page's folder, as Sphinx resolves it
+        # relative to the referring page's folder, as Sphinx resolves it
+        if not target.startswith("/"):
             folder = node.get("refdoc", "").rpartition("/")[0]
             docname = f"{folder}/{docname}" if folder else docname
         entry = known["docs"].get(docname)

@@ -168,9 +168,8 @@ def _plain(work: Path) -> float:
         "--builder",
         "html",
     ]
-    proc = subprocess.run(
-        command, cwd=work, capture_output=True, text=True
-    )  # warnings allowed: the book's roles
+    # warnings allowed: the book's roles
+    proc = subprocess.run(command, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if proc.returncode != 0 or not (work / "_build" / "html" / "index.html").exists():
         raise RuntimeError(

@@ -128,9 +128,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET_S = (
-    475.0  # 8 minutes, less a few seconds for the machine's own start and the copy back
-)
+# 8 minutes, less a few seconds for the machine's own start and the copy back
+BUDGET_S = 475.0
 RESERVED_AFTER_RUN_S = 50.0  # baselines and collect, after the side-by-side steps
 # from the interrupt of a step that ran out of time to the kill of what is left of it
 GRACE_S = 10.0
@@ -138,13 +137,11 @@ SWEEP = "word-lm-scale"
 SWEEP_CONFIG = "gpu"
 DRY_BUDGET_S = 150.0
 SWEEP_WORKERS = 10  # of 16 cores: the chapters keep about six busy
-BOOK_SWEEP_PROCESSES = (
-    6  # sweeps of the chapters' own runs at once, before the chapters
-)
+# sweeps of the chapters' own runs at once, before the chapters
+BOOK_SWEEP_PROCESSES = 6
 BOOK_SWEEP_WORKERS = 3  # jobs at once in each: at most 18 jobs on 16 cores and the GPU
-DRY_BOOK_SWEEPS = (
-    "gated-book-runs",
-)  # the dry run walks the step with one sweep's smoke configuration
+# the dry run walks the step with one sweep's smoke configuration
+DRY_BOOK_SWEEPS = ("gated-book-runs",)
 CORPORA = ("data/shakespeare.txt", "data/milton.txt")
 #: What the steps import, checked without importing torch (which takes seconds): the
 #: engine's and the sweeps' stack.
@@ -210,9 +207,8 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        children.setdefault(int(fields[1]), []).append(
-            (int(entry.name), fields[19])
-        )  # ppid; starttime
+        # ppid; starttime
+        children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))
     out, queue = [], [pid]
     while queue:
         for child in children.get(queue.pop(), []):
@@ -337,9 +333,8 @@ class Runner:
         # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
         except BaseException:
             for step, proc, began, log in live:
-                _stop(
-                    proc, grace_s=2.0
-                )  # an outer timeout leaves little time: collect comes first
+                # an outer timeout leaves little time: collect comes first
+                _stop(proc, grace_s=2.0)
                 step.status, step.rc = "interrupted", proc.returncode
                 step.wall_s = round(time.monotonic() - began, 1)
                 step.note = "the run itself was interrupted"
@@ -509,9 +504,8 @@ def run(
         device=device, sweep=f"{sweep} --config {config}", root=str(root)
     )
 
-    def terminated(
-        signum: int, frame: Any
-    ) -> None:  # an outer timeout's SIGTERM: collect what there is
+    # an outer timeout's SIGTERM: collect what there is
+    def terminated(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, terminated)
@@ -652,9 +646,8 @@ def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> 
         for e in manifest.values()
         if isinstance(e, dict) and e.get("profile")
     }
-    profile = device.get("profile") or (
-        profiles.pop() if len(profiles) == 1 else None
-    )  # the engine's, if no probe
+    # the engine's, if no probe
+    profile = device.get("profile") or (profiles.pop() if len(profiles) == 1 else None)
     runner.facts["profile"] = (
         profile or "unknown (neither the probe nor the engine reported one)"
     )
@@ -663,9 +656,8 @@ def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> 
     records = root / "records" / sweep / config
     if records.is_dir():
         _copy_tree(records, out / "records" / sweep / config)
-    for made in (
-        sorted((root / "records").glob(f"*/*@{profile}")) if profile else []
-    ):  # the GPU's own record sets
+    # the GPU's own record sets
+    for made in sorted((root / "records").glob(f"*/*@{profile}")) if profile else []:
         _copy_tree(made, out / "records" / made.parent.name / made.name)
     state = root / "_build" / "engine"
     if (state / "kernels").is_dir():
@@ -673,9 +665,8 @@ def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> 
     if (state / "manifest.json").is_file():
         shutil.copy2(state / "manifest.json", out / "logs" / "engine-manifest.json")
     sweep_logs = sorted((root / "_build" / "sweeps" / sweep).glob("2*"))
-    if (
-        sweep_logs
-    ):  # submitit's stdout and stderr of each job of the latest run (not its pickles)
+    # submitit's stdout and stderr of each job of the latest run (not its pickles)
+    if sweep_logs:
         for path in sweep_logs[-1].rglob("*"):
             if path.is_file() and path.suffix in (".out", ".err", ".log"):
                 target = out / "logs" / "sweep-jobs" / path.relative_to(sweep_logs[-1])
@@ -792,14 +783,8 @@ def _check_folder(out: Path) -> list[str]:
     ]
     summary = _read_json(out / "summary.json") or {}
     names = [s["name"] for s in summary.get("steps", [])]
-    if names != [
-        "env",
-        "probe",
-        "book-sweeps",
-        "chapters",
-        "sweep",
-        "baselines",
-    ]:  # the real run's, in order
+    # the real run's, in order
+    if names != ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]:
         problems.append(f"steps {names}")
     problems += [
         f"step {s['name']}: {s['status']} (see {s['log']})"
@@ -884,10 +869,8 @@ def _same_device(a: Path, b: Path) -> bool:
 def _probe(path: Path) -> int:
     """Write what the machine is to ``path``; fails (exit 1) when the run asks for CUDA
     and there is none."""
-    from chapter_code.core import (
-        numerics,
-        runtime,
-    )  # first: the CPU and CUDA pins, before torch loads
+    # first: the CPU and CUDA pins, before torch loads
+    from chapter_code.core import numerics, runtime
 
     torch = runtime.torch
     info: dict[str, Any] = {
@@ -963,9 +946,8 @@ def _record(root: Path, out: Path, chapters: list[str]) -> int:
 
     with checkout_lock(engine.engine_dir(root), "make gpu-run"):
         code = gate.accept(root, only=chapters)
-        if not (
-            out / "build-report.md"
-        ).exists():  # the chapters step ran out of time before its reports
+        # the chapters step ran out of time before its reports
+        if not (out / "build-report.md").exists():
             _write_reports(root, out, engine.run(root, only=chapters))
     return code
 
@@ -1066,12 +1048,8 @@ def _book_sweeps(root: Path, device: str, names: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in (
-        "_probe",
-        "_execute",
-        "_record",
-        "_book_sweeps",
-    ):  # steps, run with the env's Python
+    # steps, run with the env's Python
+    if args and args[0] in ("_probe", "_execute", "_record", "_book_sweeps"):
         root = Path.cwd()
         if args[0] == "_book_sweeps":
             return _book_sweeps(root, args[1], args[2:])

@@ -80,12 +80,10 @@ LABS = ROOT / "labs"
 OUT = ROOT / "_build" / "labs"
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _MARKER_LINE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*$")
-_NUMBERED_ALONE = re.compile(
-    r"[ \t]*# \[\d+\][ \t]*$"
-)  # a listing's "# [2]" at the end of a line
-_NUMBERED_LEAD = re.compile(
-    r"# \[\d+\] "
-)  # "# [1] fold the initial state ..." keeps its words
+# a listing's "# [2]" at the end of a line
+_NUMBERED_ALONE = re.compile(r"[ \t]*# \[\d+\][ \t]*$")
+# "# [1] fold the initial state ..." keeps its words
+_NUMBERED_LEAD = re.compile(r"# \[\d+\] ")
 
 
 @dataclass(frozen=True)
@@ -104,12 +102,10 @@ class Exercise:
     task: str  # what to write (Markdown), shown above the code
     hints: tuple[str, ...]  # folded under the code, one block each (Markdown)
     checkpoint: Callable[..., None]  # its source goes into the notebook
-    context: tuple[
-        str, ...
-    ] = ()  # other objects ("module:name") whose whole source precedes the target
-    reference: Callable[[], dict[str, Any]] | None = (
-        None  # its value, not its source, goes into the notebook
-    )
+    # other objects ("module:name") whose whole source precedes the target
+    context: tuple[str, ...] = ()
+    # its value, not its source, goes into the notebook
+    reference: Callable[[], dict[str, Any]] | None = None
     # the book's estimate of a student's writing time (the run time is measured:
     # TIMINGS)
     minutes: int = 15
@@ -161,12 +157,10 @@ class Lab:
     # import
     requirements: tuple[str, ...] = ("torch", "numpy")
     exercises: list[Exercise] = field(default_factory=list)
-    prediction: Prediction | None = (
-        None  # after the last checkpoint: guess, measure, compare
-    )
-    stretch: tuple[
-        str, ...
-    ] = ()  # optional harder extensions (Markdown), no checkpoint and no answer
+    # after the last checkpoint: guess, measure, compare
+    prediction: Prediction | None = None
+    # optional harder extensions (Markdown), no checkpoint and no answer
+    stretch: tuple[str, ...] = ()
     # the last cell: code that prints a small table made with the student's functions
     results: str = ""
 
@@ -181,9 +175,8 @@ def _object_source(ref: str) -> tuple[str, str]:
     module_name, _, name = ref.partition(":")
     if not name:
         raise LabError(f"a lab target must be 'module:name'; got {ref!r}")
-    path = ROOT / (
-        module_name.replace(".", "/") + ".py"
-    )  # read, not imported: the build need not load torch
+    # read, not imported: the build need not load torch
+    path = ROOT / (module_name.replace(".", "/") + ".py")
     if not path.is_file():
         raise LabError(f"{ref}: no module file {path.relative_to(ROOT)}")
     text = path.read_text(encoding="utf-8")
@@ -192,9 +185,8 @@ def _object_source(ref: str) -> tuple[str, str]:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             every = text.splitlines()
             end = node.end_lineno
-            while (
-                end < len(every) and every[end].strip() == END
-            ):  # a region can end after the last statement
+            # a region can end after the last statement
+            while end < len(every) and every[end].strip() == END:
                 end += 1
             lines = every[start - 1 : end]
             return "\n".join(lines) + "\n", name
@@ -283,9 +275,8 @@ def _rounded(value: Any) -> Any:
     )
 
 
-_EXPECTED: dict[
-    Exercise, dict[str, Any]
-] = {}  # per process: a lab module is imported once, so is its reference
+# per process: a lab module is imported once, so is its reference
+_EXPECTED: dict[Exercise, dict[str, Any]] = {}
 
 
 def expected_values(exercise: Exercise) -> dict[str, Any] | None:
@@ -295,9 +286,8 @@ def expected_values(exercise: Exercise) -> dict[str, Any] | None:
         return None
     if exercise not in _EXPECTED:
         _EXPECTED[exercise] = _run_reference(exercise)
-    return json.loads(
-        json.dumps(_EXPECTED[exercise])
-    )  # a copy: a checkpoint may not change the cached numbers
+    # a copy: a checkpoint may not change the cached numbers
+    return json.loads(json.dumps(_EXPECTED[exercise]))
 
 
 def _run_reference(exercise: Exercise) -> dict[str, Any]:
@@ -305,9 +295,8 @@ def _run_reference(exercise: Exercise) -> dict[str, Any]:
     import torch
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(
-        1
-    )  # tiny tensors: one thread is fastest, and a busy machine stays usable
+    # tiny tensors: one thread is fastest, and a busy machine stays usable
+    torch.set_num_threads(1)
     try:
         return _rounded(exercise.reference())
     finally:
@@ -324,9 +313,8 @@ def checkpoint_source(
     name = exercise.target.partition(":")[2]
     if expected is None:
         return source, f"run_checkpoint({fn.__name__}, {name})"
-    literal = json.dumps(
-        expected, separators=(", ", ": ")
-    )  # numbers, strings and lists: a Python literal too
+    # numbers, strings and lists: a Python literal too
+    literal = json.dumps(expected, separators=(", ", ": "))
     numbers = f"expected = {literal}  # the book's function on these inputs"
     return source, f"{numbers}\n\nrun_checkpoint({fn.__name__}, {name}, expected)"
 
@@ -528,9 +516,8 @@ def budget(lab: Lab, timings: dict[str, Any] | None = None) -> str:
             f"| exercise {number}, `{name}` | about {exercise.minutes} min | "
             f"{run(seconds)} |"
         )
-    extra = (
-        10 if lab.prediction is not None or lab.results else 0
-    )  # the prediction and the results table
+    # the prediction and the results table
+    extra = 10 if lab.prediction is not None or lab.results else 0
     if extra:
         rows.append(
             f"| prediction and results table | about {extra} min | "
@@ -717,9 +704,8 @@ def notebook(lab: Lab, edition: str) -> nbformat.NotebookNode:
         ]
     nb = nbformat.v4.new_notebook(cells=cells)
     for n, cell in enumerate(nb.cells):
-        cell["id"] = (
-            f"{lab.slug}-{n:02d}"  # stable ids: the same lab writes the same notebook
-        )
+        # stable ids: the same lab writes the same notebook
+        cell["id"] = f"{lab.slug}-{n:02d}"
     nb.metadata = {
         "kernelspec": {
             "name": "python3",
@@ -821,10 +807,8 @@ def inputs_key(root: Path = ROOT) -> str:
         f"{platform.python_version()} {platform.machine()} {version('torch')}".encode()
     )
     digest.update(Path(__file__).read_bytes())
-    lab_files = [
-        *(root / "labs").rglob("*.py"),
-        *(root / "labs").glob("*.json"),
-    ]  # the stored run times too
+    # the stored run times too
+    lab_files = [*(root / "labs").rglob("*.py"), *(root / "labs").glob("*.json")]
     for path in [*sorted(lab_files), *sorted((root / "chapter_code").rglob("*.py"))]:
         digest.update(f"\0{path.relative_to(root).as_posix()}\0".encode())
         digest.update(path.read_bytes())
@@ -843,9 +827,8 @@ def write_labs_if_stale(out: Path = OUT, root: Path = ROOT) -> list[Path] | None
     from filelock import FileLock
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(
-        str(out.parent / f"{out.name}.lock")
-    ):  # two builds at once (HTML, PDF): one writes, one reads
+    # two builds at once (HTML, PDF): one writes, one reads
+    with FileLock(str(out.parent / f"{out.name}.lock")):
         return _write_labs_if_stale(out, root)
 
 
@@ -969,9 +952,8 @@ def setup(app: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == [
-        "--time"
-    ]:  # measure the solution editions' run times into labs/timings.json
+    # measure the solution editions' run times into labs/timings.json
+    if args[:1] == ["--time"]:
         stored = measure_run_times()
         for slug, parts in stored["labs"].items():
             print(f"{slug}: {parts['total']} s")
@@ -984,8 +966,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from bookbuild.tools import (
-        labs as _labs,
-    )  # the labs import bookbuild.tools.labs, not __main__: one Lab class
+    # the labs import bookbuild.tools.labs, not __main__: one Lab class
+    from bookbuild.tools import labs as _labs
 
     sys.exit(_labs.main())

@@ -237,9 +237,8 @@ def use_tools(tools: Path = TOOLS_DIR) -> None:
     """Put the watch tools on this process's path and on its children's (the server's
     workers)."""
     if tools.is_dir() and str(tools) not in sys.path:
-        sys.path.append(
-            str(tools)
-        )  # after .venv's own packages: the tools never shadow the book's
+        # after .venv's own packages: the tools never shadow the book's
+        sys.path.append(str(tools))
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (os.environ.get("PYTHONPATH"), str(tools)) if p
         )
@@ -260,9 +259,8 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 
 def main(argv: list[str]) -> int:
     port = int(argv[0]) if argv else int(os.environ.get("PORT", "8000"))
-    if port_in_use(
-        port
-    ):  # before building anything: the server would die on it after the first build
+    # before building anything: the server would die on it after the first build
+    if port_in_use(port):
         print(
             f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` "
             "or `make serve`?); stop it, or choose another: make watch "

@@ -26,9 +26,8 @@ def test_offset_shares_by_hand() -> None:
     eye = torch.eye(3)
     mirror = eye.flip(1).unsqueeze(0)  # step t puts all weight on 2 - t
     assert offset_shares(mirror) == {0: 1.0}
-    shifted = (
-        eye[[1, 2, 2]].flip(1).unsqueeze(0)
-    )  # argmax at positions 1, 0, 0 -> offsets -1, -1, 0
+    # argmax at positions 1, 0, 0 -> offsets -1, -1, 0
+    shifted = eye[[1, 2, 2]].flip(1).unsqueeze(0)
     assert offset_shares(shifted) == pytest.approx({-1: 2 / 3, 0: 1 / 3})
     # the largest weight of each step (row) at positions 2, 2, 0: offsets 0, +1, 0 from
     # the mirror 2, 1, 0 (read by column, the same matrix would give 2, 0, 0)

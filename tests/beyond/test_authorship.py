@@ -105,17 +105,10 @@ def test_sample_passages_stay_inside_one_block_and_follow_the_generator() -> Non
     assert len(passages) == 300
     assert all(len(p) == 3 for p in passages)
     assert all(any(p in b for b in blocks) for p in passages)
-    assert {p[0] for p in passages} >= {
-        "a",
-        "f",
-        "A",
-        "F",
-        "0",
-        "5",
-    }  # every block, every start 0..5
-    assert not {p[0] for p in passages} & set(
-        "ghGH67"
-    )  # a passage never runs off its block's end
+    # every block, every start 0..5
+    assert {p[0] for p in passages} >= {"a", "f", "A", "F", "0", "5"}
+    # a passage never runs off its block's end
+    assert not {p[0] for p in passages} & set("ghGH67")
     runtime.seed_everything(123)  # the global seed changes nothing
     again = sample_passages(blocks, 300, 3, torch.Generator().manual_seed(0))
     assert again == passages
@@ -249,9 +242,8 @@ def test_tiny_training_separates_two_alphabets() -> None:
     assert result["lstm"][16] >= 0.95
     assert len(result["losses"]) == TINY.steps
     assert sum(result["losses"][-5:]) < 0.5 * sum(result["losses"][:5])
-    assert (
-        result["train_chars"] == 10 * 50
-    )  # the first author's 30 blocks hold 10 training blocks
+    # the first author's 30 blocks hold 10 training blocks
+    assert result["train_chars"] == 10 * 50
     assert 0 < result["seconds"] < 600
     net = CharClassifier(len(ALPHABET), 4, 8, 2)
     net.load_state_dict(result["state"])
@@ -408,9 +400,8 @@ def test_train_authorship_matches_its_steps_written_out() -> None:
         1: (ngram_predict(models, valid) == labels).float().mean().item()
     }
 
-    test = torch.Generator().manual_seed(
-        config.test_seed
-    )  # test passages, length by length
+    # test passages, length by length
+    test = torch.Generator().manual_seed(config.test_seed)
     for length in config.lengths:
         passages = [
             p

@@ -34,9 +34,8 @@ def test_tiny_run_learns_a_short_lag() -> None:
     )
     run = train_input_gated_recall(0, config)
     assert len(run["history"]) == 15
-    assert (
-        run["accuracy"] > 0.9
-    )  # at lag 2 the first token is one forget gate away: learnable
+    # at lag 2 the first token is one forget gate away: learnable
+    assert run["accuracy"] > 0.9
 
 
 def test_readout_reads_the_last_state_and_the_default_forget_bias() -> None:
@@ -66,9 +65,8 @@ def _recipe_by_hand(config: RecallConfig, seed: int, forget_bias: float) -> list
     history = []
     for _ in range(config.epochs):
         order = torch.randperm(config.n_train, generator=stream)
-        for first in range(
-            0, config.n_train, config.batch_size
-        ):  # the last batch holds 4
+        # the last batch holds 4
+        for first in range(0, config.n_train, config.batch_size):
             rows = order[first : first + config.batch_size]
             loss = nn.functional.cross_entropy(net(x_train[rows]), y_train[rows])
             opt.zero_grad()

@@ -53,9 +53,8 @@ def test_vanilla_cell_is_rnn_cell_without_recurrent_bias() -> None:
     assert gates is None
     torch.testing.assert_close(mine, ref(x, h))
     w = cell.recurrent.weight.detach()
-    torch.testing.assert_close(
-        w @ w.T, torch.eye(7, dtype=w.dtype), atol=1e-5, rtol=0
-    )  # orthogonal at initialisation
+    # orthogonal at initialisation
+    torch.testing.assert_close(w @ w.T, torch.eye(7, dtype=w.dtype), atol=1e-5, rtol=0)
     assert cell.recurrent.bias is None
 
 
@@ -192,9 +191,8 @@ def test_unroll_masked_accepts_length_one_and_a_single_step() -> None:
     x = torch.randn(2, 3, 3)
     h, gates = unroll_masked(cell, x, torch.tensor([1, 3]))
     (h_one, _), _ = cell(x[:1, 0], cell.initial_state(1))
-    torch.testing.assert_close(
-        h[0], h_one[0]
-    )  # a passage of one character: one step, then held
+    # a passage of one character: one step, then held
+    torch.testing.assert_close(h[0], h_one[0])
     assert gates.shape == (3, 3, 2, 4)
     # one time step only: the gate trace is that step's gates
     h, gates = unroll_masked(cell, x[:, :1], torch.tensor([1, 1]))
@@ -311,13 +309,8 @@ def test_mixed_draws_from_its_stream_and_cuts_to_lengths_in_bounds() -> None:
         [b.valid for b in blocks], 50, 2, 6, torch.Generator().manual_seed(4)
     )
     assert labels.tolist() == [0] * 50 + [1] * 50
-    assert {len(p) for p in passages} == {
-        2,
-        3,
-        4,
-        5,
-        6,
-    }  # both bounds reached, nothing outside
+    # both bounds reached, nothing outside
+    assert {len(p) for p in passages} == {2, 3, 4, 5, 6}
     assert all(p in "".join(blocks[0].valid) for p in passages[:50])
 
 
@@ -370,9 +363,8 @@ def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
         losses.append(loss.item())
     assert result["losses"] == losses
     assert result["grad_norms"] == pytest.approx(norms, rel=1e-6)
-    assert (
-        max(norms) > config.clip
-    )  # the clip bites at least once, so the norm recorded is the one before
+    # the clip bites at least once, so the norm recorded is the one before
+    assert max(norms) > config.clip
 
     valid_gen = torch.Generator().manual_seed(seed + 2)
     passages = _drawn(valid, 12, 2, 6, valid_gen)
@@ -386,16 +378,13 @@ def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
     assert result["accuracy"] == pytest.approx(
         sum(t == q for t, q in zip(truth, predicted, strict=True)) / 24
     )
-    assert (
-        0 < result["accuracy"] < 1
-    )  # some passages are misread: which ones were drawn matters
+    # some passages are misread: which ones were drawn matters
+    assert 0 < result["accuracy"] < 1
 
-    probes = _drawn(
-        valid, 12, 5, 5, valid_gen
-    )  # the same stream, after the validation passages
-    assert (
-        len(set(probes)) > 20
-    )  # nearly all different: which one is best depends on the draw
+    # the same stream, after the validation passages
+    probes = _drawn(valid, 12, 5, 5, valid_gen)
+    # nearly all different: which one is best depends on the draw
+    assert len(set(probes)) > 20
     with torch.no_grad():
         ids, lengths = pad_passages(probes)
         confidence = net(ids, lengths).softmax(dim=1)[
@@ -405,9 +394,8 @@ def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
         state, gates = net.cell.initial_state(1), []
         for t in range(5):
             state, g = net.cell(net.embed(ids[best : best + 1, t]), state)
-            gates.append(
-                g[:, 0].mean(dim=-1).tolist()
-            )  # (3,): i, f, o averaged over the hidden units
+            # (3,): i, f, o averaged over the hidden units
+            gates.append(g[:, 0].mean(dim=-1).tolist())
     assert result["probe"] == probes[best]
     assert result["probe_author"] == ["first", "second"][truth[best]]
     assert result["probe_confidence"] == pytest.approx(float(confidence[best]))

@@ -45,9 +45,8 @@ def test_generate_is_teacher_forcing_on_its_own_outputs() -> None:
         net = Seq2Seq(6, 4, 8, attention)
         source, _ = make_reversal(3, 7, 6, torch.Generator().manual_seed(1))
         out = net.generate(source, 7)
-        greedy_again = net(source, out).argmax(
-            -1
-        )  # feeding its own choices back reproduces them
+        # feeding its own choices back reproduces them
+        greedy_again = net(source, out).argmax(-1)
         assert torch.equal(out, greedy_again)
 
 
@@ -85,9 +84,8 @@ def test_attention_is_scaled_dot_product_attention() -> None:
         torch.randn(2, 5, 4, dtype=torch.float64),
     )
     context, weights = dot_product_attention(queries, keys)
-    expected = torch.softmax(
-        queries @ keys.transpose(1, 2) / 2.0, dim=-1
-    )  # sqrt(H) = 2
+    # sqrt(H) = 2
+    expected = torch.softmax(queries @ keys.transpose(1, 2) / 2.0, dim=-1)
     torch.testing.assert_close(weights, expected)
     torch.testing.assert_close(context, expected @ keys)
     reference = torch.nn.functional.scaled_dot_product_attention(queries, keys, keys)

@@ -251,17 +251,15 @@ def test_test_scores_are_recounted_row_by_row() -> None:
     for p, f, t, n in zip(predicted, flipped, target, lengths.tolist(), strict=True):
         right[n] += int((p[:n] == t[:n]).sum())
         changed += int(bool((p[:n] != f[:n]).any()))
-    seen = {
-        n: 10 * n for n in range(2, 6)
-    }  # real positions of the 10 sources of each length
+    # real positions of the 10 sources of each length
+    seen = {n: 10 * n for n in range(2, 6)}
     assert result["cell"] == "gru"
     assert result["overall"] == pytest.approx(sum(right.values()) / sum(seen.values()))
     assert result["by_bucket"] == {
         "2-3": pytest.approx((right[2] + right[3]) / (seen[2] + seen[3])),
         "4-5": pytest.approx((right[4] + right[5]) / (seen[4] + seen[5])),
     }
-    assert (
-        0 < changed < 40
-    )  # neither none nor every source changes: the share below is informative
+    # neither none nor every source changes: the share below is informative
+    assert 0 < changed < 40
     assert result["changed_when_reversed"] == pytest.approx(changed / 40)
     assert 0 < result["seconds"] <= elapsed

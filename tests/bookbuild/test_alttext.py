@@ -109,9 +109,8 @@ def test_a_number_the_figure_does_not_show_is_named(
 def test_a_diagram_s_coordinates_are_not_shown_values(tmp_path: Path) -> None:
     root = book(tmp_path, "Four boxes.")
     records = json.loads((root / "baselines/cpu-avx2/ch.json").read_text())
-    records["fig-curve"][0]["text"] = [
-        "axes 1 text: $h_t$"
-    ]  # axes without ticks: a diagram
+    # axes without ticks: a diagram
+    records["fig-curve"][0]["text"] = ["axes 1 text: $h_t$"]
     (root / "baselines/cpu-avx2/ch.json").write_text(json.dumps(records))
     (root / "baselines/cpu-avx2/ch/fig-curve-1.json").write_text(
         json.dumps([{"axes": 1, "bars": [[4, 4, 4, 4]]}])

@@ -29,9 +29,8 @@ def test_the_plain_config_turns_execution_off_and_keeps_only_third_party_extensi
         set(plain["sphinx"]["config"])
         == set(ours["sphinx"]["config"]) - bench.PLAIN_DROP
     )
-    assert bench.PLAIN_DROP <= set(
-        ours["sphinx"]["config"]
-    )  # every dropped key is one the book sets
+    # every dropped key is one the book sets
+    assert bench.PLAIN_DROP <= set(ours["sphinx"]["config"])
     for key in ["title", "parse", "bibtex_bibfiles", "html", "latex"]:
         assert plain[key] == ours[key], key
 
@@ -68,9 +67,8 @@ def test_each_edit_changes_what_its_step_names_and_a_new_one_each_time(
     )
     bench.comment_figure_cell(work, 4)
     gated = (work / "book" / "gated.md").read_text()
-    assert (
-        ":    caption: A.\n# bench edit 4\nplot(x)\n" in gated
-    )  # after the options, inside the first figure cell
+    # after the options, inside the first figure cell
+    assert ":    caption: A.\n# bench edit 4\nplot(x)\n" in gated
     assert gated.count("# bench edit") == 1
     assert "x = 1\n" in gated  # the training cell is left alone
     bench.comment_listing(work, 2)

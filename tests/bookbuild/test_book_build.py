@@ -48,9 +48,8 @@ def test_chapter_outputs_and_glue_reached_the_page(site: Path) -> None:
     assert "fig-unrolled" in page
     building = (site / "book" / "building.html").read_text()
     assert "output profile" in building  # the build-information table was generated
-    assert (
-        "git commit" not in building
-    )  # a cached page never claims to be from the current commit
+    # a cached page never claims to be from the current commit
+    assert "git commit" not in building
 
 
 def test_no_markup_leaks_into_a_page_s_text(site: Path) -> None:
@@ -176,9 +175,8 @@ def test_search_index_and_snippets_hold_no_tex(site: Path) -> None:
     assert len(texts) >= 10, "no page texts for the search snippets"
     for path in texts:
         text = path.read_text(encoding="utf-8").replace("\\\\", "\\")
-        found = tex.findall(
-            re.sub(r"\$[^$]*\$", "", text)
-        )  # a cell's matplotlib label is code: r"$\\partial L$"
+        # a cell's matplotlib label is code: r"$\\partial L$"
+        found = tex.findall(re.sub(r"\$[^$]*\$", "", text))
         if found:
             leaks[path.stem] = found[:5]
     assert leaks == {}, f"snippet texts with raw TeX: {leaks}"

@@ -67,9 +67,8 @@ def test_a_build_with_book_build_dir_builds_a_copy_there(
     )
     monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
     assert cli.main(["build", "--check"]) == 0
-    assert calls == [
-        ("html", True)
-    ]  # the copy's build: tests/bookbuild/test_build_only.py
+    # the copy's build: tests/bookbuild/test_build_only.py
+    assert calls == [("html", True)]
 
 
 # --- the PDF beside the HTML (`bookbuild build --pdf-after CMD`, what make test runs)
@@ -126,9 +125,8 @@ def test_the_side_pdf_builds_after_its_ready_command_and_lands_where_make_pdf_pu
     assert pdf.finish() == 0
     pdf.stop()
     assert (tmp_path / "latex" / "book.pdf").read_text() == "fake pdf"
-    assert (
-        tmp_path / "latex" / "book.log"
-    ).read_text() == "fake log"  # the PDF tests read the log and the .tex
+    # the PDF tests read the log and the .tex
+    assert (tmp_path / "latex" / "book.log").read_text() == "fake log"
     assert (tmp_path / "latex" / "book.tex").is_file()
     log = (tmp_path / "pdf.log").read_text()
     assert "ready-said-this" in log
@@ -177,9 +175,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    status = Path(
-        f"/proc/{pid}/status"
-    )  # a zombie (ended, not yet reaped by its parent) has ended too
+    # a zombie (ended, not yet reaped by its parent) has ended too
+    status = Path(f"/proc/{pid}/status")
     return not (status.is_file() and "\nState:\tZ" in status.read_text())
 
 
@@ -303,9 +300,8 @@ def test_a_pdf_build_that_did_not_finish_leaves_no_cut_latex_file_to_the_next(
     )
     stopped.stop()  # the HTML failed: the PDF build is ended part-way
     latex.mkdir(parents=True, exist_ok=True)
-    (latex / "book.aux").write_text(
-        "\\newlabel{sec-one}{{1}"
-    )  # cut short, as xelatex leaves it when killed
+    # cut short, as xelatex leaves it when killed
+    (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}")
     again = side("true")
     again.start()
     assert again.finish() == 0
@@ -321,9 +317,8 @@ def test_a_finished_pdf_build_keeps_its_latex_folder_for_the_next(
     first = side("true")
     first.start()
     assert first.finish() == 0
-    (latex / "book.aux").write_text(
-        "\\newlabel{sec-one}{{1}{1}}\n"
-    )  # what the next xelatex run starts from
+    # what the next xelatex run starts from
+    (latex / "book.aux").write_text("\\newlabel{sec-one}{{1}{1}}\n")
     second = side("true")
     second.start()
     assert second.finish() == 0

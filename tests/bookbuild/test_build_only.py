@@ -131,15 +131,11 @@ def test_only_builds_the_named_page_alone_with_its_references_into_the_last_full
     base = (root / "_build" / "html").as_uri()
     assert f'href="{base}/book/b.html#sec-b"' in html
     assert f'href="{base}/book/b.html#equation-eq-b"' in html
-    for text in [
-        "The section of B",
-        "the section",
-        "(1)",
-    ]:  # the title, the explicit text, the number
+    # the title, the explicit text, the number
+    for text in ["The section of B", "the section", "(1)"]:
         assert f'bookbuild-full-build">{text}</span>' in html
-    assert not (
-        work / "_build" / "html" / "book" / "b.html"
-    ).exists()  # neither executed nor rendered
+    # neither executed nor rendered
+    assert not (work / "_build" / "html" / "book" / "b.html").exists()
     assert "b is broken" not in (work / "_build" / "build.log").read_text()
 
 

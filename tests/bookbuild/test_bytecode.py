@@ -54,9 +54,8 @@ def test_python_alone_runs_the_stale_bytecode_and_a_prepared_tree_does_not(
 ) -> None:
     module = package(tmp_path)
     stale_edit(module, "VALUE = 2\n")
-    assert (
-        value_in_a_fresh_process(tmp_path) == "1"
-    )  # the defect: mtime and size match, the old code runs
+    # the defect: mtime and size match, the old code runs
+    assert value_in_a_fresh_process(tmp_path) == "1"
     assert bytecode.prepare(tmp_path, tmp_path / "_build" / "pycache") == {}
     assert bytecode.is_checked(bytecode.pyc_path(module), module.read_bytes())
     assert value_in_a_fresh_process(tmp_path) == "2"
@@ -149,9 +148,8 @@ def test_where_the_tree_s_pycache_cannot_be_written_the_build_folder_is_used(
         return compile_(source, cfile=cfile, **kwargs)
 
     monkeypatch.setattr(py_compile, "compile", read_only_tree)
-    monkeypatch.setattr(
-        sys, "dont_write_bytecode", False
-    )  # bytecode on (whatever PYTHONDONTWRITEBYTECODE says)
+    # bytecode on (whatever PYTHONDONTWRITEBYTECODE says)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     prefix = tmp_path / "build" / "pycache"
     assert bytecode.prepare(tmp_path / "checkout", prefix) == {
         "PYTHONPYCACHEPREFIX": str(prefix)

@@ -53,9 +53,8 @@ def test_check_lists_the_cell_and_fails(
         if line.startswith("```{code-cell}")
     ]
     assert out.splitlines() == [f"{page}:{fences[0]}: this cell would be reformatted"]
-    assert (
-        f"{page}:{fences[1]}: left alone" in err
-    )  # the magic cell is reported, not formatted
+    # the magic cell is reported, not formatted
+    assert f"{page}:{fences[1]}: left alone" in err
     assert page.read_text() == PAGE  # --check writes nothing
 
 
@@ -68,9 +67,8 @@ def test_formatting_keeps_options_prose_and_the_hiding_semicolon(page: Path) -> 
         "result = some_function(\n    first_argument=1, second_argument=2, "
         "third_argument=3, fourth_argument=4\n)\n" in text
     )
-    assert (
-        "ax.legend();\n```" in text
-    )  # ruff would drop it, and the cell's value would show
+    # ruff would drop it, and the cell's value would show
+    assert "ax.legend();\n```" in text
     assert "%matplotlib inline\nx=1\n" in text  # unparsable: left as it was
     assert (
         max(
@@ -97,6 +95,5 @@ def test_check_reports_a_line_the_formatter_cannot_shorten(
     path.write_text('```{code-cell} ipython3\nprint("' + "word " * 20 + '")\n```\n')
     assert cellformat.main(["--check", str(path)]) == 1
     out = capsys.readouterr().out
-    assert (
-        f"{path}:3: 106 columns, over 88" in out
-    )  # the string alone on its line, after formatting
+    # the string alone on its line, after formatting
+    assert f"{path}:3: 106 columns, over 88" in out

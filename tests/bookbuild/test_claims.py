@@ -196,12 +196,10 @@ def test_a_claim_s_preview_sets_e_notation_as_powers_of_ten_outside_its_code() -
     tip = _tip_html("c-rnn-torch", record, "u1")
     assert "to 10<sup>\u22126</sup>" in tip
     assert "largest difference = 1.19209\u00a0×\u00a010<sup>\u22127</sup>" in tip
-    assert (
-        "diff_rnn" not in tip
-    )  # the Python condition is for the checks page, not the reader's tip
-    assert "c-rnn-torch" not in tip.replace(
-        "check-c-rnn-torch", ""
-    )  # nor the internal name, but in the link
+    # the Python condition is for the checks page, not the reader's tip
+    assert "diff_rnn" not in tip
+    # nor the internal name, but in the link
+    assert "c-rnn-torch" not in tip.replace("check-c-rnn-torch", "")
 
 
 def test_the_punctuation_after_a_claim_stays_with_its_mark() -> None:
@@ -221,9 +219,8 @@ def test_the_punctuation_after_a_claim_stays_with_its_mark() -> None:
         "of this build</a></span>"
         '<span class="claim-after">),</span></span></span> and'
     )
-    assert (
-        keep_punctuation_with_mark(f"x{end} and") == f"x{end} and"
-    )  # a word after it: a break is fine there
+    # a word after it: a break is fine there
+    assert keep_punctuation_with_mark(f"x{end} and") == f"x{end} and"
 
 
 def test_a_check_that_cannot_fail_is_named_with_why() -> None:

@@ -135,9 +135,8 @@ def test_a_tensor_survives_the_trip_through_plain_json_bit_for_bit(
     back = codec.decode_tensor(json.loads(json.dumps(codec.encode_tensor(tensor))))
     assert back.dtype == tensor.dtype
     assert back.shape == tensor.shape
-    assert (
-        back.numpy().tobytes() == tensor.numpy().tobytes()
-    )  # NaNs, signed zeros and all
+    # NaNs, signed zeros and all
+    assert back.numpy().tobytes() == tensor.numpy().tobytes()
 
 
 def test_the_encoding_is_little_endian_bytes_with_their_hash() -> None:
@@ -146,9 +145,8 @@ def test_the_encoding_is_little_endian_bytes_with_their_hash() -> None:
         base64.b64decode(data["base64"]) == np.array([1.0, -2.0], dtype="<f4").tobytes()
     )
     assert (data["shape"], data["dtype"], len(data["sha256"])) == ([2], "float32", 64)
-    assert codec.encode_tensor(torch.zeros(2, 3)[:, 1])["shape"] == [
-        2
-    ]  # a strided view is copied contiguously
+    # a strided view is copied contiguously
+    assert codec.encode_tensor(torch.zeros(2, 3)[:, 1])["shape"] == [2]
 
 
 def test_bad_tensors_are_named_not_loaded() -> None:
@@ -220,9 +218,8 @@ def test_a_stored_train_recall_gives_back_its_run_and_a_network_that_computes_as
     None
 ):
     record, (run, net) = stored(train_recall, **TINY_RECALL)
-    assert list(record["metrics"]["timings_seconds"]) == [
-        "0/seconds"
-    ]  # the run's time, kept apart
+    # the run's time, kept apart
+    assert list(record["metrics"]["timings_seconds"]) == ["0/seconds"]
     assert record["metrics"]["result"]["items"][0]["fields"]["seconds"] is None
     direct_run, direct_net = train_recall(**TINY_RECALL)
     assert same(
@@ -290,9 +287,8 @@ def test_a_page_s_call_is_found_in_its_sweep_and_a_different_call_is_not() -> No
         )
         is None
     )
-    assert (
-        calls.find(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0}) is None
-    )  # no sweep holds it
+    # no sweep holds it
+    assert calls.find(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0}) is None
     lm = calls.find(train_char_lm, {"corpus": "shakespeare", "recipe": CPU["lstm"]})
     assert lm is not None
     assert lm[2] == "shakespeare-lstm"

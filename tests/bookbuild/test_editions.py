@@ -128,11 +128,8 @@ def test_training_runs_are_judged_against_the_seed_spread(tmp_path: Path) -> Non
         tmp_path, "cuda-sm90", spread_of={"memory": "cpu"}
     )
     by = {(m.sweep, m.job, m.metric): m for m in metrics}
-    assert (
-        "memory",
-        "lstm",
-        "seconds_per_step",
-    ) not in by  # timings are never compared
+    # timings are never compared
+    assert ("memory", "lstm", "seconds_per_step") not in by
     assert by[("memory", "lstm", "epochs")].verdict == "same bits"
     lstm = by[("memory", "lstm", "final_accuracy")]
     assert lstm.spread == statistics.stdev(seeds)
@@ -157,7 +154,6 @@ def test_the_memory_test_declares_its_seed_sweep() -> None:
 
     assert experiments.MEMORY_ROBUSTNESS.spread == "cpu"
     grid = experiments.MEMORY_ROBUSTNESS.configs
-    assert set(grid["book-grid"].jobs) == set(
-        grid["cpu"].jobs
-    )  # the same jobs, so a spread per job
+    # the same jobs, so a spread per job
+    assert set(grid["book-grid"].jobs) == set(grid["cpu"].jobs)
     assert len(grid["cpu"].seeds) == 16

@@ -105,18 +105,16 @@ def test_a_page_read_again_is_an_equal_fresh_copy_and_an_edit_is_always_seen(
     first = engine.read_notebook(page)
     first.cells[0].source = "changed by a caller"
     second = engine.read_notebook(page)
-    assert (
-        second.cells[0].source == "x = 1"
-    )  # the memo handed out a copy, not its own notebook
+    # the memo handed out a copy, not its own notebook
+    assert second.cells[0].source == "x = 1"
     page.write_text(head + "```{code-cell} ipython3\nx = 2\n```\n")
     assert engine.read_notebook(page).cells[0].source == "x = 2"
 
 
 def test_first_run_traces_module_and_data_dependencies(book: Path) -> None:
     entry = engine.load_manifest(book)["book/ch"]
-    assert (
-        entry["fingerprint"] is None
-    )  # the fixture chapter never calls runtime.setup()
+    # the fixture chapter never calls runtime.setup()
+    assert entry["fingerprint"] is None
     deps = entry["dependencies"]
     assert "chapter_code/tiny.py" in deps
     assert "data/number.txt" in deps
@@ -161,14 +159,12 @@ def test_caption_alt_and_label_edits_execute_nothing_but_a_tag_does(book: Path) 
     )
     (again,) = engine.run(book)
     assert again.status == "hit"
-    assert (
-        printed(book) == "42\n"
-    )  # myst-nb finds the stored outputs for the edited page
+    # myst-nb finds the stored outputs for the edited page
+    assert printed(book) == "42\n"
     nb = engine.rendered_notebook(book, "book/ch")
     code = next(c for c in nb.cells if c.cell_type == "code")
-    assert (
-        code.metadata["mystnb"]["figure"]["caption"] == "a caption"
-    )  # the page's metadata, not the stored one
+    # the page's metadata, not the stored one
+    assert code.metadata["mystnb"]["figure"]["caption"] == "a caption"
     path.write_text(
         original.replace(
             ":label: compute\n", ":label: compute\n:tags: [raises-exception]\n"
@@ -254,9 +250,8 @@ def test_cell_timeout_names_chapter_and_cell(
         "book/ch.md: cell 'slow-cell' ran longer than the 3 s cell timeout"
         in result.error
     )
-    assert (
-        time.monotonic() - began < 60
-    )  # stopped at its timeout, not after its two minutes
+    # stopped at its timeout, not after its two minutes
+    assert time.monotonic() - began < 60
 
 
 def test_workers_are_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -428,9 +423,8 @@ def test_harmless_spellings_of_the_settings_reuse_the_outputs(
 ) -> None:
     from chapter_code.core import runtime
 
-    monkeypatch.setattr(
-        runtime.torch.cuda, "is_available", lambda: False
-    )  # a CPU machine, as the book was built
+    # a CPU machine, as the book was built
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)
     for name, value in [
         ("BOOK_DEVICE", " CPU "),
         ("BOOK_DEVICE", "cpu"),
@@ -474,9 +468,8 @@ def test_bad_settings_are_refused_before_any_kernel_starts(
     monkeypatch.setenv(name, value)
     with pytest.raises(UserError, match="^" + re.escape(message) + "$"):
         engine.run(tmp_path)
-    assert not (
-        engine.engine_dir(tmp_path) / "kernels"
-    ).exists()  # no kernel was started
+    # no kernel was started
+    assert not (engine.engine_dir(tmp_path) / "kernels").exists()
     assert not engine.manifest_path(tmp_path).exists()
 
 
@@ -494,9 +487,8 @@ def test_any_file_read_inside_the_repository_and_listed_folders_are_tracked(
     (first,) = engine.run(tmp_path)
     assert first.status == "executed", first.error
     assert {"chapter_code/style.txt", "data/"} <= set(first.dependencies)
-    assert (
-        "chapter_code/" not in first.dependencies
-    )  # the import system's own lookups are not the chapter's
+    # the import system's own lookups are not the chapter's
+    assert "chapter_code/" not in first.dependencies
     (tmp_path / "chapter_code" / "style.txt").write_text("red\n")
     (again,) = engine.run(tmp_path)
     assert again.reason == "changed: chapter_code/style.txt"
@@ -711,9 +703,8 @@ def test_a_host_jax_of_another_version_than_the_lock_changes_the_environment_key
     monkeypatch.setattr(
         engine, "installed_version", lambda name: None if name == "jax" else real(name)
     )
-    assert (
-        engine.environment_key(tmp_path) == locked
-    )  # no JAX installed: the lock alone counts
+    # no JAX installed: the lock alone counts
+    assert engine.environment_key(tmp_path) == locked
     assert engine.installed_version("no-such-package-for-the-book") is None
 
 
@@ -722,9 +713,8 @@ def test_a_damaged_execution_cache_is_moved_aside_with_one_message_and_rebuilt(
     book: Path, capsys: pytest.CaptureFixture, damage: bytes
 ) -> None:
     db = engine.jupyter_cache_dir(book) / "global.db"
-    db.write_bytes(
-        damage if damage else db.read_bytes()[:1024]
-    )  # garbage, or a database cut short
+    # garbage, or a database cut short
+    db.write_bytes(damage if damage else db.read_bytes()[:1024])
     capsys.readouterr()
     (again,) = engine.run(book)
     assert again.status == "executed", again.error
@@ -774,9 +764,8 @@ def test_a_damaged_memoized_run_is_reported_in_the_build_log_never_in_the_cell(
 ) -> None:
     write_book(tmp_path)
     with_runtime(tmp_path)
-    monkeypatch.setenv(
-        "BOOK_BUILD_DIR", str(tmp_path / "_build")
-    )  # the memoized runs go there too
+    # the memoized runs go there too
+    monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path / "_build"))
     add_cell(
         tmp_path,
         "memo",
@@ -791,9 +780,8 @@ def test_a_damaged_memoized_run_is_reported_in_the_build_log_never_in_the_cell(
     capsys.readouterr()
     (again,) = engine.run(tmp_path, force=True)
     assert again.status == "executed", again.error
-    assert (
-        cell_text(tmp_path, "memo") == "42\n"
-    )  # what the page shows, and the gate compares, is unchanged
+    # what the page shows, and the gate compares, is unchanged
+    assert cell_text(tmp_path, "memo") == "42\n"
     (note,) = again.notes
     assert note.startswith(f"run_once: the stored run {stored.parent.name} is damaged")
     assert f"engine: book/ch: {note}" in capsys.readouterr().out
@@ -871,11 +859,9 @@ def test_a_dependency_edited_and_reverted_while_the_chapter_ran_is_stale_not_pas
 ) -> None:
     write_book(tmp_path)
     path = tmp_path / "book" / "ch.md"
-    if (
-        target == "data"
-        # edited before the chapter reads it, restored after: same bytes before and
-        # after the run
-    ):
+    # edited before the chapter reads it, restored after: same bytes before and after
+    # the run
+    if target == "data":
         text = path.read_text().replace(
             "```{code-cell} ipython3\n:label: compute\n",
             "```{code-cell} ipython3\n:label: edit\n"
@@ -905,9 +891,8 @@ def test_a_dependency_edited_and_reverted_while_the_chapter_ran_is_stale_not_pas
 def test_a_dependency_edited_and_reverted_after_the_chapter_read_it_is_sound(
     tmp_path: Path,
 ) -> None:
-    write_book(
-        tmp_path
-    )  # the mirror case: the kernel read exactly the snapshot's version
+    # the mirror case: the kernel read exactly the snapshot's version
+    write_book(tmp_path)
     add_cell(tmp_path, "edit", _edit("../data/number.txt", "21", "22"))
     add_cell(tmp_path, "revert", _edit("../data/number.txt", "22", "21"))
     (result,) = engine.run(tmp_path)
@@ -929,9 +914,8 @@ def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stal
     )
     (info / "top_level.txt").write_text("fakedist_pkg\n")
     (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=one,6\n")
-    monkeypatch.syspath_prepend(
-        str(site)
-    )  # the engine finds it as the kernel does (PYTHONPATH)
+    # the engine finds it as the kernel does (PYTHONPATH)
+    monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", str(site))
     write_book(root)
     add_cell(root, "uses", "import fakedist_pkg\nprint(fakedist_pkg.X)")
@@ -940,9 +924,8 @@ def test_a_changed_installed_distribution_that_the_chapter_imports_makes_it_stal
     assert engine.load_manifest(root)["book/ch"]["distributions"][
         "fakedist"
     ].startswith("1.0 ")
-    (info / "RECORD").write_text(
-        "fakedist_pkg/__init__.py,sha256=two,6\n"
-    )  # reinstalled with other files
+    # reinstalled with other files
+    (info / "RECORD").write_text("fakedist_pkg/__init__.py,sha256=two,6\n")
     (again,) = engine.run(root)
     assert again.status == "executed"
     assert again.reason.startswith("installed package changed: fakedist 1.0 ")
@@ -987,15 +970,13 @@ def test_distributions_of_an_environment_inside_the_checkout_are_keyed_and_a_cha
     (hit,) = engine.run(tmp_path)
     assert hit.status == "hit"
     module = site / "fakedist_pkg" / "__init__.py"
-    module.write_text(
-        "X = 2\n"
-    )  # edited in place: its RECORD still says what was installed
+    # edited in place: its RECORD still says what was installed
+    module.write_text("X = 2\n")
     (again,) = engine.run(tmp_path)
     assert again.status == "executed"
     assert again.reason.startswith("installed package changed: fakedist 1.0 ")
-    assert "2\n" in printed(
-        tmp_path
-    )  # (a reinstall, a new RECORD: test_a_changed_installed_distribution_...)
+    # (a reinstall, a new RECORD: test_a_changed_installed_distribution_...)
+    assert "2\n" in printed(tmp_path)
 
 
 def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the_last_execution(  # noqa: E501  (the test's name)
@@ -1013,15 +994,12 @@ def test_bad_yaml_in_cell_options_is_one_line_naming_file_and_line_and_keeps_the
         f"{path}:{line}: the options of code cell #1 (the cell starting on that line) "
         "cannot be read: Invalid options format (bad YAML)"
     )
-    assert "book/ch" in engine.load_manifest(
-        book
-    )  # its last execution is still known...
+    # its last execution is still known...
+    assert "book/ch" in engine.load_manifest(book)
     path.write_text(good)
     (again,) = engine.run(book)
-    assert (again.status, again.reason) == (
-        "hit",
-        "unchanged",
-    )  # ...so the fix executes nothing
+    # ...so the fix executes nothing
+    assert (again.status, again.reason) == ("hit", "unchanged")
 
 
 def test_reverting_an_edit_to_the_last_executed_state_executes_nothing(
@@ -1061,9 +1039,8 @@ def test_a_kernel_that_exits_while_starting_is_one_line_not_a_traceback(
     # process died at start)
     profile = tmp_path / "ipython" / "profile_default"
     profile.mkdir(parents=True)
-    (profile / "ipython_kernel_config.py").write_text(
-        "import os\nos._exit(7)\n"
-    )  # dies before any socket
+    # dies before any socket
+    (profile / "ipython_kernel_config.py").write_text("import os\nos._exit(7)\n")
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     root = tmp_path / "repo"
     root.mkdir()
@@ -1157,9 +1134,8 @@ def test_a_read_only_checkout_with_the_build_dir_elsewhere_executes_and_writes_n
         (result,) = engine.run(root)
         assert result.status == "executed", result.error
         assert printed(root) == "42\n"
-        assert (
-            _tree(root) == before
-        )  # not a file added, written or touched (root could have written: see mtimes)
+        # not a file added, written or touched (root could have written: see mtimes)
+        assert _tree(root) == before
         (again,) = engine.run(root)
         assert again.status == "hit"
     finally:

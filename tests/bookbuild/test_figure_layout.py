@@ -46,9 +46,8 @@ def test_crowded_tick_labels_collide() -> None:
     assert all(
         part.startswith('"label') for pair in found for part in pair.split(" and ")
     )
-    fig.set_size_inches(
-        6, 2
-    )  # wide enough that rotated labels stand side by side with room between
+    # wide enough that rotated labels stand side by side with room between
+    fig.set_size_inches(6, 2)
     ax.set_xticks(ticks, [f"label {t}" for t in ticks], rotation=90)
     assert overlapping_texts(fig) == []
     plt.close(fig)
@@ -72,9 +71,8 @@ def test_a_touching_neighbour_is_not_a_collision() -> None:
     first = ax.text(0.1, 0.5, "left", transform=ax.transAxes)
     fig.canvas.draw()
     box = first.get_window_extent(fig.canvas.get_renderer())
-    x = ax.transAxes.inverted().transform((box.x1 - 0.5, box.y0))[
-        0
-    ]  # half a pixel of overlap
+    # half a pixel of overlap
+    x = ax.transAxes.inverted().transform((box.x1 - 0.5, box.y0))[0]
     ax.text(x, 0.5, "right", transform=ax.transAxes)
     assert overlapping_texts(fig) == []
     assert overlapping_texts(fig, min_pt=0) != []  # with no allowance, the touch counts

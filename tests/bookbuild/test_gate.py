@@ -233,12 +233,10 @@ def test_which_profiles_accept_records(tmp_path: Path) -> None:
     assert gate.profile_is_recorded("cpu-avx2")
     assert gate.profile_is_recorded("cuda-sm90")
     assert not gate.profile_is_recorded("cpu-aarch64-unpinned")
-    assert gate.profile_has_baselines(
-        tmp_path, "cpu-avx2"
-    )  # missing CPU baselines are differences
-    assert gate.profile_has_baselines(
-        tmp_path, "cpu-aarch64-unpinned"
-    )  # compared with cpu-avx2's
+    # missing CPU baselines are differences
+    assert gate.profile_has_baselines(tmp_path, "cpu-avx2")
+    # compared with cpu-avx2's
+    assert gate.profile_has_baselines(tmp_path, "cpu-aarch64-unpinned")
 
 
 def test_accept_records_a_new_gpu_kind_with_its_software(
@@ -273,13 +271,11 @@ def test_accept_records_a_new_gpu_kind_with_its_software(
     folder = tmp_path / "baselines" / "cuda-sm90"
     assert json.loads((folder / gate.SOFTWARE_FILE).read_text()) == H200_SOFTWARE
     assert json.loads((folder / "a.json").read_text()) == recs
-    assert gate.profile_has_baselines(
-        tmp_path, "cuda-sm90"
-    )  # the next build of this GPU is compared
+    # the next build of this GPU is compared
+    assert gate.profile_has_baselines(tmp_path, "cuda-sm90")
     assert gate.accept(tmp_path) == 0
-    assert (
-        "0 file(s) written" in capsys.readouterr().out
-    )  # nothing changed, nothing rewritten
+    # nothing changed, nothing rewritten
+    assert "0 file(s) written" in capsys.readouterr().out
 
 
 def test_report_shows_the_gpu_kind_and_its_settings(tmp_path: Path) -> None:
@@ -528,9 +524,8 @@ def test_old_baselines_without_page_records_are_read_without_them(
 ) -> None:
     folder = tmp_path / "baselines" / "cpu-avx2"
     folder.mkdir(parents=True)
-    (folder / "ch.json").write_text(
-        "{\n}\n"
-    )  # written before listings, panels and options were recorded
+    # written before listings, panels and options were recorded
+    (folder / "ch.json").write_text("{\n}\n")
     checks = one_page(tmp_path, monkeypatch)
     assert checks[0].differences == []
     assert checks[0].unrecorded == ("@options", "@listings", "@panels")
@@ -684,9 +679,8 @@ def test_overlapping_texts_fail_the_check_with_page_cell_and_texts(
         return summary
 
     clean, clashing = summary_of(False), summary_of(True)
-    assert (
-        "overlaps" not in clean
-    )  # a clean figure's summary is unchanged: nothing new to accept
+    # a clean figure's summary is unchanged: nothing new to accept
+    assert "overlaps" not in clean
     assert clashing["overlaps"] == ['"first" and "second"']
     nb = nbformat.v4.new_notebook()
     cells = []
@@ -759,9 +753,8 @@ def test_an_unpinned_cpu_is_checked_against_cpu_avx2_and_fails_beyond_precision(
     for text, differs in [("loss = 0.1234\n", False), ("loss = 0.1235\n", True)]:
         nb = _printing(text)
         monkeypatch.setattr(engine, "rendered_notebook", lambda r, chapter, nb=nb: nb)
-        (check,) = gate.check_chapters(
-            tmp_path, [result], "cpu-aarch64-unpinned"
-        )  # forced: another profile
+        # forced: another profile
+        (check,) = gate.check_chapters(tmp_path, [result], "cpu-aarch64-unpinned")
         assert check.compared
         assert bool(check.differences) is differs
         if not differs:

@@ -173,9 +173,8 @@ def test_dry_run_writes_the_timing_table_and_the_logs(dry_run) -> None:
 
 def test_dry_run_leaves_the_checkout_alone(dry_run) -> None:
     before, after = _BEFORE_AND_AFTER
-    assert (
-        after == before
-    )  # no record or baseline of the checkout written, changed or removed
+    # no record or baseline of the checkout written, changed or removed
+    assert after == before
     # the dry run's page is a book/intro of its own; the checkout's front page executes
     # nothing (no baseline)
     intro = ROOT / "baselines" / "cpu-avx2" / "intro.json"
@@ -234,9 +233,8 @@ def test_a_step_past_its_timeout_is_stopped_with_what_it_started_and_the_rest_ru
     )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert [s["status"] for s in summary["steps"]] == ["timed out", "failed", "ok"]
-    assert (
-        summary["finished"] is False
-    )  # written as each step ends; run() marks it finished
+    # written as each step ends; run() marks it finished
+    assert summary["finished"] is False
 
 
 def test_a_step_is_interrupted_at_its_timeout_even_when_the_runner_ignores_ctrl_c(

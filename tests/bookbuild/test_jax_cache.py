@@ -39,11 +39,8 @@ def test_a_second_kernel_loads_the_programs_the_first_compiled_and_computes_the_
     cache = tmp_path / "_build" / "jax-cache"
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(cache)
 
-    def kernel() -> (
-        str
-        # a process started as the engine starts a chapter's kernel: with its
-        # environment
-    ):
+    # a process started as the engine starts a chapter's kernel: with its environment
+    def kernel() -> str:
         proc = subprocess.run(
             [sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=120
         )
@@ -77,9 +74,8 @@ def test_a_damaged_entry_is_compiled_again_and_said_in_the_build_log_never_in_th
     capsys.readouterr()
     (again,) = engine.run(tmp_path, force=True)
     assert again.status == "executed", again.error
-    assert (
-        cell_text(tmp_path, "jit") == computed
-    )  # what the page shows, and the gate compares, is unchanged
+    # what the page shows, and the gate compares, is unchanged
+    assert cell_text(tmp_path, "jit") == computed
     assert again.notes, "the damaged entries went unreported"
     assert all(
         n.startswith(
@@ -95,9 +91,8 @@ def test_kernels_of_another_book_keep_their_programs_in_its_own_build_folder(
     tmp_path: Path,
 ) -> None:
     engine.reuse_jax_compilations(tmp_path / "one")
-    engine.reuse_jax_compilations(
-        tmp_path / "two"
-    )  # one process, two books (the engine's tests do this)
+    # one process, two books (the engine's tests do this)
+    engine.reuse_jax_compilations(tmp_path / "two")
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] == str(
         tmp_path / "two" / "_build" / "jax-cache"
     )

@@ -95,9 +95,8 @@ def executed(
             continue
         out[(*key, "seconds")] += labs.cell_seconds(cell)
         if "run_checkpoint(checkpoint_" in cell.source:
-            assert all(o.ename == "CheckpointError" for o in errors), (
-                errors
-            )  # no other error, no traceback
+            # no other error, no traceback
+            assert all(o.ename == "CheckpointError" for o in errors), errors
             assert all(
                 o.traceback == [f"CheckpointError: {o.evalue}"] for o in errors
             ), errors
@@ -105,9 +104,8 @@ def executed(
                 "".join(o.get("text", "") for o in cell.outputs)
                 + "".join(o.evalue for o in errors)
             )
-        elif (
-            "lab_part" in cell.metadata
-        ):  # the prediction and the results: the student's functions at work
+        # the prediction and the results: the student's functions at work
+        elif "lab_part" in cell.metadata:
             out[(*key, "parts")][cell.metadata["lab_part"]] = "".join(
                 o.get("text", "") for o in cell.outputs
             )
@@ -129,9 +127,8 @@ def test_the_solution_edition_passes_every_checkpoint(lab: labs.Lab, executed) -
     assert len(printed) == len(lab.exercises)
     assert all(p.startswith("Checkpoint passed") for p in printed), printed
     nb = labs.notebook(lab, "solution")
-    assert sum(labs.BEGIN in c.source for c in nb.cells) == len(
-        lab.exercises
-    )  # nbgrader's markers kept
+    # nbgrader's markers kept
+    assert sum(labs.BEGIN in c.source for c in nb.cells) == len(lab.exercises)
 
 
 @pytest.mark.xdist_group(
@@ -231,9 +228,8 @@ def test_notebooks_stand_alone_and_their_checkpoints_and_first_hints_hold_no_ans
         if c.cell_type == "markdown" and "<details>" in c.source
     ]
     for exercise, block in zip(lab.exercises, hints, strict=True):
-        assert block.count("<details>") == len(
-            exercise.hints
-        )  # each hint folded on its own
+        # each hint folded on its own
+        assert block.count("<details>") == len(exercise.hints)
 
 
 #: What would tie a notebook to this repository's folders: reading a file, or a path
@@ -321,9 +317,8 @@ def test_a_build_rewrites_the_labs_only_when_an_input_or_a_written_file_changed(
     written = labs.write_labs_if_stale(out)
     assert written is not None
     assert len(written) == 3 * len(LABS) + 3
-    assert (
-        labs.write_labs_if_stale(out) is None
-    )  # the same inputs, the same files: nothing to do
+    # the same inputs, the same files: nothing to do
+    assert labs.write_labs_if_stale(out) is None
     student = out / "depth-student.ipynb"
     text = student.read_bytes()
     student.write_bytes(text.replace(b"YOUR CODE HERE", b"EDITED BY HAND"))
@@ -367,9 +362,8 @@ def test_markers_change_no_key_and_no_listing(tmp_path: Path) -> None:
         == files.code_bytes(tmp_path / "b.py")
         == plain.encode()
     )
-    assert (
-        files.code_bytes(tmp_path / "c.txt") == marked.encode()
-    )  # only Python sources
+    # only Python sources
+    assert files.code_bytes(tmp_path / "c.txt") == marked.encode()
     assert labs.hide_markers(marked) == plain
 
 
@@ -427,9 +421,8 @@ def pad_at_the_end(sequences):
     batch = sequences[0].new_zeros(len(sequences), longest, sequences[0].shape[1])
     mask = torch.zeros(len(sequences), longest, dtype=torch.bool)
     for i, s in enumerate(sequences):
-        batch[i, longest - s.shape[0] :] = (
-            s  # padded at the front: the mask below says otherwise
-        )
+        # padded at the front: the mask below says otherwise
+        batch[i, longest - s.shape[0] :] = s
         mask[i, : s.shape[0]] = True
     return batch, mask
 
@@ -567,9 +560,8 @@ def clip_always_rescales(params, kappa):
 def clip_never_in_place(params, kappa):
     grads = [p.grad for p in params if p.grad is not None]
     total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads))
-    grads = [
-        g * min(1.0, kappa / (total + 1e-6)) for g in grads
-    ]  # new tensors: no .grad changes
+    # new tensors: no .grad changes
+    grads = [g * min(1.0, kappa / (total + 1e-6)) for g in grads]
     return total
 
 
@@ -671,9 +663,8 @@ def gru_without_recurrent_bias(*args, reset_after):
 
 def lm_summed(logits, targets):
     log_probs = torch.log_softmax(logits.reshape(-1, logits.shape[-1]), dim=-1)
-    loss = -log_probs.gather(
-        1, targets.reshape(-1, 1)
-    ).sum()  # forgot to divide by the number of positions
+    # forgot to divide by the number of positions
+    loss = -log_probs.gather(1, targets.reshape(-1, 1)).sum()
     return loss, math.exp(loss.item()), loss.item() / math.log(2)
 
 
@@ -859,15 +850,13 @@ def _prefix(model, ids, context, positions, extra=0, shift=0):
 
 
 def prefix_reads_the_target(model, ids, context, positions):
-    return _prefix(
-        model, ids, context, positions, extra=1
-    )  # a window of C + 1 scored at its next-to-last
+    # a window of C + 1 scored at its next-to-last
+    return _prefix(model, ids, context, positions, extra=1)
 
 
 def prefix_scores_the_last_read(model, ids, context, positions):
-    return _prefix(
-        model, ids, context, positions, shift=1
-    )  # scored on the last character it read
+    # scored on the last character it read
+    return _prefix(model, ids, context, positions, shift=1)
 
 
 def combine_in_the_wrong_order(first, second):
@@ -910,10 +899,8 @@ def _scan(a, b, c0=None, fold=True, swapped=False, in_place=False):
     if c0 is not None and fold:
         b = torch.cat([(a[:, 0] * c0 + b[:, 0]).unsqueeze(1), b[:, 1:]], dim=1)
     if in_place:
-        a, b = (
-            a.clone(),
-            b.clone(),
-        )  # the caller's tensors are safe; the rounds write over values autograd saved
+        # the caller's tensors are safe; the rounds write over values autograd saved
+        a, b = a.clone(), b.clone()
     length, offset = a.shape[1], 1
     while offset < length:
         early, late = (a[:, :-offset], b[:, :-offset]), (a[:, offset:], b[:, offset:])
@@ -943,10 +930,8 @@ def scan_writing_in_place(a, b, c0=None):
 class GatesSwapped(InputGatedLSTM):
     def forward(self, x, parallel=True):
         i, f, g, o = self.blocks(x).chunk(4, dim=-1)
-        a, b = (
-            torch.sigmoid(i),
-            torch.sigmoid(f) * torch.tanh(g),
-        )  # input and forget gate exchanged
+        # input and forget gate exchanged
+        a, b = torch.sigmoid(i), torch.sigmoid(f) * torch.tanh(g)
         c = scan_linear(a, b) if parallel else loop_linear(a, b)
         return torch.sigmoid(o) * torch.tanh(c)
 
@@ -1025,9 +1010,8 @@ def clip_values_by_rescaling(params, limit):
     grads = [p.grad for p in params if p.grad is not None]
     changed = sum(int((g.abs() > limit).sum()) for g in grads)
     for g in grads:
-        g.mul_(
-            min(1.0, limit / g.abs().max().item())
-        )  # every entry scaled: the direction kept, as by the norm
+        # every entry scaled: the direction kept, as by the norm
+        g.mul_(min(1.0, limit / g.abs().max().item()))
     return changed
 
 
@@ -1458,9 +1442,8 @@ def test_an_autograder_gives_the_student_edition_zero_and_the_solution_edition_f
     assert sum(m.get("points", 0) for m in grading.values()) == len(lab.exercises)
     assert sum(m["solution"] for m in grading.values()) == len(lab.exercises)
     assert all(m["locked"] != m["solution"] for m in grading.values())
-    assert sum(labs.BEGIN in c.source for c in instructor.cells) == len(
-        lab.exercises
-    )  # nbgrader's markers
+    # nbgrader's markers
+    assert sum(labs.BEGIN in c.source for c in instructor.cells) == len(lab.exercises)
     scores = {}
     for edition in ("student", "solution"):
         nb = labs.notebook(lab, edition)
@@ -1661,9 +1644,8 @@ def test_a_budget_without_a_measurement_says_so() -> None:
             lab.slug: {"setup": 1.0, "exercises": [1.0], "after": 1.0, "total": 3.0}
         },
     }
-    assert "not measured yet" in labs.budget(
-        lab, stale
-    )  # measured before exercises were added
+    # measured before exercises were added
+    assert "not measured yet" in labs.budget(lab, stale)
     assert labs.exercise_budget(lab, 1, stale).endswith("(estimate).*")
     assert labs._seconds(0.004) == "under 0.01 s"
     assert labs._seconds(1.234) == "1.23 s"
@@ -1720,16 +1702,14 @@ def test_after_the_last_checkpoint_come_a_prediction_a_stretch_and_the_results_t
         assert nb.cells[ask].cell_type == nb.cells[stretch].cell_type == "markdown"
         assert "before" in sources[ask]
         assert "= None" in sources[part["prediction"]]
-        assert all(
-            "nbgrader" not in nb.cells[i].metadata for i in part.values()
-        )  # the student's own, ungraded
+        # the student's own, ungraded
+        assert all("nbgrader" not in nb.cells[i].metadata for i in part.values())
         assert sources[stretch].count("\n1. ") == 1
         assert "No checkpoint" in sources[stretch]
     names = [ex.target.partition(":")[2] for ex in lab.exercises]
     measure = lab.prediction.measure + lab.prediction.guess
-    uses = [
-        re.compile(rf"\b{n}\b(?!\s*=)") for n in names
-    ]  # called or passed, not assigned
+    # called or passed, not assigned
+    uses = [re.compile(rf"\b{n}\b(?!\s*=)") for n in names]
     assert any(u.search(measure) for u in uses), (
         "the prediction is measured with the student's functions"
     )
@@ -1747,9 +1727,8 @@ def test_the_solution_edition_compares_the_guess_and_ends_with_a_table(
     assert "you guessed None" in parts["compare"]
     rows = [line.split() for line in parts["results"].strip().splitlines()]
     assert len(rows) >= 4, parts["results"]  # a heading and at least three rows
-    assert len({len(row) for row in rows[1:]}) == 1, parts[
-        "results"
-    ]  # every row has as many cells
+    # every row has as many cells
+    assert len({len(row) for row in rows[1:]}) == 1, parts["results"]
 
 
 def test_a_launch_link_to_a_hosted_notebook_sits_beside_each_student_download() -> None:
@@ -1883,9 +1862,8 @@ def test_a_stand_in_computes_what_the_answer_it_replaces_computes() -> None:
     )
     assert "given: Lab 4 asks you to write this one" in cell
     space: dict = {}
-    exec(
-        labs.notebook(lab, "student").cells[1].source, space
-    )  # the set-up cell: imports
+    # the set-up cell: imports
+    exec(labs.notebook(lab, "student").cells[1].source, space)
     exec(
         cell.split("\n\n\ndef prefix_only_loss")[0].split("@torch.no_grad()")[0], space
     )

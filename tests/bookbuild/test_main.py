@@ -56,9 +56,8 @@ def test_a_device_this_machine_lacks_is_one_line_and_exit_2(
 
     for module, name in [(gate, "check"), (build, "build_only")]:
         monkeypatch.setattr(module, name, must_not_run)
-    monkeypatch.setattr(
-        runtime.torch.cuda, "is_available", lambda: False
-    )  # a CPU machine
+    # a CPU machine
+    monkeypatch.setattr(runtime.torch.cuda, "is_available", lambda: False)
     monkeypatch.setenv("BOOK_DEVICE", value)
     assert cli.main(argv) == 2
     assert capsys.readouterr().err == f"python -m bookbuild {argv[0]}: {message}\n"

@@ -53,10 +53,8 @@ def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(
         '{"title":"T"}',
         b"png bytes",
     )
-    assert list(data["symbols"]) == [
-        "z",
-        "a",
-    ]  # in the order the panel gave them: the page typesets them so
+    # in the order the panel gave them: the page typesets them so
+    assert list(data["symbols"]) == ["z", "a"]
     entry = json.loads(
         (fake_root / "_build" / "panel-cache" / "keep-dial.json").read_text()
     )
@@ -193,10 +191,8 @@ def test_a_page_read_again_takes_the_panel_from_the_cache_and_renders_the_same(
 
     png.unlink()  # the figure beside the output is written again from the cache
     second = build_panel_page(tmp_path)
-    assert (computed, drawn) == (
-        ["keep-dial"],
-        ["keep-dial"],
-    )  # nothing computed or drawn again
+    # nothing computed or drawn again
+    assert (computed, drawn) == (["keep-dial"], ["keep-dial"])
     assert panel_html(second) == panel_html(first)
     assert png.read_bytes() == first_png
     assert (

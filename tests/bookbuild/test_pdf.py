@@ -1202,9 +1202,8 @@ def test_a_reference_from_another_page_to_an_exercise_points_at_the_exercise_s_l
     assert isinstance(first, exercise_latex_number_reference)
     assert first["refid"] == "ex-b-scratch"
     assert first.astext() == "Exercise 7.4"
-    assert not isinstance(
-        second, exercise_latex_number_reference
-    )  # not an exercise: left alone
+    # not an exercise: left alone
+    assert not isinstance(second, exercise_latex_number_reference)
 
 
 def test_column_widths_fit_the_line_with_the_fewest_lines_per_cell() -> None:
@@ -1255,9 +1254,8 @@ def test_tables_get_widths_from_their_content_smaller_type_when_wide_and_page_br
         "\\begingroup\\footnotesize\n",
     )
     assert "longtable" in long["classes"]
-    assert (
-        "longtable" in given["classes"]
-    )  # about 6 x 9 lines: more than a page holds, whoever set the widths
+    # about 6 x 9 lines: more than a page holds, whoever set the widths
+    assert "longtable" in given["classes"]
     assert [spec["colwidth"] for spec in given.findall(nodes.colspec)] == [1, 1]
 
 
@@ -1268,9 +1266,8 @@ def test_long_tokens_in_tables_break_after_separators_and_within_hashes() -> Non
         "lm.",
     ]
     assert book_pdf._pieces("9c21cc9e29ab7d60707f") == ["9c21cc9e29", "ab7d60707f"]
-    assert book_pdf._pieces("2.13.0+cpu") == [
-        "2.13.0+cpu"
-    ]  # short enough to stay whole
+    # short enough to stay whole
+    assert book_pdf._pieces("2.13.0+cpu") == ["2.13.0+cpu"]
     joined = book_pdf._breakable("1.1\u00a0\u00d7\u00a010 apart")
     assert [n.astext() for n in joined] == ["1.1\u00a0\u00d7\u00a010", " ", "apart"]
 
@@ -1349,10 +1346,8 @@ def test_a_fresh_machine_gets_the_fonts_the_pdf_is_set_in() -> None:
         "poppler-utils",
     } <= set(packages)
     setup_system = (ROOT / ".ci" / "setup-system").read_text()
-    for check in (
-        makefile,
-        setup_system,
-    ):  # `make tex` and `make test` see a missing font as missing TeX
+    # `make tex` and `make test` see a missing font as missing TeX
+    for check in (makefile, setup_system):
         assert "fc-list 'DejaVu Math TeX Gyre'" in check
         assert "fc-list 'DejaVu Serif:style=Italic'" in check
 

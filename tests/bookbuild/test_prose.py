@@ -106,9 +106,8 @@ def test_check_pages_and_cli(
     (tmp_path / "book" / "good.md").write_text(
         FRONT + "Glued: {glue:text}`a`.\n", encoding="utf-8"
     )
-    (tmp_path / "book" / "build-report.md").write_text(
-        "Took 12 s.\n", encoding="utf-8"
-    )  # generated: skipped
+    # generated: skipped
+    (tmp_path / "book" / "build-report.md").write_text("Took 12 s.\n", encoding="utf-8")
     assert check_pages(tmp_path) == []
     assert main([str(tmp_path)]) == 0
     (tmp_path / "book" / "bad.md").write_text(FRONT + "Typed: 138.\n", encoding="utf-8")
@@ -163,9 +162,8 @@ def test_pages_are_read_again_once_when_the_rendering_of_literals_changes() -> N
         "book/checked",
     ]
     assert env.book_lit_rendering == rendering_key()
-    assert (
-        pages_to_reread(None, env, set(), set(), set()) == []
-    )  # the same code: nothing more
+    # the same code: nothing more
+    assert pages_to_reread(None, env, set(), set(), set()) == []
     env.book_lit_rendering = "an older rendering"
     assert pages_to_reread(None, env, set(), set(), set()) == [
         "book/a",

@@ -97,9 +97,8 @@ def test_a_glue_names_the_runs_of_the_cells_its_value_reads_from_and_only_those(
     assert loss["cell"] == "report"
     assert loss["number"] == 5
     assert loss["statement"] == "glue('loss', loss)"
-    assert [r["key"] for r in loss["runs"]] == [
-        "k" * 12
-    ]  # ``model`` came from cell 2; cell 4 is not read
+    # ``model`` came from cell 2; cell 4 is not read
+    assert [r["key"] for r in loss["runs"]] == ["k" * 12]
     assert loss["runs"][0]["outcome"] == "reused"
     assert loss["sweeps"] == []
     assert [item["name"] for item in loss["listings"]] == ["evaluate", "train"]
@@ -169,14 +168,8 @@ def test_figure_data_in_the_reader_s_columns_and_the_data_s_own_values() -> None
     ]
     assert rows[1] == ["panel 1", "LSTM", "0", "0.6525", "", ""]
     assert rows[2] == ["panel 1", "LSTM", "5", "0.6", "", ""]
-    assert rows[3] == [
-        "panel 1",
-        "chance",
-        "",
-        "0.25",
-        "",
-        "",
-    ]  # axhline: its value, across every step
+    # axhline: its value, across every step
+    assert rows[3] == ["panel 1", "chance", "", "0.25", "", ""]
     assert rows[4:] == [
         ["panel 2", "", "", "", "0.75", "vanilla RNN"],
         ["panel 2", "", "", "", "0.5", "GRU"],
@@ -250,9 +243,8 @@ def test_the_kernel_notes_each_run_with_the_cell_that_called_it(monkeypatch) -> 
     monkeypatch.setitem(events._state, "runs", [])
     monkeypatch.setattr(events, "cell", lambda: 7)
     events.note_run("f", "key", "computed", 1.0, 1.0)
-    assert (
-        kernel_hooks._state["runs"][0]["cell"] == 7
-    )  # the hooks hand the engine the sink's record
+    # the hooks hand the engine the sink's record
+    assert kernel_hooks._state["runs"][0]["cell"] == 7
 
 
 def test_a_number_glued_from_another_page_is_set_as_a_power_of_ten() -> None:
@@ -272,9 +264,8 @@ def test_a_number_glued_from_another_page_is_set_as_a_power_of_ten() -> None:
     pasted = paragraph.children[1]
     assert [type(c).__name__ for c in pasted.children] == ["Text", "superscript"]
     assert pasted.astext() == "10\u22126"
-    assert paragraph.astext().endswith(
-        "2.5e-3 in plain text"
-    )  # only glued numbers change
+    # only glued numbers change
+    assert paragraph.astext().endswith("2.5e-3 in plain text")
 
 
 def test_the_code_named_is_what_computed_the_number_not_every_cell_upstream() -> None:
@@ -305,12 +296,9 @@ def test_the_code_named_is_what_computed_the_number_not_every_cell_upstream() ->
         for name in ("make_config", "build_net", "train", "first_epoch")
     ]
     found = provenance.glue_provenance(nb, entry, listings)["epoch"]
-    assert [item["name"] for item in found["listings"]] == [
-        "first_epoch",
-        "train",
-    ]  # not the set-up cell's
-    (run,) = found[
-        "runs"
-    ]  # the training upstream is still named, with its seed and its report row
+    # not the set-up cell's
+    assert [item["name"] for item in found["listings"]] == ["first_epoch", "train"]
+    # the training upstream is still named, with its seed and its report row
+    (run,) = found["runs"]
     assert run["seed"] == 2
     assert run["anchor"] == "run-" + "k" * 20

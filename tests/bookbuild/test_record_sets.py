@@ -27,9 +27,8 @@ def test_per_device_configurations_are_the_chapters_runs_and_the_smoke_checks() 
     assert sweeps.per_device("book-runs")
     assert not sweeps.per_device("cpu")
     assert not sweeps.per_device("cpu", "scoreboard")
-    assert sweeps.per_device(
-        "cpu", "word-lm-scale"
-    )  # the scale study's three sizes, one sweep's config
+    # the scale study's three sizes, one sweep's config
+    assert sweeps.per_device("cpu", "word-lm-scale")
     assert not sweeps.per_device("full-size")
 
 
@@ -41,16 +40,14 @@ def test_a_gpu_reads_its_own_set_of_a_per_device_configuration(
     assert sweeps.record_profile(sweep, "book-grid", "cuda:0") == gpu_profile
     assert sweeps.record_profile(sweep, "book-grid", "cpu") is None  # the CPU set
     assert sweeps.record_profile(sweep, "book-grid", None) is None
-    assert (
-        sweeps.record_profile(sweep, "cpu", "cuda") is None
-    )  # a study both editions read from the CPU
+    # a study both editions read from the CPU
+    assert sweeps.record_profile(sweep, "cpu", "cuda") is None
     assert (
         sweeps.record_profile(experiments.WORD_LM_SCALE, "cpu", "cuda") == gpu_profile
     )
     gpu = experiments.WORD_LM_SCALE
-    assert (
-        sweeps.record_profile(gpu, "gpu", "cuda") is None
-    )  # asks for GPUs itself: one set
+    # asks for GPUs itself: one set
+    assert sweeps.record_profile(gpu, "gpu", "cuda") is None
     root = sweeps.ROOT
     assert (
         sweeps.records_dir("x", "book-runs", root, gpu_profile)

@@ -198,9 +198,8 @@ def test_a_figure_is_compared_by_its_pixels_only_when_its_bytes_differ(
 ) -> None:
     old = tmp_path / "old.png"
     Image.new("RGB", (20, 20), "white").save(old)
-    assert (
-        baselines._image_difference(old, old.read_bytes(), 2) is None
-    )  # the same file
+    # the same file
+    assert baselines._image_difference(old, old.read_bytes(), 2) is None
     changed = io.BytesIO()
     Image.new("RGB", (20, 20), "black").save(changed, format="PNG")
     assert "figure differs" in baselines._image_difference(old, changed.getvalue(), 2)
@@ -209,9 +208,8 @@ def test_a_figure_is_compared_by_its_pixels_only_when_its_bytes_differ(
         recompressed, format="PNG", compress_level=0
     )
     assert recompressed.getvalue() != old.read_bytes()
-    assert (
-        baselines._image_difference(old, recompressed.getvalue(), 2) is None
-    )  # other bytes, the same pixels
+    # other bytes, the same pixels
+    assert baselines._image_difference(old, recompressed.getvalue(), 2) is None
 
 
 def test_a_loosened_image_tolerance_is_a_difference(tmp_path: Path) -> None:
@@ -239,15 +237,13 @@ def test_accept_keeps_the_baselines_text_for_outputs_equal_under_masks_and_toler
     png = (tmp_path / "ch" / "figure-1.png").read_bytes()
     loose = {"tolerance": {"rtol": 1e-3, "reason": WHY}}
     again = notebook("took 9.75 s\nloss = 0.12345\n", [1, 2, 3, 2], options=loose)
-    again.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = (
-        "0.8"  # the intended change
-    )
+    # the intended change
+    again.cells[2].outputs[0]["data"]["application/papermill.record/text/plain"] = "0.8"
     recs, images, options = baselines.extract(again, "book/ch")
     base = baselines.read_baseline(tmp_path, "book/ch")
     kept, kept_images = baselines.settle(base, recs, images, options)
-    assert (
-        kept["result"] == base[0]["result"]
-    )  # raw timing and last digit as accepted before
+    # raw timing and last digit as accepted before
+    assert kept["result"] == base[0]["result"]
     assert kept["glue-cell"][0]["lines"] == ["0.8"]
     assert kept_images["figure-1.png"] == png
     baselines.write_baseline(tmp_path, "book/ch", kept, kept_images)
@@ -460,9 +456,8 @@ def test_volatile_cells_are_not_stored_so_accepting_twice_writes_nothing(
     nb = notebook("built at 22:31 on commit abc\n", [1, 2], options={"volatile": True})
     recs, images, _ = baselines.extract(nb, "book/ch")
     assert recs["result"] == [{"kind": "volatile"}]
-    assert baselines.write_baseline(
-        tmp_path, "book/ch", recs, images
-    )  # first time: files written
+    # first time: files written
+    assert baselines.write_baseline(tmp_path, "book/ch", recs, images)
     nb = notebook("built at 22:40 on commit def\n", [1, 2], options={"volatile": True})
     recs, images, _ = baselines.extract(nb, "book/ch")
     assert baselines.write_baseline(tmp_path, "book/ch", recs, images) == []
@@ -494,10 +489,8 @@ def test_a_diagram_drawn_without_axes_reports_only_the_text_it_shows() -> None:
 def test_a_difference_in_trailing_whitespace_is_shown_visibly(baseline: Path) -> None:
     (diff,) = diffs_against(baseline, notebook("loss = 0.1234  \n", [1, 2, 3, 2]))
     assert diff.cell == "result"
-    assert (diff.old, diff.new) == (
-        "'loss = 0.1234'",
-        "'loss = 0.1234  '",
-    )  # quoted, so the spaces show
+    # quoted, so the spaces show
+    assert (diff.old, diff.new) == ("'loss = 0.1234'", "'loss = 0.1234  '")
     assert "+loss = 0.1234··" in diff.detail.splitlines()  # and marked in the diff
 
 
@@ -511,10 +504,8 @@ def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(
     (diff,) = diffs_against(
         tmp_path, notebook("epoch 1\nepoch 2\nloss 0.6\ndone\n", [1, 2])
     )
-    assert (diff.old, diff.new) == (
-        "loss 0.5",
-        "loss 0.6",
-    )  # the first differing line, as before
+    # the first differing line, as before
+    assert (diff.old, diff.new) == ("loss 0.5", "loss 0.6")
     lines = diff.detail.splitlines()
     assert lines[:2] == ["--- baseline", "+++ this build"]
     assert [ln for ln in lines[2:] if ln[:1] in "-+ "] == [
@@ -529,9 +520,8 @@ def test_a_text_difference_comes_with_a_unified_diff_of_the_whole_cell(
 def test_a_figure_text_differing_in_whitespace_is_shown_visibly(tmp_path: Path) -> None:
     recs, images, _ = baselines.extract(with_figure("step", [1, 2, 3]), "book/ch")
     baselines.write_baseline(tmp_path, "book/ch", recs, images)
-    diff = diffs_against(tmp_path, with_figure("step ", [1, 2, 3]))[
-        0
-    ]  # (its pixels may move too)
+    # (its pixels may move too)
+    diff = diffs_against(tmp_path, with_figure("step ", [1, 2, 3]))[0]
     assert (diff.old, diff.new) == (
         "figure text 'axes 1 x label: step'",
         "'axes 1 x label: step '",
@@ -654,9 +644,8 @@ def test_a_tolerance_for_named_lines_leaves_the_other_lines_at_the_default(
             )
         ]
 
-    assert (
-        moved(20.0, 0.6, 25) == []
-    )  # the chaotic line and the limits around it moved: declared
+    # the chaotic line and the limits around it moved: declared
+    assert moved(20.0, 0.6, 25) == []
     assert moved(20.0, 0.605, 25) == []  # the other line within the cell's rtol
     assert moved(20.0, 0.7, 25) == [
         "plotted data moved (e.g. 0.6 -> 0.7; rtol 0.02, atol 0)"

@@ -157,12 +157,10 @@ def test_a_figure_cell_ending_in_an_expression_is_named_with_what_sphinx_would_s
     nb.cells[1].outputs[-1] = nbformat.v4.new_output(
         "execute_result", data={"image/png": png()}, execution_count=1
     )
-    assert (
-        problems(tmp_path, nb) == []
-    )  # the figure itself as the last value is what a figure cell shows
-    plain = notebook(
-        ["loss_final", "n_steps"], ALT
-    )  # no figure option: a value beside an image is fine
+    # the figure itself as the last value is what a figure cell shows
+    assert problems(tmp_path, nb) == []
+    # no figure option: a value beside an image is fine
+    plain = notebook(["loss_final", "n_steps"], ALT)
     plain.cells[1].outputs.append(legend)
     assert problems(tmp_path, plain) == []
 

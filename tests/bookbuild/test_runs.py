@@ -96,9 +96,8 @@ def test_editing_what_the_function_reaches_recomputes_but_an_unrelated_module_or
     )
     train = load()
     memo.run_once(train.train, steps=3)
-    assert (
-        train.CALLS == []
-    )  # reused: the key is on definitions, not on the file's bytes
+    # reused: the key is on definitions, not on the file's bytes
+    assert train.CALLS == []
 
 
 def test_declared_data_is_part_of_the_key(repo: Path) -> None:
@@ -295,6 +294,5 @@ def test_an_optional_stack_s_installed_version_keys_only_the_runs_that_import_it
     monkeypatch.setattr(
         memo.metadata, "version", lambda name: "9.9.9" if name == "jax" else real(name)
     )
-    assert (
-        memo.environment(["jaxpkg.uses"], tmp_path)["jax"] == "9.9.9"
-    )  # a host's GPU JAX of another version
+    # a host's GPU JAX of another version
+    assert memo.environment(["jaxpkg.uses"], tmp_path)["jax"] == "9.9.9"

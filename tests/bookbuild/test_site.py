@@ -54,9 +54,8 @@ def test_mathjax_is_copied_into_the_output_only(tmp_path: Path) -> None:
     ).exists()
     assert all((target / part).exists() for part in MATHJAX_PARTS)
     assert not (target / "tex-svg-full.js").exists()  # only the parts the site loads
-    assert not list(
-        (Path(__file__).parents[2] / "book").glob("_static/**/*.js")
-    )  # never the book's _static/
+    # never the book's _static/
+    assert not list((Path(__file__).parents[2] / "book").glob("_static/**/*.js"))
 
 
 def test_a_panel_whose_static_figure_has_overlapping_texts_stops_the_build(

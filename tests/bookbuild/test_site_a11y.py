@@ -102,9 +102,8 @@ def test_search_scripts_are_deferred_and_font_awesome_script_dropped() -> None:
         "../searchindex.js",
     ]:
         assert f'<script defer src="{script}"></script>' in out
-    assert (
-        '<script src="../_static/doctools.js?v=9a2dae69"></script>' in out
-    )  # others untouched
+    # others untouched
+    assert '<script src="../_static/doctools.js?v=9a2dae69"></script>' in out
 
 
 def test_empty_header_rows_go_and_an_empty_corner_becomes_a_cell() -> None:

@@ -88,9 +88,8 @@ def test_a_page_gets_its_formulas_stylesheet_and_glyphs_and_loses_mathjax() -> N
     assert '<body data-theme="light"><svg id="MJX-SVG-global-cache"></svg>' in out
     assert "\\(" not in out
     assert "\\[" not in out
-    assert "MathJax" not in out.replace(
-        "<mjx-container", ""
-    )  # neither its settings nor its script
+    # neither its settings nor its script
+    assert "MathJax" not in out.replace("<mjx-container", "")
     assert mathrender.unrendered_count(out) == 0
     # A second pass finds nothing to do and changes nothing.
     assert mathrender.find_formulas(out) == []
@@ -142,9 +141,8 @@ def test_a_page_without_formulas_is_left_alone_and_node_is_not_started(
         == 0
     )
     assert (site / "search.html").read_text() == plain
-    assert (
-        site / "_static" / "x.html"
-    ).read_text() == PAGE  # not a page: _static and the like are skipped
+    # not a page: _static and the like are skipped
+    assert (site / "_static" / "x.html").read_text() == PAGE
 
 
 def test_without_node_the_pages_keep_client_side_mathjax_with_one_note(
@@ -168,9 +166,8 @@ def test_node_binary_follows_book_node(monkeypatch: pytest.MonkeyPatch) -> None:
     assert mathrender.node_binary() is None
     monkeypatch.setenv("BOOK_NODE", "/nonexistent/node")
     assert mathrender.node_binary() is None
-    monkeypatch.setenv(
-        "BOOK_NODE", "sh"
-    )  # any executable on the PATH is taken as named
+    # any executable on the PATH is taken as named
+    monkeypatch.setenv("BOOK_NODE", "sh")
     assert mathrender.node_binary() is not None
     assert mathrender.node_binary().endswith("/sh")
 
@@ -204,16 +201,13 @@ def test_node_typesets_a_site_as_svg_with_assistive_mathml(tmp_path: Path) -> No
             r"<mjx-assistive-mml[^>]*><math [^>]*>.+</math></mjx-assistive-mml>",
             container,
         )
-    assert (
-        '<mi mathvariant="double-struck">R</mi>' in out
-    )  # the book's macro \R, from the Sphinx config
-    assert (
-        "<mo>&lt;</mo>" in out
-    )  # a < b: decoded for MathJax, escaped again in its output
+    # the book's macro \R, from the Sphinx config
+    assert '<mi mathvariant="double-struck">R</mi>' in out
+    # a < b: decoded for MathJax, escaped again in its output
+    assert "<mo>&lt;</mo>" in out
     assert 'display="true"' in containers[2]
-    assert (
-        'fill="currentColor"' in out
-    )  # glyphs take the text colour, so the dark theme recolours them
+    # glyphs take the text colour, so the dark theme recolours them
+    assert 'fill="currentColor"' in out
     # Each glyph a formula draws is defined once, in the page's own hidden cache.
     used = set(re.findall(r'xlink:href="#([^"]+)"', out))
     cache = re.search(

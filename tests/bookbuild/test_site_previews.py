@@ -109,17 +109,15 @@ def test_a_term_previews_with_its_other_names_and_first_paragraph_and_links_kept
     None
 ):
     found = collected(GLOSSARY, "book/glossary.html")
-    assert (
-        found["html"]["term-GRU"] == found["html"]["term-gated-recurrent-unit"]
-    )  # either name, one preview
+    # either name, one preview
+    assert found["html"]["term-GRU"] == found["html"]["term-gated-recurrent-unit"]
     preview = soup(found["html"]["term-gated-recurrent-unit"])
     assert (
         preview.select_one("p.link-tip-head").get_text() == "gated recurrent unit, GRU"
     )  # no "#" anchors
     assert "A second paragraph" not in preview.get_text()
-    assert (
-        "\\(h_t" in preview.get_text()
-    )  # left for the math pass to typeset with the page's formulas
+    # left for the math pass to typeset with the page's formulas
+    assert "\\(h_t" in preview.get_text()
     link = preview.select_one("a")
     assert link["href"] == "gated.html#sec-m-gru"
     assert link["tabindex"] == "-1"
@@ -128,9 +126,8 @@ def test_a_term_previews_with_its_other_names_and_first_paragraph_and_links_kept
 def test_sections_figures_tables_equations_exercises_listings_and_the_page() -> None:
     found = collected(CHAPTER, "book/gated.html")
     kinds = found["kinds"]
-    assert (
-        kinds["sec-m-lstm"] == kinds["the-lstm-cell"] == "section"
-    )  # the label's empty span names its section
+    # the label's empty span names its section
+    assert kinds["sec-m-lstm"] == kinds["the-lstm-cell"] == "section"
     assert kinds["chap-gated"] == "section"
     assert kinds[""] == "page"
     assert kinds["equation-eq-m-lstm"] == "equation"
@@ -203,9 +200,8 @@ def test_each_page_gets_one_template_of_the_previews_its_links_need() -> None:
         "term",
         "citation",
     }
-    assert (
-        previews.attach(text, "book/gated.html", all_collected()) == text
-    )  # a page with its template stays
+    # a page with its template stays
+    assert previews.attach(text, "book/gated.html", all_collected()) == text
 
 
 def test_a_page_without_links_to_preview_is_unchanged() -> None:
@@ -284,9 +280,8 @@ def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figure
         '<a class="reference internal" href="#fig-m-lstm-cell">',
     )
 
-    def one_build(
-        text: str,
-    ) -> str:  # the passes that touch these pages, in their registered order
+    # the passes that touch these pages, in their registered order
+    def one_build(text: str) -> str:
         for name in order:
             if name == "previews":
                 text = previews.attach(text, "book/gated.html", found)
@@ -302,6 +297,5 @@ def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figure
         "640",
         "async",
     )
-    assert (
-        one_build(once) == once
-    )  # the next build leaves the page as this one wrote it
+    # the next build leaves the page as this one wrote it
+    assert one_build(once) == once

@@ -96,9 +96,8 @@ def test_a_formula_is_searched_and_shown_as_a_reader_reads_it_not_as_its_tex() -
     assert "tanh(cₜ)" in indexed
     assert "\\" not in indexed
     assert "odot" not in indexed
-    assert (
-        "\\tanh" in doc.astext()
-    )  # the page itself keeps its TeX, for the typesetting
+    # the page itself keeps its TeX, for the typesetting
+    assert "\\tanh" in doc.astext()
 
 
 @pytest.mark.parametrize(

@@ -52,9 +52,8 @@ def test_head_scripts_run_after_parsing_except_the_options_inline_scripts_use(
         '<script defer="defer" src="../_static/book-site.js?v=4cff5a53"></script>'
         in out
     )  # already deferred
-    assert (
-        "<script>let toggleHintShow = 'Click to show';</script>" in out
-    )  # inline: untouched
+    # inline: untouched
+    assert "<script>let toggleHintShow = 'Click to show';</script>" in out
     # No script left that blocks parsing, apart from the options.
     blocking = [line for line in out.splitlines() if "<script src=" in line]
     assert blocking == [
@@ -140,9 +139,8 @@ def test_code_blocks_state_their_lines_and_longest_line() -> None:
     # page's own style is kept
     assert blocks[1] == ' style="color: red; --book-lines: 3" data-book-cols="9"'
     assert blocks[2] == ' style="--book-lines: 1" data-book-cols="0"'
-    assert (
-        speed.code_blocks_sized(Path("."), "book/x.html", out) == out
-    )  # a second pass changes nothing
+    # a second pass changes nothing
+    assert speed.code_blocks_sized(Path("."), "book/x.html", out) == out
     assert speed.code_blocks_sized in speed.REPAIRS
 
 
@@ -155,9 +153,8 @@ def test_a_figure_states_the_width_that_keeps_its_smallest_text_readable_on_a_ph
 
     (tmp_path / "_images").mkdir()
     info = PngInfo()
-    info.add_text(
-        SMALLEST_TEXT_KEY, "34.72"
-    )  # 12.5 pt at 200 dpi: 17.36 CSS px at the figure's own width
+    # 12.5 pt at 200 dpi: 17.36 CSS px at the figure's own width
+    info.add_text(SMALLEST_TEXT_KEY, "34.72")
     Image.new("RGB", (1262, 700)).save(tmp_path / "_images" / "drawn.png", pnginfo=info)
     Image.new("RGB", (600, 300)).save(tmp_path / "_images" / "photo.png")
     page = (

@@ -46,10 +46,9 @@ def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(
         assert code == 0, out.getvalue()
     assert not folder.exists()
     assert set(pids) == {"munged", "slurmctld", "slurmd"}
-    assert not any(
-        slurm_cluster._alive(pid) for pid in pids.values()
-    )  # nothing left running:
-    assert not slurm_cluster._steps(folder)  # no daemon, no job step
+    # nothing left running: no daemon, no job step
+    assert not any(slurm_cluster._alive(pid) for pid in pids.values())
+    assert not slurm_cluster._steps(folder)
     import psutil
 
     orphans = [

@@ -47,9 +47,8 @@ def test_the_example_page_and_every_page_of_the_book_pass(tmp_path: Path) -> Non
     assert problems(tmp_path, example()) == []
     started = time.perf_counter()
     assert source.check_pages(ROOT) == []
-    assert (
-        time.perf_counter() - started < 10
-    )  # seconds, before anything executes (about 1 s on 2 cores)
+    # seconds, before anything executes (about 1 s on 2 cores)
+    assert time.perf_counter() - started < 10
 
 
 def test_an_unknown_glue_name_is_named_at_its_line_with_the_name_meant(
@@ -134,12 +133,10 @@ def test_a_figure_cell_ending_in_a_drawing_call_is_named_before_sphinx_reports_a
         "the cell with an assignment (`fig = ...`) or put `;` after its last "
         "expression"
     ]
-    assert (
-        problems(tmp_path, text.replace(f"{last}\n", f"{last};\n")) == []
-    )  # the value is not shown
-    assert (
-        problems(tmp_path, text.replace(f"{last}\n", "plt.show()\n")) == []
-    )  # returns nothing
+    # the value is not shown
+    assert problems(tmp_path, text.replace(f"{last}\n", f"{last};\n")) == []
+    # returns nothing
+    assert problems(tmp_path, text.replace(f"{last}\n", "plt.show()\n")) == []
 
 
 def test_a_figure_drawn_before_the_book_s_style_is_named_at_its_cell(
@@ -193,15 +190,11 @@ def test_names_made_by_f_strings_are_patterns(tmp_path: Path, call: str) -> None
         )
         == []
     )
-    if (
-        "_left" in call
-        # fg_steps itself is no longer glued, and the pattern fg_..._left does not make
-        # it
-    ):
+    # fg_steps itself is no longer glued, and the pattern fg_..._left does not make it
+    if "_left" in call:
         found = problems(tmp_path, text)
-        assert (
-            len(found) == text.count("{glue:text}`fg_steps`") == 2
-        )  # the sentence's and the exercise's
+        # the sentence's and the exercise's
+        assert len(found) == text.count("{glue:text}`fg_steps`") == 2
         assert all(
             "{glue:text}`fg_steps` names no value" in problem for problem in found
         )
@@ -240,16 +233,14 @@ def test_a_name_the_page_s_last_execution_glued_counts(
     current code glued is known."""
     text = mistake('glue("fg_steps", STEPS, display=False)', "glue_all(STEPS)")
     problems(tmp_path, text)
-    assert (
-        len(source.check_pages(tmp_path)) == 2
-    )  # no cache here: the source is all there is
+    # no cache here: the source is all there is
+    assert len(source.check_pages(tmp_path)) == 2
     monkeypatch.setattr(
         source, "last_glued", lambda root, chapter: frozenset({"fg_steps"})
     )
     assert source.check_pages(tmp_path) == []
-    text = mistake(
-        "nine tenths <fg-geometric>", "nine tenths <fg-helper>"
-    )  # a check a helper declares
+    # a check a helper declares
+    text = mistake("nine tenths <fg-geometric>", "nine tenths <fg-helper>")
     problems(tmp_path, text)
     monkeypatch.setattr(
         source, "last_glued", lambda root, chapter: frozenset({"check:fg-helper"})

@@ -69,9 +69,8 @@ def test_the_cheapest_smoke_job_of_each_sweep_reproduces_its_committed_record(
     assert SMOKE in sweep.configs, (
         f"sweep {name} defines no {SMOKE!r} configuration (a few cheap jobs)"
     )
-    records = sweeps.load(
-        name, SMOKE, sweep=sweep
-    ).records  # every smoke record committed and fresh
+    # every smoke record committed and fresh
+    records = sweeps.load(name, SMOKE, sweep=sweep).records
     profile = this_profile()
     same = [r for r in records if r["environment"]["profile"] == profile]
     if not same:
@@ -80,9 +79,8 @@ def test_the_cheapest_smoke_job_of_each_sweep_reproduces_its_committed_record(
             f"{profile}"
         )
     ok, text = sweeps.spot_check(sweeps.cheapest(same))
-    print(
-        f"sweep {name}: {text}"
-    )  # bit for bit, or which metrics within their declared precision
+    # bit for bit, or which metrics within their declared precision
+    print(f"sweep {name}: {text}")
     assert ok, f"sweep {name}: {text}"
 
 

@@ -70,9 +70,8 @@ def test_record_round_trip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BOOK_DEVICE", raising=False)
     code, _ = run(tiny(), repo)
     assert code == 0
-    assert (
-        "BOOK_DEVICE" not in os.environ
-    )  # a job run in this process leaves its environment alone
+    # a job run in this process leaves its environment alone
+    assert "BOOK_DEVICE" not in os.environ
     loaded = sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
     assert loaded.complete
     assert [(r["job"], r["seed"], r["metrics"]["value"]) for r in loaded.records] == [
@@ -85,9 +84,8 @@ def test_record_round_trip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert record["params"] == {"x": 3}
     assert record["metrics"]["history"] == [3, 7]
     assert record["function"] == "tinysweep.jobs:square"
-    assert set(record["definitions"]) == {
-        "square"
-    }  # the definitions the job reaches, keyed by name
+    # the definitions the job reaches, keyed by name
+    assert set(record["definitions"]) == {"square"}
     for key in (
         "code_hash",
         "params_hash",
@@ -98,9 +96,8 @@ def test_record_round_trip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "slurm_job_id",
     ):
         assert key in record
-    assert (
-        record["environment"]["device"] == "cpu"
-    )  # no GPU asked for: CPU, even on a GPU machine
+    # no GPU asked for: CPU, even on a GPU machine
+    assert record["environment"]["device"] == "cpu"
     for key in ("torch", "cuda", "device_name", "profile", "cpu_kernels"):
         assert record["environment"][key]
     # a second run finds every record fresh and runs nothing
@@ -127,9 +124,8 @@ def test_an_unrun_configuration_can_be_asked_for_as_none(repo: Path) -> None:
     assert partial is not None and partial.missing == ["x2.seed1"]  # noqa: PT018 - some records: loaded
     jobs = repo / "tinysweep" / "jobs.py"
     jobs.write_text(jobs.read_text().replace("x * x + seed", "x * x + seed + 0"))
-    with pytest.raises(
-        sweeps.SweepNotReady, match="stale"
-    ):  # stale records are never "unrun"
+    # stale records are never "unrun"
+    with pytest.raises(sweeps.SweepNotReady, match="stale"):
         sweeps.load("tiny", "cpu", root=repo, sweep=tiny(), none_if_unrun=True)
 
 
@@ -202,9 +198,8 @@ def test_a_record_edited_by_hand_is_not_fresh(repo: Path) -> None:
         "x3.seed0: damaged (edited since it was written (its record_sha256 "
         "does not match" in text
     )
-    del record[
-        sweeps.SEAL
-    ]  # a record written before records were sealed is read as before
+    # a record written before records were sealed is read as before
+    del record[sweeps.SEAL]
     path.write_text(json.dumps(record, indent=2))
     assert sweeps.status_text(tiny(), "cpu", repo)[1]
 
@@ -294,9 +289,8 @@ def test_local_executor_runs_a_grid_in_parallel_processes(repo: Path) -> None:
     assert code == 0, out
     assert "4/4 done, 0 running, 0 failed, 0 waiting" in out
     assert sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).complete
-    assert list(
-        (repo / "_build" / "sweeps" / "tiny").iterdir()
-    )  # submitit's logs stay under _build
+    # submitit's logs stay under _build
+    assert list((repo / "_build" / "sweeps" / "tiny").iterdir())
 
 
 def test_local_executor_reports_a_failed_job(repo: Path) -> None:
@@ -310,9 +304,8 @@ def test_spot_check_reruns_a_record_and_catches_a_changed_metric(repo: Path) -> 
     run(tiny(), repo)
     records = sweeps.load("tiny", "cpu", root=repo, sweep=tiny()).records
     record = sweeps.cheapest(records)
-    assert record == sweeps.cheapest(
-        list(reversed(records))
-    )  # the choice does not depend on order
+    # the choice does not depend on order
+    assert record == sweeps.cheapest(list(reversed(records)))
     again = sweeps.rerun(record, root=repo)
     ok, text = sweeps.compare(record, again)
     assert ok, text
@@ -440,9 +433,8 @@ def test_a_missing_record_is_looked_up_by_opening_it_so_the_build_trace_sees_it(
         if event == "open" and args and str(args[0]).startswith(str(tmp_path)):
             opened.append(str(args[0]))
 
-    _sys.addaudithook(
-        spy
-    )  # audit hooks cannot be removed; this one only records paths under tmp_path
+    # audit hooks cannot be removed; this one only records paths under tmp_path
+    _sys.addaudithook(spy)
     assert sweeps._read_record(tmp_path / "job.seed0.json") == (None, "")
     assert opened == [str(tmp_path / "job.seed0.json")]
 
@@ -501,9 +493,8 @@ def test_a_sweep_refuses_to_start_on_uncommitted_changes(repo: Path) -> None:
 def test_records_being_written_and_a_copy_outside_git_do_not_count_as_changes(
     repo: Path, tmp_path: Path
 ) -> None:
-    assert (
-        sweeps.uncommitted_changes(repo) == []
-    )  # not a git checkout: a copy of the tree
+    # not a git checkout: a copy of the tree
+    assert sweeps.uncommitted_changes(repo) == []
     _git(repo, "init", "-q")
     (repo / "records").mkdir()
     (repo / "records" / "r.json").write_text("{}")
@@ -540,9 +531,8 @@ def test_uncommitted_records_do_not_make_a_record_dirty(tmp_path: Path) -> None:
     (tmp_path / "code.py").write_text("X = 1\n")
     git("add", "-A")
     git("commit", "-q", "-m", "one")
-    (tmp_path / "records" / "a.json").write_text(
-        '{"new": 1}'
-    )  # an earlier sweep's fresh record
+    # an earlier sweep's fresh record
+    (tmp_path / "records" / "a.json").write_text('{"new": 1}')
     assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc"
     (tmp_path / "code.py").write_text("X = 2\n")  # code changed: dirty it is
     assert sweeps.record_commit(tmp_path, "abc+dirty") == "abc+dirty"
@@ -592,9 +582,8 @@ def test_a_declared_precision_lets_the_last_bits_move_and_says_how_far_they_move
     assert (
         "beyond its declared rtol 0.001, atol 1e-06: training on other kernels" in text
     )
-    ok, text = sweeps.compare(
-        stored, _record({**again["metrics"], "steps": 4}), close
-    )  # a count: exact
+    # a count: exact
+    ok, text = sweeps.compare(stored, _record({**again["metrics"], "steps": 4}), close)
     assert not ok
     assert "steps (compared exactly" in text
     ok, text = sweeps.compare(stored, again)  # no precision declared: bit for bit

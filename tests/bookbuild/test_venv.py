@@ -128,9 +128,8 @@ def test_without_a_host_gpu_jax_the_locked_cpu_jax_is_installed(
 def test_the_probe_finds_no_gpu_jax_here_and_none_in_a_python_without_jax(
     tmp_path: Path,
 ) -> None:
-    assert (
-        book_venv.host_has_gpu_jax(sys.executable) is False
-    )  # this machine: the CPU build, or none
+    # this machine: the CPU build, or none
+    assert book_venv.host_has_gpu_jax(sys.executable) is False
     assert book_venv.host_has_gpu_jax(str(tmp_path / "no-python")) is False
 
 

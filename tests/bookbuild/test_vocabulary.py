@@ -100,7 +100,6 @@ def test_main_names_page_and_line(tmp_path: Path, capsys):
     (tmp_path / "book" / "intro.md").write_text("# Intro\n")
     assert vocabulary.main([str(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[:2] for line in out] == [
-        ["book/one.md", "3"]
-    ] * 3  # the name, the sweep, the records
+    # the name, the sweep, the records
+    assert [line.split(":")[:2] for line in out] == [["book/one.md", "3"]] * 3
     assert "char-lm-book" in out[0] + out[1] + out[2]

@@ -69,9 +69,8 @@ def what_a_rebuild_writes(root: Path) -> list[Path]:
     page, report = root / "book" / "building.md", root / "book" / "build-report.md"
     listing = root / "chapter_code" / "rnn" / "recurrence.py"
     changed = []
-    os.utime(
-        page
-    )  # bookbuild/execute/engine.py, after executing the page: Sphinx must re-read it
+    # bookbuild/execute/engine.py, after executing the page: Sphinx must re-read it
+    os.utime(page)
     changed.append(page)
     real_replace = os.replace
 
@@ -79,19 +78,16 @@ def what_a_rebuild_writes(root: Path) -> list[Path]:
         changed.extend([Path(src), Path(dst)])
         return real_replace(src, dst)
 
-    os.replace = (
-        replace  # bookbuild.files writes through a temporary file, then replaces
-    )
+    # bookbuild.files writes through a temporary file, then replaces
+    os.replace = replace
     try:
-        files.write_text(
-            report, "# Build report\n\nbuilt at 10:01\n"
-        )  # gate.write_report
+        # gate.write_report
+        files.write_text(report, "# Build report\n\nbuilt at 10:01\n")
     finally:
         os.replace = real_replace
     pyc = bytecode.pyc_path(listing)
-    bytecode.pin(
-        listing, pyc
-    )  # bytecode.prepare, before the kernels start: through NAME.pyc.<number>
+    # bytecode.prepare, before the kernels start: through NAME.pyc.<number>
+    bytecode.pin(listing, pyc)
     changed += [pyc.with_name(f"{pyc.name}.{id(pyc)}"), pyc]
     return changed
 
@@ -136,17 +132,15 @@ def test_what_counts_is_a_change_of_content(tmp_path) -> None:  # type: ignore[n
     assert ignore(str(page))
     page.write_text(page.read_text() + "\nA new sentence.\n")
     assert not ignore(str(page))
-    assert ignore(
-        str(page)
-    )  # the same change seen twice (two events of one save) is one rebuild
+    # the same change seen twice (two events of one save) is one rebuild
+    assert ignore(str(page))
     new = root / "book" / "new.md"
     new.write_text("# New\n")
     assert not ignore(str(new))
     new.unlink()
     assert not ignore(str(new))  # a page removed
-    gone = (
-        root / "book" / "scratch.md"
-    )  # a file that came and went between two rebuilds
+    # a file that came and went between two rebuilds
+    gone = root / "book" / "scratch.md"
     assert ignore(str(gone))
     for kept_out in [
         "_build/html/index.html",
@@ -275,9 +269,8 @@ def test_one_save_is_one_rebuild_of_make_watch_s_own_server(tmp_path) -> None:  
             "# A page\n\n```{code-cell} ipython3\nprint(4)\n```\n"
         )
         assert rebuilds(2, 30) == 2  # the save
-        time.sleep(
-            6
-        )  # the rebuild's own writes reach the watcher after it (debounced 1.6 s)
+        # the rebuild's own writes reach the watcher after it (debounced 1.6 s)
+        time.sleep(6)
         assert rebuilds(3, 0) == 2, "the rebuild's own writes started another rebuild"
     finally:
         server.terminate()
@@ -321,9 +314,8 @@ def test_a_rebuild_is_make_book_s_own_command(monkeypatch) -> None:  # type: ign
     [(cmd, kwargs)] = ran
     assert cmd == watch.book_command()
     assert kwargs["cwd"] == watch.ROOT
-    assert (
-        kwargs["env"]["PYTHONPATH"] == "/elsewhere"
-    )  # the watch tools stay out of the build
+    # the watch tools stay out of the build
+    assert kwargs["env"]["PYTHONPATH"] == "/elsewhere"
 
 
 def test_sphinx_autobuild_is_given_what_to_serve_and_ignore() -> None:
@@ -335,9 +327,8 @@ def test_sphinx_autobuild_is_given_what_to_serve_and_ignore() -> None:
     assert args[:2] == [str(watch.ROOT), str(watch.HTML_DIR)]
     assert args[args.index("--port") + 1] == "8123"
     assert args[args.index("--host") + 1] == "127.0.0.1"
-    assert args[args.index("-d") + 1] == str(
-        watch.BUILD_DIR / ".doctrees"
-    )  # make book's (ignored)
+    # make book's (ignored)
+    assert args[args.index("-d") + 1] == str(watch.BUILD_DIR / ".doctrees")
 
 
 def test_the_replaced_parts_are_where_sphinx_autobuild_looks_them_up() -> None:

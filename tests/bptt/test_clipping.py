@@ -65,9 +65,8 @@ def test_clipping_keeps_direction_and_caps_the_norm(
     assert p.grad.norm().item() <= kappa * (1 + 1e-9) or torch.equal(p.grad, before)
     if before.norm() > 0:
         scale = (p.grad.norm() / before.norm()).item()
-        torch.testing.assert_close(
-            p.grad, before * scale
-        )  # one factor for every coordinate
+        # one factor for every coordinate
+        torch.testing.assert_close(p.grad, before * scale)
 
 
 def test_worked_example_three_four() -> None:

@@ -144,10 +144,8 @@ def test_plot_one_unit_needs_one_colour_per_trace() -> None:
 
 
 def test_plot_one_unit_leaves_zeros_out_of_the_axis_range() -> None:
-    traces = [
-        one_unit_gradient(0.0, 0.5, 3),
-        one_unit_gradient(0.5, 0.0, 3),
-    ]  # w = 0: products and bounds hit 0
+    # w = 0: products and bounds hit 0
+    traces = [one_unit_gradient(0.0, 0.5, 3), one_unit_gradient(0.5, 0.0, 3)]
     fig = plot_one_unit(traces, ["#000000", "#111111"])
     positive = [v for t in traces for v in (*t.products, *t.bounds) if v > 0]
     assert fig.axes[0].get_ylim() == pytest.approx(

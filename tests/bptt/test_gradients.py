@@ -75,9 +75,8 @@ def test_bptt_by_hand_matches_autograd_in_float64() -> None:
     h0 = torch.randn(B, H, generator=gen, dtype=torch.float64).requires_grad_(True)
     readout = torch.randn(B, T, H, generator=gen, dtype=torch.float64)
     states, _ = rnn_loop(x, w_ih, w_hh, bias, h0=h0)
-    (
-        states * readout
-    ).sum().backward()  # a loss at every step: dL_t/dh_t = readout[:, t]
+    # a loss at every step: dL_t/dh_t = readout[:, t]
+    (states * readout).sum().backward()
     ours = bptt_vanilla(
         x.detach(), states.detach(), h0.detach(), w_ih.detach(), w_hh.detach(), readout
     )
@@ -131,9 +130,8 @@ def test_jacobian_product_norms_match_autograd_and_obey_the_bound() -> None:
 def test_one_unit_product_matches_autograd() -> None:
     w, x, T = 1.3, 0.2, 9
     trace = one_unit_gradient(w, x, T)
-    h_s = torch.tensor(
-        trace.states[3], dtype=torch.float64, requires_grad=True
-    )  # s = 3, distance T - 3
+    # s = 3, distance T - 3
+    h_s = torch.tensor(trace.states[3], dtype=torch.float64, requires_grad=True)
     h = h_s
     for _ in range(T - 3):
         h = torch.tanh(w * h + x)
@@ -255,6 +253,5 @@ def test_one_unit_gradient_factors_are_the_one_step_derivatives() -> None:
 
 
 def test_spectral_norm_is_the_largest_singular_value() -> None:
-    assert spectral_norm(torch.diag(torch.tensor([3.0, -4.0]))) == pytest.approx(
-        4.0
-    )  # Frobenius would be 5
+    # Frobenius would be 5
+    assert spectral_norm(torch.diag(torch.tensor([3.0, -4.0]))) == pytest.approx(4.0)

@@ -28,9 +28,8 @@ LAGS = [1, 5, 20, 40]
 def _torch_inputs(
     lag: int, batch: int = 8, features: int = 3, seed: int = 100
 ) -> jax.Array:
-    gen = torch.Generator().manual_seed(
-        seed + lag
-    )  # exactly the draw of gradients.grad_at_first_input
+    # exactly the draw of gradients.grad_at_first_input
+    gen = torch.Generator().manual_seed(seed + lag)
     return jnp.asarray(
         torch.randn(batch, lag, features, generator=gen).double().numpy()
     )
@@ -101,19 +100,16 @@ def test_first_input_grad_norm_in_closed_form() -> None:
     x = jnp.ones((2, 4, 3))
     norm = gradients_jax.first_input_grad_norm(_running_sum, x)
     assert type(norm) is float
-    assert norm == pytest.approx(
-        1.5 * math.sqrt(2 * 3), rel=1e-12
-    )  # |1.5| in each of B * F entries
+    # |1.5| in each of B * F entries
+    assert norm == pytest.approx(1.5 * math.sqrt(2 * 3), rel=1e-12)
     squares = gradients_jax.first_input_grad_norm(
         lambda s: jnp.cumsum(s**2, axis=1), x * 2.0
     )
-    assert squares == pytest.approx(
-        4.0 * math.sqrt(6), rel=1e-12
-    )  # d/dx of x^2 at 2, B * F times
+    # d/dx of x^2 at 2, B * F times
+    assert squares == pytest.approx(4.0 * math.sqrt(6), rel=1e-12)
     last_only = gradients_jax.first_input_grad_norm(lambda s: s * 3.0, x)
-    assert (
-        last_only == 0.0
-    )  # the last output of an elementwise map does not see x_1 (T > 1)
+    # the last output of an elementwise map does not see x_1 (T > 1)
+    assert last_only == 0.0
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (1, 2, 3, 4)])

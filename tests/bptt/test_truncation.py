@@ -171,9 +171,8 @@ def test_each_gate_controls_exactly_its_own_boundary() -> None:
     torch.manual_seed(0)
     model = ElmanRNN(2, 3).double()
     x = torch.randn(1, 5, 2, dtype=torch.float64)
-    gates = torch.tensor(
-        [0.0, 1.0, 0.0, 1.0], dtype=torch.float64
-    )  # cuts between steps 0|1 and 2|3
+    # cuts between steps 0|1 and 2|3
+    gates = torch.tensor([0.0, 1.0, 0.0, 1.0], dtype=torch.float64)
     reach = _reaches(model, x, gates=gates)
     for t in range(5):
         for s in range(5):
@@ -237,9 +236,8 @@ def test_echo_rnn_is_batch_first_one_hot_over_the_vocabulary_and_starts_from_h()
 ):
     torch.manual_seed(0)
     model = EchoRNN(4, 3)
-    tokens = torch.zeros(
-        2, 5, dtype=torch.long
-    )  # only token 0: the one-hot must still have 4 classes
+    # only token 0: the one-hot must still have 4 classes
+    tokens = torch.zeros(2, 5, dtype=torch.long)
     h = torch.randn(1, 2, 3)
     logits, h_last = model(tokens, h)
     assert logits.shape == (2, 5, 4)
@@ -301,9 +299,8 @@ def test_carry_and_reset_give_different_accuracies() -> None:
     tokens, targets = echo_stream(40, 12, 3, 2, torch.Generator().manual_seed(0))
     model = EchoRNN(3, 4)
     with torch.no_grad():
-        model.rnn.weight_hh_l0.mul_(
-            3.0
-        )  # a strong recurrence, so the start state matters
+        # a strong recurrence, so the start state matters
+        model.rnn.weight_hh_l0.mul_(3.0)
     assert run_chunks(model, tokens, targets, 4, carry=True) != run_chunks(
         model, tokens, targets, 4, carry=False
     )

@@ -46,10 +46,8 @@ def chromium_binary() -> str | None:
 def _build_site(work: Path) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work)
-    for cached in [
-        ".jupyter_cache",
-        "engine",
-    ]:  # what `make check` executed: the build only renders
+    # what `make check` executed: the build only renders
+    for cached in [".jupyter_cache", "engine"]:
         src = ROOT / "_build" / cached
         if src.is_dir():
             shutil.copytree(src, work / "_build" / cached, dirs_exist_ok=True)
@@ -183,9 +181,8 @@ SHARED_LOAD_TESTS = {
 }
 
 
-@pytest.hookimpl(
-    tryfirst=True
-)  # before xdist's, which turns the groups into node-id suffixes
+# before xdist's, which turns the groups into node-id suffixes
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if (item.path.name, getattr(item, "originalname", None)) in SHARED_LOAD_TESTS:

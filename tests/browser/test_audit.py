@@ -56,19 +56,14 @@ def tool(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize(
-    "name", PAGES
-)  # index.html only redirects to the first page (validated below)
+# index.html only redirects to the first page (validated below)
+@pytest.mark.parametrize("name", PAGES)
 def test_axe_finds_no_serious_violation(shared_loads, viewport: str, name: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     axe = tool(AXE_JS).read_text(encoding="utf-8")
-    page = shared_loads.reading(
-        name, viewport
-    )  # the load test_pages.py's render check then reads (and unfolds)
-    page.wait_for_timeout(
-        400
-        # the theme's scripts settle (scrollable regions get their tab stops after 300
-        # ms)
-    )
+    # the load test_pages.py's render check then reads (and unfolds)
+    page = shared_loads.reading(name, viewport)
+    # the theme's scripts settle (scrollable regions get their tab stops after 300 ms)
+    page.wait_for_timeout(400)
     page.add_script_tag(content=axe)
     # preload: false, since a file:// page cannot fetch its stylesheets (the CORS errors
     # in its console); the one rule that reads them, css-orientation-lock, is
@@ -195,9 +190,8 @@ def validator_messages(site_dir: Path) -> dict[str, list[str]]:
     return messages
 
 
-@pytest.mark.xdist_group(
-    "nu-validator"
-)  # one worker: the validator (a Java start, about 15 s) runs once
+# one worker: the validator (a Java start, about 15 s) runs once
+@pytest.mark.xdist_group("nu-validator")
 @pytest.mark.parametrize("name", ALL_PAGES)
 def test_nu_validator_reports_no_errors(
     validator_messages: dict[str, list[str]], name: str

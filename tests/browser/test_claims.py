@@ -49,9 +49,8 @@ def test_the_keyboard_reaches_every_claim_and_its_preview_fits_the_window(
         assert state["right"] <= state["width"], (i, state)
         if viewport == "phone":  # docked at the bottom of the screen
             assert state["bottom"] <= state["height"], (i, state)
-    assert (
-        page.evaluate("document.documentElement.scrollHeight") == height_before
-    )  # no layout shift
+    # no layout shift
+    assert page.evaluate("document.documentElement.scrollHeight") == height_before
 
 
 def test_escape_closes_a_preview_and_keeps_the_focus(page, site_dir: Path) -> None:  # noqa: F811
@@ -117,9 +116,8 @@ def test_a_mark_takes_a_finger_s_tap_and_keeps_its_punctuation_on_its_line(
     """Issue 53, item 4: the mark's tap target is at least 24 x 24 CSS px (an invisible
     box around it), and the full stop after a claim never starts a line of its own."""
     open_page(page, site_dir, "book/gated.html")
-    page.evaluate(
-        OPEN_FOLDS
-    )  # the solutions' claims too, as a reader who opens them sees them
+    # the solutions' claims too, as a reader who opens them sees them
+    page.evaluate(OPEN_FOLDS)
     page.wait_for_timeout(300)
     found = page.evaluate("""() => {
       const out = {small: [], alone: [], punctuated: 0, marks: 0};

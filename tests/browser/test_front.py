@@ -391,9 +391,8 @@ def _check_pdf_button(
     faint = readable(tab, ".bd-header-article a.btn-book-pdf .btn__text-container", at)
     assert faint == [], f"{at}: the PDF button's word is faint: {faint}"
     assert_pdf_link(site_dir, name, button.get_attribute("href"))
-    if (
-        click and not (site_dir / PDF_NAME).is_file()
-    ):  # the fallback: a click lands on the section that says how
+    # the fallback: a click lands on the section that says how
+    if click and not (site_dir / PDF_NAME).is_file():
         button.click()
         tab.wait_for_load_state("load")
         assert tab.url.endswith(f"{BUILDING}#{FALLBACK_LABEL}"), (

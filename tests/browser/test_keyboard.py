@@ -21,10 +21,8 @@ import pytest
 
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
-PAGES = [
-    "book/depth.html",
-    "book/gated.html",
-]  # the most numbers and claims; the most panels
+# the most numbers and claims; the most panels
+PAGES = ["book/depth.html", "book/gated.html"]
 
 #: What the page holds, counted from the DOM the way the rule states it.
 EXPECTED = """() => {

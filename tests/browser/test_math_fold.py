@@ -121,9 +121,8 @@ def test_folding_removes_groups_and_keeps_every_glyph(both: dict[bool, dict]) ->
         assert a.count("<rect") == b.count("<rect")
         assert a.split("<mjx-assistive-mml")[1] == b.split("<mjx-assistive-mml")[1]
     aligned = folded[3]
-    assert (
-        'data-mml-node="mtable"' in aligned
-    )  # the structures MathJax's stylesheet selects stay groups
+    # the structures MathJax's stylesheet selects stay groups
+    assert 'data-mml-node="mtable"' in aligned
 
 
 def test_folded_formulas_draw_the_same_pixels(both: dict[bool, dict], browser) -> None:  # type: ignore[no-untyped-def]

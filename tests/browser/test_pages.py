@@ -371,9 +371,8 @@ def test_citations_and_bibliography_share_the_author_year_style(site_dir: Path) 
     }
     assert len(labels) > 10
     shorthands = {e.fields[SHORTHAND] for e in BIB["sources.bib"].entries.values()}
-    author_year = re.compile(
-        r"^[^\d,]+, \d{4}[a-z]?$"
-    )  # "Elman, 1990", "Bengio et al., 1994"
+    # "Elman, 1990", "Bengio et al., 1994"
+    author_year = re.compile(r"^[^\d,]+, \d{4}[a-z]?$")
     assert [
         label
         for label in labels.values()
@@ -408,9 +407,8 @@ def test_citations_and_bibliography_share_the_author_year_style(site_dir: Path) 
             )
         for a in text.select('a[href^="bibliography.html#"]'):
             target = a["href"].split("#", 1)[1]
-            if (
-                target not in labels
-            ):  # a link to the page or one of its sections, not a citation
+            # a link to the page or one of its sections, not a citation
+            if target not in labels:
                 assert soup.find("section", id=target) is not None, (
                     f"{page}: {a['href']} leads nowhere"
                 )
@@ -501,9 +499,8 @@ def test_on_this_page_opens_and_closes(page, site_dir: Path, viewport: str) -> N
     open_page(page, site_dir, CHAPTER_WITH_SOLUTIONS)
     entry = page.locator(".bd-sidebar-secondary nav.page-toc a", has_text="Exercises")
     if viewport == "desktop":
-        assert on_screen(
-            page, entry
-        )  # at this width the page's contents stand beside it
+        # at this width the page's contents stand beside it
+        assert on_screen(page, entry)
         return
     assert not on_screen(page, entry)
     toggle = visible(page, ".secondary-toggle")

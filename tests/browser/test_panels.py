@@ -282,14 +282,12 @@ def test_panel_opens_paused_on_its_first_beat_and_waits(
     panel = page.locator(f"#panel-{name}")
     data = embedded(page, name)
     assert attr(page, name, "playing") == "false"
-    assert (
-        attr(page, name, "beat") == "0"
-    )  # the first beat: a prompt to predict is not answered by the picture
+    # the first beat: a prompt to predict is not answered by the picture
+    assert attr(page, name, "beat") == "0"
     page.clock.run_for(120_000)  # two minutes without the reader: nothing moves on
     assert (attr(page, name, "beat"), attr(page, name, "playing")) == ("0", "false")
-    assert (
-        panel.locator("noscript, .book-panel-static").count() == 0
-    )  # the static figure gave way to the live one
+    # the static figure gave way to the live one
+    assert panel.locator("noscript, .book-panel-static").count() == 0
     assert (
         page.evaluate(
             "() => performance.getEntriesByType('resource').filter(r => "
@@ -323,9 +321,8 @@ def test_a_beat_advances_when_the_reader_steps_it(pages, config, name: str) -> N
     page.focus(f"{root} .book-panel-stage")
     page.keyboard.press("End")
     assert page.get_attribute(f"{root} .book-panel-next", "aria-disabled") == "true"
-    page.click(
-        f"{root} .book-panel-next", force=True
-    )  # aria-disabled, yet it may be pressed: nothing follows
+    # aria-disabled, yet it may be pressed: nothing follows
+    page.click(f"{root} .book-panel-next", force=True)
     assert attr(page, name, "beat") == str(len(beats) - 1)
 
 
@@ -380,9 +377,8 @@ def test_playing_holds_each_beat_in_proportion_to_its_words(
         == [b["words"] for b in data["beats"]]
     )
     per_word, move = data["msPerWord"], data["moveMs"]
-    assert (
-        per_word >= 250
-    )  # at most 240 words a minute at 1x: a beat of 52 words stays 13 s or more
+    # at most 240 words a minute at 1x: a beat of 52 words stays 13 s or more
+    assert per_word >= 250
     # Every beat drawn finished (reduced motion), so that the clock runs through the
     # whole timeline without frames.
     page.emulate_media(reduced_motion="reduce")
@@ -391,12 +387,10 @@ def test_playing_holds_each_beat_in_proportion_to_its_words(
             times = beat_times(
                 page, name, speed, sum(w * per_word for w in words) / speed + 1000
             )
-            assert [int(b) for b, _ in times] == list(range(len(beats))), (
-                times
-            )  # every beat, in order, once
-            held = [
-                b - a for (_, a), (_, b) in itertools.pairwise(times)
-            ]  # how long each beat but the last stayed
+            # every beat, in order, once
+            assert [int(b) for b, _ in times] == list(range(len(beats))), times
+            # how long each beat but the last stayed
+            held = [b - a for (_, a), (_, b) in itertools.pairwise(times)]
             for i, t in enumerate(held):
                 assert t == pytest.approx(
                     words[i] * per_word / speed, abs=CLOCK_TOL_MS
@@ -461,9 +455,8 @@ def test_narrow_layout_below_600_px_and_no_text_under_12_px(
             assert got["svg"] <= got["stage"] + 0.5
             if got["stage"] < NARROW_BELOW:
                 assert got["layout"] == "narrow"
-                assert got["viewBox"] == int(
-                    got["stage"]
-                )  # a unit of the drawing is a CSS pixel
+                # a unit of the drawing is a CSS pixel
+                assert got["viewBox"] == int(got["stage"])
             else:
                 assert got["layout"] == "wide"
             assert (got["layout"] == "narrow") == (config[0] == "phone")
@@ -619,9 +612,8 @@ def test_math_in_titles_and_narration_is_typeset_like_the_book(
             page.locator(f"{root} .book-panel-now .book-panel-tex").count()
             == beat["text"].count("$") // 2
         )
-    for control in data[
-        "controls"
-    ]:  # a symbol in a slider's label is the page's typeset symbol too
+    # a symbol in a slider's label is the page's typeset symbol too
+    for control in data["controls"]:
         label = page.locator(f"label[for='panel-{name}-{control['id']}']")
         symbols = control["label"].count("{")
         assert label.locator("mjx-container > svg").count() == symbols
@@ -744,9 +736,8 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
             f"() => {{ const i = document.querySelector('{slider}'); return +i.value "
             ">= +i.max; }"
         )
-        page.keyboard.press(
-            "ArrowLeft" if at_max else "ArrowRight"
-        )  # pauses and recomputes the picture
+        # pauses and recomputes the picture
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
         assert attr(page, name, "playing") == "false"
         assert page.inner_html(f"{root} .book-panel-stage svg") != before
         assert "Your setting" in page.locator(f"{root} .book-panel-now").text_content()
@@ -770,9 +761,8 @@ def test_reduced_motion_shows_finished_beats_only(
     )
     data = embedded(page, name)
     words = [b["words"] for b in data["beats"]]
-    page.emulate_media(
-        reduced_motion="reduce" if reduced else "no-preference"
-    )  # the player asks at every move
+    # the player asks at every move
+    page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")
     try:
         page.evaluate(
             f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = "

@@ -97,16 +97,13 @@ def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(
         assert state["shown"], i
         assert state["kind"] == "citation"
         assert state["describedby"] == "link-tip"
-        label = state["text"].splitlines()[
-            0
-        ]  # "Gers et al., 2000": the entry's label heads the preview
+        # "Gers et al., 2000": the entry's label heads the preview
+        label = state["text"].splitlines()[0]
         cited = link.locator(
             "xpath=ancestor::span[contains(@class, 'bibtex-citation')]"
         ).inner_text()
-        assert label.split(" ")[0].rstrip(",") in cited, (
-            label,
-            cited,
-        )  # "Gers et al. [2000]" or "[Gers et al., 2000]"
+        # "Gers et al. [2000]" or "[Gers et al., 2000]"
+        assert label.split(" ")[0].rstrip(",") in cited, (label, cited)
         assert state["left"] >= 0, (i, state)
         assert state["right"] <= state["width"], (i, state)
         assert state["top"] >= 0, (i, state)
@@ -114,9 +111,8 @@ def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(
     page.keyboard.press("Escape")
     state = _tip(page)
     assert not state["shown"]
-    assert state["active"] == links.nth(links.count() - 1).get_attribute(
-        "href"
-    )  # the focus stays on the link
+    # the focus stays on the link
+    assert state["active"] == links.nth(links.count() - 1).get_attribute("href")
     assert page.outside_requests == []
     assert page.console_errors == []
 
@@ -169,9 +165,8 @@ def test_a_first_tap_previews_and_a_second_follows_the_link(
         assert state["shown"]
         assert tab.url.split("#")[0].endswith(CHAPTER)  # the tap stayed on the page
         assert state["bottom"] <= state["height"]
-        assert (
-            state["right"] - state["left"] >= state["width"] - 24
-        )  # docked across the foot of the screen
+        # docked across the foot of the screen
+        assert state["right"] - state["left"] >= state["width"] - 24
         assert "Go to the bibliography entry" in state["text"]
         link.tap()
         tab.wait_for_url(re.compile(re.escape(href.split("#")[0])))

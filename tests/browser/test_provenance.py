@@ -125,9 +125,8 @@ def test_focus_shows_where_a_number_came_from_inside_the_window(
         assert state["right"] <= state["width"], (i, state)
         assert state["top"] >= 0, (i, state)
         assert state["bottom"] <= state["height"], (i, state)
-    assert (
-        page.evaluate("document.documentElement.scrollHeight") == height_before
-    )  # no layout shift
+    # no layout shift
+    assert page.evaluate("document.documentElement.scrollHeight") == height_before
 
 
 def test_a_run_is_named_by_its_training_and_whether_this_build_trained_it(
@@ -224,9 +223,8 @@ def test_every_figure_links_its_plotted_data(page, site_dir: Path) -> None:  # n
         assert target.is_file(), href
         if href.endswith(".csv"):
             rows = list(csv.reader(io.StringIO(target.read_text())))
-            assert rows[0][0] != "axes", rows[
-                0
-            ]  # the figure's own columns (issue 53), not plot coordinates
+            # the figure's own columns (issue 53), not plot coordinates
+            assert rows[0][0] != "axes", rows[0]
             assert any(
                 "(nats per character)" in column or "characters" in column
                 for column in rows[0]

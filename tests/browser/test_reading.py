@@ -202,9 +202,8 @@ def measure_page(
         page.wait_for_timeout(300)
         out["share"] = page.evaluate(CODE_SHARE_MEASURE)
     page.evaluate(OPEN_FOLDS)
-    page.wait_for_timeout(
-        400
-    )  # the theme gives scrolling blocks their tab stops 300 ms after a change
+    # the theme gives scrolling blocks their tab stops 300 ms after a change
+    page.wait_for_timeout(400)
     for i, scheme in enumerate(schemes):
         if i:
             page.evaluate(SWITCH_THEME, scheme)
@@ -524,9 +523,8 @@ def test_glued_numbers_have_the_weight_of_the_text(
     measured, name: str, viewport: str, scheme: str
 ) -> None:  # type: ignore[no-untyped-def]
     glued = measured[name]["glued"]
-    source = (ROOT / name).with_suffix(
-        ".md"
-    )  # none for a generated page (the build report)
+    # none for a generated page (the build report)
+    source = (ROOT / name).with_suffix(".md")
     if source.exists() and "{glue" in source.read_text(encoding="utf-8"):
         assert glued, (
             f"{name}: its source glues numbers into the text, none found in the page"
@@ -611,9 +609,8 @@ def test_wide_code_and_formulas_scroll_from_the_keyboard(
     try:
         p = context.new_page()
         open_page(p, site_dir, KEYBOARD_CHAPTER)
-        p.keyboard.press(
-            "Tab"
-        )  # a keyboard reader: every code block is drawn from the first Tab on
+        # a keyboard reader: every code block is drawn from the first Tab on
+        p.keyboard.press("Tab")
         p.wait_for_timeout(400)
         index = p.evaluate(
             "sel => Array.from(document.querySelectorAll(sel)).findIndex(e => "
@@ -668,9 +665,8 @@ def test_code_in_a_folded_cell_gets_its_tab_stop_when_opened(
     try:
         p = context.new_page()
         open_page(p, site_dir, KEYBOARD_CHAPTER)
-        p.keyboard.press(
-            "Tab"
-        )  # a keyboard reader (every code block is drawn from the first Tab on)
+        # a keyboard reader (every code block is drawn from the first Tab on)
+        p.keyboard.press("Tab")
         p.wait_for_timeout(400)
         assert (
             p.evaluate("() => document.querySelectorAll('main details pre').length") > 0
@@ -719,9 +715,8 @@ def test_code_off_the_screen_is_drawn_later_in_a_box_of_its_final_height(
         p = context.new_page()
         open_page(p, site_dir, KEYBOARD_CHAPTER)
         p.wait_for_timeout(400)
-        p.wait_for_timeout(
-            400
-        )  # past the theme's own tab stops (300 ms after a change), which must not win
+        # past the theme's own tab stops (300 ms after a change), which must not win
+        p.wait_for_timeout(400)
         lazy = p.evaluate(CODE_BOXES, None)
         height = p.evaluate("() => document.documentElement.scrollHeight")
         skipped = p.evaluate(
@@ -732,11 +727,8 @@ def test_code_off_the_screen_is_drawn_later_in_a_box_of_its_final_height(
             f"{KEYBOARD_CHAPTER}: {skipped} of {len(lazy)} code blocks drawn lazily"
         )
         drawn = []
-        for i in range(
-            len(lazy)
-            # a reader scrolling through the page; each block measured while on the
-            # screen
-        ):
+        # a reader scrolling through the page; each block measured while on the screen
+        for i in range(len(lazy)):
             p.evaluate(
                 "() => document.querySelectorAll('main "
                 f"pre')[{i}].scrollIntoView({{block: 'center'}})"
@@ -832,9 +824,8 @@ def test_glued_numbers_are_powers_of_ten_not_e_notation(
         if any(isinstance(p, tuple) for p in split_scientific(s.get_text()))
     ]
     assert literal == [], f"{name}: literals in E notation: {literal[:5]}"
-    if (
-        name == "book/gated.html"
-    ):  # one known small number: set with a superscript exponent
+    # one known small number: set with a superscript exponent
+    if name == "book/gated.html":
         assert any(g.select_one("sup") for g in glued)
 
 
@@ -850,9 +841,8 @@ def test_answers_start_folded(site_dir: Path, name: str) -> None:
             assert "dropdown" in title.parent["class"], (
                 f"{name}: {title.get_text()!r} is not folded"
             )
-    for box in soup.select(
-        "div.admonition"
-    ):  # no "Answers" paragraph hidden inside a question box
+    # no "Answers" paragraph hidden inside a question box
+    for box in soup.select("div.admonition"):
         title = box.select_one("p.admonition-title")
         if title and "Check yourself" in title.get_text():
             assert "Answers" not in box.get_text(), (

@@ -65,9 +65,8 @@ def test_figure_png_has_twice_the_pixels_and_records_its_smallest_text() -> None
         int.from_bytes(data[20:24], "big"),
     )
     assert size == {"width": width // PIXEL_RATIO, "height": height // PIXEL_RATIO}
-    assert (
-        0.9 * 4.0 * fig.dpi <= size["width"] <= 1.1 * 4.0 * fig.dpi
-    )  # shown at the figure's own size
+    # shown at the figure's own size
+    assert 0.9 * 4.0 * fig.dpi <= size["width"] <= 1.1 * 4.0 * fig.dpi
     recorded = float(Image.open(io.BytesIO(data)).text[SMALLEST_TEXT_KEY])
     assert recorded == pytest.approx(7 / 72 * fig.dpi * PIXEL_RATIO, abs=0.01)
     plt.close(fig)
@@ -75,9 +74,8 @@ def test_figure_png_has_twice_the_pixels_and_records_its_smallest_text() -> None
 
 def test_smallest_text_ignores_the_hidden_axes_of_a_diagram() -> None:
     fig = draw_loop_and_unrolled(steps=3)
-    assert (
-        smallest_text_points(fig) >= 11.5
-    )  # tick labels of the switched-off axes do not count
+    # tick labels of the switched-off axes do not count
+    assert smallest_text_points(fig) >= 11.5
     plt.close(fig)
 
 
@@ -117,9 +115,8 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 def test_figure_png_sets_its_own_format_resolution_and_crop() -> None:
     fig = plt.figure(figsize=(4.0, 2.0), dpi=50)
-    fig.text(
-        0.5, 0.5, "only this", fontsize=12
-    )  # a small drawing in a large, empty figure
+    # a small drawing in a large, empty figure
+    fig.text(0.5, 0.5, "only this", fontsize=12)
     # Whatever the saving defaults are, the PNG is cropped to the drawing, at twice the
     # figure's dpi.
     with plt.rc_context(
@@ -131,9 +128,8 @@ def test_figure_png_sets_its_own_format_resolution_and_crop() -> None:
     assert size == {"width": width // PIXEL_RATIO, "height": height // PIXEL_RATIO}
     assert isinstance(size["width"], int)
     assert isinstance(size["height"], int)
-    assert (
-        width < 4.0 * 50 * PIXEL_RATIO / 2
-    )  # cropped: far narrower than the 4-inch figure
+    # cropped: far narrower than the 4-inch figure
+    assert width < 4.0 * 50 * PIXEL_RATIO / 2
     assert height < 2.0 * 50 * PIXEL_RATIO / 2
     text_px = float(Image.open(io.BytesIO(data)).text[figures.SMALLEST_TEXT_KEY])
     assert text_px == pytest.approx(12 / 72 * 50 * PIXEL_RATIO, abs=0.01)
@@ -206,9 +202,8 @@ def test_outside_a_kernel_nothing_is_registered(
 ) -> None:
     _fake_ipython(monkeypatch, None)
     figures.use_book_style()  # get_ipython() is None: returns quietly
-    monkeypatch.setitem(
-        sys.modules, "IPython", None
-    )  # IPython not importable: returns quietly too
+    # IPython not importable: returns quietly too
+    monkeypatch.setitem(sys.modules, "IPython", None)
     figures.use_book_style()
 
 

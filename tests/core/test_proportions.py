@@ -21,9 +21,8 @@ def test_wilson_interval_contains_the_rate_and_stays_in_the_unit_interval() -> N
     assert low < 3 / 8 < high
     assert wilson_interval(0, 16)[0] == 0.0
     assert wilson_interval(16, 16)[1] == 1.0
-    assert (
-        wilson_interval(0, 16)[1] > 0.1
-    )  # none of 16 solved still allows a rate above 10 %
+    # none of 16 solved still allows a rate above 10 %
+    assert wilson_interval(0, 16)[1] > 0.1
     width = {
         n: wilson_interval(n // 2, n)[1] - wilson_interval(n // 2, n)[0]
         for n in (16, 64)
@@ -43,9 +42,8 @@ def test_solve_rate_counts_runs_solved_at_the_end_and_their_epochs() -> None:
         {"final_accuracy": 0.5, "solved_epoch": 30},
     ]
     summary = solve_rate(runs, 0.9)
-    assert (
-        summary["solved"] == 2
-    )  # the last run crossed the line once but ended below it
+    # the last run crossed the line once but ended below it
+    assert summary["solved"] == 2
     assert summary["rate"] == 0.5
     assert summary["solved_epochs"] == [7, 12]
     assert summary["low"] < 0.5 < summary["high"]
@@ -197,8 +195,7 @@ def test_plot_solve_rates_draws_every_row() -> None:
     assert ax.get_xlabel() == "share of seeds solved (bar: 95% interval)"
     fig.canvas.draw()  # grid lines take their visibility from the ticks when drawn
     assert not any(line.get_visible() for line in ax.yaxis.get_gridlines())
-    assert all(
-        line.get_visible() for line in ax.xaxis.get_gridlines()
-    )  # the style's x grid stays
+    # the style's x grid stays
+    assert all(line.get_visible() for line in ax.xaxis.get_gridlines())
     assert tuple(fig.get_size_inches()) == pytest.approx((4.2, 0.5 * 3 + 1.1))
     plt.close(fig)

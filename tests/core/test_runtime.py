@@ -115,9 +115,8 @@ def test_profile_of_a_machine_without_avx2_is_unpinned(
     monkeypatch.setattr(numerics.platform, "machine", lambda: "aarch64")
     monkeypatch.setattr(runtime.torch.cuda, "get_device_capability", lambda d: (9, 0))
     assert numerics.output_profile(torch.device("cpu")) == "cpu-aarch64-unpinned"
-    assert (
-        numerics.output_profile(torch.device("cuda")) == "cuda-sm90"
-    )  # a GPU's profile does not depend on the CPU
+    # a GPU's profile does not depend on the CPU
+    assert numerics.output_profile(torch.device("cuda")) == "cuda-sm90"
 
 
 @pytest.mark.skipif(
@@ -145,9 +144,8 @@ def test_a_process_that_imports_torch_first_still_gets_the_pins_from_its_parent(
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert (
-        out.stdout.strip() == "AVX2"
-    )  # the test process's environment carries the pins to its children
+    # the test process's environment carries the pins to its children
+    assert out.stdout.strip() == "AVX2"
 
 
 PIN_VARS = tuple(numerics.CPU_PINS)
@@ -231,9 +229,8 @@ def test_a_flag_named_like_the_key_is_not_a_flag(
     # flag
     fake_cpuinfo(monkeypatch, "flags : avx2:fma\n")
     assert numerics.cpu_supports_pins() is False
-    fake_cpuinfo(
-        monkeypatch, "flags : avx2 x:y fma\n"
-    )  # a colon inside the value, between the two
+    # a colon inside the value, between the two
+    fake_cpuinfo(monkeypatch, "flags : avx2 x:y fma\n")
     assert numerics.cpu_supports_pins() is True
     fake_cpuinfo(monkeypatch, "flags:avx2 fma\n")  # no space before the colon
     assert numerics.cpu_supports_pins() is True
@@ -245,9 +242,8 @@ def test_pins_are_not_supported_off_x86_64(
 ) -> None:
     fake = fake_cpuinfo(monkeypatch, CPUINFO.format(flags="avx2 fma"), machine=machine)
     assert numerics.cpu_supports_pins() is False
-    assert (
-        fake.opened == []
-    )  # decided by the architecture, before reading /proc/cpuinfo
+    # decided by the architecture, before reading /proc/cpuinfo
+    assert fake.opened == []
 
 
 def test_pins_are_not_supported_without_cpuinfo_or_its_flags(
@@ -330,9 +326,8 @@ def test_a_requested_device_wins_over_the_environment(
     assert runtime.pick_device("cpu") == torch.device("cpu")
     assert runtime.pick_device(" Cuda:2 ") == torch.device("cuda:2")
     monkeypatch.setenv("BOOK_DEVICE", "cpu")
-    assert runtime.pick_device("") == torch.device(
-        "cuda"
-    )  # an empty request is the default, not the variable
+    # an empty request is the default, not the variable
+    assert runtime.pick_device("") == torch.device("cuda")
 
 
 @pytest.mark.parametrize("name", ["cuda", "cuda:0", "CUDA:3"])
@@ -549,9 +544,8 @@ def test_commit_of_a_clean_and_a_dirty_repository(
     monkeypatch.chdir(Path(__file__).parent)
     assert numerics._git_commit() == head[:12]
     (tmp_path / "untracked.txt").write_text("not tracked\n")
-    assert (
-        numerics._git_commit() == head[:12]
-    )  # untracked files do not make a tree dirty
+    # untracked files do not make a tree dirty
+    assert numerics._git_commit() == head[:12]
     (tmp_path / "a.txt").write_text("two\n")
     assert numerics._git_commit() == head[:12] + "+dirty"
 
@@ -828,9 +822,8 @@ def test_setup_reads_threads_and_seed_from_the_environment(
     )
     runtime.setup()
     assert torch.get_num_threads() == 2
-    assert (
-        os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
-    )  # a value the user set is kept
+    # a value the user set is kept
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
     assert runtime._STATE == {"device": torch.device("cpu"), "threads": 2, "seed": 11}
     assert random.random() == random.Random(11).random()
     runtime.setup(seed=0)  # an explicit seed wins over BOOK_SEED, even 0
@@ -881,9 +874,8 @@ def test_setup_on_cuda_turns_off_tf32_and_benchmarking(
 ) -> None:
     cpu_build(monkeypatch, BOOK_DEVICE="cuda:1")
     with_cuda(monkeypatch, True)
-    monkeypatch.setattr(
-        runtime.torch, "manual_seed", lambda seed: None
-    )  # no CUDA generators to seed here
+    # no CUDA generators to seed here
+    monkeypatch.setattr(runtime.torch, "manual_seed", lambda seed: None)
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -893,9 +885,8 @@ def test_setup_on_cuda_turns_off_tf32_and_benchmarking(
     assert torch.backends.cudnn.allow_tf32 is False
     assert torch.backends.cudnn.deterministic is True
     assert torch.are_deterministic_algorithms_enabled()
-    assert (
-        not torch.is_deterministic_algorithms_warn_only_enabled()
-    )  # on the GPU a non-deterministic op raises
+    # on the GPU a non-deterministic op raises
+    assert not torch.is_deterministic_algorithms_warn_only_enabled()
 
 
 @pytest.mark.usefixtures("restored_torch_state")
@@ -1150,12 +1141,10 @@ def test_determinism_is_set_as_the_public_call_sets_it_without_importing_the_com
         return done.stdout.split()
 
     ours, public = state(False), state(True)
-    assert (
-        ours[1:] == public[1:] == ["True", str(warn_only), "True"]
-    )  # the flag, its mode, the compiler's option
-    assert ours[0] == str(
-        compiler_first
-    )  # the compiler was imported only where the process imported it itself
+    # the flag, its mode, the compiler's option
+    assert ours[1:] == public[1:] == ["True", str(warn_only), "True"]
+    # the compiler was imported only where the process imported it itself
+    assert ours[0] == str(compiler_first)
 
 
 # ---- settings read from a given mapping, not from this process
@@ -1169,16 +1158,14 @@ def test_settings_of_a_given_mapping_ignore_this_process_environment(
     to pass on): every variable comes from that mapping, none from this process, even
     where this process's value is unusable."""
     with_cuda(monkeypatch, False)
-    with_env(
-        monkeypatch, BOOK_DEVICE="tpu", BOOK_THREADS="0", BOOK_SEED="-5"
-    )  # each refused if read
+    # each refused if read
+    with_env(monkeypatch, BOOK_DEVICE="tpu", BOOK_THREADS="0", BOOK_SEED="-5")
     assert runtime.settings({}) == runtime.Settings(device="cpu", threads=1, seed=0)
     given = {"BOOK_DEVICE": " CPU ", "BOOK_THREADS": "3", "BOOK_SEED": "17"}
     assert runtime.settings(given) == runtime.Settings(device="cpu", threads=3, seed=17)
     assert runtime._int_from_env("BOOK_THREADS", 1, 1, {"BOOK_THREADS": "4"}) == 4
-    assert (
-        runtime._int_from_env("BOOK_THREADS", 2, 1, {}) == 2
-    )  # absent from the mapping: the default
+    # absent from the mapping: the default
+    assert runtime._int_from_env("BOOK_THREADS", 2, 1, {}) == 2
 
 
 # ---- determinism set in this process
@@ -1228,9 +1215,8 @@ def test_book_numerics_picks_the_pinned_or_the_probe_paths(
         numerics.pin_cpu_numerics()
         assert {k: os.environ.get(k) for k in PIN_VARS} == pins
     assert numerics.PROBE_PINS["MKL_CBWR"] != numerics.CPU_PINS["MKL_CBWR"]
-    assert set(numerics.PROBE_PINS) == set(
-        numerics.CPU_PINS
-    )  # the same variables, other code paths
+    # the same variables, other code paths
+    assert set(numerics.PROBE_PINS) == set(numerics.CPU_PINS)
 
 
 def test_an_unknown_book_numerics_is_refused_with_the_choices(

@@ -40,9 +40,8 @@ def fake_gpu(
         runtime.torch.backends.cudnn, "is_available", lambda: cudnn is not None
     )
     monkeypatch.setattr(runtime.torch.backends.cudnn, "version", lambda: cudnn)
-    monkeypatch.setattr(
-        runtime.torch, "manual_seed", lambda seed: None
-    )  # no CUDA generators to seed here
+    # no CUDA generators to seed here
+    monkeypatch.setattr(runtime.torch, "manual_seed", lambda seed: None)
 
 
 @pytest.fixture
@@ -76,9 +75,8 @@ def gpu_build(
     monkeypatch.setattr(numerics, "check_pins", lambda: None)
     monkeypatch.setattr(numerics, "_git_commit", lambda: "0123456789ab")
     monkeypatch.setenv("BOOK_DEVICE", device)
-    monkeypatch.setenv(
-        "CUBLAS_WORKSPACE_CONFIG", ":4096:8"
-    )  # monkeypatch restores it afterwards
+    # monkeypatch restores it afterwards
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     for var in ("BOOK_THREADS", "BOOK_SEED"):
         monkeypatch.delenv(var, raising=False)
 
@@ -244,9 +242,8 @@ def test_setup_on_cpu_only_warns_about_nondeterministic_kernels(
     torch.backends.cudnn.deterministic = False
     assert runtime.setup() == torch.device("cpu")
     assert torch.is_deterministic_algorithms_warn_only_enabled()
-    assert (
-        torch.backends.cudnn.deterministic is False
-    )  # the CUDA settings are left alone
+    # the CUDA settings are left alone
+    assert torch.backends.cudnn.deterministic is False
 
 
 @pytest.mark.usefixtures("restored_torch_state")
@@ -403,9 +400,7 @@ def test_build_keys_count_gpu_software_only_on_a_gpu(
         "cudnn": "91002",
     }
     fake_gpu(monkeypatch, cudnn=90100)
-    assert engine.environment_key(tmp_path) not in (
-        gpu_key,
-        cpu_key,
-    )  # another cuDNN: another key
+    # another cuDNN: another key
+    assert engine.environment_key(tmp_path) not in (gpu_key, cpu_key)
     monkeypatch.setenv("BOOK_DEVICE", "cpu")
     assert engine.environment_key(tmp_path) == cpu_key

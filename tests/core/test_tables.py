@@ -61,9 +61,8 @@ def test_e_notation_in_numeric_columns_is_set_as_powers_of_ten() -> None:
         powers_of_ten("1e-06 [1.0e-3, 2e4]")
         == "10{sup}`\u22126` [10{sup}`\u22123`, 2\u00a0×\u00a010{sup}`4`]"
     )
-    assert (
-        powers_of_ten("v1.2e3x and 12") == "v1.2e3x and 12"
-    )  # not a number standing alone
+    # not a number standing alone
+    assert powers_of_ten("v1.2e3x and 12") == "v1.2e3x and 12"
     assert powers_of_ten("1.1e+00, -0.0e+00") == "1.1, \u22120.0"
     md = markdown_table([["lstm", "2.3e-01"], ["e-mail", "0.5"]], ["model", "drift"])
     assert md.splitlines()[2:] == [

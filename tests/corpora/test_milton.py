@@ -109,14 +109,12 @@ def test_a_built_corpus_with_the_pinned_hash_is_written_and_read(
     monkeypatch.setattr(
         milton, "MILTON_TEXT_SHA256", corpora.sha256_of(expected.encode())
     )
-    assert (
-        milton.milton_text(tmp_path / "new" / "data") == expected
-    )  # missing folders are made
+    # missing folders are made
+    assert milton.milton_text(tmp_path / "new" / "data") == expected
     assert (tmp_path / "new" / "data" / milton.MILTON_FILE).read_text() == expected
     assert not list((tmp_path / "new" / "data").glob("*.partial"))
-    assert (
-        milton.build_milton(tmp_path / "new" / "data").read_text() == expected
-    )  # the folder exists now
+    # the folder exists now
+    assert milton.build_milton(tmp_path / "new" / "data").read_text() == expected
 
 
 def test_an_interrupted_write_leaves_only_a_partial_file(
@@ -141,9 +139,8 @@ def test_an_interrupted_write_leaves_only_a_partial_file(
     with pytest.raises(OSError, match="interrupted"):
         milton.build_milton(tmp_path)
     assert not (tmp_path / milton.MILTON_FILE).exists()
-    assert (
-        tmp_path / "milton.partial"
-    ).read_text() == expected  # the name data/*.partial that git ignores
+    # the name data/*.partial that git ignores
+    assert (tmp_path / "milton.partial").read_text() == expected
 
 
 def test_the_real_corpus_has_its_pinned_hash_and_size() -> None:

@@ -199,9 +199,8 @@ def test_build_writes_the_checked_text_atomically_into_new_folders(
     assert path == data_dir / "shakespeare.txt"
     assert path.read_bytes() == TEXT.encode("utf-8")
     assert sorted(p.name for p in data_dir.iterdir()) == ["shakespeare.txt"]
-    assert (
-        corpora.build_shakespeare(data_dir) == path
-    )  # a second build overwrites in an existing folder
+    # a second build overwrites in an existing folder
+    assert corpora.build_shakespeare(data_dir) == path
     assert corpora.shakespeare_text(data_dir) == TEXT
 
 

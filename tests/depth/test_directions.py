@@ -31,12 +31,10 @@ def test_the_forward_half_is_causal_and_the_backward_half_is_not() -> None:
     changed = x.clone()
     changed[:, -1] += 1.0  # only the last input differs
     a, b = bidirectional_states(x, fwd, bwd), bidirectional_states(changed, fwd, bwd)
-    torch.testing.assert_close(
-        a[:, :-1, :4], b[:, :-1, :4]
-    )  # forward states before the change: unchanged
-    assert (
-        a[:, 0, 4:] - b[:, 0, 4:]
-    ).abs().max() > 1e-4  # the backward state at the start has read it
+    # forward states before the change: unchanged
+    torch.testing.assert_close(a[:, :-1, :4], b[:, :-1, :4])
+    # the backward state at the start has read it
+    assert (a[:, 0, 4:] - b[:, 0, 4:]).abs().max() > 1e-4
 
 
 @pytest.mark.parametrize("cls", [nn.RNN, nn.LSTM])

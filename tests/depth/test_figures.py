@@ -68,13 +68,11 @@ def test_scoreboard_rows_means_and_seeds() -> None:
     assert len(bars) == 2
     mean_line = bars[0].lines[0]
     assert list(mean_line.get_xdata()) == pytest.approx([7.6])
-    segments = (
-        bars[0].lines[2][0].get_segments()
-    )  # the horizontal error bar: mean -/+ one standard deviation
+    # the horizontal error bar: mean -/+ one standard deviation
+    segments = bars[0].lines[2][0].get_segments()
     assert segments[0][:, 0] == pytest.approx([7.5, 7.7])
-    assert bars[1].lines[2][0].get_segments()[0][:, 0] == pytest.approx(
-        [8.0, 8.0]
-    )  # one seed: no spread
+    # one seed: no spread
+    assert bars[1].lines[2][0].get_segments()[0][:, 0] == pytest.approx([8.0, 8.0])
     assert [t.get_text() for t in ax.get_yticklabels()] == ["GRU", "RNN"]
     assert ax.yaxis_inverted()
     assert ax.get_xlabel() == "perplexity"

@@ -32,9 +32,8 @@ def test_removed_gate_is_fixed_and_stays_fixed(variant: str, expect_copy: bool) 
     block = slice(0, 4) if variant == "update-only" else slice(4, 8)
     others = [b for b in (slice(0, 4), slice(4, 8), slice(8, 12)) if b != block]
     for name, p in gru.named_parameters():
-        assert torch.equal(p[block], before[name][block]), (
-            name
-        )  # the removed gate never moved
+        # the removed gate never moved
+        assert torch.equal(p[block], before[name][block]), name
         for other in others:  # every other block did
             assert not torch.equal(p[other], before[name][other]), (name, other)
     # the hand-written reset-after loop still matches the module with the gate removed
@@ -61,9 +60,8 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
 
     def splits(corpus: str) -> Splits:
         assert corpus == "shakespeare"  # the recipe's corpus is the one read
-        return Splits(
-            text[:1200] + "#", text[1200:1500], text[1500:]
-        )  # '#' only beyond the training slice
+        # '#' only beyond the training slice
+        return Splits(text[:1200] + "#", text[1200:1500], text[1500:])
 
     seen = {}
     real_fit, real_loss, real_remove = (
@@ -104,9 +102,8 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
     assert seen["variant"] == variant
     assert seen["seed"] == 2
     assert seen["config"] == recipe.train
-    assert seen["vocab"] == len(
-        set(text + "#")
-    )  # the vocabulary of the whole training split
+    # the vocabulary of the whole training split
+    assert seen["vocab"] == len(set(text + "#"))
     assert seen["fit_ids"].numel() == 1000
     assert seen["valid_ids"].numel() == 200
     assert seen["window"] == 8

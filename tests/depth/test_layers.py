@@ -173,9 +173,8 @@ def test_scale_figure_draws_every_seed() -> None:
 
 # ----------------------------------------------- training and loading, on a tiny corpus
 
-_TEXT = (
-    "the castle stood upon the hill, and the river ran below it. " * 12 + "zq"
-)  # 'z', 'q' only at the end
+# 'z', 'q' only at the end
+_TEXT = "the castle stood upon the hill, and the river ran below it. " * 12 + "zq"
 
 
 def _splits(corpus: str) -> Splits:
@@ -207,14 +206,12 @@ def test_slice_is_the_head_of_train_with_the_whole_split_vocabulary(
 
     monkeypatch.setattr(depth, "fit_next_token", spy)
     result = depth.train_directional("shakespeare", config, bidirectional=False)
-    assert result["chars"] == sorted(
-        set(_TEXT)
-    )  # 'z' and 'q' lie beyond the slice but are in the vocabulary
+    # 'z' and 'q' lie beyond the slice but are in the vocabulary
+    assert result["chars"] == sorted(set(_TEXT))
     assert "".join(result["chars"][i] for i in seen["ids"]) == _TEXT[:300]
     assert seen["config"] == config.train
-    assert isinstance(
-        seen["generator"], torch.Generator
-    )  # the windows come from their own seeded generator
+    # the windows come from their own seeded generator
+    assert isinstance(seen["generator"], torch.Generator)
     assert seen["generator"].initial_seed() == config.seed
     full = dataclasses.replace(config, train_chars=len(_TEXT))
     assert (
@@ -249,9 +246,8 @@ def test_train_directional_round_trips_through_load(
     assert model.bidirectional is bidirectional
     for k, v in model.state_dict().items():
         assert torch.equal(v, result["state_dict"][k])
-    again = depth.train_directional(
-        "shakespeare", config, bidirectional
-    )  # seeded: the same weights
+    # seeded: the same weights
+    again = depth.train_directional("shakespeare", config, bidirectional)
     assert all(
         torch.equal(v, again["state_dict"][k]) for k, v in result["state_dict"].items()
     )
@@ -291,9 +287,8 @@ def test_train_tagger_uses_the_slice_tags_and_round_trips(
     for k, v in tagger.state_dict().items():
         assert torch.equal(v, result["state_dict"][k])
     assert tagger(vocab.encode("the river").unsqueeze(0)).shape == (1, 9, 2)
-    default = depth.train_tagger(
-        "shakespeare", config, bidirectional=False
-    )  # min_letters defaults to 5
+    # min_letters defaults to 5
+    default = depth.train_tagger("shakespeare", config, bidirectional=False)
     assert torch.equal(seen["tags"], long_word_tags(_TEXT[:300], 5))
     assert default["bidirectional"] is False
 
@@ -338,10 +333,8 @@ def test_fit_tagger_reads_whole_windows_from_its_generator() -> None:
         batches.append(inputs[0].clone())
 
     runs = []
-    for global_seed in (
-        0,
-        1,
-    ):  # the global generator must not matter, only the one passed in
+    # the global generator must not matter, only the one passed in
+    for global_seed in (0, 1):
         torch.manual_seed(5)
         model = Tagger(30, 3, 4, bidirectional=False)
         model.register_forward_pre_hook(record)
@@ -354,9 +347,8 @@ def test_fit_tagger_reads_whole_windows_from_its_generator() -> None:
     assert torch.equal(batches[0], batches[2])
     for batch in batches:
         assert batch.shape == (3, 5)
-        assert torch.equal(
-            batch - batch[:, :1], torch.arange(5).expand(3, 5)
-        )  # consecutive, forwards
+        # consecutive, forwards
+        assert torch.equal(batch - batch[:, :1], torch.arange(5).expand(3, 5))
         assert int(batch.max()) <= 29
 
 
@@ -461,9 +453,8 @@ def test_long_word_tags_defaults_and_text_end() -> None:
     tags = long_word_tags("four fives")  # min_letters 5 by default
     assert tags.dtype == torch.long
     assert tags.tolist() == [0] * 5 + [1] * 5
-    assert (
-        long_word_tags("a big", 5).tolist() == [0] * 5
-    )  # the last word ends with the text
+    # the last word ends with the text
+    assert long_word_tags("a big", 5).tolist() == [0] * 5
 
 
 def test_directional_lm_checks_tokens_and_carries_state() -> None:
@@ -478,9 +469,8 @@ def test_directional_lm_checks_tokens_and_carries_state() -> None:
         whole, _ = model(x)
         _, state = model(x[:, :6])
         rest, _ = model(x[:, 6:], state)
-    assert torch.allclose(
-        rest, whole[:, 6:], atol=1e-6
-    )  # the state passed in is the one continued from
+    # the state passed in is the one continued from
+    assert torch.allclose(rest, whole[:, 6:], atol=1e-6)
 
 
 def test_tagger_reads_one_or_both_directions() -> None:

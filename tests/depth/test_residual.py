@@ -63,9 +63,8 @@ def test_a_plain_stack_of_the_same_layers_is_nn_lstm() -> None:
 def test_a_zeroed_upper_layer_adds_a_constant_and_passes_the_gradient_through() -> None:
     torch.manual_seed(2)
     res = ResidualLSTM(3, 4, 2).double()
-    bias = torch.tensor(
-        [0.3, -0.2, 0.5, 0.1], dtype=torch.float64
-    )  # i, f, g, o: one value per block
+    # i, f, g, o: one value per block
+    bias = torch.tensor([0.3, -0.2, 0.5, 0.1], dtype=torch.float64)
     with torch.no_grad():
         upper = res.layers[1]
         upper.weight_ih_l0.zero_()

@@ -29,9 +29,8 @@ def test_meta_count_equals_a_real_model(hidden: int, layers: int, tied: bool) ->
 def test_tied_count_by_hand() -> None:
     v, h = 100, 8
     lstm = 4 * h * (h + h) + 2 * 4 * h  # weights and both biases of one layer
-    assert (
-        parameter_count(v, h, 1, tied=True) == v * h + lstm + v
-    )  # embedding (= read-out weight), read-out bias
+    # embedding (= read-out weight), read-out bias
+    assert parameter_count(v, h, 1, tied=True) == v * h + lstm + v
     assert parameter_count(v, h, 1, tied=False) == 2 * v * h + lstm + v
 
 
@@ -155,6 +154,5 @@ def test_the_two_editions_side_by_side() -> None:
         "| small | 102.0 ± 2.0 | 103.0 ± 2.0 | +1.0 | yes |",
         "| large | 91.0 ± 1.0 | 95.0 ± 0.0 | +4.0 | no |",
     ]
-    assert (
-        len(editions_markdown(cpu, gpu[:1]).splitlines()) == 3
-    )  # a size the GPU has not run is left out
+    # a size the GPU has not run is left out
+    assert len(editions_markdown(cpu, gpu[:1]).splitlines()) == 3

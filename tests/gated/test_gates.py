@@ -261,12 +261,10 @@ def test_direct_path_is_exact_for_one_step_and_only_part_of_the_jacobian_later()
         cell, x, torch.randn(4, dtype=torch.float64)
     )
     assert products.shape == diagonals.shape == (6, 4)
-    torch.testing.assert_close(
-        products[0], diagonals[0]
-    )  # h_0 = 0 does not depend on c_0
-    assert (
-        products[1:] - diagonals[1:]
-    ).abs().max() > 1e-6  # later steps add paths through h
+    # h_0 = 0 does not depend on c_0
+    torch.testing.assert_close(products[0], diagonals[0])
+    # later steps add paths through h
+    assert (products[1:] - diagonals[1:]).abs().max() > 1e-6
     with pytest.raises(ValueError, match=r"x must have shape \(time, 3\)"):
         direct_path_and_full_jacobian(cell, torch.randn(2, 5, 3), torch.zeros(4))
 
@@ -280,9 +278,8 @@ def test_keep_dial_blends_on_the_segment_and_matches_the_gru_update() -> None:
     assert abs(written - 0.15) < 1e-12
     assert abs(new - 0.55) < 1e-12
     assert keep_dial(0.80, 0.30, 1.0)[2] == 0.80  # full keep: the old state
-    assert (
-        keep_dial(0.80, 0.30, 0.0)[2] == 0.30
-    )  # keep nothing: overwritten by the candidate
+    # keep nothing: overwritten by the candidate
+    assert keep_dial(0.80, 0.30, 0.0)[2] == 0.30
     for u in [0.1, 0.37, 0.9]:
         assert 0.30 <= keep_dial(0.80, 0.30, u)[2] <= 0.80
         # the same blend as the last line of the GRU step, u * h + (1 - u) * n
@@ -308,9 +305,8 @@ def test_cell_diagrams_draw_their_gates(cell: str) -> None:
         else ["$r_t$", "$u_t$", "$h_t$"]
     ):
         assert symbol in texts, (symbol, texts)
-    assert len(fig.axes[0].patches) >= (
-        8 if cell == "lstm" else 7
-    )  # boxes and pointwise operations
+    # boxes and pointwise operations
+    assert len(fig.axes[0].patches) >= (8 if cell == "lstm" else 7)
 
 
 def test_cell_diagram_rejects_unknown_cells() -> None:
@@ -476,9 +472,8 @@ def test_step_jacobian_norms_match_autograd_through_pytorchs_cells(kind: str) ->
     expected = _autograd_norms(cell, x.double(), lstm=kind == "lstm")
     assert len(norms) == 5
     assert norms == pytest.approx(expected, rel=1e-9)
-    assert (
-        len(set(round(n, 9) for n in norms)) == 5
-    )  # the trajectory moves: each step has its own norm
+    # the trajectory moves: each step has its own norm
+    assert len(set(round(n, 9) for n in norms)) == 5
 
 
 def test_step_jacobian_norms_reject_other_modules_and_shapes() -> None:

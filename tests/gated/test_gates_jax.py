@@ -99,9 +99,8 @@ def test_bad_sequences_get_named_errors() -> None:
         gates_jax.lstm_loop(
             jnp.zeros((3, 5)), jnp.zeros((28, 5)), jnp.zeros((28, 7)), jnp.zeros(28)
         )
-    with pytest.raises(
-        ValueError, match="x must have shape"
-    ):  # the PyTorch twin's words
+    # the PyTorch twin's words
+    with pytest.raises(ValueError, match="x must have shape"):
         gates.gru_loop(torch.zeros(3, 5), *(torch.zeros(1),) * 4, reset_after=True)
     with pytest.raises(ValueError, match="weight_ih must have shape"):
         gates_jax.gru_loop(
@@ -121,21 +120,18 @@ def test_flax_default_draw_is_orthogonal_recurrent_fan_in_input_zero_bias() -> N
     p = gates_jax.flax_lstm_init(jax.random.key(1), features, hidden)
     assert p["weight_ih"].shape == (4 * hidden, features)
     assert p["weight_hh"].shape == (4 * hidden, hidden)
-    for block in jnp.split(
-        p["weight_hh"], 4
-    ):  # each gate's recurrent matrix is orthogonal
+    # each gate's recurrent matrix is orthogonal
+    for block in jnp.split(p["weight_hh"], 4):
         np.testing.assert_allclose(
             np.asarray(block @ block.T), np.eye(hidden), atol=1e-5
         )
     assert float(jnp.abs(p["bias_ih"]).max()) == 0.0
     assert float(jnp.abs(p["bias_hh"]).max()) == 0.0
-    assert float(jnp.std(p["weight_ih"])) == pytest.approx(
-        features**-0.5, rel=0.05
-    )  # variance 1/fan-in
+    # variance 1/fan-in
+    assert float(jnp.std(p["weight_ih"])) == pytest.approx(features**-0.5, rel=0.05)
     torch.manual_seed(0)
-    torch_w = nn.LSTM(
-        features, hidden
-    ).weight_hh_l0.detach()  # uniform in +-1/sqrt(H): not orthogonal
+    # uniform in +-1/sqrt(H): not orthogonal
+    torch_w = nn.LSTM(features, hidden).weight_hh_l0.detach()
     singular = torch.linalg.svdvals(torch_w[:hidden])
     assert singular.min() < 0.2
     assert singular.max() > 0.9
@@ -304,9 +300,8 @@ def test_flax_draw_written_out_key_by_key() -> None:
     key = jax.random.key(7)
     p = gates_jax.flax_lstm_init(key, 3, 2)
     k_in, k_rec = jax.random.split(key)
-    std = (
-        math.sqrt(1 / 3) / 0.87962566103423978
-    )  # lecun_normal: truncated normal of variance 1/fan_in
+    # lecun_normal: truncated normal of variance 1/fan_in
+    std = math.sqrt(1 / 3) / 0.87962566103423978
     kernels = [
         jax.random.truncated_normal(k, -2, 2, (3, 2)) * std
         for k in jax.random.split(k_in, 4)

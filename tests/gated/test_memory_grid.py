@@ -189,9 +189,8 @@ def _records(contenders, seeds, recipe: RecallConfig) -> list[dict]:
 def test_runs_from_records_are_the_grid_runs() -> None:
     contenders = [CONTENDERS[0], CONTENDERS[4]]
     records = _records(contenders, (0, 1), TINY)
-    rebuilt = mg.runs_from_records(
-        records[::-1], contenders, (0, 1), config=TINY
-    )  # any record order
+    # any record order
+    rebuilt = mg.runs_from_records(records[::-1], contenders, (0, 1), config=TINY)
     grid = mg.run_grid(contenders, (0, 1), TINY)
     assert (
         keys(rebuilt)
@@ -228,9 +227,8 @@ def test_runs_from_records_name_what_is_missing_or_differs() -> None:
     with pytest.raises(
         ValueError, match=r"^no record for 1 run\(s\): LSTM, default, seed 1$"
     ):
-        mg.runs_from_records(
-            records[:3], CONTENDERS[:2], (0, 1)
-        )  # names only the missing pair
+        # names only the missing pair
+        mg.runs_from_records(records[:3], CONTENDERS[:2], (0, 1))
     five = (
         r"^no record for 5 run\(s\): vanilla RNN, seed 1; vanilla RNN, seed 2; "
         r"LSTM, default, seed 0;"

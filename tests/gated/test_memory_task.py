@@ -102,9 +102,8 @@ def test_one_stream_reproduces_the_sources_global_seed(contender: Contender) -> 
     numbers."""
     config = RecallConfig(hidden_size=8)
     torch.manual_seed(6050)
-    reference = RecallNet(
-        contender.cell, config.vocab, config.hidden_size
-    )  # the global stream
+    # the global stream
+    reference = RecallNet(contender.cell, config.vocab, config.hidden_size)
     if contender.keep_bias is not None:
         from chapter_code.gated.gates import set_gate_bias
 
@@ -285,11 +284,8 @@ def test_recall_data_are_seeded_one_hot_tokens_labelled_by_the_first() -> None:
 
 def test_recall_data_have_the_whole_alphabet_even_when_few_tokens_are_drawn() -> None:
     x, y = mt.make_recall(1, 2, 50, seed=0)
-    assert x.shape == (
-        1,
-        2,
-        50,
-    )  # one-hot over the alphabet, not up to the largest token drawn
+    # one-hot over the alphabet, not up to the largest token drawn
+    assert x.shape == (1, 2, 50)
     assert int(y.max()) < 49
 
 
@@ -341,9 +337,8 @@ def test_recall_net_layers(cell: str, module: type) -> None:
     learned = RecallNet(cell, 3, 5, learn_h0=True)
     assert isinstance(learned.h0, nn.Parameter)
     assert torch.equal(learned.h0, torch.zeros(5))
-    assert [n for n, _ in learned.named_parameters()][
-        0
-    ] == "h0"  # registered on the module itself: first
+    # registered on the module itself: first
+    assert [n for n, _ in learned.named_parameters()][0] == "h0"
 
 
 def test_recall_net_refuses_unknown_cells() -> None:
@@ -481,9 +476,8 @@ def test_accuracy_is_the_share_of_argmax_hits() -> None:
     net = RecallNet("gru", 3, 4)
     x, y = mt.make_recall(9, 3, 3, seed=1)
     hits = (net(x).argmax(dim=1) == y).sum().item()
-    assert (
-        mt.accuracy(net, x, y) == torch.tensor(hits / 9, dtype=torch.float32).item()
-    )  # a float32 mean
+    # a float32 mean
+    assert mt.accuracy(net, x, y) == torch.tensor(hits / 9, dtype=torch.float32).item()
 
 
 # ---- train_recall against the recipe written out
@@ -687,7 +681,6 @@ def test_a_run_s_accuracy_is_its_last_epoch_s_not_another_one_s() -> None:
     )
     run, _ = mt.train_recall(GRU2, 1, config)
     assert len(run.history) == 4
-    assert len(set(run.history[-3:])) == 3, (
-        run.history
-    )  # the last three epochs differ on this seed
+    # the last three epochs differ on this seed
+    assert len(set(run.history[-3:])) == 3, run.history
     assert run.accuracy == run.history[-1]

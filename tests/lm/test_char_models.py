@@ -115,9 +115,8 @@ def test_train_char_lm_is_the_written_out_run() -> None:
     vocab = Vocab(splits.train)
     torch.manual_seed(5)
     model = CharLM(len(vocab), "rnn", 4, 8)
-    torch.manual_seed(
-        99
-    )  # the windows come from their own generator, not the global one
+    # the windows come from their own generator, not the global one
+    torch.manual_seed(99)
     history = fit_next_token(
         model,
         vocab.encode(splits.train),

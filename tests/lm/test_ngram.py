@@ -153,9 +153,8 @@ def test_matrix_rows_use_the_same_histories_as_log_prob_from_the_first_character
 ) -> None:
     model = CharNGram(order, 0.1).fit(TEXT_V)
     text = "abXa"
-    matrix = model.log_prob_matrix(
-        text
-    )  # no history: the first rows see a short (or empty) one
+    # no history: the first rows see a short (or empty) one
+    matrix = model.log_prob_matrix(text)
     for i in range(len(text)):
         h = text[max(0, i - (order - 1)) : i]
         expected = [model.log_prob(h, c) for c in model.vocab]
@@ -165,9 +164,8 @@ def test_matrix_rows_use_the_same_histories_as_log_prob_from_the_first_character
 
 @pytest.mark.parametrize("method", ["nats_per_char", "log_prob_matrix"])
 def test_the_default_history_is_empty(method: str) -> None:
-    model = CharNGram(3, 0.1).fit(
-        TEXT_V
-    )  # "X" is in the vocabulary, so a history of X's is counted
+    # "X" is in the vocabulary, so a history of X's is counted
+    model = CharNGram(3, 0.1).fit(TEXT_V)
     score = getattr(model, method)
     assert torch.equal(
         torch.as_tensor(score("ab")), torch.as_tensor(score("ab", history=""))

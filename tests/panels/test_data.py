@@ -72,12 +72,10 @@ def test_text_writes_its_math_as_tex_between_dollars_and_names_known_symbols(
     ]
     texts += list(data.get("check", {}).values())
     for text in texts:
-        assert text.count("$") % 2 == 0, (
-            text
-        )  # every formula closed, every code name too
-        assert all(ord(c) < 128 for c in "".join(text.split("$")[1::2])), (
-            text
-        )  # TeX in ASCII, for LaTeX too
+        # every formula closed, every code name too
+        assert text.count("$") % 2 == 0, text
+        # TeX in ASCII, for LaTeX too
+        assert all(ord(c) < 128 for c in "".join(text.split("$")[1::2])), text
         outside = _outside_math(text)
         assert not re.search(r"[_^\\]|\b[a-zA-Z]_[a-zA-Z]|\u2202", outside), (
             f"TeX or math outside $...$: {text!r}"
@@ -153,9 +151,8 @@ def test_lstm_gate_states_follow_the_update_lines() -> None:
     for s in states:
         assert s["c"] == pytest.approx(s["f"] * s["cPrev"] + s["i"] * s["g"], abs=1e-12)
         assert s["h"] == pytest.approx(s["o"] * math.tanh(s["c"]), abs=1e-12)
-    assert [s["cPrev"] for s in states[1:]] == [
-        s["c"] for s in states[:-1]
-    ]  # the cell is carried
+    # the cell is carried
+    assert [s["cPrev"] for s in states[1:]] == [s["c"] for s in states[:-1]]
     with pytest.raises(ValueError, match="gate f must be in"):
         gated_panels.lstm_gate_states(steps=[(1.5, 0.0, 0.0, 0.0)])
 
@@ -256,9 +253,8 @@ def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
             "5 kept",
         ]
         assert all(t.endswith("2 kept") for t in titles[1::3])
-        filled = [
-            p.get_height() for p in axes[5].patches if p.get_fill()
-        ]  # tau = 1, nucleus 0.9
+        # tau = 1, nucleus 0.9
+        filled = [p.get_height() for p in axes[5].patches if p.get_fill()]
         assert filled == pytest.approx(
             sampling_panels.sampling_parts(1.0, 2, 0.9)["nucleus"]
         )
@@ -314,9 +310,8 @@ def test_small_formatters_at_their_edges() -> None:
     assert [panel_beats.tex_signed(v) for v in (-1.0, 0.0, 2.0)] == ["-1", "0", "+2"]
     assert sampling_panels._tokens(["a", "b", "c"]) == "a to c"
     assert number(1e-3) == "0.001"
-    assert (
-        number(9999.0) == "10000"
-    )  # rounded to three significant digits, printed plainly
+    # rounded to three significant digits, printed plainly
+    assert number(9999.0) == "10000"
     assert number(0.35) == "0.35"
     assert number(1e4) == "1.0 \u00d7 10\u2074"
     assert number(-0.0) == "0"
@@ -565,9 +560,8 @@ def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def flat_tail(t: float, k: int, p: float) -> dict[str, list[float]]:
         parts = real(t, k, p)
-        if (
-            t == 2.0
-        ):  # the hot beat keeps its favourite lower but gives f less than at tau = 1
+        # the hot beat keeps its favourite lower but gives f less than at tau = 1
+        if t == 2.0:
             parts["temperature"] = [0.45, 0.25, 0.15, 0.1, 0.049, 0.001]
         return parts
 

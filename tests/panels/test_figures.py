@@ -158,9 +158,8 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(
     tmp_path: Path,
 ) -> None:
     target = tmp_path / "deeper" / "still" / "keep-dial.png"
-    open_before = (
-        plt.get_fignums()
-    )  # other tests in this worker may have left figures open
+    # other tests in this worker may have left figures open
+    open_before = plt.get_fignums()
     assert write_static_figure("keep-dial", target) == target
     assert plt.get_fignums() == open_before  # the figure is closed after writing
     fig = static_figure("keep-dial")
@@ -168,9 +167,8 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(
         expected, _ = figure_png(fig)
     finally:
         plt.close(fig)
-    assert (
-        target.read_bytes() == expected
-    )  # the book's PNG, with its smallest-text record
+    # the book's PNG, with its smallest-text record
+    assert target.read_bytes() == expected
     with Image.open(target) as image:
         assert image.format == "PNG"
         assert float(image.text[SMALLEST_TEXT_KEY]) > 0

@@ -319,9 +319,8 @@ def test_next_token_rnn_runs_from_h0_and_one_hot_over_the_whole_vocabulary() -> 
     net = NextTokenRNN(5, 4, learn_h0=True)
     with torch.no_grad():
         net.h0.copy_(torch.randn(4))
-    tokens = torch.zeros(
-        2, 4, dtype=torch.long
-    )  # only token 0: one_hot must still have 5 classes
+    # only token 0: one_hot must still have 5 classes
+    tokens = torch.zeros(2, 4, dtype=torch.long)
     logits = net(tokens)
     x = nn.functional.one_hot(tokens[:, :-1], 5).float()
     states, _ = net.rnn(x, net.h0.expand(2, -1).unsqueeze(0).contiguous())

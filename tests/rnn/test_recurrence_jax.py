@@ -20,9 +20,8 @@ from torch import nn
 
 from chapter_code.rnn import recurrence, recurrence_jax
 
-jax.config.update(
-    "jax_enable_x64", True
-)  # float64 on both sides: the comparisons can be tight
+# float64 on both sides: the comparisons can be tight
+jax.config.update("jax_enable_x64", True)
 
 
 def _rnn(features: int = 4, hidden: int = 6) -> nn.RNN:
@@ -151,10 +150,8 @@ def test_bad_input_gets_the_pytorch_sides_named_error(
     args = (jnp.zeros(x_shape), jnp.zeros(w_ih_shape), jnp.zeros((6, 6)), jnp.zeros(6))
     with pytest.raises(ValueError, match=message):
         recurrence_jax.rnn_loop(*args, h0=h0, mask=mask)
-    if mask is None or mask.shape == (
-        2,
-        5,
-    ):  # the PyTorch listing rejects the same input with the same words
+    # the PyTorch listing rejects the same input with the same words
+    if mask is None or mask.shape == (2, 5):
         t_mask = None if mask is None else torch.as_tensor(np.array(mask))
         t_h0 = None if h0 is None else torch.zeros(h0_shape)
         with pytest.raises(ValueError, match=message):

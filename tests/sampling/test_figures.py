@@ -107,9 +107,8 @@ def test_explorer_panels_titles_labels_and_shared_axis() -> None:
     assert _legend(top) == [r"$\tau$ = 0.5", r"$\tau$ = 1", r"$\tau$ = 2"]
     assert _legend(middle) == ["k = 1", "k = 2", "k = 4"]
     assert _legend(bottom) == ["p = 0.6", "p = 0.9", "p = 0.97"]
-    assert all(
-        ax.get_legend()._loc == 1 for ax in fig.axes
-    )  # matplotlib's code for "upper right"
+    # matplotlib's code for "upper right"
+    assert all(ax.get_legend()._loc == 1 for ax in fig.axes)
     assert [ax.get_xlabel() for ax in fig.axes] == ["", "", "token and its logit"]
     assert all(
         ax.get_ylabel() == "probability" and ax.get_ylim() == (0.0, 1.0)
@@ -173,10 +172,8 @@ def test_kept_counts_bars_line_labels_and_size() -> None:
     assert list(line.get_xdata()) == [3, 3]
     assert to_hex(line.get_color()).upper() == "#D55E00"
     assert line.get_linestyle() == "--"
-    assert _legend(ax) == [
-        "top-k, k = 3 (every position)",
-        "nucleus, p = 0.95",
-    ]  # lines are listed first
+    # lines are listed first
+    assert _legend(ax) == ["top-k, k = 3 (every position)", "nucleus, p = 0.95"]
     assert ax.get_xlabel() == "tokens kept at a position"
     assert ax.get_ylabel() == "share of positions"
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.4))

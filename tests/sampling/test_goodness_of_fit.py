@@ -216,9 +216,8 @@ def test_series_sums_at_most_ten_thousand_terms() -> None:
     # many)
     a = 1_400_000.0
     value = regularized_gamma(a, a + 963.9)
-    assert value == pytest.approx(
-        0.79, abs=0.01
-    )  # about the normal CDF at 963.9 / sqrt(a) = 0.81
+    # about the normal CDF at 963.9 / sqrt(a) = 0.81
+    assert value == pytest.approx(0.79, abs=0.01)
     with pytest.raises(RuntimeError, match="did not converge"):
         regularized_gamma(a, a + 964.9)
 
@@ -262,10 +261,8 @@ def test_quantile_is_the_smallest_value_whose_cdf_reaches_the_level(
 
     monkeypatch.setattr(gof, "regularized_gamma", stepped)
     assert chi_square_quantile(0.5, 2) == pytest.approx(3.0, abs=1e-12)
-    assert calls[:2] == [
-        (1.0, 1.0),
-        (1.0, 2.0),
-    ]  # dof 2 gives a = 1; high = 2, then 4: CDF 0.5 stops it
+    # dof 2 gives a = 1; high = 2, then 4: CDF 0.5 stops it
+    assert calls[:2] == [(1.0, 1.0), (1.0, 2.0)]
     assert all(a == 1.0 for a, _ in calls)
     assert len(calls) == 2 + 200  # two to bracket, then 200 halvings
     assert all(0.0 <= x <= 2.0 for _, x in calls[2:])

@@ -76,9 +76,8 @@ def test_log_probs_equal_a_step_by_step_reading() -> None:
 def test_loop_drift_is_zero_for_a_model_that_ignores_its_state() -> None:
     class Memoryless(torch.nn.Module):
         def forward(self, tokens, state=None):
-            return torch.nn.functional.one_hot(
-                tokens, 4
-            ).double() * 3.0, None  # (1, T, V): depends on x_t only
+            # (1, T, V): depends on x_t only
+            return torch.nn.functional.one_hot(tokens, 4).double() * 3.0, None
 
     tokens = torch.tensor([0, 1, 2, 1, 2, 1, 2, 1, 2])
     loop = find_loop("abcbcbcbc")

@@ -42,9 +42,8 @@ def test_top_two_and_nucleus_renormalise_the_same_pair() -> None:
     e2, e1 = math.exp(2), math.exp(1)
     pair = torch.tensor([e2 / (e2 + e1), e1 / (e2 + e1), 0.0], dtype=torch.float64)
     torch.testing.assert_close(top_k_probs(Z, 2), pair)
-    torch.testing.assert_close(
-        nucleus_probs(Z, 0.9), pair
-    )  # 0.665 + 0.245 = 0.910 >= 0.9
+    # 0.665 + 0.245 = 0.910 >= 0.9
+    torch.testing.assert_close(nucleus_probs(Z, 0.9), pair)
     torch.testing.assert_close(
         nucleus_probs(Z, 0.5), torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
     )
@@ -255,9 +254,8 @@ def test_nucleus_stops_where_the_mass_before_a_token_reaches_p() -> None:
     order = LOGITS.argsort(descending=True, stable=True)
     sorted_probs = probs[order]
     before = sorted_probs.cumsum(dim=-1) - sorted_probs
-    kept = nucleus_probs(
-        LOGITS, float(before[2]), 1.0
-    )  # mass before the third-ranked token equals p exactly
+    # mass before the third-ranked token equals p exactly
+    kept = nucleus_probs(LOGITS, float(before[2]), 1.0)
     assert (kept > 0).tolist() == [True, True, False, False, False]
 
 

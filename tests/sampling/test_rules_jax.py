@@ -72,16 +72,14 @@ def test_nucleus_keeps_the_first_token_even_for_tiny_p_and_ties_like_pytorch() -
 def test_draws_follow_the_distribution_never_pick_dropped_tokens_and_repeat_per_key() -> (  # noqa: E501  (the test's name)
     None
 ):
-    probs = sampling_jax.top_k_probs(
-        jnp.log(jnp.array([0.1, 0.5, 0.15, 0.25])), 3
-    )  # drops token 0
+    # drops token 0
+    probs = sampling_jax.top_k_probs(jnp.log(jnp.array([0.1, 0.5, 0.15, 0.25])), 3)
     keys = jax.random.split(jax.random.key(0), 20_000)
     tokens = np.asarray(jax.vmap(lambda k: sampling_jax.draw(probs, k))(keys))
     counts = np.bincount(tokens, minlength=4) / len(tokens)
     assert counts[0] == 0.0
-    np.testing.assert_allclose(
-        counts, np.asarray(probs), atol=0.015
-    )  # about 4 standard errors
+    # about 4 standard errors
+    np.testing.assert_allclose(counts, np.asarray(probs), atol=0.015)
     assert int(sampling_jax.draw(probs, keys[3])) == int(
         sampling_jax.draw(probs, keys[3])
     )
@@ -149,9 +147,8 @@ def test_temperature_by_hand_and_integer_temperatures() -> None:
         np.exp([2, 1, 0]) / np.exp([2, 1, 0]).sum(),
         rtol=1e-12,
     )
-    batch = sj.temperature_probs(
-        jnp.stack([z, z[::-1]]), 0.5
-    )  # (2, V): each row on its own
+    # (2, V): each row on its own
+    batch = sj.temperature_probs(jnp.stack([z, z[::-1]]), 0.5)
     np.testing.assert_allclose(np.asarray(batch).sum(axis=-1), [1.0, 1.0], rtol=1e-12)
     np.testing.assert_allclose(
         np.asarray(batch[1]), np.asarray(batch[0])[::-1], rtol=1e-12
@@ -267,9 +264,8 @@ def test_greedy_per_row_and_first_of_ties() -> None:
 def test_draw_rows_keys_and_reproducibility() -> None:
     one_hot = jnp.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
     key = jax.random.key(7)
-    np.testing.assert_array_equal(
-        np.asarray(sj.draw(one_hot, key)), [1, 2, 0]
-    )  # one token per row
+    # one token per row
+    np.testing.assert_array_equal(np.asarray(sj.draw(one_hot, key)), [1, 2, 0])
     assert sj.draw(HALF, key).shape == ()
     legacy = jax.random.PRNGKey(7)  # a raw uint32 key of shape (2,) is accepted too
     np.testing.assert_array_equal(np.asarray(sj.draw(one_hot, legacy)), [1, 2, 0])
@@ -307,9 +303,8 @@ def test_nucleus_ranks_many_ties_in_index_order_like_pytorch() -> None:
 
 
 def test_distributions_keep_the_logits_float_dtype() -> None:
-    z32 = jnp.array(
-        [0.0, 3.0, 1.0, 2.0], dtype=jnp.float32
-    )  # float32 even with 64-bit JAX enabled
+    # float32 even with 64-bit JAX enabled
+    z32 = jnp.array([0.0, 3.0, 1.0, 2.0], dtype=jnp.float32)
     for probs in (
         sj.temperature_probs(z32, 1.0),
         sj.top_k_probs(z32, 2),

@@ -147,17 +147,15 @@ def test_greedy_loop_of_a_model_that_cycles() -> None:
     assert report["twice_in_train"] == "xbcabcay".count(loop.unit * 2)
     assert report["drift_first"] == 0.0  # the model carries no trace of the turn before
     assert report["drift"] == 0.0
-    step = math.exp(4.0) / (
-        math.exp(4.0) + 2.0
-    )  # softmax of (4, 0, 0) at the favourite
+    # softmax of (4, 0, 0) at the favourite
+    step = math.exp(4.0) / (math.exp(4.0) + 2.0)
     assert report["turn_prob"] == pytest.approx(step**3)
     assert report["weakest"] == pytest.approx(step)
 
 
 def test_greedy_loop_refuses_a_text_without_a_cycle(model_and_vocab) -> None:  # type: ignore[no-untyped-def]
-    class Counting(
-        torch.nn.Module
-    ):  # the next token is the position: no cycle in 5 steps of 6 tokens
+    # the next token is the position: no cycle in 5 steps of 6 tokens
+    class Counting(torch.nn.Module):
         def forward(
             self, tokens: torch.Tensor, state: int | None = None
         ) -> tuple[torch.Tensor, int]:
