@@ -148,6 +148,20 @@ def _run(book: Path, *args: str, timeout: float = 600) -> subprocess.CompletedPr
     )
 
 
+def test_the_guide_s_python_passes_make_lint_s_ruff(book: Path) -> None:
+    """What an author copies from the guide passes ``ruff check`` and ``ruff format
+    --check`` as ``make lint`` runs them (pyproject.toml's rules and 88 columns)."""
+    files = [p for p, (kind, _) in blocks().items() if p.endswith(".py")]
+    assert len(files) == 3
+    beside = Path(sys.executable).parent / "ruff"
+    ruff = beside if beside.exists() else shutil.which("ruff")
+    for command in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [str(ruff), *command, *files], cwd=book, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_the_listing_passes_its_test(book: Path) -> None:
     done = _run(
         book,
