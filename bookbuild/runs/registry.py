@@ -244,7 +244,10 @@ CHAR_LM_WORKSHOP = Sweep(
         ),
         "smoke": Grid(
             {
-                name: {"corpus": "shakespeare", "recipe": dataclasses.asdict(_tiny_recipe(name))}
+                name: {
+                    "corpus": "shakespeare",
+                    "recipe": dataclasses.asdict(_tiny_recipe(name)),
+                }
                 for name in WORKSHOP
             },
             seeds=(0,),
@@ -314,6 +317,8 @@ _TINY_SCORE = ScoreRecipe(
 #: the seed of Chapter 6's one-seed runs (its small start, doubled budget,
 #: learning-rate and one-gate exercises)
 BOOK_SCORE_SEED = 0
+
+
 def lr_job(lr: float) -> str:
     """The ``book-runs`` job name of nn.LSTM at learning rate ``lr`` (``lstm-lr-3e-2``:
     a job name holds no dot); ``lr`` must have one significant digit."""
@@ -334,7 +339,10 @@ def _book_score_jobs() -> dict[str, dict[str, Any]]:
 
     def call(contender: str, recipe: ScoreRecipe) -> dict[str, Any]:
         return codec.job(
-            score_run, seed=BOOK_SCORE_SEED, contender=contender, recipe=recipe_dict(recipe)
+            score_run,
+            seed=BOOK_SCORE_SEED,
+            contender=contender,
+            recipe=recipe_dict(recipe),
         )
 
     jobs = {
@@ -358,7 +366,10 @@ def _book_score_jobs() -> dict[str, dict[str, Any]]:
     jobs[f"gru-matched-{width}"] = call("gru", resized(base, hidden_size=width))
     for variant in GRU_VARIANTS:
         jobs[f"gru-{variant}"] = codec.job(
-            ablation_run, seed=BOOK_SCORE_SEED, variant=variant, recipe=recipe_dict(base)
+            ablation_run,
+            seed=BOOK_SCORE_SEED,
+            variant=variant,
+            recipe=recipe_dict(base),
         )
     return jobs
 
@@ -728,8 +739,8 @@ SWEEPS: dict[str, Sweep] = {
         CHAR_LM_WORKSHOP,
         CHAR_LM_BOOK,
         SCOREBOARD,
-            WORD_LM_SCALE,
-                DEPTH_BOOK_RUNS,
+        WORD_LM_SCALE,
+        DEPTH_BOOK_RUNS,
         GATED_BOOK_RUNS,
         BEYOND_BOOK_RUNS,
     ]

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.char_lm_sweep: the sweep job returns plain, reproducible metrics.
+"""Tests for chapter_code.lm.char_lm_sweep: the sweep job returns plain, reproducible
+metrics.
 
 Tests for chapter_code.lm.char_lm_sweep: every metric of a tiny job against the same
 numbers computed here from its trained model, and the seed passed through.
@@ -35,14 +36,23 @@ def test_recipes_round_trip_through_plain_dicts() -> None:
 
 
 def test_a_tiny_job_returns_json_ready_metrics_in_consistent_units() -> None:
-    tiny = LMRecipe("rnn", 8, TrainConfig(window=16, batch_size=4, steps=4, log_every=2), embedding_size=4)
-    metrics = char_lm_metrics(seed=1, corpus="book-prose", recipe=dataclasses.asdict(tiny))
+    tiny = LMRecipe(
+        "rnn",
+        8,
+        TrainConfig(window=16, batch_size=4, steps=4, log_every=2),
+        embedding_size=4,
+    )
+    metrics = char_lm_metrics(
+        seed=1, corpus="book-prose", recipe=dataclasses.asdict(tiny)
+    )
     assert json.loads(json.dumps(metrics)) == metrics
     assert metrics["test_perplexity"] == pytest.approx(math.exp(metrics["test_nats"]))
     assert metrics["test_bits"] == pytest.approx(metrics["test_nats"] / math.log(2))
     assert metrics["steps"] == 4
     assert len(metrics["train_curve"]) == 2
-    again = char_lm_metrics(seed=1, corpus="book-prose", recipe=dataclasses.asdict(tiny))
+    again = char_lm_metrics(
+        seed=1, corpus="book-prose", recipe=dataclasses.asdict(tiny)
+    )
     assert again == metrics
 
 
@@ -53,25 +63,48 @@ def test_the_workshop_sweep_defines_the_full_recipe_and_a_tiny_smoke_run() -> No
 
     sweep = SWEEPS["char-lm-workshop"]
     full = sweep.configs["full-size"]
-    assert {name: recipe_from_dict(job["recipe"]) for name, job in full.jobs.items()} == WORKSHOP
-    smoke = {name: recipe_from_dict(job["recipe"]) for name, job in sweep.configs["smoke"].jobs.items()}
+    assert {
+        name: recipe_from_dict(job["recipe"]) for name, job in full.jobs.items()
+    } == WORKSHOP
+    smoke = {
+        name: recipe_from_dict(job["recipe"])
+        for name, job in sweep.configs["smoke"].jobs.items()
+    }
     assert all(r.train.steps <= 5 and r.hidden_size <= 16 for r in smoke.values())
     assert sweep.data == ("data/shakespeare.txt",)
 
 
-TINY = LMRecipe("rnn", 8, TrainConfig(window=16, batch_size=4, steps=2, log_every=1), embedding_size=4)
+TINY = LMRecipe(
+    "rnn",
+    8,
+    TrainConfig(window=16, batch_size=4, steps=2, log_every=1),
+    embedding_size=4,
+)
 
 
 def test_every_metric_is_the_trained_models_own_number() -> None:
-    metrics = char_lm_metrics(seed=3, corpus="book-prose", recipe=dataclasses.asdict(TINY))
-    model, vocab = load_char_lm(train_char_lm("book-prose", dataclasses.replace(TINY, seed=3)))
+    metrics = char_lm_metrics(
+        seed=3, corpus="book-prose", recipe=dataclasses.asdict(TINY)
+    )
+    model, vocab = load_char_lm(
+        train_char_lm("book-prose", dataclasses.replace(TINY, seed=3))
+    )
     splits = corpus_splits("book-prose")
     expected = {}
-    for name, before, text in (("valid", splits.train[-1], splits.valid), ("test", splits.valid[-1], splits.test)):
+    for name, before, text in (
+        ("valid", splits.train[-1], splits.valid),
+        ("test", splits.valid[-1], splits.test),
+    ):
         logits = fixed_window_logits(model, vocab.encode(before + text), 16)
         nats, ppl, bits = lm_loss_and_ppl(logits, vocab.encode(text))
-        expected |= {f"{name}_nats": nats.item(), f"{name}_perplexity": ppl, f"{name}_bits": bits}
-    expected["test_streaming_nats"] = streaming_loss(model, vocab.encode(splits.test), 16)
+        expected |= {
+            f"{name}_nats": nats.item(),
+            f"{name}_perplexity": ppl,
+            f"{name}_bits": bits,
+        }
+    expected["test_streaming_nats"] = streaming_loss(
+        model, vocab.encode(splits.test), 16
+    )
     expected["parameters"] = count_parameters(model)
     assert set(metrics) == set(expected) | {"steps", "train_curve"}
     for key, value in expected.items():
