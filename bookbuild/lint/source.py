@@ -5,7 +5,8 @@ exact, but they come after execution, which takes minutes when code changed. Mos
 from the page itself, so this lint runs first and stops the command in about a second, one line per mistake
 naming file and line:
 
-- a ``{glue:text}`` name that no ``glue(...)`` call of the page can produce (with the name probably meant);
+- a ``{glue:text}`` name that no ``glue(...)`` call of the page, nor a check's ``cite={...}``, can produce (with
+  the name probably meant);
 - a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the claim's line), a check
   that no sentence claims (at the check's line), a check that cannot fail or asserts only a sign, and a result
   sentence with neither a claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after
@@ -31,7 +32,7 @@ import re
 from pathlib import Path
 
 from bookbuild.lint import claims as claims_lint
-from bookbuild.lint.cells import CELL, OPTION, Cell, Names, cells, names_given  # noqa: F401
+from bookbuild.lint.cells import CELL, OPTION, Cell, Names, cells, names_cited, names_given  # noqa: F401
 from bookbuild.lint.references import GLUE_ROLE, HIDDEN
 
 #: pages the build writes itself
@@ -84,6 +85,10 @@ def page_problems(page: Path, chapter: str | None = None, also_glued: frozenset[
     problems = []
 
     glued = names_given(page_cells, ("glue",))
+    cited = names_cited(page_cells)  # claims.check(..., cite={"name": text}) glues too
+    glued.exact = {**cited.exact, **glued.exact}
+    glued.patterns += cited.patterns
+    glued.dynamic = glued.dynamic or cited.dynamic
     for number, line in enumerate(lines, start=1):
         for match in GLUE_ROLE.finditer(line):
             name = match[1].strip()

@@ -322,7 +322,7 @@ def _cited(name: str, cite: Mapping[str, str] | None) -> dict[str, str]:
             raise TypeError(
                 f"check {name!r}: cite[{key!r}] is a {type(text).__name__}, not a "
                 "string: the page shows exactly the cited text, so write it as the "
-                f"sentence reads it (f\"{{x:.2f}}\", str(n)) or glue the value "
+                f'sentence reads it (f"{{x:.2f}}", str(n)) or glue the value '
                 "itself with glue()"
             )
     return dict(cite)
