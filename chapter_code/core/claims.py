@@ -238,7 +238,7 @@ def check(
     because: str,
     values: Mapping[str, Any] | None = None,
     cite: Mapping[str, str] | None = None,
-) -> bool:
+) -> None:
     """Declare check ``name``: record whether ``condition`` holds, and raise
     :class:`CheckFailed` if not.
 
@@ -247,7 +247,7 @@ def check(
     claim; ``cite`` maps glue names to the texts the claim's sentence cites
     (``{"g_gap": f"{gap:.2f}"}``), glued once the condition holds, as
     ``myst_nb.glue(name, text, display=False)`` would. A name is declared once
-    per chapter. Returns ``True``.
+    per chapter. Returns nothing, so a cell that ends with a check shows no value.
     """
     if not isinstance(name, str) or not NAME.match(name):
         raise ValueError(
@@ -300,7 +300,6 @@ def check(
         )
     for key, text in cited.items():
         _glue(key, text)
-    return True
 
 
 def _cited(name: str, cite: Mapping[str, str] | None) -> dict[str, str]:
