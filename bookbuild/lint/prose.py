@@ -359,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(problems)} number(s) typed into prose or unsupported by a figure; see the messages above.",
               file=sys.stderr)
         return 1
-    print("prose numbers: every number in the prose is glued or marked {lit}; alt texts state what their figures show")
+    print("prose numbers: every number in the prose is glued, marked {lit} or declared by its page; alt texts state "
+          "what their figures show")
     return 0
 
 

@@ -246,8 +246,9 @@ def check(
     equal to 1e-6"); ``values`` names the numbers it compared, shown beside the
     claim; ``cite`` maps glue names to the texts the claim's sentence cites
     (``{"g_gap": f"{gap:.2f}"}``), glued once the condition holds, as
-    ``myst_nb.glue(name, text, display=False)`` would. A name is declared once
-    per chapter. Returns nothing, so a cell that ends with a check shows no value.
+    ``myst_nb.glue(name, text, display=False)`` would (the texts, like every
+    argument, are computed before the check runs). A name is declared once per
+    chapter. Returns nothing, so a cell that ends with a check shows no value.
     """
     if not isinstance(name, str) or not NAME.match(name):
         raise ValueError(
