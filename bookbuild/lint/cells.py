@@ -178,3 +178,30 @@ def names_given(page_cells: list[Cell], functions: tuple[str, ...]) -> Names:
                 else:
                     names.dynamic = True
     return names
+
+
+def names_cited(page_cells: list[Cell], functions: tuple[str, ...] = ("claims.check", "check")) -> Names:
+    """The glue names of every ``cite={...}`` of a call of one of ``functions`` (``claims.check``): the written-out
+    dict's keys, as strings or f-strings; a ``cite`` given any other way makes the names unknowable."""
+    names = Names()
+    for cell in page_cells:
+        tree = cell.tree if "cite=" in cell.code else None
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and ast.unparse(node.func) in functions):
+                continue
+            cite = next((k.value for k in node.keywords if k.arg == "cite"), None)
+            if cite is None:
+                continue
+            if not isinstance(cite, ast.Dict) or any(key is None for key in cite.keys):  # a variable, **spread
+                names.dynamic = True
+                continue
+            for key in cite.keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    names.exact.setdefault(key.value, cell.source_line(key.lineno))
+                elif key is not None and (pattern := _pattern(key)) is not None:
+                    names.patterns.append(pattern)
+                else:
+                    names.dynamic = True
+    return names

@@ -33,6 +33,19 @@ number or a ``name=number`` setting (`` `26` ``, `` `hidden=64` ``). The rule is
 bookbuild.lint.prose --markup [ROOT]`` lists the spans per page and the check does not
 fail on them; set it true to make each one a problem like any typed number.
 
+A page may instead declare its deliberate literals once, in its front matter
+(:func:`page_literals`)::
+
+    book:
+      literals: ["0.5", "four", "nine tenths"]
+
+and each declared text is then accepted wherever the page's prose writes it, with
+no ``{lit}``. Each must be a string holding a number the check would refuse, not in
+E notation (only ``{lit}`` sets ``1e-6`` as a power of ten, so those keep the role),
+and each must appear in the prose: a declaration the page no longer uses is a
+problem, so declarations cannot go stale. Numbers in inline math keep
+``{lit-math}``.
+
 ``python -m bookbuild.lint.prose [ROOT]`` prints the problems and exits 1 if any.
 """
 
@@ -108,10 +121,10 @@ _CODE_NUMBER = re.compile(
 )
 
 ADVICE = (
-    "glue it from the computation ({glue:text}`name`, recipe values from the config "
-    "object the code uses), or mark a deliberate literal as {lit}`...` (inline math "
-    "whose numbers are literals: {lit-math}`...`) (with a {cite} role in the sentence "
-    "if the number is quoted from a source)"
+    "glue it from the computation ({glue:text}`name`, recipe values from the config object the code uses), "
+    "or mark a deliberate literal as {lit}`...` or declare it once in the page's front matter "
+    "(book: literals: [\"0.5\"]) (inline math whose numbers are literals: {lit-math}`...`) "
+    "(with a {cite} role in the sentence if the number is quoted from a source)"
 )
 
 
@@ -232,15 +245,74 @@ def _unwrap_claim(match: re.Match[str]) -> str:
     return " " * (len("{claim}") + len(ticks)) + body + " " * len(ticks)
 
 
-def check_text(text: str, page: str = "<text>") -> list[str]:
-    """One message per number typed into the prose of one page's MyST source."""
+#: a number in E notation, which ``{lit}`` sets as a power of ten (:mod:`bookbuild.site.lit`)
+_E_NOTATION = re.compile(r"\d[eE][-+−]?\d")
+
+
+def page_literals(text: str) -> tuple[list[object], int]:
+    """The literals a page declares in its front matter (``book: literals: [...]``) and the line of the key
+    (0 where it declares none)."""
+    import yaml
+
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return [], 0
+    end = next((j for j in range(1, len(lines)) if lines[j].strip() == "---"), None)
+    if end is None:
+        return [], 0
+    try:
+        matter = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError:
+        return [], 0
+    book = matter.get("book") if isinstance(matter, dict) else None
+    declared = book.get("literals") if isinstance(book, dict) else None
+    if declared is None:
+        return [], 0
+    line = next((j + 1 for j in range(1, end) if lines[j].strip().startswith("literals:")), 1)
+    return (list(declared) if isinstance(declared, list) else [declared]), line
+
+
+def _literal_pattern(literal: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.])" + re.escape(literal) + r"(?!\w)", re.IGNORECASE)
+
+
+def _declaration_problems(page: str, declared: list[object], line: int) -> list[str]:
+    """Declared literals that are not numbers the check would refuse, or are in E notation."""
     problems = []
+    where = f"{page}:{line}: the page's literals (front matter, book: literals)"
+    for literal in declared:
+        if not isinstance(literal, str):
+            problems.append(f"{where} declare {literal!r}, which YAML read as a {type(literal).__name__}: quote "
+                            "each literal, written as the prose prints it (\"0.50\", \"four\")")
+        elif _E_NOTATION.search(literal):
+            problems.append(f"{where} declare {literal!r}, in E notation, which only {{lit}} sets as a power of "
+                            f"ten: keep {{lit}}`{literal}` where the prose writes it and remove it from the "
+                            "declaration")
+        elif not _NUMBER.search(literal):
+            problems.append(f"{where} declare {literal!r}, which holds no number the check would refuse: remove "
+                            "it from the declaration")
+    return problems
+
+
+def check_text(text: str, page: str = "<text>") -> list[str]:
+    """One message per number typed into the prose of one page's MyST source (the page's declared literals
+    accepted), and per declared literal that is malformed or that the prose never uses."""
+    declared, declared_at = page_literals(text)
+    problems = _declaration_problems(page, declared, declared_at)
+    accepted = {lit: _literal_pattern(lit) for lit in declared if isinstance(lit, str) and not _E_NOTATION.search(lit)}
+    used: set[str] = set()
     for lineno, line in prose_lines(text):
+        for literal in sorted(accepted, key=len, reverse=True):  # "nine tenths" before "nine"
+            line, count = accepted[literal].subn(_blank, line)
+            if count:
+                used.add(literal)
         for match in _NUMBER.finditer(line):
-            problems.append(
-                f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed into "
-                f"the prose; {ADVICE}"
-            )
+            problems.append(f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed into the prose; {ADVICE}")
+    for literal in accepted:
+        if literal not in used and _NUMBER.search(literal):
+            problems.append(f"{page}:{declared_at}: the page declares the literal {literal!r} (front matter, book: "
+                            "literals), but its prose never writes it outside a role: remove it from the "
+                            "declaration")
     return problems
 
 
@@ -351,10 +423,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    print(
-        "prose numbers: every number in the prose is glued or marked {lit}; alt texts "
-        "state what their figures show"
-    )
+    print("prose numbers: every number in the prose is glued, marked {lit} or declared by its page; alt texts state "
+          "what their figures show")
     return 0
 
 
