@@ -924,10 +924,14 @@ def prose_verdict(root: Path) -> int:
 
     problems = check_pages(root)
     if problems:
-        print(f"\n{len(problems)} number(s) typed by hand into the prose or captions (glue them from the computation, "
-              "or mark a deliberate literal with {lit} or declare it in the page's front matter), or stated by an "
-              "alt text but not shown by its figure:",
-              file=sys.stderr)
+        print(
+            f"\n{len(problems)} number(s) typed by hand into the prose or captions "
+            "(glue them from the computation, "
+            "or mark a deliberate literal with {lit} or declare it in the page's "
+            "front matter), or stated by an "
+            "alt text but not shown by its figure:",
+            file=sys.stderr,
+        )
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         return 1

@@ -180,9 +180,12 @@ def names_given(page_cells: list[Cell], functions: tuple[str, ...]) -> Names:
     return names
 
 
-def names_cited(page_cells: list[Cell], functions: tuple[str, ...] = ("claims.check", "check")) -> Names:
-    """The glue names of every ``cite={...}`` of a call of one of ``functions`` (``claims.check``): the written-out
-    dict's keys, as strings or f-strings; a ``cite`` given any other way makes the names unknowable."""
+def names_cited(
+    page_cells: list[Cell], functions: tuple[str, ...] = ("claims.check", "check")
+) -> Names:
+    """The glue names of every ``cite={...}`` of a call of one of ``functions``
+    (``claims.check``): the written-out dict's keys, as strings or f-strings; a
+    ``cite`` given any other way makes the names unknowable."""
     names = Names()
     for cell in page_cells:
         tree = cell.tree if "cite=" in cell.code else None
@@ -194,7 +197,9 @@ def names_cited(page_cells: list[Cell], functions: tuple[str, ...] = ("claims.ch
             cite = next((k.value for k in node.keywords if k.arg == "cite"), None)
             if cite is None:
                 continue
-            if not isinstance(cite, ast.Dict) or any(key is None for key in cite.keys):  # a variable, **spread
+            if not isinstance(cite, ast.Dict) or any(
+                key is None for key in cite.keys
+            ):  # a variable, **spread
                 names.dynamic = True
                 continue
             for key in cite.keys:

@@ -121,9 +121,12 @@ _CODE_NUMBER = re.compile(
 )
 
 ADVICE = (
-    "glue it from the computation ({glue:text}`name`, recipe values from the config object the code uses), "
-    "or mark a deliberate literal as {lit}`...` or declare it once in the page's front matter "
-    "(book: literals: [\"0.5\"]) (inline math whose numbers are literals: {lit-math}`...`) "
+    "glue it from the computation ({glue:text}`name`, recipe values from the config "
+    "object the code uses), "
+    "or mark a deliberate literal as {lit}`...` or declare it once in the page's "
+    "front matter "
+    '(book: literals: ["0.5"]) (inline math whose numbers are literals: '
+    "{lit-math}`...`) "
     "(with a {cite} role in the sentence if the number is quoted from a source)"
 )
 
@@ -245,13 +248,14 @@ def _unwrap_claim(match: re.Match[str]) -> str:
     return " " * (len("{claim}") + len(ticks)) + body + " " * len(ticks)
 
 
-#: a number in E notation, which ``{lit}`` sets as a power of ten (:mod:`bookbuild.site.lit`)
+#: a number in E notation, which ``{lit}`` sets as a power of ten
+#: (:mod:`bookbuild.site.lit`)
 _E_NOTATION = re.compile(r"\d[eE][-+−]?\d")
 
 
 def page_literals(text: str) -> tuple[list[object], int]:
-    """The literals a page declares in its front matter (``book: literals: [...]``) and the line of the key
-    (0 where it declares none)."""
+    """The literals a page declares in its front matter (``book: literals: [...]``)
+    and the line of the key (0 where it declares none)."""
     import yaml
 
     lines = text.splitlines()
@@ -268,7 +272,9 @@ def page_literals(text: str) -> tuple[list[object], int]:
     declared = book.get("literals") if isinstance(book, dict) else None
     if declared is None:
         return [], 0
-    line = next((j + 1 for j in range(1, end) if lines[j].strip().startswith("literals:")), 1)
+    line = next(
+        (j + 1 for j in range(1, end) if lines[j].strip().startswith("literals:")), 1
+    )
     return (list(declared) if isinstance(declared, list) else [declared]), line
 
 
@@ -277,42 +283,67 @@ def _literal_pattern(literal: str) -> re.Pattern[str]:
 
 
 def _declaration_problems(page: str, declared: list[object], line: int) -> list[str]:
-    """Declared literals that are not numbers the check would refuse, or are in E notation."""
+    """Declared literals that are not numbers the check would refuse, or are in E
+    notation."""
     problems = []
     where = f"{page}:{line}: the page's literals (front matter, book: literals)"
     for literal in declared:
         if not isinstance(literal, str):
-            problems.append(f"{where} declare {literal!r}, which YAML read as a {type(literal).__name__}: quote "
-                            "each literal, written as the prose prints it (\"0.50\", \"four\")")
+            problems.append(
+                f"{where} declare {literal!r}, which YAML read as a "
+                f"{type(literal).__name__}: quote "
+                'each literal, written as the prose prints it ("0.50", "four")'
+            )
         elif _E_NOTATION.search(literal):
-            problems.append(f"{where} declare {literal!r}, in E notation, which only {{lit}} sets as a power of "
-                            f"ten: keep {{lit}}`{literal}` where the prose writes it and remove it from the "
-                            "declaration")
+            problems.append(
+                f"{where} declare {literal!r}, in E notation, which only {{lit}} "
+                "sets as a power of "
+                f"ten: keep {{lit}}`{literal}` where the prose writes it and remove "
+                "it from the "
+                "declaration"
+            )
         elif not _NUMBER.search(literal):
-            problems.append(f"{where} declare {literal!r}, which holds no number the check would refuse: remove "
-                            "it from the declaration")
+            problems.append(
+                f"{where} declare {literal!r}, which holds no number the check would "
+                "refuse: remove "
+                "it from the declaration"
+            )
     return problems
 
 
 def check_text(text: str, page: str = "<text>") -> list[str]:
-    """One message per number typed into the prose of one page's MyST source (the page's declared literals
-    accepted), and per declared literal that is malformed or that the prose never uses."""
+    """One message per number typed into the prose of one page's MyST source (the
+    page's declared literals accepted), and per declared literal that is malformed or
+    that the prose never uses."""
     declared, declared_at = page_literals(text)
     problems = _declaration_problems(page, declared, declared_at)
-    accepted = {lit: _literal_pattern(lit) for lit in declared if isinstance(lit, str) and not _E_NOTATION.search(lit)}
+    accepted = {
+        lit: _literal_pattern(lit)
+        for lit in declared
+        if isinstance(lit, str) and not _E_NOTATION.search(lit)
+    }
     used: set[str] = set()
     for lineno, line in prose_lines(text):
-        for literal in sorted(accepted, key=len, reverse=True):  # "nine tenths" before "nine"
+        for literal in sorted(
+            accepted, key=len, reverse=True
+        ):  # "nine tenths" before "nine"
             line, count = accepted[literal].subn(_blank, line)
             if count:
                 used.add(literal)
         for match in _NUMBER.finditer(line):
-            problems.append(f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed into the prose; {ADVICE}")
+            problems.append(
+                f"{page}:{lineno}: the number {match.group(0).strip()!r} is typed "
+                f"into the prose; {ADVICE}"
+            )
     for literal in accepted:
         if literal not in used and _NUMBER.search(literal):
-            problems.append(f"{page}:{declared_at}: the page declares the literal {literal!r} (front matter, book: "
-                            "literals), but its prose never writes it outside a role: remove it from the "
-                            "declaration")
+            problems.append(
+                f"{page}:{declared_at}: the page declares the literal {literal!r} "
+                "(front matter, book: "
+                "literals), but its prose never writes it outside a role: remove it "
+                "from the "
+                "declaration"
+            )
     return problems
 
 
@@ -423,8 +454,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    print("prose numbers: every number in the prose is glued, marked {lit} or declared by its page; alt texts state "
-          "what their figures show")
+    print(
+        "prose numbers: every number in the prose is glued, marked {lit} or declared "
+        "by its page; alt texts state "
+        "what their figures show"
+    )
     return 0
 
 

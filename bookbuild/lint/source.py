@@ -7,17 +7,19 @@ minutes when code changed. Most of what they catch can be read from the page its
 this lint runs first and stops the command in about a second, one line per mistake
 naming file and line:
 
-- a ``{glue:text}`` name that no ``glue(...)`` call of the page, nor a check's ``cite={...}``, can produce (with
-  the name probably meant);
-- a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the claim's line), a check
-  that no sentence claims (at the check's line), a check that cannot fail or asserts only a sign, and a result
-  sentence with neither a claim nor ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after
-  execution);
-- a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a drawing call whose value
-  would be shown beside the figure (``ax.legend()``);
-- a cell that draws through pyplot before any cell of the page calls ``use_book_style()`` (the check after
-  execution reads every figure's PNG for the book's mark);
-- two cells or figures of a page with one name (Sphinx: "Duplicate explicit target name").
+- a ``{glue:text}`` name that no ``glue(...)`` call of the page, nor a check's
+  ``cite={...}``, can produce (with the name probably meant);
+- a ``{claim}`` naming a check no ``claims.check(...)`` of the page declares (at the
+  claim's line), a check that no sentence claims (at the check's line), a check that
+  cannot fail or asserts only a sign, and a result sentence with neither a claim nor
+  ``{nonresult}`` (:mod:`bookbuild.lint.claims` reads them again after execution);
+- a figure cell (``:mystnb: figure:``) shown without ``image: alt:``, or ending in a
+  drawing call whose value would be shown beside the figure (``ax.legend()``);
+- a cell that draws through pyplot before any cell of the page calls
+  ``use_book_style()`` (the check after execution reads every figure's PNG for the
+  book's mark);
+- two cells or figures of a page with one name (Sphinx: "Duplicate explicit target
+  name").
 
 Names are read where they are written: as strings, as the loop variable of a ``for``
 over a written-out list (``for name, value in [("param_vocab", V), ...]: glue(name,
@@ -36,7 +38,12 @@ import re
 from pathlib import Path
 
 from bookbuild.lint import claims as claims_lint
-from bookbuild.lint.cells import CELL, OPTION, Cell, Names, cells, names_cited, names_given  # noqa: F401
+from bookbuild.lint.cells import (
+    Cell,
+    cells,
+    names_cited,
+    names_given,
+)  # noqa: F401
 from bookbuild.lint.references import GLUE_ROLE, HIDDEN
 
 #: pages the build writes itself

@@ -95,8 +95,8 @@ def _slice(tree: ast.Module, names: set[str]) -> set[str]:
 
 
 def _glue_calls(tree: ast.AST) -> list[tuple[str, ast.AST]]:
-    """``glue("name", value, ...)`` calls with a literal name, and the texts of a check's ``cite={"name": text}``
-    (the check glues them)."""
+    """``glue("name", value, ...)`` calls with a literal name, and the texts of a
+    check's ``cite={"name": text}`` (the check glues them)."""
     out: list[tuple[str, ast.AST]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not node.args:
@@ -116,10 +116,17 @@ def _glue_calls(tree: ast.AST) -> list[tuple[str, ast.AST]]:
             and isinstance(first.value, str)
         ):
             out.append((first.value, node))
-        cite = next((k.value for k in node.keywords if k.arg == "cite"), None) if called == "check" else None
+        cite = (
+            next((k.value for k in node.keywords if k.arg == "cite"), None)
+            if called == "check"
+            else None
+        )
         if isinstance(cite, ast.Dict):
-            out += [(key.value, value) for key, value in zip(cite.keys, cite.values, strict=True)
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+            out += [
+                (key.value, value)
+                for key, value in zip(cite.keys, cite.values, strict=True)
+                if isinstance(key, ast.Constant) and isinstance(key.value, str)
+            ]
     return out
 
 

@@ -29,7 +29,9 @@ _CITE_KEY = re.compile(r"""^\s*cite=\{|^\s*["'][\w]+["']\s*:""")
 
 def count(text: str) -> dict[str, int]:
     """The columns of :data:`COLUMNS` for one page's MyST source."""
-    out = {role: len(re.findall(r"\{" + re.escape(role) + r"\}`", text)) for role in ROLES}
+    out = {
+        role: len(re.findall(r"\{" + re.escape(role) + r"\}`", text)) for role in ROLES
+    }
     out["roles"] = sum(out[role] for role in ROLES)
     out["declared"] = len(page_literals(text)[0])
     out["glue()"] = out["check()"] = out["cited"] = out["hidden"] = out["shown"] = 0
@@ -47,7 +49,8 @@ def count(text: str) -> dict[str, int]:
 
 
 def _cited(code: str) -> int:
-    """The texts the cell's checks cite (``cite={"name": text, ...}``), read from the source."""
+    """The texts the cell's checks cite (``cite={"name": text, ...}``), read from the
+    source."""
     import ast
 
     try:
@@ -64,7 +67,8 @@ def _cited(code: str) -> int:
 
 
 def table(root: Path) -> str:
-    """The Markdown table: one row per chapter of the table of contents, and the total."""
+    """The Markdown table: one row per chapter of the table of contents, and the
+    total."""
     from bookbuild.execute.engine import chapters
 
     rows, total = [], dict.fromkeys(COLUMNS, 0)
@@ -72,8 +76,13 @@ def table(root: Path) -> str:
         page = root / f"{chapter}.md"
         counts = count(page.read_text(encoding="utf-8"))
         if not counts["check()"]:
-            continue  # the front page and "How this book is built": no checks, no results
-        rows.append(f"| {Path(chapter).name} | " + " | ".join(str(counts[c]) for c in COLUMNS) + " |")
+            # the front page and "How this book is built": no checks, no results
+            continue
+        rows.append(
+            f"| {Path(chapter).name} | "
+            + " | ".join(str(counts[c]) for c in COLUMNS)
+            + " |"
+        )
         total = {c: total[c] + counts[c] for c in COLUMNS}
     head = "| chapter | " + " | ".join(f"`{c}`" for c in COLUMNS) + " |"
     rule = "|---" * (len(COLUMNS) + 1) + "|"

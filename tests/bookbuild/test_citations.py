@@ -114,15 +114,24 @@ def test_every_place_allowed_to_cite_a_source_does_and_states_a_source_number() 
     cited = {(page, context) for page, context, _ in source_citations()}
     for page, allowed in BESIDE_THE_SOURCES.items():
         text = (BOOK / f"{page}.md").read_text(encoding="utf-8")
-        lines, declared = contexts(text), [lit for lit in page_literals(text)[0] if isinstance(lit, str)]
+        lines, declared = (
+            contexts(text),
+            [lit for lit in page_literals(text)[0] if isinstance(lit, str)],
+        )
         for context in allowed:
             assert (page, context) in cited, (
                 f"{page} [{context}] cites no source: drop it from the list"
             )
             body = "\n".join(line for c, line in lines if c == context)
-            literal = "{lit}" in body or "{lit-math}" in body or any(_literal_pattern(lit).search(body)
-                                                                     for lit in declared)  # book: literals
-            assert literal, f"{page} [{context}] sets no source number ({{lit}} or a declared literal)"
+            literal = (
+                "{lit}" in body
+                or "{lit-math}" in body
+                or any(_literal_pattern(lit).search(body) for lit in declared)
+            )  # book: literals
+            assert literal, (
+                f"{page} [{context}] sets no source number ({{lit}} or a declared "
+                "literal)"
+            )
 
 
 def test_contexts_follow_headings_and_exercise_labels_and_skip_code() -> None:

@@ -1,4 +1,5 @@
-"""bookbuild.tools.markup: what a page's markup costs its author, counted from its source."""
+"""bookbuild.tools.markup: what a page's markup costs its author, counted from its
+source."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from bookbuild.tools import markup
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PAGE = '''---
+PAGE = """---
 book:
   literals: ["0.5", "four"]
 ---
@@ -28,12 +29,24 @@ y = 2
 claims.check("c-gap", x < y, because="x below y", cite={"g_gap": "1", "g_y": "2"})
 glue("g_x", x, display=False)
 ```
-'''
+"""  # noqa: E501 (a page's lines, as an author writes them)
 
 
 def test_a_page_s_roles_calls_and_hidden_lines_are_counted() -> None:
-    assert markup.count(PAGE) == {"glue:text": 1, "claim": 1, "lit": 1, "lit-math": 1, "nonresult": 1, "roles": 5,
-                                  "declared": 2, "glue()": 1, "check()": 1, "cited": 2, "hidden": 2, "shown": 2}
+    assert markup.count(PAGE) == {
+        "glue:text": 1,
+        "claim": 1,
+        "lit": 1,
+        "lit-math": 1,
+        "nonresult": 1,
+        "roles": 5,
+        "declared": 2,
+        "glue()": 1,
+        "check()": 1,
+        "cited": 2,
+        "hidden": 2,
+        "shown": 2,
+    }
 
 
 def test_the_table_has_a_row_per_chapter_with_checks_and_the_total() -> None:

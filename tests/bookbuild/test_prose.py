@@ -234,49 +234,70 @@ def test_lit_math_renders_as_inline_math() -> None:
     assert node.astext() == "p = 0.9"
 
 
-# ---- literals declared once per page (issue 51) ----------------------------------------------------------------
+# ---- literals declared once per page (issue 51)
+
 
 def declaring(*literals: str) -> str:
     """A page whose front matter declares ``literals``, as an author writes it."""
     listed = ", ".join(f'"{lit}"' for lit in literals)
-    return f"---\njupytext:\n  format_version: 0.13\nbook:\n  literals: [{listed}]\n---\n"
+    return (
+        f"---\njupytext:\n  format_version: 0.13\nbook:\n  literals: [{listed}]\n---\n"
+    )
 
 
 def test_declared_literals_are_accepted_wherever_the_prose_writes_them() -> None:
     page = declaring("0.5", "four", "nine tenths") + (
         "A gate of 0.5 halves it; Four steps later, and again after four.\n"
         "It keeps nine tenths, not 0.55 or 40.\n"
-        "```{code-cell} ipython3\n:label: c\n:mystnb:\n:  figure:\n:    caption: \"At 0.5, nine tenths.\"\n"
+        '```{code-cell} ipython3\n:label: c\n:mystnb:\n:  figure:\n:    caption: "At '
+        '0.5, nine tenths."\n'
         "x = 1\n```\n"
     )
     assert [m.split(": ", 1)[1][:22] for m in check_text(page, "book/x.md")] == [
-        "the number '0.55' is t", "the number '40' is typ"]
+        "the number '0.55' is t",
+        "the number '40' is typ",
+    ]
 
 
-def test_a_declared_literal_the_prose_never_writes_is_named_at_the_declaration() -> None:
+def test_a_declared_literal_the_prose_never_writes_is_named_at_the_declaration() -> (
+    None
+):
     page = declaring("0.5", "four") + "A gate of {lit}`0.5` halves it, four times.\n"
     assert check_text(page, "book/x.md") == [
-        "book/x.md:5: the page declares the literal '0.5' (front matter, book: literals), but its prose never "
-        "writes it outside a role: remove it from the declaration"]
+        "book/x.md:5: the page declares the literal '0.5' (front matter, book: "
+        "literals), but its prose never "
+        "writes it outside a role: remove it from the declaration"
+    ]
 
 
 def test_a_declared_literal_in_e_notation_keeps_its_role() -> None:
     page = declaring("1e-6") + "Equal to {lit}`1e-6`, and to 1e-6 typed.\n"
     first, second = check_text(page, "book/x.md")
-    assert first == ("book/x.md:5: the page's literals (front matter, book: literals) declare '1e-6', in E "
-                     "notation, which only {lit} sets as a power of ten: keep {lit}`1e-6` where the prose writes "
-                     "it and remove it from the declaration")
+    assert first == (
+        "book/x.md:5: the page's literals (front matter, book: literals) declare "
+        "'1e-6', in E "
+        "notation, which only {lit} sets as a power of ten: keep {lit}`1e-6` where "
+        "the prose writes "
+        "it and remove it from the declaration"
+    )
     assert second.startswith("book/x.md:7: the number '1e-6' is typed into the prose")
 
 
 def test_declared_literals_are_quoted_numbers() -> None:
-    page = "---\nbook:\n  literals: [0.5, \"step\"]\n---\nA gate of 0.5 and a step.\n"
+    page = '---\nbook:\n  literals: [0.5, "step"]\n---\nA gate of 0.5 and a step.\n'
     messages = check_text(page, "book/x.md")
-    assert messages[0] == ("book/x.md:3: the page's literals (front matter, book: literals) declare 0.5, which "
-                           "YAML read as a float: quote each literal, written as the prose prints it (\"0.50\", "
-                           "\"four\")")
-    assert messages[1] == ("book/x.md:3: the page's literals (front matter, book: literals) declare 'step', which "
-                           "holds no number the check would refuse: remove it from the declaration")
+    assert messages[0] == (
+        "book/x.md:3: the page's literals (front matter, book: literals) declare "
+        "0.5, which "
+        "YAML read as a float: quote each literal, written as the prose prints it "
+        '("0.50", '
+        '"four")'
+    )
+    assert messages[1] == (
+        "book/x.md:3: the page's literals (front matter, book: literals) declare "
+        "'step', which "
+        "holds no number the check would refuse: remove it from the declaration"
+    )
     assert messages[2].startswith("book/x.md:5: the number '0.5' is typed")
 
 
@@ -284,5 +305,6 @@ def test_declared_literals_do_not_cover_inline_math_or_another_page() -> None:
     page = declaring("0.55") + "Prose 0.55, but $x = 0.55$ in math.\n"
     assert check_text(page) == []  # math is not prose: the markup rule reads it
     from bookbuild.lint.prose import markup_numbers
+
     assert markup_numbers(page) == [(7, "inline math", "$x = 0.55$")]
     assert numbers("Prose 0.55 on a page that declares nothing.\n") == ["0.55"]

@@ -306,9 +306,19 @@ def test_the_code_named_is_what_computed_the_number_not_every_cell_upstream() ->
 
 def test_a_text_a_check_cites_names_what_its_expression_reads() -> None:
     nb = _book()
-    nb.cells.append(_cell("claims.check('c-loss', loss < 9, because='x', cite={'loss_text': f'{loss:.2f}'})", 7,
-                          "cited", glued=("check:c-loss", "loss_text")))
+    nb.cells.append(
+        _cell(
+            "claims.check('c-loss', loss < 9, because='x', "
+            "cite={'loss_text': f'{loss:.2f}'})",
+            7,
+            "cited",
+            glued=("check:c-loss", "loss_text"),
+        )
+    )
     cited = provenance.glue_provenance(nb, ENTRY, LISTINGS)["loss_text"]
     assert cited["cell"] == "cited"
     assert cited["statement"] == "f'{loss:.2f}'"
-    assert {r["key"] for r in cited["runs"]} == {"k" * 12, "j" * 12}  # loss: cell 5, which read cells 2 and 4
+    assert {r["key"] for r in cited["runs"]} == {
+        "k" * 12,
+        "j" * 12,
+    }  # loss: cell 5, which read cells 2 and 4

@@ -299,15 +299,21 @@ def test_make_book_stops_on_them_before_executing_anything(
     assert "before executing anything" in err
 
 
-# ---- a check's cite={...} glues (issue 51) ---------------------------------------------------------------------
+# ---- a check's cite={...} glues (issue 51)
+
 
 def test_names_a_check_cites_are_glued_names(tmp_path: Path) -> None:
     text = example()
     assert 'cite={"fg_left": ' in text
     assert problems(tmp_path, text) == []
-    found = problems(tmp_path, text.replace("{glue:text}`fg_left`", "{glue:text}`fg_lefts`"))
-    assert found == [f"{CHAPTER}.md:{line_of(text, '{glue:text}`fg_left`')}: {{glue:text}}`fg_lefts` names no "
-                     "value a cell of this page glues; did you mean `fg_left`?"]
+    found = problems(
+        tmp_path, text.replace("{glue:text}`fg_left`", "{glue:text}`fg_lefts`")
+    )
+    assert found == [
+        f"{CHAPTER}.md:{line_of(text, '{glue:text}`fg_left`')}: "
+        f"{{glue:text}}`fg_lefts` names no "
+        "value a cell of this page glues; did you mean `fg_left`?"
+    ]
 
 
 def test_a_cited_name_is_known_only_from_a_check_s_cite(tmp_path: Path) -> None:
@@ -316,8 +322,20 @@ def test_a_cited_name_is_known_only_from_a_check_s_cite(tmp_path: Path) -> None:
     assert "{glue:text}`fg_left` names no value a cell of this page glues" in found
 
 
-def test_cited_names_made_by_f_strings_are_patterns_and_a_cite_built_elsewhere_is_unknowable(tmp_path: Path) -> None:
+def test_cited_names_made_by_f_strings_are_patterns_and_a_cite_built_elsewhere_is_unknowable(  # noqa: E501 (a test name)
+    tmp_path: Path,
+) -> None:
     text = mistake('cite={"fg_left": ', 'cite={f"fg_{STEPS}_left": ')
-    assert problems(tmp_path, text.replace("{glue:text}`fg_left`", "{glue:text}`fg_20_left`")) == []
+    assert (
+        problems(
+            tmp_path, text.replace("{glue:text}`fg_left`", "{glue:text}`fg_20_left`")
+        )
+        == []
+    )
     text = mistake('cite={"fg_left": f"{norms[-1] / norms[0]:.1%}"}', "cite=cited")
-    assert problems(tmp_path, text.replace("{glue:text}`fg_left`", "{glue:text}`fg_anything`")) == []
+    assert (
+        problems(
+            tmp_path, text.replace("{glue:text}`fg_left`", "{glue:text}`fg_anything`")
+        )
+        == []
+    )

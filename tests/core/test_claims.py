@@ -20,7 +20,15 @@ def _fresh():
 
 def test_a_check_that_holds_records_name_condition_and_values() -> None:
     gap = 3e-7
-    assert claims.check("c-gap", gap < 1e-6, because="equal to 1e-6", values={"largest difference": gap}) is None
+    assert (
+        claims.check(
+            "c-gap",
+            gap < 1e-6,
+            because="equal to 1e-6",
+            values={"largest difference": gap},
+        )
+        is None
+    )
     record = claims.declared()["c-gap"]
     assert record.held is True
     assert record.because == "equal to 1e-6"
@@ -130,7 +138,7 @@ def test_inside_a_kernel_the_record_is_glued_as_its_json(
     }
 
 
-# ---- a check glues the texts its sentence cites (issue 51) ---------------------------------------------------
+# ---- a check glues the texts its sentence cites (issue 51)
 
 
 def _kernel(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object, bool]]:
@@ -139,45 +147,73 @@ def _kernel(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object, bool]]:
 
     glued: list[tuple[str, object, bool]] = []
     monkeypatch.setattr(IPython, "get_ipython", lambda: object())
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.append((name, value, display)))
+    monkeypatch.setattr(
+        myst_nb,
+        "glue",
+        lambda name, value, display: glued.append((name, value, display)),
+    )
     return glued
 
 
-def test_a_check_glues_each_cited_text_under_its_name_after_its_record(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_check_glues_each_cited_text_under_its_name_after_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     glued = _kernel(monkeypatch)
     gap = 0.123456
-    claims.check("c-cite", gap < 1, because="the gap is below one", values={"gap": gap},
-                 cite={"g_gap": f"{gap:.2f}", "g_run_seconds": "3"})
+    claims.check(
+        "c-cite",
+        gap < 1,
+        because="the gap is below one",
+        values={"gap": gap},
+        cite={"g_gap": f"{gap:.2f}", "g_run_seconds": "3"},
+    )
     assert [n for n, _, _ in glued] == ["check:c-cite", "g_gap", "g_run_seconds"]
-    assert glued[1:] == [("g_gap", "0.12", False), ("g_run_seconds", "3", False)]  # as glue(name, text) glues
+    assert glued[1:] == [
+        ("g_gap", "0.12", False),
+        ("g_run_seconds", "3", False),
+    ]  # as glue(name, text) glues
 
 
-def test_a_failing_check_glues_nothing_it_cites(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_check_glues_nothing_it_cites(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     glued = _kernel(monkeypatch)
     with pytest.raises(claims.CheckFailed):
-        claims.check("c-cite-no", 2 < 1, because="two is below one", cite={"g_two": "2"})
+        claims.check(
+            "c-cite-no", 2 < 1, because="two is below one", cite={"g_two": "2"}
+        )
     assert "g_two" not in [n for n, _, _ in glued]
 
 
 @pytest.mark.parametrize("text", [3, 0.5, None])
 def test_a_cited_text_is_a_string_not_a_number(text: object) -> None:
-    with pytest.raises(TypeError, match=r"cite\['g_n'\] is a .*, not a string: the page shows exactly the cited text"):
+    with pytest.raises(
+        TypeError,
+        match=r"cite\['g_n'\] is a .*, not a string: the page shows exactly the "
+        r"cited text",
+    ):
         claims.check("c-cite-num", True, because="x", cite={"g_n": text})  # type: ignore[dict-item]
     assert "c-cite-num" not in claims.declared()
 
 
 @pytest.mark.parametrize("key", ["check:c-x", "g-gap", "", 3])
 def test_a_cited_name_is_a_glue_name(key: object) -> None:
-    with pytest.raises(ValueError, match="a cited glue name is letters, digits and underscores"):
+    with pytest.raises(
+        ValueError, match="a cited glue name is letters, digits and underscores"
+    ):
         claims.check("c-cite-key", True, because="x", cite={key: "1"})  # type: ignore[dict-item]
 
 
 def test_cite_is_a_mapping() -> None:
-    with pytest.raises(TypeError, match="cite must map glue names to the texts the sentence cites"):
+    with pytest.raises(
+        TypeError, match="cite must map glue names to the texts the sentence cites"
+    ):
         claims.check("c-cite-list", True, because="x", cite=["g_a"])  # type: ignore[arg-type]
 
 
-def test_outside_a_kernel_a_check_checks_and_glues_nothing_it_cites(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outside_a_kernel_a_check_checks_and_glues_nothing_it_cites(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import myst_nb
 
     glued = []
@@ -187,7 +223,7 @@ def test_outside_a_kernel_a_check_checks_and_glues_nothing_it_cites(monkeypatch:
     assert glued == []
 
 
-# ---- values at the precision they have (issue 57) -----------------------------------------------------------
+# ---- values at the precision they have (issue 57)
 
 
 def test_only_values_the_condition_bounds_above_by_a_small_literal_become_bounds() -> (
