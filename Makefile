@@ -50,12 +50,13 @@ SETUP_SYSTEM = TEX_PACKAGES="$(TEX_PACKAGES)" SLURM_PACKAGES="$(SLURM_PACKAGES)"
 # One line per phase of `make test`, read by benchmarks/ci_time.sh: "make test: [<epoch s> <UTC time>] <phase>"
 phase = echo "make test: [$$(date +%s) $$(date -u +%H:%M:%S)] $(1)"
 
-# What `make lint` and `make test` check: ruff's rules over the Python sources; the listings (chapter_code/, labs/:
-# 88 columns, their ruff.toml) formatted by ruff; the chapters' code cells formatted the same (bookbuild/lint/cellformat.py);
+# What `make lint` and `make test` check: ruff's rules over the Python sources; every Python source (chapter_code/,
+# bookbuild/, tests/, labs/) formatted by ruff at one line length, 88 columns (pyproject.toml), so that a listing fits
+# the page; the chapters' code cells formatted the same (bookbuild/lint/cellformat.py);
 # every taught object a visible cell calls shown (lint/listings.py); no build vocabulary in the reading flow (lint/vocabulary.py).
 define LINT
 $(PY) -m ruff check chapter_code bookbuild tests labs
-$(PY) -m ruff format --check chapter_code labs
+$(PY) -m ruff format --check chapter_code bookbuild tests labs
 $(PY) -m bookbuild.lint.cellformat --check
 $(PY) -m bookbuild.lint.listings
 $(PY) -m bookbuild.lint.vocabulary
@@ -142,7 +143,7 @@ bench: $(ENV_STAMP)  ## the authors' loop beside a plain Jupyter Book build, med
 bench-show:  ## print the stored build measurements (benchmarks/results.json)
 	@$(PY) -m bookbuild bench --show
 
-lint: $(ENV_STAMP)  ## ruff over the Python sources; listings and chapter cells formatted at 88 columns
+lint: $(ENV_STAMP)  ## ruff over the Python sources; every source and chapter cell formatted at 88 columns
 	$(LINT)
 
 serve: $(ENV_STAMP)  ## serve the built book at http://127.0.0.1:$(PORT)/

@@ -1,4 +1,5 @@
-"""Files the build writes and reads back: atomic writes, one lock per checkout, readable errors.
+"""Files the build writes and reads back: atomic writes, one lock per checkout, readable
+errors.
 
 Everything the engine and the gate keep between runs (the manifest, traces,
 baselines, the build report) is written through :func:`write_text` /
@@ -24,12 +25,14 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-#: a lab marker line in a listing (nbgrader's convention): it marks where a lab's stub goes, and is not code
+#: a lab marker line in a listing (nbgrader's convention): it marks where a lab's stub
+#: goes, and is not code
 LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
 
 
 def code_bytes(path: Path) -> bytes:
-    """A file's bytes as the build keys them: a Python source without its lab marker lines.
+    """A file's bytes as the build keys them: a Python source without its lab marker
+    lines.
 
     A marker is a comment that the labs (:mod:`bookbuild.tools.labs`) read and the
     listings hide; adding or moving one changes no computation, so it must not
@@ -41,16 +44,19 @@ def code_bytes(path: Path) -> bytes:
 
 
 class UserError(Exception):
-    """A problem the user can fix (bad setting, corrupt file, read-only checkout); printed without a traceback."""
+    """A problem the user can fix (bad setting, corrupt file, read-only checkout);
+    printed without a traceback."""
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    """Write ``data`` to ``path`` atomically (temporary file in the same folder, then
+    rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; the result should read like any other file
+    # mkstemp makes the file private; the result should read like any other file
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -71,19 +77,25 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def read_json(path: Path, what: str) -> Any | None:
-    """Parsed JSON of ``path``; ``None`` if absent. A corrupt file is reported, removed and treated as absent."""
+    """Parsed JSON of ``path``; ``None`` if absent. A corrupt file is reported, removed
+    and treated as absent."""
     if not path.exists():
         return None
     try:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        print(f"engine: {what} ({path}) is unreadable ({exc}); discarding it and starting afresh", file=sys.stderr)
+        print(
+            f"engine: {what} ({path}) is unreadable ({exc}); discarding it and "
+            "starting afresh",
+            file=sys.stderr,
+        )
         path.unlink(missing_ok=True)
         return None
 
 
 def ensure_writable(folder: Path) -> None:
-    """Create ``folder`` or fail with a message that says what to do about a read-only checkout."""
+    """Create ``folder`` or fail with a message that says what to do about a read-only
+    checkout."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / f".write-probe-{os.getpid()}"
@@ -91,14 +103,16 @@ def ensure_writable(folder: Path) -> None:
         probe.unlink()
     except OSError as exc:
         raise UserError(
-            f"cannot write the build's state to {folder} ({exc.strerror}). In a read-only checkout, set "
-            "BOOK_BUILD_DIR to a writable folder, e.g. BOOK_BUILD_DIR=/tmp/book-build make check"
+            f"cannot write the build's state to {folder} ({exc.strerror}). In a "
+            "read-only checkout, set BOOK_BUILD_DIR to a writable folder, e.g. "
+            "BOOK_BUILD_DIR=/tmp/book-build make check"
         ) from None
 
 
 @contextmanager
 def checkout_lock(state_dir: Path, command: str) -> Iterator[None]:
-    """Hold the checkout's build lock for the duration; wait (saying so) while another build holds it."""
+    """Hold the checkout's build lock for the duration; wait (saying so) while another
+    build holds it."""
     ensure_writable(state_dir)
     lock = FileLock(str(state_dir / "build.lock"))
     owner = state_dir / "build.lock.owner"
@@ -106,11 +120,17 @@ def checkout_lock(state_dir: Path, command: str) -> Iterator[None]:
         lock.acquire(timeout=0)
     except Timeout:
         holder = owner.read_text().strip() if owner.exists() else "another process"
-        print(f"{command}: another build of this checkout is running ({holder}); waiting for it to finish...",
-              file=sys.stderr, flush=True)
+        print(
+            f"{command}: another build of this checkout is running ({holder}); waiting "
+            "for it to finish...",
+            file=sys.stderr,
+            flush=True,
+        )
         lock.acquire()
     try:
-        owner.write_text(f"pid {os.getpid()}, `{command}`, since {time.strftime('%H:%M:%S')}\n")
+        owner.write_text(
+            f"pid {os.getpid()}, `{command}`, since {time.strftime('%H:%M:%S')}\n"
+        )
         yield
     finally:
         owner.unlink(missing_ok=True)

@@ -31,8 +31,15 @@ from tests.devices import META, DeviceAudit, off_device_tensors
 TEXT = "to be or not to be, that is the question. " * 40
 TINY_TRAIN = TrainConfig(window=8, batch_size=4, steps=2, lr=1e-2, log_every=1)
 RECALL = memory_task.RecallConfig(lag=5, n_train=32, n_test=16, epochs=1, batch_size=16)
-#: the sizes of a tiny character model, shared by the depth, scoreboard and ablation recipes
-TINY_LM = {"train_chars": 1000, "valid_chars": 200, "embedding_size": 4, "hidden_size": 8, "train": TINY_TRAIN}
+#: the sizes of a tiny character model, shared by the depth, scoreboard and ablation
+#: recipes
+TINY_LM = {
+    "train_chars": 1000,
+    "valid_chars": 200,
+    "embedding_size": 4,
+    "hidden_size": 8,
+    "train": TINY_TRAIN,
+}
 
 
 def audited(fn, *args, loss: bool = False, **kwargs):  # noqa: ANN001, ANN201
@@ -284,9 +291,7 @@ def test_samplers_and_sample_scores() -> None:
     prefix = torch.tensor([1, 2, 3])
     for rule in (rules.greedy, rules.temperature_rule(0.8), rules.top_k_rule(3)):
         audited(rules.generate, model, prefix, 4, rule, torch.Generator())
-        audited(
-            layers.generate_rereading, model, prefix, 3, rule, torch.Generator(), 4
-        )
+        audited(layers.generate_rereading, model, prefix, 3, rule, torch.Generator(), 4)
     tokens = torch.tensor([0, 1, 0, 1, 0, 1, 0, 1])
     audited(metrics.token_log_probs, model, prefix, tokens)
     audited(metrics.mean_log_prob, model, prefix, tokens)

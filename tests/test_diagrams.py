@@ -1,5 +1,5 @@
-"""The schematics (the loop and its unrolling; the LSTM and GRU cells; the stacked and bidirectional
-wiring; the doubling scan) against snapshots.
+"""The schematics (the loop and its unrolling; the LSTM and GRU cells; the stacked and
+bidirectional wiring; the doubling scan) against snapshots.
 
 A diagram is drawn from literal coordinates, so its only specification is what it
 draws: every text, box, circle, arrow and line with its place and style, read back

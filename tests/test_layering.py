@@ -1,8 +1,9 @@
-"""The layering of the tree: taught code never imports the build, and no import circle joins the two.
+"""The layering of the tree: taught code never imports the build, and no import circle
+joins the two.
 
-``chapter_code`` is what a reader is taught and what a lab imports; ``bookbuild`` builds and checks the
-book. The build reaches the taught code's memoizer and sweep loader only through
-``chapter_code.core.runtime.use_backend``, installed in each chapter's kernel.
+``chapter_code`` is what a reader is taught and what a lab imports; ``bookbuild`` builds
+and checks the book. The build reaches the taught code's memoizer and sweep loader only
+through ``chapter_code.core.runtime.use_backend``, installed in each chapter's kernel.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _imports(path: Path, package: str) -> set[str]:
-    """Top-level packages that the source at ``path`` imports, anywhere in it (functions included)."""
+    """Top-level packages that the source at ``path`` imports, anywhere in it (functions
+    included)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
@@ -35,21 +37,31 @@ def _sources(package: str) -> list[Path]:
 
 
 def test_taught_code_imports_nothing_from_the_build() -> None:
-    offenders = [str(p.relative_to(ROOT)) for p in _sources("chapter_code")
-                 if "bookbuild" in _imports(p, "chapter_code")]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in _sources("chapter_code")
+        if "bookbuild" in _imports(p, "chapter_code")
+    ]
     assert offenders == []
 
 
 def test_no_import_circle_between_the_two_packages() -> None:
-    graph = {pkg: set().union(*(_imports(p, pkg) for p in _sources(pkg))) & {"chapter_code", "bookbuild"}
-             for pkg in ("chapter_code", "bookbuild")}
+    graph = {
+        pkg: set().union(*(_imports(p, pkg) for p in _sources(pkg)))
+        & {"chapter_code", "bookbuild"}
+        for pkg in ("chapter_code", "bookbuild")
+    }
     assert graph["chapter_code"] == set()
-    assert graph["bookbuild"] == {"chapter_code"}  # one direction: the build imports what it builds
+    # one direction: the build imports what it builds
+    assert graph["bookbuild"] == {"chapter_code"}
 
 
 def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) -> None:
-    # A copy of chapter_code alone, as a student takes it into a lab: bookbuild cannot be found at all.
-    modules = sorted(m.name for m in pkgutil.walk_packages(chapter_code.__path__, "chapter_code."))
+    # A copy of chapter_code alone, as a student takes it into a lab: bookbuild cannot
+    # be found at all.
+    modules = sorted(
+        m.name for m in pkgutil.walk_packages(chapter_code.__path__, "chapter_code.")
+    )
     assert len(modules) > 40
     script = (
         "import importlib, sys\n"
@@ -66,20 +78,30 @@ def test_every_taught_module_imports_with_the_build_unavailable(tmp_path: Path) 
         "print('ok', len(sys.argv))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ok")
 
 
 def test_topic_packages_hold_no_code_in_their_init() -> None:
-    # An __init__ with code would run on every import of its topic, outside every memoized run's key.
+    # An __init__ with code would run on every import of its topic, outside every
+    # memoized run's key.
     for init in (ROOT / "chapter_code").rglob("__init__.py"):
         body = ast.parse(init.read_text()).body
-        assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body), init
+        assert all(
+            isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body
+        ), init
 
 
-# ---- the build itself: grouped by job, without an import circle (issue 51) -----------------------------------
+# ---- the build itself: grouped by job, without an import circle (issue 51)
+# -----------------------------------
 
 
 def _module_name(path: Path) -> str:
@@ -88,8 +110,9 @@ def _module_name(path: Path) -> str:
 
 
 def _module_imports(path: Path, package: str) -> set[str]:
-    """The ``package`` modules that the source at ``path`` imports, anywhere in it (inside functions too): for
-    ``from a.b import c`` the module ``a.b.c`` where that is a module, else ``a.b``."""
+    """The ``package`` modules that the source at ``path`` imports, anywhere in it
+    (inside functions too): for ``from a.b import c`` the module ``a.b.c`` where that is
+    a module, else ``a.b``."""
     modules = {_module_name(p) for p in _sources(package)}
     me = _module_name(path)
     found = set()
@@ -99,17 +122,24 @@ def _module_imports(path: Path, package: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                up = me.split(".")[: len(me.split(".")) - node.level + (path.name == "__init__.py")]
+                up = me.split(".")[
+                    : len(me.split(".")) - node.level + (path.name == "__init__.py")
+                ]
                 base = ".".join(up + ([base] if base else []))
             if base.split(".")[0] != package:
                 continue
             for alias in node.names:
-                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+                found.add(
+                    f"{base}.{alias.name}"
+                    if f"{base}.{alias.name}" in modules
+                    else base
+                )
     return {m for m in found if m in modules and m != me}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every elementary circle through the graph's strongly connected parts, as a list of modules (Tarjan)."""
+    """Every elementary circle through the graph's strongly connected parts, as a list
+    of modules (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -149,16 +179,28 @@ def _parents(module: str) -> set[str]:
 
 
 def test_no_import_circle_inside_the_build_not_even_through_a_function() -> None:
-    graph = {_module_name(p): _module_imports(p, "bookbuild") for p in _sources("bookbuild")}
-    # Importing a.b.c runs a/__init__ and a/b/__init__ first: an edge to each. A module's own parents are
-    # loaded before it whatever it imports, so they are no edge of its code.
-    graph = {m: {x for d in deps for x in {d, *_parents(d)} if x not in _parents(m) and x != m}
-             for m, deps in graph.items()}
+    graph = {
+        _module_name(p): _module_imports(p, "bookbuild") for p in _sources("bookbuild")
+    }
+    # Importing a.b.c runs a/__init__ and a/b/__init__ first: an edge to each. A
+    # module's own parents are loaded before it whatever it imports, so they are no edge
+    # of its code.
+    graph = {
+        m: {
+            x
+            for d in deps
+            for x in {d, *_parents(d)}
+            if x not in _parents(m) and x != m
+        }
+        for m, deps in graph.items()
+    }
     assert _cycles(graph) == []
 
 
 def test_the_circle_finder_finds_a_circle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        ["a", "b", "c"]
+    ]
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
@@ -170,4 +212,31 @@ def test_the_build_is_grouped_by_job_with_a_docstring_line_per_module() -> None:
     for path in _sources("bookbuild"):
         tree = ast.parse(path.read_text(), str(path))
         doc = ast.get_docstring(tree)
-        assert (doc or "").strip(), f"{path.relative_to(ROOT)} opens with no docstring saying what it is"
+        assert (doc or "").strip(), (
+            f"{path.relative_to(ROOT)} opens with no docstring saying what it is"
+        )
+
+
+def test_one_formatter_and_one_line_length_over_every_python_source() -> None:
+    """`make lint` checks the rules and the formatting of all four source folders, at
+    the one line length of pyproject.toml (88 columns, so that a listing fits the page),
+    and no folder carries a ruff configuration of its own that could set another."""
+    import re
+    import tomllib
+
+    folders = ["chapter_code", "bookbuild", "tests", "labs"]
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    assert ruff["line-length"] == 88
+    lint = re.search(
+        r"^define LINT\n(.*?)^endef", (ROOT / "Makefile").read_text(), re.M | re.S
+    )
+    assert lint, "the Makefile defines no LINT"
+    commands = lint.group(1).splitlines()
+    for command in ("ruff check", "ruff format --check"):
+        assert f"$(PY) -m {command} {' '.join(folders)}" in commands, command
+    for folder in folders:
+        own = [
+            *(ROOT / folder).rglob("ruff.toml"),
+            *(ROOT / folder).rglob(".ruff.toml"),
+        ]
+        assert not own, own

@@ -1,1 +1,2 @@
-"""Executing the chapters: the engine, its kernels' hooks and their event sink, bytecode, cache keys."""
+"""Executing the chapters: the engine, its kernels' hooks and their event sink,
+bytecode, cache keys."""

@@ -1,4 +1,5 @@
-"""Bytecode that cannot be older than its source: the repository's modules get checked-hash ``.pyc`` files.
+"""Bytecode that cannot be older than its source: the repository's modules get
+checked-hash ``.pyc`` files.
 
 Python trusts an ordinary ``.pyc`` when the modification time and size of the
 source match the ones recorded in it. An edit that keeps the size, with the
@@ -32,48 +33,69 @@ _CHECKED_HASH = 0b11  # the flags word of a checked-hash .pyc (PEP 552)
 
 
 def sources(root: Path, skip: Iterable[str] = ()) -> list[Path]:
-    """Every ``.py`` file under ``root``, except in the top-level folders ``skip`` and in hidden folders."""
+    """Every ``.py`` file under ``root``, except in the top-level folders ``skip`` and
+    in hidden folders."""
     skipped = set(skip)
     found = []
     for folder, dirs, names in os.walk(root):
         top = os.path.relpath(folder, root) == "."
-        dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".") and not (top and d in skipped)]
+        dirs[:] = [
+            d
+            for d in dirs
+            if d != "__pycache__"
+            and not d.startswith(".")
+            and not (top and d in skipped)
+        ]
         found += [Path(folder) / name for name in names if name.endswith(".py")]
     return sorted(found)
 
 
 def pyc_path(source: Path, prefix: Path | None = None) -> Path:
-    """Where the kernels' interpreter looks for ``source``'s bytecode (under ``prefix`` when one is set)."""
+    """Where the kernels' interpreter looks for ``source``'s bytecode (under ``prefix``
+    when one is set)."""
     if prefix is None:
         return Path(importlib.util.cache_from_source(str(source), optimization=""))
     folder = Path(os.path.abspath(source.parent))
-    return Path(prefix, *folder.parts[1:], f"{source.stem}.{sys.implementation.cache_tag}.pyc")
+    return Path(
+        prefix, *folder.parts[1:], f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+    )
 
 
 def is_checked(pyc: Path, source_bytes: bytes) -> bool:
-    """Whether ``pyc`` is a checked-hash ``.pyc`` of exactly these source bytes, for this interpreter."""
+    """Whether ``pyc`` is a checked-hash ``.pyc`` of exactly these source bytes, for
+    this interpreter."""
     try:
         with pyc.open("rb") as handle:
             head = handle.read(16)
     except OSError:
         return False
-    return (len(head) == 16 and head[:4] == importlib.util.MAGIC_NUMBER
-            and int.from_bytes(head[4:8], "little") == _CHECKED_HASH
-            and head[8:] == importlib.util.source_hash(source_bytes))
+    return (
+        len(head) == 16
+        and head[:4] == importlib.util.MAGIC_NUMBER
+        and int.from_bytes(head[4:8], "little") == _CHECKED_HASH
+        and head[8:] == importlib.util.source_hash(source_bytes)
+    )
 
 
 def pin(source: Path, pyc: Path, create: bool = True) -> bool:
-    """Make ``pyc`` a checked-hash ``.pyc`` of ``source`` (or remove it); False where it cannot be written.
+    """Make ``pyc`` a checked-hash ``.pyc`` of ``source`` (or remove it); False where it
+    cannot be written.
 
-    A source that does not compile gets no ``.pyc`` at all, so its import reports the error instead of
-    running an older version. With ``create`` false, a missing ``.pyc`` stays missing.
+    A source that does not compile gets no ``.pyc`` at all, so its import reports the
+    error instead of running an older version. With ``create`` false, a missing ``.pyc``
+    stays missing.
     """
     if is_checked(pyc, source.read_bytes()) or (not create and not pyc.exists()):
         return True
     try:
         try:
-            py_compile.compile(str(source), cfile=str(pyc), doraise=True, optimize=0,
-                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            py_compile.compile(
+                str(source),
+                cfile=str(pyc),
+                doraise=True,
+                optimize=0,
+                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+            )
         except py_compile.PyCompileError:
             pyc.unlink(missing_ok=True)
     except OSError:
@@ -82,10 +104,12 @@ def pin(source: Path, pyc: Path, create: bool = True) -> bool:
 
 
 def prepare(root: Path, fallback: Path, skip: Iterable[str] = ()) -> dict[str, str]:
-    """Pin the bytecode of every source under ``root``; return what the processes' environment needs.
+    """Pin the bytecode of every source under ``root``; return what the processes'
+    environment needs.
 
-    That is ``{}`` when every ``__pycache__`` could be written (or bytecode is off and nothing stale is
-    left), else ``{"PYTHONPYCACHEPREFIX": <fallback>}``, with the bytecode pinned there.
+    That is ``{}`` when every ``__pycache__`` could be written (or bytecode is off and
+    nothing stale is left), else ``{"PYTHONPYCACHEPREFIX": <fallback>}``, with the
+    bytecode pinned there.
     """
     create = not sys.dont_write_bytecode
     files = sources(root, skip)
@@ -93,5 +117,8 @@ def prepare(root: Path, fallback: Path, skip: Iterable[str] = ()) -> dict[str, s
         return {}
     for source in files:
         if not pin(source, pyc_path(source, fallback), create):
-            raise UserError(f"cannot write the bytecode of {source} under {fallback}; make that folder writable")
+            raise UserError(
+                f"cannot write the bytecode of {source} under {fallback}; make that "
+                "folder writable"
+            )
     return {"PYTHONPYCACHEPREFIX": str(fallback)}

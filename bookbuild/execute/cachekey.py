@@ -1,4 +1,5 @@
-"""Which cell metadata keys a chapter's executed outputs: only what can change its execution.
+"""Which cell metadata keys a chapter's executed outputs: only what can change its
+execution.
 
 jupyter-cache finds a page's stored outputs by a hash of its code cells, and by
 default that hash covers every key of every cell's metadata: a figure's caption
@@ -29,8 +30,8 @@ _MARK = "_bookbuild_execution_keys"
 
 
 def install() -> None:
-    """Make jupyter-cache hash only :data:`EXECUTION_KEYS` of each cell's metadata, unless a caller names its own
-    (idempotent)."""
+    """Make jupyter-cache hash only :data:`EXECUTION_KEYS` of each cell's metadata,
+    unless a caller names its own (idempotent)."""
     from jupyter_cache.cache.main import JupyterCacheBase
 
     original = JupyterCacheBase.create_hashed_notebook
@@ -38,16 +39,26 @@ def install() -> None:
         return
 
     @functools.wraps(original)
-    def hashed(self: Any, nb: Any, nb_metadata: Any = ("kernelspec",), cell_metadata: Any = EXECUTION_KEYS) -> Any:
+    def hashed(
+        self: Any,
+        nb: Any,
+        nb_metadata: Any = ("kernelspec",),
+        cell_metadata: Any = EXECUTION_KEYS,
+    ) -> Any:
         return original(self, nb, nb_metadata=nb_metadata, cell_metadata=cell_metadata)
 
     merge = JupyterCacheBase.merge_match_into_notebook
 
     @functools.wraps(merge)
-    def merged(self: Any, nb: Any, nb_meta: Any = ("kernelspec", "language_info", "widgets"),
-               cell_meta: Any = ()) -> Any:
-        # jupyter-cache's default (None) hands back the stored cells whole, metadata of the run included: a
-        # caption edited since would render as it was. () keeps the page's own metadata, outputs from the store.
+    def merged(
+        self: Any,
+        nb: Any,
+        nb_meta: Any = ("kernelspec", "language_info", "widgets"),
+        cell_meta: Any = (),
+    ) -> Any:
+        # jupyter-cache's default (None) hands back the stored cells whole, metadata of
+        # the run included: a caption edited since would render as it was. () keeps the
+        # page's own metadata, outputs from the store.
         return merge(self, nb, nb_meta=nb_meta, cell_meta=cell_meta)
 
     setattr(hashed, _MARK, True)

@@ -1,4 +1,5 @@
-"""The execution engine: run each chapter when, and only when, something it depends on changed.
+"""The execution engine: run each chapter when, and only when, something it depends on
+changed.
 
 Jupyter Book's own cache keys a chapter on its code cells alone, so an edit to
 an imported module would leave stale numbers on the page. This engine keys a
@@ -11,9 +12,11 @@ chapter on
 - the settings that change outputs: ``BOOK_SEED``, ``BOOK_THREADS``,
   ``BOOK_DEVICE`` (checked and in one spelling each, :func:`book_settings`),
   the pinned CPU numerics, the output profile, Python's version;
-- the locked dependency versions and the installed torch (on a GPU, also its CUDA and cuDNN versions);
-- the installed distributions its kernel imported: version, a digest of ``RECORD`` and the size and time of
-  each installed file (:func:`distribution_digests`; memoized runs and sweep records keep their own keys).
+- the locked dependency versions and the installed torch (on a GPU, also its CUDA and
+  cuDNN versions);
+- the installed distributions its kernel imported: version, a digest of ``RECORD`` and
+  the size and time of each installed file (:func:`distribution_digests`; memoized runs
+  and sweep records keep their own keys).
 
 The key is taken **before** a chapter executes: every repository file is
 hashed first, and the chapter's dependencies are looked up in that snapshot.
@@ -59,23 +62,41 @@ import yaml
 from bookbuild import files
 from bookbuild.files import UserError
 
-if TYPE_CHECKING:  # importing runtime imports torch: the engine does it only where it needs it
+# importing runtime imports torch: the engine does it only where it needs it
+if TYPE_CHECKING:
     from chapter_code.core.runtime import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
-DEFAULT_CELL_TIMEOUT = 1800  # seconds; the book's longest cells, memoized trainings, take one to two minutes cold
-BUILD_CELL_TIMEOUT = 300  # seconds at least, for the build's own first and last cells of a chapter
-PROGRESS_EVERY = 30.0  # seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
+# seconds; the book's longest cells, memoized trainings, take one to two minutes cold
+DEFAULT_CELL_TIMEOUT = 1800
+# seconds at least, for the build's own first and last cells of a chapter
+BUILD_CELL_TIMEOUT = 300
+# seconds between "still running" lines (BOOKBUILD_PROGRESS_EVERY overrides, for tests)
+PROGRESS_EVERY = 30.0
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-#: Top-level folders whose files are never dependencies (build outputs, tools' caches, version control).
-UNTRACKED = [".git", "_build", ".venv", ".pytest_cache", ".hypothesis", ".ruff_cache", "node_modules", "baselines",
-             "benchmarks", "tests", ".ci"]
-#: Cold execution times (s) of the chapters (every training computed), for the order in which they start
-#: (:func:`execution_order`), in a fresh clone (CI) above all, where there is no history. Measured 2026-12-04 on
-#: the 2-core AVX2 machine, two chapters at a time, after Chapters 3, 4, 6 and 7 moved their trainings to sweep
-#: records: the gated chapter is the one that still trains a run itself (46 s of its 72). Only their order
-#: matters: a chapter missing here counts as 0 s, and a stale number only costs some idle time at the end.
+#: Top-level folders whose files are never dependencies (build outputs, tools' caches,
+#: version control).
+UNTRACKED = [
+    ".git",
+    "_build",
+    ".venv",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    "node_modules",
+    "baselines",
+    "benchmarks",
+    "tests",
+    ".ci",
+]
+#: Cold execution times (s) of the chapters (every training computed), for the order in
+#: which they start (:func:`execution_order`), in a fresh clone (CI) above all, where
+#: there is no history. Measured 2026-12-04 on the 2-core AVX2 machine, two chapters at
+#: a time, after Chapters 3, 4, 6 and 7 moved their trainings to sweep records: the
+#: gated chapter is the one that still trains a run itself (46 s of its 72). Only their
+#: order matters: a chapter missing here counts as 0 s, and a stale number only costs
+#: some idle time at the end.
 COLD_SECONDS = {
     "book/gated": 72,
     "book/language-models": 59,
@@ -100,12 +121,15 @@ class ChapterResult:
     dependencies: dict[str, str] = field(default_factory=dict)
     error: str = ""
     executed_at: str = ""
-    fingerprint: dict[str, Any] | None = None  # what the chapter's own kernel ran on (runtime.fingerprint)
-    runs: list[dict[str, Any]] = field(default_factory=list)  # memoized runs of its last execution
-    notes: list[str] = field(default_factory=list)  # the build's diagnostics from inside this execution's kernel
+    # what the chapter's own kernel ran on (runtime.fingerprint)
+    fingerprint: dict[str, Any] | None = None
+    # memoized runs of its last execution
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    # the build's diagnostics from inside this execution's kernel
+    notes: list[str] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------------- where state lives
+# -------------------------------------------------------------------- where state lives
 
 
 def build_dir(root: Path) -> Path:
@@ -126,7 +150,7 @@ def manifest_path(root: Path) -> Path:
     return engine_dir(root) / "manifest.json"
 
 
-# --------------------------------------------------------------------------- reading chapters
+# --------------------------------------------------------------------- reading chapters
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -134,13 +158,18 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def chapters(root: Path = ROOT) -> list[str]:
-    """Docnames (e.g. ``book/recurrence``) of the table of contents that are executable notebooks."""
+    """Docnames (e.g. ``book/recurrence``) of the table of contents that are executable
+    notebooks."""
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     names = [toc["root"]]
     for part in toc.get("parts", []):
         for entry in part.get("chapters", []):
             names.append(entry["file"])
-    return [n for n in names if (root / f"{n}.md").exists() and is_notebook(root / f"{n}.md")]
+    return [
+        n
+        for n in names
+        if (root / f"{n}.md").exists() and is_notebook(root / f"{n}.md")
+    ]
 
 
 def is_notebook(path: Path) -> bool:
@@ -148,24 +177,28 @@ def is_notebook(path: Path) -> bool:
     return len(head) == 3 and "kernelspec" in head[1]
 
 
-#: Parsed notebooks of this process, (path, text) -> notebook: one build reads each page five times (the staleness
-#: pass, the gate, the claims, the figure check, the provenance), and parsing is most of a no-change build's cost.
+#: Parsed notebooks of this process, (path, text) -> notebook: one build reads each page
+#: five times (the staleness pass, the gate, the claims, the figure check, the
+#: provenance), and parsing is most of a no-change build's cost.
 _PARSED: dict[tuple[str, str], nbformat.NotebookNode] = {}
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree); a fresh copy per call.
+    """Read a MyST notebook exactly as myst-nb reads it (so the code-cell hashes agree);
+    a fresh copy per call.
 
-    A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one line naming the file,
-    the line of the cell and the cell, not myst-nb's traceback. A text read before in this process is not
-    parsed again (the key is the whole text, so an edit is always seen).
+    A cell whose options myst-nb cannot read (bad YAML) is a :class:`UserError` of one
+    line naming the file, the line of the cell and the cell, not myst-nb's traceback. A
+    text read before in this process is not parsed again (the key is the whole text, so
+    an edit is always seen).
     """
     import copy
 
     text = path.read_text()
     key = (str(path), text)
     if key not in _PARSED:
-        if len(_PARSED) > 64:  # a long-lived process (make watch) keeps only recent texts
+        # a long-lived process (make watch) keeps only recent texts
+        if len(_PARSED) > 64:
             _PARSED.clear()
         _PARSED[key] = _parse_notebook(path, text)
     return copy.deepcopy(_PARSED[key])
@@ -183,9 +216,17 @@ def _parse_notebook(path: Path, text: str) -> nbformat.NotebookNode:
         why = re.search(r"msg='([^']*)'", text)
         cell = f"code cell #{where.group(1)}" if where else "a code cell"
         line = f":{where.group(2)}" if where else ""
-        reason = why.group(1) if why else text.splitlines()[0] if text else type(exc).__name__
-        raise UserError(f"{path}{line}: the options of {cell} (the cell starting on that line) cannot be read: "
-                        f"{reason}") from None
+        reason = (
+            why.group(1)
+            if why
+            else text.splitlines()[0]
+            if text
+            else type(exc).__name__
+        )
+        raise UserError(
+            f"{path}{line}: the options of {cell} (the cell starting on that line) "
+            f"cannot be read: {reason}"
+        ) from None
 
 
 def _cache(root: Path) -> Any:
@@ -193,15 +234,18 @@ def _cache(root: Path) -> Any:
 
     from bookbuild.execute import cachekey
 
-    cachekey.install()  # a caption or a label does not re-execute a page (bookbuild.execute.cachekey)
+    # a caption or a label does not re-execute a page (bookbuild.execute.cachekey)
+    cachekey.install()
     return get_cache(str(jupyter_cache_dir(root)))
 
 
 def repair_jupyter_cache(root: Path) -> None:
-    """Move a damaged execution cache aside (one message) so that the run rebuilds it; a sound one is left alone.
+    """Move a damaged execution cache aside (one message) so that the run rebuilds it; a
+    sound one is left alone.
 
-    jupyter-cache's ``global.db`` is an SQLite file: garbage in it, or a database cut short, would otherwise
-    make every chapter re-execute and then fail to store its outputs, on every run.
+    jupyter-cache's ``global.db`` is an SQLite file: garbage in it, or a database cut
+    short, would otherwise make every chapter re-execute and then fail to store its
+    outputs, on every run.
     """
     import shutil
     import sqlite3
@@ -217,13 +261,18 @@ def repair_jupyter_cache(root: Path) -> None:
         if verdict != "ok":
             raise sqlite3.DatabaseError(verdict)
         _cache(root).list_cache_records()  # the tables jupyter-cache expects are there
-    except Exception as exc:  # sqlite3's and SQLAlchemy's errors alike: the file cannot serve as the cache
+    # sqlite3's and SQLAlchemy's errors alike: the file cannot serve as the cache
+    except Exception as exc:
         aside = folder.with_name(folder.name + ".damaged")
         shutil.rmtree(aside, ignore_errors=True)
         folder.rename(aside)
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"engine: the execution cache {db} is damaged ({reason}); moved it to {aside} and rebuilding it "
-              "(every chapter executes again)", file=sys.stderr, flush=True)
+        print(
+            f"engine: the execution cache {db} is damaged ({reason}); moved it to "
+            f"{aside} and rebuilding it (every chapter executes again)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
@@ -234,47 +283,62 @@ def code_hash(nb: nbformat.NotebookNode, root: Path) -> str:
 
 
 def int_setting(name: str, default: int, minimum: int) -> int:
-    """An integer environment variable, or a :class:`UserError` naming it and the accepted range."""
+    """An integer environment variable, or a :class:`UserError` naming it and the
+    accepted range."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise UserError(f"{name} must be a whole number >= {minimum}; got {raw!r}") from None
+        raise UserError(
+            f"{name} must be a whole number >= {minimum}; got {raw!r}"
+        ) from None
     if value < minimum:
         raise UserError(f"{name} must be a whole number >= {minimum}; got {value}")
     return value
 
 
 def environment_key(root: Path) -> str:
-    """The locked packages, the installed torch and the Python version, as one short hash."""
+    """The locked packages, the installed torch and the Python version, as one short
+    hash."""
     digest = hashlib.sha256()
     for name in LOCK_FILES:
         path = root / name
         digest.update(path.read_bytes() if path.exists() else b"")
     digest.update(metadata.version("torch").encode())
     digest.update(sys.version.encode())
-    # A host's GPU build of JAX (bookbuild/tools/venv.py) need not be jax.txt's version: count it when it differs.
+    # A host's GPU build of JAX (bookbuild/tools/venv.py) need not be jax.txt's version:
+    # count it when it differs.
     jax = installed_version("jax")
     jax_lock = root / "requirements" / "jax.txt"
-    if jax is not None and jax_lock.exists() and f"jax=={jax}\n" not in jax_lock.read_text():
+    if (
+        jax is not None
+        and jax_lock.exists()
+        and f"jax=={jax}\n" not in jax_lock.read_text()
+    ):
         digest.update(f"jax=={jax}".encode())
-    # A GPU build's outputs depend on its CUDA and cuDNN too; a CPU build's key is unchanged (nothing is added).
+    # A GPU build's outputs depend on its CUDA and cuDNN too; a CPU build's key is
+    # unchanged (nothing is added).
     gpu = gpu_software()
     if gpu:
         digest.update(json.dumps(gpu, sort_keys=True).encode())
     return digest.hexdigest()[:16]
 
 
-def distribution_digests(names: list[str], cache: dict[str, str] | None = None) -> dict[str, str]:
-    """Per installed distribution: its version, a digest of its ``RECORD`` and one of its installed files.
+def distribution_digests(
+    names: list[str], cache: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Per installed distribution: its version, a digest of its ``RECORD`` and one of
+    its installed files.
 
-    The chapter key counts the distributions a chapter's kernel imported (``kernel_hooks.imported_distributions``),
-    so upgrading, downgrading or reinstalling one of them (a new ``RECORD``), or editing a file of it in place
-    (a file's size or modification time, :func:`installed_files_digest`), re-executes the chapters that import it;
-    one no longer installed is ``missing``. Memoized runs and sweep records keep their own keys (the lock files,
-    torch, Python). ``cache`` (name -> digest) spares stating a distribution's files twice in one engine run.
+    The chapter key counts the distributions a chapter's kernel imported
+    (``kernel_hooks.imported_distributions``), so upgrading, downgrading or reinstalling
+    one of them (a new ``RECORD``), or editing a file of it in place (a file's size or
+    modification time, :func:`installed_files_digest`), re-executes the chapters that
+    import it; one no longer installed is ``missing``. Memoized runs and sweep records
+    keep their own keys (the lock files, torch, Python). ``cache`` (name -> digest)
+    spares stating a distribution's files twice in one engine run.
     """
     out = {}
     for name in names:
@@ -290,19 +354,23 @@ def distribution_digests(names: list[str], cache: dict[str, str] | None = None) 
         if record is None:
             out[name] = f"{dist.version} no-RECORD"
         else:
-            out[name] = (f"{dist.version} {sha256_bytes(record.encode())[:16]} "
-                         f"files {installed_files_digest(Path(str(dist.locate_file(''))), record)}")
+            out[name] = (
+                f"{dist.version} {sha256_bytes(record.encode())[:16]} files "
+                f"{installed_files_digest(Path(str(dist.locate_file(''))), record)}"
+            )
         if cache is not None:
             cache[name] = out[name]
     return out
 
 
 def installed_files_digest(base: Path, record: str) -> str:
-    """A digest of the path, size and modification time of every file ``record`` (a ``RECORD``) lists under ``base``.
+    """A digest of the path, size and modification time of every file ``record`` (a
+    ``RECORD``) lists under ``base``.
 
-    Stat only, no reading (torch installs thousands of files): an edit in place changes the size or the
-    modification time, which ``RECORD``, written at install time, does not show. Bytecode (``__pycache__``) is
-    left out: the interpreter may rewrite it, and it follows its source.
+    Stat only, no reading (torch installs thousands of files): an edit in place changes
+    the size or the modification time, which ``RECORD``, written at install time, does
+    not show. Bytecode (``__pycache__``) is left out: the interpreter may rewrite it,
+    and it follows its source.
     """
     digest = hashlib.sha256()
     for line in record.splitlines():
@@ -319,7 +387,8 @@ def installed_files_digest(base: Path, record: str) -> str:
 
 
 def gpu_software() -> dict[str, str]:
-    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU (``numerics.gpu_software``); ``{}`` on a CPU."""
+    """PyTorch, CUDA and cuDNN versions when the build runs on a GPU
+    (``numerics.gpu_software``); ``{}`` on a CPU."""
     from chapter_code.core import numerics, runtime
 
     return numerics.gpu_software(runtime.pick_device())
@@ -334,10 +403,11 @@ def installed_version(package: str) -> str | None:
 
 
 def book_settings() -> Settings:
-    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked (``runtime.settings``, as the chapters do).
+    """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked
+    (``runtime.settings``, as the chapters do).
 
-    A value this machine cannot use is a :class:`UserError` (one line naming the setting and what it
-    accepts), raised before any chapter starts.
+    A value this machine cannot use is a :class:`UserError` (one line naming the setting
+    and what it accepts), raised before any chapter starts.
     """
     from chapter_code.core import runtime
 
@@ -348,16 +418,19 @@ def book_settings() -> Settings:
 
 
 def output_settings() -> dict[str, str]:
-    """Every setting outside the repository's files that changes what a chapter prints, each in one spelling."""
+    """Every setting outside the repository's files that changes what a chapter prints,
+    each in one spelling."""
     from chapter_code.core import numerics
 
-    settings = book_settings().as_env()  # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
+    # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
+    settings = book_settings().as_env()
     settings.update({name: os.environ.get(name, "") for name in numerics.CPU_PINS})
     return settings
 
 
 def device_profile() -> str:
-    """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or an unpinned CPU profile."""
+    """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or
+    an unpinned CPU profile."""
     import torch
 
     from chapter_code.core import numerics
@@ -366,9 +439,11 @@ def device_profile() -> str:
 
 
 def pin_bytecode(root: Path) -> None:
-    """Before any process imports the repository's code: no ``.pyc`` of it can be older than its source.
+    """Before any process imports the repository's code: no ``.pyc`` of it can be older
+    than its source.
 
-    See :mod:`bookbuild.execute.bytecode`; a read-only checkout's processes get their bytecode under the build folder.
+    See :mod:`bookbuild.execute.bytecode`; a read-only checkout's processes get their
+    bytecode under the build folder.
     """
     from bookbuild.execute import bytecode
 
@@ -376,7 +451,8 @@ def pin_bytecode(root: Path) -> None:
 
 
 def snapshot(root: Path) -> dict[str, str]:
-    """Hash every file (and every folder's listing) a chapter could read, before anything runs.
+    """Hash every file (and every folder's listing) a chapter could read, before
+    anything runs.
 
     Keys are paths relative to ``root``; a folder's key ends in ``/`` and its
     hash covers the sorted names it contains.
@@ -386,7 +462,9 @@ def snapshot(root: Path) -> dict[str, str]:
         rel_folder = os.path.relpath(folder, root)
         if rel_folder == ".":
             dirs[:] = sorted(d for d in dirs if d not in UNTRACKED)
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        dirs[:] = sorted(
+            d for d in dirs if d != "__pycache__" and not d.startswith(".")
+        )
         prefix = "" if rel_folder == "." else rel_folder + "/"
         out[prefix or "./"] = sha256_bytes("\n".join(sorted(dirs + names)).encode())
         for name in names:
@@ -398,35 +476,61 @@ def snapshot(root: Path) -> dict[str, str]:
 
 
 def current_hashes(root: Path, deps: list[str]) -> dict[str, str]:
-    """Hash ``deps`` now (files, and folders ending in ``/``); a vanished one hashes as ``missing``."""
+    """Hash ``deps`` now (files, and folders ending in ``/``); a vanished one hashes as
+    ``missing``."""
     out = {}
     for rel in deps:
         path = root / rel
         if rel.endswith("/"):
             if path.is_dir():
-                names = [p.name for p in path.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")]
+                names = [
+                    p.name
+                    for p in path.iterdir()
+                    if p.name != "__pycache__" and not p.name.startswith(".")
+                ]
                 out[rel] = sha256_bytes("\n".join(sorted(names)).encode())
             else:
                 out[rel] = "missing"
         else:
-            out[rel] = sha256_bytes(files.code_bytes(path)) if path.is_file() else "missing"
+            out[rel] = (
+                sha256_bytes(files.code_bytes(path)) if path.is_file() else "missing"
+            )
     return out
 
 
-def chapter_key(code: str, deps: dict[str, str], env: str, profile: str, settings: dict[str, str],
-                dists: dict[str, str] | None = None) -> str:
-    blob = json.dumps({"code": code, "deps": deps, "env": env, "profile": profile, "settings": settings,
-                       "dists": dists or {}}, sort_keys=True)
+def chapter_key(
+    code: str,
+    deps: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+    dists: dict[str, str] | None = None,
+) -> str:
+    blob = json.dumps(
+        {
+            "code": code,
+            "deps": deps,
+            "env": env,
+            "profile": profile,
+            "settings": settings,
+            "dists": dists or {},
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-# --------------------------------------------------------------------------- the manifest and the cache
+# ----------------------------------------------------------- the manifest and the cache
 
 
 def load_manifest(root: Path) -> dict[str, Any]:
     data = files.read_json(manifest_path(root), "the engine's manifest")
     if data is not None and not isinstance(data, dict):
-        print(f"engine: the manifest {manifest_path(root)} has an unexpected shape; starting afresh", file=sys.stderr)
+        print(
+            f"engine: the manifest {manifest_path(root)} has an unexpected shape; "
+            "starting afresh",
+            file=sys.stderr,
+        )
         data = None
     return data or {}
 
@@ -435,7 +539,8 @@ def save_manifest(root: Path, manifest: dict[str, Any]) -> None:
     files.write_json(manifest_path(root), manifest)
 
 
-#: executions remembered per chapter besides the manifest's last one, so that reverting an edit reuses outputs
+#: executions remembered per chapter besides the manifest's last one, so that reverting
+#: an edit reuses outputs
 HISTORY = 8
 
 
@@ -448,26 +553,51 @@ def load_history(root: Path) -> dict[str, list[dict[str, Any]]]:
     return data if isinstance(data, dict) else {}
 
 
-def remember(history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]) -> None:
-    """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last :data:`HISTORY`."""
-    kept = [e for e in history.get(chapter, []) if isinstance(e, dict) and e.get("outputs") != entry.get("outputs")]
+def remember(
+    history: dict[str, list[dict[str, Any]]], chapter: str, entry: dict[str, Any]
+) -> None:
+    """Keep ``entry`` (an execution whose outputs were stored) among the chapter's last
+    :data:`HISTORY`."""
+    kept = [
+        e
+        for e in history.get(chapter, [])
+        if isinstance(e, dict) and e.get("outputs") != entry.get("outputs")
+    ]
     history[chapter] = [entry, *kept][:HISTORY]
 
 
-def _from_history(root: Path, chapter: str, past: list[dict[str, Any]], code: str, before: dict[str, str],
-                  env: str, profile: str, settings: dict[str, str],
-                  dist_cache: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """An earlier execution whose key is the chapter's key now and whose outputs are still cached, or None.
+def _from_history(
+    root: Path,
+    chapter: str,
+    past: list[dict[str, Any]],
+    code: str,
+    before: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+    dist_cache: dict[str, str] | None = None,
+) -> dict[str, Any] | None:
+    """An earlier execution whose key is the chapter's key now and whose outputs are
+    still cached, or None.
 
-    jupyter-cache keeps one executed notebook per state of the code cells, so an edit of a cell reverted
-    finds the outputs of the reverted state; an edit of a module reverted does not (that state's outputs
-    were replaced), and the outputs' digest says so.
+    jupyter-cache keeps one executed notebook per state of the code cells, so an edit of
+    a cell reverted finds the outputs of the reverted state; an edit of a module
+    reverted does not (that state's outputs were replaced), and the outputs' digest says
+    so.
     """
     for entry in past:
-        if not isinstance(entry, dict) or entry.get("status") != "executed" or entry.get("code") != code:
+        if (
+            not isinstance(entry, dict)
+            or entry.get("status") != "executed"
+            or entry.get("code") != code
+        ):
             continue
-        deps = {d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))}
-        dists = distribution_digests(sorted(entry.get("distributions") or {}), dist_cache)
+        deps = {
+            d: before.get(d, "missing") for d in sorted(entry.get("dependencies", {}))
+        }
+        dists = distribution_digests(
+            sorted(entry.get("distributions") or {}), dist_cache
+        )
         if _why_stale(entry, code, deps, settings, env, profile, dists):
             continue
         if not cached_outputs_problem(root, chapter, entry.get("outputs")):
@@ -482,7 +612,8 @@ def outputs_digest(nb: nbformat.NotebookNode) -> str:
 
 
 def rendered_notebook(root: Path, chapter: str) -> nbformat.NotebookNode:
-    """The chapter exactly as myst-nb renders it: the page's source merged with the cached outputs.
+    """The chapter exactly as myst-nb renders it: the page's source merged with the
+    cached outputs.
 
     Raises :class:`KeyError` when the cache holds no outputs for the page's
     current code cells.
@@ -504,31 +635,42 @@ def cached_outputs_problem(root: Path, chapter: str, digest: str | None) -> str:
     return ""
 
 
-def store_for_myst_nb(root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float) -> None:
-    """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache, keyed by code cells)."""
+def store_for_myst_nb(
+    root: Path, chapter: str, nb: nbformat.NotebookNode, seconds: float
+) -> None:
+    """Put an executed notebook where myst-nb's cache mode finds it (jupyter-cache,
+    keyed by code cells)."""
     import shutil
 
     from jupyter_cache.base import CacheBundleIn
 
     cache = _cache(root)
-    # A folder left without its notebook (deleted by hand) would stop jupyter-cache from writing a new one.
-    shutil.rmtree(jupyter_cache_dir(root) / "executed" / cache.create_hashed_notebook(nb)[1], ignore_errors=True)
+    # A folder left without its notebook (deleted by hand) would stop jupyter-cache from
+    # writing a new one.
+    shutil.rmtree(
+        jupyter_cache_dir(root) / "executed" / cache.create_hashed_notebook(nb)[1],
+        ignore_errors=True,
+    )
     cache.cache_notebook_bundle(
-        CacheBundleIn(nb, str(root / f"{chapter}.md"), data={"execution_seconds": seconds}),
+        CacheBundleIn(
+            nb, str(root / f"{chapter}.md"), data={"execution_seconds": seconds}
+        ),
         check_validity=False,
         overwrite=True,
     )
 
 
-# --------------------------------------------------------------------------- executing one chapter
+# ---------------------------------------------------------------- executing one chapter
 
 
 def _worker_init() -> None:
-    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears (killed).
+    """Pool workers leave Ctrl-C to the engine, and exit if the engine disappears
+    (killed).
 
-    A worker leaves the engine's process group: a SIGINT sent to the group (Ctrl-C in a terminal, ``kill -INT
-    -PGID``) reaches the engine alone, which stops the workers and their kernels itself, or, where the engine
-    ignores SIGINT (started in the background), carries on; it never kills a kernel from under a cell.
+    A worker leaves the engine's process group: a SIGINT sent to the group (Ctrl-C in a
+    terminal, ``kill -INT -PGID``) reaches the engine alone, which stops the workers and
+    their kernels itself, or, where the engine ignores SIGINT (started in the
+    background), carries on; it never kills a kernel from under a cell.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -548,7 +690,8 @@ def _worker_init() -> None:
 
 
 def _kill_children(pid: int) -> int:
-    """Kill every descendant of ``pid`` (kernels start in sessions of their own); return how many."""
+    """Kill every descendant of ``pid`` (kernels start in sessions of their own); return
+    how many."""
     import psutil
 
     try:
@@ -564,26 +707,32 @@ def _kill_children(pid: int) -> int:
 
 
 def _label_of(nb: nbformat.NotebookNode, index: int) -> str:
-    """A cell as progress names it: its label; the build's own first and last cells by what they do."""
+    """A cell as progress names it: its label; the build's own first and last cells by
+    what they do."""
     if index == 0:
         return "(build: starting the kernel's hooks)"
     if index == len(nb.cells) - 1:
         return "(build: recording what the chapter read)"
     cell = nb.cells[index]
-    first = next((ln.strip() for ln in str(cell.source).splitlines() if ln.strip()), "(empty)")
+    first = next(
+        (ln.strip() for ln in str(cell.source).splitlines() if ln.strip()), "(empty)"
+    )
     return str(cell.metadata.get("label", f"unlabelled cell starting {first[:40]!r}"))
 
 
 class KernelStartError(Exception):
-    """The kernel exited while the client still waited for it to start (raised by :func:`_watch_kernel_start`)."""
+    """The kernel exited while the client still waited for it to start (raised by
+    :func:`_watch_kernel_start`)."""
 
 
 def _kernel_socket_dir() -> Path:
-    """A private folder for a kernel's sockets, with a path short enough for a Unix socket's name."""
+    """A private folder for a kernel's sockets, with a path short enough for a Unix
+    socket's name."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="bk-kernel-"))
-    if len(str(folder)) > 80 and Path("/tmp").is_dir():  # a long TMPDIR: socket names are limited to 107 bytes
+    # a long TMPDIR: socket names are limited to 107 bytes
+    if len(str(folder)) > 80 and Path("/tmp").is_dir():
         folder.rmdir()
         folder = Path(tempfile.mkdtemp(prefix="bk-kernel-", dir="/tmp"))
     return folder
@@ -592,9 +741,10 @@ def _kernel_socket_dir() -> Path:
 def _kernel_config(sockets: Path) -> Any:
     """Kernels talk over Unix sockets in ``sockets``, not TCP ports.
 
-    A TCP port is chosen free and then bound by the kernel a moment later, so on a busy machine another
-    process can take it first: the kernel then dies at start ("Address already in use") and the client,
-    sending to a port that answers nothing, can wait for ever. Socket files in a private folder cannot clash.
+    A TCP port is chosen free and then bound by the kernel a moment later, so on a busy
+    machine another process can take it first: the kernel then dies at start ("Address
+    already in use") and the client, sending to a port that answers nothing, can wait
+    for ever. Socket files in a private folder cannot clash.
     """
     from traitlets.config import Config
 
@@ -604,12 +754,16 @@ def _kernel_config(sockets: Path) -> Any:
     return config
 
 
-def _watch_kernel_start(client: Any, current: dict[str, Any], done: threading.Event) -> None:
-    """Stop a client that waits for a kernel which already exited before running its first cell.
+def _watch_kernel_start(
+    client: Any, current: dict[str, Any], done: threading.Event
+) -> None:
+    """Stop a client that waits for a kernel which already exited before running its
+    first cell.
 
-    jupyter_client notices a dead kernel between its attempts to reach it, but a send to a kernel that never
-    bound its sockets can block; then, 10 s after the kernel process ended, this raises
-    :class:`KernelStartError` in the waiting (main) thread through SIGUSR1 (again every 10 s until it ends).
+    jupyter_client notices a dead kernel between its attempts to reach it, but a send to
+    a kernel that never bound its sockets can block; then, 10 s after the kernel process
+    ended, this raises :class:`KernelStartError` in the waiting (main) thread through
+    SIGUSR1 (again every 10 s until it ends).
     """
     if threading.current_thread() is not threading.main_thread():
         return
@@ -632,11 +786,16 @@ def _watch_kernel_start(client: Any, current: dict[str, Any], done: threading.Ev
 
 
 def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
-    """Execute one chapter in a fresh kernel (runs in a worker process); return a plain dict."""
+    """Execute one chapter in a fresh kernel (runs in a worker process); return a plain
+    dict."""
     import subprocess
 
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from nbclient.exceptions import (
+        CellExecutionError,
+        CellTimeoutError,
+        DeadKernelError,
+    )
 
     root = Path(root_s)
     path = root / f"{chapter}.md"
@@ -663,22 +822,36 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     def on_cell_executed(cell: Any, cell_index: int, execute_reply: Any) -> None:
         took = time.perf_counter() - current["since"]
         if took >= every and 0 < cell_index < len(traced.cells) - 1:
-            print(f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished in {took:.0f} s", flush=True)
+            print(
+                f"engine: {chapter}: cell '{_label_of(traced, cell_index)}' finished "
+                f"in {took:.0f} s",
+                flush=True,
+            )
 
     def ticker() -> None:
         while not done.wait(every):
             label = _label_of(traced, current["index"])
-            print(f"engine: {chapter}: cell '{label}' running for {time.perf_counter() - current['since']:.0f} s "
-                  f"(chapter {time.perf_counter() - started:.0f} s)", flush=True)
+            print(
+                f"engine: {chapter}: cell '{label}' running for "
+                f"{time.perf_counter() - current['since']:.0f} s (chapter "
+                f"{time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
 
     kernel_log = state / "kernels" / f"{Path(chapter).name}.log"
     kernel_log.parent.mkdir(parents=True, exist_ok=True)
     sockets = _kernel_socket_dir()
-    # The build's own first and last cells (starting the hooks, recording the reads) are not the chapter's:
-    # on a loaded machine the first one imports the build for seconds, so they are never held to a short
-    # BOOK_CELL_TIMEOUT meant for the chapter's cells.
+
+    # The build's own first and last cells (starting the hooks, recording the reads) are
+    # not the chapter's: on a loaded machine the first one imports the build for
+    # seconds, so they are never held to a short BOOK_CELL_TIMEOUT meant for the
+    # chapter's cells.
     def cell_timeout(cell: Any) -> int:
-        return max(timeout, BUILD_CELL_TIMEOUT) if cell is start or cell is end else timeout
+        return (
+            max(timeout, BUILD_CELL_TIMEOUT)
+            if cell is start or cell is end
+            else timeout
+        )
 
     client = NotebookClient(
         traced,
@@ -695,31 +868,59 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     _watch_kernel_start(client, current, done)
     error = ""
     try:
-        with kernel_log.open("w") as log:  # the kernel's own stderr (connection notices, crashes) goes here
+        # the kernel's own stderr (connection notices, crashes) goes here
+        with kernel_log.open("w") as log:
             client.execute(stdout=subprocess.DEVNULL, stderr=log)
     except CellTimeoutError:
         error = (
-            f"{chapter}.md: cell '{_label_of(traced, current['index'])}' ran longer than the "
-            f"{timeout} s cell timeout (BOOK_CELL_TIMEOUT)"
+            f"{chapter}.md: cell '{_label_of(traced, current['index'])}' ran longer "
+            f"than the {timeout} s cell timeout (BOOK_CELL_TIMEOUT)"
         )
     except CellExecutionError as exc:
-        error = f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
-    except Exception as exc:  # the kernel died (nbclient's clean-up may raise over it), did not start...
+        error = (
+            f"{chapter}.md: cell '{_label_of(traced, current['index'])}' failed:\n{exc}"
+        )
+    # the kernel died (nbclient's clean-up may raise over it), did not start...
+    except Exception as exc:
         cause: BaseException | None = exc
         while cause is not None and not isinstance(cause, DeadKernelError):
             cause = cause.__cause__ or cause.__context__
-        if not current.get("started"):  # it never ran a cell: it exited while starting, or never answered
-            last = [ln for ln in (kernel_log.read_text() if kernel_log.exists() else "").splitlines()
-                    if ln.strip() and "WARNING" not in ln]
-            why = last[-1].strip()[:200] if last else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            error = f"{chapter}.md: the kernel exited before it ran the first cell ({why}; its log: {kernel_log})"
-        elif cause is not None:  # the cell ended its kernel (os._exit, a crash in native code, killed for memory)
-            error = (f"{chapter}.md: the kernel died while cell '{_label_of(traced, current['index'])}' was "
-                     f"running (a crash, an exit, a signal or the memory limit; its log: {kernel_log})")
+        # it never ran a cell: it exited while starting, or never answered
+        if not current.get("started"):
+            last = [
+                ln
+                for ln in (
+                    kernel_log.read_text() if kernel_log.exists() else ""
+                ).splitlines()
+                if ln.strip() and "WARNING" not in ln
+            ]
+            why = (
+                last[-1].strip()[:200]
+                if last
+                else str(exc).splitlines()[0]
+                if str(exc)
+                else type(exc).__name__
+            )
+            error = (
+                f"{chapter}.md: the kernel exited before it ran the first cell ({why}; "
+                f"its log: {kernel_log})"
+            )
+        # the cell ended its kernel (os._exit, a crash in native code, killed for
+        # memory)
+        elif cause is not None:
+            error = (
+                f"{chapter}.md: the kernel died while cell "
+                f"'{_label_of(traced, current['index'])}' was running (a crash, an "
+                f"exit, a signal or the memory limit; its log: {kernel_log})"
+            )
         else:
             tail = kernel_log.read_text()[-2000:] if kernel_log.exists() else ""
-            error = (f"{chapter}.md: execution failed:\n{traceback.format_exc()}\nkernel log ({kernel_log}):\n"
-                     f"{tail}")
+            error = (
+                f"{chapter}.md: execution "
+                f"failed:\n{traceback.format_exc()}\nkernel log "
+                f"({kernel_log}):\n"
+                f"{tail}"
+            )
     finally:
         done.set()
         if threading.current_thread() is threading.main_thread():
@@ -730,20 +931,34 @@ def execute_chapter(root_s: str, chapter: str, timeout: int) -> dict[str, Any]:
     wall = time.perf_counter() - started
     error = ANSI_ESCAPE.sub("", error)
     traced.cells = traced.cells[1:-1]
-    trace: dict[str, Any] = {"read": [], "written": [], "listed": [], "fingerprint": None}
+    trace: dict[str, Any] = {
+        "read": [],
+        "written": [],
+        "listed": [],
+        "fingerprint": None,
+    }
     if not error:
         if trace_file.exists():
             trace = json.loads(trace_file.read_text())
         else:
-            error = f"{chapter}.md: the kernel ended before reporting what the chapter read"
+            error = (
+                f"{chapter}.md: the kernel ended before reporting what the chapter read"
+            )
     return {"nb": traced, "wall_s": wall, "error": error, "trace": trace}
 
 
-# --------------------------------------------------------------------------- deciding and running
+# ----------------------------------------------------------------- deciding and running
 
 
-def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: dict[str, str], env: str,
-               profile: str, dists: dict[str, str] | None = None) -> str:
+def _why_stale(
+    old: dict[str, Any],
+    code: str,
+    deps: dict[str, str],
+    settings: dict[str, str],
+    env: str,
+    profile: str,
+    dists: dict[str, str] | None = None,
+) -> str:
     if not old:
         return "never executed"
     if old.get("status") in ("failed", "stale"):
@@ -752,11 +967,20 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
         return "code cells changed"
     if old.get("dependencies") != deps:
         changed = [d for d in deps if old["dependencies"].get(d) != deps[d]]
-        shown = ", ".join(changed[:6])  # a sweep re-keyed changes hundreds of records: name a few and count
-        return "changed: " + shown + (f" and {len(changed) - 6} more files" if len(changed) > 6 else "")
+        # a sweep re-keyed changes hundreds of records: name a few and count
+        shown = ", ".join(changed[:6])
+        return (
+            "changed: "
+            + shown
+            + (f" and {len(changed) - 6} more files" if len(changed) > 6 else "")
+        )
     if old.get("settings") != settings:
         before = old.get("settings") or {}
-        changed = [f"{k} {before.get(k, '')!r} -> {v!r}" for k, v in settings.items() if before.get(k) != v]
+        changed = [
+            f"{k} {before.get(k, '')!r} -> {v!r}"
+            for k, v in settings.items()
+            if before.get(k) != v
+        ]
         return "settings changed: " + ", ".join(changed)
     if old.get("env") != env:
         return "locked dependencies changed"
@@ -765,38 +989,64 @@ def _why_stale(old: dict[str, Any], code: str, deps: dict[str, str], settings: d
     if dists is not None:
         if not isinstance(old.get("distributions"), dict):
             return "installed packages not recorded yet"
-        changed = [f"{name} {old['distributions'][name]} -> {dists.get(name)}" for name in sorted(old["distributions"])
-                   if old["distributions"][name] != dists.get(name)]
+        changed = [
+            f"{name} {old['distributions'][name]} -> {dists.get(name)}"
+            for name in sorted(old["distributions"])
+            if old["distributions"][name] != dists.get(name)
+        ]
         if changed:
             return "installed package changed: " + ", ".join(changed)
     return ""
 
 
 def _deps_from_trace(trace: dict[str, Any]) -> list[str]:
-    deps = set(trace["read"]) | {rel.rstrip("/") + "/" if rel else "./" for rel in trace["listed"]}
+    deps = set(trace["read"]) | {
+        rel.rstrip("/") + "/" if rel else "./" for rel in trace["listed"]
+    }
     return sorted(deps)
 
 
-def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any], before: dict[str, str],
-            env: str, profile: str, settings: dict[str, str]) -> tuple[ChapterResult, dict[str, Any]]:
-    """Turn one execution into a result and a manifest entry; store its outputs if they are sound."""
+def _settle(
+    root: Path,
+    chapter: str,
+    code: str,
+    reason: str,
+    out: dict[str, Any],
+    before: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+) -> tuple[ChapterResult, dict[str, Any]]:
+    """Turn one execution into a result and a manifest entry; store its outputs if they
+    are sound."""
     deps_list = _deps_from_trace(out["trace"])
     after = current_hashes(root, deps_list)
-    deps = {d: before.get(d, after[d]) for d in deps_list}  # read before the run; created during it: as it is now
+    # read before the run; created during it: as it is now
+    deps = {d: before.get(d, after[d]) for d in deps_list}
     status = "failed" if out["error"] else "executed"
     error = out["error"]
     if not error:
-        # What the kernel read, hashed as it opened each file (kernel_hooks), must be the snapshot's version...
+        # What the kernel read, hashed as it opened each file (kernel_hooks), must be
+        # the snapshot's version...
         seen = out["trace"].get("seen", {})
-        read_other = [d for d in deps_list if d in before and any(h != before[d] for h in seen.get(d, []))]
-        # ...and no dependency may differ from it after the run either (one read before the hooks were installed).
-        moved = sorted({d for d in deps_list if d in before and before[d] != after[d]} | set(read_other))
+        read_other = [
+            d
+            for d in deps_list
+            if d in before and any(h != before[d] for h in seen.get(d, []))
+        ]
+        # ...and no dependency may differ from it after the run either (one read before
+        # the hooks were installed).
+        moved = sorted(
+            {d for d in deps_list if d in before and before[d] != after[d]}
+            | set(read_other)
+        )
         if moved:
             status = "stale"
             error = (
-                f"{chapter}.md: {', '.join(moved)} changed while the chapter was executing (it read a version "
-                "other than the one hashed when the build started), so its outputs belong to no single version "
-                "of the sources; they were discarded. Run the build again."
+                f"{chapter}.md: {', '.join(moved)} changed while the chapter was "
+                "executing (it read a version other than the one hashed when the "
+                "build started), so its outputs belong to no single version of the "
+                "sources; they were discarded. Run the build again."
             )
     dists = distribution_digests(out["trace"].get("distributions", []))
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -819,15 +1069,30 @@ def _settle(root: Path, chapter: str, code: str, reason: str, out: dict[str, Any
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         try:
             entry["outputs"] = outputs_digest(rendered_notebook(root, chapter))
-        except KeyError:  # the page was edited while it executed: the digest of what executed (the next build
-            entry["outputs"] = outputs_digest(out["nb"])  # executes the edited page, its code hash changed)
-        if build_dir(root).is_relative_to(root):  # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+        except KeyError:
+            # the page was edited while it executed: the digest of what executed (the
+            # next build executes the edited page, its code hash changed)
+            entry["outputs"] = outputs_digest(out["nb"])
+        # a read-only checkout's (BOOK_BUILD_DIR) is left untouched
+        if build_dir(root).is_relative_to(root):
             try:
-                os.utime(root / f"{chapter}.md")  # make Sphinx re-read the page and pick up the new outputs
+                # make Sphinx re-read the page and pick up the new outputs
+                os.utime(root / f"{chapter}.md")
             except OSError:
                 pass
-    result = ChapterResult(chapter, status, reason, out["wall_s"], key, deps, error, stamp,
-                           out["trace"]["fingerprint"], out["trace"].get("runs", []), out["trace"].get("notes", []))
+    result = ChapterResult(
+        chapter,
+        status,
+        reason,
+        out["wall_s"],
+        key,
+        deps,
+        error,
+        stamp,
+        out["trace"]["fingerprint"],
+        out["trace"].get("runs", []),
+        out["trace"].get("notes", []),
+    )
     return result, entry
 
 
@@ -841,8 +1106,9 @@ def _validate(root: Path, chapter: str, nb: nbformat.NotebookNode) -> str:
     return ""
 
 
-def execution_order(names: list[str], manifest: dict[str, Any],
-                    cold: dict[str, float] | None = None) -> list[str]:
+def execution_order(
+    names: list[str], manifest: dict[str, Any], cold: dict[str, float] | None = None
+) -> list[str]:
     """``names`` in the order they should start: the longest expected execution first.
 
     A chapter's expected time is the larger of its wall time at its last
@@ -863,48 +1129,71 @@ def execution_order(names: list[str], manifest: dict[str, Any],
 
     def expected(chapter: str) -> float:
         wall = (manifest.get(chapter) or {}).get("wall_s")
-        known = float(wall) if isinstance(wall, int | float) and not isinstance(wall, bool) and wall >= 0 else 0.0
+        known = (
+            float(wall)
+            if isinstance(wall, int | float)
+            and not isinstance(wall, bool)
+            and wall >= 0
+            else 0.0
+        )
         return max(known, float(cold.get(chapter, 0.0)))
 
     position = {c: i for i, c in enumerate(names)}
     return sorted(names, key=lambda c: (-expected(c), position[c]))
 
 
-_jax_cache_set: str | None = None  # the cache folder reuse_jax_compilations set (a user's is left alone)
+# the cache folder reuse_jax_compilations set (a user's is left alone)
+_jax_cache_set: str | None = None
 
 
 def reuse_jax_compilations(root: Path) -> None:
-    """Chapter kernels keep the XLA programs JAX compiles in ``<build>/jax-cache`` (JAX's persistent compilation
-    cache, every program however quick to compile), so a chapter re-executed after an edit loads them instead of
-    compiling them again: the same programs, so the same numbers (the output check compares them). Chapter 3's
-    three JAX cells took 3.3-3.6 s of its 11-12 s without the cache, 1.2-1.4 s with it. A value set by the user
-    wins. A damaged entry is compiled again; JAX's warning about it goes to the build log, not the cell
-    (:mod:`bookbuild.execute.kernel_hooks`)."""
+    """Chapter kernels keep the XLA programs JAX compiles in ``<build>/jax-cache``
+    (JAX's persistent compilation cache, every program however quick to compile), so a
+    chapter re-executed after an edit loads them instead of compiling them again: the
+    same programs, so the same numbers (the output check compares them). Chapter 3's
+    three JAX cells took 3.3-3.6 s of its 11-12 s without the cache, 1.2-1.4 s with it.
+    A value set by the user wins. A damaged entry is compiled again; JAX's warning about
+    it goes to the build log, not the cell (:mod:`bookbuild.execute.kernel_hooks`)."""
     global _jax_cache_set
-    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (None, _jax_cache_set):  # not the user's: this root's
-        _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(build_dir(root) / "jax-cache")
+    # not the user's: this root's
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR") in (None, _jax_cache_set):
+        _jax_cache_set = os.environ["JAX_COMPILATION_CACHE_DIR"] = str(
+            build_dir(root) / "jax-cache"
+        )
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 
 def workers(threads: int) -> int:
-    """Chapters run side by side: as many as the cores allow at ``threads`` threads each."""
+    """Chapters run side by side: as many as the cores allow at ``threads`` threads
+    each."""
     return max(1, (os.cpu_count() or 1) // max(1, threads))
 
 
-def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -> list[ChapterResult]:
-    """Bring every chapter's executed outputs up to date; return one result per chapter."""
+def run(
+    root: Path = ROOT, only: list[str] | None = None, force: bool = False
+) -> list[ChapterResult]:
+    """Bring every chapter's executed outputs up to date; return one result per
+    chapter."""
     from chapter_code.core import numerics
 
-    threads = book_settings().threads  # first: a bad setting stops the run before anything starts
-    numerics.pin_cpu_numerics()  # kernels and their workers inherit the pins from this process
+    # first: a bad setting stops the run before anything starts
+    threads = book_settings().threads
+    # kernels and their workers inherit the pins from this process
+    numerics.pin_cpu_numerics()
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
-    os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # grow, never preallocate
+    # grow, never preallocate
+    os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     reuse_jax_compilations(root)
-    # Kernels import this tree's chapter_code and bookbuild (not another checkout's editable install).
-    # And this engine's own bookbuild, whose kernel_hooks must report what this engine reads (a fixture book in a
-    # test has no bookbuild of its own, and an editable install may point at another checkout).
-    path = [str(root), *([str(ROOT)] if ROOT != root else []), os.environ.get("PYTHONPATH", "")]
+    # Kernels import this tree's chapter_code and bookbuild (not another checkout's
+    # editable install). And this engine's own bookbuild, whose kernel_hooks must report
+    # what this engine reads (a fixture book in a test has no bookbuild of its own, and
+    # an editable install may point at another checkout).
+    path = [
+        str(root),
+        *([str(ROOT)] if ROOT != root else []),
+        os.environ.get("PYTHONPATH", ""),
+    ]
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
     files.ensure_writable(engine_dir(root))
     repair_jupyter_cache(root)
@@ -913,8 +1202,10 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     history = load_history(root)
     names = only or chapters(root)
     before = snapshot(root)
-    dist_cache: dict[str, str] = {}  # the installed distributions as they are now (after a run: stated again)
-    pin_bytecode(root)  # after the snapshot, so a source edited in between is still caught as stale
+    # the installed distributions as they are now (after a run: stated again)
+    dist_cache: dict[str, str] = {}
+    # after the snapshot, so a source edited in between is still caught as stale
+    pin_bytecode(root)
     results: dict[str, ChapterResult] = {}
     to_run: list[tuple[str, str, str]] = []
     for chapter in names:
@@ -925,38 +1216,90 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
         else:
             invalid = _validate(root, chapter, nb)
         if nb is None or invalid:
-            # Its manifest entry stays: the outputs of its last execution are still right for its last state,
-            # so reverting the edit re-executes nothing (the page cannot be built until it is fixed).
-            results[chapter] = ChapterResult(chapter, "failed", "invalid cells", 0.0, "", {}, invalid)
+            # Its manifest entry stays: the outputs of its last execution are still
+            # right for its last state, so reverting the edit re-executes nothing (the
+            # page cannot be built until it is fixed).
+            results[chapter] = ChapterResult(
+                chapter, "failed", "invalid cells", 0.0, "", {}, invalid
+            )
             continue
         code = code_hash(nb, root)
         old = manifest.get(chapter, {})
-        deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
+        deps = {
+            d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))
+        }
         dists = distribution_digests(sorted(old.get("distributions") or {}), dist_cache)
         key = chapter_key(code, deps, env, profile, settings, dists)
-        reason = "forced" if force else _why_stale(old, code, deps, settings, env, profile, dists)
+        reason = (
+            "forced"
+            if force
+            else _why_stale(old, code, deps, settings, env, profile, dists)
+        )
         if not reason:
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
                 print(f"engine: {chapter}: {reason}; executing it again", flush=True)
-        elif not force and old:  # an edit since its last execution (a damaged manifest rebuilds everything)
-            earlier = _from_history(root, chapter, history.get(chapter, []), code, before, env, profile, settings,
-                                    dist_cache)
-            if earlier is not None:  # a reverted edit: this state's outputs are still cached
+        # an edit since its last execution (a damaged manifest rebuilds everything)
+        elif not force and old:
+            earlier = _from_history(
+                root,
+                chapter,
+                history.get(chapter, []),
+                code,
+                before,
+                env,
+                profile,
+                settings,
+                dist_cache,
+            )
+            # a reverted edit: this state's outputs are still cached
+            if earlier is not None:
                 manifest[chapter] = old = earlier
-                deps = {d: before.get(d, "missing") for d in sorted(old.get("dependencies", {}))}
-                key = chapter_key(code, deps, env, profile, settings,
-                                  distribution_digests(sorted(old.get("distributions") or {}), dist_cache))
+                deps = {
+                    d: before.get(d, "missing")
+                    for d in sorted(old.get("dependencies", {}))
+                }
+                key = chapter_key(
+                    code,
+                    deps,
+                    env,
+                    profile,
+                    settings,
+                    distribution_digests(
+                        sorted(old.get("distributions") or {}), dist_cache
+                    ),
+                )
                 reason = ""
         if reason:
             to_run.append((chapter, code, reason))
         else:
-            results[chapter] = ChapterResult(chapter, "hit", "unchanged", old.get("wall_s", 0.0), key, deps, "",
-                                             old.get("executed_at", ""), old.get("fingerprint"), old.get("runs", []))
+            results[chapter] = ChapterResult(
+                chapter,
+                "hit",
+                "unchanged",
+                old.get("wall_s", 0.0),
+                key,
+                deps,
+                "",
+                old.get("executed_at", ""),
+                old.get("fingerprint"),
+                old.get("runs", []),
+            )
     if to_run:
         order = execution_order([c for c, _, _ in to_run], manifest)
         to_run.sort(key=lambda job: order.index(job[0]))
-        _execute_all(root, to_run, timeout, threads, before, env, profile, settings, manifest, results)
+        _execute_all(
+            root,
+            to_run,
+            timeout,
+            threads,
+            before,
+            env,
+            profile,
+            settings,
+            manifest,
+            results,
+        )
     save_manifest(root, manifest)
     for chapter in names:
         entry = manifest.get(chapter)
@@ -966,12 +1309,24 @@ def run(root: Path = ROOT, only: list[str] | None = None, force: bool = False) -
     return [results[c] for c in names]
 
 
-def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, threads: int,
-                 before: dict[str, str], env: str, profile: str, settings: dict[str, str],
-                 manifest: dict[str, Any], results: dict[str, ChapterResult]) -> None:
+def _execute_all(
+    root: Path,
+    to_run: list[tuple[str, str, str]],
+    timeout: int,
+    threads: int,
+    before: dict[str, str],
+    env: str,
+    profile: str,
+    settings: dict[str, str],
+    manifest: dict[str, Any],
+    results: dict[str, ChapterResult],
+) -> None:
     n = min(workers(threads), len(to_run))
-    print(f"engine: executing {len(to_run)} chapter(s), {n} at a time, the longest first: "
-          + ", ".join(c for c, _, _ in to_run), flush=True)
+    print(
+        f"engine: executing {len(to_run)} chapter(s), {n} at a time, the "
+        "longest first: " + ", ".join(c for c, _, _ in to_run),
+        flush=True,
+    )
     pool = ProcessPoolExecutor(max_workers=n, initializer=_worker_init)
     pending: dict[Future, tuple[str, str, str]] = {}
     try:
@@ -981,17 +1336,32 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 chapter, code, reason = pending.pop(future)
-                result, entry = _settle(root, chapter, code, reason, future.result(), before, env, profile,
-                                        settings)
+                result, entry = _settle(
+                    root,
+                    chapter,
+                    code,
+                    reason,
+                    future.result(),
+                    before,
+                    env,
+                    profile,
+                    settings,
+                )
                 results[chapter] = result
                 manifest[chapter] = entry
-                save_manifest(root, manifest)  # keep what finished, whatever happens to the rest
+                # keep what finished, whatever happens to the rest
+                save_manifest(root, manifest)
                 for note in result.notes:
                     print(f"engine: {chapter}: {note}", flush=True)
-                print(f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s ({reason})", flush=True)
+                print(
+                    f"engine: {chapter}: {result.status} in {result.wall_s:.1f} s "
+                    f"({reason})",
+                    flush=True,
+                )
     except KeyboardInterrupt:
         killed = 0
-        for pid in list(pool._processes or {}):  # the pool has no public way to stop running work
+        # the pool has no public way to stop running work
+        for pid in list(pool._processes or {}):
             killed += _kill_children(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -1000,7 +1370,11 @@ def _execute_all(root: Path, to_run: list[tuple[str, str, str]], timeout: int, t
                 pass
         pool.shutdown(wait=False, cancel_futures=True)
         unfinished = ", ".join(c for c, _, _ in pending.values())
-        print(f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) killed); "
-              f"kept {len(results)} finished chapter(s)", file=sys.stderr, flush=True)
+        print(
+            f"\nengine: interrupted; stopped {unfinished} ({killed} process(es) "
+            f"killed); kept {len(results)} finished chapter(s)",
+            file=sys.stderr,
+            flush=True,
+        )
         raise
     pool.shutdown(wait=True)

@@ -1,4 +1,5 @@
-"""What the engine installs inside a chapter's kernel before its first cell, and collects after its last.
+"""What the engine installs inside a chapter's kernel before its first cell, and
+collects after its last.
 
 Four things, none of them visible on the page:
 
@@ -46,29 +47,35 @@ import time
 import warnings
 from typing import Any
 
-# What the chapter did is kept by the event sink, which the runs report to as well: no import circle
+# What the chapter did is kept by the event sink, which the runs report to as well: no
+# import circle
 from bookbuild.execute.events import _state, note_run, report  # noqa: F401 - the engine reads them from here
 from bookbuild.execute.events import cell as _cell
 
 FIGURE_MIME = "application/vnd.bookbuild.figure+json"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
-#: as :data:`bookbuild.files.LAB_MARKER` (not imported: the kernel would then depend on bookbuild/files.py)
+#: as :data:`bookbuild.files.LAB_MARKER` (not imported: the kernel would then depend on
+#: bookbuild/files.py)
 _LAB_MARKER = re.compile(rb"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\r?\n", re.MULTILINE)
 
 _hashing = threading.local()  # the hook's own reads raise audit events too
-_known: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (stat signature, hash): a file opened again
+# path -> (stat signature, hash): a file opened again
+_known: dict[str, tuple[tuple[int, ...], str]] = {}
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
-    # ctime changes on every write and cannot be set back, so an edit that restores size and mtime still shows
+    # ctime changes on every write and cannot be set back, so an edit that restores size
+    # and mtime still shows
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _hash_file(path: str) -> str | None:
-    """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or None if unreadable."""
+    """The file's bytes as the engine's snapshot hashes them (``files.code_bytes``), or
+    None if unreadable."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the hook
+        # a FIFO must not block the hook
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -94,7 +101,9 @@ def _hash_file(path: str) -> str | None:
 
 def _hash_listing(path: str) -> str | None:
     try:
-        names = [n for n in os.listdir(path) if n != "__pycache__" and not n.startswith(".")]
+        names = [
+            n for n in os.listdir(path) if n != "__pycache__" and not n.startswith(".")
+        ]
     except OSError:
         return None
     return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
@@ -109,7 +118,7 @@ def _inside(path: str) -> str | None:
     root = _state["root"]
     if not path.startswith(root):
         return None
-    rel = path[len(root):]
+    rel = path[len(root) :]
     first = rel.split(os.sep, 1)[0]
     if first in _state["excluded"] or "__pycache__" in rel:
         return None
@@ -124,7 +133,10 @@ def _audit(event: str, args: tuple) -> None:
         rel = _inside(path)
         if rel is None:
             return
-        mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+        mode, flags = (
+            (args[1] if len(args) > 1 else None),
+            (args[2] if len(args) > 2 else 0),
+        )
         writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
         )
@@ -137,7 +149,8 @@ def _audit(event: str, args: tuple) -> None:
                 _hashing.busy = False
     elif event in ("os.listdir", "os.scandir"):
         caller = sys._getframe(1).f_code.co_filename
-        if caller.startswith("<frozen importlib") or "importlib" in caller:  # the import system's own lookups
+        # the import system's own lookups
+        if caller.startswith("<frozen importlib") or "importlib" in caller:
             return
         target = args[0] if args and args[0] is not None else "."
         if isinstance(target, int):  # a file descriptor: nothing to name
@@ -149,7 +162,9 @@ def _audit(event: str, args: tuple) -> None:
             if not getattr(_hashing, "busy", False):
                 _hashing.busy = True
                 try:
-                    _seen(rel.rstrip(os.sep) + "/" if rel else "./", _hash_listing(path))
+                    _seen(
+                        rel.rstrip(os.sep) + "/" if rel else "./", _hash_listing(path)
+                    )
                 finally:
                     _hashing.busy = False
 
@@ -163,7 +178,11 @@ def _xy(data: Any) -> list:
     import numpy as np
 
     array = np.ma.filled(np.ma.asarray(data, dtype=float), np.nan)
-    return [[_number(v) for v in row] for row in np.atleast_2d(array).reshape(-1, 2)] if array.size else []
+    return (
+        [[_number(v) for v in row] for row in np.atleast_2d(array).reshape(-1, 2)]
+        if array.size
+        else []
+    )
 
 
 def _texts(artists: Any) -> list[str]:
@@ -171,7 +190,8 @@ def _texts(artists: Any) -> list[str]:
 
 
 def summarise_figure(fig: Any) -> dict[str, Any]:
-    """What a matplotlib figure says (``text``: exact strings) and plots (``data``: numbers)."""
+    """What a matplotlib figure says (``text``: exact strings) and plots (``data``:
+    numbers)."""
     import numpy as np
     from matplotlib.collections import PathCollection
     from matplotlib.image import AxesImage
@@ -200,21 +220,62 @@ def summarise_figure(fig: Any) -> dict[str, Any]:
         if legend is not None:
             text.append(f"{where} legend: " + " | ".join(_texts(legend.get_texts())))
         text += [f"{where} text: {t}" for t in _texts(ax.texts)]
-        data.append({"axes": n, "xlim": [_number(v) for v in ax.get_xlim()],
-                     "ylim": [_number(v) for v in ax.get_ylim()]})
+        data.append(
+            {
+                "axes": n,
+                "xlim": [_number(v) for v in ax.get_xlim()],
+                "ylim": [_number(v) for v in ax.get_ylim()],
+            }
+        )
         for line in ax.get_lines():
-            data.append({"axes": n, "line": line.get_label(), "xy": _xy(np.column_stack(line.get_data()))})
+            data.append(
+                {
+                    "axes": n,
+                    "line": line.get_label(),
+                    "xy": _xy(np.column_stack(line.get_data())),
+                }
+            )
         for coll in ax.collections:
             if isinstance(coll, PathCollection):
-                data.append({"axes": n, "points": coll.get_label(), "xy": _xy(coll.get_offsets())})
+                data.append(
+                    {
+                        "axes": n,
+                        "points": coll.get_label(),
+                        "xy": _xy(coll.get_offsets()),
+                    }
+                )
         bars = [p for p in ax.patches if isinstance(p, Rectangle)]
         if bars:
-            data.append({"axes": n, "bars": [[_number(v) for v in (b.get_x(), b.get_y(), b.get_width(),
-                                                                     b.get_height())] for b in bars]})
+            data.append(
+                {
+                    "axes": n,
+                    "bars": [
+                        [
+                            _number(v)
+                            for v in (
+                                b.get_x(),
+                                b.get_y(),
+                                b.get_width(),
+                                b.get_height(),
+                            )
+                        ]
+                        for b in bars
+                    ],
+                }
+            )
         for image in ax.images:
             if isinstance(image, AxesImage):
-                array = np.ma.filled(np.ma.asarray(image.get_array(), dtype=float), np.nan)
-                data.append({"axes": n, "image": [[_number(v) for v in row] for row in np.atleast_2d(array)]})
+                array = np.ma.filled(
+                    np.ma.asarray(image.get_array(), dtype=float), np.nan
+                )
+                data.append(
+                    {
+                        "axes": n,
+                        "image": [
+                            [_number(v) for v in row] for row in np.atleast_2d(array)
+                        ],
+                    }
+                )
     summary: dict[str, Any] = {"text": text, "data": data}
     from bookbuild.lint.figure_layout import overlapping_texts
 
@@ -241,15 +302,20 @@ def _install_figure_formatter() -> None:
         _return_type = (dict,)
 
         def pop(self, typ: Any, default: Any = None) -> Any:
-            # matplotlib-inline removes every formatter's Figure printer when it picks its image formats
-            # (on the first pyplot import, possibly mid-cell); this formatter keeps its own.
-            if getattr(typ, "__name__", None) == "Figure" or typ == "matplotlib.figure.Figure":
+            # matplotlib-inline removes every formatter's Figure printer when it picks
+            # its image formats (on the first pyplot import, possibly mid-cell); this
+            # formatter keeps its own.
+            if (
+                getattr(typ, "__name__", None) == "Figure"
+                or typ == "matplotlib.figure.Figure"
+            ):
                 return default
             return super().pop(typ, default)
 
     formatter = FigureSummaryFormatter(parent=shell.display_formatter)
     shell.display_formatter.formatters[FIGURE_MIME] = formatter
-    if FIGURE_MIME not in shell.display_formatter.active_types:  # only active types are computed on display
+    # only active types are computed on display
+    if FIGURE_MIME not in shell.display_formatter.active_types:
         shell.display_formatter.active_types.append(FIGURE_MIME)
     formatter.for_type_by_name("matplotlib.figure", "Figure", summarise_figure)
 
@@ -262,18 +328,30 @@ def _watchdog() -> None:
             os._exit(3)
 
 
-#: JAX's warnings about its persistent compilation cache (which the engine turns on for its kernels,
-#: :func:`bookbuild.execute.engine.reuse_jax_compilations`): a damaged entry is compiled again, an entry that cannot be
-#: written is not kept; either way the cell computes the same, so it is said in the build log, never in the cell.
-_JAX_CACHE_WARNING = re.compile(r"^Error (reading|writing) persistent compilation cache entry ")
+#: JAX's warnings about its persistent compilation cache (which the engine turns on for
+#: its kernels, :func:`bookbuild.execute.engine.reuse_jax_compilations`): a damaged
+#: entry is compiled again, an entry that cannot be written is not kept; either way the
+#: cell computes the same, so it is said in the build log, never in the cell.
+_JAX_CACHE_WARNING = re.compile(
+    r"^Error (reading|writing) persistent compilation cache entry "
+)
 
 
 def _route_jax_cache_warnings() -> None:
     shown = warnings.showwarning
 
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    def show(
+        message: Any,
+        category: Any,
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: Any = None,
+    ) -> None:
         if _JAX_CACHE_WARNING.match(str(message)):
-            report(f"JAX's compilation cache: {message} (compiled again, the same program)")
+            report(
+                f"JAX's compilation cache: {message} (compiled again, the same program)"
+            )
             return
         shown(message, category, filename, lineno, file, line)
 
@@ -281,7 +359,8 @@ def _route_jax_cache_warnings() -> None:
 
 
 def install(root: str, excluded: list[str]) -> None:
-    """Start tracing reads under ``root`` (except the top-level folders in ``excluded``) and summarising figures."""
+    """Start tracing reads under ``root`` (except the top-level folders in ``excluded``)
+    and summarising figures."""
     _state.update(root=root.rstrip(os.sep) + os.sep, excluded=set(excluded))
     sys.addaudithook(_audit)
     _install_figure_formatter()
@@ -291,11 +370,13 @@ def install(root: str, excluded: list[str]) -> None:
 
 
 def _install_backend(root: str) -> None:
-    """Hand the build's memoizer and sweep loader to the taught code (``runtime.use_backend``).
+    """Hand the build's memoizer and sweep loader to the taught code
+    (``runtime.use_backend``).
 
-    A book without ``chapter_code/core/runtime.py`` under its root (the engine's own fixture books) has nothing
-    to install into; then nothing is imported, not even another checkout's runtime that the environment's
-    editable install would find (it imports PyTorch: about 2 s in every kernel of the engine's tests).
+    A book without ``chapter_code/core/runtime.py`` under its root (the engine's own
+    fixture books) has nothing to install into; then nothing is imported, not even
+    another checkout's runtime that the environment's editable install would find (it
+    imports PyTorch: about 2 s in every kernel of the engine's tests).
     """
     if not os.path.isfile(os.path.join(root, "chapter_code", "core", "runtime.py")):
         return
@@ -307,51 +388,83 @@ def _install_backend(root: str) -> None:
 
 
 def _run_once(fn: Any, /, **kwargs: Any) -> Any:
-    # Imported on first use, as before the entry point existed: a chapter that memoizes nothing does not
-    # read bookbuild.runs, so an edit there re-executes only the chapters that memoize.
+    # Imported on first use, as before the entry point existed: a chapter that memoizes
+    # nothing does not read bookbuild.runs, so an edit there re-executes only the
+    # chapters that memoize.
     from bookbuild.runs import calls
     from bookbuild.runs.memo import run_once
 
-    def note(loaded: Any, record: dict) -> None:  # the records read, and the call as a run made ahead
+    # the records read, and the call as a run made ahead
+    def note(loaded: Any, record: dict) -> None:
         _note_sweep(loaded)
-        note_run(f"{fn.__module__}.{fn.__qualname__}", f"{loaded.name}/{loaded.config}/{record['job']}",
-                 "made ahead", 0.0, float(record.get("wall_s") or 0.0), seed=kwargs.get("seed"))
+        note_run(
+            f"{fn.__module__}.{fn.__qualname__}",
+            f"{loaded.name}/{loaded.config}/{record['job']}",
+            "made ahead",
+            0.0,
+            float(record.get("wall_s") or 0.0),
+            seed=kwargs.get("seed"),
+        )
 
-    served = calls.serve(fn, {k: v for k, v in kwargs.items() if k != "data"}, note=note)
-    if served is not calls.NOT_STORED:  # a call a sweep made ahead of the build: its record, checked
+    served = calls.serve(
+        fn, {k: v for k, v in kwargs.items() if k != "data"}, note=note
+    )
+    # a call a sweep made ahead of the build: its record, checked
+    if served is not calls.NOT_STORED:
         return served
     return run_once(fn, **kwargs)
 
 
 def _note_sweep(loaded: Any) -> None:
     commits = sorted({str(r.get("git_commit", "")) for r in loaded.records} - {""})
-    _state["sweeps"].append({"sweep": loaded.name, "config": loaded.config, "records": len(loaded.records),
-                             "total": loaded.total, "commits": commits, "cell": _cell()})
+    _state["sweeps"].append(
+        {
+            "sweep": loaded.name,
+            "config": loaded.config,
+            "records": len(loaded.records),
+            "total": loaded.total,
+            "commits": commits,
+            "cell": _cell(),
+        }
+    )
 
 
 def _load_sweep(name: str, **kwargs: Any) -> Any:
     from bookbuild.runs.sweeps import load
     from chapter_code.core.device import pick_device
 
-    # the build's device picks the record set: a GPU build reads its own records of a per-device configuration
+    # the build's device picks the record set: a GPU build reads its own records of a
+    # per-device configuration
     loaded = load(name, device=str(pick_device()), **kwargs)
     if loaded is None:  # none_if_unrun and no record yet
-        _state["sweeps"].append({"sweep": name, "config": kwargs.get("config", "cpu"), "records": 0,
-                                 "total": None, "commits": [], "cell": _cell()})
+        _state["sweeps"].append(
+            {
+                "sweep": name,
+                "config": kwargs.get("config", "cpu"),
+                "records": 0,
+                "total": None,
+                "commits": [],
+                "cell": _cell(),
+            }
+        )
         return None
     _note_sweep(loaded)
     return loaded
 
 
 def imported_distributions() -> list[str]:
-    """The installed distributions whose top-level modules this process imported (not the standard library's)."""
+    """The installed distributions whose top-level modules this process imported (not
+    the standard library's)."""
     from importlib import metadata
 
     tops = set()
-    for name in {name.partition(".")[0] for name in list(sys.modules)} - set(sys.stdlib_module_names):
+    for name in {name.partition(".")[0] for name in list(sys.modules)} - set(
+        sys.stdlib_module_names
+    ):
         file = getattr(sys.modules.get(name), "__file__", None)
-        # The repository's own modules are keyed by their files. An environment inside the checkout (`make book`'s
-        # .venv) is not the repository's own: its folder is one the trace leaves out, so its packages count here.
+        # The repository's own modules are keyed by their files. An environment inside
+        # the checkout (`make book`'s .venv) is not the repository's own: its folder is
+        # one the trace leaves out, so its packages count here.
         if not file or "root" not in _state or _inside(os.path.abspath(file)) is None:
             tops.add(name)
     owners = metadata.packages_distributions()
@@ -359,7 +472,8 @@ def imported_distributions() -> list[str]:
 
 
 def finish(out: str) -> None:
-    """Write what the chapter read, listed and wrote, its modules and its runtime fingerprint to ``out``."""
+    """Write what the chapter read, listed and wrote, its modules and its runtime
+    fingerprint to ``out``."""
     modules = set()
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
@@ -374,8 +488,9 @@ def finish(out: str) -> None:
         except RuntimeError:  # the chapter never called runtime.setup()
             pass
     root = _state["root"]
-    # An open that failed (a library probing for a file that is not there) read nothing, and a module whose
-    # __file__ is a bare relative name (some compiled extensions' helpers) is not a file of the repository.
+    # An open that failed (a library probing for a file that is not there) read nothing,
+    # and a module whose __file__ is a bare relative name (some compiled extensions'
+    # helpers) is not a file of the repository.
     read = {rel for rel in _state["read"] | modules if os.path.isfile(root + rel)}
     trace = {
         "read": sorted(read - _state["written"]),
@@ -388,5 +503,6 @@ def finish(out: str) -> None:
         "sweeps": _state["sweeps"],
         "notes": _state["notes"],
     }
-    with open(out, "w") as handle:  # outside the repository's traced folders (under _build)
+    # outside the repository's traced folders (under _build)
+    with open(out, "w") as handle:
         json.dump(trace, handle)

@@ -1,4 +1,5 @@
-"""``python -m bookbuild.gate add-page-records [PROFILE]``: add the page sections to old baselines."""
+"""``python -m bookbuild.gate add-page-records [PROFILE]``: add the page sections to old
+baselines."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""What a page shows that no code cell prints: its listings and its interactive panels' data.
+"""What a page shows that no code cell prints: its listings and its interactive panels'
+data.
 
 The gate (:mod:`bookbuild.gate`) records both in the chapter's baseline beside
 the cells' outputs (reserved keys :data:`LISTINGS` and :data:`PANELS` of
@@ -32,11 +33,13 @@ _OPTION = re.compile(r"^\s*:([\w-]+):\s*(.*)$")
 
 
 class ListingError(ValueError):
-    """A listing cannot be cut from its file (a missing file, or a ``:pyobject:`` it no longer defines)."""
+    """A listing cannot be cut from its file (a missing file, or a ``:pyobject:`` it no
+    longer defines)."""
 
 
 def _fences(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
-    """(line, directive, argument, options) of every literalinclude and book-panel fence of a page."""
+    """(line, directive, argument, options) of every literalinclude and book-panel fence
+    of a page."""
     lines = text.splitlines()
     out = []
     for n, line in enumerate(lines):
@@ -44,7 +47,7 @@ def _fences(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
         if not found:
             continue
         options = {}
-        for follow in lines[n + 1:]:
+        for follow in lines[n + 1 :]:
             option = _OPTION.match(follow)
             if not option:
                 break
@@ -55,14 +58,16 @@ def _fences(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
 
 @functools.lru_cache(maxsize=128)
 def _tags(source: str, modname: str, filename: str) -> dict[str, tuple[str, int, int]]:
-    """Sphinx's objects of a module's source, name -> (kind, first line, last line); parsed once per text."""
+    """Sphinx's objects of a module's source, name -> (kind, first line, last line);
+    parsed once per text."""
     from sphinx.pycode import ModuleAnalyzer
 
     return ModuleAnalyzer.for_string(source, modname, filename).find_tags()
 
 
 def listing_text(path: Path, pyobject: str | None) -> str:
-    """The text Sphinx's ``literalinclude`` shows of ``path`` (only the object ``pyobject``, if given)."""
+    """The text Sphinx's ``literalinclude`` shows of ``path`` (only the object
+    ``pyobject``, if given)."""
     try:
         source = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -73,11 +78,12 @@ def listing_text(path: Path, pyobject: str | None) -> str:
     if pyobject not in tags:
         raise ListingError(f"{path.name} defines no object {pyobject!r} (:pyobject:)")
     _, start, end = tags[pyobject]
-    return "".join(source.splitlines(keepends=True)[start - 1:end])
+    return "".join(source.splitlines(keepends=True)[start - 1 : end])
 
 
 def listings(root: Path, chapter: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The listings of page ``chapter`` (records in page order) and one line per listing that cannot be cut."""
+    """The listings of page ``chapter`` (records in page order) and one line per listing
+    that cannot be cut."""
     page = root / f"{chapter}.md"
     out: list[dict[str, Any]] = []
     problems: list[str] = []
@@ -93,26 +99,47 @@ def listings(root: Path, chapter: str) -> tuple[list[dict[str, Any]], list[str]]
         try:
             text = listing_text(path, pyobject)
         except ListingError as exc:
-            problems.append(f"{chapter}.md:{line}: the listing of {name} cannot be shown: {exc}")
+            problems.append(
+                f"{chapter}.md:{line}: the listing of {name} cannot be shown: {exc}"
+            )
             continue
-        out.append({"file": name, "pyobject": pyobject or "", "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                    "lines": text.rstrip("\n").split("\n")})
+        out.append(
+            {
+                "file": name,
+                "pyobject": pyobject or "",
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "lines": text.rstrip("\n").split("\n"),
+            }
+        )
     return out, problems
 
 
 def panels(root: Path, chapter: str) -> list[dict[str, Any]]:
-    """The data every ``{book-panel}`` of page ``chapter`` embeds, in page order (none: no import of torch)."""
+    """The data every ``{book-panel}`` of page ``chapter`` embeds, in page order (none:
+    no import of torch)."""
     import json
 
-    names = [argument for _, directive, argument, _ in _fences((root / f"{chapter}.md").read_text(encoding="utf-8"))
-             if directive == "book-panel"]
+    names = [
+        argument
+        for _, directive, argument, _ in _fences(
+            (root / f"{chapter}.md").read_text(encoding="utf-8")
+        )
+        if directive == "book-panel"
+    ]
     if not names:
         return []
     from chapter_code.panels.data import PANELS as KNOWN
     from chapter_code.panels.data import panel_json
 
-    return [{"panel": name, "data": json.loads(panel_json(name)) if name in KNOWN else None} for name in names]
+    return [
+        {"panel": name, "data": json.loads(panel_json(name)) if name in KNOWN else None}
+        for name in names
+    ]
 
 
 def listing_key(record: dict[str, Any]) -> str:
-    return f"{record['file']}:{record['pyobject']}" if record.get("pyobject") else record["file"]
+    return (
+        f"{record['file']}:{record['pyobject']}"
+        if record.get("pyobject")
+        else record["file"]
+    )

@@ -1,1 +1,2 @@
-"""Page lints: typed numbers, alt text, claims and their checks, cell formatting, figure layout."""
+"""Page lints: typed numbers, alt text, claims and their checks, cell formatting, figure
+layout."""

@@ -30,12 +30,35 @@ from pathlib import Path
 from typing import Any
 
 _WORDS = {
-    "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "thousand": 1000,
 }
-_INDEX = re.compile(r"(?<![\d.])[A-Za-z]\s?[-+]\s?\d+")  # t-1, T+1: index arithmetic inside a name
+# t-1, T+1: index arithmetic inside a name
+_INDEX = re.compile(r"(?<![\d.])[A-Za-z]\s?[-+]\s?\d+")
 _ALT_NUMBER = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?[eE][-+−]?\d+)(?!\w)"  # 4e-5
     r"|(?<![\w.])(\d+(?:,\d{3})*(?:\.\d+)?)(?![\w])%?"  # 0.76, 1,000, 95%
@@ -50,7 +73,8 @@ _ALT = re.compile(r"^:\s+alt:\s*(.*)$")
 
 
 def alt_numbers(alt: str) -> list[tuple[str, float, float]]:
-    """The numbers an alt text states: (as written, value, half the last written digit's unit)."""
+    """The numbers an alt text states: (as written, value, half the last written digit's
+    unit)."""
     alt = _INDEX.sub(lambda m: " " * len(m.group(0)), alt)
     found = []
     for match in _ALT_NUMBER.finditer(alt):
@@ -60,15 +84,24 @@ def alt_numbers(alt: str) -> list[tuple[str, float, float]]:
         elif sci:
             mantissa, exponent = re.split(r"[eE]", sci.replace("−", "-"))
             decimals = len(mantissa.partition(".")[2])
-            found.append((sci, float(mantissa + "e" + exponent), 0.5 * 10.0 ** (int(exponent) - decimals)))
+            found.append(
+                (
+                    sci,
+                    float(mantissa + "e" + exponent),
+                    0.5 * 10.0 ** (int(exponent) - decimals),
+                )
+            )
         else:
             decimals = len(plain.partition(".")[2])
-            found.append((match.group(0), float(plain.replace(",", "")), 0.5 * 10.0**-decimals))
+            found.append(
+                (match.group(0), float(plain.replace(",", "")), 0.5 * 10.0**-decimals)
+            )
     return found
 
 
 def shown_values(text: list[str], data: list[Any]) -> list[float]:
-    """Every number a figure shows: in its recorded text, its plotted data, and its counts of lines."""
+    """Every number a figure shows: in its recorded text, its plotted data, and its
+    counts of lines."""
     values: list[float] = []
     for line in text:
         line = line.partition(": ")[2] or line  # "axes 1 x ticks: 0 | 10" -> "0 | 10"
@@ -76,22 +109,36 @@ def shown_values(text: list[str], data: list[Any]) -> list[float]:
         line = _POWER.sub(" ", line)
         values += [float(n.replace("−", "-")) for n in _SHOWN_NUMBER.findall(line)]
     legends = [line for line in text if " legend: " in line]
-    values += [float(len(line.partition(" legend: ")[2].split(" | "))) for line in legends]
-    plotted = {int(m.group(1)) for m in map(re.compile(r"axes (\d+) x ticks: ").match, text) if m}
+    values += [
+        float(len(line.partition(" legend: ")[2].split(" | "))) for line in legends
+    ]
+    plotted = {
+        int(m.group(1))
+        for m in map(re.compile(r"axes (\d+) x ticks: ").match, text)
+        if m
+    }
     per_axes: dict[Any, int] = {}
     for item in data:
         if item.get("axes") not in plotted:
-            continue  # an axes drawn without ticks is a diagram: its coordinates are not shown values
+            # an axes drawn without ticks is a diagram: its coordinates are not shown
+            # values
+            continue
         if "line" in item or "points" in item:
             per_axes[item.get("axes")] = per_axes.get(item.get("axes"), 0) + 1
-        values += [float(v) for v in _flatten(item) if isinstance(v, (int, float)) and math.isfinite(v)]
+        values += [
+            float(v)
+            for v in _flatten(item)
+            if isinstance(v, (int, float)) and math.isfinite(v)
+        ]
     values += [float(n) for n in per_axes.values()]
     return [abs(v) for v in values]
 
 
 def _flatten(item: Any) -> list[Any]:
     if isinstance(item, dict):
-        return [v for key, value in item.items() if key != "axes" for v in _flatten(value)]
+        return [
+            v for key, value in item.items() if key != "axes" for v in _flatten(value)
+        ]
     if isinstance(item, list):
         return [v for value in item for v in _flatten(value)]
     return [item]
@@ -102,7 +149,8 @@ def _matches(value: float, half_unit: float, shown: list[float]) -> bool:
 
 
 def page_alts(text: str) -> list[tuple[int, str, str]]:
-    """(line, label, alt text) for every code cell of a MyST page that sets ``image: alt:``."""
+    """(line, label, alt text) for every code cell of a MyST page that sets ``image:
+    alt:``."""
     import yaml
 
     out = []
@@ -127,12 +175,19 @@ def _records(root: Path, chapter: str) -> list[tuple[str, dict, Path]]:
     for directory in sorted((root / "baselines").glob("*/")):
         path = directory / f"{chapter}.json"
         if path.is_file():
-            found.append((directory.name, json.loads(path.read_text(encoding="utf-8")), directory / chapter))
+            found.append(
+                (
+                    directory.name,
+                    json.loads(path.read_text(encoding="utf-8")),
+                    directory / chapter,
+                )
+            )
     return found
 
 
 def check_page(root: Path, page: Path) -> list[str]:
-    """One message per number in an alt text of ``page`` that its figure does not show."""
+    """One message per number in an alt text of ``page`` that its figure does not
+    show."""
     alts = page_alts(page.read_text(encoding="utf-8"))
     if not alts:
         return []
@@ -140,31 +195,53 @@ def check_page(root: Path, page: Path) -> list[str]:
     problems = []
     profiles = _records(root, page.stem)
     if not profiles:
-        return [f"{where}: no recorded outputs in baselines/*/{page.stem}.json, so its alt texts cannot be checked; "
-                "build and accept the chapter first (make accept)"]
+        return [
+            f"{where}: no recorded outputs in baselines/*/{page.stem}.json, so its alt "
+            "texts cannot be checked; build and accept the chapter first (make "
+            "accept)"
+        ]
     for profile, records, figures in profiles:
-        glued = {line.strip().strip("'\"") for outs in records.values() for out in outs
-                 if out.get("kind") == "glue" for line in out["lines"]}
+        glued = {
+            line.strip().strip("'\"")
+            for outs in records.values()
+            for out in outs
+            if out.get("kind") == "glue"
+            for line in out["lines"]
+        }
         for lineno, label, alt in alts:
             numbers = alt_numbers(alt)
             if not numbers:
                 continue
-            images = [out for out in records.get(label, []) if out.get("kind") == "image"]
+            images = [
+                out for out in records.get(label, []) if out.get("kind") == "image"
+            ]
             if not images:
-                problems.append(f"{where}:{lineno}: the alt text of {label!r} states numbers, but baselines/{profile}/ "
-                                "records no figure for that cell; build and accept it (make accept)")
+                problems.append(
+                    f"{where}:{lineno}: the alt text of {label!r} states numbers, but "
+                    f"baselines/{profile}/ records no figure for that cell; build and "
+                    "accept it (make accept)"
+                )
                 continue
             shown: list[float] = []
             for image in images:
                 sidecar = figures / (image["file"].removesuffix(".png") + ".json")
-                data = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else []
+                data = (
+                    json.loads(sidecar.read_text(encoding="utf-8"))
+                    if sidecar.is_file()
+                    else []
+                )
                 shown += shown_values(image.get("text", []), data)
             for written, value, half_unit in numbers:
-                if not (_matches(value, half_unit, shown) or written.rstrip("%") in glued):
+                if not (
+                    _matches(value, half_unit, shown) or written.rstrip("%") in glued
+                ):
                     problems.append(
-                        f"{where}:{lineno}: the alt text of {label!r} says {written!r}, which its figure in "
-                        f"baselines/{profile}/ does not show (not in its text, plotted data or line counts, nor "
-                        "glued on the page); describe what the figure shows, or drop the number")
+                        f"{where}:{lineno}: the alt text of {label!r} says "
+                        f"{written!r}, which its figure in baselines/{profile}/ does "
+                        "not show (not in its text, plotted data or line counts, nor "
+                        "glued on the page); describe what the figure shows, or drop "
+                        "the number"
+                    )
     return problems
 
 

@@ -1,4 +1,5 @@
-"""Text that overlaps text in a figure: found from matplotlib's own boxes, at build time.
+"""Text that overlaps text in a figure: found from matplotlib's own boxes, at build
+time.
 
 :func:`overlapping_texts` draws the figure once with a renderer that notes every
 text it draws (tick labels outside the view, empty strings and hidden artists are
@@ -18,8 +19,9 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-#: Overlap, in points (1/72 in) in both directions, above which two texts collide; a box's padding (the
-#: font's descent and leading) may touch its neighbour's without a visible collision.
+#: Overlap, in points (1/72 in) in both directions, above which two texts collide; a
+#: box's padding (the font's descent and leading) may touch its neighbour's without a
+#: visible collision.
 MIN_OVERLAP_PT = 1.0
 
 
@@ -30,8 +32,16 @@ def drawn_texts(fig: Any) -> list[Any]:
     drawn: dict[int, Any] = {}
     original = renderer.draw_text
 
-    def noting(gc: Any, x: float, y: float, s: str, prop: Any, angle: float, ismath: Any = False,
-               mtext: Any = None) -> Any:
+    def noting(
+        gc: Any,
+        x: float,
+        y: float,
+        s: str,
+        prop: Any,
+        angle: float,
+        ismath: Any = False,
+        mtext: Any = None,
+    ) -> Any:
         if mtext is not None and s.strip():
             drawn.setdefault(id(mtext), mtext)
         return original(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
@@ -40,13 +50,14 @@ def drawn_texts(fig: Any) -> list[Any]:
     try:
         fig.draw(renderer)
     finally:
-        del renderer.draw_text  # the instance attribute; the class's method shows through again
+        # the instance attribute; the class's method shows through again
+        del renderer.draw_text
     return list(drawn.values())
 
 
 def overlapping_texts(fig: Any, min_pt: float = MIN_OVERLAP_PT) -> list[str]:
-    """Every pair of drawn texts whose boxes overlap by more than ``min_pt`` points both ways, as
-    ``'"a" and "b"'``.
+    """Every pair of drawn texts whose boxes overlap by more than ``min_pt`` points both
+    ways, as ``'"a" and "b"'``.
     """
     if not min_pt >= 0:
         raise ValueError(f"min_pt must be a number >= 0; got {min_pt!r}")

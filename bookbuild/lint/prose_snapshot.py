@@ -15,7 +15,7 @@ The snapshot is frozen: its SHA-256 is pinned in
 overwrite a snapshot whose content has that hash unless run with ``--force``
 (after which the new hash it prints must be pinned by hand). Later edits to the
 chapters therefore never change what Chapter 4 trains on.
-"""
+"""  # noqa: E501  (its first line is the --help description)
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ import re
 import sys
 from pathlib import Path
 
-from bookbuild.lint.prose import _FENCE, _LABEL, _OPTION  # one reading of MyST's structure for both tools
+# one reading of MyST's structure for both tools
+from bookbuild.lint.prose import _FENCE, _LABEL, _OPTION
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ("book/recurrence.md", "book/gradients.md", "book/gated.md")
@@ -37,7 +38,17 @@ _REF_TEXT = re.compile(r"^(.*?)\s*<[^>]*>$")
 #: prose directives whose argument is a label, not a title
 LABEL_ARGUMENT = frozenset({"solution", "solution-start", "solution-end"})
 #: fenced blocks whose content is code or data: dropped whole
-CODE_BLOCKS = frozenset({"code-cell", "code", "code-block", "literalinclude", "raw", "glue:figure", "bibliography"})
+CODE_BLOCKS = frozenset(
+    {
+        "code-cell",
+        "code",
+        "code-block",
+        "literalinclude",
+        "raw",
+        "glue:figure",
+        "bibliography",
+    }
+)
 
 
 def _role_text(match: re.Match[str]) -> str:
@@ -50,7 +61,10 @@ def page_prose(markdown: str) -> str:
     """The prose of one MyST page, by the rules of this module's docstring."""
     lines = markdown.splitlines()
     if lines and lines[0].strip() == "---":  # front matter
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), len(lines) - 1)
+        end = next(
+            (i for i in range(1, len(lines)) if lines[i].strip() == "---"),
+            len(lines) - 1,
+        )
         lines = lines[end + 1 :]
     kept: list[str] = []
     skip_until: str | None = None  # the closing fence of a dropped block
@@ -70,7 +84,8 @@ def page_prose(markdown: str) -> str:
             if name is None or name.strip() in CODE_BLOCKS:
                 skip_until = marker
                 continue
-            in_directive_head = True  # a prose directive: drop its fence and options, keep its body
+            # a prose directive: drop its fence and options, keep its body
+            in_directive_head = True
             title = rest.strip()
             if title and name.strip() not in LABEL_ARGUMENT:
                 kept.append(title)
@@ -78,7 +93,11 @@ def page_prose(markdown: str) -> str:
         if in_directive_head and _OPTION.match(line):
             continue
         in_directive_head = False
-        if _LABEL.match(line) or line.lstrip().startswith("%") or line.strip().startswith("<!--"):
+        if (
+            _LABEL.match(line)
+            or line.lstrip().startswith("%")
+            or line.strip().startswith("<!--")
+        ):
             continue
         line = _GLUE.sub("#", line)
         line = _ROLE.sub(_role_text, line)
@@ -89,15 +108,26 @@ def page_prose(markdown: str) -> str:
 
 def snapshot_text(root: Path = ROOT, pages: tuple[str, ...] = PAGES) -> str:
     """The prose of ``pages``, in order, separated by a blank line."""
-    return "\n".join(page_prose((root / page).read_text(encoding="utf-8")) for page in pages)
+    return "\n".join(
+        page_prose((root / page).read_text(encoding="utf-8")) for page in pages
+    )
 
 
-def write_snapshot(path: Path, text: str, pinned_sha256: str, force: bool = False) -> str:
-    """Write ``text`` to ``path`` unless ``path`` already holds the pinned snapshot; return the new SHA-256."""
-    if path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == pinned_sha256 and not force:
-        raise FileExistsError(f"{path} is the pinned snapshot (SHA-256 {pinned_sha256}); it is frozen on purpose. "
-                              "Run with --force to replace it, then pin the printed hash in "
-                              "chapter_code/corpora/texts.py")
+def write_snapshot(
+    path: Path, text: str, pinned_sha256: str, force: bool = False
+) -> str:
+    """Write ``text`` to ``path`` unless ``path`` already holds the pinned snapshot;
+    return the new SHA-256."""
+    if (
+        path.exists()
+        and hashlib.sha256(path.read_bytes()).hexdigest() == pinned_sha256
+        and not force
+    ):
+        raise FileExistsError(
+            f"{path} is the pinned snapshot (SHA-256 {pinned_sha256}); it is frozen on "
+            "purpose. Run with --force to replace it, then pin the printed hash in "
+            "chapter_code/corpora/texts.py"
+        )
     data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
@@ -110,16 +140,28 @@ def main(argv: list[str] | None = None) -> int:
     from chapter_code.corpora.texts import BOOK_PROSE_SHA256
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--force", action="store_true", help="replace a snapshot that has the pinned hash")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a snapshot that has the pinned hash",
+    )
     args = parser.parse_args(argv)
     try:
-        digest = write_snapshot(SNAPSHOT, snapshot_text(), BOOK_PROSE_SHA256, force=args.force)
+        digest = write_snapshot(
+            SNAPSHOT, snapshot_text(), BOOK_PROSE_SHA256, force=args.force
+        )
     except FileExistsError as exc:
         print(exc, file=sys.stderr)
         return 1
-    print(f"wrote {SNAPSHOT.relative_to(ROOT)} ({SNAPSHOT.stat().st_size:,} bytes), SHA-256 {digest}")
+    print(
+        f"wrote {SNAPSHOT.relative_to(ROOT)} ({SNAPSHOT.stat().st_size:,} bytes), "
+        f"SHA-256 {digest}"
+    )
     if digest != BOOK_PROSE_SHA256:
-        print(f"pin it: set BOOK_PROSE_SHA256 = \"{digest}\" in chapter_code/corpora/texts.py")
+        print(
+            f'pin it: set BOOK_PROSE_SHA256 = "{digest}" in '
+            "chapter_code/corpora/texts.py"
+        )
     return 0
 
 

@@ -1,21 +1,26 @@
-"""The reading flow speaks to readers: no build vocabulary in a chapter's prose or captions, no plumbing in its cells.
+"""The reading flow speaks to readers: no build vocabulary in a chapter's prose or
+captions, no plumbing in its cells.
 
-Where a result comes from (a run made ahead of the build, a memoized call, a commit) belongs in the number's
-preview, the build report and the Building page. A chapter says what a reader needs ("trained ahead of the page;
-see how the book is built"). Two rules, both read statically:
+Where a result comes from (a run made ahead of the build, a memoized call, a commit)
+belongs in the number's preview, the build report and the Building page. A chapter says
+what a reader needs ("trained ahead of the page; see how the book is built"). Two rules,
+both read statically:
 
-- **Prose and figure captions** (the lines :func:`bookbuild.lint.prose.prose_lines` calls prose, read with their
-  inline code and the words of their roles, but not the targets of ``{ref}``-like roles or glue names) must not
-  use the words of :data:`PATTERNS`: the machinery's names (sweeps, records, ``make experiments``, Slurm, submitit,
-  commits, memoized runs) and the names of the registered sweeps (the folders of ``records/``). The patterns are
-  narrow on purpose: "sweep it" and "records the contribution" are English, "the sweep's records" is plumbing.
-- **Cells a reader can open** (every code cell but ``remove-cell`` and ``remove-input`` ones; a ``hide-input``
-  cell opens with a click) must not load or describe records: no ``load_sweep``, ``.by_job()``, ``describe()``,
-  and no import from ``bookbuild``. Load in a ``remove-cell`` cell and compute the taught part in a visible one.
+- **Prose and figure captions** (the lines :func:`bookbuild.lint.prose.prose_lines`
+  calls prose, read with their inline code and the words of their roles, but not the
+  targets of ``{ref}``-like roles or glue names) must not use the words of
+  :data:`PATTERNS`: the machinery's names (sweeps, records, ``make experiments``, Slurm,
+  submitit, commits, memoized runs) and the names of the registered sweeps (the folders
+  of ``records/``). The patterns are narrow on purpose: "sweep it" and "records the
+  contribution" are English, "the sweep's records" is plumbing.
+- **Cells a reader can open** (every code cell but ``remove-cell`` and ``remove-input``
+  ones; a ``hide-input`` cell opens with a click) must not load or describe records: no
+  ``load_sweep``, ``.by_job()``, ``describe()``, and no import from ``bookbuild``. Load
+  in a ``remove-cell`` cell and compute the taught part in a visible one.
 
-The Building page, the generated report and appendix, and the front matter are not checked.
-``python -m bookbuild.lint.vocabulary`` prints one line per problem (page, line, the word, what to do) and exits 1
-if there is any; ``make lint`` runs it.
+The Building page, the generated report and appendix, and the front matter are not
+checked. ``python -m bookbuild.lint.vocabulary`` prints one line per problem (page,
+line, the word, what to do) and exits 1 if there is any; ``make lint`` runs it.
 """
 
 from __future__ import annotations
@@ -34,24 +39,38 @@ ROOT = Path(__file__).resolve().parents[2]
 PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), why)
     for p, why in (
-        (r"\bexperiment sweeps?\b|\bsweep's\b|\b(?:the|this|that|a|its) sweep\b(?! (?:it|them|over|of your own)\b)",
-         "a sweep is the build's word for runs made ahead of it"),
+        (
+            r"\bexperiment sweeps?\b|\bsweep's\b|\b(?:the|this|that|a|its) "
+            r"sweep\b(?! (?:it|them|over|of your own)\b)",
+            "a sweep is the build's word for runs made ahead of it",
+        ),
         (r"\bsubmitit\b|\bslurm\b", "the job runner is the build's business"),
         (r"\bmake (?:experiments|gpu-run|accept|check|test|book)\b", "a build command"),
         (r"\bload_sweep\b|\bby_job\b", "the records' reader"),
         (r"\brecords/", "the records' folder"),
-        (r"\b(?:the|its|their|these|those|our|a|one)(?: stored| sweep's| grid's)? records?\b(?! (?:of|the)\b)|"
-         r"'s records?\b", "a stored record (say 'the runs' or 'the results')"),
+        (
+            r"\b(?:the|its|their|these|those|our|a|one)(?: stored| sweep's| "
+            r"grid's)? records?\b(?! (?:of|the)\b)|"
+            r"'s records?\b",
+            "a stored record (say 'the runs' or 'the results')",
+        ),
         (r"\bmemoi[sz]\w*", "memoized runs are the build's business"),
-        (r"\bcommit(?:s|ted)?\b(?! to\b)|\bcommit hash", "a commit is the build's business"),
+        (
+            r"\bcommit(?:s|ted)?\b(?! to\b)|\bcommit hash",
+            "a commit is the build's business",
+        ),
         (r"\bcache key\b|\bbuild folder\b", "the build's cache"),
     )
 )
 #: roles whose text is a target or a name, not words the reader reads as written
-_TARGET_ROLE = re.compile(r"\{(?:ref|numref|doc|eq|glue:text|glue|cite:t|cite:p|term|download)\}(`+).*?\1")
+_TARGET_ROLE = re.compile(
+    r"\{(?:ref|numref|doc|eq|glue:text|glue|cite:t|cite:p|term|download)\}(`+).*?\1"
+)
 _LABEL_TARGET = re.compile(r"<[\w./:-]+>`")
-_PLUMBING_CALL = re.compile(r"\bload_sweep\s*\(|\.by_job\s*\(|\.describe\s*\(|^\s*(?:from|import)\s+bookbuild\b",
-                            re.M)
+_PLUMBING_CALL = re.compile(
+    r"\bload_sweep\s*\(|\.by_job\s*\(|\.describe\s*\(|^\s*(?:from|import)\s+bookbuild\b",
+    re.M,
+)
 _REMOVED = ("remove-cell", "remove-input")
 
 
@@ -67,10 +86,15 @@ class Problem:
 
 
 def sweep_names(root: Path = ROOT) -> list[str]:
-    """The registered sweeps' names, as the folders of ``records/``: those with a hyphen, since a one-word name
-    ("scoreboard") is the English word it was named after."""
+    """The registered sweeps' names, as the folders of ``records/``: those with a
+    hyphen, since a one-word name ("scoreboard") is the English word it was named
+    after."""
     folder = root / "records"
-    return sorted(p.name for p in folder.iterdir() if p.is_dir() and "-" in p.name) if folder.is_dir() else []
+    return (
+        sorted(p.name for p in folder.iterdir() if p.is_dir() and "-" in p.name)
+        if folder.is_dir()
+        else []
+    )
 
 
 def prose_problems(text: str, page: str, names: list[str] = ()) -> list[Problem]:
@@ -78,8 +102,14 @@ def prose_problems(text: str, page: str, names: list[str] = ()) -> list[Problem]
     lines = text.splitlines()
     patterns = list(PATTERNS)
     if names:
-        patterns.append((re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])"),
-                         "the name of a sweep"))
+        patterns.append(
+            (
+                re.compile(
+                    r"(?<![\w-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])"
+                ),
+                "the name of a sweep",
+            )
+        )
     out = []
     for n, _ in prose_lines(text):
         raw = _TARGET_ROLE.sub(" ", _LABEL_TARGET.sub("`", lines[n - 1]))
@@ -87,8 +117,15 @@ def prose_problems(text: str, page: str, names: list[str] = ()) -> list[Problem]
             raw = raw.split("caption:", 1)[-1]
         for pattern, why in patterns:
             for match in pattern.finditer(raw):
-                out.append(Problem(page, n, match.group(0), why + "; keep it for the Building page, the build "
-                                   "report and the number's preview"))
+                out.append(
+                    Problem(
+                        page,
+                        n,
+                        match.group(0),
+                        why + "; keep it for the Building page, the build "
+                        "report and the number's preview",
+                    )
+                )
     return out
 
 
@@ -103,8 +140,15 @@ def cell_problems(text: str, page: str) -> list[Problem]:
         start = text.count("\n", 0, match.start()) + 1
         for call in _PLUMBING_CALL.finditer(body):
             line = start + 1 + body.count("\n", 0, call.start())
-            out.append(Problem(page, line, call.group(0).strip(), "a cell a reader can open loads or describes "
-                               "records; load them in a `remove-cell` cell and compute the taught part here"))
+            out.append(
+                Problem(
+                    page,
+                    line,
+                    call.group(0).strip(),
+                    "a cell a reader can open loads or describes records; load them in "
+                    "a `remove-cell` cell and compute the taught part here",
+                )
+            )
     return out
 
 
@@ -125,7 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     for problem in found:
         print(problem)
     if found:
-        print(f"vocabulary: {len(found)} place(s) where a chapter speaks the build's language", file=sys.stderr)
+        print(
+            f"vocabulary: {len(found)} place(s) where a chapter speaks the build's "
+            "language",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -1,1 +1,2 @@
-"""Runs and sweeps: memoized runs, keys on definitions, sweep jobs and records, a local Slurm."""
+"""Runs and sweeps: memoized runs, keys on definitions, sweep jobs and records, a local
+Slurm."""

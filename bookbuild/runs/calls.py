@@ -1,4 +1,5 @@
-"""Stored calls served to a page: ``runtime.run_once(f, **kwargs)`` read from a sweep record when one holds the call.
+"""Stored calls served to a page: ``runtime.run_once(f, **kwargs)`` read from a sweep
+record when one holds the call.
 
 A call sweep (``Sweep.calls`` in :mod:`bookbuild.runs.registry`) runs, ahead of the
 build, the calls of taught functions that take too long for it, and keeps each whole
@@ -29,10 +30,12 @@ NOT_STORED = object()
 
 @functools.lru_cache(maxsize=1)
 def call_names() -> frozenset[str]:
-    """The names of the functions the registry's call sweeps hold, read from its source without importing it.
+    """The names of the functions the registry's call sweeps hold, read from its source
+    without importing it.
 
-    Importing the registry imports every taught module, which would make every page that memoizes a run
-    depend on all of them; so a call whose function is not named here is not looked up at all.
+    Importing the registry imports every taught module, which would make every page that
+    memoizes a run depend on all of them; so a call whose function is not named here is
+    not looked up at all.
     """
     spec = importlib.util.find_spec(REGISTRY)
     if spec is None or not spec.origin:
@@ -40,26 +43,38 @@ def call_names() -> frozenset[str]:
     tree = ast.parse(Path(spec.origin).read_text())
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "calls" and isinstance(node.value, (ast.Tuple, ast.List)):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "calls"
+            and isinstance(node.value, (ast.Tuple, ast.List))
+        ):
             names |= {e.id for e in node.value.elts if isinstance(e, ast.Name)}
     return frozenset(names)
 
 
 @functools.lru_cache(maxsize=1)
 def _index() -> dict[str, list[tuple[Any, str, str, Any]]]:
-    """Function name -> (sweep, config, job name, canonical parameters) of every stored call."""
+    """Function name -> (sweep, config, job name, canonical parameters) of every stored
+    call."""
     from bookbuild.runs import memo, sweeps
 
     out: dict[str, list[tuple[Any, str, str, Any]]] = {}
     for sweep in sweeps.registry().values():
-        for config, grid in sweep.configs.items() if sweeps.is_call_sweep(sweep) else ():
+        for config, grid in (
+            sweep.configs.items() if sweeps.is_call_sweep(sweep) else ()
+        ):
             for name, params in grid.jobs.items():
-                out.setdefault(params["function"], []).append((sweep, config, name, memo.canonical(params)))
+                out.setdefault(params["function"], []).append(
+                    (sweep, config, name, memo.canonical(params))
+                )
     return out
 
 
-def find(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> tuple[Any, str, str] | None:
-    """The (sweep, config, job name) whose job is the call ``fn(**kwargs)``, or ``None``."""
+def find(
+    fn: Callable[..., Any], kwargs: Mapping[str, Any]
+) -> tuple[Any, str, str] | None:
+    """The (sweep, config, job name) whose job is the call ``fn(**kwargs)``, or
+    ``None``."""
     if fn.__name__ not in call_names():
         return None
     candidates = [c for c in _index().get(fn.__name__, ()) if fn in c[0].calls]
@@ -91,10 +106,15 @@ def _to_device(value: Any, device: Any) -> Any:
     return value
 
 
-def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any, dict], None] | None = None) -> Any:
-    """What ``fn(**kwargs)`` returned, from the record of a call sweep that holds this call; :data:`NOT_STORED`
-    when none holds it. ``note`` receives the loaded records and the call's own record (what the build report lists
-    as read by the page, and the call as a run made ahead)."""
+def serve(
+    fn: Callable[..., Any],
+    kwargs: Mapping[str, Any],
+    note: Callable[[Any, dict], None] | None = None,
+) -> Any:
+    """What ``fn(**kwargs)`` returned, from the record of a call sweep that holds this
+    call; :data:`NOT_STORED` when none holds it. ``note`` receives the loaded records
+    and the call's own record (what the build report lists as read by the page, and the
+    call as a run made ahead)."""
     from bookbuild.runs import codec, sweeps
     from chapter_code.core.device import pick_device, resolve_device
 
@@ -102,7 +122,9 @@ def serve(fn: Callable[..., Any], kwargs: Mapping[str, Any], note: Callable[[Any
     if found is None:
         return NOT_STORED
     sweep, config, name = found
-    loaded = sweeps.load(sweep.name, config=config, sweep=sweep, device=str(pick_device()))
+    loaded = sweeps.load(
+        sweep.name, config=config, sweep=sweep, device=str(pick_device())
+    )
     record = next(r for r in loaded.records if r["job"] == name)
     if note is not None:
         note(loaded, record)

@@ -1,4 +1,5 @@
-"""The one codec of the book's records: a call's arguments and whole result as plain JSON, and back.
+"""The one codec of the book's records: a call's arguments and whole result as plain
+JSON, and back.
 
 A stored call (:mod:`bookbuild.runs.calls`) keeps what a taught function returned in
 a sweep record: numbers, strings, lists, tuples, dicts, dataclasses, tensors, and
@@ -119,8 +120,8 @@ def encode_value(value: Any, where: str = "result") -> Any:
 
 
 def decode_value(data: Any, types: Mapping[str, type], where: str = "result") -> Any:
-    """The value :func:`encode_value` wrote; ``types`` names the classes (dataclasses and
-    modules) it may build.
+    """The value :func:`encode_value` wrote; ``types`` names the classes (dataclasses
+    and modules) it may build.
     """
     if isinstance(data, list):
         return [decode_value(v, types, f"{where}[{i}]") for i, v in enumerate(data)]
@@ -199,7 +200,8 @@ _CONSTRUCTED: weakref.WeakKeyDictionary[torch.nn.Module, dict[str, Any]] = (
 def _noting(cls: type, init: Any) -> Any:
     signature = inspect.signature(init)
     if any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values()):
-        return init  # cannot be rebuilt by keyword: such a module is refused when encoded
+        # cannot be rebuilt by keyword: such a module is refused when encoded
+        return init
 
     @functools.wraps(init)
     def noted(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -264,7 +266,8 @@ def _decode_module(
     cls = _class(data, types, where)
     arguments = decode_value(data["init"], types, f"{where} (constructor)")
     state = decode_value(data["state"], types, f"{where} (weights)")
-    with torch.random.fork_rng(devices=[]):  # the initial draw is overwritten: keep the seed's stream
+    # the initial draw is overwritten: keep the seed's stream
+    with torch.random.fork_rng(devices=[]):
         module = cls(**arguments)
     module.load_state_dict(state)
     module.train(data["training"])
@@ -323,7 +326,9 @@ def join_timings(tree: Any, timings: Mapping[str, Any], where: str) -> Any:
     for node, key, path in list(_timing_nodes(tree)):
         node[key] = timings.pop(_path_text(path), None)
     if timings:
-        raise ValueError(f"{where}: timings with no place in its result: {sorted(timings)}")
+        raise ValueError(
+            f"{where}: timings with no place in its result: {sorted(timings)}"
+        )
     return tree
 
 
@@ -334,7 +339,8 @@ IGNORED = frozenset({"device"})
 
 
 def job(function: Any, **kwargs: Any) -> dict[str, Any]:
-    """A call sweep's job: ``function`` called with ``kwargs``, as JSON-ready parameters.
+    """A call sweep's job: ``function`` called with ``kwargs``, as JSON-ready
+    parameters.
 
     The device is left out (a record set is made per device), the arguments sorted
     (their order does not change a call), and the function named without its module,
@@ -342,7 +348,6 @@ def job(function: Any, **kwargs: Any) -> dict[str, Any]:
     """
     arguments = {k: v for k, v in sorted(kwargs.items()) if k not in IGNORED}
     return {"function": function.__name__, "kwargs": encode_value(arguments, "kwargs")}
-
 
 
 @functools.cache
@@ -403,7 +408,9 @@ def run_call(function: str, seed: int, params: Mapping[str, Any]) -> dict[str, A
     types = classes(function)
     arguments = decode_value(params["kwargs"], types, "kwargs")
     if not isinstance(arguments, dict):
-        raise ValueError(f"kwargs must be an encoded dict of arguments; got {arguments!r}")
+        raise ValueError(
+            f"kwargs must be an encoded dict of arguments; got {arguments!r}"
+        )
     unknown = sorted(set(arguments) - set(inspect.signature(fn).parameters))
     if unknown:
         raise ValueError(f"{fn.__name__} takes no argument(s) {unknown}")

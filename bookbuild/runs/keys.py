@@ -1,11 +1,11 @@
 """Keys on definitions: what a job computes, not the bytes of the files it lives in.
 
-A memoized run (:mod:`bookbuild.runs.memo`) and a sweep record (:mod:`bookbuild.runs.sweeps`)
-are keyed on the *definitions the job reaches*: its function, every function,
-class and module-level constant of the package that it names, and, transitively,
-everything those name. Each definition enters the key in a normal form, its
-syntax tree with docstrings removed (comments and formatting are not in a syntax
-tree) and no module path, so
+A memoized run (:mod:`bookbuild.runs.memo`) and a sweep record
+(:mod:`bookbuild.runs.sweeps`) are keyed on the *definitions the job reaches*: its
+function, every function, class and module-level constant of the package that it names,
+and, transitively, everything those name. Each definition enters the key in a normal
+form, its syntax tree with docstrings removed (comments and formatting are not in a
+syntax tree) and no module path, so
 
 - a docstring edit, a comment, a reformat, a module moved or split, or a new
   function that the job does not call leaves every key as it was;
@@ -37,29 +37,43 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def strip_docstrings(node: ast.AST) -> ast.AST:
-    """``node`` with the docstring of every module, class and function in it removed (in place)."""
+    """``node`` with the docstring of every module, class and function in it removed (in
+    place)."""
     for child in ast.walk(node):
         body = getattr(child, "body", None)
-        if (isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
+            )
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             child.body = body[1:] or [ast.Pass()]
     return node
 
 
 def normal_form(node: ast.AST) -> str:
-    """The definition as its syntax tree, docstrings removed, without positions: equal for equal code."""
-    return ast.dump(strip_docstrings(node), annotate_fields=True, include_attributes=False)
+    """The definition as its syntax tree, docstrings removed, without positions: equal
+    for equal code."""
+    return ast.dump(
+        strip_docstrings(node), annotate_fields=True, include_attributes=False
+    )
 
 
 @dataclass
 class Module:
-    """One module's top-level bindings: definitions, assignments and imports, by the name they bind."""
+    """One module's top-level bindings: definitions, assignments and imports, by the
+    name they bind."""
 
     name: str
-    definitions: dict[str, ast.AST] = field(default_factory=dict)  # def / class / assignment, by bound name
-    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (module, attribute)
-    forms: dict[str, str] = field(default_factory=dict)  # name -> normal form, computed once
+    # def / class / assignment, by bound name
+    definitions: dict[str, ast.AST] = field(default_factory=dict)
+    # name -> (module, attribute)
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # name -> normal form, computed once
+    forms: dict[str, str] = field(default_factory=dict)
 
     def form(self, name: str) -> str:
         if name not in self.forms:
@@ -84,14 +98,17 @@ def _assigned_names(target: ast.AST) -> list[str]:
 
 
 def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements that bind a module's names, those inside a top-level ``if``, ``try`` or ``with`` too."""
+    """The statements that bind a module's names, those inside a top-level ``if``,
+    ``try`` or ``with`` too."""
     out: list[ast.stmt] = []
     for node in body:
         out.append(node)
         if isinstance(node, (ast.If, ast.With)):
             out += _top_level(node.body) + _top_level(getattr(node, "orelse", []))
         elif isinstance(node, ast.Try):
-            out += _top_level(node.body) + [n for h in node.handlers for n in _top_level(h.body)]
+            out += _top_level(node.body) + [
+                n for h in node.handlers for n in _top_level(h.body)
+            ]
             out += _top_level(node.orelse) + _top_level(node.finalbody)
     return out
 
@@ -121,7 +138,9 @@ def _parse(path: Path, mtime_ns: int, size: int, name: str) -> Module:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+                parts = name.split(".")[
+                    : len(name.split(".")) - node.level + (1 if is_package else 0)
+                ]
                 base = ".".join(parts + ([base] if base else []))
             if base.split(".")[0] != package:
                 continue
@@ -131,7 +150,8 @@ def _parse(path: Path, mtime_ns: int, size: int, name: str) -> Module:
 
 
 def load(name: str, root: Path) -> Module | None:
-    """The bindings of module ``name`` under ``root``, or ``None`` when it is not a file there."""
+    """The bindings of module ``name`` under ``root``, or ``None`` when it is not a file
+    there."""
     path = module_file(name, root)
     if path is None:
         return None
@@ -141,15 +161,20 @@ def load(name: str, root: Path) -> Module | None:
 
 @dataclass(frozen=True)
 class Reached:
-    """The definitions a job reaches: their normal forms' SHA-256 by name, and the modules they live in."""
+    """The definitions a job reaches: their normal forms' SHA-256 by name, and the
+    modules they live in."""
 
-    definitions: dict[str, str]  # "name" (or "name [2]" for a second definition of the same name) -> SHA-256
+    # "name" (or "name [2]" for a second definition of the same name) -> SHA-256
+    definitions: dict[str, str]
     modules: tuple[str, ...]
 
     @property
     def digest(self) -> str:
-        """One SHA-256 over every reached definition, independent of which module holds each."""
-        return hashlib.sha256(json.dumps(self.definitions, sort_keys=True).encode()).hexdigest()
+        """One SHA-256 over every reached definition, independent of which module holds
+        each."""
+        return hashlib.sha256(
+            json.dumps(self.definitions, sort_keys=True).encode()
+        ).hexdigest()
 
 
 class _Walker:
@@ -159,7 +184,8 @@ class _Walker:
         self.modules: set[str] = set()
 
     def resolve(self, module: str, name: str, depth: int = 0) -> None:
-        """Follow ``name`` as bound at the top of ``module`` to its definition, and what that reaches."""
+        """Follow ``name`` as bound at the top of ``module`` to its definition, and what
+        that reaches."""
         if depth > 20 or (module, name) in self.seen:
             return
         info = load(module, self.root)
@@ -171,18 +197,29 @@ class _Walker:
             self.walk(module, info.definitions[name])
         elif name in info.imports:
             source, attribute = info.imports[name]
-            if attribute is None or load(f"{source}.{attribute}", self.root) is not None:
-                return  # a module: followed through the attributes read from it (``module.name``)
+            if (
+                attribute is None
+                or load(f"{source}.{attribute}", self.root) is not None
+            ):
+                # a module: followed through the attributes read from it
+                # (``module.name``)
+                return
             self.resolve(source, attribute, depth + 1)
 
     def module_of(self, module: str, name: str) -> str | None:
-        """The package module that ``name`` names at the top of ``module``, if it names one."""
+        """The package module that ``name`` names at the top of ``module``, if it names
+        one."""
         info = load(module, self.root)
         if info is None or name not in info.imports:
             return None
         source, attribute = info.imports[name]
         target = source if attribute is None else f"{source}.{attribute}"
-        return target if target.split(".")[0] == self.package and load(target, self.root) is not None else None
+        return (
+            target
+            if target.split(".")[0] == self.package
+            and load(target, self.root) is not None
+            else None
+        )
 
     def walk(self, module: str, node: ast.AST) -> None:
         for child in ast.walk(node):
@@ -197,7 +234,8 @@ class _Walker:
                 if not isinstance(base, ast.Name):
                     continue
                 target = self.module_of(module, base.id)
-                for attr in reversed(chain):  # `pkg.mod.name`: through submodules to a definition
+                # `pkg.mod.name`: through submodules to a definition
+                for attr in reversed(chain):
                     if target is None:
                         break
                     sub = f"{target}.{attr}"
@@ -210,25 +248,35 @@ class _Walker:
 
 
 def package_root(module: Any) -> Path | None:
-    """The folder that holds ``module``'s top package (``root`` of ``root/chapter_code/core/x.py``), or ``None``."""
+    """The folder that holds ``module``'s top package (``root`` of
+    ``root/chapter_code/core/x.py``), or ``None``."""
     file = getattr(module, "__file__", None)
     if not file:
         return None
-    depth = len(module.__name__.split(".")) - (0 if Path(file).name == "__init__.py" else 1)
+    depth = len(module.__name__.split(".")) - (
+        0 if Path(file).name == "__init__.py" else 1
+    )
     return Path(file).resolve().parents[depth]
 
 
 def reached(function: str, root: Path | None = None) -> Reached:
-    """What ``module:qualname`` (or ``module.qualname``) reaches: see the module's docstring."""
+    """What ``module:qualname`` (or ``module.qualname``) reaches: see the module's
+    docstring."""
     root = root or ROOT
-    module, _, qualname = function.partition(":") if ":" in function else function.rpartition(".")
+    module, _, qualname = (
+        function.partition(":") if ":" in function else function.rpartition(".")
+    )
     walker = _Walker(root, module.split(".")[0])
     walker.resolve(module, qualname.split(".")[0])
     if not walker.seen:
-        raise LookupError(f"{function}: {qualname.split('.')[0]!r} is not defined at the top of {module} "
-                          f"under {root}")
+        raise LookupError(
+            f"{function}: {qualname.split('.')[0]!r} is not defined at the top of "
+            f"{module} under {root}"
+        )
     names: dict[str, str] = {}
-    for (_, name), form in sorted(walker.seen.items(), key=lambda item: (item[0][1], item[1])):
+    for (_, name), form in sorted(
+        walker.seen.items(), key=lambda item: (item[0][1], item[1])
+    ):
         key, n = name, 1
         while key in names:
             n += 1
@@ -238,5 +286,8 @@ def reached(function: str, root: Path | None = None) -> Reached:
 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """The definitions that differ between two :attr:`Reached.definitions` (added, removed or changed)."""
-    return sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    """The definitions that differ between two :attr:`Reached.definitions` (added,
+    removed or changed)."""
+    return sorted(
+        name for name in set(before) | set(after) if before.get(name) != after.get(name)
+    )

@@ -1,4 +1,5 @@
-"""Memoized runs: an expensive, deterministic computation inside a chapter is done once per content.
+"""Memoized runs: an expensive, deterministic computation inside a chapter is done once
+per content.
 
 A chapter wraps a training run or a grid of runs with
 :func:`chapter_code.core.runtime.run_once` (the one entry point taught code uses),
@@ -57,8 +58,11 @@ def runs_dir(root: Path | None = None) -> Path:
     return (Path(override).resolve() if override else root / "_build") / "runs"
 
 
-def data_hashes(paths: tuple[str, ...] | list[str], root: Path, what: str) -> dict[str, str]:
-    """SHA-256 of each declared data file (paths relative to ``root``); a missing one is an error naming it."""
+def data_hashes(
+    paths: tuple[str, ...] | list[str], root: Path, what: str
+) -> dict[str, str]:
+    """SHA-256 of each declared data file (paths relative to ``root``); a missing one is
+    an error naming it."""
     out = {}
     for rel in paths:
         path = root / rel
@@ -69,10 +73,16 @@ def data_hashes(paths: tuple[str, ...] | list[str], root: Path, what: str) -> di
 
 
 def canonical(value: Any, where: str = "argument") -> Any:
-    """A JSON-ready form of a run's argument; anything whose value JSON cannot pin down is an error."""
+    """A JSON-ready form of a run's argument; anything whose value JSON cannot pin down
+    is an error."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__dataclass__": type(value).__qualname__,
-                **{f.name: canonical(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)}}
+        return {
+            "__dataclass__": type(value).__qualname__,
+            **{
+                f.name: canonical(getattr(value, f.name), f"{where}.{f.name}")
+                for f in dataclasses.fields(value)
+            },
+        }
     if isinstance(value, (list, tuple)):
         return [canonical(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
@@ -82,22 +92,30 @@ def canonical(value: Any, where: str = "argument") -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if type(value).__module__ == "torch" and type(value).__name__ == "device":
-        return {"__device__": str(value)}  # where the run computes (also in the environment's key)
-    raise TypeError(f"{where}: a memoized run takes numbers, strings, lists, dicts and dataclasses; got "
-                    f"{type(value).__name__} (pass what builds it instead)")
+        # where the run computes (also in the environment's key)
+        return {"__device__": str(value)}
+    raise TypeError(
+        f"{where}: a memoized run takes numbers, strings, lists, dicts and "
+        f"dataclasses; got {type(value).__name__} (pass what builds it instead)"
+    )
 
 
-#: locks of optional stacks: part of a run's key only when the run's sources import the package
+#: locks of optional stacks: part of a run's key only when the run's sources import the
+#: package
 OPTIONAL_LOCKS = {"jax": "requirements/jax.txt"}
 
 
 def _imports(package: str, modules: list[str], root: Path) -> bool:
     pattern = re.compile(rf"^\s*(import|from)\s+{package}\b", re.MULTILINE)
-    return any(path is not None and pattern.search(path.read_text(encoding="utf-8"))
-               for path in (keys.module_file(name, root) for name in modules))
+    return any(
+        path is not None and pattern.search(path.read_text(encoding="utf-8"))
+        for path in (keys.module_file(name, root) for name in modules)
+    )
 
 
-def environment(modules: list[str] | None = None, root: Path | None = None) -> dict[str, Any]:
+def environment(
+    modules: list[str] | None = None, root: Path | None = None
+) -> dict[str, Any]:
     """Everything outside the repository's sources that changes a run's result.
 
     The book's lock files always count; an optional stack's lock
@@ -110,13 +128,21 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
     root = root or ROOT
     locks = hashlib.sha256()
     names = ["requirements/lock.txt", "requirements/torch.txt"]
-    optional = [package for package in OPTIONAL_LOCKS if modules and _imports(package, modules, root)]
+    optional = [
+        package
+        for package in OPTIONAL_LOCKS
+        if modules and _imports(package, modules, root)
+    ]
     names += [OPTIONAL_LOCKS[package] for package in optional]
     for name in names:
         path = root / name
         locks.update(path.read_bytes() if path.exists() else b"")
-    checked = runtime.settings()  # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
-    settings = {**checked.as_env(), **{k: os.environ.get(k, "") for k in numerics.CPU_PINS}}
+    # one spelling each: " CPU ", "cpu" and unset on a CPU machine are "cpu"
+    checked = runtime.settings()
+    settings = {
+        **checked.as_env(),
+        **{k: os.environ.get(k, "") for k in numerics.CPU_PINS},
+    }
     device = runtime.pick_device(checked.device)
     out = {
         "locks": locks.hexdigest(),
@@ -124,39 +150,55 @@ def environment(modules: list[str] | None = None, root: Path | None = None) -> d
         "python": sys.version.split()[0],
         "profile": numerics.output_profile(device),
         "settings": settings,
-        # the installed optional stacks too (a host's GPU JAX need not be the locked one); only for their runs
+        # the installed optional stacks too (a host's GPU JAX need not be the locked
+        # one); only for their runs
         **{package: metadata.version(package) for package in optional},
     }
-    gpu = numerics.gpu_software(device)  # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
+    # a GPU's CUDA and cuDNN versions; nothing on a CPU: its keys stay as they were
+    gpu = numerics.gpu_software(device)
     if gpu:
         out["gpu_software"] = gpu
     return out
 
 
-def run_key(fn: Callable[..., Any], kwargs: dict[str, Any], data: list[str] | tuple[str, ...] = (),
-            root: Path | None = None) -> tuple[str, dict[str, Any]]:
-    """The run's key and the description it hashes (stored beside the result, for the curious)."""
+def run_key(
+    fn: Callable[..., Any],
+    kwargs: dict[str, Any],
+    data: list[str] | tuple[str, ...] = (),
+    root: Path | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The run's key and the description it hashes (stored beside the result, for the
+    curious)."""
     root = root or ROOT
     module = inspect.getmodule(fn)
     if module is None or not getattr(module, "__file__", None):
         raise TypeError(f"run_once needs a function defined in a module, not {fn!r}")
     hashes = data_hashes(data, root, "run_once: declared data file")
-    # the definitions are read where the function's package lives (a book's chapter_code, wherever it is)
-    found = keys.reached(f"{module.__name__}:{fn.__qualname__}", keys.package_root(module) or root)
+    # the definitions are read where the function's package lives (a book's
+    # chapter_code, wherever it is)
+    found = keys.reached(
+        f"{module.__name__}:{fn.__qualname__}", keys.package_root(module) or root
+    )
     what = {
-        "function": fn.__qualname__,  # no module path in the key: a module moved keeps its runs
+        # no module path in the key: a module moved keeps its runs
+        "function": fn.__qualname__,
         "definitions": found.definitions,
         "arguments": canonical(kwargs),
         "data": hashes,
         "environment": environment(list(found.modules), root),
     }
     blob = json.dumps(what, sort_keys=True).encode()
-    # where it is defined now, for the report and the page's provenance (after hashing: no part of the key)
-    return hashlib.sha256(blob).hexdigest()[:20], {**what, "function": f"{module.__name__}.{fn.__qualname__}"}
+    # where it is defined now, for the report and the page's provenance (after hashing:
+    # no part of the key)
+    return hashlib.sha256(blob).hexdigest()[:20], {
+        **what,
+        "function": f"{module.__name__}.{fn.__qualname__}",
+    }
 
 
 def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
-    """The stored result, or ``None`` when the entry is absent or damaged (reported, then removed)."""
+    """The stored result, or ``None`` when the entry is absent or damaged (reported,
+    then removed)."""
     import torch
 
     from bookbuild.execute import events
@@ -168,11 +210,24 @@ def _load(entry: Path) -> tuple[Any, dict[str, Any]] | None:
         meta = json.loads(meta_file.read_text())
         blob = result_file.read_bytes()
         if hashlib.sha256(blob).hexdigest() != meta["sha256"]:
-            raise ValueError("its result file does not match the hash recorded when it was stored")
+            raise ValueError(
+                "its result file does not match the hash recorded when it was stored"
+            )
         return torch.load(io.BytesIO(blob), weights_only=False), meta
-    except (OSError, ValueError, KeyError, RuntimeError, EOFError, json.JSONDecodeError) as exc:
-        # to the build log, not the cell's output (where the gate would see it as a changed output)
-        events.report(f"run_once: the stored run {entry.name} is damaged ({exc}); computing it again")
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        RuntimeError,
+        EOFError,
+        json.JSONDecodeError,
+    ) as exc:
+        # to the build log, not the cell's output (where the gate would see it as a
+        # changed output)
+        events.report(
+            f"run_once: the stored run {entry.name} is damaged ({exc}); computing it "
+            "again"
+        )
         shutil.rmtree(entry, ignore_errors=True)
         return None
 
@@ -187,12 +242,16 @@ def _store(entry: Path, result: Any, meta: dict[str, Any]) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     (staging / "result.pt").write_bytes(blob)
-    files.write_json(staging / "meta.json", {**meta, "sha256": hashlib.sha256(blob).hexdigest()})
+    files.write_json(
+        staging / "meta.json", {**meta, "sha256": hashlib.sha256(blob).hexdigest()}
+    )
     shutil.rmtree(entry, ignore_errors=True)
     os.replace(staging, entry)
 
 
-def run_once(fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (), **kwargs: Any) -> T:
+def run_once(
+    fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (), **kwargs: Any
+) -> T:
     """``fn(**kwargs)``, computed once per key and read back bit for bit afterwards."""
     from bookbuild.execute import events
 
@@ -205,11 +264,28 @@ def run_once(fn: Callable[..., T], /, *, data: list[str] | tuple[str, ...] = (),
         loaded = _load(entry)
         if loaded is not None:
             result, meta = loaded
-            events.note_run(what["function"], key, "reused", time.perf_counter() - started, meta["wall_s"],
-                            seed=kwargs.get("seed"))
+            events.note_run(
+                what["function"],
+                key,
+                "reused",
+                time.perf_counter() - started,
+                meta["wall_s"],
+                seed=kwargs.get("seed"),
+            )
             return result
         result = fn(**kwargs)
         wall = time.perf_counter() - started
-        _store(entry, result, {"key": key, "wall_s": wall, "stored_at": time.strftime("%Y-%m-%d %H:%M:%S"), **what})
-    events.note_run(what["function"], key, "computed", wall, wall, seed=kwargs.get("seed"))
+        _store(
+            entry,
+            result,
+            {
+                "key": key,
+                "wall_s": wall,
+                "stored_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+                **what,
+            },
+        )
+    events.note_run(
+        what["function"], key, "computed", wall, wall, seed=kwargs.get("seed")
+    )
     return result

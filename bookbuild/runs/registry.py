@@ -313,6 +313,8 @@ _TINY_SCORE = ScoreRecipe(
 #: the seed of Chapter 6's one-seed runs (its small start, doubled budget,
 #: learning-rate and one-gate exercises)
 BOOK_SCORE_SEED = 0
+
+
 def lr_job(lr: float) -> str:
     """The ``book-runs`` job name of nn.LSTM at learning rate ``lr`` (``lstm-lr-3e-2``:
     a job name holds no dot); ``lr`` must have one significant digit."""
@@ -726,8 +728,8 @@ SWEEPS: dict[str, Sweep] = {
         CHAR_LM_WORKSHOP,
         CHAR_LM_BOOK,
         SCOREBOARD,
-            WORD_LM_SCALE,
-                DEPTH_BOOK_RUNS,
+        WORD_LM_SCALE,
+        DEPTH_BOOK_RUNS,
         GATED_BOOK_RUNS,
         BEYOND_BOOK_RUNS,
     ]

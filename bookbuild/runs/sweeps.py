@@ -1,4 +1,5 @@
-"""Experiment sweeps as batch jobs, their stored records, and the loader that refuses stale ones.
+"""Experiment sweeps as batch jobs, their stored records, and the loader that refuses
+stale ones.
 
 A sweep (defined in :mod:`bookbuild.runs.registry`) is a grid of named jobs times
 seeds. ``python -m bookbuild experiments run NAME`` (``make experiments
@@ -15,9 +16,9 @@ Each job writes one small JSON record, atomically, to
 ``records/<sweep>/<config>/<job>.seed<N>.json`` (committed; weights are never stored):
 parameters, seed, metrics, the **code hash** (SHA-256 of the job function's
 name and of every definition it reaches, keyed as :mod:`bookbuild.runs.keys`
-keys them, with each definition's own hash beside it), the **params hash**, hashes of the declared data
-files, torch/CUDA versions, device, output profile and pinned CPU numerics,
-git commit, host, Slurm job id, start time and wall time.
+keys them, with each definition's own hash beside it), the **params hash**, hashes of
+the declared data files, torch/CUDA versions, device, output profile and pinned CPU
+numerics, git commit, host, Slurm job id, start time and wall time.
 
 :func:`load` (the book's entry point is ``chapter_code.core.runtime.load_sweep``)
 checks every record of a configuration against the current code and
@@ -61,7 +62,8 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 class SweepNotReady(UserError):
-    """A sweep's records are missing, stale or damaged; the message names the command that refreshes them."""
+    """A sweep's records are missing, stale or damaged; the message names the command
+    that refreshes them."""
 
 
 # ---------------------------------------------------------------- definitions
@@ -79,41 +81,79 @@ def get(name: str, module: str = REGISTRY) -> Any:
     """The sweep called ``name``; an error listing the defined ones otherwise."""
     sweeps = registry(module)
     if name not in sweeps:
-        raise UserError(f"no sweep named {name!r}; defined in {module}: {', '.join(sorted(sweeps)) or 'none'}")
+        raise UserError(
+            f"no sweep named {name!r}; defined in {module}: "
+            f"{', '.join(sorted(sweeps)) or 'none'}"
+        )
     return sweeps[name]
 
 
 def validate(sweep: Any) -> None:
-    """Check a sweep's names, seeds and parameters; the error names the offending field."""
+    """Check a sweep's names, seeds and parameters; the error names the offending
+    field."""
     if not isinstance(sweep.name, str) or not _NAME.match(sweep.name):
-        raise ValueError(f"sweep name must be lower-case letters, digits, '-' or '_'; got {sweep.name!r}")
+        raise ValueError(
+            "sweep name must be lower-case letters, digits, '-' or '_'; got "
+            f"{sweep.name!r}"
+        )
     if not sweep.configs:
-        raise ValueError(f"sweep {sweep.name!r}: configs must hold at least one configuration")
+        raise ValueError(
+            f"sweep {sweep.name!r}: configs must hold at least one configuration"
+        )
     calls = {f.__name__: f for f in getattr(sweep, "calls", ())}
     if (sweep.job is None) == (not calls):
-        raise ValueError(f"sweep {sweep.name!r}: give either a job function or the calls its jobs make, not both")
+        raise ValueError(
+            f"sweep {sweep.name!r}: give either a job function or the calls its jobs "
+            "make, not both"
+        )
     for cname, grid in sweep.configs.items():
         where = f"sweep {sweep.name!r}, config {cname!r}"
         if not grid.jobs or not grid.seeds:
-            raise ValueError(f"{where}: jobs and seeds must each hold at least one entry")
+            raise ValueError(
+                f"{where}: jobs and seeds must each hold at least one entry"
+            )
         for job_name, params in grid.jobs.items():
             if not isinstance(job_name, str) or not _NAME.match(job_name):
-                raise ValueError(f"{where}: job name must be lower-case letters, digits, '-' or '_'; got {job_name!r}")
-            if calls and (set(params) != {"function", "kwargs"} or params["function"] not in calls):
-                raise ValueError(f"{where}, job {job_name!r}: a call sweep's job is codec.job(f, ...) of one of "
-                                 f"its calls ({', '.join(calls)}); got {params!r}")
+                raise ValueError(
+                    f"{where}: job name must be lower-case letters, digits, '-' or "
+                    f"'_'; got {job_name!r}"
+                )
+            if calls and (
+                set(params) != {"function", "kwargs"} or params["function"] not in calls
+            ):
+                raise ValueError(
+                    f"{where}, job {job_name!r}: a call sweep's job is codec.job(f, "
+                    f"...) of one of its calls ({', '.join(calls)}); got {params!r}"
+                )
             if "seed" in params:
-                raise ValueError(f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, not in params")
+                raise ValueError(
+                    f"{where}, job {job_name!r}: 'seed' is given by the grid's seeds, "
+                    "not in params"
+                )
             memo.canonical(params, f"{where}, job {job_name!r}")
-        if len(set(grid.seeds)) != len(grid.seeds) or not all(isinstance(s, int) and s >= 0 for s in grid.seeds):
-            raise ValueError(f"{where}: seeds must be distinct ints >= 0; got {grid.seeds!r}")
-        if grid.resources.minutes < 1 or grid.resources.gpus < 0 or grid.resources.cpus < 1:
-            raise ValueError(f"{where}: resources need minutes >= 1, gpus >= 0, cpus >= 1; got {grid.resources}")
+        if len(set(grid.seeds)) != len(grid.seeds) or not all(
+            isinstance(s, int) and s >= 0 for s in grid.seeds
+        ):
+            raise ValueError(
+                f"{where}: seeds must be distinct ints >= 0; got {grid.seeds!r}"
+            )
+        if (
+            grid.resources.minutes < 1
+            or grid.resources.gpus < 0
+            or grid.resources.cpus < 1
+        ):
+            raise ValueError(
+                f"{where}: resources need minutes >= 1, gpus >= 0, cpus >= 1; got "
+                f"{grid.resources}"
+            )
 
 
 def grid_of(sweep: Any, config: str) -> Any:
     if config not in sweep.configs:
-        raise UserError(f"sweep {sweep.name!r} has no config {config!r}; it has {', '.join(sweep.configs)}")
+        raise UserError(
+            f"sweep {sweep.name!r} has no config {config!r}; it has "
+            f"{', '.join(sweep.configs)}"
+        )
     return sweep.configs[config]
 
 
@@ -132,19 +172,26 @@ class Job:
 
 def jobs(sweep: Any, config: str) -> list[Job]:
     grid = grid_of(sweep, config)
-    return [Job(name, seed, memo.canonical(params)) for name, params in grid.jobs.items() for seed in grid.seeds]
+    return [
+        Job(name, seed, memo.canonical(params))
+        for name, params in grid.jobs.items()
+        for seed in grid.seeds
+    ]
 
 
 def function_path(fn: Callable[..., Any]) -> str:
     module = getattr(fn, "__module__", None)
     if not module or "<" in fn.__qualname__ or module == "__main__":
-        raise TypeError(f"a sweep's job must be a module-level function of an importable module; got {fn!r}")
+        raise TypeError(
+            "a sweep's job must be a module-level function of an importable module; "
+            f"got {fn!r}"
+        )
     return f"{module}:{fn.__qualname__}"
 
 
 def job_function(sweep: Any, job: Job) -> str:
-    """The function a job runs, ``module:qualname``: the sweep's job function, or the taught function a call
-    sweep's job calls (whose definitions then key the record)."""
+    """The function a job runs, ``module:qualname``: the sweep's job function, or the
+    taught function a call sweep's job calls (whose definitions then key the record)."""
     calls = getattr(sweep, "calls", ())
     if not calls:
         return function_path(sweep.job)
@@ -157,46 +204,70 @@ def is_call_sweep(sweep: Any) -> bool:
 
 
 def code_hash(function: str, root: Path | None = None) -> tuple[str, dict[str, str]]:
-    """The job's key on definitions (:mod:`bookbuild.runs.keys`): SHA-256 of its name and of every definition it
-    reaches, and those definitions' own hashes by name (stored in the record, to say which changed)."""
+    """The job's key on definitions (:mod:`bookbuild.runs.keys`): SHA-256 of its name
+    and of every definition it reaches, and those definitions' own hashes by name
+    (stored in the record, to say which changed)."""
     found = keys.reached(function, root or ROOT)
     qualname = function.partition(":")[2]
-    blob = json.dumps({"job": qualname, "definitions": found.definitions}, sort_keys=True).encode()
+    blob = json.dumps(
+        {"job": qualname, "definitions": found.definitions}, sort_keys=True
+    ).encode()
     return hashlib.sha256(blob).hexdigest(), found.definitions
 
 
 def params_hash(params: dict[str, Any], seed: int) -> str:
-    blob = json.dumps({"params": memo.canonical(params), "seed": seed}, sort_keys=True).encode()
+    blob = json.dumps(
+        {"params": memo.canonical(params), "seed": seed}, sort_keys=True
+    ).encode()
     return hashlib.sha256(blob).hexdigest()
 
 
-def data_hashes(paths: tuple[str, ...] | list[str], root: Path | None = None) -> dict[str, str]:
+def data_hashes(
+    paths: tuple[str, ...] | list[str], root: Path | None = None
+) -> dict[str, str]:
     return memo.data_hashes(paths, root or ROOT, "sweep data file")
 
 
-def records_dir(name: str, config: str, root: Path | None = None, profile: str | None = None) -> Path:
-    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat across configurations);
-    ``records/<sweep>/<config>@<profile>/`` for those a GPU made of a configuration re-run per device."""
-    return (root or ROOT) / "records" / name / (config if profile is None else f"{config}@{profile}")
+def records_dir(
+    name: str, config: str, root: Path | None = None, profile: str | None = None
+) -> Path:
+    """``records/<sweep>/<config>/``: a configuration's records (job names may repeat
+    across configurations); ``records/<sweep>/<config>@<profile>/`` for those a GPU made
+    of a configuration re-run per device."""
+    return (
+        (root or ROOT)
+        / "records"
+        / name
+        / (config if profile is None else f"{config}@{profile}")
+    )
 
 
 def gpu_record_profiles(name: str, config: str, root: Path | None = None) -> list[str]:
-    """The GPU profiles whose record sets of ``config`` are here (``records/<sweep>/<config>@cuda-*/``)."""
+    """The GPU profiles whose record sets of ``config`` are here
+    (``records/<sweep>/<config>@cuda-*/``)."""
     folder = (root or ROOT) / "records" / name
-    return sorted(p.name.partition("@")[2] for p in folder.glob(f"{config}@cuda-*") if p.is_dir())
+    return sorted(
+        p.name.partition("@")[2] for p in folder.glob(f"{config}@cuda-*") if p.is_dir()
+    )
 
 
 def per_device(config: str, sweep: str | None = None, module: str = REGISTRY) -> bool:
-    """Whether ``config`` (of ``sweep``) is re-run on each edition's device: named in the registry's
-    ``PER_DEVICE_CONFIGS`` alone (every sweep's) or as ``sweep:config``."""
+    """Whether ``config`` (of ``sweep``) is re-run on each edition's device: named in
+    the registry's ``PER_DEVICE_CONFIGS`` alone (every sweep's) or as
+    ``sweep:config``."""
     names = getattr(importlib.import_module(module), "PER_DEVICE_CONFIGS", ())
     return config in names or (sweep is not None and f"{sweep}:{config}" in names)
 
 
 def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
-    """The record set a build or a run on ``device`` uses for ``config``: ``None`` (the CPU set, or a configuration
-    that asks for GPUs itself) or a GPU's output profile, for a configuration re-run per device."""
-    if device is None or not device.startswith("cuda") or grid_of(sweep, config).resources.gpus:
+    """The record set a build or a run on ``device`` uses for ``config``: ``None`` (the
+    CPU set, or a configuration that asks for GPUs itself) or a GPU's output profile,
+    for a configuration re-run per device."""
+    if (
+        device is None
+        or not device.startswith("cuda")
+        or grid_of(sweep, config).resources.gpus
+    ):
         return None
     if not per_device(config, sweep.name):
         return None
@@ -210,36 +281,61 @@ def record_profile(sweep: Any, config: str, device: str | None) -> str | None:
 def refresh_command(name: str, config: str, device: str | None = None) -> str:
     on = f" DEVICE={device}" if device and device != "cpu" else ""
     flag = f" --device {device}" if device and device != "cpu" else ""
-    return f"make experiments SWEEP={name} CONFIG={config}{on}  (or: python -m bookbuild experiments run {name} " \
-           f"--config {config}{flag})"
+    return (
+        f"make experiments SWEEP={name} CONFIG={config}{on}  (or: python -m bookbuild "
+        f"experiments run {name} --config {config}{flag})"
+    )
 
 
-# ---------------------------------------------------------------- one job (runs in the job's process)
+# -------------------------------------------------- one job (runs in the job's process)
 
 
-def run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
-            records: str, root: str, device: str = "cpu", call: bool = False) -> dict[str, Any]:
-    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed by submitit's workers.
+def run_job(
+    function: str,
+    sweep: str,
+    job: str,
+    seed: int,
+    params: dict[str, Any],
+    data: list[str],
+    records: str,
+    root: str,
+    device: str = "cpu",
+    call: bool = False,
+) -> dict[str, Any]:
+    """Run one job and write its record; returns ``{"id", "wall_s", "path"}``. Executed
+    by submitit's workers.
 
     ``device`` (``cpu`` unless the sweep's resources ask for GPUs) becomes
     ``BOOK_DEVICE`` for the job, so a CPU job run on a GPU machine is recorded,
-    and re-checked, under the CPU's output profile. ``call``: a call sweep's job (:func:`codec.run_call`), whose
-    ``function`` is the taught function called.
+    and re-checked, under the CPU's output profile. ``call``: a call sweep's job
+    (:func:`codec.run_call`), whose ``function`` is the taught function called.
     """
     before = os.environ.get("BOOK_DEVICE")
     os.environ["BOOK_DEVICE"] = device
     try:
         return _run_job(function, sweep, job, seed, params, data, records, root, call)
-    finally:  # `--cluster debug` runs jobs in the caller's process: leave its environment as it was
+    # `--cluster debug` runs jobs in the caller's process: leave its environment as it
+    # was
+    finally:
         if before is None:
             os.environ.pop("BOOK_DEVICE", None)
         else:
             os.environ["BOOK_DEVICE"] = before
 
 
-def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, Any], data: list[str],
-             records: str, root: str, call: bool = False) -> dict[str, Any]:
-    from chapter_code.core import runtime  # first: pins the CPU numerics before torch loads
+def _run_job(
+    function: str,
+    sweep: str,
+    job: str,
+    seed: int,
+    params: dict[str, Any],
+    data: list[str],
+    records: str,
+    root: str,
+    call: bool = False,
+) -> dict[str, Any]:
+    # first: pins the CPU numerics before torch loads
+    from chapter_code.core import runtime
 
     runtime.setup()
     root_path = Path(root)
@@ -252,14 +348,23 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
         metrics = codec.resolve(function)(seed=seed, **codec.from_canonical(params, codec.classes(function)))
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
-        raise TypeError(f"job {function} must return a dict of metrics; got {type(metrics).__name__}")
+        raise TypeError(
+            f"job {function} must return a dict of metrics; got "
+            f"{type(metrics).__name__}"
+        )
     metrics = memo.canonical(metrics, "metrics")
     after, _ = code_hash(function, root_path)
     if after != digest:
-        raise RuntimeError(f"the code of {function} changed while the job ran; its result is not recorded")
+        raise RuntimeError(
+            f"the code of {function} changed while the job ran; its result is not "
+            "recorded"
+        )
     print_ = runtime.fingerprint()
-    slurm = {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
-             if k in os.environ}
+    slurm = {
+        k: os.environ[k]
+        for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
+        if k in os.environ
+    }
     record = {
         "sweep": sweep,
         "job": job,
@@ -295,28 +400,35 @@ def _run_job(function: str, sweep: str, job: str, seed: int, params: dict[str, A
     return {"id": f"{job}.seed{seed}", "wall_s": wall, "path": str(path)}
 
 
-# ---------------------------------------------------------------- records: survey and load
+# ------------------------------------------------------------- records: survey and load
 
-#: A record's own SHA-256 (of its other keys, canonical JSON): a record edited by hand no longer matches it.
+#: A record's own SHA-256 (of its other keys, canonical JSON): a record edited by hand
+#: no longer matches it.
 SEAL = "record_sha256"
 
 
 def seal(record: dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != SEAL}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 @dataclasses.dataclass
 class JobStatus:
     job: Job
-    state: str  # "fresh", "missing", "stale-code", "stale-params", "stale-data", "damaged"
+    # "fresh", "missing", "stale-code", "stale-params", "stale-data", "damaged"
+    state: str
     record: dict[str, Any] | None = None
     detail: str = ""
 
 
 def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
-    try:  # an open, even a failed one, is what the build's trace sees: a record that appears later re-executes
-        text = path.read_text()  # the chapter that found it missing (a mere exists() would go unseen)
+    # an open, even a failed one, is what the build's trace sees: a record that appears
+    # later re-executes the chapter that found it missing (a mere exists() would go
+    # unseen)
+    try:
+        text = path.read_text()
     except FileNotFoundError:
         return None, ""
     except (OSError, UnicodeDecodeError) as exc:
@@ -326,45 +438,65 @@ def _read_record(path: Path) -> tuple[dict[str, Any] | None, str]:
         for key in ("params_hash", "code_hash", "metrics", "seed", "job", "wall_s"):
             if key not in record:
                 raise KeyError(key)
-        if SEAL in record and record[SEAL] != seal(record):  # records written before the seal carry none
-            return None, "edited since it was written (its record_sha256 does not match its content)"
+        # records written before the seal carry none
+        if SEAL in record and record[SEAL] != seal(record):
+            return (
+                None,
+                "edited since it was written (its record_sha256 does not match its "
+                "content)",
+            )
         return record, ""
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError) as exc:
         return None, f"unreadable ({type(exc).__name__}: {exc})"
 
 
 def changed_since_commit(folder: Path, root: Path) -> set[str] | None:
-    """Names of the files in ``folder`` that differ from the last commit or were never committed.
+    """Names of the files in ``folder`` that differ from the last commit or were never
+    committed.
 
-    ``None`` where there is no commit to compare with (a copy of the tree outside git, no git).
+    ``None`` where there is no commit to compare with (a copy of the tree outside git,
+    no git).
     """
     try:
         rel = folder.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return None
     names: set[str] = set()
-    for argv in (["git", "diff", "--name-only", "HEAD", "--", rel],
-                 ["git", "ls-files", "--others", "--exclude-standard", "--", rel]):
+    for argv in (
+        ["git", "diff", "--name-only", "HEAD", "--", rel],
+        ["git", "ls-files", "--others", "--exclude-standard", "--", rel],
+    ):
         try:
-            done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=30)
+            done = subprocess.run(
+                argv, cwd=root, capture_output=True, text=True, timeout=30
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         if done.returncode != 0:
             return None
-        names |= {Path(line.strip()).name for line in done.stdout.splitlines() if line.strip()}
+        names |= {
+            Path(line.strip()).name for line in done.stdout.splitlines() if line.strip()
+        }
     return names
 
 
-#: What a record without a seal (written before records carried one) says when it differs from its commit.
-UNSEALED_EDIT = ("edited since it was committed (it carries no record_sha256, being older than the seal; "
-                 "`python -m bookbuild experiments seal {name} --config {config}` seals committed records)")
+#: What a record without a seal (written before records carried one) says when it
+#: differs from its commit.
+UNSEALED_EDIT = (
+    "edited since it was committed (it carries no record_sha256, being older than the "
+    "seal; `python -m bookbuild experiments seal {name} --config {config}` seals "
+    "committed records)"
+)
 
 
-def survey(sweep: Any, config: str, root: Path | None = None, profile: str | None = None) -> list[JobStatus]:
+def survey(
+    sweep: Any, config: str, root: Path | None = None, profile: str | None = None
+) -> list[JobStatus]:
     """The state of every job of ``config``, read from ``records/<sweep>/``.
 
-    A sealed record (``record_sha256``) edited by hand is damaged; an unsealed one (older than the seal) is
-    damaged when it differs from the last commit (:func:`changed_since_commit`).
+    A sealed record (``record_sha256``) edited by hand is damaged; an unsealed one
+    (older than the seal) is damaged when it differs from the last commit
+    (:func:`changed_since_commit`).
     """
     root = root or ROOT
     hashes: dict[str, tuple[str, dict[str, str]]] = {}
@@ -377,25 +509,49 @@ def survey(sweep: Any, config: str, root: Path | None = None, profile: str | Non
         if record is not None and SEAL not in record:
             changed = changed_since_commit(folder, root) if changed is None else changed
             if changed is not None and f"{job.id}.json" in changed:
-                record, problem = None, UNSEALED_EDIT.format(name=sweep.name, config=config)
+                record, problem = (
+                    None,
+                    UNSEALED_EDIT.format(name=sweep.name, config=config),
+                )
         if problem:
             out.append(JobStatus(job, "damaged", None, problem))
         elif record is None:
             out.append(JobStatus(job, "missing"))
         elif record["params_hash"] != params_hash(job.params, job.seed):
-            out.append(JobStatus(job, "stale-params", record, "its parameters differ from the sweep's definition"))
+            out.append(
+                JobStatus(
+                    job,
+                    "stale-params",
+                    record,
+                    "its parameters differ from the sweep's definition",
+                )
+            )
         elif record["code_hash"] != _hashed(hashes, job_function(sweep, job), root)[0]:
-            changed = keys.changed(record.get("definitions", {}), _hashed(hashes, job_function(sweep, job), root)[1])
-            out.append(JobStatus(job, "stale-code", record, "a definition it reaches changed since it ran: "
-                                 + ", ".join(changed)))
+            changed = keys.changed(
+                record.get("definitions", {}),
+                _hashed(hashes, job_function(sweep, job), root)[1],
+            )
+            out.append(
+                JobStatus(
+                    job,
+                    "stale-code",
+                    record,
+                    "a definition it reaches changed since it ran: "
+                    + ", ".join(changed),
+                )
+            )
         elif record.get("data", {}) != data:
-            out.append(JobStatus(job, "stale-data", record, "a data file changed since it ran"))
+            out.append(
+                JobStatus(job, "stale-data", record, "a data file changed since it ran")
+            )
         else:
             out.append(JobStatus(job, "fresh", record))
     return out
 
 
-def _hashed(cache: dict[str, tuple[str, dict[str, str]]], function: str, root: Path) -> tuple[str, dict[str, str]]:
+def _hashed(
+    cache: dict[str, tuple[str, dict[str, str]]], function: str, root: Path
+) -> tuple[str, dict[str, str]]:
     if function not in cache:
         cache[function] = code_hash(function, root)
     return cache[function]
@@ -410,7 +566,8 @@ def summarize(statuses: list[JobStatus]) -> str:
 
 @dataclasses.dataclass
 class SweepRecords:
-    """A sweep's fresh records for one configuration; ``complete`` is False for a partial sweep."""
+    """A sweep's fresh records for one configuration; ``complete`` is False for a
+    partial sweep."""
 
     name: str
     config: str
@@ -424,21 +581,37 @@ class SweepRecords:
 
     def describe(self) -> str:
         """One line for a page: how many records, and whether the sweep is partial."""
-        state = "complete" if self.complete else f"PARTIAL: {len(self.missing)} jobs not run yet"
-        return f"sweep {self.name} ({self.config}): {len(self.records)} of {self.total} records, {state}"
+        state = (
+            "complete"
+            if self.complete
+            else f"PARTIAL: {len(self.missing)} jobs not run yet"
+        )
+        return (
+            f"sweep {self.name} ({self.config}): {len(self.records)} of {self.total} "
+            f"records, {state}"
+        )
 
     def by_job(self) -> dict[str, list[dict[str, Any]]]:
-        """Records grouped by job name, in the definition's order, each list in seed order."""
+        """Records grouped by job name, in the definition's order, each list in seed
+        order."""
         out: dict[str, list[dict[str, Any]]] = {}
         for record in self.records:
             out.setdefault(record["job"], []).append(record)
         return out
 
 
-def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path | None = None,
-         sweep: Any = None, none_if_unrun: bool = False, device: str | None = None,
-         edition: str | None = None) -> SweepRecords | None:
-    """Every record of sweep ``name``'s ``config``, checked against the current code, parameters and data.
+def load(
+    name: str,
+    config: str = "cpu",
+    allow_partial: bool = False,
+    root: Path | None = None,
+    sweep: Any = None,
+    none_if_unrun: bool = False,
+    device: str | None = None,
+    edition: str | None = None,
+) -> SweepRecords | None:
+    """Every record of sweep ``name``'s ``config``, checked against the current code,
+    parameters and data.
 
     Raises :class:`SweepNotReady` when any record is stale or damaged, or when
     records are missing (unless ``allow_partial``: then a partial sweep comes
@@ -448,39 +621,61 @@ def load(name: str, config: str = "cpu", allow_partial: bool = False, root: Path
     re-executes when records appear); stale or damaged records still raise.
     """
     sweep = sweep or get(name)
-    profile = record_profile(sweep, config, device)  # a GPU build reads its own set of a per-device configuration
+    # a GPU build reads its own set of a per-device configuration
+    profile = record_profile(sweep, config, device)
     if edition is not None:  # a page that sets the two editions side by side
         if edition not in ("cpu", "gpu"):
             raise ValueError(f"edition must be 'cpu' or 'gpu'; got {edition!r}")
         if not per_device(config, sweep.name):
-            raise ValueError(f"sweep {sweep.name!r} config {config!r} is not re-run per device: it has one edition")
+            raise ValueError(
+                f"sweep {sweep.name!r} config {config!r} is not re-run per device: it "
+                "has one edition"
+            )
         made = gpu_record_profiles(sweep.name, config, root)
         profile = None if edition == "cpu" else (made[0] if made else None)
         if edition == "gpu" and profile is None:
             if none_if_unrun:
                 return None
-            raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) has no GPU records yet.\n"
-                                f"Make them on a GPU with: {refresh_command(sweep.name, config, 'cuda')}")
+            raise SweepNotReady(
+                f"sweep {sweep.name!r} (config {config}) has no GPU records yet.\n"
+                "Make them on a GPU with: "
+                f"{refresh_command(sweep.name, config, 'cuda')}"
+            )
     statuses = survey(sweep, config, root, profile)
     bad = [s for s in statuses if s.state not in ("fresh", "missing")]
     missing = [s.job.id for s in statuses if s.state == "missing"]
-    fix = f"Refresh with: {refresh_command(sweep.name, config, device if profile else None)}"
+    fix = (
+        "Refresh with: "
+        f"{refresh_command(sweep.name, config, device if profile else None)}"
+    )
     if profile:
         config = f"{config}@{profile}"
     if bad:
         lines = [f"  {s.job.id}: {s.state} ({s.detail})" for s in bad[:8]]
         more = [f"  ... and {len(bad) - 8} more"] if len(bad) > 8 else []
-        raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) has {len(bad)} stale or damaged record(s) of "
-                            f"{len(statuses)}:\n" + "\n".join(lines + more) + f"\n{fix}")
+        raise SweepNotReady(
+            f"sweep {sweep.name!r} (config {config}) has {len(bad)} stale or "
+            "damaged record(s) of "
+            f"{len(statuses)}:\n" + "\n".join(lines + more) + f"\n{fix}"
+        )
     if none_if_unrun and len(missing) == len(statuses):
         return None
     if missing and (not allow_partial or len(missing) == len(statuses)):
-        what = ("has no records yet" if len(missing) == len(statuses)
-                else f"is partial: {len(statuses) - len(missing)} of {len(statuses)} jobs done, "
-                     f"missing {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}")
+        what = (
+            "has no records yet"
+            if len(missing) == len(statuses)
+            else f"is partial: {len(statuses) - len(missing)} of {len(statuses)} "
+            "jobs done, "
+            f"missing {', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}"
+        )
         raise SweepNotReady(f"sweep {sweep.name!r} (config {config}) {what}.\n{fix}")
-    return SweepRecords(sweep.name, config, [s.record for s in statuses if s.record is not None], missing,
-                        len(statuses))
+    return SweepRecords(
+        sweep.name,
+        config,
+        [s.record for s in statuses if s.record is not None],
+        missing,
+        len(statuses),
+    )
 
 
 # ---------------------------------------------------------------- running
@@ -497,10 +692,16 @@ def _slots(grid: Any, cluster: str, workers: int | None) -> tuple[int, list[int]
 
         gpus = list(range(torch.cuda.device_count()))
         if len(gpus) < grid.resources.gpus:
-            raise UserError(f"each job asks for {grid.resources.gpus} GPU(s); this machine has {len(gpus)}. "
-                            "Use a CPU config (--config cpu) or --cluster slurm")
+            raise UserError(
+                f"each job asks for {grid.resources.gpus} GPU(s); this machine has "
+                f"{len(gpus)}. Use a CPU config (--config cpu) or --cluster slurm"
+            )
         return workers or len(gpus) // grid.resources.gpus, gpus
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = (
+        len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else (os.cpu_count() or 1)
+    )
     return workers or max(1, cores // grid.resources.cpus), gpus
 
 
@@ -511,7 +712,8 @@ def _logs_dir(name: str, root: Path) -> Path:
 
 
 def _pinned_bytecode(root: Path) -> dict[str, str]:
-    """No job process may run bytecode older than its source (:mod:`bookbuild.execute.bytecode`); the env it needs."""
+    """No job process may run bytecode older than its source
+    (:mod:`bookbuild.execute.bytecode`); the env it needs."""
     from bookbuild.execute import bytecode
     from bookbuild.execute.engine import UNTRACKED
 
@@ -525,10 +727,19 @@ def _fmt_s(seconds: float) -> str:
 
 
 class Progress:
-    """Prints ``done/running/failed/waiting`` and the time left, when something changes or every ``every_s``."""
+    """Prints ``done/running/failed/waiting`` and the time left, when something changes
+    or every ``every_s``."""
 
-    def __init__(self, name: str, total: int, slots: int, out: TextIO, every_s: float = 15.0) -> None:
-        self.name, self.total, self.slots, self.out, self.every_s = name, total, slots, out, every_s
+    def __init__(
+        self, name: str, total: int, slots: int, out: TextIO, every_s: float = 15.0
+    ) -> None:
+        self.name, self.total, self.slots, self.out, self.every_s = (
+            name,
+            total,
+            slots,
+            out,
+            every_s,
+        )
         self.walls: list[float] = []
         self.failed: list[str] = []
         self.started = time.monotonic()
@@ -537,8 +748,10 @@ class Progress:
 
     def line(self, running: int, waiting: int) -> str:
         done = len(self.walls)
-        text = f"experiments {self.name}: {done}/{self.total} done, {running} running, {len(self.failed)} failed, " \
-               f"{waiting} waiting"
+        text = (
+            f"experiments {self.name}: {done}/{self.total} done, {running} running, "
+            f"{len(self.failed)} failed, {waiting} waiting"
+        )
         if self.walls and (running or waiting):
             mean = sum(self.walls) / len(self.walls)
             left = mean * math.ceil((running + waiting) / max(1, self.slots))
@@ -556,14 +769,19 @@ class Progress:
 
     def fail(self, job: Job, error: str) -> None:
         self.failed.append(job.id)
-        print(f"experiments {self.name}: job {job.id} FAILED\n  params: {json.dumps(job.params, sort_keys=True)}\n"
-              f"  seed: {job.seed}\n" + "\n".join("  | " + line for line in error.rstrip().splitlines()[-25:]),
-              file=self.out, flush=True)
+        print(
+            f"experiments {self.name}: job {job.id} FAILED\n  params: "
+            f"{json.dumps(job.params, sort_keys=True)}\n"
+            f"  seed: {job.seed}\n"
+            + "\n".join("  | " + line for line in error.rstrip().splitlines()[-25:]),
+            file=self.out,
+            flush=True,
+        )
 
 
 def record_commit(root: Path, stamp: str) -> str:
-    """The commit a record names: the build's stamp (``runtime.fingerprint``), less its ``+dirty`` when
-    the only uncommitted changes are records.
+    """The commit a record names: the build's stamp (``runtime.fingerprint``), less its
+    ``+dirty`` when the only uncommitted changes are records.
 
     :func:`run` refuses to start on other changes, so the records an earlier
     sweep of the same session wrote (not yet committed) do not make the code
@@ -575,30 +793,49 @@ def record_commit(root: Path, stamp: str) -> str:
 
 
 def uncommitted_changes(root: Path) -> list[str]:
-    """Tracked files changed since the last commit (records themselves aside); ``[]`` outside a git checkout.
+    """Tracked files changed since the last commit (records themselves aside); ``[]``
+    outside a git checkout.
 
-    A record names the commit it was made from; made from a tree with uncommitted changes, it would name
-    code that never existed, so :func:`run` refuses to start.
+    A record names the commit it was made from; made from a tree with uncommitted
+    changes, it would name code that never existed, so :func:`run` refuses to start.
     """
     try:
-        done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                              capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
-    if done.returncode != 0:  # not a git checkout (a copy of the tree): nothing to compare with
+    # not a git checkout (a copy of the tree): nothing to compare with
+    if done.returncode != 0:
         return []
     paths = [line[3:].strip() for line in done.stdout.splitlines() if line.strip()]
     return [p for p in paths if not p.startswith("records/")]
 
 
-def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | None = None, force: bool = False,
-        limit: int | None = None, workers: int | None = None, partition: str | None = None,
-        out: TextIO | None = None, poll_s: float = 0.25, give_up_s: float | None = None,
-        device: str | None = None) -> int:
-    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if every job succeeded.
+def run(
+    sweep: Any,
+    config: str = "cpu",
+    cluster: str = "local",
+    root: Path | None = None,
+    force: bool = False,
+    limit: int | None = None,
+    workers: int | None = None,
+    partition: str | None = None,
+    out: TextIO | None = None,
+    poll_s: float = 0.25,
+    give_up_s: float | None = None,
+    device: str | None = None,
+) -> int:
+    """Run the jobs of ``config`` whose record is not fresh (all with ``force``); 0 if
+    every job succeeded.
 
-    ``device``: ``cuda`` re-runs a per-device configuration (:func:`per_device`) on the GPU, into its own record
-    set (:func:`records_dir`); by default the jobs run where the configuration's resources say.
+    ``device``: ``cuda`` re-runs a per-device configuration (:func:`per_device`) on the
+    GPU, into its own record set (:func:`records_dir`); by default the jobs run where
+    the configuration's resources say.
 
     ``give_up_s``: cancel the jobs still unfinished after that many seconds and
     raise (for tests; a real cluster's queue may hold jobs for hours).
@@ -606,7 +843,9 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     out = out or sys.stderr
     root = (root or ROOT).resolve()
     if cluster not in CLUSTERS:
-        raise UserError(f"--cluster must be one of {', '.join(CLUSTERS)}; got {cluster!r}")
+        raise UserError(
+            f"--cluster must be one of {', '.join(CLUSTERS)}; got {cluster!r}"
+        )
     if limit is not None and (not isinstance(limit, int) or limit < 1):
         raise UserError(f"--limit must be an int >= 1; got {limit!r}")
     validate(sweep)
@@ -614,22 +853,41 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     if device not in (None, "cpu", "cuda"):
         raise UserError(f"--device must be cpu or cuda; got {device!r}")
     job_device = device or ("cuda" if grid.resources.gpus else "cpu")
-    if job_device == "cuda" and not grid.resources.gpus and not per_device(config, sweep.name):
-        raise UserError(f"experiments run {sweep.name}: config {config!r} is read from its CPU records by both "
-                        f"editions; --device cuda re-runs only {', '.join(_per_device_names())}")
+    if (
+        job_device == "cuda"
+        and not grid.resources.gpus
+        and not per_device(config, sweep.name)
+    ):
+        raise UserError(
+            f"experiments run {sweep.name}: config {config!r} is read from its CPU "
+            "records by both editions; --device cuda re-runs only "
+            f"{', '.join(_per_device_names())}"
+        )
     if job_device == "cpu" and grid.resources.gpus:
-        raise UserError(f"experiments run {sweep.name}: config {config!r} asks for GPUs; drop --device cpu")
+        raise UserError(
+            f"experiments run {sweep.name}: config {config!r} asks for GPUs; drop "
+            "--device cpu"
+        )
     profile = record_profile(sweep, config, job_device)
     dirty = uncommitted_changes(root)
     if dirty:
-        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        raise UserError(f"experiments run {sweep.name}: the checkout has uncommitted changes ({shown}); a record "
-                        "must come from a committed state, so commit or stash them first")
+        shown = ", ".join(dirty[:5]) + (
+            f" and {len(dirty) - 5} more" if len(dirty) > 5 else ""
+        )
+        raise UserError(
+            f"experiments run {sweep.name}: the checkout has uncommitted changes "
+            f"({shown}); a record must come from a committed state, so commit or stash "
+            "them first"
+        )
     statuses = survey(sweep, config, root, profile)
     todo = [s.job for s in statuses if force or s.state != "fresh"][:limit]
     shown = config if profile is None else f"{config}@{profile}"
-    print(f"experiments {sweep.name} (config {shown}, {len(statuses)} jobs): {summarize(statuses)}; "
-          f"running {len(todo)} on {cluster}", file=out, flush=True)
+    print(
+        f"experiments {sweep.name} (config {shown}, {len(statuses)} jobs): "
+        f"{summarize(statuses)}; running {len(todo)} on {cluster}",
+        file=out,
+        flush=True,
+    )
     if not todo:
         return 0
     folder = records_dir(sweep.name, config, root, profile)
@@ -641,24 +899,66 @@ def run(sweep: Any, config: str = "cpu", cluster: str = "local", root: Path | No
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise UserError(f"another `experiments run {sweep.name} --config {config}` is running in this checkout; "
-                        "wait for it (its progress is in its terminal), or stop it") from None
+        raise UserError(
+            f"another `experiments run {sweep.name} --config {config}` is running in "
+            "this checkout; wait for it (its progress is in its terminal), or stop it"
+        ) from None
     try:
-        os.environ.update(_pinned_bytecode(root))  # for the job processes submitit starts
-        return _run_locked(sweep, todo, grid, cluster, slots, gpus, partition, logs, folder, root,
-                           out, poll_s, give_up_s, job_device)
+        # for the job processes submitit starts
+        os.environ.update(_pinned_bytecode(root))
+        return _run_locked(
+            sweep,
+            todo,
+            grid,
+            cluster,
+            slots,
+            gpus,
+            partition,
+            logs,
+            folder,
+            root,
+            out,
+            poll_s,
+            give_up_s,
+            job_device,
+        )
     finally:
         lock.release()
 
 
-def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int, gpus: list[int],
-                partition: str | None, logs: Path, folder: Path, root: Path, out: TextIO,
-                poll_s: float, give_up_s: float | None, device: str = "cpu") -> int:
-    progress = Progress(sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out)
+def _run_locked(
+    sweep: Any,
+    todo: list[Job],
+    grid: Any,
+    cluster: str,
+    slots: int,
+    gpus: list[int],
+    partition: str | None,
+    logs: Path,
+    folder: Path,
+    root: Path,
+    out: TextIO,
+    poll_s: float,
+    give_up_s: float | None,
+    device: str = "cpu",
+) -> int:
+    progress = Progress(
+        sweep.name, len(todo), slots if cluster != "slurm" else len(todo), out
+    )
 
     def args(job: Job) -> tuple[Any, ...]:
-        return (job_function(sweep, job), sweep.name, job.name, job.seed, job.params, list(sweep.data),
-                str(folder), str(root), device, is_call_sweep(sweep))
+        return (
+            job_function(sweep, job),
+            sweep.name,
+            job.name,
+            job.seed,
+            job.params,
+            list(sweep.data),
+            str(folder),
+            str(root),
+            device,
+            is_call_sweep(sweep),
+        )
 
     if cluster == "debug":
         for i, job in enumerate(todo):
@@ -668,11 +968,27 @@ def _run_locked(sweep: Any, todo: list[Job], grid: Any, cluster: str, slots: int
             except Exception:
                 progress.fail(job, traceback.format_exc())
     else:
-        _run_submitit(todo, args, grid, cluster, slots, gpus, partition, logs, progress, poll_s, give_up_s)
+        _run_submitit(
+            todo,
+            args,
+            grid,
+            cluster,
+            slots,
+            gpus,
+            partition,
+            logs,
+            progress,
+            poll_s,
+            give_up_s,
+        )
     progress.update(0, 0, force=True)
     if progress.failed:
-        print(f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: {', '.join(progress.failed)}",
-              file=out, flush=True)
+        print(
+            f"experiments {sweep.name}: {len(progress.failed)} job(s) failed: "
+            f"{', '.join(progress.failed)}",
+            file=out,
+            flush=True,
+        )
         return 1
     return 0
 
@@ -688,15 +1004,29 @@ def least_loaded(load: dict[int, int], n: int) -> list[int]:
     return sorted(sorted(load), key=lambda gpu: load[gpu])[:n]
 
 
-def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid: Any, cluster: str, slots: int,
-                  gpus: list[int], partition: str | None, logs: Path, progress: Progress, poll_s: float,
-                  give_up_s: float | None) -> None:
+def _run_submitit(
+    todo: list[Job],
+    args: Callable[[Job], tuple[Any, ...]],
+    grid: Any,
+    cluster: str,
+    slots: int,
+    gpus: list[int],
+    partition: str | None,
+    logs: Path,
+    progress: Progress,
+    poll_s: float,
+    give_up_s: float | None,
+) -> None:
     import submitit
 
     res = grid.resources
     if cluster == "slurm":
         executor: Any = submitit.SlurmExecutor(folder=logs, max_num_timeout=0)
-        params: dict[str, Any] = {"time": res.minutes, "cpus_per_task": res.cpus, "job_name": progress.name}
+        params: dict[str, Any] = {
+            "time": res.minutes,
+            "cpus_per_task": res.cpus,
+            "job_name": progress.name,
+        }
         if res.gpus:
             params["gpus_per_node"] = res.gpus
         if partition or res.partition:
@@ -709,13 +1039,18 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
     active: list[tuple[Job, Any, list[int]]] = []  # (job, submitit job, GPUs it holds)
     gpu_load = dict.fromkeys(gpus, 0)  # jobs running on each GPU
 
-    def stop(signum: int, frame: Any) -> None:  # a kill (SIGTERM) cancels the jobs, as Ctrl-C does
+    # a kill (SIGTERM) cancels the jobs, as Ctrl-C does
+    def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     import signal
     import threading
 
-    previous = signal.signal(signal.SIGTERM, stop) if threading.current_thread() is threading.main_thread() else None
+    previous = (
+        signal.signal(signal.SIGTERM, stop)
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
     try:
         while waiting or active:
             while waiting and (cluster == "slurm" or len(active) < slots):
@@ -725,13 +1060,21 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
                     held = least_loaded(gpu_load, res.gpus)
                     for gpu in held:
                         gpu_load[gpu] += 1
-                    executor.update_parameters(gpus_per_node=res.gpus, visible_gpus=held)
+                    executor.update_parameters(
+                        gpus_per_node=res.gpus, visible_gpus=held
+                    )
                 active.append((job, executor.submit(run_job, *args(job)), held))
             progress.update(len(active), len(waiting))
-            if give_up_s is not None and time.monotonic() - progress.started > give_up_s:
-                raise UserError(f"experiments {progress.name}: gave up after {give_up_s:.0f} s with "
-                                f"{len(active) + len(waiting)} job(s) unfinished: "
-                                + ", ".join(j.id for j, _, _ in active) + f" (logs under {logs})")
+            if (
+                give_up_s is not None
+                and time.monotonic() - progress.started > give_up_s
+            ):
+                raise UserError(
+                    f"experiments {progress.name}: gave up after {give_up_s:.0f} s "
+                    f"with {len(active) + len(waiting)} job(s) unfinished: "
+                    + ", ".join(j.id for j, _, _ in active)
+                    + f" (logs under {logs})"
+                )
             time.sleep(poll_s)
             for entry in [a for a in active if a[1].done()]:
                 job, sjob, held = entry
@@ -742,7 +1085,10 @@ def _run_submitit(todo: list[Job], args: Callable[[Job], tuple[Any, ...]], grid:
                 if error is None:
                     progress.walls.append(sjob.result()["wall_s"])
                 else:
-                    progress.fail(job, f"{error}\n(logs: {sjob.paths.stdout} and {sjob.paths.stderr})")
+                    progress.fail(
+                        job,
+                        f"{error}\n(logs: {sjob.paths.stdout} and {sjob.paths.stderr})",
+                    )
     except BaseException:
         for _, sjob, _ in active:
             try:
@@ -766,47 +1112,88 @@ def cheapest(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _job_environment(root: Path) -> dict[str, str]:
-    """A job process's environment: this one's, with pinned bytecode, and this very build on its path (so a spot
-    check runs the job through the same build that asked for it, whatever else is installed)."""
+    """A job process's environment: this one's, with pinned bytecode, and this very
+    build on its path (so a spot check runs the job through the same build that asked
+    for it, whatever else is installed)."""
     here = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH", "")
-    return {**os.environ, **_pinned_bytecode(root), "PYTHONPATH": os.pathsep.join(p for p in (path, here) if p)}
+    return {
+        **os.environ,
+        **_pinned_bytecode(root),
+        "PYTHONPATH": os.pathsep.join(p for p in (path, here) if p),
+    }
 
 
-def rerun(record: dict[str, Any], root: Path | None = None, timeout_s: float = 900) -> dict[str, Any]:
-    """Run ``record``'s job again in a fresh process (writing to a temporary folder); the new record."""
+def rerun(
+    record: dict[str, Any], root: Path | None = None, timeout_s: float = 900
+) -> dict[str, Any]:
+    """Run ``record``'s job again in a fresh process (writing to a temporary folder);
+    the new record."""
     import tempfile
 
     root = root or ROOT
     with tempfile.TemporaryDirectory(prefix="spot-check-") as tmp:
-        call = "from bookbuild.runs.sweeps import run_job; import json, sys; run_job(*json.loads(sys.argv[1]))"
-        payload = json.dumps([record["function"], record["sweep"], record["job"], record["seed"], record["params"],
-                              sorted(record.get("data", {})), tmp, str(root),
-                              record["environment"]["device"].split(":")[0],
-                              is_call_sweep(registry().get(record["sweep"]))])
-        done = subprocess.run([sys.executable, "-c", call, payload], capture_output=True, text=True,
-                              timeout=timeout_s, cwd=root, env=_job_environment(root))
+        call = (
+            "from bookbuild.runs.sweeps import run_job; import json, sys; "
+            "run_job(*json.loads(sys.argv[1]))"
+        )
+        payload = json.dumps(
+            [
+                record["function"],
+                record["sweep"],
+                record["job"],
+                record["seed"],
+                record["params"],
+                sorted(record.get("data", {})),
+                tmp,
+                str(root),
+                record["environment"]["device"].split(":")[0],
+                is_call_sweep(registry().get(record["sweep"])),
+            ]
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", call, payload],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=root,
+            env=_job_environment(root),
+        )
         if done.returncode != 0:
-            raise RuntimeError(f"re-running {record['job']}.seed{record['seed']} failed:\n{done.stderr[-3000:]}")
-        return json.loads((Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text())
+            raise RuntimeError(
+                f"re-running {record['job']}.seed{record['seed']} "
+                f"failed:\n{done.stderr[-3000:]}"
+            )
+        return json.loads(
+            (Path(tmp) / f"{record['job']}.seed{record['seed']}.json").read_text()
+        )
 
 
 def is_timing(key: str) -> bool:
-    """Whether a metric is a measured time (``seconds_*`` or ``*_seconds``), which no re-run reproduces exactly."""
+    """Whether a metric is a measured time (``seconds_*`` or ``*_seconds``), which no
+    re-run reproduces exactly."""
     return key.startswith("seconds_") or key.endswith("_seconds")
 
 
 def _stored_array(node: Any, path: str) -> Any:
-    """A tensor a record stores (dtype, shape, SHA-256, base64) as a float64 NumPy array, through the records' own
-    codec (which refuses damaged bytes); ``None`` for anything else."""
+    """A tensor a record stores (dtype, shape, SHA-256, base64) as a float64 NumPy
+    array, through the records' own codec (which refuses damaged bytes); ``None`` for
+    anything else."""
     if isinstance(node, dict) and {"dtype", "shape", "sha256", "base64"} <= set(node):
         return codec.decode_tensor(node, path).double().numpy()
     return None
 
 
-def _within(stored: Any, again: Any, rtol: float, atol: float, path: str, worst: list[tuple[float, str]]) -> bool:
-    """Whether ``again`` equals ``stored`` with every float (and tensor value) within rtol/atol; the largest
-    relative deviation seen goes into ``worst``."""
+def _within(
+    stored: Any,
+    again: Any,
+    rtol: float,
+    atol: float,
+    path: str,
+    worst: list[tuple[float, str]],
+) -> bool:
+    """Whether ``again`` equals ``stored`` with every float (and tensor value) within
+    rtol/atol; the largest relative deviation seen goes into ``worst``."""
     import numpy as np
 
     a, b = _stored_array(stored, path), _stored_array(again, path)
@@ -814,26 +1201,38 @@ def _within(stored: Any, again: Any, rtol: float, atol: float, path: str, worst:
         if a is None or b is None or a.shape != b.shape:
             return False
         gap = np.abs(a - b)
-        worst.append((float((gap / np.maximum(np.abs(a), atol or 1e-300)).max(initial=0.0)), path))
+        worst.append(
+            (
+                float((gap / np.maximum(np.abs(a), atol or 1e-300)).max(initial=0.0)),
+                path,
+            )
+        )
         return bool(np.all(gap <= atol + rtol * np.abs(a)))
     if isinstance(stored, float) and isinstance(again, float):
         worst.append((abs(stored - again) / max(abs(stored), atol or 1e-300), path))
         return math.isclose(stored, again, rel_tol=rtol, abs_tol=atol)
     if isinstance(stored, dict) and isinstance(again, dict):
         return stored.keys() == again.keys() and all(
-            _within(stored[k], again[k], rtol, atol, f"{path}.{k}", worst) for k in stored)
+            _within(stored[k], again[k], rtol, atol, f"{path}.{k}", worst)
+            for k in stored
+        )
     if isinstance(stored, list) and isinstance(again, list):
         return len(stored) == len(again) and all(
-            _within(x, y, rtol, atol, f"{path}[{i}]", worst) for i, (x, y) in enumerate(zip(stored, again,
-                                                                                          strict=True)))
+            _within(x, y, rtol, atol, f"{path}[{i}]", worst)
+            for i, (x, y) in enumerate(zip(stored, again, strict=True))
+        )
     return stored == again
 
 
-def compare(stored: dict[str, Any], again: dict[str, Any], precision: dict[str, Any] | None = None
-            ) -> tuple[bool, str]:
-    """Whether a re-run reproduced a stored record: same code, and every metric equal at the precision its sweep
-    declares (``Sweep.precision``: a float or tensor within rtol/atol, with the reason; exactly where none is
-    declared, and always exactly for counts and words); (equal, explanation).
+def compare(
+    stored: dict[str, Any],
+    again: dict[str, Any],
+    precision: dict[str, Any] | None = None,
+) -> tuple[bool, str]:
+    """Whether a re-run reproduced a stored record: same code, and every metric equal at
+    the precision its sweep declares (``Sweep.precision``: a float or tensor within
+    rtol/atol, with the reason; exactly where none is declared, and always exactly for
+    counts and words); (equal, explanation).
 
     Measured times among the metrics (:func:`is_timing`) must be present in both
     but are not compared: they depend on the machine's load, not on the code.
@@ -846,31 +1245,49 @@ def compare(stored: dict[str, Any], again: dict[str, Any], precision: dict[str, 
     diffs, within = [], []
     for k in keys:
         if k not in stored["metrics"] or k not in again["metrics"]:
-            diffs.append(f"{k}: stored {stored['metrics'].get(k)!r}, now {again['metrics'].get(k)!r}")
+            diffs.append(
+                f"{k}: stored {stored['metrics'].get(k)!r}, now "
+                f"{again['metrics'].get(k)!r}"
+            )
             continue
         old, new = stored["metrics"][k], again["metrics"][k]
         if is_timing(k) or old == new:
             continue
         declared = precision.get(k)
         worst: list[tuple[float, str]] = []
-        if declared is not None and _within(old, new, declared.rtol, declared.atol, k, worst):
+        if declared is not None and _within(
+            old, new, declared.rtol, declared.atol, k, worst
+        ):
             gap, where = max(worst, default=(0.0, k))
-            within.append(f"{k} within rtol {declared.rtol:g}, atol {declared.atol:g} (largest relative "
-                          f"deviation {gap:.1e}, at {where})")
+            within.append(
+                f"{k} within rtol {declared.rtol:g}, atol {declared.atol:g} (largest "
+                f"relative deviation {gap:.1e}, at {where})"
+            )
             continue
-        how = (f" (beyond its declared rtol {declared.rtol:g}, atol {declared.atol:g}: {declared.reason})"
-               if declared is not None else " (compared exactly: the sweep declares no precision for it)")
+        how = (
+            f" (beyond its declared rtol {declared.rtol:g}, atol {declared.atol:g}: "
+            f"{declared.reason})"
+            if declared is not None
+            else " (compared exactly: the sweep declares no precision for it)"
+        )
         diffs.append(f"{k}{how}: stored {old!r}, now {new!r}")
     if diffs:
-        return False, f"{name}: metrics differ:\n  " + "\n  ".join(d[:400] for d in diffs)
+        return False, f"{name}: metrics differ:\n  " + "\n  ".join(
+            d[:400] for d in diffs
+        )
     if within:
-        return True, f"{name}: metrics equal, " + "; ".join(within) + f" ({again['wall_s']:.1f} s to re-run)"
-    return True, f"{name}: metrics equal bit for bit ({again['wall_s']:.1f} s to re-run)"
+        return True, f"{name}: metrics equal, " + "; ".join(
+            within
+        ) + f" ({again['wall_s']:.1f} s to re-run)"
+    return (
+        True,
+        f"{name}: metrics equal bit for bit ({again['wall_s']:.1f} s to re-run)",
+    )
 
 
 def spot_check(record: dict[str, Any], root: Path | None = None) -> tuple[bool, str]:
-    """Re-run ``record``'s job in a fresh process and compare its metrics at its sweep's declared precision;
-    (equal, explanation)."""
+    """Re-run ``record``'s job in a fresh process and compare its metrics at its sweep's
+    declared precision; (equal, explanation)."""
     try:
         sweep = registry().get(record["sweep"])
         return compare(record, rerun(record, root), getattr(sweep, "precision", None))
@@ -885,37 +1302,61 @@ def _per_device_names() -> list[str]:
     return list(getattr(importlib.import_module(REGISTRY), "PER_DEVICE_CONFIGS", ()))
 
 
-def status_text(sweep: Any, config: str, root: Path | None = None, device: str | None = None) -> tuple[str, bool]:
+def status_text(
+    sweep: Any, config: str, root: Path | None = None, device: str | None = None
+) -> tuple[str, bool]:
     profile = record_profile(sweep, config, device)
     statuses = survey(sweep, config, root, profile)
     shown = config if profile is None else f"{config}@{profile}"
-    lines = [f"sweep {sweep.name} (config {shown}): {len(statuses)} jobs: {summarize(statuses)}"]
+    lines = [
+        f"sweep {sweep.name} (config {shown}): {len(statuses)} jobs: "
+        f"{summarize(statuses)}"
+    ]
     for s in statuses:
         if s.state != "fresh":
-            lines.append(f"  {s.job.id}: {s.state}" + (f" ({s.detail})" if s.detail else ""))
-    unsealed = [s for s in statuses if s.state == "fresh" and s.record is not None and SEAL not in s.record]
+            lines.append(
+                f"  {s.job.id}: {s.state}" + (f" ({s.detail})" if s.detail else "")
+            )
+    unsealed = [
+        s
+        for s in statuses
+        if s.state == "fresh" and s.record is not None and SEAL not in s.record
+    ]
     if unsealed:
-        lines.append(f"  {len(unsealed)} fresh record(s) carry no record_sha256 (written before records were sealed): "
-                     "a hand edit shows only against the last commit; seal them with `python -m bookbuild "
-                     f"experiments seal {sweep.name} --config {config}` and commit")
+        lines.append(
+            f"  {len(unsealed)} fresh record(s) carry no record_sha256 (written before "
+            "records were sealed): a hand edit shows only against the last commit; "
+            f"seal them with `python -m bookbuild experiments seal {sweep.name} "
+            f"--config {config}` and commit"
+        )
     ok = all(s.state == "fresh" for s in statuses)
     if not ok:
-        lines.append(f"refresh with: {refresh_command(sweep.name, config, device if profile else None)}")
+        lines.append(
+            "refresh with: "
+            f"{refresh_command(sweep.name, config, device if profile else None)}"
+        )
     return "\n".join(lines), ok
 
 
-def seal_records(sweep: Any, config: str, root: Path | None = None) -> tuple[list[str], bool]:
-    """Seal (``record_sha256``) every record of ``config`` written before records were sealed.
+def seal_records(
+    sweep: Any, config: str, root: Path | None = None
+) -> tuple[list[str], bool]:
+    """Seal (``record_sha256``) every record of ``config`` written before records were
+    sealed.
 
-    Only records as committed: one that differs from the last commit may have been edited by hand, and
-    sealing it would bless the edit; it is named and left as it is. Returns the report's lines and
-    whether nothing was refused. Outside git nothing can be vouched for, and nothing is sealed.
+    Only records as committed: one that differs from the last commit may have been
+    edited by hand, and sealing it would bless the edit; it is named and left as it is.
+    Returns the report's lines and whether nothing was refused. Outside git nothing can
+    be vouched for, and nothing is sealed.
     """
     root = root or ROOT
     folder = records_dir(sweep.name, config, root)
     changed = changed_since_commit(folder, root)
     if changed is None:
-        return [f"experiments seal: {folder} is not in a git checkout: no commit vouches for its records"], False
+        return [
+            f"experiments seal: {folder} is not in a git checkout: no commit vouches "
+            "for its records"
+        ], False
     lines, ok = [], True
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         record, problem = _read_record(path)
@@ -926,21 +1367,31 @@ def seal_records(sweep: Any, config: str, root: Path | None = None) -> tuple[lis
         elif SEAL in record:
             continue
         elif path.name in changed:
-            lines.append(f"  {rel}: not sealed: it differs from the last commit (commit or restore it first)")
+            lines.append(
+                f"  {rel}: not sealed: it differs from the last commit (commit or "
+                "restore it first)"
+            )
             ok = False
         else:
             record[SEAL] = seal(record)
             files.write_json(path, record)
             lines.append(f"  {rel}: sealed")
     sealed = sum(line.endswith(": sealed") for line in lines)
-    return [f"sweep {sweep.name} (config {config}): {sealed} record(s) sealed", *lines], ok
+    return [
+        f"sweep {sweep.name} (config {config}): {sealed} record(s) sealed",
+        *lines,
+    ], ok
 
 
 def cli(args: Any) -> int:
-    """``python -m bookbuild experiments {list,status,run,check,seal}`` (called from ``bookbuild.__main__``)."""
+    """``python -m bookbuild experiments {list,status,run,check,seal}`` (called from
+    ``bookbuild.__main__``)."""
     if args.action == "list":
         for name, sweep in registry().items():
-            configs = ", ".join(f"{c} ({len(g.jobs)} jobs x {len(g.seeds)} seeds)" for c, g in sweep.configs.items())
+            configs = ", ".join(
+                f"{c} ({len(g.jobs)} jobs x {len(g.seeds)} seeds)"
+                for c, g in sweep.configs.items()
+            )
             print(f"{name}: {configs}\n  {sweep.description}")
         return 0
     sweep = get(args.name)
@@ -953,11 +1404,22 @@ def cli(args: Any) -> int:
         print("\n".join(lines))
         return 0 if ok else 1
     if args.action == "check":
-        loaded = load(sweep.name, args.config, allow_partial=True, sweep=sweep, device=args.device)
+        loaded = load(
+            sweep.name, args.config, allow_partial=True, sweep=sweep, device=args.device
+        )
         if not loaded.records:
             raise SweepNotReady(f"sweep {sweep.name!r} has no records to re-run")
         ok, text = spot_check(cheapest(loaded.records))
         print(text)
         return 0 if ok else 1
-    return run(sweep, args.config, args.cluster, force=args.force, limit=args.limit, workers=args.workers,
-               partition=args.partition, out=sys.stdout, device=args.device)
+    return run(
+        sweep,
+        args.config,
+        args.cluster,
+        force=args.force,
+        limit=args.limit,
+        workers=args.workers,
+        partition=args.partition,
+        out=sys.stdout,
+        device=args.device,
+    )

@@ -24,8 +24,8 @@ Listed in ``_config.yml`` (``sphinx.extra_extensions: [bookbuild.site]``). It
 7. previews what a link points to, on hover, focus or a first tap, from a
    template of previews built into each page (``previews.py``);
 8. makes the pages quicker to show on a phone (``speed.py``: figures loaded
-   lazily with their size stated, the previews' too; where the math is left to the browser,
-   MathJax loaded after the first paint and typesetting lazily);
+   lazily with their size stated, the previews' too; where the math is left to the
+   browser, MathJax loaded after the first paint and typesetting lazily);
 9. links the downloads (``downloads.py``): the book's PDF from every page's
    header, and each chapter as an executed notebook in the download menu;
 10. gives search results a summary, the text around the match (``search.py``).
@@ -43,23 +43,45 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from bookbuild.site import a11y, citations, downloads, mathrender, previews, search, speed
+from bookbuild.site import (
+    a11y,
+    citations,
+    downloads,
+    mathrender,
+    previews,
+    search,
+    speed,
+)
 from bookbuild.site.citations import author_year_label  # noqa: F401  (re-exported: the tests import it here)
 
 ASSETS = Path(__file__).with_name("assets")
-MATHJAX_PACKAGE = "sphinx-mathjax-offline"  # a wheel on the package index that bundles MathJax 3.2.2
+# a wheel on the package index that bundles MathJax 3.2.2
+MATHJAX_PACKAGE = "sphinx-mathjax-offline"
 MATHJAX_VERSION = "3.2.2"
-#: What the site needs of MathJax: the TeX-to-HTML component, the TeX extensions it loads on demand,
-#: its web fonts, and the menu's accessibility tools (explorer, speech), all loaded from the same folder.
-MATHJAX_PARTS = ["tex-chtml.js", "input/tex/extensions", "output/chtml", "a11y", "sre", "ui", "adaptors"]
+#: What the site needs of MathJax: the TeX-to-HTML component, the TeX extensions it
+#: loads on demand, its web fonts, and the menu's accessibility tools (explorer,
+#: speech), all loaded from the same folder.
+MATHJAX_PARTS = [
+    "tex-chtml.js",
+    "input/tex/extensions",
+    "output/chtml",
+    "a11y",
+    "sre",
+    "ui",
+    "adaptors",
+]
 MATHJAX_PATH = "mathjax/tex-chtml.js"  # relative to the output's _static/
 
 
 def mathjax_source() -> Path:
-    """The folder holding MathJax's files in the installed wheel; a clear error if the wheel is missing."""
+    """The folder holding MathJax's files in the installed wheel; a clear error if the
+    wheel is missing."""
     spec = importlib.util.find_spec(MATHJAX_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"{MATHJAX_PACKAGE} is not installed; run `make env` (pinned in requirements/lock.txt)")
+        raise RuntimeError(
+            f"{MATHJAX_PACKAGE} is not installed; run `make env` (pinned in "
+            "requirements/lock.txt)"
+        )
     source = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax"
     tex_chtml = (source / "tex-chtml.js").read_text(encoding="utf-8", errors="replace")
     if f'VERSION="{MATHJAX_VERSION}"' not in tex_chtml:
@@ -68,7 +90,8 @@ def mathjax_source() -> Path:
 
 
 def copy_mathjax(outdir: Path) -> Path:
-    """Copy the parts of MathJax the site loads into ``outdir/_static/mathjax``; return that folder."""
+    """Copy the parts of MathJax the site loads into ``outdir/_static/mathjax``; return
+    that folder."""
     source, target = mathjax_source(), outdir / "_static" / "mathjax"
     for part in MATHJAX_PARTS:
         src, dst = source / part, target / part
@@ -86,7 +109,8 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 
 def switch_off_thebe(app: Sphinx) -> None:
-    """Disconnect sphinx-thebe's handlers: Jupyter Book 1 always loads it, and nothing here runs in the browser.
+    """Disconnect sphinx-thebe's handlers: Jupyter Book 1 always loads it, and nothing
+    here runs in the browser.
 
     Left on, it puts a script naming a third-party host on every page (declared
     twice after an incremental build, a console error) and a Binder
@@ -96,8 +120,13 @@ def switch_off_thebe(app: Sphinx) -> None:
         for listener in list(listeners):
             if getattr(listener.handler, "__module__", "").startswith("sphinx_thebe"):
                 app.disconnect(listener.id)
-    # Its stylesheet, registered at set-up, would be linked from every page without being copied.
-    app.registry.css_files[:] = [(name, attrs) for name, attrs in app.registry.css_files if "thebe" not in str(name)]
+    # Its stylesheet, registered at set-up, would be linked from every page without
+    # being copied.
+    app.registry.css_files[:] = [
+        (name, attrs)
+        for name, attrs in app.registry.css_files
+        if "thebe" not in str(name)
+    ]
 
 
 def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -116,16 +145,20 @@ def unique_exercise_ids(app: Sphinx, doctree: nodes.document, docname: str) -> N
 
 
 def refresh_assets(outdir: Path) -> list[str]:
-    """Copy each file of ``assets/`` that differs from its copy in ``outdir/_static``; return their names.
+    """Copy each file of ``assets/`` that differs from its copy in ``outdir/_static``;
+    return their names.
 
-    Sphinx copies the static files only in a build that writes a page, so an edit to ``book-site.css`` or
-    ``book-site.js`` alone never reached the site of a later ``make book``.
+    Sphinx copies the static files only in a build that writes a page, so an edit to
+    ``book-site.css`` or ``book-site.js`` alone never reached the site of a later ``make
+    book``.
     """
     static = outdir / "_static"
     copied = []
     for src in sorted(ASSETS.iterdir()):
         dst = static / src.name
-        if src.is_file() and (not dst.is_file() or dst.read_bytes() != src.read_bytes()):
+        if src.is_file() and (
+            not dst.is_file() or dst.read_bytes() != src.read_bytes()
+        ):
             static.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
             copied.append(src.name)
@@ -133,9 +166,9 @@ def refresh_assets(outdir: Path) -> list[str]:
 
 
 def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
-    """The site's own assets as they are now (:func:`refresh_assets`). MathJax goes into the output only when a
-    page still loads it (no Node to typeset the math at build time, mathrender.py); otherwise a copy left by an
-    earlier build goes."""
+    """The site's own assets as they are now (:func:`refresh_assets`). MathJax goes into
+    the output only when a page still loads it (no Node to typeset the math at build
+    time, mathrender.py); otherwise a copy left by an earlier build goes."""
     if exc is None and app.builder.format == "html":
         outdir = Path(app.outdir)
         refresh_assets(outdir)
@@ -149,22 +182,27 @@ def _on_config_inited(app: Sphinx, config: object) -> None:
     paths = config.html_static_path  # type: ignore[attr-defined]
     if str(ASSETS) not in paths:
         paths.append(str(ASSETS))
-    # Without a default the theme's first script logs "Got invalid theme mode" on every page.
+    # Without a default the theme's first script logs "Got invalid theme mode" on every
+    # page.
     config.html_context.setdefault("default_mode", "auto")  # type: ignore[attr-defined]
 
 
 def setup(app: Sphinx) -> dict[str, object]:
     from bookbuild.execute import cachekey
 
-    cachekey.install()  # myst-nb's lookup of the stored outputs hashes as the engine's does
+    # myst-nb's lookup of the stored outputs hashes as the engine's does
+    cachekey.install()
     citations.register()
-    app.setup_extension("sphinx_thebe")  # loaded before us, so that its handlers exist to be disconnected
+    # loaded before us, so that its handlers exist to be disconnected
+    app.setup_extension("sphinx_thebe")
     switch_off_thebe(app)
-    app.setup_extension("bookbuild.site.panels")  # the interactive panels' directive and player (panels.py)
+    # the interactive panels' directive and player (panels.py)
+    app.setup_extension("bookbuild.site.panels")
     app.connect("config-inited", _on_config_inited)
     app.connect("builder-inited", _on_builder_inited)
     app.connect("doctree-resolved", unique_exercise_ids)
-    app.connect("build-finished", _on_build_finished, priority=930)  # after the math is typeset (mathrender.py)
+    # after the math is typeset (mathrender.py)
+    app.connect("build-finished", _on_build_finished, priority=930)
     app.add_css_file("book-site.css")
     app.add_js_file("book-site.js", loading_method="defer")
     a11y.connect(app)
@@ -173,8 +211,14 @@ def setup(app: Sphinx) -> dict[str, object]:
     previews.connect(app)
     speed.connect(app)
     mathrender.connect(app)
-    # env_version: raise it when a change (of this extension or of _config.yml) needs every page read
-    # again; Sphinx then discards its saved environment. 2: citation ids named by key (bibtex_cite_id).
-    # 3: every page written again, for the header's PDF button and the search texts (downloads.py, search.py).
-    # 4: link previews, collected as each page is written (previews.py): every page is written once with them.
-    return {"version": "1", "env_version": 4, "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: raise it when a change (of this extension or of _config.yml) needs
+    # every page read again; Sphinx then discards its saved environment. 2: citation ids
+    # named by key (bibtex_cite_id). 3: every page written again, for the header's PDF
+    # button and the search texts (downloads.py, search.py). 4: link previews, collected
+    # as each page is written (previews.py): every page is written once with them.
+    return {
+        "version": "1",
+        "env_version": 4,
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

@@ -23,9 +23,16 @@ from docutils import nodes
 
 
 def lit_role(
-    name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as a power of ten)."""
+    """Render ``text`` as plain inline text marked with the class ``lit`` (E notation as
+    a power of ten)."""
     from bookbuild.site.notation import set_scientific
 
     node = nodes.inline(rawtext, text, classes=["lit"])
@@ -34,31 +41,46 @@ def lit_role(
 
 
 def lit_math_role(
-    name: str, rawtext: str, text: str, lineno: int, inliner: Any, options: dict | None = None, content: Any = None
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: Any,
+    options: dict | None = None,
+    content: Any = None,
 ) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-    """Render ``text`` as inline math (as ``$text$`` would be), its numbers declared literal."""
+    """Render ``text`` as inline math (as ``$text$`` would be), its numbers declared
+    literal."""
     return [nodes.math(rawtext, text)], []
 
 
-#: The modules that render the prose's numbers and claims into a page: literals, the notation of E
-#: numbers, claims and their previews, glued numbers (bookbuild/*.py).
-RENDERING = ("site/lit.py", "site/notation.py", "lint/claims.py", "site/provenance.py")  # under bookbuild/
+#: The modules that render the prose's numbers and claims into a page: literals, the
+#: notation of E numbers, claims and their previews, glued numbers (bookbuild/*.py).
+# under bookbuild/
+RENDERING = ("site/lit.py", "site/notation.py", "lint/claims.py", "site/provenance.py")
 
 
 def rendering_key() -> str:
-    """A hash of the code that renders literals, numbers and claims (:data:`RENDERING`)."""
+    """A hash of the code that renders literals, numbers and claims
+    (:data:`RENDERING`)."""
     import hashlib
     from pathlib import Path
 
     package = Path(__file__).resolve().parents[1]
-    return hashlib.sha256(b"".join((package / n).read_bytes() for n in RENDERING)).hexdigest()[:16]
+    return hashlib.sha256(
+        b"".join((package / n).read_bytes() for n in RENDERING)
+    ).hexdigest()[:16]
 
 
-def pages_to_reread(app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
-    """Every page, once, when the code that renders its numbers has changed since the environment was saved.
+def pages_to_reread(
+    app: Any, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """Every page, once, when the code that renders its numbers has changed since the
+    environment was saved.
 
-    Sphinx re-reads a page when its source changes, not when a role's code does, so a page that never
-    changes (the appendix of checks, rewritten with the same text) would keep the old rendering.
+    Sphinx re-reads a page when its source changes, not when a role's code does, so a
+    page that never changes (the appendix of checks, rewritten with the same text) would
+    keep the old rendering.
     """
     key = rendering_key()
     if getattr(env, "book_lit_rendering", None) == key:

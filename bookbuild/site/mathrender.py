@@ -1,4 +1,5 @@
-"""The book's math typeset at build time: pages ship finished SVG formulas and load no MathJax.
+"""The book's math typeset at build time: pages ship finished SVG formulas and load no
+MathJax.
 
 Part of :mod:`bookbuild.site` (which calls :func:`connect`). Lighthouse's mobile
 audit (issue 19, ``make audit``) found most of the chapters' main-thread time in
@@ -49,17 +50,25 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 SCRIPT = Path(__file__).with_name("mathjax_render.js")
-#: How long the whole site may take to typeset (seconds); about 5 s on the 2-core machine for ~1000 formulas.
+#: How long the whole site may take to typeset (seconds); about 5 s on the 2-core
+#: machine for ~1000 formulas.
 TIMEOUT_S = 600
 
 FORMULA = re.compile(
-    r'(?P<open><span class="math(?: [^"]*)?"[^>]*>)\\\((?P<inline>.*?)\\\)(?P<close></span>)'
-    r'|(?P<dopen><div class="math(?: [^"]*)?"[^>]*>)(?P<eqno>\s*<span class="eqno">.*?</span>)?\s*'
+    r'(?P<open><span class="math(?: '
+    r'[^"]*)?"[^>]*>)\\\((?P<inline>.*?)\\\)(?P<close></span>)'
+    r'|(?P<dopen><div class="math(?: [^"]*)?"[^>]*>)(?P<eqno>\s*<span '
+    r'class="eqno">.*?</span>)?\s*'
     r"\\\[(?P<display>.*?)\\\]\s*(?P<dclose></div>)",
     re.S,
 )
-MATH_ELEMENT = re.compile(r'<(?:span|div) class="math(?: [^"]*)?"[^>]*>(?:\s*<span class="eqno">.*?</span>)?\s*', re.S)
-#: MathJax's tags in a page: its settings, its script (as Sphinx writes it, and as speed.py's marker).
+MATH_ELEMENT = re.compile(
+    r'<(?:span|div) class="math(?: [^"]*)?"[^>]*>(?:\s*<span '
+    r'class="eqno">.*?</span>)?\s*',
+    re.S,
+)
+#: MathJax's tags in a page: its settings, its script (as Sphinx writes it, and as
+#: speed.py's marker).
 MATHJAX_SCRIPTS = re.compile(
     r"\s*<script>window\.MathJax = .*?</script>"
     r'|\s*<script defer="defer" src="(?:\.\./)*_static/mathjax/[^"]*"></script>'
@@ -80,20 +89,30 @@ class Formula:
 
 
 def find_formulas(text: str) -> list[Formula]:
-    """The formulas of a page, in order: inline ``\\(…\\)`` spans and display ``\\[…\\]`` divs of class ``math``."""
+    """The formulas of a page, in order: inline ``\\(…\\)`` spans and display
+    ``\\[…\\]`` divs of class ``math``."""
     return [
-        Formula(html.unescape(m["inline"] if m["open"] else m["display"]), display=not m["open"])
+        Formula(
+            html.unescape(m["inline"] if m["open"] else m["display"]),
+            display=not m["open"],
+        )
         for m in FORMULA.finditer(text)
     ]
 
 
 def unrendered_count(text: str) -> int:
-    """How many ``math`` elements of a page hold no typeset formula (no ``<mjx-container>`` inside)."""
-    return sum(1 for m in MATH_ELEMENT.finditer(text) if not text.startswith("<mjx-container", m.end()))
+    """How many ``math`` elements of a page hold no typeset formula (no
+    ``<mjx-container>`` inside)."""
+    return sum(
+        1
+        for m in MATH_ELEMENT.finditer(text)
+        if not text.startswith("<mjx-container", m.end())
+    )
 
 
 def render_page(text: str, rendered: list[str], cache: str, css: str) -> str:
-    """``text`` with its formulas (in :func:`find_formulas` order) replaced by ``rendered``.
+    """``text`` with its formulas (in :func:`find_formulas` order) replaced by
+    ``rendered``.
 
     The page gets MathJax's SVG stylesheet in its head and the glyph ``cache``
     at the start of its body; MathJax's scripts go when no ``math`` element is
@@ -109,7 +128,9 @@ def render_page(text: str, rendered: list[str], cache: str, css: str) -> str:
 
     found = len(FORMULA.findall(text))
     if found != len(rendered):
-        raise ValueError(f"rendered: {len(rendered)} formulas given for a page holding {found}")
+        raise ValueError(
+            f"rendered: {len(rendered)} formulas given for a page holding {found}"
+        )
     text = FORMULA.sub(put, text)
     if rendered and f'id="{STYLE_ID}"' not in text:
         style = f'<style id="{STYLE_ID}">{" ".join(css.split())}</style>\n'
@@ -122,25 +143,37 @@ def render_page(text: str, rendered: list[str], cache: str, css: str) -> str:
 
 
 def node_binary() -> str | None:
-    """The Node executable: ``$BOOK_NODE`` when set (empty: none), else ``node`` on the PATH, else None."""
+    """The Node executable: ``$BOOK_NODE`` when set (empty: none), else ``node`` on the
+    PATH, else None."""
     wanted = os.environ.get("BOOK_NODE")
     if wanted is not None:
         return (shutil.which(wanted) or None) if wanted else None
     return shutil.which("node")
 
 
-def typeset(pages: dict[str, list[Formula]], tex: dict, mathjax_dir: Path, node: str, fold: bool = True) -> dict:
-    """Typeset every page's formulas in one Node process; return its answer (``css``, and per page name
-    ``cache`` and ``formulas``). A formula MathJax rejects raises :class:`MathRenderError` naming its page.
+def typeset(
+    pages: dict[str, list[Formula]],
+    tex: dict,
+    mathjax_dir: Path,
+    node: str,
+    fold: bool = True,
+) -> dict:
+    """Typeset every page's formulas in one Node process; return its answer (``css``,
+    and per page name ``cache`` and ``formulas``). A formula MathJax rejects raises
+    :class:`MathRenderError` naming its page.
 
-    ``fold`` (the build's choice): each ``<g>`` that only wraps one drawn element is folded into it
-    (``mathjax_render.js`` says which are kept), the same drawing with fewer elements for the phone to
-    style and lay out; ``fold=False`` gives MathJax's own tree, for the tests' comparison."""
+    ``fold`` (the build's choice): each ``<g>`` that only wraps one drawn element is
+    folded into it (``mathjax_render.js`` says which are kept), the same drawing with
+    fewer elements for the phone to style and lay out; ``fold=False`` gives MathJax's
+    own tree, for the tests' comparison."""
     request = {
         "fold": fold,
         "tex": tex,
         "pages": [
-            {"name": name, "formulas": [{"tex": f.tex, "display": f.display} for f in formulas]}
+            {
+                "name": name,
+                "formulas": [{"tex": f.tex, "display": f.display} for f in formulas],
+            }
             for name, formulas in pages.items()
         ],
     }
@@ -153,18 +186,28 @@ def typeset(pages: dict[str, list[Formula]], tex: dict, mathjax_dir: Path, node:
             timeout=TIMEOUT_S,
         )
     except subprocess.TimeoutExpired as error:
-        raise MathRenderError(f"typesetting the math with {node} took over {TIMEOUT_S} s") from error
+        raise MathRenderError(
+            f"typesetting the math with {node} took over {TIMEOUT_S} s"
+        ) from error
     if proc.returncode != 0:
-        raise MathRenderError(f"typesetting the math with {node} failed:\n{proc.stderr.strip()[-2000:]}")
+        raise MathRenderError(
+            f"typesetting the math with {node} failed:\n{proc.stderr.strip()[-2000:]}"
+        )
     answer = json.loads(proc.stdout)
     problems = []
     for page in answer["pages"]:
         for error in page["errors"]:
             formula = pages[page["name"]][error["index"]]
-            problems.append(f"{page['name']}: formula {error['index'] + 1} {formula.tex!r}: {error['message']}")
+            problems.append(
+                f"{page['name']}: formula {error['index'] + 1} {formula.tex!r}: "
+                f"{error['message']}"
+            )
     if problems:
         raise MathRenderError("MathJax rejected formulas:\n  " + "\n  ".join(problems))
-    return {"css": answer["css"], "pages": {page["name"]: page for page in answer["pages"]}}
+    return {
+        "css": answer["css"],
+        "pages": {page["name"]: page for page in answer["pages"]},
+    }
 
 
 _noted = False
@@ -177,15 +220,18 @@ def _note_once(message: str) -> None:
         logger.info(message)
 
 
-def render_site(outdir: Path, tex: dict, mathjax_dir: Path, node: str | None) -> int | None:
-    """Typeset the math of every HTML page under ``outdir``; return how many pages changed, or None when
-    there is no Node (the pages keep the client-side MathJax)."""
+def render_site(
+    outdir: Path, tex: dict, mathjax_dir: Path, node: str | None
+) -> int | None:
+    """Typeset the math of every HTML page under ``outdir``; return how many pages
+    changed, or None when there is no Node (the pages keep the client-side MathJax)."""
     from bookbuild.site.a11y import html_pages, rewrite_pages
 
     if node is None:
         _note_once(
-            "NOTE: no Node.js here (`node`, or $BOOK_NODE), so the math is typeset in the reader's browser by "
-            "MathJax instead of at build time (Debian: apt-get install nodejs)"
+            "NOTE: no Node.js here (`node`, or $BOOK_NODE), so the math is typeset in "
+            "the reader's browser by MathJax instead of at build time (Debian: apt-get "
+            "install nodejs)"
         )
         return None
     pages = {}
@@ -193,7 +239,9 @@ def render_site(outdir: Path, tex: dict, mathjax_dir: Path, node: str | None) ->
         formulas = find_formulas(path.read_text(encoding="utf-8"))
         if formulas:
             pages[name] = formulas
-    answer = typeset(pages, tex, mathjax_dir, node) if pages else {"css": "", "pages": {}}
+    answer = (
+        typeset(pages, tex, mathjax_dir, node) if pages else {"css": "", "pages": {}}
+    )
 
     def rewrite(name: str, text: str) -> str:
         page = answer["pages"].get(name)
@@ -208,7 +256,11 @@ def pages_loading_mathjax(outdir: Path) -> list[str]:
     """The pages under ``outdir`` that still load MathJax in the browser."""
     from bookbuild.site.a11y import html_pages
 
-    return [name for name, path in html_pages(outdir) if "_static/mathjax/" in path.read_text(encoding="utf-8")]
+    return [
+        name
+        for name, path in html_pages(outdir)
+        if "_static/mathjax/" in path.read_text(encoding="utf-8")
+    ]
 
 
 def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
@@ -221,4 +273,5 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the pass (called from :func:`bookbuild.site.setup`)."""
-    app.connect("build-finished", _on_build_finished, priority=920)  # after speed.py's pass
+    # after speed.py's pass
+    app.connect("build-finished", _on_build_finished, priority=920)

@@ -21,12 +21,14 @@ from docutils import nodes
 
 MINUS = "\u2212"
 NBSP = "\u00a0"
-#: A decimal number in E notation, standing alone (not part of a word, a version or a longer number).
+#: A decimal number in E notation, standing alone (not part of a word, a version or a
+#: longer number).
 _E_NUMBER = re.compile(r"(?<![\w.])([-+\u2212]?\d+(?:\.\d+)?)[eE]([-+]?)(\d+)(?![\w.])")
 
 
 def split_scientific(text: str) -> list[str | tuple[str, str]]:
-    """``text`` as pieces: plain strings, and ``(base, exponent)`` for each number in E notation.
+    """``text`` as pieces: plain strings, and ``(base, exponent)`` for each number in E
+    notation.
 
     ``base`` is ``"1.3 × 10"`` (or ``"10"`` for a mantissa of 1) with no-break
     spaces; ``exponent`` is ``"−20"``. ``"".join`` of the plain pieces and the
@@ -53,7 +55,8 @@ def split_scientific(text: str) -> list[str | tuple[str, str]]:
 
 
 def scientific_nodes(text: str) -> list[nodes.Node]:
-    """Text and superscript nodes for ``text``; a single text node when it holds no E notation."""
+    """Text and superscript nodes for ``text``; a single text node when it holds no E
+    notation."""
     out: list[nodes.Node] = []
     for piece in split_scientific(text):
         if isinstance(piece, str):
@@ -65,7 +68,8 @@ def scientific_nodes(text: str) -> list[nodes.Node]:
 
 
 def set_scientific(node: nodes.Element) -> None:
-    """Rewrite, in place, every text child of ``node`` that holds a number in E notation."""
+    """Rewrite, in place, every text child of ``node`` that holds a number in E
+    notation."""
     for child in list(node.children):
         if isinstance(child, nodes.Text):
             replaced = scientific_nodes(str(child))

@@ -1,4 +1,5 @@
-"""The ``book-panel`` directive: an interactive panel on a page, with its static figure and transcript.
+"""The ``book-panel`` directive: an interactive panel on a page, with its static figure
+and transcript.
 
 Registered by :mod:`bookbuild.site` (one line). In a page::
 
@@ -18,21 +19,21 @@ stand and adds the controls. In HTML the static figure sits in ``<noscript>``:
 only a reader without JavaScript sees (and downloads) it.
 
 Math in a panel's text (TeX between dollar signs, see
-:mod:`chapter_code.panels.data`; code names between backticks become code) becomes Sphinx math nodes, so it is typeset
-like the rest of the page: MathJax SVG with its MathML for screen readers in
-HTML (at build time, :mod:`bookbuild.site.mathrender`), LaTeX math in the PDF.
-In HTML each formula is wrapped in ``<span class="book-panel-tex"
+:mod:`chapter_code.panels.data`; code names between backticks become code) becomes
+Sphinx math nodes, so it is typeset like the rest of the page: MathJax SVG with its
+MathML for screen readers in HTML (at build time, :mod:`bookbuild.site.mathrender`),
+LaTeX math in the PDF. In HTML each formula is wrapped in ``<span class="book-panel-tex"
 data-tex="...">`` (its source, which the browser tests compare with the data),
 and the panel's ``symbols`` are typeset once in a hidden block, from which the
 player copies them into its slider labels and setting descriptions.
 
-A panel's data and static figure are kept in ``_build/panel-cache`` (:class:`PanelCache`)
-with what they were computed from: the bytes of every ``chapter_code`` module the
-process had imported by then (the computation's own and any others), of this file
-and of the figure-layout check, and the versions of Python, PyTorch, NumPy and
-Matplotlib. A page read again with none of them changed (an edit to its prose or to
-one of its cells) takes them from there, without importing PyTorch or drawing the
-figure; any change recomputes them.
+A panel's data and static figure are kept in ``_build/panel-cache``
+(:class:`PanelCache`) with what they were computed from: the bytes of every
+``chapter_code`` module the process had imported by then (the computation's own and any
+others), of this file and of the figure-layout check, and the versions of Python,
+PyTorch, NumPy and Matplotlib. A page read again with none of them changed (an edit to
+its prose or to one of its cells) takes them from there, without importing PyTorch or
+drawing the figure; any change recomputes them.
 """
 
 from __future__ import annotations
@@ -54,31 +55,47 @@ from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYER = ROOT / "panels"
-#: Files the panels add to a page, in load order (the player first: the drawings register with it).
+#: Files the panels add to a page, in load order (the player first: the drawings
+#: register with it).
 SCRIPTS = ["player.js", "panels.js"]
 STYLESHEET = "panels.css"
+
+
 def depends() -> list[Path]:
-    """Source files whose change changes a panel (a page that holds one is read again): every ``chapter_code``
-    module loaded once the panels' registries are, so a panel's topic module and all it imports count."""
+    """Source files whose change changes a panel (a page that holds one is read again):
+    every ``chapter_code`` module loaded once the panels' registries are, so a panel's
+    topic module and all it imports count."""
     import chapter_code.panels.data
     import chapter_code.panels.figures  # noqa: F401
 
     loaded = list(sys.modules.items())
-    return sorted({Path(module.__file__) for name, module in loaded
-                   if name.split(".")[0] == "chapter_code" and getattr(module, "__file__", None)})
+    return sorted(
+        {
+            Path(module.__file__)
+            for name, module in loaded
+            if name.split(".")[0] == "chapter_code"
+            and getattr(module, "__file__", None)
+        }
+    )
 
 
-#: Besides the ``chapter_code`` modules imported when a panel is computed, what its cache entry depends on (paths
-#: from the repository's root).
-CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/lint/figure_layout.py", "chapter_code/core/book.mplstyle"]
+#: Besides the ``chapter_code`` modules imported when a panel is computed, what its
+#: cache entry depends on (paths from the repository's root).
+CACHE_FILES = [
+    "bookbuild/site/panels.py",
+    "bookbuild/lint/figure_layout.py",
+    "chapter_code/core/book.mplstyle",
+]
 CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
 CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
 
 
 def _content_digest(data: dict[str, Any], script_json: str) -> str:
-    """A digest of a panel's data and script JSON, kept in its entry: an entry edited or damaged on disk is
-    recomputed, never shown."""
-    text = json.dumps([data, script_json], ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """A digest of a panel's data and script JSON, kept in its entry: an entry edited or
+    damaged on disk is recomputed, never shown."""
+    text = json.dumps(
+        [data, script_json], ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -89,25 +106,38 @@ def _environment() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             return None
 
-    return {"format": str(CACHE_FORMAT), "python": platform.python_version(),
-            **{name: version(name) for name in CACHE_DISTRIBUTIONS}}
+    return {
+        "format": str(CACHE_FORMAT),
+        "python": platform.python_version(),
+        **{name: version(name) for name in CACHE_DISTRIBUTIONS},
+    }
 
 
 def _imported_sources(root: Path = ROOT) -> list[Path]:
-    """The source files of the ``chapter_code`` modules this process has imported, and :data:`CACHE_FILES`."""
+    """The source files of the ``chapter_code`` modules this process has imported, and
+    :data:`CACHE_FILES`."""
     package = (root / "chapter_code").resolve()
-    found = {Path(f).resolve() for m in list(sys.modules.values()) if (f := getattr(m, "__file__", None))}
-    return sorted({f for f in found if f.is_relative_to(package)} | {(root / f).resolve() for f in CACHE_FILES})
+    found = {
+        Path(f).resolve()
+        for m in list(sys.modules.values())
+        if (f := getattr(m, "__file__", None))
+    }
+    return sorted(
+        {f for f in found if f.is_relative_to(package)}
+        | {(root / f).resolve() for f in CACHE_FILES}
+    )
 
 
 class PanelCache:
-    """Each panel's data, its script JSON and its static figure's PNG, kept in ``folder`` with the digests of the
-    files they were computed from (:func:`_imported_sources`) and :func:`_environment`. :meth:`get` gives them back
-    only while every one of those still matches; an entry that is unreadable, or whose data or PNG does not match
-    its digest, is treated as absent (and recomputed)."""
+    """Each panel's data, its script JSON and its static figure's PNG, kept in
+    ``folder`` with the digests of the files they were computed from
+    (:func:`_imported_sources`) and :func:`_environment`. :meth:`get` gives them back
+    only while every one of those still matches; an entry that is unreadable, or whose
+    data or PNG does not match its digest, is treated as absent (and recomputed)."""
 
     def __init__(self, folder: Path, root: Path = ROOT) -> None:
-        self.folder, self.root = folder, root  # the files are named relative to ``root``
+        # the files are named relative to ``root``
+        self.folder, self.root = folder, root
 
     def _entry(self, name: str) -> Path:
         return self.folder / f"{name}.json"
@@ -116,34 +146,52 @@ class PanelCache:
         return self.folder / f"{name}.png"
 
     def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
-        """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where anything differs."""
+        """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where
+        anything differs."""
         from bookbuild.execute.engine import (
-            current_hashes,  # as the engine hashes a chapter's files (lab markers aside)
+            # as the engine hashes a chapter's files (lab markers aside)
+            current_hashes,
         )
 
         try:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
             png = self._png(name).read_bytes()
-            if (entry["environment"] != _environment() or hashlib.sha256(png).hexdigest() != entry["png"]
-                    or _content_digest(entry["data"], entry["json"]) != entry["content"]
-                    or current_hashes(self.root, list(entry["files"])) != entry["files"]):
+            if (
+                entry["environment"] != _environment()
+                or hashlib.sha256(png).hexdigest() != entry["png"]
+                or _content_digest(entry["data"], entry["json"]) != entry["content"]
+                or current_hashes(self.root, list(entry["files"])) != entry["files"]
+            ):
                 return None
             return entry["data"], entry["json"], png
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
-        """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
+    def put(
+        self, name: str, data: dict[str, Any], script_json: str, png: bytes
+    ) -> None:
+        """Keep panel ``name``'s outputs with what they were computed from (call it
+        right after computing them)."""
         from bookbuild.execute.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
         root = self.root.resolve()
-        files = current_hashes(root, [f.relative_to(root).as_posix() for f in _imported_sources(root)])
-        write_bytes(self._png(name), png)  # first: an entry never names a PNG that is not there yet
-        entry = {"environment": _environment(), "files": files, "png": hashlib.sha256(png).hexdigest(),
-                 "content": _content_digest(data, script_json),
-                 "data": data, "json": script_json}  # data's keys in their order: the symbols are typeset in it
-        write_text(self._entry(name), json.dumps(entry, ensure_ascii=False, indent=1) + "\n")
+        files = current_hashes(
+            root, [f.relative_to(root).as_posix() for f in _imported_sources(root)]
+        )
+        # first: an entry never names a PNG that is not there yet
+        write_bytes(self._png(name), png)
+        entry = {
+            "environment": _environment(),
+            "files": files,
+            "png": hashlib.sha256(png).hexdigest(),
+            "content": _content_digest(data, script_json),
+            "data": data,
+            "json": script_json,
+        }  # data's keys in their order: the symbols are typeset in it
+        write_text(
+            self._entry(name), json.dumps(entry, ensure_ascii=False, indent=1) + "\n"
+        )
 
 
 def _raw(text: str) -> nodes.raw:
@@ -151,8 +199,8 @@ def _raw(text: str) -> nodes.raw:
 
 
 def inline(text: str) -> list[nodes.Node]:
-    """``text`` as inline nodes: plain text, code for each ```...``` span, and math for each ``$...$`` span
-    (wrapped, in HTML, in a span that keeps its TeX)."""
+    """``text`` as inline nodes: plain text, code for each ```...``` span, and math for
+    each ``$...$`` span (wrapped, in HTML, in a span that keeps its TeX)."""
     parts = text.split("$")
     if len(parts) % 2 == 0:
         raise ValueError(f"book-panel: unbalanced $ in {text!r}")
@@ -162,10 +210,17 @@ def inline(text: str) -> list[nodes.Node]:
             pieces = part.split("`")
             if len(pieces) % 2 == 0:
                 raise ValueError(f"book-panel: unbalanced ` in {text!r}")
-            out += [nodes.literal(p, p) if j % 2 else nodes.Text(p) for j, p in enumerate(pieces) if p]
+            out += [
+                nodes.literal(p, p) if j % 2 else nodes.Text(p)
+                for j, p in enumerate(pieces)
+                if p
+            ]
         else:
-            out += [_raw(f'<span class="book-panel-tex" data-tex="{html.escape(part)}">'), nodes.math(part, part),
-                    _raw("</span>")]
+            out += [
+                _raw(f'<span class="book-panel-tex" data-tex="{html.escape(part)}">'),
+                nodes.math(part, part),
+                _raw("</span>"),
+            ]
     return out
 
 
@@ -178,24 +233,31 @@ class BookPanel(SphinxDirective):
     has_content = False
 
     def _layout_check(self, name: str):  # type: ignore[no-untyped-def]
-        """The build's figure-layout rule for the panel's static figure: no two of its texts overlap
-        (``bookbuild.lint.figure_layout``, as for every figure a chapter draws)."""
+        """The build's figure-layout rule for the panel's static figure: no two of its
+        texts overlap (``bookbuild.lint.figure_layout``, as for every figure a chapter
+        draws)."""
         from bookbuild.lint.figure_layout import overlapping_texts
 
         def check(fig) -> None:  # type: ignore[no-untyped-def]
             clashes = overlapping_texts(fig)
             if clashes:
-                raise self.error(f"book-panel {name}: texts of its static figure overlap: " + "; ".join(clashes))
+                raise self.error(
+                    f"book-panel {name}: texts of its static figure overlap: "
+                    + "; ".join(clashes)
+                )
 
         return check
 
     def _computed(self, name: str, png: Path) -> tuple[dict[str, Any], str]:
-        """Panel ``name``'s data and script JSON, computed, with its static figure drawn into ``png``."""
+        """Panel ``name``'s data and script JSON, computed, with its static figure drawn
+        into ``png``."""
         from chapter_code.panels.data import PANELS, panel, panel_json
         from chapter_code.panels.figures import write_static_figure
 
         if name not in PANELS:
-            raise self.error(f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}")
+            raise self.error(
+                f"book-panel: name must be one of {sorted(PANELS)}; got {name!r}"
+            )
         data = panel(name)
         write_static_figure(name, png, check=self._layout_check(name))
         return data, panel_json(name, data)
@@ -206,8 +268,9 @@ class BookPanel(SphinxDirective):
 
         name = self.arguments[0]
         srcdir = Path(self.env.srcdir)
-        # beside the builder's own output (``_build/panels`` for ``_build/html``), so that a PDF built at the same
-        # time into another output folder (``bookbuild build --pdf-after``) never writes the same file
+        # beside the builder's own output (``_build/panels`` for ``_build/html``), so
+        # that a PDF built at the same time into another output folder (``bookbuild
+        # build --pdf-after``) never writes the same file
         folder = Path(self.env.app.outdir).parent / "panels"
         png = folder / f"{name}.png"
         cache = PanelCache(build_dir(srcdir) / "panel-cache")
@@ -226,13 +289,21 @@ class BookPanel(SphinxDirective):
         self.env.book_panels.setdefault(self.env.docname, set()).add(name)  # type: ignore[attr-defined]
 
         box = nodes.container(classes=["book-panel"], ids=[f"panel-{name}"])
-        box += nodes.paragraph("", "", nodes.strong("", "", *inline(data["title"])), classes=["book-panel-title"])
+        box += nodes.paragraph(
+            "",
+            "",
+            nodes.strong("", "", *inline(data["title"])),
+            classes=["book-panel-title"],
+        )
         static = nodes.container(classes=["book-panel-static"])
         figure = nodes.figure()
-        figure += nodes.image(uri="/" + png.relative_to(srcdir).as_posix(), alt=data["alt"])
+        figure += nodes.image(
+            uri="/" + png.relative_to(srcdir).as_posix(), alt=data["alt"]
+        )
         static += figure
-        # In HTML the static figure is for readers without JavaScript only: the player draws in its place,
-        # and a browser running scripts does not download an image inside <noscript>.
+        # In HTML the static figure is for readers without JavaScript only: the player
+        # draws in its place, and a browser running scripts does not download an image
+        # inside <noscript>.
         box += [_raw("<noscript>"), static, _raw("</noscript>")]
         box += _para(data["summary"], classes=["book-panel-summary"])
         note = _para(data["note"], classes=["book-panel-note"])
@@ -248,24 +319,40 @@ class BookPanel(SphinxDirective):
         if data.get("symbols"):
             symbols = nodes.paragraph()
             for key, tex in data["symbols"].items():
-                symbols += [_raw(f'<span data-symbol="{html.escape(key)}">'), nodes.math(tex, tex), _raw("</span>")]
+                symbols += [
+                    _raw(f'<span data-symbol="{html.escape(key)}">'),
+                    nodes.math(tex, tex),
+                    _raw("</span>"),
+                ]
             only = addnodes.only(expr="html")
-            only += [_raw('<div class="book-panel-symbols" hidden>'), symbols, _raw("</div>")]
+            only += [
+                _raw('<div class="book-panel-symbols" hidden>'),
+                symbols,
+                _raw("</div>"),
+            ]
             box += only
-        box += _raw('<details class="book-panel-transcript"><summary>Transcript, one sentence per beat</summary>')
+        box += _raw(
+            '<details class="book-panel-transcript"><summary>Transcript, one '
+            "sentence per beat</summary>"
+        )
         transcript = nodes.enumerated_list(classes=["book-panel-beats"])
         for beat in data["beats"]:
             transcript += nodes.list_item("", _para(beat["text"]))
         box += transcript
         box += _raw(
-            "<p>The panel opens on its first beat and waits: Next and Back step between beats, and Play shows "
-            "them in turn, each for a time in proportion to its words (the speed menu scales it). Keyboard, with "
-            "the drawing focused: Space or K plays or pauses; the arrow keys step between beats; Home and End jump "
-            "to the first and last beat; Escape pauses. A parameter slider pauses the animation and redraws it for "
-            "your value; Play returns to the timeline. With reduced motion set in your system, each beat is shown "
-            "finished, without movement.</p></details>"
+            "<p>The panel opens on its first beat and waits: Next and Back step "
+            "between beats, and Play shows them in turn, each for a time in proportion "
+            "to its words (the speed menu scales it). Keyboard, with the drawing "
+            "focused: Space or K plays or pauses; the arrow keys step between beats; "
+            "Home and End jump to the first and last beat; Escape pauses. A parameter "
+            "slider pauses the animation and redraws it for your value; Play returns "
+            "to the timeline. With reduced motion set in your system, each beat is "
+            "shown finished, without movement.</p></details>"
         )
-        box += _raw(f'<script type="application/json" class="book-panel-data">{script_json}</script>')
+        box += _raw(
+            '<script type="application/json" '
+            f'class="book-panel-data">{script_json}</script>'
+        )
         return [box]
 
 
@@ -280,7 +367,9 @@ def _merge(app: Sphinx, env: object, docnames: set[str], other: object) -> None:
             mine[docname] = names
 
 
-def _page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+def _page(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
     if pagename in getattr(app.env, "book_panels", {}):
         app.add_css_file(f"panels/{STYLESHEET}")
         for script in SCRIPTS:
@@ -308,4 +397,3 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("html-page-context", _page)
     app.connect("build-finished", _finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-

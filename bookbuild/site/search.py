@@ -33,15 +33,18 @@ from sphinx.application import Sphinx
 
 FOLDER = "book-search"  # under the output's _static/
 SCRIPT = "book-search.js"
-#: what Sphinx's indexer skips too: comments, raw markup (the provenance and claim data), error messages
+#: what Sphinx's indexer skips too: comments, raw markup (the provenance and claim
+#: data), error messages
 _SKIP = (nodes.comment, nodes.raw, nodes.system_message, nodes.substitution_definition)
 _SPACE = re.compile(r"\s+")
 
 
 def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
-    """The page's searchable text, whitespace collapsed, and {id: where the element of that id starts in it}.
+    """The page's searchable text, whitespace collapsed, and {id: where the element of
+    that id starts in it}.
 
-    The ids are those a search result can name after ``#``: sections, glossary terms and other targets.
+    The ids are those a search result can name after ``#``: sections, glossary terms and
+    other targets.
     """
     parts: list[str] = []
     length = 0
@@ -59,16 +62,20 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
             length += len(chunk)
 
     def walk(node: nodes.Node) -> None:
-        if isinstance(node, (nodes.math, nodes.math_block)):  # a formula as a reader reads it, not its TeX
+        # a formula as a reader reads it, not its TeX
+        if isinstance(node, (nodes.math, nodes.math_block)):
             said = readable_math(node.astext())
             add(f" {said} " if isinstance(node, nodes.math_block) else said)
             return
-        if isinstance(node, _SKIP) or (isinstance(node, nodes.Element) and "no-search" in node["classes"]):
+        if isinstance(node, _SKIP) or (
+            isinstance(node, nodes.Element) and "no-search" in node["classes"]
+        ):
             return
         if isinstance(node, nodes.Text):
             add(node.astext())
             return
-        if isinstance(node, nodes.Element):  # sections, and glossary terms, equations, figures...
+        # sections, and glossary terms, equations, figures...
+        if isinstance(node, nodes.Element):
             for target_id in node["ids"]:
                 sections.setdefault(target_id, length)
         block = isinstance(node, nodes.Element) and not isinstance(node, nodes.Inline)
@@ -83,48 +90,207 @@ def page_text(doctree: nodes.document) -> tuple[str, dict[str, int]]:
     return "".join(parts).rstrip(), sections
 
 
-# --------------------------------------------------------------------------- math as text
+# ------------------------------------------------------------------------- math as text
 
 #: symbols and names for TeX control words (what a reader sees in the typeset formula)
 _SYMBOLS = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
-    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ",
-    "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π",
-    "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
-    "odot": "⊙", "otimes": "⊗", "oplus": "⊕", "partial": "∂", "nabla": "∇", "approx": "≈", "sim": "~",
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "ll": "≪", "gg": "≫", "equiv": "≡",
-    "cdot": "·", "times": "×", "pm": "±", "in": "∈", "notin": "∉", "mid": "|", "to": "→", "rightarrow": "→",
-    "leftarrow": "←", "Rightarrow": "⇒", "mapsto": "↦", "infty": "∞", "ell": "ℓ", "imath": "ı",
-    "sum": "Σ", "prod": "Π", "int": "∫", "dots": "…", "ldots": "…", "cdots": "⋯", "bullet": "•",
-    "lVert": "‖", "rVert": "‖", "Vert": "‖", "lvert": "|", "rvert": "|", "vert": "|",
-    "lceil": "⌈", "rceil": "⌉", "lfloor": "⌊", "rfloor": "⌋", "langle": "⟨", "rangle": "⟩",
-    "top": "ᵀ", "prime": "′", "forall": "∀", "exists": "∃", "emptyset": "∅",
-    "{": "{", "}": "}", "%": "%", "_": "_", "&": "&", "#": "#", "$": "$",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+    "odot": "⊙",
+    "otimes": "⊗",
+    "oplus": "⊕",
+    "partial": "∂",
+    "nabla": "∇",
+    "approx": "≈",
+    "sim": "~",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ne": "≠",
+    "neq": "≠",
+    "ll": "≪",
+    "gg": "≫",
+    "equiv": "≡",
+    "cdot": "·",
+    "times": "×",
+    "pm": "±",
+    "in": "∈",
+    "notin": "∉",
+    "mid": "|",
+    "to": "→",
+    "rightarrow": "→",
+    "leftarrow": "←",
+    "Rightarrow": "⇒",
+    "mapsto": "↦",
+    "infty": "∞",
+    "ell": "ℓ",
+    "imath": "ı",
+    "sum": "Σ",
+    "prod": "Π",
+    "int": "∫",
+    "dots": "…",
+    "ldots": "…",
+    "cdots": "⋯",
+    "bullet": "•",
+    "lVert": "‖",
+    "rVert": "‖",
+    "Vert": "‖",
+    "lvert": "|",
+    "rvert": "|",
+    "vert": "|",
+    "lceil": "⌈",
+    "rceil": "⌉",
+    "lfloor": "⌊",
+    "rfloor": "⌋",
+    "langle": "⟨",
+    "rangle": "⟩",
+    "top": "ᵀ",
+    "prime": "′",
+    "forall": "∀",
+    "exists": "∃",
+    "emptyset": "∅",
+    "{": "{",
+    "}": "}",
+    "%": "%",
+    "_": "_",
+    "&": "&",
+    "#": "#",
+    "$": "$",
 }
 #: operators set upright in a formula, read as their names
-_NAMES = {"tanh", "sinh", "cosh", "sin", "cos", "tan", "log", "ln", "exp", "max", "min", "arg", "argmax",
-          "argmin", "sup", "inf", "lim", "det", "softmax", "Pr"}
+_NAMES = {
+    "tanh",
+    "sinh",
+    "cosh",
+    "sin",
+    "cos",
+    "tan",
+    "log",
+    "ln",
+    "exp",
+    "max",
+    "min",
+    "arg",
+    "argmax",
+    "argmin",
+    "sup",
+    "inf",
+    "lim",
+    "det",
+    "softmax",
+    "Pr",
+}
 #: control words that only space or size what follows
-_SPACING = {",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": " ", "qquad": " ", "left": "", "right": "",
-            "big": "", "bigl": "", "bigr": "", "Big": "", "Bigl": "", "Bigr": "", "bigg": "", "biggl": "",
-            "biggr": "", "displaystyle": "", "textstyle": "", "nonumber": "", "notag": ""}
+_SPACING = {
+    ",": " ",
+    ";": " ",
+    ":": " ",
+    "!": "",
+    " ": " ",
+    "quad": " ",
+    "qquad": " ",
+    "left": "",
+    "right": "",
+    "big": "",
+    "bigl": "",
+    "bigr": "",
+    "Big": "",
+    "Bigl": "",
+    "Bigr": "",
+    "bigg": "",
+    "biggl": "",
+    "biggr": "",
+    "displaystyle": "",
+    "textstyle": "",
+    "nonumber": "",
+    "notag": "",
+}
 #: control words whose argument is shown as it is (a word, a roman or bold letter)
-_AS_IS = {"text", "textrm", "textit", "textbf", "mathrm", "mathit", "mathbf", "mathsf", "mathtt", "boldsymbol",
-          "bm", "operatorname", "mathcal", "mathscr", "mathfrak"}
+_AS_IS = {
+    "text",
+    "textrm",
+    "textit",
+    "textbf",
+    "mathrm",
+    "mathit",
+    "mathbf",
+    "mathsf",
+    "mathtt",
+    "boldsymbol",
+    "bm",
+    "operatorname",
+    "mathcal",
+    "mathscr",
+    "mathfrak",
+}
 #: accents over their argument (combining characters)
-_ACCENTS = {"tilde": "\u0303", "hat": "\u0302", "bar": "\u0304", "vec": "\u20d7", "dot": "\u0307",
-            "overrightarrow": "\u20d7", "overleftarrow": "\u20d6", "widetilde": "\u0303", "widehat": "\u0302",
-            "overline": "\u0305"}
+_ACCENTS = {
+    "tilde": "\u0303",
+    "hat": "\u0302",
+    "bar": "\u0304",
+    "vec": "\u20d7",
+    "dot": "\u0307",
+    "overrightarrow": "\u20d7",
+    "overleftarrow": "\u20d6",
+    "widetilde": "\u0303",
+    "widehat": "\u0302",
+    "overline": "\u0305",
+}
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
-_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ", strict=True))
-_SUP = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ",
-                strict=True))
+_SUB = dict(
+    zip(
+        "0123456789+-=()aehijklmnoprstuvx",
+        "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ",
+        strict=True,
+    )
+)
+_SUP = dict(
+    zip(
+        "0123456789+-=()abcdefghijklmnoprstuvwxyzT",
+        "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ",
+        strict=True,
+    )
+)
 _TOKEN = re.compile(r"\\([A-Za-z]+|.)|([{}^_&~])|(\s+)|([^\\{}^_&~\s])", re.S)
 
 
 class _TeX:
-    """A small reader of the TeX the book's formulas use: enough to say a formula in plain characters."""
+    """A small reader of the TeX the book's formulas use: enough to say a formula in
+    plain characters."""
 
     def __init__(self, tex: str) -> None:
         self.tokens = [(m[1], m[2], m[3], m[4]) for m in _TOKEN.finditer(tex)]
@@ -159,7 +325,9 @@ class _TeX:
             arg = self.group()
             return "".join(_BLACKBOARD.get(c, c) for c in arg)
         if command in _ACCENTS:
-            return "".join(c + _ACCENTS[command] if c.isalnum() else c for c in self.group())
+            return "".join(
+                c + _ACCENTS[command] if c.isalnum() else c for c in self.group()
+            )
         if command in ("frac", "tfrac", "dfrac"):
             top, bottom = self.group(), self.group()
             wrap = lambda s: s if len(s) <= 1 or s.isalnum() else f"({s})"  # noqa: E731
@@ -210,8 +378,9 @@ class _TeX:
 
 
 def readable_math(tex: str) -> str:
-    """A formula in plain characters, as a reader would type it: ``\\tanh(c_t)`` as ``tanh(cₜ)``,
-    ``h_{t-1}`` as ``hₜ₋₁``, ``\\frac{\\partial L}{\\partial h}`` as ``(∂L)/(∂h)``; no backslash or brace is left."""
+    """A formula in plain characters, as a reader would type it: ``\\tanh(c_t)`` as
+    ``tanh(cₜ)``, ``h_{t-1}`` as ``hₜ₋₁``, ``\\frac{\\partial L}{\\partial h}`` as
+    ``(∂L)/(∂h)``; no backslash or brace is left."""
     text = _TeX(tex).read()
     text = re.sub(r"\s*;\s*(;\s*)*", "; ", _SPACE.sub(" ", text))
     text = re.sub(r"([(∂√]) | ([)])", r"\1\2", text)
@@ -219,20 +388,28 @@ def readable_math(tex: str) -> str:
 
 
 def readable_doctree(doctree: nodes.document) -> nodes.document:
-    """A copy of a page's doctree whose formulas are :func:`readable_math` text, for Sphinx's search index."""
+    """A copy of a page's doctree whose formulas are :func:`readable_math` text, for
+    Sphinx's search index."""
     copy = doctree.deepcopy()
-    for node in list(copy.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+    for node in list(
+        copy.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))
+    ):
         text = nodes.Text(readable_math(node.astext()))
-        node.replace_self(nodes.paragraph("", "", text) if isinstance(node, nodes.math_block) else text)
+        node.replace_self(
+            nodes.paragraph("", "", text)
+            if isinstance(node, nodes.math_block)
+            else text
+        )
     return copy
 
 
 def _index_readable(builder: Any) -> None:
     """Make the HTML builder index each page's formulas as :func:`readable_math` text.
 
-    Sphinx's indexer reads a formula's TeX as words, so the index held ``odot``, ``mathrm`` and ``frac`` and
-    search found pages by them. Its ``index_page`` runs before the page is written and from the same doctree,
-    so it is handed a copy (:func:`readable_doctree`); the page itself keeps its TeX for the typesetting.
+    Sphinx's indexer reads a formula's TeX as words, so the index held ``odot``,
+    ``mathrm`` and ``frac`` and search found pages by them. Its ``index_page`` runs
+    before the page is written and from the same doctree, so it is handed a copy
+    (:func:`readable_doctree`); the page itself keeps its TeX for the typesetting.
     """
     index_page = builder.index_page
 
@@ -248,13 +425,21 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 
 def text_script(pagename: str, doctree: nodes.document) -> str:
-    """The script that hands the page's text to the search page: ``bookSearchText(page, {text, sections})``."""
+    """The script that hands the page's text to the search page: ``bookSearchText(page,
+    {text, sections})``."""
     text, sections = page_text(doctree)
-    data = json.dumps({"text": text, "sections": sections}, ensure_ascii=False, separators=(",", ":"))
-    return f"window.bookSearchText && window.bookSearchText({json.dumps(pagename)}, {data});\n"
+    data = json.dumps(
+        {"text": text, "sections": sections}, ensure_ascii=False, separators=(",", ":")
+    )
+    return (
+        f"window.bookSearchText && window.bookSearchText({json.dumps(pagename)}, "
+        f"{data});\n"
+    )
 
 
-def _on_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+def _on_page(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
     if app.builder.format != "html":
         return
     if pagename == "search":
@@ -266,6 +451,7 @@ def _on_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctr
 
 
 def connect(app: Sphinx) -> None:
-    """Register the per-page texts and the search page's script (called from :func:`bookbuild.site.setup`)."""
+    """Register the per-page texts and the search page's script (called from
+    :func:`bookbuild.site.setup`)."""
     app.connect("builder-inited", _on_builder_inited)
     app.connect("html-page-context", _on_page)

@@ -1,4 +1,5 @@
-"""Speed of the built pages on a phone: a post-build pass over the HTML (issue 19, Lighthouse performance).
+"""Speed of the built pages on a phone: a post-build pass over the HTML (issue 19,
+Lighthouse performance).
 
 Part of :mod:`bookbuild.site` (which calls :func:`connect`). Measured with
 Lighthouse's mobile profile (``make audit``), the chapters' first paint waited
@@ -46,13 +47,18 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-Repair = Callable[[Path, str, str], str]  # (output folder, page's path under it, its HTML) -> repaired HTML
+# (output folder, page's path under it, its HTML) -> repaired HTML
+Repair = Callable[[Path, str, str], str]
 
-MATHJAX_TAG = re.compile(r'<script defer="defer" src="((?:\.\./)*_static/mathjax/tex-chtml\.js[^"]*)"></script>')
+MATHJAX_TAG = re.compile(
+    r'<script defer="defer" '
+    r'src="((?:\.\./)*_static/mathjax/tex-chtml\.js[^"]*)"></script>'
+)
 IMG_TAG = re.compile(r"<img (?P<attrs>[^>]*?)\s*/?>")
 
 
-#: The smallest figure text a phone shows, in CSS px (issue 53: the figures shrunk to a 390-px screen set it at 9.3 px).
+#: The smallest figure text a phone shows, in CSS px (issue 53: the figures shrunk to a
+#: 390-px screen set it at 9.3 px).
 PHONE_TEXT_PX = 11.0
 
 
@@ -68,14 +74,22 @@ def _pixel_size(path: str, mtime_ns: int) -> tuple[int, int] | None:
 
 
 def image_size(path: Path) -> tuple[int, int] | None:
-    """An image file's (width, height) in pixels; None when the file is missing or not a raster image."""
-    if not path.is_file() or path.suffix.lower() not in {".png", ".jpg", ".jpeg", ".gif", ".webp"}:
+    """An image file's (width, height) in pixels; None when the file is missing or not a
+    raster image."""
+    if not path.is_file() or path.suffix.lower() not in {
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".webp",
+    }:
         return None
     return _pixel_size(str(path), path.stat().st_mtime_ns)
 
 
 def figures_load_lazily(outdir: Path, name: str, text: str) -> str:
-    """Every ``<img>`` of the page loads lazily, decodes asynchronously and states its width and height.
+    """Every ``<img>`` of the page loads lazily, decodes asynchronously and states its
+    width and height.
 
     The ``width``/``height`` attributes give the image's aspect ratio before it
     loads; an inline ``style`` width (myst-nb's display size) still decides the
@@ -93,7 +107,13 @@ def figures_load_lazily(outdir: Path, name: str, text: str) -> str:
         src = re.search(r'\bsrc="([^"]+)"', attrs)
         if src and " width=" not in f" {attrs}" and " height=" not in f" {attrs}":
             target = src.group(1).split("?")[0].split("#")[0]
-            size = None if ":" in target else image_size(Path(os.path.normpath(page_dir / html.unescape(target))))
+            size = (
+                None
+                if ":" in target
+                else image_size(
+                    Path(os.path.normpath(page_dir / html.unescape(target)))
+                )
+            )
             if size is not None:
                 added.append(f'width="{size[0]}" height="{size[1]}"')
         if not added:
@@ -118,20 +138,23 @@ def _smallest_text(path: str, mtime_ns: int) -> float | None:
 
 
 def min_readable_width(path: Path) -> int | None:
-    """The narrowest width, in CSS px, at which the figure's smallest text is :data:`PHONE_TEXT_PX`; None for an
-    image that does not record its smallest text (not drawn by ``chapter_code.core.plotting``)."""
+    """The narrowest width, in CSS px, at which the figure's smallest text is
+    :data:`PHONE_TEXT_PX`; None for an image that does not record its smallest text (not
+    drawn by ``chapter_code.core.plotting``)."""
     size = image_size(path)
     if size is None or path.suffix.lower() != ".png":
         return None
     smallest = _smallest_text(str(path), path.stat().st_mtime_ns)
     if not smallest:
         return None
-    return math.ceil(size[0] * PHONE_TEXT_PX / smallest)  # image px per CSS px cancel out
+    # image px per CSS px cancel out
+    return math.ceil(size[0] * PHONE_TEXT_PX / smallest)
 
 
 def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
-    """Every figure image that records its smallest text gets ``--book-min-width`` (:func:`min_readable_width`)
-    in its ``style``; book-site.css keeps the figure at least that wide."""
+    """Every figure image that records its smallest text gets ``--book-min-width``
+    (:func:`min_readable_width`) in its ``style``; book-site.css keeps the figure at
+    least that wide."""
     page_dir = (outdir / name).parent
 
     def fix(match: re.Match[str]) -> str:
@@ -140,7 +163,9 @@ def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
         if "--book-min-width" in attrs or src is None or ":" in src.group(1):
             return match.group(0)
         target = src.group(1).split("?")[0].split("#")[0]
-        width = min_readable_width(Path(os.path.normpath(page_dir / html.unescape(target))))
+        width = min_readable_width(
+            Path(os.path.normpath(page_dir / html.unescape(target)))
+        )
         if width is None:
             return match.group(0)
         rule = f"--book-min-width: {width}px;"
@@ -149,16 +174,23 @@ def figures_readable_on_phones(outdir: Path, name: str, text: str) -> str:
             return f'<img {attrs} style="{rule}" />'
         kept = style.group(1).rstrip()
         kept = kept + ("" if not kept or kept.endswith(";") else ";")
-        return f"<img {attrs[:style.start(1)]}{kept} {rule}{attrs[style.end(1):]} />".replace('style=" ', 'style="')
+        return (
+            f"<img {attrs[: style.start(1)]}{kept} {rule}{attrs[style.end(1) :]} "
+            "/>".replace('style=" ', 'style="')
+        )
 
     return IMG_TAG.sub(fix, text)
 
 
-HEAD_SCRIPT = re.compile(r'<script (data-[a-z-]+="[^"]*" )?src="((?:\.\./)*_static/[^"]+\.js(?:\?[^"]*)?)"></script>')
+HEAD_SCRIPT = re.compile(
+    r'<script (data-[a-z-]+="[^"]*" '
+    r')?src="((?:\.\./)*_static/[^"]+\.js(?:\?[^"]*)?)"></script>'
+)
 
 
 def head_scripts_deferred(outdir: Path, name: str, text: str) -> str:
-    """Every blocking ``<script src="…_static/….js">`` gets ``defer``, except ``documentation_options.js``."""
+    """Every blocking ``<script src="…_static/….js">`` gets ``defer``, except
+    ``documentation_options.js``."""
 
     def fix(match: re.Match[str]) -> str:
         if "/documentation_options.js" in f"/{match.group(2)}":
@@ -169,7 +201,8 @@ def head_scripts_deferred(outdir: Path, name: str, text: str) -> str:
 
 
 def mathjax_after_first_paint(outdir: Path, name: str, text: str) -> str:
-    """MathJax's deferred script tag becomes ``<script data-book-mathjax="…">``, loaded by book-site.js.
+    """MathJax's deferred script tag becomes ``<script data-book-mathjax="…">``, loaded
+    by book-site.js.
 
     A deferred script is fetched while the page is parsed and run before the
     first paint on a slow phone; the marker keeps both until the page is shown.
@@ -181,12 +214,14 @@ PRE_TAG = re.compile(r"<pre(?P<attrs>(?:\s[^>]*)?)>(?P<body>.*?)</pre>", re.S)
 
 
 def code_blocks_sized(outdir: Path, name: str, text: str) -> str:
-    """Every ``<pre>`` states its count of lines (``style="--book-lines: N"``), so that book-site.css can skip
-    laying out a block that is off the screen and still reserve its exact height, and the length of its longest
-    line (``data-book-cols``), from which book-site.js tells whether the block will scroll before it is drawn.
+    """Every ``<pre>`` states its count of lines (``style="--book-lines: N"``), so that
+    book-site.css can skip laying out a block that is off the screen and still reserve
+    its exact height, and the length of its longest line (``data-book-cols``), from
+    which book-site.js tells whether the block will scroll before it is drawn.
 
-    A block's lines never wrap on screen (book-site.css), so its content is ``N`` line heights tall; the count
-    is that of its text's line breaks (a break at the very start or end draws no line of its own).
+    A block's lines never wrap on screen (book-site.css), so its content is ``N`` line
+    heights tall; the count is that of its text's line breaks (a break at the very start
+    or end draws no line of its own).
     """
 
     def fix(match: re.Match[str]) -> str:
@@ -200,8 +235,12 @@ def code_blocks_sized(outdir: Path, name: str, text: str) -> str:
         style = re.search(r'\sstyle="([^"]*)"', attrs)
         if style:
             kept = style.group(1).rstrip().rstrip(";")
-            attrs = attrs.replace(style.group(0), f' style="{kept}; --book-lines: {lines}"' if kept
-                                  else f' style="--book-lines: {lines}"')
+            attrs = attrs.replace(
+                style.group(0),
+                f' style="{kept}; --book-lines: {lines}"'
+                if kept
+                else f' style="--book-lines: {lines}"',
+            )
         else:
             attrs = f'{attrs} style="--book-lines: {lines}"'
         return f'<pre{attrs} data-book-cols="{cols}">{body}</pre>'
@@ -219,14 +258,16 @@ REPAIRS: list[Repair] = [
 
 
 def speed_page(outdir: Path, name: str, text: str) -> str:
-    """``text`` (the page at ``name``, relative to ``outdir``) with every repair applied."""
+    """``text`` (the page at ``name``, relative to ``outdir``) with every repair
+    applied."""
     for repair in REPAIRS:
         text = repair(outdir, name, text)
     return text
 
 
 def speed_site(outdir: Path) -> int:
-    """Apply :func:`speed_page` to every HTML page under ``outdir``; return how many files changed."""
+    """Apply :func:`speed_page` to every HTML page under ``outdir``; return how many
+    files changed."""
     from bookbuild.site.a11y import rewrite_pages
 
     return rewrite_pages(outdir, lambda name, text: speed_page(outdir, name, text))
@@ -239,6 +280,7 @@ def _on_build_finished(app: Sphinx, exc: Exception | None) -> None:
 
 def connect(app: Sphinx) -> None:
     """Register the pass (called from :func:`bookbuild.site.setup`)."""
-    # after the accessibility repairs (900) and the link previews (previews.py, 915), whose templates copy figures
-    # and listings that this pass must size too; before the math is typeset (mathrender.py, 920)
+    # after the accessibility repairs (900) and the link previews (previews.py, 915),
+    # whose templates copy figures and listings that this pass must size too; before the
+    # math is typeset (mathrender.py, 920)
     app.connect("build-finished", _on_build_finished, priority=917)

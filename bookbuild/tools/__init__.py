@@ -1,1 +1,2 @@
-"""Developer tools: the benchmarks, the GPU run, the live preview, the environment, the labs."""
+"""Developer tools: the benchmarks, the GPU run, the live preview, the environment, the
+labs."""

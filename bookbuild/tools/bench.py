@@ -1,4 +1,5 @@
-"""Measure the authors' loop, side by side with a plain Jupyter Book build of the same pages.
+"""Measure the authors' loop, side by side with a plain Jupyter Book build of the same
+pages.
 
 ``python -m bookbuild bench`` copies the repository into a temporary folder twice
 (the author's own ``_build`` is never written):
@@ -6,7 +7,8 @@
 - **ours**: the book's build (``python -m bookbuild build``: the engine decides what
   is stale and executes it, then Jupyter Book renders). It starts from a copy of the
   author's execution cache, memoized runs and engine manifest when there is one (so
-  the first build only renders), else from nothing (a cold build: every chapter executes);
+  the first build only renders), else from nothing (a cold build: every chapter
+  executes);
 - **plain**: ``jupyter-book build`` of the same pages with execution off and none of
   the book's own Sphinx extensions (:func:`plain_config`): what Sphinx and Jupyter Book
   cost whatever the book does on top.
@@ -52,21 +54,38 @@ RESULTS = ROOT / "benchmarks" / "results.json"
 RATIO_TARGET = 2.0
 #: A figure-cell edit in Chapter 3: at most this many seconds.
 FIGURE_CELL_TARGET_S = 30.0
-#: The config keys of the book that name its own extensions' settings (left out of the plain build).
-PLAIN_DROP = {"bibtex_reference_style", "bibtex_default_style", "latex_additional_files", "mathjax_path"}
-#: What the first build may reuse from the author's build folder: executed outputs, the engine's state, memoized
-#: runs, and what an author's earlier builds compiled and drew (JAX's programs, the panels' data and figures).
+#: The config keys of the book that name its own extensions' settings (left out of the
+#: plain build).
+PLAIN_DROP = {
+    "bibtex_reference_style",
+    "bibtex_default_style",
+    "latex_additional_files",
+    "mathjax_path",
+}
+#: What the first build may reuse from the author's build folder: executed outputs, the
+#: engine's state, memoized runs, and what an author's earlier builds compiled and drew
+#: (JAX's programs, the panels' data and figures).
 REUSED = [".jupyter_cache", "engine", "runs", "jax-cache", "panel-cache"]
-STEPS = ["no-change rebuild", "prose-only edit", "figure-cell edit (Chapter 3)", "listing edit (recurrence.py)"]
+STEPS = [
+    "no-change rebuild",
+    "prose-only edit",
+    "figure-cell edit (Chapter 3)",
+    "listing edit (recurrence.py)",
+]
 
 
 def plain_config(text: str) -> str:
-    """The book's ``_config.yml`` for a plain Jupyter Book build: execution off, only third-party extensions."""
+    """The book's ``_config.yml`` for a plain Jupyter Book build: execution off, only
+    third-party extensions."""
     config = yaml.safe_load(text)
     config.setdefault("execute", {})["execute_notebooks"] = "off"
     sphinx = config.setdefault("sphinx", {})
-    sphinx["extra_extensions"] = [e for e in sphinx.get("extra_extensions") or [] if not e.startswith("bookbuild")]
-    sphinx["config"] = {k: v for k, v in (sphinx.get("config") or {}).items() if k not in PLAIN_DROP}
+    sphinx["extra_extensions"] = [
+        e for e in sphinx.get("extra_extensions") or [] if not e.startswith("bookbuild")
+    ]
+    sphinx["config"] = {
+        k: v for k, v in (sphinx.get("config") or {}).items() if k not in PLAIN_DROP
+    }
     return yaml.safe_dump(config, sort_keys=False)
 
 
@@ -75,22 +94,34 @@ def add_sentence(work: Path, n: int) -> None:
     page = work / "book" / "recurrence.md"
     text = page.read_text()
     if "## Summary\n" not in text:
-        raise RuntimeError(f"{page} has no '## Summary' heading to add a sentence under")
-    page.write_text(text.replace("## Summary\n", f"## Summary\n\nOne more sentence of prose, number {n}.\n", 1))
+        raise RuntimeError(
+            f"{page} has no '## Summary' heading to add a sentence under"
+        )
+    page.write_text(
+        text.replace(
+            "## Summary\n",
+            f"## Summary\n\nOne more sentence of prose, number {n}.\n",
+            1,
+        )
+    )
 
 
 def comment_figure_cell(work: Path, n: int) -> None:
-    """A figure-cell edit: a comment added at the top of Chapter 3's first figure cell (after its options)."""
+    """A figure-cell edit: a comment added at the top of Chapter 3's first figure cell
+    (after its options)."""
     page = work / "book" / "gated.md"
     text = page.read_text()
-    cell = re.search(r"```\{code-cell\} ipython3\n:label: fig-[^\n]*\n(?::[^\n]*\n)*", text)
+    cell = re.search(
+        r"```\{code-cell\} ipython3\n:label: fig-[^\n]*\n(?::[^\n]*\n)*", text
+    )
     if cell is None:
         raise RuntimeError(f"{page} has no code cell labelled fig-...")
     page.write_text(text[: cell.end()] + f"# bench edit {n}\n" + text[cell.end() :])
 
 
 def comment_listing(work: Path, n: int) -> None:
-    """A listing edit: a comment added at the end of ``chapter_code/rnn/recurrence.py``."""
+    """A listing edit: a comment added at the end of
+    ``chapter_code/rnn/recurrence.py``."""
     module = work / "chapter_code" / "rnn" / "recurrence.py"
     module.write_text(module.read_text() + f"\n# bench edit {n}: the listing changed\n")
 
@@ -102,26 +133,49 @@ EDITS: dict[str, Callable[[Path, int], None] | None] = dict(
 
 def _ours(work: Path) -> dict:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bookbuild", "build"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
-        raise RuntimeError(f"build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        raise RuntimeError(
+            f"build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     manifest = json.loads((work / "_build" / "engine" / "manifest.json").read_text())
-    executed = [line.split(":")[1].strip() for line in proc.stdout.splitlines() if ": executed in " in line]
+    executed = [
+        line.split(":")[1].strip()
+        for line in proc.stdout.splitlines()
+        if ": executed in " in line
+    ]
     return {
         "wall_s": round(wall, 2),
         "executed": executed,
-        "chapter_s": {c: round(m["wall_s"], 1) for c, m in manifest.items() if c in executed},
+        "chapter_s": {
+            c: round(m["wall_s"], 1) for c, m in manifest.items() if c in executed
+        },
     }
 
 
 def _plain(work: Path) -> float:
     started = time.perf_counter()
-    command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(work), "--builder", "html"]
-    proc = subprocess.run(command, cwd=work, capture_output=True, text=True)  # warnings allowed: the book's roles
+    command = [
+        str(Path(sys.executable).with_name("jupyter-book")),
+        "build",
+        str(work),
+        "--builder",
+        "html",
+    ]
+    # warnings allowed: the book's roles
+    proc = subprocess.run(command, cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if proc.returncode != 0 or not (work / "_build" / "html" / "index.html").exists():
-        raise RuntimeError(f"the plain Jupyter Book build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        raise RuntimeError(
+            "the plain Jupyter Book build failed in "
+            f"{work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     return round(wall, 2)
 
 
@@ -136,7 +190,9 @@ def measure(repeats: int = 3, root: Path = ROOT) -> dict:
         reused = [name for name in REUSED if (root / "_build" / name).is_dir()]
         for name in reused:
             shutil.copytree(root / "_build" / name, ours / "_build" / name)
-        (plain / "_config.yml").write_text(plain_config((plain / "_config.yml").read_text()))
+        (plain / "_config.yml").write_text(
+            plain_config((plain / "_config.yml").read_text())
+        )
         first = {"ours": _ours(ours), "plain_s": _plain(plain)}
         readings: dict[str, list[dict]] = {step: [] for step in STEPS}
         for n in range(repeats):
@@ -157,7 +213,8 @@ def measure(repeats: int = 3, root: Path = ROOT) -> dict:
             "readings": rows,
         }
     return {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}",
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "repeats": repeats,
         "first build": {**first, "reused": reused},
@@ -171,18 +228,25 @@ def verdicts(results: dict) -> list[str]:
     for step in STEPS[:2]:
         s = results["steps"][step]
         ok = s["ratio"] <= RATIO_TARGET
-        out.append(f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): {'met' if ok else 'NOT met'}")
+        out.append(
+            f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): "
+            f"{'met' if ok else 'NOT met'}"
+        )
     s = results["steps"][STEPS[2]]
     ok = s["ours_s"] <= FIGURE_CELL_TARGET_S
-    out.append(f"{STEPS[2]}: {s['ours_s']} s (target <= {FIGURE_CELL_TARGET_S:g} s): {'met' if ok else 'NOT met'}")
+    out.append(
+        f"{STEPS[2]}: {s['ours_s']} s (target <= {FIGURE_CELL_TARGET_S:g} s): "
+        f"{'met' if ok else 'NOT met'}"
+    )
     return out
 
 
 def table(results: dict) -> str:
     first = results["first build"]
     lines = [
-        f"Measured {results['date']} on {results['machine']}; medians of {results['repeats']} readings, each step "
-        "made in both copies and both built one after the other.",
+        f"Measured {results['date']} on {results['machine']}; medians of "
+        f"{results['repeats']} readings, each step made in both copies and both built "
+        "one after the other.",
         "",
         "| step | ours (s) | plain Jupyter Book (s) | ours / plain | chapters executed "
         "| every reading, ours / plain (s) |",
@@ -192,10 +256,17 @@ def table(results: dict) -> str:
         ran = sorted({c for r in s["readings"] for c in r["executed"]})
         each = ", ".join(f"{r['wall_s']:g} / {r['plain_s']:g}" for r in s["readings"])
         ran_text = ", ".join(ran) or "none"
-        lines.append(f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | {each} |")
+        lines.append(
+            f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | "
+            f"{each} |"
+        )
     reused = ", ".join(first["reused"]) or "nothing (cold: every chapter executed)"
-    lines += ["", f"First build (not in the medians): ours {first['ours']['wall_s']} s, reusing {reused}; plain "
-              f"{first['plain_s']} s.", ""]
+    lines += [
+        "",
+        f"First build (not in the medians): ours {first['ours']['wall_s']} s, reusing "
+        f"{reused}; plain {first['plain_s']} s.",
+        "",
+    ]
     lines += [f"- {v}" for v in verdicts(results)]
     return "\n".join(lines)
 
@@ -207,7 +278,10 @@ def main(show: bool = False, repeats: int = 3) -> int:
             return 1
         results = json.loads(RESULTS.read_text())
         if "repeats" not in results:
-            print("The stored measurements predate the side-by-side bench; run `make bench`.")
+            print(
+                "The stored measurements predate the side-by-side bench; run `make "
+                "bench`."
+            )
             return 1
         print(table(results))
         return 0
@@ -215,5 +289,8 @@ def main(show: bool = False, repeats: int = 3) -> int:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
-    print(f"\nwritten to {RESULTS.relative_to(ROOT)}; copy the table into BENCHMARKS.md when it changes")
+    print(
+        f"\nwritten to {RESULTS.relative_to(ROOT)}; copy the table into BENCHMARKS.md "
+        "when it changes"
+    )
     return 0

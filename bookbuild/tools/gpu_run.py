@@ -1,4 +1,5 @@
-"""``make gpu-run OUT=folder``: the GPU build in one command, everything that must come back in one folder.
+"""``make gpu-run OUT=folder``: the GPU build in one command, everything that must come
+back in one folder.
 
 On a fresh machine with an NVIDIA GPU whose Python has a CUDA build of torch,
 ``python3 bookbuild/tools/gpu_run.py OUT`` (standard library only until the
@@ -127,23 +128,45 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET_S = 475.0  # 8 minutes, less a few seconds for the machine's own start and the copy back
+# 8 minutes, less a few seconds for the machine's own start and the copy back
+BUDGET_S = 475.0
 RESERVED_AFTER_RUN_S = 50.0  # baselines and collect, after the side-by-side steps
-GRACE_S = 10.0  # from the interrupt of a step that ran out of time to the kill of what is left of it
+# from the interrupt of a step that ran out of time to the kill of what is left of it
+GRACE_S = 10.0
 SWEEP = "word-lm-scale"
 SWEEP_CONFIG = "gpu"
 DRY_BUDGET_S = 150.0
 SWEEP_WORKERS = 10  # of 16 cores: the chapters keep about six busy
-BOOK_SWEEP_PROCESSES = 6  # sweeps of the chapters' own runs at once, before the chapters
+# sweeps of the chapters' own runs at once, before the chapters
+BOOK_SWEEP_PROCESSES = 6
 BOOK_SWEEP_WORKERS = 3  # jobs at once in each: at most 18 jobs on 16 cores and the GPU
-DRY_BOOK_SWEEPS = ("gated-book-runs",)  # the dry run walks the step with one sweep's smoke configuration
+# the dry run walks the step with one sweep's smoke configuration
+DRY_BOOK_SWEEPS = ("gated-book-runs",)
 CORPORA = ("data/shakespeare.txt", "data/milton.txt")
-#: What the steps import, checked without importing torch (which takes seconds): the engine's and the sweeps' stack.
-PACKAGES = ("bookbuild", "nbclient", "jupyter_cache", "myst_nb", "yaml", "submitit", "filelock", "psutil")
-#: Estimated wall seconds per chapter on the GPU machine (the budget table above), printed beside the measured ones.
+#: What the steps import, checked without importing torch (which takes seconds): the
+#: engine's and the sweeps' stack.
+PACKAGES = (
+    "bookbuild",
+    "nbclient",
+    "jupyter_cache",
+    "myst_nb",
+    "yaml",
+    "submitit",
+    "filelock",
+    "psutil",
+)
+#: Estimated wall seconds per chapter on the GPU machine (the budget table above),
+#: printed beside the measured ones.
 CHAPTER_ESTIMATES: dict[str, float] = {
-    "book/intro": 10, "book/building": 10, "book/recurrence": 45, "book/gradients": 60, "book/gated": 80,
-    "book/language-models": 60, "book/generating": 35, "book/depth": 30, "book/beyond": 30,
+    "book/intro": 10,
+    "book/building": 10,
+    "book/recurrence": 45,
+    "book/gradients": 60,
+    "book/gated": 80,
+    "book/language-models": 60,
+    "book/generating": 35,
+    "book/depth": 30,
+    "book/beyond": 30,
 }
 #: Files every run leaves in OUT, whatever happened (the dry run checks them).
 ALWAYS = ("summary.json", "summary.md", "timing.json", "timing.md", "logs")
@@ -170,11 +193,12 @@ class Step:
         return out
 
 
-# --------------------------------------------------------------------------- running steps
+# ------------------------------------------------------------------------ running steps
 
 
 def _descendants(pid: int) -> list[tuple[int, str]]:
-    """Every live descendant of ``pid`` and its start time (``/proc``; kernels start in sessions of their own)."""
+    """Every live descendant of ``pid`` and its start time (``/proc``; kernels start in
+    sessions of their own)."""
     children: dict[int, list[tuple[int, str]]] = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
         if not entry.name.isdigit():
@@ -183,7 +207,8 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))  # ppid; starttime
+        # ppid; starttime
+        children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))
     out, queue = [], [pid]
     while queue:
         for child in children.get(queue.pop(), []):
@@ -193,27 +218,34 @@ def _descendants(pid: int) -> list[tuple[int, str]]:
 
 
 def _kill(pid: int, started: str) -> None:
-    """SIGKILL ``pid`` if it is still the process that started at ``started`` (never a reused pid)."""
+    """SIGKILL ``pid`` if it is still the process that started at ``started`` (never a
+    reused pid)."""
     try:
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19] == started:
+        if (
+            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+            == started
+        ):
             os.kill(pid, signal.SIGKILL)
     except (OSError, IndexError):
         pass
 
 
 def _interruptible() -> None:
-    """In a step's process before it starts: Ctrl-C (SIGINT) interrupts it, as in a terminal.
+    """In a step's process before it starts: Ctrl-C (SIGINT) interrupts it, as in a
+    terminal.
 
-    A process started in the background by a non-interactive shell (``cmd &``, some CI runners and
-    schedulers) inherits SIGINT ignored, and an ignored signal stays ignored across ``exec``: its steps would
-    then sit out the interrupt that stops a step past its timeout, and be killed only after
-    :data:`GRACE_S`, their kernels and jobs left unstopped.
+    A process started in the background by a non-interactive shell (``cmd &``, some CI
+    runners and schedulers) inherits SIGINT ignored, and an ignored signal stays ignored
+    across ``exec``: its steps would then sit out the interrupt that stops a step past
+    its timeout, and be killed only after :data:`GRACE_S`, their kernels and jobs left
+    unstopped.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
-    """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs), then kill what is left.
+    """Interrupt a step (Ctrl-C: the engine and the sweep stop their kernels and jobs),
+    then kill what is left.
 
     Only the step's own processes are signalled: its process group, and the
     descendants found under it (each checked by its start time before the kill).
@@ -236,7 +268,8 @@ def _stop(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
 
 
 class Runner:
-    """Runs steps one by one or side by side, each with its own timeout, inside one deadline; logs everything."""
+    """Runs steps one by one or side by side, each with its own timeout, inside one
+    deadline; logs everything."""
 
     def __init__(self, out: Path, root: Path, dry_run: bool, budget_s: float) -> None:
         self.out, self.root, self.dry_run = out, root, dry_run
@@ -252,37 +285,56 @@ class Runner:
         return self.deadline - time.monotonic()
 
     def run(self, *steps: Step, until: float | None = None) -> None:
-        """Run ``steps`` side by side; each ends by itself, at its timeout, or at ``until`` (monotonic)."""
+        """Run ``steps`` side by side; each ends by itself, at its timeout, or at
+        ``until`` (monotonic)."""
         live: list[tuple[Step, subprocess.Popen, float, Any]] = []
-        # Everything from the first start on is inside the try: a signal that lands while the steps start or
-        # while the summary is written still stops what was started and marks it interrupted.
+        # Everything from the first start on is inside the try: a signal that lands
+        # while the steps start or while the summary is written still stops what was
+        # started and marks it interrupted.
         try:
             for step in steps:
                 self.steps.append(step)
-                limit = min(step.timeout_s, max(1.0, (until or self.deadline) - time.monotonic()))
+                limit = min(
+                    step.timeout_s,
+                    max(1.0, (until or self.deadline) - time.monotonic()),
+                )
                 step.timeout_s = round(limit, 1)
                 log_path = self.out / "logs" / f"{step.name}.log"
                 step.log = str(log_path.relative_to(self.out))
                 log = log_path.open("w")
-                log.write(f"$ {' '.join(step.argv)}\n(timeout {limit:.0f} s; cwd {self.root})\n\n")
+                log.write(
+                    f"$ {' '.join(step.argv)}\n(timeout {limit:.0f} s; cwd "
+                    f"{self.root})\n\n"
+                )
                 log.flush()
                 env = {**os.environ, **step.env}
                 try:
-                    proc = subprocess.Popen(step.argv, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True,
-                                            preexec_fn=_interruptible)
+                    proc = subprocess.Popen(
+                        step.argv,
+                        cwd=self.root,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                        preexec_fn=_interruptible,
+                    )
                 except OSError as exc:
                     step.status, step.note = "failed", f"could not start: {exc}"
                     log.close()
                     continue
                 step.status = "running"
                 live.append((step, proc, time.monotonic(), log))
-                print(f"gpu-run: {step.name}: started (timeout {limit:.0f} s)", flush=True)
+                print(
+                    f"gpu-run: {step.name}: started (timeout {limit:.0f} s)", flush=True
+                )
             self.write_summary()
             self._wait(live)
-        except BaseException:  # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
+        # Ctrl-C or SIGTERM (an outer timeout): stop what runs, then let run() collect
+        except BaseException:
             for step, proc, began, log in live:
-                _stop(proc, grace_s=2.0)  # an outer timeout leaves little time: collect comes first
+                # an outer timeout leaves little time: collect comes first
+                _stop(proc, grace_s=2.0)
                 step.status, step.rc = "interrupted", proc.returncode
                 step.wall_s = round(time.monotonic() - began, 1)
                 step.note = "the run itself was interrupted"
@@ -306,10 +358,16 @@ class Runner:
                     step.status = "ok" if proc.returncode == 0 else "failed"
                 step.rc = proc.returncode
                 step.wall_s = round(time.monotonic() - began, 1)
-                log.write(f"\n[gpu-run: {step.status}, exit {step.rc}, {step.wall_s:.1f} s]\n")
+                log.write(
+                    f"\n[gpu-run: {step.status}, exit {step.rc}, {step.wall_s:.1f} s]\n"
+                )
                 log.close()
                 live.remove(entry)
-                print(f"gpu-run: {step.name}: {step.status} in {step.wall_s:.1f} s (exit {step.rc})", flush=True)
+                print(
+                    f"gpu-run: {step.name}: {step.status} in {step.wall_s:.1f} s (exit "
+                    f"{step.rc})",
+                    flush=True,
+                )
                 self.write_summary()
 
     def skip(self, name: str, why: str) -> None:
@@ -318,7 +376,8 @@ class Runner:
         self.write_summary()
 
     def write_summary(self, finished: bool = False) -> None:
-        """``summary.json`` and ``summary.md``: every step so far, its outcome, its log; the files in OUT."""
+        """``summary.json`` and ``summary.md``: every step so far, its outcome, its log;
+        the files in OUT."""
         wall = round(time.monotonic() - self.started, 1)
         data = {
             "command": "make gpu-run" + (" (dry run)" if self.dry_run else ""),
@@ -330,18 +389,35 @@ class Runner:
             "within_budget": wall <= self.budget_s,
             "steps": [s.row() for s in self.steps],
             **self.facts,
-            "files": sorted(str(p.relative_to(self.out)) for p in self.out.rglob("*") if p.is_file()),
+            "files": sorted(
+                str(p.relative_to(self.out)) for p in self.out.rglob("*") if p.is_file()
+            ),
         }
         _write_json(self.out / "summary.json", data)
-        lines = [f"# {data['command']}: {'finished' if finished else 'RUNNING (or stopped before the end)'}", "",
-                 f"Started {self.started_at}; {wall:.0f} s of the {self.budget_s:.0f} s budget "
-                 f"({'within' if data['within_budget'] else 'OVER'} it).", ""]
-        lines += [f"- {k}: `{v}`" for k, v in self.facts.items() if not isinstance(v, (dict, list))]
-        lines += ["", "| step | outcome | exit | wall (s) | timeout (s) | log | note |",
-                  "|---|---|---:|---:|---:|---|---|"]
+        lines = [
+            f"# {data['command']}: "
+            f"{'finished' if finished else 'RUNNING (or stopped before the end)'}",
+            "",
+            f"Started {self.started_at}; {wall:.0f} s of the {self.budget_s:.0f} s "
+            f"budget ({'within' if data['within_budget'] else 'OVER'} it).",
+            "",
+        ]
+        lines += [
+            f"- {k}: `{v}`"
+            for k, v in self.facts.items()
+            if not isinstance(v, (dict, list))
+        ]
+        lines += [
+            "",
+            "| step | outcome | exit | wall (s) | timeout (s) | log | note |",
+            "|---|---|---:|---:|---:|---|---|",
+        ]
         for s in self.steps:
-            lines.append(f"| {s.name} | {s.status} | {'' if s.rc is None else s.rc} | {s.wall_s:.1f} | "
-                         f"{s.timeout_s:.0f} | {s.log} | {s.note.replace('|', '/')} |")
+            lines.append(
+                f"| {s.name} | {s.status} | {'' if s.rc is None else s.rc} | "
+                f"{s.wall_s:.1f} | {s.timeout_s:.0f} | {s.log} | "
+                f"{s.note.replace('|', '/')} |"
+            )
         lines += ["", "Files: see `summary.json` (`files`); timings: `timing.md`.", ""]
         _write_text(self.out / "summary.md", "\n".join(lines))
 
@@ -368,79 +444,159 @@ def _read_json(path: Path) -> Any:
 
 
 def _python_for(root: Path, runner: Runner) -> str:
-    """The environment's Python after ``env``: ``.venv`` when it works, else this Python if it has the packages."""
+    """The environment's Python after ``env``: ``.venv`` when it works, else this Python
+    if it has the packages."""
     venv = root / ".venv" / "bin" / "python"
-    probe = f"import importlib.util, {', '.join(PACKAGES)}; assert importlib.util.find_spec('torch')"
+    probe = (
+        f"import importlib.util, {', '.join(PACKAGES)}; assert "
+        "importlib.util.find_spec('torch')"
+    )
     env = {**os.environ, "PYTHONPATH": str(root)}
-    fallback = "this Python" if runner.dry_run else "this Python (the .venv set-up failed)"
+    fallback = (
+        "this Python" if runner.dry_run else "this Python (the .venv set-up failed)"
+    )
     for python, what in ((str(venv), ".venv"), (sys.executable, fallback)):
         if not Path(python).exists():
             continue
-        done = subprocess.run([python, "-c", probe], cwd=root, env=env, capture_output=True, timeout=120)
+        done = subprocess.run(
+            [python, "-c", probe], cwd=root, env=env, capture_output=True, timeout=120
+        )
         if done.returncode == 0:
             runner.facts["python"] = f"{python} ({what})"
             return python
-    runner.facts["python"] = f"{sys.executable} (no Python here imports the book's packages; later steps fail)"
+    runner.facts["python"] = (
+        f"{sys.executable} (no Python here imports the book's packages; later steps "
+        "fail)"
+    )
     return sys.executable
 
 
-def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = BUDGET_S,
-        sweep: str | None = None) -> int:
-    """Run every step into ``out``; 0 when every step succeeded (``summary.json`` says what happened either way)."""
+def run(
+    out: Path,
+    dry_run: bool = False,
+    root: Path = ROOT,
+    budget_s: float = BUDGET_S,
+    sweep: str | None = None,
+) -> int:
+    """Run every step into ``out``; 0 when every step succeeded (``summary.json`` says
+    what happened either way)."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     tmp: tempfile.TemporaryDirectory | None = None
     if dry_run:
         absent = [rel for rel in CORPORA if not (root / rel).is_file()]
         if absent:
-            print(f"gpu-run --dry-run: needs {' and '.join(absent)} (the corpora the first `make book` builds; the "
-                  "dry run works offline)", file=sys.stderr)
+            print(
+                f"gpu-run --dry-run: needs {' and '.join(absent)} (the corpora the "
+                "first `make book` builds; the dry run works offline)",
+                file=sys.stderr,
+            )
             return 2
         tmp = tempfile.TemporaryDirectory(prefix="gpu-run-dry-")
         root = _dry_book(root, Path(tmp.name))
-    runner = Runner(out, root, dry_run, budget_s if not dry_run else min(budget_s, DRY_BUDGET_S))
+    runner = Runner(
+        out, root, dry_run, budget_s if not dry_run else min(budget_s, DRY_BUDGET_S)
+    )
     device = "cpu" if dry_run else "cuda"
     sweep = sweep or SWEEP
     config = "smoke" if dry_run else SWEEP_CONFIG
-    runner.facts.update(device=device, sweep=f"{sweep} --config {config}", root=str(root))
+    runner.facts.update(
+        device=device, sweep=f"{sweep} --config {config}", root=str(root)
+    )
 
-    def terminated(signum: int, frame: Any) -> None:  # an outer timeout's SIGTERM: collect what there is
+    # an outer timeout's SIGTERM: collect what there is
+    def terminated(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, terminated)
-    base_env = {"PYTHONPATH": str(root), "BOOK_DEVICE": device, "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
-                "PYTHONUNBUFFERED": "1", "BOOKBUILD_PROGRESS_EVERY": "30"}
+    base_env = {
+        "PYTHONPATH": str(root),
+        "BOOK_DEVICE": device,
+        "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+        "PYTHONUNBUFFERED": "1",
+        "BOOKBUILD_PROGRESS_EVERY": "30",
+    }
     try:
         if dry_run:
-            runner.run(Step("env", [sys.executable, "-c", f"import {', '.join(PACKAGES)}; "
-                                    "print('dry run: the running environment has the book installed')"],
-                            60, base_env, note="dry run: checks this environment, creates no .venv"))
+            runner.run(
+                Step(
+                    "env",
+                    [
+                        sys.executable,
+                        "-c",
+                        f"import {', '.join(PACKAGES)}; print('dry run: the running "
+                        "environment has the book installed')",
+                    ],
+                    60,
+                    base_env,
+                    note="dry run: checks this environment, creates no .venv",
+                )
+            )
         else:
             venv_script = str(root / "bookbuild" / "tools" / "venv.py")
-            runner.run(Step("env", [sys.executable, venv_script, ".venv"], 100, base_env))
+            runner.run(
+                Step("env", [sys.executable, venv_script, ".venv"], 100, base_env)
+            )
         python = _python_for(root, runner)
         me = [python, "-m", "bookbuild.tools.gpu_run"]
         until = runner.deadline - RESERVED_AFTER_RUN_S
         workers = "1" if dry_run else str(SWEEP_WORKERS)
-        # first the chapters' own runs on this device (a GPU build reads its own record set of them), then the
-        # chapters beside the scale study's GPU configuration
+        # first the chapters' own runs on this device (a GPU build reads its own record
+        # set of them), then the chapters beside the scale study's GPU configuration
         book_sweeps = DRY_BOOK_SWEEPS if dry_run else ()
-        runner.run(Step("probe", [*me, "_probe", str(out / "device.json")], 30, base_env),
-                   Step("book-sweeps", [*me, "_book_sweeps", device, *book_sweeps], BUDGET_S, base_env),
-                   until=until)
-        runner.run(Step("chapters", [*me, "_execute", str(out)], BUDGET_S, base_env),
-                   Step("sweep", [python, "-m", "bookbuild", "experiments", "run", sweep, "--config", config,
-                                  "--workers", workers], BUDGET_S, base_env),
-                   until=until)
+        runner.run(
+            Step("probe", [*me, "_probe", str(out / "device.json")], 30, base_env),
+            Step(
+                "book-sweeps",
+                [*me, "_book_sweeps", device, *book_sweeps],
+                BUDGET_S,
+                base_env,
+            ),
+            until=until,
+        )
+        runner.run(
+            Step("chapters", [*me, "_execute", str(out)], BUDGET_S, base_env),
+            Step(
+                "sweep",
+                [
+                    python,
+                    "-m",
+                    "bookbuild",
+                    "experiments",
+                    "run",
+                    sweep,
+                    "--config",
+                    config,
+                    "--workers",
+                    workers,
+                ],
+                BUDGET_S,
+                base_env,
+            ),
+            until=until,
+        )
         finished = _executed_chapters(root)
         if finished:
-            runner.run(Step("baselines", [*me, "_record", str(out), *finished], 40, {**base_env, "CI": ""},
-                            note=f"{len(finished)} chapter(s)"))
+            runner.run(
+                Step(
+                    "baselines",
+                    [*me, "_record", str(out), *finished],
+                    40,
+                    {**base_env, "CI": ""},
+                    note=f"{len(finished)} chapter(s)",
+                )
+            )
         else:
             runner.skip("baselines", "no chapter executed")
     except KeyboardInterrupt as exc:
-        runner.facts["interrupted"] = f"the run was interrupted ({exc or 'Ctrl-C'}); what finished was collected"
-        print(f"gpu-run: interrupted ({exc or 'Ctrl-C'}); collecting what finished", file=sys.stderr, flush=True)
+        runner.facts["interrupted"] = (
+            f"the run was interrupted ({exc or 'Ctrl-C'}); what finished was collected"
+        )
+        print(
+            f"gpu-run: interrupted ({exc or 'Ctrl-C'}); collecting what finished",
+            file=sys.stderr,
+            flush=True,
+        )
     finally:
         problems: list[str] = []
         try:
@@ -449,7 +605,9 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
             runner.write_summary(finished=True)
             if dry_run:
                 problems = _check_folder(out)
-                runner.facts["dry_run_check"] = "; ".join(problems) or "ok: every promised file is in OUT"
+                runner.facts["dry_run_check"] = (
+                    "; ".join(problems) or "ok: every promised file is in OUT"
+                )
                 runner.write_summary(finished=True)
                 for problem in problems:
                     print(f"gpu-run --dry-run: {problem}", file=sys.stderr)
@@ -457,32 +615,49 @@ def run(out: Path, dry_run: bool = False, root: Path = ROOT, budget_s: float = B
                 tmp.cleanup()
             signal.signal(signal.SIGTERM, previous)
     failed = [s.name for s in runner.steps if s.status != "ok"]
-    print(f"gpu-run: {'all steps ok' if not failed else 'not ok: ' + ', '.join(failed)}; "
-          f"{time.monotonic() - runner.started:.0f} s; everything is in {out} (summary.md)", flush=True)
+    print(
+        f"gpu-run: {'all steps ok' if not failed else 'not ok: ' + ', '.join(failed)}; "
+        f"{time.monotonic() - runner.started:.0f} s; everything is in {out} "
+        "(summary.md)",
+        flush=True,
+    )
     if "interrupted" in runner.facts:
         return 130
     return 0 if not failed and not problems else 1
 
 
 def _executed_chapters(root: Path) -> list[str]:
-    """Chapters whose outputs the engine stored in this run's build folder (its manifest), in toc order."""
+    """Chapters whose outputs the engine stored in this run's build folder (its
+    manifest), in toc order."""
     manifest = _read_json(root / "_build" / "engine" / "manifest.json") or {}
-    return [c for c, e in manifest.items() if isinstance(e, dict) and e.get("status") == "executed"]
+    return [
+        c
+        for c, e in manifest.items()
+        if isinstance(e, dict) and e.get("status") == "executed"
+    ]
 
 
 def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> None:
     """Copy what must come back into OUT and write the timing table."""
     device = _read_json(out / "device.json") or {}
     manifest = _read_json(root / "_build" / "engine" / "manifest.json") or {}
-    profiles = {e.get("profile") for e in manifest.values() if isinstance(e, dict) and e.get("profile")}
-    profile = device.get("profile") or (profiles.pop() if len(profiles) == 1 else None)  # the engine's, if no probe
-    runner.facts["profile"] = profile or "unknown (neither the probe nor the engine reported one)"
+    profiles = {
+        e.get("profile")
+        for e in manifest.values()
+        if isinstance(e, dict) and e.get("profile")
+    }
+    # the engine's, if no probe
+    profile = device.get("profile") or (profiles.pop() if len(profiles) == 1 else None)
+    runner.facts["profile"] = (
+        profile or "unknown (neither the probe nor the engine reported one)"
+    )
     if profile and (root / "baselines" / profile).is_dir():
         _copy_tree(root / "baselines" / profile, out / "baselines" / profile)
     records = root / "records" / sweep / config
     if records.is_dir():
         _copy_tree(records, out / "records" / sweep / config)
-    for made in sorted((root / "records").glob(f"*/*@{profile}")) if profile else []:  # the GPU's own record sets
+    # the GPU's own record sets
+    for made in sorted((root / "records").glob(f"*/*@{profile}")) if profile else []:
         _copy_tree(made, out / "records" / made.parent.name / made.name)
     state = root / "_build" / "engine"
     if (state / "kernels").is_dir():
@@ -490,7 +665,8 @@ def _collect(runner: Runner, root: Path, out: Path, sweep: str, config: str) -> 
     if (state / "manifest.json").is_file():
         shutil.copy2(state / "manifest.json", out / "logs" / "engine-manifest.json")
     sweep_logs = sorted((root / "_build" / "sweeps" / sweep).glob("2*"))
-    if sweep_logs:  # submitit's stdout and stderr of each job of the latest run (not its pickles)
+    # submitit's stdout and stderr of each job of the latest run (not its pickles)
+    if sweep_logs:
         for path in sweep_logs[-1].rglob("*"):
             if path.is_file() and path.suffix in (".out", ".err", ".log"):
                 target = out / "logs" / "sweep-jobs" / path.relative_to(sweep_logs[-1])
@@ -506,55 +682,115 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
 
 def _write_timing(runner: Runner, out: Path, records: Path) -> None:
-    """``timing.json`` and ``timing.md``: each step; each chapter against its estimate; each sweep job."""
+    """``timing.json`` and ``timing.md``: each step; each chapter against its estimate;
+    each sweep job."""
     manifest = _read_json(out / "logs" / "engine-manifest.json") or {}
     chapters = []
     for chapter, entry in manifest.items():
         if not isinstance(entry, dict):
             continue
         runs = entry.get("runs") or []
-        chapters.append({"chapter": chapter, "status": entry.get("status"), "wall_s": entry.get("wall_s"),
-                         "estimate_s": CHAPTER_ESTIMATES.get(chapter), "executed_at": entry.get("executed_at"),
-                         "computed_runs": sum(1 for r in runs if r.get("outcome") == "computed"),
-                         "compute_s": round(sum(float(r.get("compute_s", 0)) for r in runs), 1)})
+        chapters.append(
+            {
+                "chapter": chapter,
+                "status": entry.get("status"),
+                "wall_s": entry.get("wall_s"),
+                "estimate_s": CHAPTER_ESTIMATES.get(chapter),
+                "executed_at": entry.get("executed_at"),
+                "computed_runs": sum(1 for r in runs if r.get("outcome") == "computed"),
+                "compute_s": round(sum(float(r.get("compute_s", 0)) for r in runs), 1),
+            }
+        )
     jobs = []
     for path in sorted(records.glob("*.json")) if records.is_dir() else []:
         record = _read_json(path) or {}
         metrics = record.get("metrics", {})
-        jobs.append({"job": f"{record.get('job')}.seed{record.get('seed')}", "wall_s": record.get("wall_s"),
-                     "parameters": metrics.get("parameters"), "test_perplexity": metrics.get("test_perplexity"),
-                     "best_step": metrics.get("best_step"),
-                     "device": record.get("environment", {}).get("device")})
-    steps = [{"step": s.name, "status": s.status, "wall_s": s.wall_s, "timeout_s": s.timeout_s}
-             for s in runner.steps]
-    _write_json(out / "timing.json", {"steps": steps, "chapters": chapters, "sweep_jobs": jobs,
-                                       "budget_s": runner.budget_s})
+        jobs.append(
+            {
+                "job": f"{record.get('job')}.seed{record.get('seed')}",
+                "wall_s": record.get("wall_s"),
+                "parameters": metrics.get("parameters"),
+                "test_perplexity": metrics.get("test_perplexity"),
+                "best_step": metrics.get("best_step"),
+                "device": record.get("environment", {}).get("device"),
+            }
+        )
+    steps = [
+        {
+            "step": s.name,
+            "status": s.status,
+            "wall_s": s.wall_s,
+            "timeout_s": s.timeout_s,
+        }
+        for s in runner.steps
+    ]
+    _write_json(
+        out / "timing.json",
+        {
+            "steps": steps,
+            "chapters": chapters,
+            "sweep_jobs": jobs,
+            "budget_s": runner.budget_s,
+        },
+    )
 
     def num(value: Any, digits: int = 1) -> str:
         return "-" if value is None else f"{float(value):.{digits}f}"
 
-    lines = ["# Timing", "", "| step | outcome | wall (s) | timeout (s) |", "|---|---|---:|---:|"]
-    lines += [f"| {s['step']} | {s['status']} | {num(s['wall_s'])} | {num(s['timeout_s'], 0)} |" for s in steps]
-    lines += ["", "| chapter | outcome | wall (s) | estimate (s) | memoized runs computed | their time (s) |",
-              "|---|---|---:|---:|---:|---:|"]
-    lines += [f"| {c['chapter']} | {c['status']} | {num(c['wall_s'])} | {num(c['estimate_s'], 0)} | "
-              f"{c['computed_runs']} | {num(c['compute_s'])} |" for c in chapters]
-    lines += ["", "| sweep job | wall (s) | parameters | test perplexity | best step | device |",
-              "|---|---:|---:|---:|---:|---|"]
-    lines += [f"| {j['job']} | {num(j['wall_s'])} | {j['parameters'] or '-'} | {num(j['test_perplexity'], 2)} | "
-              f"{j['best_step'] or '-'} | {j['device'] or '-'} |" for j in jobs]
+    lines = [
+        "# Timing",
+        "",
+        "| step | outcome | wall (s) | timeout (s) |",
+        "|---|---|---:|---:|",
+    ]
+    lines += [
+        f"| {s['step']} | {s['status']} | {num(s['wall_s'])} | "
+        f"{num(s['timeout_s'], 0)} |"
+        for s in steps
+    ]
+    lines += [
+        "",
+        "| chapter | outcome | wall (s) | estimate (s) | memoized runs computed | "
+        "their time (s) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {c['chapter']} | {c['status']} | {num(c['wall_s'])} | "
+        f"{num(c['estimate_s'], 0)} | {c['computed_runs']} | {num(c['compute_s'])} |"
+        for c in chapters
+    ]
+    lines += [
+        "",
+        "| sweep job | wall (s) | parameters | test perplexity | best step | device |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {j['job']} | {num(j['wall_s'])} | {j['parameters'] or '-'} | "
+        f"{num(j['test_perplexity'], 2)} | {j['best_step'] or '-'} | "
+        f"{j['device'] or '-'} |"
+        for j in jobs
+    ]
     _write_text(out / "timing.md", "\n".join(lines) + "\n")
 
 
 def _check_folder(out: Path) -> list[str]:
-    """What the dry run checks in OUT: every promised file, readable, with the facts it must state."""
-    problems = [f"missing {name}" for name in ALWAYS + ("device.json", "build-report.md") if not (out / name).exists()]
+    """What the dry run checks in OUT: every promised file, readable, with the facts it
+    must state."""
+    problems = [
+        f"missing {name}"
+        for name in ALWAYS + ("device.json", "build-report.md")
+        if not (out / name).exists()
+    ]
     summary = _read_json(out / "summary.json") or {}
     names = [s["name"] for s in summary.get("steps", [])]
-    if names != ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]:  # the real run's, in order
+    # the real run's, in order
+    if names != ["env", "probe", "book-sweeps", "chapters", "sweep", "baselines"]:
         problems.append(f"steps {names}")
-    problems += [f"step {s['name']}: {s['status']} (see {s['log']})" for s in summary.get("steps", [])
-                 if s["status"] != "ok"]
+    problems += [
+        f"step {s['name']}: {s['status']} (see {s['log']})"
+        for s in summary.get("steps", [])
+        if s["status"] != "ok"
+    ]
     if not list((out / "baselines").glob("*/*.json")):
         problems.append("no baselines")
     if not list((out / "records").glob("*/*/*.json")):
@@ -562,7 +798,7 @@ def _check_folder(out: Path) -> list[str]:
     return problems
 
 
-# --------------------------------------------------------------------------- the dry run's book
+# ------------------------------------------------------------------- the dry run's book
 
 
 DRY_PAGE = """\
@@ -597,9 +833,12 @@ print(torch.arange(6.0).sum().item())
 
 
 def _dry_book(source: Path, work: Path) -> Path:
-    """A temporary book: this checkout's code and configuration, the corpora if present, one tiny page."""
+    """A temporary book: this checkout's code and configuration, the corpora if present,
+    one tiny page."""
     for name in ("bookbuild", "chapter_code"):
-        shutil.copytree(source / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            source / name, work / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
     for name in ("requirements",):
         if (source / name).is_dir():
             shutil.copytree(source / name, work / name)
@@ -624,27 +863,43 @@ def _same_device(a: Path, b: Path) -> bool:
     return a.stat().st_dev == b.stat().st_dev
 
 
-# --------------------------------------------------------------------------- the steps that need the environment
+# -------------------------------------------------- the steps that need the environment
 
 
 def _probe(path: Path) -> int:
-    """Write what the machine is to ``path``; fails (exit 1) when the run asks for CUDA and there is none."""
-    from chapter_code.core import numerics, runtime  # first: the CPU and CUDA pins, before torch loads
+    """Write what the machine is to ``path``; fails (exit 1) when the run asks for CUDA
+    and there is none."""
+    # first: the CPU and CUDA pins, before torch loads
+    from chapter_code.core import numerics, runtime
 
     torch = runtime.torch
-    info: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__,
-                            "cuda_build": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
-                            "book_device": os.environ.get("BOOK_DEVICE", ""), "cpu_count": os.cpu_count(),
-                            "cpu_pins_supported": numerics.cpu_supports_pins(),
-                            "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG")}
+    info: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "cuda_build": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "book_device": os.environ.get("BOOK_DEVICE", ""),
+        "cpu_count": os.cpu_count(),
+        "cpu_pins_supported": numerics.cpu_supports_pins(),
+        "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+    }
     problem = ""
     try:
         device = runtime.pick_device()
-        info.update(device=str(device), profile=numerics.output_profile(device),
-                    gpu_software=numerics.gpu_software(device), gpu_kind=numerics.gpu_kind(device))
+        info.update(
+            device=str(device),
+            profile=numerics.output_profile(device),
+            gpu_software=numerics.gpu_software(device),
+            gpu_kind=numerics.gpu_kind(device),
+        )
         if device.type == "cuda":
-            info.update(device_name=torch.cuda.get_device_name(device), device_count=torch.cuda.device_count(),
-                        memory_gib=round(torch.cuda.get_device_properties(device).total_memory / 2**30, 1))
+            info.update(
+                device_name=torch.cuda.get_device_name(device),
+                device_count=torch.cuda.device_count(),
+                memory_gib=round(
+                    torch.cuda.get_device_properties(device).total_memory / 2**30, 1
+                ),
+            )
     except (RuntimeError, ValueError) as exc:
         problem = str(exc)
         info["problem"] = problem
@@ -659,7 +914,8 @@ def _probe(path: Path) -> int:
 
 
 def _execute(root: Path, out: Path) -> int:
-    """Execute every chapter (the engine; what is fresh in the build folder is reused), then write the reports.
+    """Execute every chapter (the engine; what is fresh in the build folder is reused),
+    then write the reports.
 
     The build report compares with the baselines committed for this profile
     and software, before ``_record`` replaces them. Exit 1 if a chapter failed.
@@ -672,76 +928,113 @@ def _execute(root: Path, out: Path) -> int:
         gate.prepare_data(root)
         results = engine.run(root)
     for r in results:
-        print(f"gpu-run: {r.chapter}: {r.status} in {r.wall_s:.1f} s ({r.reason})" + (f"\n{r.error}" if r.error
-                                                                                         else ""), flush=True)
+        print(
+            f"gpu-run: {r.chapter}: {r.status} in {r.wall_s:.1f} s ({r.reason})"
+            + (f"\n{r.error}" if r.error else ""),
+            flush=True,
+        )
     _write_reports(root, out, [r for r in results if r.status in ("executed", "hit")])
     return 1 if any(r.status in ("failed", "stale") for r in results) else 0
 
 
 def _record(root: Path, out: Path, chapters: list[str]) -> int:
-    """``accept --only chapters`` (all cache hits): their baselines; the reports too if ``_execute`` wrote none."""
+    """``accept --only chapters`` (all cache hits): their baselines; the reports too if
+    ``_execute`` wrote none."""
     from bookbuild import gate
     from bookbuild.execute import engine
     from bookbuild.files import checkout_lock
 
     with checkout_lock(engine.engine_dir(root), "make gpu-run"):
         code = gate.accept(root, only=chapters)
-        if not (out / "build-report.md").exists():  # the chapters step ran out of time before its reports
+        # the chapters step ran out of time before its reports
+        if not (out / "build-report.md").exists():
             _write_reports(root, out, engine.run(root, only=chapters))
     return code
 
 
 def _write_reports(root: Path, out: Path, results: list[Any]) -> None:
-    """The build report of ``results``, and their comparison with the committed CPU baselines."""
+    """The build report of ``results``, and their comparison with the committed CPU
+    baselines."""
     from bookbuild import gate
     from bookbuild.execute import engine
     from chapter_code.core import numerics
 
     if not results:
-        _write_text(out / "build-report.md", "# Build report\n\nNo chapter executed in this run.\n")
+        _write_text(
+            out / "build-report.md",
+            "# Build report\n\nNo chapter executed in this run.\n",
+        )
         return
     profile = engine.device_profile()
     checks = gate.check_chapters(root, results, profile)
     _write_text(out / "build-report.md", gate.report_text(checks, profile))
-    if profile == numerics.PINNED_PROFILE or not (root / gate.BASELINES / numerics.PINNED_PROFILE).is_dir():
+    if (
+        profile == numerics.PINNED_PROFILE
+        or not (root / gate.BASELINES / numerics.PINNED_PROFILE).is_dir()
+    ):
         return
     cpu = gate.check_chapters(root, results, numerics.PINNED_PROFILE, compared=True)
     differences = {c.result.chapter: [str(d) for d in c.differences] for c in cpu}
     _write_json(out / "cpu-comparison.json", differences)
-    lines = [f"# {profile} outputs against the committed {numerics.PINNED_PROFILE} baselines", "",
-             "No chapter moves its work to runtime.setup()'s device, so outside JAX's cells and the "
-             "build-information table the GPU build computes on the CPU, with the CPU pins in force where the "
-             "host CPU has AVX2: its outputs are expected to equal the CPU baselines.", "",
-             "| chapter | differences |", "|---|---:|"]
+    lines = [
+        f"# {profile} outputs against the committed {numerics.PINNED_PROFILE} "
+        "baselines",
+        "",
+        "No chapter moves its work to runtime.setup()'s device, so outside JAX's cells "
+        "and the build-information table the GPU build computes on the CPU, with the "
+        "CPU pins in force where the host CPU has AVX2: its outputs are expected to "
+        "equal the CPU baselines.",
+        "",
+        "| chapter | differences |",
+        "|---|---:|",
+    ]
     lines += [f"| {chapter} | {len(diffs)} |" for chapter, diffs in differences.items()]
     lines += ["", *[f"- {d}" for diffs in differences.values() for d in diffs[:40]]]
     _write_text(out / "cpu-comparison.md", "\n".join(lines) + "\n")
 
 
 def _book_sweeps(root: Path, device: str, names: list[str]) -> int:
-    """Run every per-device configuration the chapters read (the registry's ``PER_DEVICE_CONFIGS`` but ``smoke``:
-    ``book-runs``, ``book-grid``, the scale study's ``cpu``) of every sweep, or of ``names``, on ``device``, into its
-    own record set:
-    one ``experiments run`` per sweep, :data:`BOOK_SWEEP_PROCESSES` at once, each with up to
-    :data:`BOOK_SWEEP_WORKERS` jobs at once. In the dry run (``names`` given), their ``smoke`` configurations.
+    """Run every per-device configuration the chapters read (the registry's
+    ``PER_DEVICE_CONFIGS`` but ``smoke``: ``book-runs``, ``book-grid``, the scale
+    study's ``cpu``) of every sweep, or of ``names``, on ``device``, into its own record
+    set: one ``experiments run`` per sweep, :data:`BOOK_SWEEP_PROCESSES` at once, each
+    with up to :data:`BOOK_SWEEP_WORKERS` jobs at once. In the dry run (``names``
+    given), their ``smoke`` configurations.
     """
     from bookbuild.runs import sweeps
 
     registry = sweeps.registry()
-    todo = [(name, config, len(sweeps.jobs(sweep, config)))
-            for name, sweep in registry.items() if not names or name in names
-            for config in sweep.configs
-            if (config == "smoke") == bool(names) and sweeps.per_device(config, name)]
+    todo = [
+        (name, config, len(sweeps.jobs(sweep, config)))
+        for name, sweep in registry.items()
+        if not names or name in names
+        for config in sweep.configs
+        if (config == "smoke") == bool(names) and sweeps.per_device(config, name)
+    ]
     todo.sort(key=lambda t: -t[2])  # the largest first
     running: list[tuple[str, subprocess.Popen]] = []
     failed: list[str] = []
     while todo or running:
         while todo and len(running) < BOOK_SWEEP_PROCESSES:
             name, config, n = todo.pop(0)
-            command = [sys.executable, "-m", "bookbuild", "experiments", "run", name, "--config", config,
-                       "--device", device, "--workers", str(min(n, BOOK_SWEEP_WORKERS))]
+            command = [
+                sys.executable,
+                "-m",
+                "bookbuild",
+                "experiments",
+                "run",
+                name,
+                "--config",
+                config,
+                "--device",
+                device,
+                "--workers",
+                str(min(n, BOOK_SWEEP_WORKERS)),
+            ]
             print(f"book-sweeps: {' '.join(command[3:])}", flush=True)
-            running.append((f"{name} --config {config}", subprocess.Popen(command, cwd=root)))
+            running.append(
+                (f"{name} --config {config}", subprocess.Popen(command, cwd=root))
+            )
         time.sleep(0.5)
         for item in list(running):
             if item[1].poll() is not None:
@@ -755,7 +1048,8 @@ def _book_sweeps(root: Path, device: str, names: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in ("_probe", "_execute", "_record", "_book_sweeps"):  # steps, run with the env's Python
+    # steps, run with the env's Python
+    if args and args[0] in ("_probe", "_execute", "_record", "_book_sweeps"):
         root = Path.cwd()
         if args[0] == "_book_sweeps":
             return _book_sweeps(root, args[1], args[2:])
@@ -764,12 +1058,25 @@ def main(argv: list[str] | None = None) -> int:
         if args[0] == "_execute":
             return _execute(root, Path(args[1]))
         return _record(root, Path(args[1]), args[2:])
-    parser = argparse.ArgumentParser(prog="make gpu-run OUT=folder  (python3 bookbuild/tools/gpu_run.py)",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", help="the folder that receives everything that must come back")
-    parser.add_argument("--dry-run", action="store_true", help="the same steps at toy size, on the CPU, in a "
-                        "temporary copy (no .venv, one tiny page, the sweep's smoke configuration)")
-    parser.add_argument("--budget", type=float, default=BUDGET_S, help=f"seconds for the whole run ({BUDGET_S:.0f})")
+    parser = argparse.ArgumentParser(
+        prog="make gpu-run OUT=folder  (python3 bookbuild/tools/gpu_run.py)",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "out", help="the folder that receives everything that must come back"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="the same steps at toy size, on the CPU, in a "
+        "temporary copy (no .venv, one tiny page, the sweep's smoke configuration)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=BUDGET_S,
+        help=f"seconds for the whole run ({BUDGET_S:.0f})",
+    )
     parsed = parser.parse_args(args)
     if parsed.budget < 60:
         parser.error(f"--budget must be at least 60 seconds; got {parsed.budget:g}")

@@ -40,8 +40,12 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCK_FILES = [ROOT / "pyproject.toml", ROOT / "requirements" / "lock.txt", ROOT / "requirements" / "torch.txt",
-              ROOT / "requirements" / "jax.txt"]
+LOCK_FILES = [
+    ROOT / "pyproject.toml",
+    ROOT / "requirements" / "lock.txt",
+    ROOT / "requirements" / "torch.txt",
+    ROOT / "requirements" / "jax.txt",
+]
 JAX_LOCK = ROOT / "requirements" / "jax.txt"
 
 
@@ -49,7 +53,12 @@ def host_has_cuda_torch(python: str) -> bool:
     """True when ``python`` imports a torch built with CUDA."""
     probe = "import torch, sys; sys.exit(0 if torch.version.cuda else 1)"
     try:
-        return subprocess.run([python, "-c", probe], capture_output=True, timeout=120).returncode == 0
+        return (
+            subprocess.run(
+                [python, "-c", probe], capture_output=True, timeout=120
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -58,71 +67,118 @@ def host_has_gpu_jax(python: str) -> bool:
     """True when ``python`` imports a JAX whose default backend is a GPU."""
     probe = "import jax, sys; sys.exit(0 if jax.default_backend() == 'gpu' else 1)"
     try:
-        return subprocess.run([python, "-c", probe], capture_output=True, timeout=300).returncode == 0
+        return (
+            subprocess.run(
+                [python, "-c", probe], capture_output=True, timeout=300
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.SubprocessError):
         return False
 
 
 def lock_hash(use_host_torch: bool, use_host_jax: bool = False) -> str:
-    # (host-jax is written only when true, so the stamps of environments made before it existed stay valid)
+    # (host-jax is written only when true, so the stamps of environments made before it
+    # existed stay valid)
     host_jax = "host-jax=True\n" if use_host_jax else ""
-    digest = hashlib.sha256(f"host-torch={use_host_torch}\n{host_jax}python={sys.version_info[:2]}\n".encode())
+    digest = hashlib.sha256(
+        f"host-torch={use_host_torch}\n{host_jax}python={sys.version_info[:2]}\n".encode()
+    )
     for path in LOCK_FILES:
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
 def venv_python_version(venv: Path) -> str | None:
-    """``major.minor`` of the environment's Python, or ``None`` if it has none that runs."""
+    """``major.minor`` of the environment's Python, or ``None`` if it has none that
+    runs."""
     python = venv / "bin" / "python"
     if not python.exists():
         return None
     try:
-        out = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
 
 
 def site_packages(venv: Path) -> Path:
-    """The environment's own site-packages (its Python is this one's version: :func:`main` checks)."""
-    return Path(sysconfig.get_path("purelib", "venv", vars={"base": str(venv), "platbase": str(venv)}))
+    """The environment's own site-packages (its Python is this one's version:
+    :func:`main` checks)."""
+    return Path(
+        sysconfig.get_path(
+            "purelib", "venv", vars={"base": str(venv), "platbase": str(venv)}
+        )
+    )
 
 
-#: byte-compile a folder on every core, as quietly as pip does (a file that does not compile, a package's template
-#: or test data, is left to the import that would need it; pip skips those too), leaving out the packages' own test
-#: suites (``tests``/``test`` folders: 1,876 of 11,683 files, which the book never imports; 40 -> 34 s here)
-COMPILE = ("import compileall, re, sys; compileall.compile_dir(sys.argv[1], quiet=2, workers=0,"
-           " rx=re.compile(r'[/\\\\]tests?[/\\\\]'))")
+#: byte-compile a folder on every core, as quietly as pip does (a file that does not
+#: compile, a package's template or test data, is left to the import that would need it;
+#: pip skips those too), leaving out the packages' own test suites (``tests``/``test``
+#: folders: 1,876 of 11,683 files, which the book never imports; 40 -> 34 s here)
+COMPILE = (
+    "import compileall, re, sys; compileall.compile_dir(sys.argv[1], quiet=2, "
+    "workers=0, rx=re.compile(r'[/\\\\]tests?[/\\\\]'))"
+)
 
 
 #: The installer used where it can be (see the module's docstring), pinned.
 UV = "uv==0.13.9"
-#: pip settings (``pip config list``) uv is given, and how: key -> (uv option, split into several values)
-UV_OPTIONS = {"index-url": ("--index-url", False), "extra-index-url": ("--extra-index-url", True),
-              "find-links": ("--find-links", True), "constraint": ("--constraint", True)}
+#: pip settings (``pip config list``) uv is given, and how: key -> (uv option, split
+#: into several values)
+UV_OPTIONS = {
+    "index-url": ("--index-url", False),
+    "extra-index-url": ("--extra-index-url", True),
+    "find-links": ("--find-links", True),
+    "constraint": ("--constraint", True),
+}
 #: pip settings passed to uv through its environment: key -> variable
-UV_ENVIRONMENT = {"cert": "SSL_CERT_FILE", "default-timeout": "UV_HTTP_TIMEOUT", "timeout": "UV_HTTP_TIMEOUT"}
+UV_ENVIRONMENT = {
+    "cert": "SSL_CERT_FILE",
+    "default-timeout": "UV_HTTP_TIMEOUT",
+    "timeout": "UV_HTTP_TIMEOUT",
+}
 #: pip settings that change nothing uv installs
-PIP_ONLY = {"disable-pip-version-check", "progress-bar", "no-color", "quiet", "verbose", "cache-dir", "no-cache-dir",
-            "root-user-action", "no-warn-script-location", "no-python-version-warning"}
+PIP_ONLY = {
+    "disable-pip-version-check",
+    "progress-bar",
+    "no-color",
+    "quiet",
+    "verbose",
+    "cache-dir",
+    "no-cache-dir",
+    "root-user-action",
+    "no-warn-script-location",
+    "no-python-version-warning",
+}
 
 
 def pip_config(python: str) -> list[str]:
-    """The lines of ``pip config list`` for ``python``'s pip (``section.key='value'``), [] if it cannot say."""
+    """The lines of ``pip config list`` for ``python``'s pip (``section.key='value'``),
+    [] if it cannot say."""
     try:
-        out = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [python, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     return out.stdout.splitlines() if out.returncode == 0 else []
 
 
 def uv_settings(lines: list[str]) -> tuple[list[str], dict[str, str]] | None:
-    """uv's options and environment for pip's configuration ``lines``; None if one setting has no uv equivalent.
+    """uv's options and environment for pip's configuration ``lines``; None if one
+    setting has no uv equivalent.
 
-    A setting from the environment (``:env:``) wins over one in the ``install`` section, which wins over
-    ``global``, as in pip.
+    A setting from the environment (``:env:``) wins over one in the ``install`` section,
+    which wins over ``global``, as in pip.
     """
     rank = {":env:": 0, "install": 1, "global": 2}
     chosen: dict[str, tuple[int, str]] = {}
@@ -153,30 +209,66 @@ def run(cmd: list[str], env: dict[str, str] | None = None) -> None:
     subprocess.run(cmd, check=True, env=None if env is None else {**os.environ, **env})
 
 
-def uv_installs(venv: Path, constraints: list[str], options: list[str]) -> list[list[str]]:
-    """uv's two installs into ``venv``: setuptools, then the book (editable, its extras) and the JAX edition."""
-    # pip's way of choosing among indexes (the best version on any of them), and no bytecode: compiled after
-    uv = [str(venv / ".uv" / "bin" / "uv"), "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
-          "--index-strategy", "unsafe-best-match", *options, *constraints]
-    return [[*uv, "setuptools>=68"], [*uv, "--no-build-isolation", "-e", f"{ROOT}[book]", "-r", str(JAX_LOCK)]]
+def uv_installs(
+    venv: Path, constraints: list[str], options: list[str]
+) -> list[list[str]]:
+    """uv's two installs into ``venv``: setuptools, then the book (editable, its extras)
+    and the JAX edition."""
+    # pip's way of choosing among indexes (the best version on any of them), and no
+    # bytecode: compiled after
+    uv = [
+        str(venv / ".uv" / "bin" / "uv"),
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        str(venv / "bin" / "python"),
+        "--index-strategy",
+        "unsafe-best-match",
+        *options,
+        *constraints,
+    ]
+    return [
+        [*uv, "setuptools>=68"],
+        [*uv, "--no-build-isolation", "-e", f"{ROOT}[book]", "-r", str(JAX_LOCK)],
+    ]
 
 
-def install_with_uv(venv: Path, constraints: list[str], settings: tuple[list[str], dict[str, str]]) -> bool:
-    """Install what :func:`main` installs with pip, with uv instead; False (nothing to undo) where uv fails."""
+def install_with_uv(
+    venv: Path, constraints: list[str], settings: tuple[list[str], dict[str, str]]
+) -> bool:
+    """Install what :func:`main` installs with pip, with uv instead; False (nothing to
+    undo) where uv fails."""
     options, environment = settings
     try:
-        run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--upgrade", "--target", str(venv / ".uv"), UV])
+        run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--upgrade",
+                "--target",
+                str(venv / ".uv"),
+                UV,
+            ]
+        )
         for command in uv_installs(venv, constraints, options):
             run(command, environment)
     except (OSError, subprocess.CalledProcessError) as error:
-        print(f"uv could not install the environment ({error}); pip installs it instead.", flush=True)
+        print(
+            f"uv could not install the environment ({error}); pip installs it instead.",
+            flush=True,
+        )
         return False
     return True
 
 
 def constraints_for(use_host_torch: bool) -> list[str]:
-    """The constraint options of every install: the lock, and the torch pin unless the host's torch is used."""
+    """The constraint options of every install: the lock, and the torch pin unless the
+    host's torch is used."""
     constraints = ["-c", str(ROOT / "requirements" / "lock.txt")]
     if not use_host_torch:
         constraints += ["-c", str(ROOT / "requirements" / "torch.txt")]
@@ -192,7 +284,10 @@ def main(venv_dir: str = ".venv") -> int:
     here = "{}.{}".format(*sys.version_info[:2])
     found = venv_python_version(venv)
     if venv.exists() and found != here:
-        print(f"{venv} was made with Python {found or '(none that runs)'}, not this Python {here}; recreating it.")
+        print(
+            f"{venv} was made with Python {found or '(none that runs)'}, not this "
+            f"Python {here}; recreating it."
+        )
         shutil.rmtree(venv)
     elif stamp.exists() and stamp.read_text().strip() == wanted:
         return 0
@@ -201,20 +296,36 @@ def main(venv_dir: str = ".venv") -> int:
         if use_host_torch or use_host_jax:
             cmd.insert(3, "--system-site-packages")
         if use_host_torch:
-            print("A CUDA build of torch is installed for this Python; the environment will use it.")
+            print(
+                "A CUDA build of torch is installed for this Python; the environment "
+                "will use it."
+            )
         if use_host_jax:
-            print("A GPU build of JAX is installed for this Python; the environment will use it.")
+            print(
+                "A GPU build of JAX is installed for this Python; the environment will "
+                "use it."
+            )
         run(cmd)
     py = str(venv / "bin" / "python")
     constraints = constraints_for(use_host_torch)
-    # pip byte-compiles what it installs one file at a time (about a minute of the environment's time on a 2-core
-    # machine); --no-compile, then compileall over the new site-packages on every core, leaves the same .pyc files.
+    # pip byte-compiles what it installs one file at a time (about a minute of the
+    # environment's time on a 2-core machine); --no-compile, then compileall over the
+    # new site-packages on every core, leaves the same .pyc files.
     settings = None if use_host_torch or use_host_jax else uv_settings(pip_config(py))
     if settings is None or not install_with_uv(venv, constraints, settings):
-        pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
+        pip = [
+            py,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+        ]
         run([*pip, "setuptools>=68", *constraints])
         run([*pip, "--no-build-isolation", *constraints, "-e", f"{ROOT}[book]"])
-        # the JAX edition: jax, jaxlib and their new dependencies, exact versions; lock.txt still constrains
+        # the JAX edition: jax, jaxlib and their new dependencies, exact versions;
+        # lock.txt still constrains
         if not use_host_jax:
             run([*pip, *constraints, "-r", str(JAX_LOCK)])
     run([py, "-c", COMPILE, str(site_packages(venv))])

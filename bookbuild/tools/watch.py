@@ -1,4 +1,5 @@
-"""``make watch``: rebuild on save and reload the browser, for authors (sphinx-autobuild).
+"""``make watch``: rebuild on save and reload the browser, for authors
+(sphinx-autobuild).
 
 sphinx-autobuild (installed on demand from ``requirements/watch.txt`` into
 ``_build/watch-tools``, outside the book's environment) serves
@@ -9,8 +10,8 @@ replaced here, through the names its ``main`` looks up:
   command, ``python -m bookbuild build`` (the pages' source is read first and a
   mistake there stops it in about a second, :mod:`bookbuild.lint.source`; the
   engine executes what is stale, reusing every memoized run; the build report
-  and the claims appendix are written; then Jupyter Book). The watch and ``make book`` share
-  one Sphinx configuration, one doctree environment and one output folder by
+  and the claims appendix are written; then Jupyter Book). The watch and ``make book``
+  share one Sphinx configuration, one doctree environment and one output folder by
   construction, so after a watch session ``make book`` has nothing to redo;
 - its ignore filter (:class:`SettledFilter`): a change counts only where a
   file's content differs from the content last seen. A rebuild writes into the
@@ -36,27 +37,44 @@ from pathlib import Path
 
 from bookbuild.build import BUILD_DIR, HTML_DIR, ROOT
 
-#: where ``make watch`` installs sphinx-autobuild (``pip --target``): outside the book's environment, so that
-#: ``.venv`` holds exactly the locked packages
+#: where ``make watch`` installs sphinx-autobuild (``pip --target``): outside the book's
+#: environment, so that ``.venv`` holds exactly the locked packages
 TOOLS_DIR = BUILD_DIR / "watch-tools"
 #: written by the build itself: watching them would rebuild forever
 GENERATED = ["book/checked.md", "book/build-report.md"]
 #: what a rebuild cannot change: tests, records of measurements, tool folders
-IGNORED = ["tests", "baselines", "benchmarks", "mutation", ".ci", "data", "*.lock", "*.partial", "*.pyc"]
-#: what every build writes beside the sources (regular expressions on the absolute path): bytecode, which
-#: Python writes through a temporary ``NAME.pyc.<number>``; bookbuild.files' atomic writes (``.NAME.<random>.tmp``)
+IGNORED = [
+    "tests",
+    "baselines",
+    "benchmarks",
+    "mutation",
+    ".ci",
+    "data",
+    "*.lock",
+    "*.partial",
+    "*.pyc",
+]
+#: what every build writes beside the sources (regular expressions on the absolute
+#: path): bytecode, which Python writes through a temporary ``NAME.pyc.<number>``;
+#: bookbuild.files' atomic writes (``.NAME.<random>.tmp``)
 BUILD_WRITES = [r"/__pycache__(/|$)", r"/\.[^/]+\.tmp$"]
 
 
 def book_command() -> list[str]:
-    """What each rebuild runs: ``make book``'s recipe (``$(PY) -m bookbuild build``), with this interpreter."""
+    """What each rebuild runs: ``make book``'s recipe (``$(PY) -m bookbuild build``),
+    with this interpreter."""
     return [sys.executable, "-m", "bookbuild", "build"]
 
 
-def book_env(environ: dict[str, str] | None = None, tools: Path = TOOLS_DIR) -> dict[str, str]:
-    """The environment of a rebuild: this one without the watch tools on ``PYTHONPATH`` (as ``make book``'s)."""
+def book_env(
+    environ: dict[str, str] | None = None, tools: Path = TOOLS_DIR
+) -> dict[str, str]:
+    """The environment of a rebuild: this one without the watch tools on ``PYTHONPATH``
+    (as ``make book``'s)."""
     env = dict(os.environ if environ is None else environ)
-    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != tools]
+    kept = [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != tools
+    ]
     if kept:
         env["PYTHONPATH"] = os.pathsep.join(kept)
     else:
@@ -65,25 +83,42 @@ def book_env(environ: dict[str, str] | None = None, tools: Path = TOOLS_DIR) -> 
 
 
 class Rebuild:
-    """sphinx-autobuild's ``Builder``, replaced: a rebuild is ``make book`` (:func:`book_command`).
+    """sphinx-autobuild's ``Builder``, replaced: a rebuild is ``make book``
+    (:func:`book_command`).
 
-    Built by sphinx-autobuild's ``main`` with its Sphinx arguments, which only tell the server what to serve and
-    what to ignore: the build reads its configuration as ``make book`` does.
+    Built by sphinx-autobuild's ``main`` with its Sphinx arguments, which only tell the
+    server what to serve and what to ignore: the build reads its configuration as ``make
+    book`` does.
     """
 
-    def __init__(self, sphinx_args: Sequence[str], *, url_host: str, pre_build_commands: Sequence[Sequence[str]],
-                 post_build_commands: Sequence[Sequence[str]]) -> None:
+    def __init__(
+        self,
+        sphinx_args: Sequence[str],
+        *,
+        url_host: str,
+        pre_build_commands: Sequence[Sequence[str]],
+        post_build_commands: Sequence[Sequence[str]],
+    ) -> None:
         self.uri = f"http://{url_host}"
 
     def __call__(self, *, changed_paths: Sequence[Path]) -> int:
         if changed_paths:
-            names = [p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p) for p in changed_paths]
-            _say(f"Detected changes ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
+            names = [
+                p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else str(p)
+                for p in changed_paths
+            ]
+            _say(
+                "Detected changes "
+                f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})"
+            )
         _say("Rebuilding: " + " ".join(["python", *book_command()[1:]]))
         code = subprocess.run(book_command(), cwd=ROOT, env=book_env()).returncode
         if code:
-            print(f"watch: the rebuild failed (exit {code}, above); the browser keeps the last pages that built. "
-                  "Fix it and save again.", file=sys.stderr)
+            print(
+                f"watch: the rebuild failed (exit {code}, above); the browser keeps "
+                "the last pages that built. Fix it and save again.",
+                file=sys.stderr,
+            )
         _say(f"Serving on {self.uri}")
         return code
 
@@ -99,7 +134,8 @@ def _say(text: str) -> None:
 
 
 def _digest(path: str) -> bytes | None:
-    """The content's digest of the file at ``path``; None where there is none (gone, or a folder)."""
+    """The content's digest of the file at ``path``; None where there is none (gone, or
+    a folder)."""
     try:
         with open(path, "rb") as handle:
             return hashlib.file_digest(handle, "blake2b").digest()
@@ -108,15 +144,24 @@ def _digest(path: str) -> bytes | None:
 
 
 class SettledFilter:
-    """sphinx-autobuild's ``IgnoreFilter`` (same arguments, same matching), plus: a change counts only where the
-    file's content differs from the content last seen, so that a touch, a rewrite of the same bytes, or a file
-    that came and went between two rebuilds count for nothing. What it has seen starts as the content of every
-    watched file under ``root``, read when the filter is made (before the first build)."""
+    """sphinx-autobuild's ``IgnoreFilter`` (same arguments, same matching), plus: a
+    change counts only where the file's content differs from the content last seen, so
+    that a touch, a rewrite of the same bytes, or a file that came and went between two
+    rebuilds count for nothing. What it has seen starts as the content of every watched
+    file under ``root``, read when the filter is made (before the first build)."""
 
-    def __init__(self, regular: Iterable[str | os.PathLike[str]], regex_based: Iterable[str],
-                 root: Path = ROOT) -> None:
-        self.regular = list(dict.fromkeys(Path(p).resolve().as_posix() for p in regular))
-        self.regexes = [re.compile(r) for r in dict.fromkeys([*regex_based, *BUILD_WRITES])]
+    def __init__(
+        self,
+        regular: Iterable[str | os.PathLike[str]],
+        regex_based: Iterable[str],
+        root: Path = ROOT,
+    ) -> None:
+        self.regular = list(
+            dict.fromkeys(Path(p).resolve().as_posix() for p in regular)
+        )
+        self.regexes = [
+            re.compile(r) for r in dict.fromkeys([*regex_based, *BUILD_WRITES])
+        ]
         self.seen: dict[str, bytes | None] = {}
         for folder, dirs, names in os.walk(root):
             dirs[:] = [d for d in dirs if not self.ignored(os.path.join(folder, d))]
@@ -126,17 +171,23 @@ class SettledFilter:
                     self.seen[path] = _digest(path)
 
     def __repr__(self) -> str:
-        return f"SettledFilter(regular={self.regular!r}, regex_based={self.regexes!r}, {len(self.seen)} files seen)"
+        return (
+            f"SettledFilter(regular={self.regular!r}, regex_based={self.regexes!r}, "
+            f"{len(self.seen)} files seen)"
+        )
 
     def ignored(self, filename: str) -> bool:
-        """Whether ``filename`` is never watched: sphinx-autobuild's own rule (a path under or matching a
-        pattern of ``regular``, or one a regular expression finds)."""
+        """Whether ``filename`` is never watched: sphinx-autobuild's own rule (a path
+        under or matching a pattern of ``regular``, or one a regular expression
+        finds)."""
         path = Path(filename).resolve().as_posix()
-        return (any(path.startswith(f"{p}/") or fnmatch.fnmatch(path, p) for p in self.regular)
-                or any(r.search(path) for r in self.regexes))
+        return any(
+            path.startswith(f"{p}/") or fnmatch.fnmatch(path, p) for p in self.regular
+        ) or any(r.search(path) for r in self.regexes)
 
     def __call__(self, filename: str, /) -> bool:
-        """Whether the change to ``filename`` is ignored (sphinx-autobuild rebuilds for any it does not ignore)."""
+        """Whether the change to ``filename`` is ignored (sphinx-autobuild rebuilds for
+        any it does not ignore)."""
         if self.ignored(filename):
             return True
         path = Path(filename).resolve().as_posix()
@@ -148,17 +199,32 @@ class SettledFilter:
 
 
 def arguments(port: int = 8000, root: Path = ROOT) -> list[str]:
-    """sphinx-autobuild's command-line arguments for ``make watch``: what to watch, serve and ignore."""
+    """sphinx-autobuild's command-line arguments for ``make watch``: what to watch,
+    serve and ignore."""
     build_dir = root / BUILD_DIR.relative_to(ROOT)
     html = root / HTML_DIR.relative_to(ROOT)
-    args = [str(root), str(html), "-d", str(build_dir / ".doctrees"), "--port", str(port), "--host", "127.0.0.1"]
-    for pattern in [*(str(root / g) for g in GENERATED), *(str(root / i) for i in IGNORED), str(build_dir)]:
+    args = [
+        str(root),
+        str(html),
+        "-d",
+        str(build_dir / ".doctrees"),
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+    ]
+    for pattern in [
+        *(str(root / g) for g in GENERATED),
+        *(str(root / i) for i in IGNORED),
+        str(build_dir),
+    ]:
         args += ["--ignore", pattern]
     return args
 
 
 def serve(port: int, root: Path = ROOT) -> int:
-    """Run sphinx-autobuild's server with :class:`Rebuild` and :class:`SettledFilter` in place of its own."""
+    """Run sphinx-autobuild's server with :class:`Rebuild` and :class:`SettledFilter` in
+    place of its own."""
     from sphinx_autobuild import __main__ as autobuild
 
     autobuild.Builder = Rebuild
@@ -168,14 +234,19 @@ def serve(port: int, root: Path = ROOT) -> int:
 
 
 def use_tools(tools: Path = TOOLS_DIR) -> None:
-    """Put the watch tools on this process's path and on its children's (the server's workers)."""
+    """Put the watch tools on this process's path and on its children's (the server's
+    workers)."""
     if tools.is_dir() and str(tools) not in sys.path:
-        sys.path.append(str(tools))  # after .venv's own packages: the tools never shadow the book's
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(tools)) if p)
+        # after .venv's own packages: the tools never shadow the book's
+        sys.path.append(str(tools))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (os.environ.get("PYTHONPATH"), str(tools)) if p
+        )
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
-    """Whether something already listens on ``host:port`` (checked by binding it, as the server would)."""
+    """Whether something already listens on ``host:port`` (checked by binding it, as the
+    server would)."""
     import socket
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -188,19 +259,30 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 
 def main(argv: list[str]) -> int:
     port = int(argv[0]) if argv else int(os.environ.get("PORT", "8000"))
-    if port_in_use(port):  # before building anything: the server would die on it after the first build
-        print(f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` or `make serve`?); "
-              f"stop it, or choose another: make watch PORT={port + 1}", file=sys.stderr)
+    # before building anything: the server would die on it after the first build
+    if port_in_use(port):
+        print(
+            f"watch: port {port} on 127.0.0.1 is already in use (another `make watch` "
+            "or `make serve`?); stop it, or choose another: make watch "
+            f"PORT={port + 1}",
+            file=sys.stderr,
+        )
         return 2
     use_tools()
     try:
         import sphinx_autobuild  # noqa: F401
     except ImportError:
-        print(f"watch: sphinx-autobuild is not installed; run `make watch` (it installs requirements/watch.txt "
-              f"into {TOOLS_DIR.relative_to(ROOT)}, outside .venv)", file=sys.stderr)
+        print(
+            "watch: sphinx-autobuild is not installed; run `make watch` (it installs "
+            f"requirements/watch.txt into {TOOLS_DIR.relative_to(ROOT)}, outside "
+            ".venv)",
+            file=sys.stderr,
+        )
         return 2
-    print(f"watch: serving http://127.0.0.1:{port}/ ; save a page or a listing to rebuild (each rebuild is "
-          "`make book`); Ctrl-C stops")
+    print(
+        f"watch: serving http://127.0.0.1:{port}/ ; save a page or a listing to "
+        "rebuild (each rebuild is `make book`); Ctrl-C stops"
+    )
     return serve(port)
 
 

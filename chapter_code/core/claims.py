@@ -19,6 +19,12 @@ was checked and the values this build saw; the gate compares it with the
 baseline like any other output. Outside a kernel (a test, a lab) it checks
 and records only.
 
+The numbers the sentence cites are glued by the same call, once the condition
+holds: ``cite={"c_pad_gap": f"{diff:.0e}"}`` glues each text under its name as
+``myst_nb.glue(name, text, display=False)`` does, so the sentence reads
+``{glue:text}`c_pad_gap``` and no separate ``glue`` line restates the fact. A
+cited text is a string, exactly what the page shows.
+
 Values are recorded at the precision they really have. A value the condition bounds
 above by a small number (``gap < 1e-6``, any literal up to :data:`ROUNDING_BOUND`) is
 rounding error by nature: it is recorded and shown as that bound, "below 1e-6", never
@@ -45,6 +51,8 @@ from typing import Any
 
 #: A check's name: lower-case words joined by hyphens, as in a Sphinx label.
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+#: A glued text's name, as ``cite`` takes it (``g_pad_gap``).
+GLUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: The prefix of the glued record of a check (``check:c-pad-state``).
 GLUE_PREFIX = "check:"
 #: A value that the condition bounds above by a literal no larger than this
@@ -224,14 +232,23 @@ def _bounded_values(
 
 
 def check(
-    name: str, condition: Any, *, because: str, values: Mapping[str, Any] | None = None
-) -> bool:
+    name: str,
+    condition: Any,
+    *,
+    because: str,
+    values: Mapping[str, Any] | None = None,
+    cite: Mapping[str, str] | None = None,
+) -> None:
     """Declare check ``name``: record whether ``condition`` holds, and raise
     :class:`CheckFailed` if not.
 
     ``because`` says in words what the condition establishes ("final states
     equal to 1e-6"); ``values`` names the numbers it compared, shown beside the
-    claim. A name is declared once per chapter. Returns ``True``.
+    claim; ``cite`` maps glue names to the texts the claim's sentence cites
+    (``{"g_gap": f"{gap:.2f}"}``), glued once the condition holds, as
+    ``myst_nb.glue(name, text, display=False)`` would (the texts, like every
+    argument, are computed before the check runs). A name is declared once per
+    chapter. Returns nothing, so a cell that ends with a check shows no value.
     """
     if not isinstance(name, str) or not NAME.match(name):
         raise ValueError(
@@ -251,6 +268,7 @@ def check(
             "values must be a mapping of names to compared values; got "
             f"{type(values).__name__}"
         )
+    cited = _cited(name, cite)
     held = bool(condition)
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
@@ -281,7 +299,33 @@ def check(
             f"check {name!r} failed: {record.because} does not hold"
             f" ({record.condition}{'; ' + shown if shown else ''})"
         )
-    return True
+    for key, text in cited.items():
+        _glue(key, text)
+
+
+def _cited(name: str, cite: Mapping[str, str] | None) -> dict[str, str]:
+    """``cite`` checked: glue names (not a check's record) to strings."""
+    if cite is None:
+        return {}
+    if not isinstance(cite, Mapping):
+        raise TypeError(
+            f"check {name!r}: cite must map glue names to the texts the sentence "
+            f"cites; got {type(cite).__name__}"
+        )
+    for key, text in cite.items():
+        if not isinstance(key, str) or not GLUE_NAME.match(key):
+            raise ValueError(
+                f"check {name!r}: a cited glue name is letters, digits and "
+                f"underscores, such as 'g_gap'; got {key!r}"
+            )
+        if not isinstance(text, str):
+            raise TypeError(
+                f"check {name!r}: cite[{key!r}] is a {type(text).__name__}, not a "
+                "string: the page shows exactly the cited text, so write it as the "
+                f'sentence reads it (f"{{x:.2f}}", str(n)) or glue the value '
+                "itself with glue()"
+            )
+    return dict(cite)
 
 
 class _Payload:
@@ -300,6 +344,13 @@ def _publish(record: Check) -> None:
     """Inside a notebook kernel, glue the record so that the page and the gate see it;
     elsewhere nothing.
     """
+    _glue(GLUE_PREFIX + record.name, _Payload(record.as_json()))
+
+
+def _glue(name: str, value: Any) -> None:
+    """Inside a notebook kernel, ``myst_nb.glue(name, value, display=False)``;
+    elsewhere nothing.
+    """
     try:
         from IPython import get_ipython
     except ImportError:
@@ -308,7 +359,7 @@ def _publish(record: Check) -> None:
         return
     from myst_nb import glue
 
-    glue(GLUE_PREFIX + record.name, _Payload(record.as_json()), display=False)
+    glue(name, value, display=False)
 
 
 def declared() -> dict[str, Check]:

@@ -1,4 +1,5 @@
-"""Tests for beyond.attention_map: the replay equals generate, weights are distributions, offsets by hand."""
+"""Tests for beyond.attention_map: the replay equals generate, weights are
+distributions, offsets by hand."""
 
 from __future__ import annotations
 
@@ -25,11 +26,14 @@ def test_offset_shares_by_hand() -> None:
     eye = torch.eye(3)
     mirror = eye.flip(1).unsqueeze(0)  # step t puts all weight on 2 - t
     assert offset_shares(mirror) == {0: 1.0}
-    shifted = eye[[1, 2, 2]].flip(1).unsqueeze(0)  # argmax at positions 1, 0, 0 -> offsets -1, -1, 0
+    # argmax at positions 1, 0, 0 -> offsets -1, -1, 0
+    shifted = eye[[1, 2, 2]].flip(1).unsqueeze(0)
     assert offset_shares(shifted) == pytest.approx({-1: 2 / 3, 0: 1 / 3})
-    # the largest weight of each step (row) at positions 2, 2, 0: offsets 0, +1, 0 from the mirror 2, 1, 0
-    # (read by column, the same matrix would give 2, 0, 0)
-    rows = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]).unsqueeze(0)
+    # the largest weight of each step (row) at positions 2, 2, 0: offsets 0, +1, 0 from
+    # the mirror 2, 1, 0 (read by column, the same matrix would give 2, 0, 0)
+    rows = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]).unsqueeze(
+        0
+    )
     assert offset_shares(rows) == pytest.approx({0: 2 / 3, 1: 1 / 3})
     with pytest.raises(ValueError, match="T = S"):
         offset_shares(torch.rand(1, 2, 3))

@@ -1,4 +1,5 @@
-"""Tests for beyond.gated_layers: GLU against torch's glu, SwiGLU by its formula, the highway's two limits."""
+"""Tests for beyond.gated_layers: GLU against torch's glu, SwiGLU by its formula, the
+highway's two limits."""
 
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ def test_highway_limits() -> None:
     torch.testing.assert_close(layer(x), torch.relu(layer.transform(x)))
 
 
-@pytest.mark.parametrize("make", [lambda: GLU(0, 3), lambda: SwiGLU(4, -1), lambda: Highway(0)])
+@pytest.mark.parametrize(
+    "make", [lambda: GLU(0, 3), lambda: SwiGLU(4, -1), lambda: Highway(0)]
+)
 def test_bad_sizes(make) -> None:  # noqa: ANN001
     with pytest.raises(ValueError, match="must be an int >= 1"):
         make()
@@ -53,7 +56,10 @@ def test_highway_formula_between_the_limits_and_its_starting_gate() -> None:
     assert torch.all(layer.gate.bias == 0.5)
     x = torch.randn(6, 4, dtype=torch.float64)
     t = torch.sigmoid(x @ layer.gate.weight.T + layer.gate.bias)
-    expected = t * torch.relu(x @ layer.transform.weight.T + layer.transform.bias) + (1 - t) * x
+    expected = (
+        t * torch.relu(x @ layer.transform.weight.T + layer.transform.bias)
+        + (1 - t) * x
+    )
     torch.testing.assert_close(layer(x), expected)
 
 

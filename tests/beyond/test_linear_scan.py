@@ -1,4 +1,5 @@
-"""Tests for beyond.linear_scan: the combine is associative; the scan equals the loop, values and gradients."""
+"""Tests for beyond.linear_scan: the combine is associative; the scan equals the loop,
+values and gradients."""
 
 from __future__ import annotations
 
@@ -30,8 +31,12 @@ pairs = st.tuples(floats, floats)
 
 @settings(max_examples=200, deadline=None)
 @given(pairs, pairs, pairs)
-def test_combine_is_associative(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> None:
-    p, q, r = [tuple(torch.tensor(v, dtype=torch.float64) for v in pair) for pair in (p, q, r)]
+def test_combine_is_associative(
+    p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]
+) -> None:
+    p, q, r = [
+        tuple(torch.tensor(v, dtype=torch.float64) for v in pair) for pair in (p, q, r)
+    ]
     left = combine(combine(p, q), r)
     right = combine(p, combine(q, r))
     torch.testing.assert_close(left[0], right[0])
@@ -40,15 +45,22 @@ def test_combine_is_associative(p: tuple[float, float], q: tuple[float, float], 
 
 @settings(max_examples=100, deadline=None)
 @given(pairs, pairs, floats)
-def test_combined_pair_is_the_two_steps(p: tuple[float, float], q: tuple[float, float], c: float) -> None:
+def test_combined_pair_is_the_two_steps(
+    p: tuple[float, float], q: tuple[float, float], c: float
+) -> None:
     (a1, b1), (a2, b2) = p, q
     t = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
     a, b = combine((t(a1), t(b1)), (t(a2), t(b2)))
-    torch.testing.assert_close(a * c + b, t(a2 * (a1 * c + b1) + b2), rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(
+        a * c + b, t(a2 * (a1 * c + b1) + b2), rtol=1e-9, atol=1e-9
+    )
 
 
 def test_combine_is_not_commutative() -> None:
-    p, q = (torch.tensor(0.5), torch.tensor(1.0)), (torch.tensor(2.0), torch.tensor(-1.0))
+    p, q = (
+        (torch.tensor(0.5), torch.tensor(1.0)),
+        (torch.tensor(2.0), torch.tensor(-1.0)),
+    )
     assert not torch.equal(combine(p, q)[1], combine(q, p)[1])
 
 
@@ -78,7 +90,16 @@ def test_scan_equals_loop_at_1000_steps_values_and_gradients() -> None:
 
 
 def test_scan_rounds() -> None:
-    assert [scan_rounds(t) for t in (1, 2, 3, 4, 5, 1000, 1024, 1025)] == [0, 1, 2, 2, 3, 10, 10, 11]
+    assert [scan_rounds(t) for t in (1, 2, 3, 4, 5, 1000, 1024, 1025)] == [
+        0,
+        1,
+        2,
+        2,
+        3,
+        10,
+        10,
+        11,
+    ]
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.0, "8"])
@@ -148,14 +169,19 @@ def test_scan_and_loop_with_one_step_and_a_start_state() -> None:
 
 
 @pytest.mark.parametrize("cls", [MinGRU, InputGatedLSTM])
-def test_cells_scan_by_default_and_loop_on_request(cls: type, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cells_scan_by_default_and_loop_on_request(
+    cls: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from chapter_code.beyond import linear_scan
 
     calls = []
     for name in ("scan_linear", "loop_linear"):
         original = getattr(linear_scan, name)
-        monkeypatch.setattr(linear_scan, name,
-                            lambda *args, _f=original, _n=name: calls.append(_n) or _f(*args))
+        monkeypatch.setattr(
+            linear_scan,
+            name,
+            lambda *args, _f=original, _n=name: calls.append(_n) or _f(*args),
+        )
     net = cls(2, 3)
     x = torch.randn(1, 4, 2)
     net(x)
@@ -166,6 +192,8 @@ def test_cells_scan_by_default_and_loop_on_request(cls: type, monkeypatch: pytes
 
 def test_loop_checks_its_start_state_and_the_cell_keeps_its_width() -> None:
     a = torch.rand(2, 5, 3)
-    with pytest.raises(ValueError, match=r"^c0 must be \(batch, features\) = \(2, 3\); got \(3,\)"):
+    with pytest.raises(
+        ValueError, match=r"^c0 must be \(batch, features\) = \(2, 3\); got \(3,\)"
+    ):
         loop_linear(a, a, torch.zeros(3))
     assert InputGatedLSTM(4, 5).hidden_size == 5

@@ -1,4 +1,5 @@
-"""Tests for beyond.scratch_classifier: both cells against PyTorch, the mask, padding, the confusion matrix."""
+"""Tests for beyond.scratch_classifier: both cells against PyTorch, the mask, padding,
+the confusion matrix."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import torch
 from torch import nn
 
 from chapter_code.beyond import scratch_classifier
-from chapter_code.beyond.authorship import ALPHABET, evenly, sample_passages, split_blocks
+from chapter_code.beyond.authorship import (
+    ALPHABET,
+    evenly,
+    sample_passages,
+    split_blocks,
+)
 from chapter_code.beyond.scratch_classifier import (
     PAD,
     FusedLSTMCell,
@@ -39,12 +45,16 @@ def test_vanilla_cell_is_rnn_cell_without_recurrent_bias() -> None:
         ref.bias_ih.copy_(cell.input_map.bias)
         ref.weight_hh.copy_(cell.recurrent.weight)
         ref.bias_hh.zero_()
-    x, h = torch.randn(3, 5, dtype=torch.float64), torch.randn(3, 7, dtype=torch.float64)
+    x, h = (
+        torch.randn(3, 5, dtype=torch.float64),
+        torch.randn(3, 7, dtype=torch.float64),
+    )
     (mine,), gates = cell(x, (h,))
     assert gates is None
     torch.testing.assert_close(mine, ref(x, h))
     w = cell.recurrent.weight.detach()
-    torch.testing.assert_close(w @ w.T, torch.eye(7, dtype=w.dtype), atol=1e-5, rtol=0)  # orthogonal at initialisation
+    # orthogonal at initialisation
+    torch.testing.assert_close(w @ w.T, torch.eye(7, dtype=w.dtype), atol=1e-5, rtol=0)
     assert cell.recurrent.bias is None
 
 
@@ -58,7 +68,10 @@ def test_fused_lstm_cell_is_lstm_cell_with_forget_bias() -> None:
         ref.bias_ih.copy_(cell.fused.bias)
         ref.bias_hh.zero_()
     x = torch.randn(2, 4, dtype=torch.float64)
-    h, c = torch.randn(2, 6, dtype=torch.float64), torch.randn(2, 6, dtype=torch.float64)
+    h, c = (
+        torch.randn(2, 6, dtype=torch.float64),
+        torch.randn(2, 6, dtype=torch.float64),
+    )
     (h1, c1), gates = cell(x, (h, c))
     h_ref, c_ref = ref(x, (h, c))
     torch.testing.assert_close(h1, h_ref)
@@ -99,7 +112,9 @@ def test_padding_row_stays_zero_and_gets_no_gradient() -> None:
 
 
 def test_confusion_matrix_counts_true_by_predicted() -> None:
-    counts = confusion_matrix(torch.tensor([0, 0, 1, 1, 1]), torch.tensor([0, 1, 1, 1, 0]), 2)
+    counts = confusion_matrix(
+        torch.tensor([0, 0, 1, 1, 1]), torch.tensor([0, 1, 1, 1, 0]), 2
+    )
     assert counts.tolist() == [[1, 1], [1, 2]]
     with pytest.raises(ValueError, match="shape"):
         confusion_matrix(torch.tensor([0]), torch.tensor([0, 1]), 2)
@@ -114,9 +129,23 @@ def test_config_errors_name_the_argument() -> None:
 
 def test_tiny_training_records_norms_confusion_and_gates() -> None:
     letters = ALPHABET[9:]
-    texts = {"a": "".join(letters[i % 5] for i in range(400)), "b": "".join(letters[10 + i % 7] for i in range(400))}
-    config = ScratchConfig(min_len=4, max_len=8, embedding_size=4, hidden_size=6, steps=30, batch_size=8,
-                           lr=2e-2, n_valid=20, block=20, cycle=4, probe_len=6)
+    texts = {
+        "a": "".join(letters[i % 5] for i in range(400)),
+        "b": "".join(letters[10 + i % 7] for i in range(400)),
+    }
+    config = ScratchConfig(
+        min_len=4,
+        max_len=8,
+        embedding_size=4,
+        hidden_size=6,
+        steps=30,
+        batch_size=8,
+        lr=2e-2,
+        n_valid=20,
+        block=20,
+        cycle=4,
+        probe_len=6,
+    )
     result = train_scratch_classifier(texts, "lstm", seed=0, config=config)
     assert len(result["grad_norms"]) == 30
     assert min(result["grad_norms"]) > 0
@@ -136,7 +165,8 @@ def test_cells_refuse_widths_below_one_naming_the_argument() -> None:
 
 
 def test_initial_states_are_zeros_of_batch_by_hidden() -> None:
-    """One (B, H) zero tensor per carried state: h for the vanilla cell, h and c for the LSTM."""
+    """One (B, H) zero tensor per carried state: h for the vanilla cell, h and c for the
+    LSTM."""
     (h,) = VanillaCell(3, 5).initial_state(4)
     assert h.shape == (4, 5)
     assert torch.all(h == 0)
@@ -150,7 +180,8 @@ def test_fused_lstm_cell_sets_only_the_forget_block_to_one_by_default() -> None:
     cell = FusedLSTMCell(4, 6)
     bias = cell.fused.bias.detach()
     assert torch.all(bias[6:12] == 1.0)
-    # i, g and o keep nn.Linear's initialisation, uniform in +-1/sqrt(fan_in) = +-1/sqrt(H + F)
+    # i, g and o keep nn.Linear's initialisation, uniform in +-1/sqrt(fan_in) =
+    # +-1/sqrt(H + F)
     others = torch.cat([bias[:6], bias[12:]])
     assert others.abs().max() <= (6 + 4) ** -0.5
 
@@ -160,7 +191,8 @@ def test_unroll_masked_accepts_length_one_and_a_single_step() -> None:
     x = torch.randn(2, 3, 3)
     h, gates = unroll_masked(cell, x, torch.tensor([1, 3]))
     (h_one, _), _ = cell(x[:1, 0], cell.initial_state(1))
-    torch.testing.assert_close(h[0], h_one[0])  # a passage of one character: one step, then held
+    # a passage of one character: one step, then held
+    torch.testing.assert_close(h[0], h_one[0])
     assert gates.shape == (3, 3, 2, 4)
     # one time step only: the gate trace is that step's gates
     h, gates = unroll_masked(cell, x[:, :1], torch.tensor([1, 1]))
@@ -189,7 +221,10 @@ def test_scratch_classifier_builds_the_cell_it_is_named_for() -> None:
 
 def test_pad_passages_takes_one_character_passages_and_refuses_empty_ones() -> None:
     ids, lengths = pad_passages(["a", "bc"])
-    assert ids.tolist() == [[ALPHABET.index("a"), PAD], [ALPHABET.index("b"), ALPHABET.index("c")]]
+    assert ids.tolist() == [
+        [ALPHABET.index("a"), PAD],
+        [ALPHABET.index("b"), ALPHABET.index("c")],
+    ]
     assert lengths.tolist() == [1, 2]
     with pytest.raises(ValueError, match="passages"):
         pad_passages([])
@@ -197,8 +232,20 @@ def test_pad_passages_takes_one_character_passages_and_refuses_empty_ones() -> N
         pad_passages(["ab", ""])
 
 
-@pytest.mark.parametrize("name", ["min_len", "max_len", "embedding_size", "hidden_size", "steps", "batch_size",
-                                  "n_valid", "block", "probe_len"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "min_len",
+        "max_len",
+        "embedding_size",
+        "hidden_size",
+        "steps",
+        "batch_size",
+        "n_valid",
+        "block",
+        "probe_len",
+    ],
+)
 def test_config_refuses_counts_below_one_naming_the_field(name: str) -> None:
     with pytest.raises(ValueError, match=f"^{name} must be an int >= 1; got 0"):
         ScratchConfig(**{name: 0})
@@ -212,19 +259,39 @@ def test_config_accepts_passages_as_long_as_a_block() -> None:
 
 
 def _two_authors() -> dict[str, str]:
-    """Two random texts over overlapping letters (a-m and f-z), of different lengths: a hard task for a few steps."""
+    """Two random texts over overlapping letters (a-m and f-z), of different lengths: a
+    hard task for a few steps."""
     gen = torch.Generator().manual_seed(11)
-    first = "".join(ALPHABET[i] for i in torch.randint(9, 22, (600,), generator=gen).tolist())
-    second = "".join(ALPHABET[i] for i in torch.randint(14, 35, (520,), generator=gen).tolist())
+    first = "".join(
+        ALPHABET[i] for i in torch.randint(9, 22, (600,), generator=gen).tolist()
+    )
+    second = "".join(
+        ALPHABET[i] for i in torch.randint(14, 35, (520,), generator=gen).tolist()
+    )
     return {"first": first, "second": second}
 
 
-TINY = ScratchConfig(min_len=2, max_len=6, embedding_size=4, hidden_size=5, steps=3, batch_size=6, lr=2e-2,
-                     n_valid=12, block=20, cycle=4, probe_len=5, clip=0.1)
+TINY = ScratchConfig(
+    min_len=2,
+    max_len=6,
+    embedding_size=4,
+    hidden_size=5,
+    steps=3,
+    batch_size=6,
+    lr=2e-2,
+    n_valid=12,
+    block=20,
+    cycle=4,
+    probe_len=5,
+    clip=0.1,
+)
 
 
-def _drawn(splits: list[list[str]], n: int, low: int, high: int, gen: torch.Generator) -> list[str]:
-    """The recipe of _mixed written out: per author, n passages of ``high`` characters, then n cuts in [low, high]."""
+def _drawn(
+    splits: list[list[str]], n: int, low: int, high: int, gen: torch.Generator
+) -> list[str]:
+    """The recipe of _mixed written out: per author, n passages of ``high`` characters,
+    then n cuts in [low, high]."""
     passages = []
     for blocks in splits:
         full = sample_passages(blocks, n, high, gen)
@@ -235,22 +302,39 @@ def _drawn(splits: list[list[str]], n: int, low: int, high: int, gen: torch.Gene
 
 def test_mixed_draws_from_its_stream_and_cuts_to_lengths_in_bounds() -> None:
     blocks = [split_blocks(t, TINY.block, TINY.cycle) for t in _two_authors().values()]
-    passages, labels = _mixed(blocks, 50, TINY, torch.Generator().manual_seed(4), "valid")
-    assert passages == _drawn([b.valid for b in blocks], 50, 2, 6, torch.Generator().manual_seed(4))
+    passages, labels = _mixed(
+        blocks, 50, TINY, torch.Generator().manual_seed(4), "valid"
+    )
+    assert passages == _drawn(
+        [b.valid for b in blocks], 50, 2, 6, torch.Generator().manual_seed(4)
+    )
     assert labels.tolist() == [0] * 50 + [1] * 50
-    assert {len(p) for p in passages} == {2, 3, 4, 5, 6}  # both bounds reached, nothing outside
+    # both bounds reached, nothing outside
+    assert {len(p) for p in passages} == {2, 3, 4, 5, 6}
     assert all(p in "".join(blocks[0].valid) for p in passages[:50])
 
 
 def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
-    """The training stream (seed + 1), Adam on the clipped gradient, the validation and probe passages (seed + 2,
-    one stream), the confusion counts and the probe's gates, reproduced by hand from the seed."""
+    """The training stream (seed + 1), Adam on the clipped gradient, the validation and
+    probe passages (seed + 2, one stream), the confusion counts and the probe's gates,
+    reproduced by hand from the seed."""
     texts, seed, config = _two_authors(), 7, TINY
     before = time.perf_counter()
     result = train_scratch_classifier(texts, "lstm", seed=seed, config=config)
     elapsed = time.perf_counter() - before
-    assert set(result) == {"cell", "authors", "accuracy", "confusion", "losses", "grad_norms", "seconds", "probe",
-                           "probe_author", "probe_confidence", "gates"}
+    assert set(result) == {
+        "cell",
+        "authors",
+        "accuracy",
+        "confusion",
+        "losses",
+        "grad_norms",
+        "seconds",
+        "probe",
+        "probe_author",
+        "probe_confidence",
+        "gates",
+    }
     assert result["cell"] == "lstm"
     assert result["authors"] == ["first", "second"]
     assert 0 < result["seconds"] <= elapsed
@@ -270,14 +354,17 @@ def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
         loss = nn.functional.cross_entropy(net(*pad_passages(passages)), labels)
         opt.zero_grad()
         loss.backward()
-        grads = torch.cat([p.grad.flatten() for p in net.parameters() if p.grad is not None])
+        grads = torch.cat(
+            [p.grad.flatten() for p in net.parameters() if p.grad is not None]
+        )
         norms.append(float(grads.norm()))
         nn.utils.clip_grad_norm_(net.parameters(), config.clip)
         opt.step()
         losses.append(loss.item())
     assert result["losses"] == losses
     assert result["grad_norms"] == pytest.approx(norms, rel=1e-6)
-    assert max(norms) > config.clip  # the clip bites at least once, so the norm recorded is the one before
+    # the clip bites at least once, so the norm recorded is the one before
+    assert max(norms) > config.clip
 
     valid_gen = torch.Generator().manual_seed(seed + 2)
     passages = _drawn(valid, 12, 2, 6, valid_gen)
@@ -288,19 +375,27 @@ def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
     for t, q in zip(truth, predicted, strict=True):
         counts[t][q] += 1
     assert result["confusion"] == counts
-    assert result["accuracy"] == pytest.approx(sum(t == q for t, q in zip(truth, predicted, strict=True)) / 24)
-    assert 0 < result["accuracy"] < 1  # some passages are misread: which ones were drawn matters
+    assert result["accuracy"] == pytest.approx(
+        sum(t == q for t, q in zip(truth, predicted, strict=True)) / 24
+    )
+    # some passages are misread: which ones were drawn matters
+    assert 0 < result["accuracy"] < 1
 
-    probes = _drawn(valid, 12, 5, 5, valid_gen)  # the same stream, after the validation passages
-    assert len(set(probes)) > 20  # nearly all different: which one is best depends on the draw
+    # the same stream, after the validation passages
+    probes = _drawn(valid, 12, 5, 5, valid_gen)
+    # nearly all different: which one is best depends on the draw
+    assert len(set(probes)) > 20
     with torch.no_grad():
         ids, lengths = pad_passages(probes)
-        confidence = net(ids, lengths).softmax(dim=1)[torch.arange(24), torch.tensor(truth)]
+        confidence = net(ids, lengths).softmax(dim=1)[
+            torch.arange(24), torch.tensor(truth)
+        ]
         best = int(confidence.argmax())
         state, gates = net.cell.initial_state(1), []
         for t in range(5):
             state, g = net.cell(net.embed(ids[best : best + 1, t]), state)
-            gates.append(g[:, 0].mean(dim=-1).tolist())  # (3,): i, f, o averaged over the hidden units
+            # (3,): i, f, o averaged over the hidden units
+            gates.append(g[:, 0].mean(dim=-1).tolist())
     assert result["probe"] == probes[best]
     assert result["probe_author"] == ["first", "second"][truth[best]]
     assert result["probe_confidence"] == pytest.approx(float(confidence[best]))
@@ -308,24 +403,49 @@ def test_train_scratch_classifier_matches_its_steps_written_out() -> None:
 
 
 def test_train_scratch_classifier_with_the_vanilla_cell_traces_no_gates() -> None:
-    result = train_scratch_classifier(_two_authors(), "rnn", seed=0, config=replace(TINY, steps=1))
-    assert set(result) == {"cell", "authors", "accuracy", "confusion", "losses", "grad_norms", "seconds"}
+    result = train_scratch_classifier(
+        _two_authors(), "rnn", seed=0, config=replace(TINY, steps=1)
+    )
+    assert set(result) == {
+        "cell",
+        "authors",
+        "accuracy",
+        "confusion",
+        "losses",
+        "grad_norms",
+        "seconds",
+    }
     assert result["cell"] == "rnn"
     torch.manual_seed(0)
     assert isinstance(ScratchClassifier("rnn", 4, 5).cell, VanillaCell)
 
 
-def test_scratch_shakespeare_milton_reads_both_corpora_normalized(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scratch_shakespeare_milton_reads_both_corpora_normalized(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     texts = _two_authors()
-    monkeypatch.setattr(scratch_classifier, "shakespeare_text", lambda: "HAMLET.\n" + texts["first"].capitalize())
-    monkeypatch.setattr(scratch_classifier, "milton_text", lambda: "BOOK I.\n" + texts["second"])
+    monkeypatch.setattr(
+        scratch_classifier,
+        "shakespeare_text",
+        lambda: "HAMLET.\n" + texts["first"].capitalize(),
+    )
+    monkeypatch.setattr(
+        scratch_classifier, "milton_text", lambda: "BOOK I.\n" + texts["second"]
+    )
     short = replace(TINY, steps=2)
     result = scratch_classifier.scratch_shakespeare_milton("rnn", seed=1, config=short)
     assert result["authors"] == ["Shakespeare", "Milton"]
     assert result["cell"] == "rnn"
     # normalized, the headings and the capital are gone: the two texts as drawn
-    expected = train_scratch_classifier({"Shakespeare": texts["first"], "Milton": texts["second"]}, "rnn", seed=1,
-                                        config=short)
+    expected = train_scratch_classifier(
+        {"Shakespeare": texts["first"], "Milton": texts["second"]},
+        "rnn",
+        seed=1,
+        config=short,
+    )
     assert result["losses"] == expected["losses"]
     assert result["confusion"] == expected["confusion"]
-    assert scratch_classifier.CORPUS_FILES == ("data/shakespeare.txt", "data/milton.txt")
+    assert scratch_classifier.CORPUS_FILES == (
+        "data/shakespeare.txt",
+        "data/milton.txt",
+    )

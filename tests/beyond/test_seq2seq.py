@@ -1,11 +1,18 @@
-"""Tests for beyond.seq2seq: the task, the attention's shapes and weights, decoding, and a tiny training."""
+"""Tests for beyond.seq2seq: the task, the attention's shapes and weights, decoding, and
+a tiny training."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from chapter_code.beyond.seq2seq import ReversalConfig, Seq2Seq, dot_product_attention, make_reversal, train_reversal
+from chapter_code.beyond.seq2seq import (
+    ReversalConfig,
+    Seq2Seq,
+    dot_product_attention,
+    make_reversal,
+    train_reversal,
+)
 from chapter_code.core import runtime
 
 
@@ -38,12 +45,15 @@ def test_generate_is_teacher_forcing_on_its_own_outputs() -> None:
         net = Seq2Seq(6, 4, 8, attention)
         source, _ = make_reversal(3, 7, 6, torch.Generator().manual_seed(1))
         out = net.generate(source, 7)
-        greedy_again = net(source, out).argmax(-1)  # feeding its own choices back reproduces them
+        # feeding its own choices back reproduces them
+        greedy_again = net(source, out).argmax(-1)
         assert torch.equal(out, greedy_again)
 
 
 def test_tiny_training_learns_short_reversals() -> None:
-    config = ReversalConfig(vocab=4, min_len=2, max_len=3, steps=150, hidden_size=16, n_test=50)
+    config = ReversalConfig(
+        vocab=4, min_len=2, max_len=3, steps=150, hidden_size=16, n_test=50
+    )
     result = train_reversal(True, 0, config)
     assert "query.weight" in result["state"]  # the attention model was trained
     assert result["losses"][-1] < result["losses"][0] / 2
@@ -69,9 +79,13 @@ def test_reversal_sources_cover_the_alphabet_and_follow_the_generator() -> None:
 
 
 def test_attention_is_scaled_dot_product_attention() -> None:
-    queries, keys = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(2, 5, 4, dtype=torch.float64)
+    queries, keys = (
+        torch.randn(2, 3, 4, dtype=torch.float64),
+        torch.randn(2, 5, 4, dtype=torch.float64),
+    )
     context, weights = dot_product_attention(queries, keys)
-    expected = torch.softmax(queries @ keys.transpose(1, 2) / 2.0, dim=-1)  # sqrt(H) = 2
+    # sqrt(H) = 2
+    expected = torch.softmax(queries @ keys.transpose(1, 2) / 2.0, dim=-1)
     torch.testing.assert_close(weights, expected)
     torch.testing.assert_close(context, expected @ keys)
     reference = torch.nn.functional.scaled_dot_product_attention(queries, keys, keys)
@@ -97,7 +111,15 @@ def test_teacher_forcing_reads_the_start_symbol_then_the_target() -> None:
 
 
 def test_accuracy_keys_are_every_length_and_training_is_seeded() -> None:
-    config = ReversalConfig(vocab=3, min_len=2, max_len=4, steps=3, hidden_size=4, embedding_size=2, n_test=5)
+    config = ReversalConfig(
+        vocab=3,
+        min_len=2,
+        max_len=4,
+        steps=3,
+        hidden_size=4,
+        embedding_size=2,
+        n_test=5,
+    )
     one = train_reversal(False, 1, config)
     assert list(one["accuracy"]) == [2, 3, 4]
     assert len(one["losses"]) == 3
@@ -108,7 +130,8 @@ def test_accuracy_keys_are_every_length_and_training_is_seeded() -> None:
     assert one["accuracy"] == two["accuracy"]
     other = train_reversal(False, 2, config)
     assert other["losses"][1:] != one["losses"][1:]
-    # the recipe, written out: weights from the seed, batches from the stream seeded seed + 1, Adam, clipping
+    # the recipe, written out: weights from the seed, batches from the stream seeded
+    # seed + 1, Adam, clipping
     torch.manual_seed(1)
     net = Seq2Seq(3, 2, 4, attention=False)
     data = torch.Generator().manual_seed(2)
@@ -117,7 +140,9 @@ def test_accuracy_keys_are_every_length_and_training_is_seeded() -> None:
     for _ in range(config.steps):
         length = int(torch.randint(2, 5, (1,), generator=data))
         source, target = make_reversal(config.batch_size, length, 3, data)
-        loss = torch.nn.functional.cross_entropy(net(source, target).flatten(0, 1), target.flatten())
+        loss = torch.nn.functional.cross_entropy(
+            net(source, target).flatten(0, 1), target.flatten()
+        )
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), config.clip)
@@ -130,17 +155,31 @@ def test_accuracy_keys_are_every_length_and_training_is_seeded() -> None:
 
 
 def test_config_boundaries() -> None:
-    config = ReversalConfig(vocab=1, min_len=1, max_len=1, embedding_size=1, hidden_size=1, steps=1, batch_size=1,
-                            n_test=1, lr=1e-9, clip=1e-9)
+    config = ReversalConfig(
+        vocab=1,
+        min_len=1,
+        max_len=1,
+        embedding_size=1,
+        hidden_size=1,
+        steps=1,
+        batch_size=1,
+        n_test=1,
+        lr=1e-9,
+        clip=1e-9,
+    )
     assert config.min_len == config.max_len == 1
     for name in ["vocab", "min_len", "embedding_size", "steps", "batch_size", "n_test"]:
         with pytest.raises(ValueError, match=f"^{name} must be an int >= 1; got 0"):
             ReversalConfig(**{name: 0})
     with pytest.raises(ValueError, match="^max_len must be an int >= 1; got 1.5"):
         ReversalConfig(max_len=1.5)
-    with pytest.raises(ValueError, match="^lr and clip must be > 0; got lr=0, clip=1.0"):
+    with pytest.raises(
+        ValueError, match="^lr and clip must be > 0; got lr=0, clip=1.0"
+    ):
         ReversalConfig(lr=0)
-    with pytest.raises(ValueError, match="^lr and clip must be > 0; got lr=0.005, clip=0"):
+    with pytest.raises(
+        ValueError, match="^lr and clip must be > 0; got lr=0.005, clip=0"
+    ):
         ReversalConfig(clip=0)
     with pytest.raises(ValueError, match="^n must be an int >= 1; got 0"):
         make_reversal(0, 2, 3, torch.Generator())

@@ -1,7 +1,9 @@
-"""Tests for bookbuild.runs.codec (the records' one codec) and bookbuild.runs.calls (stored calls served to a page).
+"""Tests for bookbuild.runs.codec (the records' one codec) and bookbuild.runs.calls
+(stored calls served to a page).
 
-Values go through the codec and back through canonical JSON, as a record does; the stored calls are real calls of
-taught functions at toy sizes, compared with the same call made directly.
+Values go through the codec and back through canonical JSON, as a record does; the
+stored calls are real calls of taught functions at toy sizes, compared with the same
+call made directly.
 """
 
 from __future__ import annotations
@@ -20,12 +22,33 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from bookbuild.runs import calls, codec, memo, registry, sweeps
-from chapter_code.gated.memory_task import CONTENDERS, RecallConfig, RecallNet, make_recall, train_recall
+from chapter_code.gated.memory_task import (
+    CONTENDERS,
+    RecallConfig,
+    RecallNet,
+    make_recall,
+    train_recall,
+)
 from chapter_code.lm.char_lm import TrainConfig
-from chapter_code.lm.char_models import CPU, PROSE_LSTM, LMRecipe, load_char_lm, train_char_lm
+from chapter_code.lm.char_models import (
+    CPU,
+    PROSE_LSTM,
+    LMRecipe,
+    load_char_lm,
+    train_char_lm,
+)
 
-TINY_LM = LMRecipe("lstm", 8, TrainConfig(window=16, batch_size=4, steps=3, log_every=1), embedding_size=4)
-TINY_RECALL = {"contender": CONTENDERS[2], "seed": 0, "config": RecallConfig(lag=6, n_train=64, n_test=32, epochs=2)}
+TINY_LM = LMRecipe(
+    "lstm",
+    8,
+    TrainConfig(window=16, batch_size=4, steps=3, log_every=1),
+    embedding_size=4,
+)
+TINY_RECALL = {
+    "contender": CONTENDERS[2],
+    "seed": 0,
+    "config": RecallConfig(lag=6, n_train=64, n_test=32, epochs=2),
+}
 
 
 @dataclasses.dataclass
@@ -41,7 +64,8 @@ def through_json(value):  # type: ignore[no-untyped-def]
 
 
 def same(a, b) -> bool:  # type: ignore[no-untyped-def]
-    """Equal, type for type (tuples are not lists), tensors by dtype, shape and bytes."""
+    """Equal, type for type (tuples are not lists), tensors by dtype, shape and
+    bytes."""
     if type(a) is not type(b):
         return False
     if isinstance(a, torch.Tensor):
@@ -53,24 +77,40 @@ def same(a, b) -> bool:  # type: ignore[no-untyped-def]
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if dataclasses.is_dataclass(a):
-        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+        return all(
+            same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+        )
     return a == b
 
 
 def stored(function, **kwargs):  # type: ignore[no-untyped-def]
-    """A call run as a sweep's job runs it, its record's JSON round trip, and read back as a page gets it."""
+    """A call run as a sweep's job runs it, its record's JSON round trip, and read back
+    as a page gets it."""
     path = sweeps.function_path(function)
     params = through_json(codec.job(function, **kwargs))
-    record = {"job": "toy", "seed": 0, "params": params, "metrics": through_json(codec.run_call(path, 0, params))}
+    record = {
+        "job": "toy",
+        "seed": 0,
+        "params": params,
+        "metrics": through_json(codec.run_call(path, 0, params)),
+    }
     return record, codec.stored_result(record, path)
 
 
-leaves = (st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
-          | st.floats(allow_nan=True, allow_infinity=True))
+leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.text(max_size=8)
+    | st.floats(allow_nan=True, allow_infinity=True)
+)
 values = st.recursive(
     leaves,
-    lambda inner: (st.lists(inner, max_size=4) | st.tuples(inner, inner)
-                   | st.dictionaries(st.text(max_size=6) | st.integers(-9, 9), inner, max_size=4)),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=6) | st.integers(-9, 9), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -82,21 +122,31 @@ def test_any_plain_value_comes_back_unchanged(value) -> None:  # type: ignore[no
 
 
 @settings(max_examples=60, deadline=None)
-@given(hnp.arrays(dtype=st.sampled_from([np.float32, np.float64, np.int64, np.bool_]),
-                  shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)))
-def test_a_tensor_survives_the_trip_through_plain_json_bit_for_bit(array: np.ndarray) -> None:
+@given(
+    hnp.arrays(
+        dtype=st.sampled_from([np.float32, np.float64, np.int64, np.bool_]),
+        shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5),
+    )
+)
+def test_a_tensor_survives_the_trip_through_plain_json_bit_for_bit(
+    array: np.ndarray,
+) -> None:
     tensor = torch.from_numpy(array.copy())
     back = codec.decode_tensor(json.loads(json.dumps(codec.encode_tensor(tensor))))
     assert back.dtype == tensor.dtype
     assert back.shape == tensor.shape
-    assert back.numpy().tobytes() == tensor.numpy().tobytes()  # NaNs, signed zeros and all
+    # NaNs, signed zeros and all
+    assert back.numpy().tobytes() == tensor.numpy().tobytes()
 
 
 def test_the_encoding_is_little_endian_bytes_with_their_hash() -> None:
     data = codec.encode_tensor(torch.tensor([1.0, -2.0], dtype=torch.float32))
-    assert base64.b64decode(data["base64"]) == np.array([1.0, -2.0], dtype="<f4").tobytes()
+    assert (
+        base64.b64decode(data["base64"]) == np.array([1.0, -2.0], dtype="<f4").tobytes()
+    )
     assert (data["shape"], data["dtype"], len(data["sha256"])) == ([2], "float32", 64)
-    assert codec.encode_tensor(torch.zeros(2, 3)[:, 1])["shape"] == [2]  # a strided view is copied contiguously
+    # a strided view is copied contiguously
+    assert codec.encode_tensor(torch.zeros(2, 3)[:, 1])["shape"] == [2]
 
 
 def test_bad_tensors_are_named_not_loaded() -> None:
@@ -104,11 +154,18 @@ def test_bad_tensors_are_named_not_loaded() -> None:
     raw = bytearray(base64.b64decode(good["base64"]))
     raw[0] ^= 1
     damaged = {**good, "base64": base64.b64encode(bytes(raw)).decode()}
-    with pytest.raises(ValueError, match=r"w: its bytes are damaged .*re-run the sweep"):
+    with pytest.raises(
+        ValueError, match=r"w: its bytes are damaged .*re-run the sweep"
+    ):
         codec.decode_tensor(damaged, "w")
-    # a character outside base64's alphabet is refused, not skipped (skipped, the bytes and their hash would match)
-    with pytest.raises(ValueError, match="Non-base64 digit found|Only base64 data is allowed"):
-        codec.decode_tensor({**good, "base64": good["base64"][:4] + "!" + good["base64"][4:]})
+    # a character outside base64's alphabet is refused, not skipped (skipped, the bytes
+    # and their hash would match)
+    with pytest.raises(
+        ValueError, match="Non-base64 digit found|Only base64 data is allowed"
+    ):
+        codec.decode_tensor(
+            {**good, "base64": good["base64"][:4] + "!" + good["base64"][4:]}
+        )
     with pytest.raises(ValueError, match=r"6 values do not fill the shape \(4, 2\)"):
         codec.decode_tensor({**good, "shape": [4, 2]})
     with pytest.raises(ValueError, match=r"dtype must be one of .*got 'float16'"):
@@ -121,34 +178,54 @@ def test_bad_tensors_are_named_not_loaded() -> None:
 
 def test_key_order_and_dataclasses_survive_and_an_unknown_class_is_named() -> None:
     value = {"zeta": 1, "alpha": Point(0.1, ("a", "b")), 3: [(1, 2.5)]}
-    again = codec.decode_value(through_json(codec.encode_value(value)), {"Point": Point})
+    again = codec.decode_value(
+        through_json(codec.encode_value(value)), {"Point": Point}
+    )
     assert same(again, value)
     assert list(again) == ["zeta", "alpha", 3]
-    with pytest.raises(ValueError, match="Point, which is not among the classes the called function reaches"):
+    with pytest.raises(
+        ValueError,
+        match="Point, which is not among the classes the called function reaches",
+    ):
         codec.decode_value(through_json(codec.encode_value(Point(1.0))), {})
     with pytest.raises(TypeError, match="got object"):
         codec.encode_value({"a": object()})
 
 
 def test_a_module_built_outside_a_stored_call_is_refused_with_the_reason() -> None:
-    with pytest.raises(TypeError, match="RecallNet can be stored only when it was built inside the stored call"):
+    with pytest.raises(
+        TypeError,
+        match="RecallNet can be stored only when it was built inside the stored call",
+    ):
         codec.encode_value(RecallNet("lstm", 4, 8))
 
 
 def test_a_job_is_the_call_whatever_the_keyword_order_and_the_device() -> None:
     a = codec.job(train_recall, seed=1, contender=CONTENDERS[0], config=RecallConfig())
-    b = codec.job(train_recall, config=RecallConfig(), contender=CONTENDERS[0], seed=1, device="cuda")
+    b = codec.job(
+        train_recall,
+        config=RecallConfig(),
+        contender=CONTENDERS[0],
+        seed=1,
+        device="cuda",
+    )
     assert a == b
     assert a["function"] == "train_recall"
     assert "train_recall" in calls.call_names()
 
 
-def test_a_stored_train_recall_gives_back_its_run_and_a_network_that_computes_as_the_trained_one() -> None:
+def test_a_stored_train_recall_gives_back_its_run_and_a_network_that_computes_as_the_trained_one() -> (  # noqa: E501  (the test's name)
+    None
+):
     record, (run, net) = stored(train_recall, **TINY_RECALL)
-    assert list(record["metrics"]["timings_seconds"]) == ["0/seconds"]  # the run's time, kept apart
+    # the run's time, kept apart
+    assert list(record["metrics"]["timings_seconds"]) == ["0/seconds"]
     assert record["metrics"]["result"]["items"][0]["fields"]["seconds"] is None
     direct_run, direct_net = train_recall(**TINY_RECALL)
-    assert same(dataclasses.replace(run, seconds=0.0), dataclasses.replace(direct_run, seconds=0.0))
+    assert same(
+        dataclasses.replace(run, seconds=0.0),
+        dataclasses.replace(direct_run, seconds=0.0),
+    )
     assert run.seconds > 0
     assert isinstance(net, RecallNet)
     assert net.training == direct_net.training
@@ -157,7 +234,9 @@ def test_a_stored_train_recall_gives_back_its_run_and_a_network_that_computes_as
         assert torch.equal(net(x), direct_net(x))
 
 
-def test_a_stored_train_char_lm_reads_back_exactly_and_damaged_weights_are_named() -> None:
+def test_a_stored_train_char_lm_reads_back_exactly_and_damaged_weights_are_named() -> (
+    None
+):
     record, back = stored(train_char_lm, corpus="shakespeare", recipe=TINY_LM)
     direct = train_char_lm("shakespeare", TINY_LM)
     assert same(back, direct)
@@ -167,7 +246,9 @@ def test_a_stored_train_char_lm_reads_back_exactly_and_damaged_weights_are_named
         assert torch.equal(model_direct(ids)[0], model_back(ids)[0])
     text = json.dumps(record)
     b64 = re.search(r'"base64": "([^"]+)"', text).group(1)
-    damaged = json.loads(text.replace(b64, ("B" if b64[0] != "B" else "C") + b64[1:], 1))
+    damaged = json.loads(
+        text.replace(b64, ("B" if b64[0] != "B" else "C") + b64[1:], 1)
+    )
     with pytest.raises(ValueError, match=r"toy\.seed0's result.*its bytes are damaged"):
         codec.stored_result(damaged, sweeps.function_path(train_char_lm))
 
@@ -177,27 +258,49 @@ def test_bad_calls_are_named() -> None:
     params = through_json(codec.job(train_recall, **TINY_RECALL))
     with pytest.raises(ValueError, match="seed must be 0; got 3"):
         codec.run_call(path, 3, params)
-    with pytest.raises(ValueError, match=r"a job of .*train_recall is \{'function': 'train_recall'"):
+    with pytest.raises(
+        ValueError, match=r"a job of .*train_recall is \{'function': 'train_recall'"
+    ):
         codec.run_call(path, 0, {**params, "function": "make_recall"})
     extra = through_json(codec.job(train_recall, **TINY_RECALL, lr=0.1))
-    with pytest.raises(ValueError, match=r"train_recall takes no argument\(s\) \['lr'\]"):
+    with pytest.raises(
+        ValueError, match=r"train_recall takes no argument\(s\) \['lr'\]"
+    ):
         codec.run_call(path, 0, extra)
 
 
 def test_a_page_s_call_is_found_in_its_sweep_and_a_different_call_is_not() -> None:
     config = RecallConfig()
-    found = calls.find(train_recall, {"contender": CONTENDERS[2], "seed": 0, "config": config, "device": "cpu"})
+    found = calls.find(
+        train_recall,
+        {"contender": CONTENDERS[2], "seed": 0, "config": config, "device": "cpu"},
+    )
     assert found is not None
-    assert (found[0].name, found[1], found[2]) == ("gated-book-runs", "book-runs", "trace-lstm-forget-bias-1")
-    assert calls.find(train_recall, {"contender": CONTENDERS[2], "seed": 1, "config": config}) is None
-    assert calls.find(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0}) is None  # no sweep holds it
+    assert (found[0].name, found[1], found[2]) == (
+        "gated-book-runs",
+        "book-runs",
+        "trace-lstm-forget-bias-1",
+    )
+    assert (
+        calls.find(
+            train_recall, {"contender": CONTENDERS[2], "seed": 1, "config": config}
+        )
+        is None
+    )
+    # no sweep holds it
+    assert calls.find(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0}) is None
     lm = calls.find(train_char_lm, {"corpus": "shakespeare", "recipe": CPU["lstm"]})
     assert lm is not None
     assert lm[2] == "shakespeare-lstm"
-    assert calls.find(train_char_lm, {"corpus": "book-prose", "recipe": PROSE_LSTM})[2] == "prose-lstm"
+    assert (
+        calls.find(train_char_lm, {"corpus": "book-prose", "recipe": PROSE_LSTM})[2]
+        == "prose-lstm"
+    )
 
 
-def test_every_call_sweep_holds_only_calls_of_its_functions_with_arguments_they_read_back() -> None:
+def test_every_call_sweep_holds_only_calls_of_its_functions_with_arguments_they_read_back() -> (  # noqa: E501  (the test's name)
+    None
+):
     for sweep in registry.SWEEPS.values():
         if not sweep.calls:
             continue
@@ -206,15 +309,22 @@ def test_every_call_sweep_holds_only_calls_of_its_functions_with_arguments_they_
             assert grid.seeds == (0,), f"{sweep.name} {config}: one call, one record"
             for job, params in grid.jobs.items():
                 fn = names[params["function"]]
-                kwargs = codec.decode_value(params["kwargs"], codec.classes(sweeps.function_path(fn)))
-                assert calls.find(fn, kwargs)[:2] == (sweep, config) or config == "smoke", f"{sweep.name} {job}"
+                kwargs = codec.decode_value(
+                    params["kwargs"], codec.classes(sweeps.function_path(fn))
+                )
+                assert (
+                    calls.find(fn, kwargs)[:2] == (sweep, config) or config == "smoke"
+                ), f"{sweep.name} {job}"
 
 
 def test_a_served_call_equals_the_call_made_directly() -> None:
-    """The gated sweep's smoke record, served as a page would get it, against the same call computed here, at the
-    precision the sweep declares for a training (its record may come from another CPU's kernels)."""
+    """The gated sweep's smoke record, served as a page would get it, against the same
+    call computed here, at the precision the sweep declares for a training (its record
+    may come from another CPU's kernels)."""
     grid = registry.GATED_BOOK_RUNS.configs["smoke"]
-    kwargs = codec.decode_value(grid.jobs["tiny"]["kwargs"], codec.classes(sweeps.function_path(train_recall)))
+    kwargs = codec.decode_value(
+        grid.jobs["tiny"]["kwargs"], codec.classes(sweeps.function_path(train_recall))
+    )
     served = calls.serve(train_recall, {**kwargs, "device": "cpu"})
     assert served is not calls.NOT_STORED
     (run, net), (direct_run, direct_net) = served, train_recall(**kwargs)
@@ -224,4 +334,7 @@ def test_a_served_call_equals_the_call_made_directly() -> None:
     x, _ = make_recall(8, kwargs["config"].lag, kwargs["config"].vocab, seed=3)
     with torch.no_grad():
         assert torch.allclose(net(x), direct_net(x), rtol=1e-3, atol=1e-5)
-    assert calls.serve(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0}) is calls.NOT_STORED
+    assert (
+        calls.serve(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0})
+        is calls.NOT_STORED
+    )

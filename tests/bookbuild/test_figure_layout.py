@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.figure_layout: colliding labels are found from matplotlib's boxes, clean figures pass."""
+"""Tests for bookbuild.lint.figure_layout: colliding labels are found from matplotlib's
+boxes, clean figures pass."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from bookbuild.lint.figure_layout import drawn_texts, overlapping_texts  # noqa:
 
 @pytest.fixture(autouse=True)
 def _matplotlib_defaults():
-    """The sizes below are matplotlib's defaults: a test that ran before may have applied the book's style."""
+    """The sizes below are matplotlib's defaults: a test that ran before may have
+    applied the book's style."""
     with plt.style.context("default"):
         yield
 
@@ -41,8 +43,11 @@ def test_crowded_tick_labels_collide() -> None:
     ax.set_xticks(ticks, [f"label {t}" for t in ticks])
     found = overlapping_texts(fig)
     assert found
-    assert all(part.startswith('"label') for pair in found for part in pair.split(" and "))
-    fig.set_size_inches(6, 2)  # wide enough that rotated labels stand side by side with room between
+    assert all(
+        part.startswith('"label') for pair in found for part in pair.split(" and ")
+    )
+    # wide enough that rotated labels stand side by side with room between
+    fig.set_size_inches(6, 2)
     ax.set_xticks(ticks, [f"label {t}" for t in ticks], rotation=90)
     assert overlapping_texts(fig) == []
     plt.close(fig)
@@ -66,7 +71,8 @@ def test_a_touching_neighbour_is_not_a_collision() -> None:
     first = ax.text(0.1, 0.5, "left", transform=ax.transAxes)
     fig.canvas.draw()
     box = first.get_window_extent(fig.canvas.get_renderer())
-    x = ax.transAxes.inverted().transform((box.x1 - 0.5, box.y0))[0]  # half a pixel of overlap
+    # half a pixel of overlap
+    x = ax.transAxes.inverted().transform((box.x1 - 0.5, box.y0))[0]
     ax.text(x, 0.5, "right", transform=ax.transAxes)
     assert overlapping_texts(fig) == []
     assert overlapping_texts(fig, min_pt=0) != []  # with no allowance, the touch counts

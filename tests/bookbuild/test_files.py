@@ -21,7 +21,9 @@ def test_write_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["manifest.json"]
 
 
-def test_corrupt_json_is_named_removed_and_treated_as_absent(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_corrupt_json_is_named_removed_and_treated_as_absent(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     target = tmp_path / "manifest.json"
     target.write_text("{not json")
     assert files.read_json(target, "the engine's manifest") is None
@@ -29,13 +31,21 @@ def test_corrupt_json_is_named_removed_and_treated_as_absent(tmp_path: Path, cap
     assert not target.exists()
 
 
-def test_a_second_build_waits_for_the_first(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_a_second_build_waits_for_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from bookbuild.files import checkout_lock\n"
-         "with checkout_lock(Path(sys.argv[1]), 'make book'):\n    print('held', flush=True); time.sleep(3)",
-         str(tmp_path)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from bookbuild.files "
+            "import checkout_lock\n"
+            "with checkout_lock(Path(sys.argv[1]), 'make book'):\n    "
+            "print('held', flush=True); time.sleep(3)",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout.readline().strip() == "held"
     started = time.monotonic()

@@ -1,5 +1,5 @@
-"""Tests for bookbuild.runs.keys: a job's key covers the definitions it reaches, and nothing about
-where they are written."""
+"""Tests for bookbuild.runs.keys: a job's key covers the definitions it reaches, and
+nothing about where they are written."""
 
 from __future__ import annotations
 
@@ -56,8 +56,15 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def package(root: Path, model: str = MODEL, helpers: str = HELPERS) -> Path:
-    return write(root, {"chapter_code/__init__.py": "", "chapter_code/util/__init__.py": "",
-                        "chapter_code/model.py": model, "chapter_code/util/helpers.py": helpers})
+    return write(
+        root,
+        {
+            "chapter_code/__init__.py": "",
+            "chapter_code/util/__init__.py": "",
+            "chapter_code/model.py": model,
+            "chapter_code/util/helpers.py": helpers,
+        },
+    )
 
 
 def key(root: Path, function: str = "chapter_code.model:train") -> keys.Reached:
@@ -66,30 +73,65 @@ def key(root: Path, function: str = "chapter_code.model:train") -> keys.Reached:
 
 def test_the_key_covers_what_the_job_reaches_and_nothing_else(tmp_path: Path) -> None:
     found = key(package(tmp_path))
-    assert sorted(found.definitions) == ["OFFSET", "SCALE", "clip", "shift", "step", "train"]
+    assert sorted(found.definitions) == [
+        "OFFSET",
+        "SCALE",
+        "clip",
+        "shift",
+        "step",
+        "train",
+    ]
     assert found.modules == ("chapter_code.model", "chapter_code.util.helpers")
 
 
-@pytest.mark.parametrize("edit", [
-    lambda m: m.replace('"""One step."""', '"""One step, now described at more length."""'),  # a docstring
-    lambda m: m.replace("# a constant the job reads", "# reworded"),  # a comment
-    lambda m: m.replace("return clip(x * SCALE) + helpers.shift(x)",
-                        "return clip(\n        x * SCALE\n    ) + helpers.shift(x)"),  # a reformat
-    lambda m: m + "\n\ndef another():\n    return 3\n",  # an unrelated new function
-    lambda m: m.replace("return UNUSED", "return UNUSED + 1"),  # a definition the job does not reach
-])
-def test_edits_that_change_nothing_the_job_computes_keep_its_key(tmp_path: Path, edit) -> None:
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m.replace(
+            '"""One step."""', '"""One step, now described at more length."""'
+        ),  # a docstring
+        lambda m: m.replace("# a constant the job reads", "# reworded"),  # a comment
+        lambda m: m.replace(
+            "return clip(x * SCALE) + helpers.shift(x)",
+            "return clip(\n        x * SCALE\n    ) + helpers.shift(x)",
+        ),  # a reformat
+        lambda m: m + "\n\ndef another():\n    return 3\n",  # an unrelated new function
+        lambda m: m.replace(
+            "return UNUSED", "return UNUSED + 1"
+        ),  # a definition the job does not reach
+    ],
+)
+def test_edits_that_change_nothing_the_job_computes_keep_its_key(
+    tmp_path: Path, edit
+) -> None:
     before = key(package(tmp_path / "a")).digest
     assert key(package(tmp_path / "b", model=edit(MODEL))).digest == before
 
 
-@pytest.mark.parametrize(("edit", "names"), [
-    (lambda m, h: (m.replace("SCALE = 2.0", "SCALE = 3.0"), h), ["SCALE"]),  # a constant it reads
-    (lambda m, h: (m, h.replace("OFFSET = 1", "OFFSET = 2")), ["OFFSET"]),  # through an import, two deep
-    (lambda m, h: (m, h.replace("min(x, 10)", "min(x, 11)")), ["clip"]),  # a body in another module
-    (lambda m, h: (m.replace("def step(x):", "def step(x=0):"), h), ["step"]),  # a default
-])
-def test_a_change_inside_a_reached_definition_changes_the_key_and_is_named(tmp_path: Path, edit, names) -> None:
+@pytest.mark.parametrize(
+    ("edit", "names"),
+    [
+        (
+            lambda m, h: (m.replace("SCALE = 2.0", "SCALE = 3.0"), h),
+            ["SCALE"],
+        ),  # a constant it reads
+        (
+            lambda m, h: (m, h.replace("OFFSET = 1", "OFFSET = 2")),
+            ["OFFSET"],
+        ),  # through an import, two deep
+        (
+            lambda m, h: (m, h.replace("min(x, 10)", "min(x, 11)")),
+            ["clip"],
+        ),  # a body in another module
+        (
+            lambda m, h: (m.replace("def step(x):", "def step(x=0):"), h),
+            ["step"],
+        ),  # a default
+    ],
+)
+def test_a_change_inside_a_reached_definition_changes_the_key_and_is_named(
+    tmp_path: Path, edit, names
+) -> None:
     before = key(package(tmp_path / "a"))
     after = key(package(tmp_path / "b", *edit(MODEL, HELPERS)))
     assert after.digest != before.digest
@@ -98,24 +140,39 @@ def test_a_change_inside_a_reached_definition_changes_the_key_and_is_named(tmp_p
 
 def test_a_module_moved_or_split_keeps_the_key(tmp_path: Path) -> None:
     before = key(package(tmp_path / "a")).digest
-    moved = write(tmp_path / "b", {
-        "chapter_code/__init__.py": "", "chapter_code/topic/__init__.py": "", "chapter_code/core/__init__.py": "",
-        "chapter_code/core/clipping.py": "def clip(x):\n    return min(x, 10)\n",
-        "chapter_code/core/shifting.py": "OFFSET = 1\n\n\ndef shift(x):\n    return x + OFFSET\n",
-        "chapter_code/topic/model.py": MODEL.replace(
-            "from chapter_code.util import helpers\nfrom chapter_code.util.helpers import clip",
-            "from chapter_code.core import shifting as helpers\nfrom ..core.clipping import clip"),
-    })
+    moved = write(
+        tmp_path / "b",
+        {
+            "chapter_code/__init__.py": "",
+            "chapter_code/topic/__init__.py": "",
+            "chapter_code/core/__init__.py": "",
+            "chapter_code/core/clipping.py": "def clip(x):\n    return min(x, 10)\n",
+            "chapter_code/core/shifting.py": (
+                "OFFSET = 1\n\n\ndef shift(x):\n    return x + OFFSET\n"
+            ),
+            "chapter_code/topic/model.py": MODEL.replace(
+                "from chapter_code.util import helpers\nfrom chapter_code.util.helpers "
+                "import clip",
+                "from chapter_code.core import shifting as helpers\nfrom "
+                "..core.clipping import clip",
+            ),
+        },
+    )
     assert key(moved, "chapter_code.topic.model:train").digest == before
 
 
 def test_an_undefined_job_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(LookupError, match="'nothing' is not defined at the top of chapter_code.model"):
+    with pytest.raises(
+        LookupError, match="'nothing' is not defined at the top of chapter_code.model"
+    ):
         key(package(tmp_path), "chapter_code.model:nothing")
 
 
-def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(tmp_path: Path) -> None:
-    """The issue's measurement: one sentence added to memory_task.py's docstring staled 96 records."""
+def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_record_fresh(  # noqa: E501  (the test's name)
+    tmp_path: Path,
+) -> None:
+    """The issue's measurement: one sentence added to memory_task.py's docstring staled
+    96 records."""
     from bookbuild.runs import sweeps
 
     shutil.copytree(ROOT / "chapter_code", tmp_path / "chapter_code")
@@ -125,15 +182,24 @@ def test_a_docstring_sentence_in_the_memory_task_keeps_every_memory_robustness_r
     text = path.read_text()
     path.write_text(text.replace('"""', '"""One more sentence for the reader. ', 1))
     assert sweeps.code_hash(job, tmp_path)[0] == before
-    path.write_text(text.replace("def train_recall(", "def train_recall_renamed(", 1)
-                    .replace("train_recall(", "train_recall_renamed("))
+    path.write_text(
+        text.replace("def train_recall(", "def train_recall_renamed(", 1).replace(
+            "train_recall(", "train_recall_renamed("
+        )
+    )
     assert sweeps.code_hash(job, tmp_path)[0] != before  # a change the job reaches
 
 
-def test_a_definition_bound_inside_a_top_level_try_or_if_is_reached_too(tmp_path: Path) -> None:
-    guarded = MODEL.replace("SCALE = 2.0  # a constant the job reads",
-                            "try:\n    SCALE = 2.0\nexcept ImportError:\n    SCALE = 1.0")
+def test_a_definition_bound_inside_a_top_level_try_or_if_is_reached_too(
+    tmp_path: Path,
+) -> None:
+    guarded = MODEL.replace(
+        "SCALE = 2.0  # a constant the job reads",
+        "try:\n    SCALE = 2.0\nexcept ImportError:\n    SCALE = 1.0",
+    )
     before = key(package(tmp_path / "a", model=guarded))
     assert "SCALE" in before.definitions
-    after = key(package(tmp_path / "b", model=guarded.replace("SCALE = 1.0", "SCALE = 0.5")))
+    after = key(
+        package(tmp_path / "b", model=guarded.replace("SCALE = 1.0", "SCALE = 0.5"))
+    )
     assert after.digest != before.digest

@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.listings: every taught function a visible cell uses is shown on its page."""
+"""Tests for bookbuild.lint.listings: every taught function a visible cell uses is shown
+on its page."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 from bookbuild.lint import listings
 
-MODULE = '''
+MODULE = """
 from chapter_code.pkg.other import moved
 
 LIMIT = 3
@@ -18,7 +19,7 @@ def taught(x):
 
 class Model:
     pass
-'''
+"""
 OTHER = "def moved():\n    return 1\n"
 FIGURES = "def plot_it():\n    return None\n"
 
@@ -35,39 +36,78 @@ def book(tmp_path: Path, page: str) -> Path:
 
 
 def cell(code: str, *options: str) -> str:
-    return "```{code-cell} ipython3\n" + "".join(f"{o}\n" for o in options) + code + "\n```\n"
+    return (
+        "```{code-cell} ipython3\n"
+        + "".join(f"{o}\n" for o in options)
+        + code
+        + "\n```\n"
+    )
 
 
-def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_line_and_file(tmp_path: Path) -> None:
-    page = book(tmp_path, "# Page\n\nText.\n\n" + cell(
-        "from chapter_code.pkg.mod import LIMIT, Model, taught\n\nm = Model()\ntaught(LIMIT)"))
+def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_line_and_file(  # noqa: E501  (the test's name)
+    tmp_path: Path,
+) -> None:
+    page = book(
+        tmp_path,
+        "# Page\n\nText.\n\n"
+        + cell(
+            "from chapter_code.pkg.mod import LIMIT, Model, taught\n\nm = "
+            "Model()\ntaught(LIMIT)"
+        ),
+    )
     found = listings.unshown(page, tmp_path)
     assert [(u.name, u.line, u.file) for u in found] == [
-        ("Model", 5, "chapter_code/pkg/mod.py"), ("taught", 5, "chapter_code/pkg/mod.py")]
-    assert "book/page.md:5: the cell uses Model (chapter_code/pkg/mod.py), which the page never shows" in str(found[0])
+        ("Model", 5, "chapter_code/pkg/mod.py"),
+        ("taught", 5, "chapter_code/pkg/mod.py"),
+    ]
+    assert (
+        "book/page.md:5: the cell uses Model (chapter_code/pkg/mod.py), which "
+        "the page never shows" in str(found[0])
+    )
     assert ":pyobject: Model" in str(found[0])
 
 
-def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_helpers_pass(tmp_path: Path) -> None:
-    page = book(tmp_path, "\n".join([
-        "```{literalinclude} ../chapter_code/pkg/mod.py\n:pyobject: taught\n```\n",
-        cell("from chapter_code.pkg.mod import LIMIT, taught\n\ntaught(LIMIT)"),
-        cell("from chapter_code.pkg.mod import Model\n\nModel()", ":tags: [remove-input]"),
-        cell("from chapter_code.pkg.mod import Model\n\nModel()", ":tags: [hide-input]"),
-        cell("from chapter_code.pkg.figures import plot_it\n\nplot_it()"),
-        cell("from chapter_code.pkg.mod import Model  # imported, never used"),
-    ]))
+def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_helpers_pass(  # noqa: E501  (the test's name)
+    tmp_path: Path,
+) -> None:
+    page = book(
+        tmp_path,
+        "\n".join(
+            [
+                "```{literalinclude} ../chapter_code/pkg/mod.py\n:pyobject: "
+                "taught\n```\n",
+                cell("from chapter_code.pkg.mod import LIMIT, taught\n\ntaught(LIMIT)"),
+                cell(
+                    "from chapter_code.pkg.mod import Model\n\nModel()",
+                    ":tags: [remove-input]",
+                ),
+                cell(
+                    "from chapter_code.pkg.mod import Model\n\nModel()",
+                    ":tags: [hide-input]",
+                ),
+                cell("from chapter_code.pkg.figures import plot_it\n\nplot_it()"),
+                cell("from chapter_code.pkg.mod import Model  # imported, never used"),
+            ]
+        ),
+    )
     assert listings.unshown(page, tmp_path) == []
 
 
-def test_a_re_exported_function_is_followed_to_the_module_that_defines_it(tmp_path: Path) -> None:
+def test_a_re_exported_function_is_followed_to_the_module_that_defines_it(
+    tmp_path: Path,
+) -> None:
     page = book(tmp_path, cell("from chapter_code.pkg.mod import moved\n\nmoved()"))
     (found,) = listings.unshown(page, tmp_path)
     assert (found.name, found.file) == ("moved", "chapter_code/pkg/other.py")
 
 
 def test_a_function_passed_to_run_once_counts_as_used(tmp_path: Path) -> None:
-    page = book(tmp_path, cell("from chapter_code.pkg.mod import taught\n\nruntime.run_once(taught, x=1)"))
+    page = book(
+        tmp_path,
+        cell(
+            "from chapter_code.pkg.mod import taught\n\nruntime.run_once(taught, x=1)"
+        ),
+    )
     assert [u.name for u in listings.unshown(page, tmp_path)] == ["taught"]
 
 

@@ -1,5 +1,6 @@
-"""Tests for the panel cache of bookbuild.site.panels: a page read again takes its panels' data and static figures
-from ``_build/panel-cache`` while nothing they were computed from changed, and recomputes them when anything did.
+"""Tests for the panel cache of bookbuild.site.panels: a page read again takes its
+panels' data and static figures from ``_build/panel-cache`` while nothing they were
+computed from changed, and recomputes them when anything did.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from bookbuild.site.panels import CACHE_FILES, PanelCache
 
 @pytest.fixture
 def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository root holding the cache's own files and one imported ``chapter_code`` module."""
+    """A repository root holding the cache's own files and one imported ``chapter_code``
+    module."""
     root = tmp_path / "repo"
     for name in CACHE_FILES:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -32,22 +34,36 @@ def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def stored(root: Path) -> PanelCache:
     cache = PanelCache(root / "_build" / "panel-cache", root=root)
-    cache.put("keep-dial", {"title": "T", "symbols": {"z": "z", "a": "a"}}, '{"title":"T"}', b"png bytes")
+    cache.put(
+        "keep-dial",
+        {"title": "T", "symbols": {"z": "z", "a": "a"}},
+        '{"title":"T"}',
+        b"png bytes",
+    )
     return cache
 
 
-def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(fake_root: Path) -> None:
+def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(
+    fake_root: Path,
+) -> None:
     cache = stored(fake_root)
     data, script_json, png = cache.get("keep-dial")  # type: ignore[misc]
-    assert (data, script_json, png) == ({"title": "T", "symbols": {"z": "z", "a": "a"}}, '{"title":"T"}', b"png bytes")
-    assert list(data["symbols"]) == ["z", "a"]  # in the order the panel gave them: the page typesets them so
-    entry = json.loads((fake_root / "_build" / "panel-cache" / "keep-dial.json").read_text())
+    assert (data, script_json, png) == (
+        {"title": "T", "symbols": {"z": "z", "a": "a"}},
+        '{"title":"T"}',
+        b"png bytes",
+    )
+    # in the order the panel gave them: the page typesets them so
+    assert list(data["symbols"]) == ["z", "a"]
+    entry = json.loads(
+        (fake_root / "_build" / "panel-cache" / "keep-dial.json").read_text()
+    )
     assert set(entry["files"]) == {"chapter_code/fake_panel_source.py", *CACHE_FILES}
     assert cache.get("one-unit") is None  # never stored
 
 
 @pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", *CACHE_FILES])
-def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_edit_does_not(
+def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_edit_does_not(  # noqa: E501  (the test's name)
     fake_root: Path, edited: str
 ) -> None:
     cache = stored(fake_root)
@@ -61,7 +77,9 @@ def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_
     assert cache.get("keep-dial") is None  # a file it read is gone
 
 
-def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(fake_root: Path) -> None:
+def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(
+    fake_root: Path,
+) -> None:
     cache = stored(fake_root)
     module = fake_root / "chapter_code" / "fake_panel_source.py"
     module.write_text("### BEGIN SOLUTION\nWEIGHT = 1.0\n### END SOLUTION\n")
@@ -80,8 +98,17 @@ def test_another_python_pytorch_numpy_or_matplotlib_recomputes_it(
     assert cache.get("keep-dial") is not None
 
 
-@pytest.mark.parametrize("damage", ["png bytes changed", "png missing", "entry cut short", "entry not an object",
-                                    "data edited", "script json edited"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "png bytes changed",
+        "png missing",
+        "entry cut short",
+        "entry not an object",
+        "data edited",
+        "script json edited",
+    ],
+)
 def test_a_damaged_entry_is_recomputed_never_used(fake_root: Path, damage: str) -> None:
     cache = stored(fake_root)
     folder = fake_root / "_build" / "panel-cache"
@@ -108,12 +135,21 @@ SPHINX_CONF = 'extensions = ["bookbuild.site.panels"]\nexclude_patterns = ["_bui
 
 
 def build_panel_page(src: Path) -> str:
-    """Build a one-page Sphinx project holding the keep-dial panel, in this process, afresh; its HTML."""
+    """Build a one-page Sphinx project holding the keep-dial panel, in this process,
+    afresh; its HTML."""
     from sphinx.application import Sphinx
 
     out = src / "_build" / "html"
-    app = Sphinx(str(src), str(src), str(out), str(src / "_build" / "doctrees"), "html", status=None, warning=None,
-                 freshenv=True)
+    app = Sphinx(
+        str(src),
+        str(src),
+        str(out),
+        str(src / "_build" / "doctrees"),
+        "html",
+        status=None,
+        warning=None,
+        freshenv=True,
+    )
     app.build(force_all=True)
     assert app.statuscode == 0
     return (out / "index.html").read_text(encoding="utf-8")
@@ -122,7 +158,9 @@ def build_panel_page(src: Path) -> str:
 def panel_html(page: str) -> str:
     """The panel's element on a page, from its start to the end of its data."""
     start = page.index('id="panel-keep-dial"')
-    return page[start : page.index("</script>", page.index('class="book-panel-data"', start))]
+    return page[
+        start : page.index("</script>", page.index('class="book-panel-data"', start))
+    ]
 
 
 def test_a_page_read_again_takes_the_panel_from_the_cache_and_renders_the_same(
@@ -136,10 +174,14 @@ def test_a_page_read_again_takes_the_panel_from_the_cache_and_renders_the_same(
     (tmp_path / "index.rst").write_text("Panel\n=====\n\n.. book-panel:: keep-dial\n")
     computed: list[str] = []
     real_panel = data.panel
-    monkeypatch.setattr(data, "panel", lambda name: computed.append(name) or real_panel(name))
+    monkeypatch.setattr(
+        data, "panel", lambda name: computed.append(name) or real_panel(name)
+    )
     drawn: list[str] = []
     real_draw = figures.static_figure
-    monkeypatch.setattr(figures, "static_figure", lambda name: drawn.append(name) or real_draw(name))
+    monkeypatch.setattr(
+        figures, "static_figure", lambda name: drawn.append(name) or real_draw(name)
+    )
 
     first = build_panel_page(tmp_path)
     png = tmp_path / "_build" / "panels" / "keep-dial.png"
@@ -149,7 +191,11 @@ def test_a_page_read_again_takes_the_panel_from_the_cache_and_renders_the_same(
 
     png.unlink()  # the figure beside the output is written again from the cache
     second = build_panel_page(tmp_path)
-    assert (computed, drawn) == (["keep-dial"], ["keep-dial"])  # nothing computed or drawn again
+    # nothing computed or drawn again
+    assert (computed, drawn) == (["keep-dial"], ["keep-dial"])
     assert panel_html(second) == panel_html(first)
     assert png.read_bytes() == first_png
-    assert 'class="book-panel-data">' + data.panel_json("keep-dial") + "</script>" in second
+    assert (
+        'class="book-panel-data">' + data.panel_json("keep-dial") + "</script>"
+        in second
+    )

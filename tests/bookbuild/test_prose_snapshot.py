@@ -1,4 +1,5 @@
-"""Tests for bookbuild.lint.prose_snapshot: what is kept of a page, and the refusal to overwrite a pinned snapshot."""
+"""Tests for bookbuild.lint.prose_snapshot: what is kept of a page, and the refusal to
+overwrite a pinned snapshot."""
 
 from __future__ import annotations
 
@@ -54,31 +55,42 @@ x = 1
 
 def test_page_prose_keeps_prose_and_drops_code_labels_and_options() -> None:
     text = prose_snapshot.page_prose(PAGE)
-    assert text == ("# A title\n\nSome prose with a gate and # units.\n\nAn exercise title\n\n"
-                    "Exercise body, $x^2$.\n\nSolution text.\n")
+    assert text == (
+        "# A title\n\nSome prose with a gate and # units.\n\nAn exercise title\n\n"
+        "Exercise body, $x^2$.\n\nSolution text.\n"
+    )
 
 
 def test_a_pinned_snapshot_is_not_overwritten_unless_forced(tmp_path: Path) -> None:
     path = tmp_path / "prose.txt"
     path.write_text("old")
     pinned = hashlib.sha256(b"old").hexdigest()
-    with pytest.raises(FileExistsError, match=r"prose.txt is the pinned snapshot .* --force"):
+    with pytest.raises(
+        FileExistsError, match=r"prose.txt is the pinned snapshot .* --force"
+    ):
         prose_snapshot.write_snapshot(path, "new", pinned)
     assert path.read_text() == "old"
     digest = prose_snapshot.write_snapshot(path, "new", pinned, force=True)
     assert path.read_text() == "new"
     assert digest == hashlib.sha256(b"new").hexdigest()
     # a file that is not the pinned snapshot (a draft) is simply replaced
-    assert prose_snapshot.write_snapshot(path, "newer", pinned) == hashlib.sha256(b"newer").hexdigest()
+    assert (
+        prose_snapshot.write_snapshot(path, "newer", pinned)
+        == hashlib.sha256(b"newer").hexdigest()
+    )
 
 
-def test_the_committed_snapshot_has_its_pinned_hash_and_a_changed_one_is_named(tmp_path: Path) -> None:
+def test_the_committed_snapshot_has_its_pinned_hash_and_a_changed_one_is_named(
+    tmp_path: Path,
+) -> None:
     text = corpora.book_prose_text()
     assert "Recurrence" in text
     assert "```" not in text
     assert "{code-cell}" not in text
     (tmp_path / corpora.BOOK_PROSE_FILE).write_text(text + "edited\n")
-    with pytest.raises(corpora.CorpusError, match=r"book_prose.txt has SHA-256 .*git checkout"):
+    with pytest.raises(
+        corpora.CorpusError, match=r"book_prose.txt has SHA-256 .*git checkout"
+    ):
         corpora.book_prose_text(tmp_path)
     with pytest.raises(corpora.CorpusError, match=r"book_prose.txt is missing"):
         corpora.book_prose_text(tmp_path / "nowhere")

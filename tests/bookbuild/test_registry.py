@@ -14,7 +14,14 @@ import pytest
 
 from bookbuild.runs import codec, sweeps
 from bookbuild.runs import registry as experiments
-from bookbuild.runs.registry import _book_score_jobs, _recall_jobs, _slug, _tiny_recipe, _word_jobs, lr_job
+from bookbuild.runs.registry import (
+    _book_score_jobs,
+    _recall_jobs,
+    _slug,
+    _tiny_recipe,
+    _word_jobs,
+    lr_job,
+)
 from chapter_code.beyond.authorship import AuthorshipConfig, classify_shakespeare_milton
 from chapter_code.beyond.parallel_recall import train_input_gated_recall
 from chapter_code.depth.gru_ablation import VARIANTS, ablation_run
@@ -69,34 +76,53 @@ def test_doubled_steps_and_with_lr_change_one_field_of_the_training_only() -> No
 
 def test_lr_job_names_are_the_rate_written_short() -> None:
     assert [lr_job(lr) for lr in (1e-3, 3e-3, 1e-2, 3e-2, 5.0, 20.0)] == [
-        "lstm-lr-1e-3", "lstm-lr-3e-3", "lstm-lr-1e-2", "lstm-lr-3e-2", "lstm-lr-5e0", "lstm-lr-2e1"]
-    with pytest.raises(ValueError, match=r"one significant digit, like 3e-3; got 0\.0015"):
+        "lstm-lr-1e-3",
+        "lstm-lr-3e-3",
+        "lstm-lr-1e-2",
+        "lstm-lr-3e-2",
+        "lstm-lr-5e0",
+        "lstm-lr-2e1",
+    ]
+    with pytest.raises(
+        ValueError, match=r"one significant digit, like 3e-3; got 0\.0015"
+    ):
         lr_job(1.5e-3)
 
 
 def test_every_sweep_is_valid() -> None:
-    """Names a record can take (no dot in a job name), seeds, plain parameters: what the runner checks first."""
+    """Names a record can take (no dot in a job name), seeds, plain parameters: what the
+    runner checks first."""
     for sweep in experiments.SWEEPS.values():
         sweeps.validate(sweep)
 
 
 def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
-    """The one-seed runs of Chapter 6, as the page calls them: score_run on seed 0 with the recipe, its doubled
-    budget and the other learning rates, and ablation_run for each variant; all in Chapter 6's call sweep."""
+    """The one-seed runs of Chapter 6, as the page calls them: score_run on seed 0 with
+    the recipe, its doubled budget and the other learning rates, and ablation_run for
+    each variant; all in Chapter 6's call sweep."""
     base = ScoreRecipe()
     jobs = _book_score_jobs()
     others = [lr for lr in LR_GRID if lr != base.train.lr]
     assert len(others) == 3
     assert base.train.lr in LR_GRID
-    assert list(jobs) == ["lstm-scratch-small", "lstm-forget1-double-steps", *(lr_job(lr) for lr in others),
-                          "lstm-hidden-256", "lstm-embedding-64", "lstm-steps-1200", "gru-matched-150",
-                          *(f"gru-{v}" for v in VARIANTS)]
+    assert list(jobs) == [
+        "lstm-scratch-small",
+        "lstm-forget1-double-steps",
+        *(lr_job(lr) for lr in others),
+        "lstm-hidden-256",
+        "lstm-embedding-64",
+        "lstm-steps-1200",
+        "gru-matched-150",
+        *(f"gru-{v}" for v in VARIANTS),
+    ]
 
     def score(contender: str, recipe: ScoreRecipe) -> dict:
         return codec.job(score_run, seed=0, contender=contender, recipe=recipe)
 
     assert jobs["lstm-scratch-small"] == score("lstm-scratch-small", base)
-    assert jobs["lstm-forget1-double-steps"] == score("lstm-forget1", doubled_steps(base))
+    assert jobs["lstm-forget1-double-steps"] == score(
+        "lstm-forget1", doubled_steps(base)
+    )
     for lr in others:
         assert jobs[lr_job(lr)] == score("lstm", with_lr(base, lr))
     assert jobs["lstm-hidden-256"] == score("lstm", resized(base, hidden_size=256))
@@ -112,8 +138,12 @@ def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
 
 def test_chapter_7_s_call_sweep_holds_its_classifier_and_input_gated_run() -> None:
     jobs = experiments.BEYOND_BOOK_RUNS.configs["book-runs"].jobs
-    assert jobs["authorship"] == codec.job(classify_shakespeare_milton, seed=0, config=AuthorshipConfig())
-    assert jobs["input-gated-forget1"] == codec.job(train_input_gated_recall, seed=SEEDS[-1], config=RecallConfig())
+    assert jobs["authorship"] == codec.job(
+        classify_shakespeare_milton, seed=0, config=AuthorshipConfig()
+    )
+    assert jobs["input-gated-forget1"] == codec.job(
+        train_input_gated_recall, seed=SEEDS[-1], config=RecallConfig()
+    )
     assert experiments.BOOK_BEYOND_SEED == 0
 
 

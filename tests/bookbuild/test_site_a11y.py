@@ -1,7 +1,9 @@
-"""Tests for bookbuild.site.a11y: each repair of the built pages' markup, on the markup the themes write.
+"""Tests for bookbuild.site.a11y: each repair of the built pages' markup, on the markup
+the themes write.
 
-The browser tests (tests/browser/test_audit.py) check the whole site with axe-core and the Nu validator;
-these check each repair alone, quickly, and that a second pass changes nothing.
+The browser tests (tests/browser/test_audit.py) check the whole site with axe-core and
+the Nu validator; these check each repair alone, quickly, and that a second pass changes
+nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ HEAD = """<head>
     <script src="../_static/searchtools.js"></script>
     <script src="../_static/language_data.js"></script>
     <script src="../searchindex.js"></script>
-</head>"""
+</head>"""  # noqa: E501  (HTML as the build writes it)
 
 BUTTONS = """<button class="btn search-button-field search-button__button pst-js-only" title="Search" \
 aria-label="Search" data-bs-placement="bottom" data-bs-toggle="tooltip">
@@ -40,7 +42,7 @@ aria-label="Search" data-bs-placement="bottom" data-bs-toggle="tooltip"><i class
 <button class="btn btn-sm nav-link pst-navbar-icon theme-switch-button pst-js-only" aria-label="Color mode">
   <i class="theme-switch fa-solid fa-sun                fa-lg" data-mode="light" title="Light"></i>
   <i class="theme-switch fa-solid fa-moon               fa-lg" data-mode="dark"  title="Dark"></i>
-</button>"""
+</button>"""  # noqa: E501  (HTML as the build writes it)
 
 TABLES = """<table class="table"><thead>
 <tr class="row-odd"><th class="head"><p></p></th>
@@ -49,12 +51,14 @@ TABLES = """<table class="table"><thead>
 </thead>
 <tbody><tr class="row-even"><td><p>device</p></td><td><p>cpu</p></td></tr></tbody></table>
 <table class="table"><thead><tr class="row-odd"><th class="head"><p></p></th><th class="head"><p>loss</p></th></tr>
-</thead></table>"""
+</thead></table>"""  # noqa: E501  (HTML as the build writes it)
 
 
 def repaired(text: str, name: str = "book/x.html") -> str:
     once = a11y.repair_page(name, text, "The Book")
-    assert a11y.repair_page(name, once, "The Book") == once, "a second pass changed the page"
+    assert a11y.repair_page(name, once, "The Book") == once, (
+        "a second pass changed the page"
+    )
     return once
 
 
@@ -62,7 +66,9 @@ def test_folded_cell_summaries_hold_spans_and_no_label_hiding_their_text() -> No
     out = repaired(SUMMARY)
     assert "<summary>" in out
     assert "aria-label" not in out
-    assert '<span class="collapsed admonition-title">Show code cell source</span>' in out
+    assert (
+        '<span class="collapsed admonition-title">Show code cell source</span>' in out
+    )
     assert '<span class="expanded admonition-title">Hide code cell source</span>' in out
     assert "<p>kept</p>" in out  # paragraphs outside the summary stay
 
@@ -79,7 +85,10 @@ def test_search_field_is_named_by_its_text_and_the_colour_button_by_its_label() 
 
 
 def test_bibliography_entries_are_list_items() -> None:
-    out = repaired('<div role="list" class="citation-list"><div class="citation" id="a" role="doc-biblioentry">')
+    out = repaired(
+        '<div role="list" class="citation-list"><div class="citation" id="a" '
+        'role="doc-biblioentry">'
+    )
     assert 'role="listitem"' in out
     assert "doc-biblioentry" not in out
 
@@ -87,9 +96,14 @@ def test_bibliography_entries_are_list_items() -> None:
 def test_search_scripts_are_deferred_and_font_awesome_script_dropped() -> None:
     out = repaired(HEAD)
     assert "fontawesome.js" not in out
-    for script in ["../_static/searchtools.js", "../_static/language_data.js", "../searchindex.js"]:
+    for script in [
+        "../_static/searchtools.js",
+        "../_static/language_data.js",
+        "../searchindex.js",
+    ]:
         assert f'<script defer src="{script}"></script>' in out
-    assert '<script src="../_static/doctools.js?v=9a2dae69"></script>' in out  # others untouched
+    # others untouched
+    assert '<script src="../_static/doctools.js?v=9a2dae69"></script>' in out
 
 
 def test_empty_header_rows_go_and_an_empty_corner_becomes_a_cell() -> None:
@@ -126,8 +140,13 @@ def doctree(rst: str) -> nodes.document:
 
 
 def test_description_is_the_first_paragraph_of_prose_cut_at_a_word() -> None:
-    tree = doctree(".. note::\n\n   A boxed remark that is long enough to count as prose but is not.\n\n"
-                   "Short.\n\n" + "Recurrent networks apply one rule at every step of a sequence. " * 5)
+    tree = doctree(
+        ".. note::\n\n   A boxed remark that is long enough to count as prose "
+        "but is not.\n\n"
+        "Short.\n\n"
+        + "Recurrent networks apply one rule at every step of a sequence. "
+        * 5
+    )
     text = a11y.page_description(tree, "fallback")
     assert text.startswith("Recurrent networks apply one rule")
     assert len(text) <= a11y.DESCRIPTION_CHARS
@@ -145,8 +164,10 @@ def test_every_repair_leaves_unrelated_markup_alone(repair) -> None:  # type: ig
 def test_tab_labels_lose_aria_controls_but_keep_their_for() -> None:
     from bookbuild.site.a11y import tab_label_controls
 
-    tab = ('<label aria-controls="sd-tab-item-0-content" class="sd-tab-label" data-sync-group="framework" '
-           'for="sd-tab-item-0">')
+    tab = (
+        '<label aria-controls="sd-tab-item-0-content" class="sd-tab-label" '
+        'data-sync-group="framework" for="sd-tab-item-0">'
+    )
     fixed = tab_label_controls("book/x.html", tab)
     assert "aria-controls" not in fixed
     assert 'for="sd-tab-item-0"' in fixed

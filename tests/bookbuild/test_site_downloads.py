@@ -1,4 +1,5 @@
-"""Tests for bookbuild.site.downloads: where the PDF links point, and the copy of the PDF into the site."""
+"""Tests for bookbuild.site.downloads: where the PDF links point, and the copy of the
+PDF into the site."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from bookbuild.site.downloads import (
 )
 
 HEADER = (
-    '<a href="building.html#sec-building-pdf" target="_blank"\n   class="btn btn-sm btn-book-pdf '
+    '<a href="building.html#sec-building-pdf" target="_blank"\n   class="btn '
+    "btn-sm btn-book-pdf "
     f'{LINK_CLASS}"\n   title="The whole book as a PDF">PDF</a>'
 )
 OTHER = '<a class="reference internal" href="gated.html">Gated</a>'
@@ -34,10 +36,17 @@ def site(tmp_path: Path, with_pdf: bool) -> Path:
     return out
 
 
-def test_links_point_at_the_building_page_without_a_pdf_and_at_the_pdf_with_one(tmp_path: Path) -> None:
+def test_links_point_at_the_building_page_without_a_pdf_and_at_the_pdf_with_one(
+    tmp_path: Path,
+) -> None:
     out = site(tmp_path, with_pdf=False)
-    assert link_target(out, out / "book" / "gated.html") == f"building.html#{FALLBACK_LABEL}"
-    assert link_target(out, out / "search.html") == f"book/building.html#{FALLBACK_LABEL}"
+    assert (
+        link_target(out, out / "book" / "gated.html")
+        == f"building.html#{FALLBACK_LABEL}"
+    )
+    assert (
+        link_target(out, out / "search.html") == f"book/building.html#{FALLBACK_LABEL}"
+    )
     (out / PDF_NAME).write_bytes(b"%PDF-1.5\n")
     assert link_target(out, out / "book" / "gated.html") == "../book.pdf"
     assert link_target(out, out / "search.html") == "book.pdf"
@@ -52,10 +61,15 @@ def test_only_pdf_links_change_and_open_in_the_same_tab() -> None:
     assert point_page(pointed, "../book.pdf") == pointed  # idempotent
 
 
-def test_publish_copies_the_pdf_and_points_pages_written_before_it(tmp_path: Path) -> None:
+def test_publish_copies_the_pdf_and_points_pages_written_before_it(
+    tmp_path: Path,
+) -> None:
     out = site(tmp_path, with_pdf=False)
     assert point_links(out) == 2  # the fallback, without the theme's new tab
-    assert f'href="building.html#{FALLBACK_LABEL}"' in (out / "book" / "gated.html").read_text()
+    assert (
+        f'href="building.html#{FALLBACK_LABEL}"'
+        in (out / "book" / "gated.html").read_text()
+    )
     pdf = tmp_path / "latex" / "book.pdf"
     pdf.parent.mkdir()
     pdf.write_bytes(b"%PDF-1.5\nthe book\n")

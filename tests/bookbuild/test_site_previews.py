@@ -1,7 +1,9 @@
-"""Tests for bookbuild.site.previews: what each kind of link target previews as, on the markup Sphinx and the
-themes write; the template each page gets; and that its links and images still point where they did.
+"""Tests for bookbuild.site.previews: what each kind of link target previews as, on the
+markup Sphinx and the themes write; the template each page gets; and that its links and
+images still point where they did.
 
-The browser tests (tests/browser/test_previews.py) open the previews on the built site."""
+The browser tests (tests/browser/test_previews.py) open the previews on the built
+site."""
 
 from __future__ import annotations
 
@@ -20,14 +22,14 @@ href="#bibliography" title="Link to this heading">#</a></h1>
 <div class="citation" id="cite-elman1990" role="doc-biblioentry">
 <span class="label"><span class="fn-bracket">[</span>Elman, 1990<span class="fn-bracket">]</span></span>
 <p>Jeffrey L. Elman. Finding structure in time. <em>Cognitive Science</em>, 14(2):179–211, 1990.</p>
-</div></div></section>"""
+</div></div></section>"""  # noqa: E501  (HTML as the build writes it)
 
 GLOSSARY = """<section id="glossary"><h1>Glossary</h1><dl class="simple glossary">
 <dt id="term-gated-recurrent-unit">gated recurrent unit<a class="headerlink" href="#term-gated-recurrent-unit"
 title="Link to this term">#</a></dt><dt id="term-GRU">GRU<a class="headerlink" href="#term-GRU">#</a></dt>
 <dd><p>A gated cell with one state: <span class="math notranslate nohighlight">\\(h_t = u_t h_{t-1}\\)</span>.
 See <a class="reference internal" href="gated.html#sec-m-gru"><span class="std std-ref">The GRU</span></a>.</p>
-<p>A second paragraph.</p></dd></dl></section>"""
+<p>A second paragraph.</p></dd></dl></section>"""  # noqa: E501  (HTML as the build writes it)
 
 CHAPTER = """<section id="gated-memory"><span id="chap-gated"></span><h1><span class="section-number">3. </span>Gated
 memory<a class="headerlink" href="#gated-memory">#</a></h1>
@@ -66,11 +68,14 @@ class="caption-number">Table 3.1 </span><span class="caption-text">The gates.</s
 href="glossary.html#term-GRU">GRU</a>, <a class="reference internal" href="bibliography.html#cite-elman1990">Elman,
 1990</a>, <a class="reference internal" href="#nowhere">no target</a> and
 <a class="reference internal" href="bibliography.html#cite-elman1990">again</a>.</p>
-</section></section>"""
+</section></section>"""  # noqa: E501  (HTML as the build writes it)
 
 
 def page(body: str) -> str:
-    return f'<html><head></head><body><div><article class="bd-article">{body}</article></div>\n</body></html>\n'
+    return (
+        "<html><head></head><body><div><article "
+        f'class="bd-article">{body}</article></div>\n</body></html>\n'
+    )
 
 
 def collected(body: str, name: str) -> dict[str, dict[str, str]]:
@@ -84,9 +89,11 @@ def soup(fragment: str) -> BeautifulSoup:
 
 
 def template_entries(text: str) -> list:  # type: ignore[type-arg]
-    """The previews in a page's template (BeautifulSoup keeps a template's content as text, as a browser keeps
-    it inert)."""
-    match = re.search(rf'<template id="{previews.TEMPLATE_ID}">(.*?)</template>', text, re.S)
+    """The previews in a page's template (BeautifulSoup keeps a template's content as
+    text, as a browser keeps it inert)."""
+    match = re.search(
+        rf'<template id="{previews.TEMPLATE_ID}">(.*?)</template>', text, re.S
+    )
     return soup(match.group(1)).select("div.link-tip-body") if match else []
 
 
@@ -98,13 +105,19 @@ def test_a_citation_previews_as_its_label_and_entry() -> None:
     assert "Finding structure in time" in preview.get_text()
 
 
-def test_a_term_previews_with_its_other_names_and_first_paragraph_and_links_kept() -> None:
+def test_a_term_previews_with_its_other_names_and_first_paragraph_and_links_kept() -> (
+    None
+):
     found = collected(GLOSSARY, "book/glossary.html")
-    assert found["html"]["term-GRU"] == found["html"]["term-gated-recurrent-unit"]  # either name, one preview
+    # either name, one preview
+    assert found["html"]["term-GRU"] == found["html"]["term-gated-recurrent-unit"]
     preview = soup(found["html"]["term-gated-recurrent-unit"])
-    assert preview.select_one("p.link-tip-head").get_text() == "gated recurrent unit, GRU"  # no "#" anchors
+    assert (
+        preview.select_one("p.link-tip-head").get_text() == "gated recurrent unit, GRU"
+    )  # no "#" anchors
     assert "A second paragraph" not in preview.get_text()
-    assert "\\(h_t" in preview.get_text()  # left for the math pass to typeset with the page's formulas
+    # left for the math pass to typeset with the page's formulas
+    assert "\\(h_t" in preview.get_text()
     link = preview.select_one("a")
     assert link["href"] == "gated.html#sec-m-gru"
     assert link["tabindex"] == "-1"
@@ -113,7 +126,8 @@ def test_a_term_previews_with_its_other_names_and_first_paragraph_and_links_kept
 def test_sections_figures_tables_equations_exercises_listings_and_the_page() -> None:
     found = collected(CHAPTER, "book/gated.html")
     kinds = found["kinds"]
-    assert kinds["sec-m-lstm"] == kinds["the-lstm-cell"] == "section"  # the label's empty span names its section
+    # the label's empty span names its section
+    assert kinds["sec-m-lstm"] == kinds["the-lstm-cell"] == "section"
     assert kinds["chap-gated"] == "section"
     assert kinds[""] == "page"
     assert kinds["equation-eq-m-lstm"] == "equation"
@@ -144,8 +158,11 @@ def test_sections_figures_tables_equations_exercises_listings_and_the_page() -> 
 
 
 def test_a_preview_adds_no_ids_and_no_tab_stops() -> None:
-    for body, name in ((CHAPTER, "book/gated.html"), (GLOSSARY, "book/glossary.html"),
-                       (BIBLIOGRAPHY, "book/bibliography.html")):
+    for body, name in (
+        (CHAPTER, "book/gated.html"),
+        (GLOSSARY, "book/glossary.html"),
+        (BIBLIOGRAPHY, "book/bibliography.html"),
+    ):
         for fragment in collected(body, name)["html"].values():
             parsed = soup(fragment)
             assert parsed.find(id=True) is None
@@ -156,9 +173,11 @@ def test_a_preview_adds_no_ids_and_no_tab_stops() -> None:
 
 
 def all_collected() -> dict[str, dict[str, dict[str, str]]]:
-    return {"book/gated.html": collected(CHAPTER, "book/gated.html"),
-            "book/glossary.html": collected(GLOSSARY, "book/glossary.html"),
-            "book/bibliography.html": collected(BIBLIOGRAPHY, "book/bibliography.html")}
+    return {
+        "book/gated.html": collected(CHAPTER, "book/gated.html"),
+        "book/glossary.html": collected(GLOSSARY, "book/glossary.html"),
+        "book/bibliography.html": collected(BIBLIOGRAPHY, "book/bibliography.html"),
+    }
 
 
 def test_each_page_gets_one_template_of_the_previews_its_links_need() -> None:
@@ -167,10 +186,22 @@ def test_each_page_gets_one_template_of_the_previews_its_links_need() -> None:
     assert text.index("<template") > text.index("</article>")
     entries = template_entries(text)
     hrefs = [e["data-href"] for e in entries]
-    # in the order first linked, once each; links to targets nobody collected ("#nowhere", pages not built) have none
-    assert hrefs == ["#sec-m-lstm", "#equation-eq-m-lstm", "glossary.html#term-GRU", "bibliography.html#cite-elman1990"]
-    assert {e["data-kind"] for e in entries} == {"section", "equation", "term", "citation"}
-    assert previews.attach(text, "book/gated.html", all_collected()) == text  # a page with its template stays
+    # in the order first linked, once each; links to targets nobody collected
+    # ("#nowhere", pages not built) have none
+    assert hrefs == [
+        "#sec-m-lstm",
+        "#equation-eq-m-lstm",
+        "glossary.html#term-GRU",
+        "bibliography.html#cite-elman1990",
+    ]
+    assert {e["data-kind"] for e in entries} == {
+        "section",
+        "equation",
+        "term",
+        "citation",
+    }
+    # a page with its template stays
+    assert previews.attach(text, "book/gated.html", all_collected()) == text
 
 
 def test_a_page_without_links_to_preview_is_unchanged() -> None:
@@ -180,28 +211,37 @@ def test_a_page_without_links_to_preview_is_unchanged() -> None:
 
 def test_links_in_a_preview_shown_in_another_folder_are_rebased() -> None:
     found = {"book/glossary.html": collected(GLOSSARY, "book/glossary.html")}
-    text = page('<p><a class="reference internal" href="book/glossary.html#term-gated-recurrent-unit">x</a></p>')
+    text = page(
+        '<p><a class="reference internal" '
+        'href="book/glossary.html#term-gated-recurrent-unit">x</a></p>'
+    )
     [entry] = template_entries(previews.attach(text, "index.html", found))
     assert entry.select_one("a")["href"] == "book/gated.html#sec-m-gru"
 
 
 def test_hrefs_resolve_against_the_page_that_writes_them() -> None:
     assert previews.resolve("book/gated.html", "#sec") == ("book/gated.html", "sec")
-    assert previews.resolve("book/gated.html", "bibliography.html#cite-x") == ("book/bibliography.html", "cite-x")
+    assert previews.resolve("book/gated.html", "bibliography.html#cite-x") == (
+        "book/bibliography.html",
+        "cite-x",
+    )
     assert previews.resolve("book/gated.html", "../index.html") == ("index.html", "")
 
 
 def test_the_collected_previews_are_read_back_by_page(tmp_path: Path) -> None:
     folder = tmp_path / previews.FOLDER / "book"
     folder.mkdir(parents=True)
-    (folder / "gated.json").write_text(json.dumps(collected(CHAPTER, "book/gated.html")))
+    (folder / "gated.json").write_text(
+        json.dumps(collected(CHAPTER, "book/gated.html"))
+    )
     loaded = previews.load(tmp_path)
     assert list(loaded) == ["book/gated.html"]
     assert loaded["book/gated.html"]["kinds"]["sec-m-lstm"] == "section"
 
 
 def build_finished_passes() -> list[tuple[int, str]]:
-    """(priority, module) of the post-build passes over the pages, as bookbuild.site registers them."""
+    """(priority, module) of the post-build passes over the pages, as bookbuild.site
+    registers them."""
     from bookbuild.site import a11y, mathrender, speed
 
     passes: list[tuple[int, str]] = []
@@ -216,24 +256,32 @@ def build_finished_passes() -> list[tuple[int, str]]:
     return sorted(passes)
 
 
-def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figures_sized(tmp_path: Path) -> None:
-    """A preview copies a figure or a listing into the page's template after Sphinx wrote the page; the speed pass
-    (lazy, sized images; sized code blocks) must see it in the same build. Run before the previews, it left their
-    images without a size until the next build rewrote the page (seen: a fresh build and the build after it gave
-    different pages)."""
+def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figures_sized(
+    tmp_path: Path,
+) -> None:
+    """A preview copies a figure or a listing into the page's template after Sphinx
+    wrote the page; the speed pass (lazy, sized images; sized code blocks) must see it
+    in the same build. Run before the previews, it left their images without a size
+    until the next build rewrote the page (seen: a fresh build and the build after it
+    gave different pages)."""
     from PIL import Image
 
     from bookbuild.site import speed
 
     order = [name for _, name in build_finished_passes()]
-    assert order.index("previews") < order.index("speed") < order.index("mathrender"), order
+    assert order.index("previews") < order.index("speed") < order.index("mathrender"), (
+        order
+    )
     (tmp_path / "_images").mkdir()
     Image.new("RGB", (1040, 640)).save(tmp_path / "_images" / "cell.png")
     found = {"book/gated.html": collected(CHAPTER, "book/gated.html")}
-    linking = CHAPTER.replace('<a class="reference internal" href="#nowhere">',
-                              '<a class="reference internal" href="#fig-m-lstm-cell">')
+    linking = CHAPTER.replace(
+        '<a class="reference internal" href="#nowhere">',
+        '<a class="reference internal" href="#fig-m-lstm-cell">',
+    )
 
-    def one_build(text: str) -> str:  # the passes that touch these pages, in their registered order
+    # the passes that touch these pages, in their registered order
+    def one_build(text: str) -> str:
         for name in order:
             if name == "previews":
                 text = previews.attach(text, "book/gated.html", found)
@@ -244,5 +292,10 @@ def test_the_speed_pass_runs_after_the_previews_so_one_build_leaves_their_figure
     once = one_build(page(linking))
     [figure] = [e for e in template_entries(once) if e["data-kind"] == "figure"]
     image = figure.select_one("img")
-    assert (image["width"], image["height"], image["decoding"]) == ("1040", "640", "async")
-    assert one_build(once) == once  # the next build leaves the page as this one wrote it
+    assert (image["width"], image["height"], image["decoding"]) == (
+        "1040",
+        "640",
+        "async",
+    )
+    # the next build leaves the page as this one wrote it
+    assert one_build(once) == once

@@ -1,4 +1,5 @@
-"""A real Slurm round trip: a single-node cluster on this machine runs a tiny sweep through submitit.
+"""A real Slurm round trip: a single-node cluster on this machine runs a tiny sweep
+through submitit.
 
 Installs Debian's ``slurm-wlm`` and ``munge`` with apt-get when they are
 absent (skipped, saying why, only where apt-get cannot install them: not root,
@@ -21,9 +22,15 @@ from bookbuild.runs import slurm_cluster, sweeps
 from tests.bookbuild.test_sweeps import repo, tiny  # noqa: F401  (the fixture and the tiny sweep)
 
 
-def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(
+    repo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     if os.geteuid() != 0:
-        pytest.skip("the test cluster's daemons run as root, and installing Slurm needs root; this is not root")
+        pytest.skip(
+            "the test cluster's daemons run as root, and installing Slurm needs root; "
+            "this is not root"
+        )
     try:
         slurm_cluster.install()
     except slurm_cluster.SlurmUnavailable as exc:
@@ -33,16 +40,23 @@ def test_a_tiny_sweep_runs_on_a_real_single_node_slurm_cluster(repo: Path, monke
         pids = json.loads((folder / "pids.json").read_text())
         monkeypatch.setenv("SLURM_CONF", env["SLURM_CONF"])
         out = io.StringIO()
-        code = sweeps.run(tiny(), "cpu", "slurm", root=repo, out=out, poll_s=0.5, give_up_s=240)
+        code = sweeps.run(
+            tiny(), "cpu", "slurm", root=repo, out=out, poll_s=0.5, give_up_s=240
+        )
         assert code == 0, out.getvalue()
     assert not folder.exists()
     assert set(pids) == {"munged", "slurmctld", "slurmd"}
-    assert not any(slurm_cluster._alive(pid) for pid in pids.values())  # nothing left running:
-    assert not slurm_cluster._steps(folder)  # no daemon, no job step
+    # nothing left running: no daemon, no job step
+    assert not any(slurm_cluster._alive(pid) for pid in pids.values())
+    assert not slurm_cluster._steps(folder)
     import psutil
 
-    orphans = [p.info["cmdline"] for p in psutil.process_iter(["cmdline", "status"])
-               if p.info["status"] != psutil.STATUS_ZOMBIE and str(repo) in " ".join(p.info["cmdline"] or [])]
+    orphans = [
+        p.info["cmdline"]
+        for p in psutil.process_iter(["cmdline", "status"])
+        if p.info["status"] != psutil.STATUS_ZOMBIE
+        and str(repo) in " ".join(p.info["cmdline"] or [])
+    ]
     assert orphans == []  # no srun or job process of this test outlives the cluster
     loaded = sweeps.load("tiny", "cpu", root=repo, sweep=tiny())
     assert loaded.complete

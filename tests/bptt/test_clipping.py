@@ -1,7 +1,9 @@
-"""Tests for chapter_code.bptt.clipping: clip_gradients against clip_grad_norm_, the training helpers.
+"""Tests for chapter_code.bptt.clipping: clip_gradients against clip_grad_norm_, the
+training helpers.
 
-Tests for chapter_code.bptt.clipping that pin values: the clip's edge cases, the training loops
-against hand-written loops, the classifier's read-out and the chapter's figure.
+Tests for chapter_code.bptt.clipping that pin values: the clip's edge cases, the
+training loops against hand-written loops, the classifier's read-out and the chapter's
+figure.
 """
 
 from __future__ import annotations
@@ -49,8 +51,13 @@ def test_clip_gradients_matches_clip_grad_norm(kappa: float) -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(values=st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=8), kappa=st.floats(1e-3, 1e3))
-def test_clipping_keeps_direction_and_caps_the_norm(values: list[float], kappa: float) -> None:
+@given(
+    values=st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=8),
+    kappa=st.floats(1e-3, 1e3),
+)
+def test_clipping_keeps_direction_and_caps_the_norm(
+    values: list[float], kappa: float
+) -> None:
     p = nn.Parameter(torch.zeros(len(values), dtype=torch.float64))
     p.grad = torch.tensor(values, dtype=torch.float64)
     before = p.grad.clone()
@@ -58,7 +65,8 @@ def test_clipping_keeps_direction_and_caps_the_norm(values: list[float], kappa: 
     assert p.grad.norm().item() <= kappa * (1 + 1e-9) or torch.equal(p.grad, before)
     if before.norm() > 0:
         scale = (p.grad.norm() / before.norm()).item()
-        torch.testing.assert_close(p.grad, before * scale)  # one factor for every coordinate
+        # one factor for every coordinate
+        torch.testing.assert_close(p.grad, before * scale)
 
 
 def test_worked_example_three_four() -> None:
@@ -81,7 +89,9 @@ def test_markov_stream_is_seeded_and_follows_two_successors() -> None:
     a = markov_stream(20, 30, 6, torch.Generator().manual_seed(5))
     b = markov_stream(20, 30, 6, torch.Generator().manual_seed(5))
     assert torch.equal(a, b)
-    pairs = {(int(u), int(v)) for row in a for u, v in zip(row[:-1], row[1:], strict=True)}
+    pairs = {
+        (int(u), int(v)) for row in a for u, v in zip(row[:-1], row[1:], strict=True)
+    }
     for u in range(6):
         assert len({v for (s, v) in pairs if s == u}) <= 2
     with pytest.raises(ValueError, match="vocab_size must be an int >= 2"):
@@ -91,7 +101,9 @@ def test_markov_stream_is_seeded_and_follows_two_successors() -> None:
 def test_clipped_sgd_steps_are_bounded_by_lr_times_kappa() -> None:
     torch.manual_seed(0)
     model = NextTokenRNN(5, 8, learn_h0=False)
-    batches = markov_stream(3 * 4, 10, 5, torch.Generator().manual_seed(1)).view(3, 4, 10)
+    batches = markov_stream(3 * 4, 10, 5, torch.Generator().manual_seed(1)).view(
+        3, 4, 10
+    )
     before = torch.cat([p.detach().flatten().clone() for p in model.parameters()])
     run = train_sgd(model, batches[:1], lr=3.0, kappa=0.1)
     after = torch.cat([p.detach().flatten() for p in model.parameters()])
@@ -108,7 +120,9 @@ def test_lstm_classifier_forget_bias_sums_to_one_and_share_is_a_fraction() -> No
     total = model.rec.bias_ih_l0 + model.rec.bias_hh_l0
     torch.testing.assert_close(total[4:8], torch.ones(4))
     x, y = recall_first_data(64, 5, 3, torch.Generator().manual_seed(0))
-    share, acc = clipped_share(model, x, y, steps=3, kappa=1e-6, generator=torch.Generator().manual_seed(1))
+    share, acc = clipped_share(
+        model, x, y, steps=3, kappa=1e-6, generator=torch.Generator().manual_seed(1)
+    )
     assert share == 1.0
     assert 0.0 <= acc <= 1.0
     with pytest.raises(ValueError, match="cell must be 'rnn' or 'lstm'"):
@@ -128,7 +142,9 @@ def test_a_norm_below_kappa_is_never_scaled_up() -> None:
     torch.testing.assert_close(p.grad, torch.tensor([3.0, 4.0]))
 
 
-@pytest.mark.parametrize(("position", "name"), [(0, "n"), (1, "length"), (2, "vocab_size")])
+@pytest.mark.parametrize(
+    ("position", "name"), [(0, "n"), (1, "length"), (2, "vocab_size")]
+)
 def test_markov_stream_names_each_bad_size(position: int, name: str) -> None:
     args = [3, 3, 3]
     args[position] = 1
@@ -162,7 +178,9 @@ def test_recall_first_data_labels_the_first_token_over_the_whole_vocabulary() ->
 def _sgd_setup() -> tuple[NextTokenRNN, torch.Tensor]:
     torch.manual_seed(0)
     model = NextTokenRNN(5, 8, learn_h0=False)
-    batches = markov_stream(2 * 4, 10, 5, torch.Generator().manual_seed(1)).view(2, 4, 10)
+    batches = markov_stream(2 * 4, 10, 5, torch.Generator().manual_seed(1)).view(
+        2, 4, 10
+    )
     return model, batches
 
 
@@ -222,7 +240,9 @@ def test_clipped_share_matches_a_hand_written_adam_loop() -> None:
     ref = copy.deepcopy(model)
     x, y = recall_first_data(100, 4, 3, torch.Generator().manual_seed(0))
     torch.manual_seed(123)
-    share, acc = clipped_share(model, x, y, steps=6, kappa=0.2, generator=torch.Generator().manual_seed(4))
+    share, acc = clipped_share(
+        model, x, y, steps=6, kappa=0.2, generator=torch.Generator().manual_seed(4)
+    )
     gen = torch.Generator().manual_seed(4)
     opt = torch.optim.Adam(ref.parameters(), lr=3e-3)
     clipped = 0
@@ -244,14 +264,21 @@ def test_clipped_share_matches_a_hand_written_adam_loop() -> None:
 
 
 def test_plot_clipping_runs_draws_each_run_and_the_uniform_guess() -> None:
-    runs = {"plain": SGDRun([10.0, 20.0, 5.0], [2.0, 1.5, 1.2]), "clipped": SGDRun([1.0, 2.0, 3.0], [1.9, 1.0, 0.5])}
+    runs = {
+        "plain": SGDRun([10.0, 20.0, 5.0], [2.0, 1.5, 1.2]),
+        "clipped": SGDRun([1.0, 2.0, 3.0], [1.9, 1.0, 0.5]),
+    }
     fig = plot_clipping_runs(runs, uniform_loss=1.6)
     top, bottom = fig.axes
     assert [ln["y"] for ln in line_facts(top)] == [[10.0, 20.0, 5.0], [1.0, 2.0, 3.0]]
     lines = line_facts(bottom)
     assert [ln["y"] for ln in lines] == [[2.0, 1.5, 1.2], [1.9, 1.0, 0.5], [1.6, 1.6]]
     assert [ln["label"] for ln in lines] == ["plain", "clipped", "uniform guess"]
-    assert [ln["color"] for ln in lines] == [COLORS["rnn"], COLORS["other"], COLORS["bound"]]
+    assert [ln["color"] for ln in lines] == [
+        COLORS["rnn"],
+        COLORS["other"],
+        COLORS["bound"],
+    ]
     assert [ln["color"] for ln in line_facts(top)] == [COLORS["rnn"], COLORS["other"]]
     assert [ln["label"] for ln in line_facts(top)] == ["plain", "clipped"]
     assert {ln["lw"] for ln in lines + line_facts(top)} == {1.4}
@@ -263,8 +290,13 @@ def test_plot_clipping_runs_draws_each_run_and_the_uniform_guess() -> None:
     assert top.get_shared_x_axes().joined(top, bottom)
     assert tuple(fig.get_size_inches()) == (6.2, 5.4)
     assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
-    assert legend_facts(fig) == {"labels": ["plain", "clipped", "uniform guess"], "ncols": 3,
-                                 "handlelength": 2.0, "loc": 9, "outside": "upper"}
+    assert legend_facts(fig) == {
+        "labels": ["plain", "clipped", "uniform guess"],
+        "ncols": 3,
+        "handlelength": 2.0,
+        "loc": 9,
+        "outside": "upper",
+    }
     plt.close(fig)
 
 

@@ -1,5 +1,5 @@
-"""Tests for chapter_code.bptt.figures: each figure's data, styles, labels and axes, read back
-from the artists (the pages are the only callers)."""
+"""Tests for chapter_code.bptt.figures: each figure's data, styles, labels and axes,
+read back from the artists (the pages are the only callers)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from tests.figure_facts import line_facts
 
 def test_plot_lag_curves_draws_each_curve_with_its_style() -> None:
     lags = [1, 2, 4]
-    curves = {"rnn": ([1.0, 0.1, 0.01], "#E69F00"), "bound": ([2.0, 0.2, 0.02], COLORS["bound"])}
+    curves = {
+        "rnn": ([1.0, 0.1, 0.01], "#E69F00"),
+        "bound": ([2.0, 0.2, 0.02], COLORS["bound"]),
+    }
     fig = plot_lag_curves(lags, curves, "gradient norm")
     (ax,) = fig.axes
     lines = line_facts(ax)
@@ -28,7 +31,9 @@ def test_plot_lag_curves_draws_each_curve_with_its_style() -> None:
     assert {line.get_markersize() for line in ax.get_lines()} == {4}
     assert ax.get_yscale() == "log"
     assert ax.get_ylabel() == "gradient norm"
-    assert ax.get_xlabel() == "lag $T$ (steps between the last output and the first input)"
+    assert (
+        ax.get_xlabel() == "lag $T$ (steps between the last output and the first input)"
+    )
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["rnn", "bound"]
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.3))
     plt.close(fig)
@@ -38,7 +43,11 @@ def test_plot_lag_curves_draws_each_curve_with_its_style() -> None:
 
 
 def test_plot_one_unit_draws_measured_bands_and_one_bound_per_weight() -> None:
-    traces = [one_unit_gradient(0.9, 0.0, 10), one_unit_gradient(-0.9, 0.5, 10), one_unit_gradient(1.5, 0.2, 10)]
+    traces = [
+        one_unit_gradient(0.9, 0.0, 10),
+        one_unit_gradient(-0.9, 0.5, 10),
+        one_unit_gradient(1.5, 0.2, 10),
+    ]
     colors = ["#000000", "#111111", "#222222"]
     fig = plot_one_unit(traces, colors)
     (ax,) = fig.axes
@@ -48,22 +57,57 @@ def test_plot_one_unit_draws_measured_bands_and_one_bound_per_weight() -> None:
         assert list(line.get_xdata()) == list(range(11))
         assert list(line.get_ydata()) == trace.products
         assert line.get_color() == color
-        assert (line.get_linestyle(), line.get_linewidth(), line.get_alpha()) == ("-", 4.5, 0.45)
+        assert (line.get_linestyle(), line.get_linewidth(), line.get_alpha()) == (
+            "-",
+            4.5,
+            0.45,
+        )
         assert line.get_solid_capstyle() == "butt"
         assert line.get_label() == f"measured, $w$ = {trace.w:g}, $x$ = {trace.x:g}"
-    # |w| = 0.9 appears twice (w = 0.9 and w = -0.9): one bound, in its first trace's colour.
+    # |w| = 0.9 appears twice (w = 0.9 and w = -0.9): one bound, in its first trace's
+    # colour.
     assert [b.get_color() for b in bounds] == ["#000000", "#222222"]
     assert [list(b.get_ydata()) for b in bounds] == [traces[0].bounds, traces[2].bounds]
     assert [list(b.get_xdata()) for b in bounds] == [list(range(11))] * 2
     assert {(b.get_linestyle(), b.get_linewidth()) for b in bounds} == {("--", 1.4)}
-    assert (key.get_label(), key.get_linestyle(), key.get_linewidth()) == ("bound $|w|^{T-s}$ (dashed)", "--", 1.4)
+    assert (key.get_label(), key.get_linestyle(), key.get_linewidth()) == (
+        "bound $|w|^{T-s}$ (dashed)",
+        "--",
+        1.4,
+    )
     assert key.get_color() == COLORS["bound"]
     assert len(key.get_xdata()) == 0
-    notes = [(t.get_text(), t.xy, t.get_color(), t.get_ha(), t.get_va(), t.xyann, t.get_annotation_clip())
-             for t in ax.texts]
+    notes = [
+        (
+            t.get_text(),
+            t.xy,
+            t.get_color(),
+            t.get_ha(),
+            t.get_va(),
+            t.xyann,
+            t.get_annotation_clip(),
+        )
+        for t in ax.texts
+    ]
     assert notes == [
-        ("$|w|$ = 0.9", (10, traces[0].bounds[-1]), "#000000", "left", "center", (5, 0), False),
-        ("$|w|$ = 1.5", (10, traces[2].bounds[-1]), "#222222", "left", "center", (5, 0), False),
+        (
+            "$|w|$ = 0.9",
+            (10, traces[0].bounds[-1]),
+            "#000000",
+            "left",
+            "center",
+            (5, 0),
+            False,
+        ),
+        (
+            "$|w|$ = 1.5",
+            (10, traces[2].bounds[-1]),
+            "#222222",
+            "left",
+            "center",
+            (5, 0),
+            False,
+        ),
     ]
     assert all(t.anncoords == "offset points" for t in ax.texts)
     values = [v for t in traces for v in (*t.products, *t.bounds) if v > 0]
@@ -76,7 +120,9 @@ def test_plot_one_unit_draws_measured_bands_and_one_bound_per_weight() -> None:
     (legend,) = fig.legends
     assert (legend._loc, legend._outside_loc, legend._ncols) == (8, "lower", 2)
     assert (legend.handlelength, legend.columnspacing) == (2.2, 1.2)
-    assert [t.get_text() for t in legend.get_texts()] == [ln.get_label() for ln in measured] + [key.get_label()]
+    assert [t.get_text() for t in legend.get_texts()] == [
+        ln.get_label() for ln in measured
+    ] + [key.get_label()]
     assert tuple(fig.get_size_inches()) == pytest.approx((6.2, 4.8))
     assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
     plt.close(fig)
@@ -91,13 +137,18 @@ def test_plot_one_unit_ticks_every_twenty_decades_inside_the_range() -> None:
 
 
 def test_plot_one_unit_needs_one_colour_per_trace() -> None:
-    with pytest.raises(ValueError, match=r"^need one colour per trace; got 1 traces and 2 colours$"):
+    with pytest.raises(
+        ValueError, match=r"^need one colour per trace; got 1 traces and 2 colours$"
+    ):
         plot_one_unit([one_unit_gradient(0.9, 0.0, 3)], ["#000000", "#111111"])
 
 
 def test_plot_one_unit_leaves_zeros_out_of_the_axis_range() -> None:
-    traces = [one_unit_gradient(0.0, 0.5, 3), one_unit_gradient(0.5, 0.0, 3)]  # w = 0: products and bounds hit 0
+    # w = 0: products and bounds hit 0
+    traces = [one_unit_gradient(0.0, 0.5, 3), one_unit_gradient(0.5, 0.0, 3)]
     fig = plot_one_unit(traces, ["#000000", "#111111"])
     positive = [v for t in traces for v in (*t.products, *t.bounds) if v > 0]
-    assert fig.axes[0].get_ylim() == pytest.approx((min(positive) / 30, max(positive) * 30))
+    assert fig.axes[0].get_ylim() == pytest.approx(
+        (min(positive) / 30, max(positive) * 30)
+    )
     plt.close(fig)

@@ -1,8 +1,10 @@
-"""Tests for chapter_code.bptt.truncation: the gradient gate, cuts, reach fractions, random truncation.
+"""Tests for chapter_code.bptt.truncation: the gradient gate, cuts, reach fractions,
+random truncation.
 
-Tests for chapter_code.bptt.truncation that pin values: cut positions at several lengths, which
-gradients cross which boundary, resets against separate windows, and run_chunks against a
-hand-written loop (carry against reset, the ignored targets, the optimizer path).
+Tests for chapter_code.bptt.truncation that pin values: cut positions at several
+lengths, which gradients cross which boundary, resets against separate windows, and
+run_chunks against a hand-written loop (carry against reset, the ignored targets, the
+optimizer path).
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ def test_unroll_without_gates_is_the_elman_model() -> None:
     model = ElmanRNN(3, 4).double()
     x = torch.randn(2, 6, 3, dtype=torch.float64)
     torch.testing.assert_close(unroll(model, x), model(x)[0])
-    torch.testing.assert_close(unroll(model, x, gates=cut_every(6, 2).double()), model(x)[0])  # values unchanged
+    torch.testing.assert_close(
+        unroll(model, x, gates=cut_every(6, 2).double()), model(x)[0]
+    )  # values unchanged
 
 
 def test_cut_passes_value_but_not_gradient_and_reset_passes_neither() -> None:
@@ -56,9 +60,13 @@ def test_cut_passes_value_but_not_gradient_and_reset_passes_neither() -> None:
     assert grad[0, 3:].abs().sum() > 0
     bumped = x.detach().clone()
     bumped[0, 0] += 1.0
-    assert (unroll(model, bumped, gates=cut_every(6, 3).double())[0, 5] - carried[0, 5]).abs().max() > 0
+    assert (
+        unroll(model, bumped, gates=cut_every(6, 3).double())[0, 5] - carried[0, 5]
+    ).abs().max() > 0
     reset = unroll(model, x.detach(), reset_every=3)
-    torch.testing.assert_close(unroll(model, bumped, reset_every=3)[0, 3:], reset[0, 3:])
+    torch.testing.assert_close(
+        unroll(model, bumped, reset_every=3)[0, 3:], reset[0, 3:]
+    )
 
 
 @pytest.mark.parametrize("chunk", [1, 4, 8])
@@ -67,7 +75,9 @@ def test_reach_fraction_counted_two_ways_agrees_with_the_formula(chunk: int) -> 
     for lag in range(chunk + 2):
         formula = max(0.0, 1 - lag / chunk)
         assert reach_fraction_by_enumeration(chunk, lag) == pytest.approx(formula)
-        assert reach_fraction_by_autograd(model, chunk, lag, chunks=2) == pytest.approx(formula)
+        assert reach_fraction_by_autograd(model, chunk, lag, chunks=2) == pytest.approx(
+            formula
+        )
 
 
 def test_random_gates_have_mean_one_and_reject_bad_p() -> None:
@@ -85,11 +95,15 @@ def test_all_ones_random_gates_give_the_full_gradient(seed: int) -> None:
     model = ElmanRNN(2, 3).double()
     x = torch.randn(1, 5, 2, dtype=torch.float64)
     full = weight_hh_gradient(model, x)
-    torch.testing.assert_close(weight_hh_gradient(model, x, random_gates(5, 1.0, torch.Generator()).double()), full)
+    torch.testing.assert_close(
+        weight_hh_gradient(model, x, random_gates(5, 1.0, torch.Generator()).double()),
+        full,
+    )
 
 
 def test_random_truncation_is_unbiased_on_two_steps() -> None:
-    # With T = 2 there is one boundary: the estimate is either the short term alone or short + long / p.
+    # With T = 2 there is one boundary: the estimate is either the short term alone or
+    # short + long / p.
     torch.manual_seed(3)
     model = ElmanRNN(2, 3).double()
     x = torch.randn(1, 2, 2, dtype=torch.float64)
@@ -115,9 +129,16 @@ def test_echo_stream_and_chunks() -> None:
 
 @pytest.mark.parametrize(
     ("steps", "chunk", "expected"),
-    [(7, 3, [1, 1, 0, 1, 1, 0]), (6, 2, [1, 0, 1, 0, 1]), (5, 1, [0, 0, 0, 0]), (4, 5, [1, 1, 1])],
+    [
+        (7, 3, [1, 1, 0, 1, 1, 0]),
+        (6, 2, [1, 0, 1, 0, 1]),
+        (5, 1, [0, 0, 0, 0]),
+        (4, 5, [1, 1, 1]),
+    ],
 )
-def test_cut_every_zeroes_the_boundaries_after_each_chunk(steps: int, chunk: int, expected: list[int]) -> None:
+def test_cut_every_zeroes_the_boundaries_after_each_chunk(
+    steps: int, chunk: int, expected: list[int]
+) -> None:
     assert cut_every(steps, chunk).tolist() == expected
 
 
@@ -150,7 +171,8 @@ def test_each_gate_controls_exactly_its_own_boundary() -> None:
     torch.manual_seed(0)
     model = ElmanRNN(2, 3).double()
     x = torch.randn(1, 5, 2, dtype=torch.float64)
-    gates = torch.tensor([0.0, 1.0, 0.0, 1.0], dtype=torch.float64)  # cuts between steps 0|1 and 2|3
+    # cuts between steps 0|1 and 2|3
+    gates = torch.tensor([0.0, 1.0, 0.0, 1.0], dtype=torch.float64)
     reach = _reaches(model, x, gates=gates)
     for t in range(5):
         for s in range(5):
@@ -180,7 +202,9 @@ def test_weight_hh_gradient_uses_the_gates() -> None:
     model = ElmanRNN(2, 3).double()
     x = torch.randn(2, 4, 2, dtype=torch.float64)
     gates = cut_every(4, 2).double()
-    (expected,) = torch.autograd.grad(unroll(model, x, gates=gates).sum(), model.weight_hh)
+    (expected,) = torch.autograd.grad(
+        unroll(model, x, gates=gates).sum(), model.weight_hh
+    )
     torch.testing.assert_close(weight_hh_gradient(model, x, gates), expected)
     assert not torch.allclose(weight_hh_gradient(model, x), expected)
 
@@ -207,10 +231,13 @@ def test_echo_stream_values_for_delay_one_and_its_generator() -> None:
     assert torch.equal(again, tokens)
 
 
-def test_echo_rnn_is_batch_first_one_hot_over_the_vocabulary_and_starts_from_h() -> None:
+def test_echo_rnn_is_batch_first_one_hot_over_the_vocabulary_and_starts_from_h() -> (
+    None
+):
     torch.manual_seed(0)
     model = EchoRNN(4, 3)
-    tokens = torch.zeros(2, 5, dtype=torch.long)  # only token 0: the one-hot must still have 4 classes
+    # only token 0: the one-hot must still have 4 classes
+    tokens = torch.zeros(2, 5, dtype=torch.long)
     h = torch.randn(1, 2, 3)
     logits, h_last = model(tokens, h)
     assert logits.shape == (2, 5, 4)
@@ -224,11 +251,15 @@ def test_echo_rnn_is_batch_first_one_hot_over_the_vocabulary_and_starts_from_h()
 
 
 def _reference_chunks(model, tokens, targets, chunk, carry, opt=None):
-    """run_chunks written out: the state crosses a cut as a value only, or not at all."""
+    """run_chunks written out: the state crosses a cut as a value only, or not at
+    all."""
     h = None
     losses, correct, seen = [], [0.0] * chunk, [0.0] * chunk
     for start in range(0, tokens.shape[1], chunk):
-        piece, goal = tokens[:, start : start + chunk], targets[:, start : start + chunk]
+        piece, goal = (
+            tokens[:, start : start + chunk],
+            targets[:, start : start + chunk],
+        )
         logits, h_last = model(piece, h.detach() if (carry and h is not None) else None)
         h = h_last
         if opt is not None:
@@ -247,7 +278,11 @@ def _reference_chunks(model, tokens, targets, chunk, carry, opt=None):
                     if goal[b, k] != -100:
                         seen[k] += 1
                         correct[k] += float(pred[b, k] == goal[b, k])
-    return losses if opt is not None else [c / s for c, s in zip(correct, seen, strict=True)]
+    return (
+        losses
+        if opt is not None
+        else [c / s for c, s in zip(correct, seen, strict=True)]
+    )
 
 
 @pytest.mark.parametrize("carry", [True, False])
@@ -264,8 +299,11 @@ def test_carry_and_reset_give_different_accuracies() -> None:
     tokens, targets = echo_stream(40, 12, 3, 2, torch.Generator().manual_seed(0))
     model = EchoRNN(3, 4)
     with torch.no_grad():
-        model.rnn.weight_hh_l0.mul_(3.0)  # a strong recurrence, so the start state matters
-    assert run_chunks(model, tokens, targets, 4, carry=True) != run_chunks(model, tokens, targets, 4, carry=False)
+        # a strong recurrence, so the start state matters
+        model.rnn.weight_hh_l0.mul_(3.0)
+    assert run_chunks(model, tokens, targets, 4, carry=True) != run_chunks(
+        model, tokens, targets, 4, carry=False
+    )
 
 
 @pytest.mark.parametrize("carry", [True, False])
@@ -274,8 +312,17 @@ def test_run_chunks_training_matches_a_hand_written_loop(carry: bool) -> None:
     tokens, targets = echo_stream(5, 9, 3, 2, torch.Generator().manual_seed(1))
     model = EchoRNN(3, 4)
     ref = copy.deepcopy(model)
-    losses = run_chunks(model, tokens, targets, 3, carry, opt=torch.optim.SGD(model.parameters(), lr=0.5))
-    expected = _reference_chunks(ref, tokens, targets, 3, carry, opt=torch.optim.SGD(ref.parameters(), lr=0.5))
+    losses = run_chunks(
+        model,
+        tokens,
+        targets,
+        3,
+        carry,
+        opt=torch.optim.SGD(model.parameters(), lr=0.5),
+    )
+    expected = _reference_chunks(
+        ref, tokens, targets, 3, carry, opt=torch.optim.SGD(ref.parameters(), lr=0.5)
+    )
     assert len(losses) == 3
     assert losses == pytest.approx(expected, rel=1e-5)
     for p, q in zip(model.parameters(), ref.parameters(), strict=True):

@@ -16,7 +16,7 @@ What counts, summed over the visible code cells (``div.cell``):
 
 Included listings (``literalinclude``) are no cells and do not count. The
 share is that sum over the height of the page's article (``article.bd-article``).
-"""
+"""  # noqa: E501  (its first line is the --help description)
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ import json
 import sys
 from pathlib import Path
 
-#: Largest share of a chapter's height that its visible code cells and their printed output may take.
+#: Largest share of a chapter's height that its visible code cells and their printed
+#: output may take.
 MAX_SHARE = 0.15
 #: The width the share is measured and asserted at.
 WIDTH = {"width": 1280, "height": 900}
@@ -59,17 +60,19 @@ MEASURE = r"""
   }
   return { pagePx: height(article), cells };
 }
-"""
+"""  # noqa: E501  (JavaScript run in the page)
 
 
 def share(measured: dict) -> float:  # type: ignore[type-arg]
-    """The code-and-printed-output share of the page's height, from a :data:`MEASURE` result."""
+    """The code-and-printed-output share of the page's height, from a :data:`MEASURE`
+    result."""
     counted = sum(c["inputPx"] + c["textPx"] for c in measured["cells"])
     return counted / measured["pagePx"]
 
 
 def measure_page(browser, site_dir: Path, name: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    """Open ``name`` at :data:`WIDTH` (light scheme, no network) and return the :data:`MEASURE` result."""
+    """Open ``name`` at :data:`WIDTH` (light scheme, no network) and return the
+    :data:`MEASURE` result."""
     from tests.browser.conftest import new_context
     from tests.browser.test_pages import open_page
 
@@ -84,7 +87,8 @@ def measure_page(browser, site_dir: Path, name: str) -> dict:  # type: ignore[no
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print each chapter's share (and its largest counted cells with ``--cells``) for a built site."""
+    """Print each chapter's share (and its largest counted cells with ``--cells``) for a
+    built site."""
     from playwright.sync_api import sync_playwright
 
     from tests.browser.conftest import chromium_binary, launch_chromium
@@ -92,7 +96,12 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("html", nargs="?", default="_build/html", type=Path)
-    parser.add_argument("--cells", type=int, default=0, help="list the N largest counted cells per chapter")
+    parser.add_argument(
+        "--cells",
+        type=int,
+        default=0,
+        help="list the N largest counted cells per chapter",
+    )
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args(argv)
     args.html = args.html.resolve()
@@ -110,9 +119,14 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = m
             code = sum(c["inputPx"] for c in m["cells"])
             text = sum(c["textPx"] for c in m["cells"])
-            print(f"{name:26} {share(m):6.1%}  (code {code / m['pagePx']:5.1%}, printed text "
-                  f"{text / m['pagePx']:5.1%}; page {m['pagePx'] / 1000:.1f} kpx, {len(m['cells'])} cells)")
-            for c in sorted(m["cells"], key=lambda c: -(c["inputPx"] + c["textPx"]))[: args.cells]:
+            print(
+                f"{name:26} {share(m):6.1%}  (code {code / m['pagePx']:5.1%}, printed "
+                f"text {text / m['pagePx']:5.1%}; page {m['pagePx'] / 1000:.1f} kpx, "
+                f"{len(m['cells'])} cells)"
+            )
+            for c in sorted(m["cells"], key=lambda c: -(c["inputPx"] + c["textPx"]))[
+                : args.cells
+            ]:
                 print(f"    {c['inputPx']:6.0f} + {c['textPx']:6.0f} px  {c['text']!r}")
         browser.close()
     if args.json:

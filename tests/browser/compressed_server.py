@@ -5,7 +5,7 @@ not as opened from disk. Serves one folder on 127.0.0.1 only; gzip for text
 types when the client accepts it; long caching for ``_static/`` and images.
 
     python tests/browser/compressed_server.py _build/html --port 8765
-"""
+"""  # noqa: E501  (its first line is the --help description)
 
 from __future__ import annotations
 
@@ -16,7 +16,19 @@ import threading
 from functools import lru_cache, partial
 from pathlib import Path
 
-COMPRESSED = {".html", ".js", ".css", ".json", ".svg", ".txt", ".inv", ".map", ".woff", ".ttf", ".otf"}
+COMPRESSED = {
+    ".html",
+    ".js",
+    ".css",
+    ".json",
+    ".svg",
+    ".txt",
+    ".inv",
+    ".map",
+    ".woff",
+    ".ttf",
+    ".otf",
+}
 CACHE_FOREVER = ("/_static/", "/_images/")
 
 
@@ -64,17 +76,27 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def _cache_header(self) -> None:
         self._cache_sent = True
         forever = self.path.split("?", 1)[0].startswith(CACHE_FOREVER)
-        self.send_header("Cache-Control", "public, max-age=31536000, immutable" if forever else "no-cache")
+        self.send_header(
+            "Cache-Control",
+            "public, max-age=31536000, immutable" if forever else "no-cache",
+        )
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         pass
 
 
-def serve(root: Path, port: int = 0) -> tuple[http.server.ThreadingHTTPServer, threading.Thread]:
-    """Start serving ``root`` on 127.0.0.1 (``port`` 0: any free one) in a thread; return the server and thread."""
+def serve(
+    root: Path, port: int = 0
+) -> tuple[http.server.ThreadingHTTPServer, threading.Thread]:
+    """Start serving ``root`` on 127.0.0.1 (``port`` 0: any free one) in a thread;
+    return the server and thread."""
     if not (root / "index.html").exists():
-        raise ValueError(f"root={root} holds no index.html (expected a built site, e.g. _build/html)")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), partial(Handler, directory=str(root)))
+        raise ValueError(
+            f"root={root} holds no index.html (expected a built site, e.g. _build/html)"
+        )
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", port), partial(Handler, directory=str(root))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     return server, thread

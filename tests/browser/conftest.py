@@ -1,4 +1,5 @@
-"""Fixtures for the browser tests: a built site and Debian's Chromium driven by Playwright.
+"""Fixtures for the browser tests: a built site and Debian's Chromium driven by
+Playwright.
 
 The site comes from ``$BOOK_HTML_DIR`` when set (CI builds the book once and
 points every consumer at it). Otherwise the first xdist worker to get here
@@ -26,11 +27,16 @@ from filelock import FileLock
 
 from bookbuild.build import ROOT, copy_sources
 
-CHROMIUM_CANDIDATES = ["/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser"]
+CHROMIUM_CANDIDATES = [
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+]
 
 
 def chromium_binary() -> str | None:
-    """The Chromium executable to drive: ``$BOOK_CHROMIUM``, else Debian's package, else None."""
+    """The Chromium executable to drive: ``$BOOK_CHROMIUM``, else Debian's package, else
+    None."""
     wanted = os.environ.get("BOOK_CHROMIUM")
     if wanted:
         return wanted if Path(wanted).exists() else None
@@ -40,16 +46,24 @@ def chromium_binary() -> str | None:
 def _build_site(work: Path) -> Path:
     work.mkdir(parents=True, exist_ok=True)
     copy_sources(work)
-    for cached in [".jupyter_cache", "engine"]:  # what `make check` executed: the build only renders
+    # what `make check` executed: the build only renders
+    for cached in [".jupyter_cache", "engine"]:
         src = ROOT / "_build" / cached
         if src.is_dir():
             shutil.copytree(src, work / "_build" / cached, dirs_exist_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-m", "bookbuild", "build"], cwd=work, capture_output=True, text=True, timeout=2400
+        [sys.executable, "-m", "bookbuild", "build"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=2400,
     )
     html = work / "_build" / "html"
     if proc.returncode != 0 or not (html / "index.html").exists():
-        pytest.fail(f"the book did not build for the browser tests:\n{(proc.stdout + proc.stderr)[-3000:]}")
+        pytest.fail(
+            "the book did not build for the browser "
+            f"tests:\n{(proc.stdout + proc.stderr)[-3000:]}"
+        )
     return html
 
 
@@ -64,7 +78,11 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
         return html
     if chromium_binary() is None:
         pytest.skip("no Chromium to drive, so the site is not built for these tests")
-    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    shared = (
+        tmp_path_factory.getbasetemp()
+        if worker_id == "master"
+        else tmp_path_factory.getbasetemp().parent
+    )
     work = shared / "site-for-browser-tests"
     with FileLock(str(shared / "site-for-browser-tests.lock")):
         if not (work / "_build" / "html" / "index.html").exists():
@@ -73,25 +91,40 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
 
 
 def launch_chromium(playwright):  # type: ignore[no-untyped-def]
-    """Debian's Chromium (or ``$BOOK_CHROMIUM``), headless, launched through a Playwright instance."""
+    """Debian's Chromium (or ``$BOOK_CHROMIUM``), headless, launched through a
+    Playwright instance."""
     binary = chromium_binary()
     if binary is None:
-        raise RuntimeError("no Chromium to drive: install Debian's chromium or set BOOK_CHROMIUM")
-    return playwright.chromium.launch(executable_path=binary, args=["--disable-gpu", "--no-sandbox"])
+        raise RuntimeError(
+            "no Chromium to drive: install Debian's chromium or set BOOK_CHROMIUM"
+        )
+    return playwright.chromium.launch(
+        executable_path=binary, args=["--disable-gpu", "--no-sandbox"]
+    )
 
 
-def new_context(browser, *, scheme: str | None = None, offline: bool = True, outside: list[str] | None = None,
-                **options):  # type: ignore[no-untyped-def]
-    """A browser context for the book's pages: ``scheme`` ("light"/"dark") is both the system's colour scheme and
-    the theme's stored choice; ``offline`` aborts every request that is not for a local file, noting its URL in
-    ``outside`` when given; other keyword arguments go to Playwright's ``new_context``.
+def new_context(
+    browser,
+    *,
+    scheme: str | None = None,
+    offline: bool = True,
+    outside: list[str] | None = None,
+    **options,
+):  # type: ignore[no-untyped-def]
+    """A browser context for the book's pages: ``scheme`` ("light"/"dark") is both the
+    system's colour scheme and the theme's stored choice; ``offline`` aborts every
+    request that is not for a local file, noting its URL in ``outside`` when given;
+    other keyword arguments go to Playwright's ``new_context``.
     """
     if scheme is not None:
         options["color_scheme"] = scheme
     context = browser.new_context(**options)
     if scheme is not None:
-        # The theme reads the reader's choice from localStorage (its light/dark button), else the system's.
-        context.add_init_script(f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}")
+        # The theme reads the reader's choice from localStorage (its light/dark button),
+        # else the system's.
+        context.add_init_script(
+            f"try {{ localStorage.setItem('mode', '{scheme}'); }} catch (e) {{}}"
+        )
     if offline:
 
         def route(r):  # type: ignore[no-untyped-def]
@@ -108,9 +141,9 @@ def new_context(browser, *, scheme: str | None = None, offline: bool = True, out
 
 @contextmanager
 def recording_page(browser, *, scheme: str | None = None, **options):  # type: ignore[no-untyped-def]
-    """A fresh page (in its own :func:`new_context`) that aborts every request that is not for a local file and
-    records it in ``page.outside_requests``, and collects console errors and uncaught exceptions in
-    ``page.console_errors``."""
+    """A fresh page (in its own :func:`new_context`) that aborts every request that is
+    not for a local file and records it in ``page.outside_requests``, and collects
+    console errors and uncaught exceptions in ``page.console_errors``."""
     outside: list[str] = []
     errors: list[str] = []
     context = new_context(browser, scheme=scheme, outside=outside, **options)
@@ -126,7 +159,8 @@ def recording_page(browser, *, scheme: str | None = None, **options):  # type: i
 
 
 class OnFirstUse(dict):  # type: ignore[type-arg]
-    """key -> ``make(key)``, made when first asked for and kept: pages opened, or measured, once per key."""
+    """key -> ``make(key)``, made when first asked for and kept: pages opened, or
+    measured, once per key."""
 
     def __init__(self, make) -> None:  # type: ignore[no-untyped-def]
         super().__init__()
@@ -137,27 +171,35 @@ class OnFirstUse(dict):  # type: ignore[type-arg]
         return value
 
 
-#: Tests that check one page at one width from the same load, (file, function): the first only reads the page
-#: (axe), the second changes it (the render check opens every fold). Each (page, width) pair of them is one xdist
-#: group, so that one worker loads the page once for both (:class:`SharedLoads`).
-SHARED_LOAD_TESTS = {("test_audit.py", "test_axe_finds_no_serious_violation"),
-                     ("test_pages.py", "test_page_renders_offline_without_errors")}
+#: Tests that check one page at one width from the same load, (file, function): the
+#: first only reads the page (axe), the second changes it (the render check opens every
+#: fold). Each (page, width) pair of them is one xdist group, so that one worker loads
+#: the page once for both (:class:`SharedLoads`).
+SHARED_LOAD_TESTS = {
+    ("test_audit.py", "test_axe_finds_no_serious_violation"),
+    ("test_pages.py", "test_page_renders_offline_without_errors"),
+}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's, which turns the groups into node-id suffixes
+# before xdist's, which turns the groups into node-id suffixes
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if (item.path.name, getattr(item, "originalname", None)) in SHARED_LOAD_TESTS:
             params = item.callspec.params  # type: ignore[attr-defined]
-            item.add_marker(pytest.mark.xdist_group(f"load-{params['viewport']}-{params['name']}"))
+            item.add_marker(
+                pytest.mark.xdist_group(f"load-{params['viewport']}-{params['name']}")
+            )
 
 
 class SharedLoads:
-    """Pages loaded once per (page, width) and shared: :meth:`reading` gives a test that leaves the page as it is
-    the loaded page and keeps it open; :meth:`changing` gives a test that changes it that same page if no test
-    changed it before (else a fresh load) and closes it afterwards. Each page is a :func:`recording_page` loaded
-    with ``test_pages.open_page``; ``load_outside_requests`` and ``load_console_errors`` hold what the load asked
-    for and logged (``outside_requests`` and ``console_errors`` go on collecting).
+    """Pages loaded once per (page, width) and shared: :meth:`reading` gives a test that
+    leaves the page as it is the loaded page and keeps it open; :meth:`changing` gives a
+    test that changes it that same page if no test changed it before (else a fresh load)
+    and closes it afterwards. Each page is a :func:`recording_page` loaded with
+    ``test_pages.open_page``; ``load_outside_requests`` and ``load_console_errors`` hold
+    what the load asked for and logged (``outside_requests`` and ``console_errors`` go
+    on collecting).
     """
 
     def __init__(self, browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
@@ -173,8 +215,8 @@ class SharedLoads:
         except BaseException:
             opened.__exit__(None, None, None)
             raise
-        # what the load itself asked and logged, before a test acts on the page (axe's own stylesheet requests
-        # fail on file:// with a console error of their own)
+        # what the load itself asked and logged, before a test acts on the page (axe's
+        # own stylesheet requests fail on file:// with a console error of their own)
         page.load_outside_requests = list(page.outside_requests)
         page.load_console_errors = list(page.console_errors)
         return opened, page
@@ -186,7 +228,9 @@ class SharedLoads:
 
     @contextmanager
     def changing(self, name: str, viewport: str):  # type: ignore[no-untyped-def]
-        opened, page = self.open.pop((name, viewport), None) or self._load(name, viewport)
+        opened, page = self.open.pop((name, viewport), None) or self._load(
+            name, viewport
+        )
         try:
             yield page
         finally:
@@ -207,12 +251,13 @@ def shared_loads(browser, site_dir: Path) -> Iterator[SharedLoads]:  # type: ign
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
-    """A headless Chromium; the tests are skipped, with the reason, when there is none."""
+    """A headless Chromium; the tests are skipped, with the reason, when there is
+    none."""
     binary = chromium_binary()
     if binary is None:
         pytest.skip(
-            "Chromium is not installed: `make test` installs Debian's chromium with apt-get where it is available "
-            "(or set BOOK_CHROMIUM to a Chromium binary)"
+            "Chromium is not installed: `make test` installs Debian's chromium with "
+            "apt-get where it is available (or set BOOK_CHROMIUM to a Chromium binary)"
         )
     from playwright.sync_api import sync_playwright
 

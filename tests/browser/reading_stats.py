@@ -1,18 +1,21 @@
 """Issue 28's reading measures per chapter and width, for BENCHMARKS.md: one script, run before and after a change.
 
-``python -m tests.browser.reading_stats [HTML_DIR]`` opens every chapter at 1280 and 390 px (light scheme, no
-network), unfolds what a reader can unfold (as the browser tests do, :data:`tests.browser.test_reading.MEASURE`)
-and prints, per chapter and width:
+``python -m tests.browser.reading_stats [HTML_DIR]`` opens every chapter at 1280 and 390
+px (light scheme, no network), unfolds what a reader can unfold (as the browser tests
+do, :data:`tests.browser.test_reading.MEASURE`) and prints, per chapter and width:
 
-* code blocks (listings, cells, outputs), those with a wrapped line, and how many screen lines the wrapping adds
-  (a block's content height over its line height, less its lines);
-* display formulas, those wider than their box (which must scroll, with a tab stop and a cue), and those cut
-  off (wider than their box without scrolling, or past the column);
-* the smallest figure text, in CSS px as shown, over the page's PNG figures (the height the PNG records for its
-  smallest text, scaled by the shown over the natural width), and the figure it is in.
+* code blocks (listings, cells, outputs), those with a wrapped line, and how many screen
+  lines the wrapping adds (a block's content height over its line height, less its
+  lines);
+* display formulas, those wider than their box (which must scroll, with a tab stop and a
+  cue), and those cut off (wider than their box without scrolling, or past the column);
+* the smallest figure text, in CSS px as shown, over the page's PNG figures (the height
+  the PNG records for its smallest text, scaled by the shown over the natural width),
+  and the figure it is in.
 
-The browser tests assert the limits (``test_reading.py``, ``test_pages.py``); this script only counts.
-"""
+The browser tests assert the limits (``test_reading.py``, ``test_pages.py``); this
+script only counts.
+"""  # noqa: E501  (its first line is the --help description)
 
 from __future__ import annotations
 
@@ -26,23 +29,37 @@ FIGURES = r"""
 () => Array.from(document.querySelectorAll('main img'))
   .filter(i => i.getBoundingClientRect().width > 0 && (i.currentSrc || i.src).endsWith('.png'))
   .map(i => ({ src: i.currentSrc || i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width }))
-"""
+"""  # noqa: E501  (JavaScript run in the page)
 
 
 def wrapped_lines(block: dict) -> int:  # type: ignore[type-arg]
-    """Screen lines a code block's soft wrapping adds (0 for a block that keeps its lines)."""
+    """Screen lines a code block's soft wrapping adds (0 for a block that keeps its
+    lines)."""
     return max(0, round(block["contentHeight"] / block["lineHeight"]) - block["lines"])
 
 
 def summary(measured: dict, figures: list[dict]) -> dict:  # type: ignore[type-arg]
-    """Counts from one page's :data:`~tests.browser.test_reading.MEASURE` result and its figures."""
+    """Counts from one page's :data:`~tests.browser.test_reading.MEASURE` result and its
+    figures."""
     from tests.browser.test_pages import smallest_text_px
 
     code, formulas = measured["code"], measured["formulas"]
-    wide = [f for f in formulas if f.get("rendered") and f["drawingWidth"] > f["boxWidth"] + 1]
-    cut = [f for f in formulas if f.get("rendered") and (
-        (f["drawingWidth"] > f["boxWidth"] + 1 and not f["scrollStyle"])
-        or f["outsideItsBlock"] or f["blockOverflows"] or f["pastColumn"])]
+    wide = [
+        f
+        for f in formulas
+        if f.get("rendered") and f["drawingWidth"] > f["boxWidth"] + 1
+    ]
+    cut = [
+        f
+        for f in formulas
+        if f.get("rendered")
+        and (
+            (f["drawingWidth"] > f["boxWidth"] + 1 and not f["scrollStyle"])
+            or f["outsideItsBlock"]
+            or f["blockOverflows"]
+            or f["pastColumn"]
+        )
+    ]
     smallest = None
     for fig in figures:
         px = smallest_text_px(Path(unquote(urlparse(fig["src"]).path)))
@@ -57,7 +74,9 @@ def summary(measured: dict, figures: list[dict]) -> dict:  # type: ignore[type-a
         "formulas": len(formulas),
         "formulas_wider_than_box": len(wide),
         "formulas_cut_off": len(cut),
-        "equation_numbers_over_formula": sum(1 for f in formulas if f.get("eqnoOverlaps")),
+        "equation_numbers_over_formula": sum(
+            1 for f in formulas if f.get("eqnoOverlaps")
+        ),
         "smallest_figure_text_px": None if smallest is None else round(smallest[0], 1),
         "smallest_in": None if smallest is None else smallest[1],
     }
@@ -95,12 +114,16 @@ def main(argv: list[str] | None = None) -> int:
                 counts = summary(page.evaluate(MEASURE), page.evaluate(FIGURES))
                 page.close()
                 results.setdefault(name, {})[width] = counts
-                print(f"{name:26} {viewport['width']:4} px  code: {counts['blocks_wrapped']:3}/"
-                      f"{counts['code_blocks']:3}"
-                      f" blocks wrap (+{counts['lines_added']} lines)  formulas: {counts['formulas_wider_than_box']:2}"
-                      f"/{counts['formulas']:2} wider than their box, {counts['formulas_cut_off']} cut off  "
-                      f"smallest figure text: {counts['smallest_figure_text_px']} px ({counts['smallest_in']})",
-                      flush=True)
+                print(
+                    f"{name:26} {viewport['width']:4} px  code: "
+                    f"{counts['blocks_wrapped']:3}/{counts['code_blocks']:3} blocks "
+                    f"wrap (+{counts['lines_added']} lines)  formulas: "
+                    f"{counts['formulas_wider_than_box']:2}/{counts['formulas']:2} "
+                    f"wider than their box, {counts['formulas_cut_off']} cut off  "
+                    f"smallest figure text: {counts['smallest_figure_text_px']} px "
+                    f"({counts['smallest_in']})",
+                    flush=True,
+                )
             context.close()
         browser.close()
     if args.json:

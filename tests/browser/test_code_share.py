@@ -9,8 +9,9 @@ cells, and results a reader scans are tables (``chapter_code.core.tables``).
 
 The browser test is
 ``tests/browser/test_reading.py::test_code_and_printed_output_take_a_small_share_of_the_page``: it measures
-the share in the load that measures the page's code and formulas, one load of each chapter at 1280 px for both.
-"""
+the share in the load that measures the page's code and formulas, one load of each
+chapter at 1280 px for both.
+"""  # noqa: E501  (a test's node id)
 
 from __future__ import annotations
 

@@ -1,13 +1,16 @@
-"""One keyboard path through a whole chapter, in Chromium: Tab from the top of the page to its end.
+"""One keyboard path through a whole chapter, in Chromium: Tab from the top of the page
+to its end.
 
-The front page states the rule a keyboard reader meets: beyond the links and the controls, a chapter adds one
-Tab stop per claim (its mark), one per paragraph that holds glued numbers (its first number; the arrow keys
-reach the others), and one per box that scrolls sideways (a wide code block, formula, table or figure). This
-walks every stop of a chapter with the Tab key, as a reader would, and requires: the focus never falls to
-the page's body, no stop is visited twice, every stop is one of those kinds, and the counts of the three
-kinds are exactly what the rule says for this page. It also checks that two previews never show at once.
-Two chapters: the one with the most numbers and claims (Chapter 6) and the one with the most panels, whose
-drawings are controls (Chapter 3).
+The front page states the rule a keyboard reader meets: beyond the links and the
+controls, a chapter adds one Tab stop per claim (its mark), one per paragraph that holds
+glued numbers (its first number; the arrow keys reach the others), and one per box that
+scrolls sideways (a wide code block, formula, table or figure). This walks every stop of
+a chapter with the Tab key, as a reader would, and requires: the focus never falls to
+the page's body, no stop is visited twice, every stop is one of those kinds, and the
+counts of the three kinds are exactly what the rule says for this page. It also checks
+that two previews never show at once. Two chapters: the one with the most numbers and
+claims (Chapter 6) and the one with the most panels, whose drawings are controls
+(Chapter 3).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import pytest
 
 from tests.browser.test_pages import VIEWPORTS, open_page, page, viewport  # noqa: F401  (shared fixtures)
 
-PAGES = ["book/depth.html", "book/gated.html"]  # the most numbers and claims; the most panels
+# the most numbers and claims; the most panels
+PAGES = ["book/depth.html", "book/gated.html"]
 
 #: What the page holds, counted from the DOM the way the rule states it.
 EXPECTED = """() => {
@@ -29,9 +33,10 @@ EXPECTED = """() => {
   document.querySelectorAll('span.glued[data-glue]').forEach(el => { if (!visible(el)) return;  // a closed fold
     blocks.add(el.closest('p, li, td, th, figcaption, dd, .admonition-title') || el.parentElement); });
   return {claims, numberParagraphs: blocks.size};
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
-#: The kind of the focused element: a link, a control, a claim mark, a number, a scrolling box, or the body.
+#: The kind of the focused element: a link, a control, a claim mark, a number, a
+#: scrolling box, or the body.
 KIND = """() => {
   const el = document.activeElement;
   if (!el || el === document.body || el === document.documentElement) return {kind: 'body'};
@@ -54,15 +59,22 @@ KIND = """() => {
   if (!el.dataset.tabWalk) el.dataset.tabWalk = String(Math.random());
   return {kind, id: el.dataset.tabWalk, tag: el.tagName, cls: el.className && String(el.className).slice(0, 60),
           overlap, inMain: !!el.closest('main, article, .bd-article')};
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir: Path, viewport: str,  # noqa: F811
-                                                                 name: str) -> None:
+def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(
+    page,  # noqa: F811
+    site_dir: Path,
+    viewport: str,  # noqa: F811
+    name: str,
+) -> None:
     open_page(page, site_dir, name)
     expected = page.evaluate(EXPECTED)
-    page.evaluate("() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); }")
+    page.evaluate(
+        "() => { document.activeElement && document.activeElement.blur(); "
+        "window.scrollTo(0, 0); }"
+    )
     seen: dict[str, dict] = {}
     order: list[dict] = []
     limit = 5000
@@ -71,7 +83,9 @@ def test_tab_walks_a_whole_chapter_through_the_stated_stops_only(page, site_dir:
         state = page.evaluate(KIND)
         if state["kind"] == "body":
             break  # past the last stop: the browser's own controls come next
-        assert not state["overlap"], f"two previews overlap at stop {len(order)}: {state}"
+        assert not state["overlap"], (
+            f"two previews overlap at stop {len(order)}: {state}"
+        )
         if state["id"] in seen:
             break  # wrapped around to the first stop
         seen[state["id"]] = state

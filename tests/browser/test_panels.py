@@ -1,4 +1,5 @@
-"""The interactive panels on the built pages, driven in Chromium: reading, layout, keyboard, motion, numbers.
+"""The interactive panels on the built pages, driven in Chromium: reading, layout,
+keyboard, motion, numbers.
 
 Every panel of :mod:`chapter_code.panels.data` is opened on the page that holds
 it, at desktop and phone widths (1280 and 390 px) in the theme's light and dark
@@ -43,8 +44,9 @@ from chapter_code.sampling import panels as sampling_panels
 from tests.browser.conftest import OnFirstUse, new_context
 from tests.browser.test_pages import VIEWPORTS, open_page
 
-#: The pages opened per width and scheme (and the shared desk pages) are module fixtures: on one worker
-#: (make test: --dist loadgroup) each is opened once, not once per worker.
+#: The pages opened per width and scheme (and the shared desk pages) are module
+#: fixtures: on one worker (make test: --dist loadgroup) each is opened once, not once
+#: per worker.
 pytestmark = pytest.mark.xdist_group("panels")
 
 #: Where each panel lives.
@@ -56,13 +58,16 @@ PAGE_OF = {
     "keep-dial": "book/gated.html",
     "sampling-explorer": "book/generating.html",
 }
-#: Relative tolerance between a JavaScript number and the Python one (float64 both sides).
+#: Relative tolerance between a JavaScript number and the Python one (float64 both
+#: sides).
 JS_REL_TOL = 1e-12
-#: Smallest text a panel may show, drawing included, in CSS px (issue 28: 12 px on a phone).
+#: Smallest text a panel may show, drawing included, in CSS px (issue 28: 12 px on a
+#: phone).
 MIN_TEXT_PX = 12.0
 #: Stage width below which a drawing takes its narrow layout, in CSS px.
 NARROW_BELOW = 600
-#: The axes each drawing has (each must carry a label); the truncation lanes are a diagram of states, no plot.
+#: The axes each drawing has (each must carry a label); the truncation lanes are a
+#: diagram of states, no plot.
 AXES = {
     "one-unit": {"x", "y"},
     "truncation-lanes": set(),
@@ -71,13 +76,18 @@ AXES = {
     "keep-dial": {"state"},
     "sampling-explorer": {"probability-1", "probability-2", "probability-3"},
 }
-#: How far a beat's measured duration on the fake clock may stray from its reading time: two frames (a move
-#: ends on the first frame after its time is up, and the frames fall on the clock's 16 ms grid).
+#: How far a beat's measured duration on the fake clock may stray from its reading time:
+#: two frames (a move ends on the first frame after its time is up, and the frames fall
+#: on the clock's 16 ms grid).
 CLOCK_TOL_MS = 40
 CONFIGS = [(viewport, scheme) for viewport in VIEWPORTS for scheme in ("light", "dark")]
-#: The timeline is the same script at every width and in both schemes: it is played through (seconds of simulated
-#: frames per panel) once per layout, each in one of the schemes, not at all four.
-TIMELINE_CONFIGS = [(viewport, scheme) for viewport, scheme in zip(VIEWPORTS, ("dark", "light"), strict=False)]
+#: The timeline is the same script at every width and in both schemes: it is played
+#: through (seconds of simulated frames per panel) once per layout, each in one of the
+#: schemes, not at all four.
+TIMELINE_CONFIGS = [
+    (viewport, scheme)
+    for viewport, scheme in zip(VIEWPORTS, ("dark", "light"), strict=False)
+]
 
 
 def test_every_panel_has_a_page() -> None:
@@ -90,7 +100,8 @@ def reduced(request: pytest.FixtureRequest) -> bool:
 
 
 def recorded_page(context):  # type: ignore[no-untyped-def]
-    """A new page of ``context`` that collects console errors and uncaught exceptions in ``console_errors``."""
+    """A new page of ``context`` that collects console errors and uncaught exceptions in
+    ``console_errors``."""
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -102,23 +113,34 @@ def recorded_page(context):  # type: ignore[no-untyped-def]
 def wait_for_panels(page, chapter: str) -> None:  # type: ignore[no-untyped-def]
     """Wait until every panel of ``chapter`` has its player."""
     names = [n for n, c in PAGE_OF.items() if c == chapter]
-    page.wait_for_function(f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
-                           timeout=15000)
+    page.wait_for_function(
+        f"() => {names}.every(n => document.getElementById('panel-' + n).bookPanel)",
+        timeout=15000,
+    )
 
 
-def _open(browser, site_dir: Path, name: str, reduced_motion: bool = False) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    context = new_context(browser, viewport={"width": 1280, "height": 900},
-                          reduced_motion="reduce" if reduced_motion else "no-preference")
+def _open(
+    browser, site_dir: Path, name: str, reduced_motion: bool = False
+) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    context = new_context(
+        browser,
+        viewport={"width": 1280, "height": 900},
+        reduced_motion="reduce" if reduced_motion else "no-preference",
+    )
     page = recorded_page(context)
     page.goto((site_dir / PAGE_OF[name]).as_uri())
-    page.wait_for_function(f"() => document.getElementById('panel-{name}').bookPanel !== undefined", timeout=15000)
+    page.wait_for_function(
+        f"() => document.getElementById('panel-{name}').bookPanel !== undefined",
+        timeout=15000,
+    )
     return context, page
 
 
 @pytest.fixture(scope="module")
 def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """Chapter page -> the page at 1280 px on the real clock, opened on first use and shared by the tests that
-    drive or read one panel from its first beat (each through :func:`live`, which resets the panel first)."""
+    """Chapter page -> the page at 1280 px on the real clock, opened on first use and
+    shared by the tests that drive or read one panel from its first beat (each through
+    :func:`live`, which resets the panel first)."""
     context = new_context(browser, viewport={"width": 1280, "height": 900})
 
     def open_chapter(chapter: str) -> object:
@@ -131,21 +153,21 @@ def desk(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-
     context.close()
 
 
-#: Puts a panel back as the page loaded it: paused on its first beat at 1x, its reading pace and frame count
-#: restored, its transcript folded.
+#: Puts a panel back as the page loaded it: paused on its first beat at 1x, its reading
+#: pace and frame count restored, its transcript folded.
 RESET = """(name) => {
   const r = document.getElementById('panel-' + name); const P = r.bookPanel;
   P.data.msPerWord = JSON.parse(r.querySelector('script.book-panel-data').textContent).msPerWord;
   P.speed = 1; P.speedMenu.value = '1'; P.seek(0); P.movingFrames = 0;
   r.querySelectorAll('details.book-panel-transcript').forEach(d => { d.open = false; });
   document.activeElement?.blur();
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.fixture
 def live(desk: dict, name: str) -> Iterator[object]:  # type: ignore[type-arg]
-    """The page holding panel ``name`` (parametrized), the panel reset as loaded, with motion; a console error
-    while the test runs fails it."""
+    """The page holding panel ``name`` (parametrized), the panel reset as loaded, with
+    motion; a console error while the test runs fails it."""
     page = desk[PAGE_OF[name]]
     page.emulate_media(reduced_motion="no-preference")
     page.evaluate(RESET, name)
@@ -159,13 +181,15 @@ def attr(page, name: str, key: str) -> str:  # type: ignore[no-untyped-def]
 
 
 def embedded(page, name: str) -> dict:  # type: ignore[no-untyped-def]
-    return json.loads(page.locator(f"#panel-{name} script.book-panel-data").text_content())
+    return json.loads(
+        page.locator(f"#panel-{name} script.book-panel-data").text_content()
+    )
 
 
 class FrontPages(OnFirstUse):
-    """Chapter page -> an open page of one context, opened on first use and brought to the front when asked for:
-    a page behind another gets no animation frames, and Playwright's click waits for frames (it took a second a
-    click)."""
+    """Chapter page -> an open page of one context, opened on first use and brought to
+    the front when asked for: a page behind another gets no animation frames, and
+    Playwright's click waits for frames (it took a second a click)."""
 
     def __getitem__(self, chapter: str) -> object:
         page = super().__getitem__(chapter)  # opens it (``__missing__``) on first use
@@ -173,26 +197,34 @@ class FrontPages(OnFirstUse):
         return page
 
 
-# ---- one page per chapter, width and colour scheme, on a fake clock (shared by the tests below) -----------------
+# ---- one page per chapter, width and colour scheme, on a fake clock (shared by the
+# tests below) -----------------
 
 
-@pytest.fixture(params=CONFIGS, ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in CONFIGS], scope="module")
+@pytest.fixture(
+    params=CONFIGS,
+    ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in CONFIGS],
+    scope="module",
+)
 def config(request: pytest.FixtureRequest) -> tuple[str, str]:
     return request.param
 
 
 @pytest.fixture(scope="module")
 def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """(width, scheme) -> chapter page -> the page opened at that width and scheme, each opened on first use and
-    kept for the module. Time is a paused fake clock: nothing happens until a test runs it
-    (``page.clock.run_for``). Keyed by the configuration rather than built per ``config`` parameter: a test that
-    parametrizes ``config`` itself (the timeline tests) would otherwise be handed the module's pages of whatever
+    """(width, scheme) -> chapter page -> the page opened at that width and scheme, each
+    opened on first use and kept for the module. Time is a paused fake clock: nothing
+    happens until a test runs it (``page.clock.run_for``). Keyed by the configuration
+    rather than built per ``config`` parameter: a test that parametrizes ``config``
+    itself (the timeline tests) would otherwise be handed the module's pages of whatever
     configuration was open (seen: the 1280 px timeline played on 390 px pages)."""
     contexts: dict[tuple[str, str], object] = {}
 
     def open_config(config: tuple[str, str]) -> FrontPages:
         viewport, scheme = config
-        context = contexts[config] = new_context(browser, viewport=VIEWPORTS[viewport], scheme=scheme)
+        context = contexts[config] = new_context(
+            browser, viewport=VIEWPORTS[viewport], scheme=scheme
+        )
 
         def open_chapter(chapter: str) -> object:
             p = recorded_page(context)
@@ -217,37 +249,57 @@ def opened(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untype
 
 @pytest.fixture
 def pages(opened: dict, config: tuple[str, str]) -> dict:  # type: ignore[type-arg]
-    """Chapter page -> the page opened at this test's width and scheme (:func:`opened`)."""
+    """Chapter page -> the page opened at this test's width and scheme
+    (:func:`opened`)."""
     return opened[tuple(config)]
 
 
 def shown_as(page) -> tuple[str, int]:  # type: ignore[no-untyped-def]
     """The theme a page shows and its window's width."""
-    return tuple(page.evaluate("() => [document.documentElement.dataset.theme, window.innerWidth]"))
+    return tuple(
+        page.evaluate(
+            "() => [document.documentElement.dataset.theme, window.innerWidth]"
+        )
+    )
 
 
 def player(pages: dict, name: str) -> object:  # type: ignore[type-arg]
-    """The page holding panel ``name``, with its player paused on the first beat, as a reader finds it."""
+    """The page holding panel ``name``, with its player paused on the first beat, as a
+    reader finds it."""
     page = pages[PAGE_OF[name]]
-    page.evaluate(f"() => {{ const P = document.getElementById('panel-{name}').bookPanel; P.speed = 1;"
-                  " P.speedMenu.value = '1'; P.seek(0); }")
+    page.evaluate(
+        f"() => {{ const P = document.getElementById('panel-{name}').bookPanel; "
+        "P.speed = 1; P.speedMenu.value = '1'; P.seek(0); }"
+    )
     return page
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_panel_opens_paused_on_its_first_beat_and_waits(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_panel_opens_paused_on_its_first_beat_and_waits(
+    pages, config, name: str
+) -> None:  # type: ignore[no-untyped-def]
     page = pages[PAGE_OF[name]]
     panel = page.locator(f"#panel-{name}")
     data = embedded(page, name)
     assert attr(page, name, "playing") == "false"
-    assert attr(page, name, "beat") == "0"  # the first beat: a prompt to predict is not answered by the picture
+    # the first beat: a prompt to predict is not answered by the picture
+    assert attr(page, name, "beat") == "0"
     page.clock.run_for(120_000)  # two minutes without the reader: nothing moves on
     assert (attr(page, name, "beat"), attr(page, name, "playing")) == ("0", "false")
-    assert panel.locator("noscript, .book-panel-static").count() == 0  # the static figure gave way to the live one
-    assert page.evaluate(f"() => performance.getEntriesByType('resource').filter(r => r.name.includes('{name}.png'))"
-                         ".length") == 0  # and was not downloaded
+    # the static figure gave way to the live one
+    assert panel.locator("noscript, .book-panel-static").count() == 0
+    assert (
+        page.evaluate(
+            "() => performance.getEntriesByType('resource').filter(r => "
+            f"r.name.includes('{name}.png')).length"
+        )
+        == 0
+    )  # and was not downloaded
     assert panel.locator(".book-panel-stage svg *").count() > 5  # something drawn
-    assert narration(page, name) == f"Beat 1 of {len(data['beats'])}. {untex(data['beats'][0]['text'])}"
+    assert (
+        narration(page, name)
+        == f"Beat 1 of {len(data['beats'])}. {untex(data['beats'][0]['text'])}"
+    )
 
 
 @pytest.mark.parametrize("name", list(PANELS))
@@ -269,7 +321,8 @@ def test_a_beat_advances_when_the_reader_steps_it(pages, config, name: str) -> N
     page.focus(f"{root} .book-panel-stage")
     page.keyboard.press("End")
     assert page.get_attribute(f"{root} .book-panel-next", "aria-disabled") == "true"
-    page.click(f"{root} .book-panel-next", force=True)  # aria-disabled, yet it may be pressed: nothing follows
+    # aria-disabled, yet it may be pressed: nothing follows
+    page.click(f"{root} .book-panel-next", force=True)
     assert attr(page, name, "beat") == str(len(beats) - 1)
 
 
@@ -284,12 +337,13 @@ RECORD_BEATS = """(name) => {
     });
     r.beatWatch.observe(r, { attributes: true, attributeFilter: ['data-beat'] });
   }
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 def beat_times(page, name: str, speed: float, run_ms: float) -> list[list]:  # type: ignore[no-untyped-def]
-    """Play panel ``name`` from its first beat at ``speed`` for ``run_ms`` of the page's clock; return
-    [beat, time] at each change of the beat drawn, from the press of Play."""
+    """Play panel ``name`` from its first beat at ``speed`` for ``run_ms`` of the page's
+    clock; return [beat, time] at each change of the beat drawn, from the press of
+    Play."""
     page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek(0)")
     page.select_option(f"#panel-{name}-speed", str(speed))
     page.evaluate(RECORD_BEATS, name)
@@ -300,37 +354,62 @@ def beat_times(page, name: str, speed: float, run_ms: float) -> list[list]:  # t
     return times
 
 
-@pytest.mark.parametrize("config", TIMELINE_CONFIGS, scope="module",
-                         ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in TIMELINE_CONFIGS])
+@pytest.mark.parametrize(
+    "config",
+    TIMELINE_CONFIGS,
+    scope="module",
+    ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in TIMELINE_CONFIGS],
+)
 @pytest.mark.parametrize("name", list(PANELS))
-def test_playing_holds_each_beat_in_proportion_to_its_words(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_playing_holds_each_beat_in_proportion_to_its_words(
+    pages, config, name: str
+) -> None:  # type: ignore[no-untyped-def]
     page = player(pages, name)
-    assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), "played on a page of another configuration"
+    assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), (
+        "played on a page of another configuration"
+    )
     data = embedded(page, name)
     beats = panel_data.panel(name)["beats"]
     words = [b["words"] for b in beats]
-    assert words == [reading_words(b["text"]) for b in beats] == [b["words"] for b in data["beats"]]
+    assert (
+        words
+        == [reading_words(b["text"]) for b in beats]
+        == [b["words"] for b in data["beats"]]
+    )
     per_word, move = data["msPerWord"], data["moveMs"]
-    assert per_word >= 250  # at most 240 words a minute at 1x: a beat of 52 words stays 13 s or more
-    # Every beat drawn finished (reduced motion), so that the clock runs through the whole timeline without frames.
+    # at most 240 words a minute at 1x: a beat of 52 words stays 13 s or more
+    assert per_word >= 250
+    # Every beat drawn finished (reduced motion), so that the clock runs through the
+    # whole timeline without frames.
     page.emulate_media(reduced_motion="reduce")
     try:
         for speed in (1, 0.5):
-            times = beat_times(page, name, speed, sum(w * per_word for w in words) / speed + 1000)
-            assert [int(b) for b, _ in times] == list(range(len(beats))), times  # every beat, in order, once
-            held = [b - a for (_, a), (_, b) in itertools.pairwise(times)]  # how long each beat but the last stayed
+            times = beat_times(
+                page, name, speed, sum(w * per_word for w in words) / speed + 1000
+            )
+            # every beat, in order, once
+            assert [int(b) for b, _ in times] == list(range(len(beats))), times
+            # how long each beat but the last stayed
+            held = [b - a for (_, a), (_, b) in itertools.pairwise(times)]
             for i, t in enumerate(held):
-                assert t == pytest.approx(words[i] * per_word / speed, abs=CLOCK_TOL_MS), (speed, i, words[i], t)
+                assert t == pytest.approx(
+                    words[i] * per_word / speed, abs=CLOCK_TOL_MS
+                ), (speed, i, words[i], t)
     finally:
         page.emulate_media(reduced_motion="no-preference")
     # With motion, the move into a beat comes first, then the beat is held as long.
-    times = beat_times(page, name, 2, (words[0] * per_word + move + words[1] * per_word) / 2 + 100)
+    times = beat_times(
+        page, name, 2, (words[0] * per_word + move + words[1] * per_word) / 2 + 100
+    )
     assert [int(b) for b, _ in times][:3] == [0, 1, 2]
-    assert times[2][1] - times[1][1] == pytest.approx((move + words[1] * per_word) / 2, abs=CLOCK_TOL_MS)
+    assert times[2][1] - times[1][1] == pytest.approx(
+        (move + words[1] * per_word) / 2, abs=CLOCK_TOL_MS
+    )
     assert attr(page, name, "playing") == "false"
 
 
-# Every text of a panel, drawing included, with its size in CSS px; the layout drawn and the stage's width.
+# Every text of a panel, drawing included, with its size in CSS px; the layout drawn and
+# the stage's width.
 SIZES = """([name, MIN]) => {
   const root = document.getElementById('panel-' + name);
   const stage = root.querySelector('.book-panel-stage');
@@ -351,31 +430,45 @@ SIZES = """([name, MIN]) => {
   }
   return { small, layout: root.dataset.layout, viewBox: svg.viewBox.baseVal.width, stage: stage.clientWidth,
            svg: svg.getBoundingClientRect().width, overflow: root.scrollWidth > root.clientWidth + 1 };
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_narrow_layout_below_600_px_and_no_text_under_12_px(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_narrow_layout_below_600_px_and_no_text_under_12_px(
+    pages, config, name: str
+) -> None:  # type: ignore[no-untyped-def]
     page = player(pages, name)
-    page.evaluate(f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ d.open = true; }})")
+    page.evaluate(
+        f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ "
+        "d.open = true; })"
+    )
     try:
         for i in range(len(embedded(page, name)["beats"])):
-            page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek({i})")
+            page.evaluate(
+                f"() => document.getElementById('panel-{name}').bookPanel.seek({i})"
+            )
             got = page.evaluate(SIZES, [name, MIN_TEXT_PX])
-            assert got["small"] == [], f"{name}, beat {i + 1}: text under {MIN_TEXT_PX} px: {got['small']}"
+            assert got["small"] == [], (
+                f"{name}, beat {i + 1}: text under {MIN_TEXT_PX} px: {got['small']}"
+            )
             assert not got["overflow"], f"{name}: the panel is wider than its box"
             assert got["svg"] <= got["stage"] + 0.5
             if got["stage"] < NARROW_BELOW:
                 assert got["layout"] == "narrow"
-                assert got["viewBox"] == int(got["stage"])  # a unit of the drawing is a CSS pixel
+                # a unit of the drawing is a CSS pixel
+                assert got["viewBox"] == int(got["stage"])
             else:
                 assert got["layout"] == "wide"
             assert (got["layout"] == "narrow") == (config[0] == "phone")
     finally:
-        page.evaluate(f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ d.open = false; }})")
+        page.evaluate(
+            f"() => document.querySelectorAll('#panel-{name} details').forEach(d => {{ "
+            "d.open = false; })"
+        )
 
 
-# Labels of the drawing (the text elements, not their halos) that overlap each other or leave the drawing.
+# Labels of the drawing (the text elements, not their halos) that overlap each other or
+# leave the drawing.
 COLLISIONS = """(name) => {
   const svg = document.querySelector('#panel-' + name + ' .book-panel-stage svg');
   const r = svg.getBoundingClientRect();
@@ -393,22 +486,31 @@ COLLISIONS = """(name) => {
     }
   });
   return problems;
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 def drawn_states(page, name: str) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    """Put the panel in each state a reader can reach: every beat, each half-way from the one before, and every
-    corner of its sliders (min and max of each, on the first beat); yield what it is."""
+    """Put the panel in each state a reader can reach: every beat, each half-way from
+    the one before, and every corner of its sliders (min and max of each, on the first
+    beat); yield what it is."""
     data = embedded(page, name)
-    set_state = "([name, i, progress, override]) => { const P = document.getElementById('panel-' + name).bookPanel;" \
-                " P.pause(); P.index = i; P.progress = progress; P.override = override; P.render(); }"
+    set_state = (
+        "([name, i, progress, override]) => { const P = "
+        "document.getElementById('panel-' + name).bookPanel; P.pause(); P.index = i; "
+        "P.progress = progress; P.override = override; P.render(); }"
+    )
     for i in range(len(data["beats"])):
-        for progress in ([0.5, 1] if i else [1]):
+        for progress in [0.5, 1] if i else [1]:
             page.evaluate(set_state, [name, i, progress, None])
             yield f"beat {i + 1}" + (" half-way" if progress < 1 else "")
     controls = data["controls"]
-    for corner in itertools.product(*[(c["min"], c["max"]) for c in controls]) if controls else []:
-        override = {**data["beats"][0]["state"], **{c["id"]: v for c, v in zip(controls, corner, strict=True)}}
+    for corner in (
+        itertools.product(*[(c["min"], c["max"]) for c in controls]) if controls else []
+    ):
+        override = {
+            **data["beats"][0]["state"],
+            **{c["id"]: v for c, v in zip(controls, corner, strict=True)},
+        }
         page.evaluate(set_state, [name, 0, 1, override])
         yield f"sliders at {override}"
     page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek(0)")
@@ -422,7 +524,8 @@ def test_labels_never_collide(pages, config, name: str) -> None:  # type: ignore
         assert problems == [], f"{name} at {state}: {problems}"
 
 
-# The axes drawn (data-axis of the axis lines) and the text of the labels that name them.
+# The axes drawn (data-axis of the axis lines) and the text of the labels that name
+# them.
 AXIS_LABELS = """(name) => {
   const svg = document.querySelector('#panel-' + name + ' .book-panel-stage svg');
   const axes = Array.from(svg.querySelectorAll('.book-panel-axis')).map(a => a.dataset.axis);
@@ -431,7 +534,7 @@ AXIS_LABELS = """(name) => {
     (labels[t.dataset.axis] = labels[t.dataset.axis] || []).push(t.textContent.trim());
   });
   return { axes, labels };
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 @pytest.mark.parametrize("name", list(PANELS))
@@ -440,17 +543,23 @@ def test_every_axis_has_a_label(pages, config, name: str) -> None:  # type: igno
     for state in drawn_states(page, name):
         got = page.evaluate(AXIS_LABELS, name)
         assert set(got["axes"]) == AXES[name], f"{name} at {state}: axes {got['axes']}"
-        assert sorted(got["labels"]) == sorted(set(got["axes"])), f"{name} at {state}: labels {got['labels']}"
-        assert all(len(texts) == 1 and len(texts[0]) > 2 for texts in got["labels"].values()), got["labels"]
+        assert sorted(got["labels"]) == sorted(set(got["axes"])), (
+            f"{name} at {state}: labels {got['labels']}"
+        )
+        assert all(
+            len(texts) == 1 and len(texts[0]) > 2 for texts in got["labels"].values()
+        ), got["labels"]
 
 
 def untex(text: str) -> str:
-    """A panel's text as the tests read it off a page: each formula as its TeX source, without the dollars."""
+    """A panel's text as the tests read it off a page: each formula as its TeX source,
+    without the dollars."""
     return text.replace("$", "")
 
 
-# The text of an element with each typeset formula read as its TeX (the data-tex of its wrapper), and the
-# formulas that are not typeset with MathJax's SVG and its MathML for screen readers.
+# The text of an element with each typeset formula read as its TeX (the data-tex of its
+# wrapper), and the formulas that are not typeset with MathJax's SVG and its MathML for
+# screen readers.
 READ = """(el) => {
   const copy = el.cloneNode(true);
   const untypeset = [];
@@ -461,7 +570,7 @@ READ = """(el) => {
   });
   copy.querySelectorAll('mjx-container').forEach(m => m.replaceWith(document.createTextNode('\u00a7')));
   return { text: copy.textContent.replace(/\\s+/g, ' ').trim(), untypeset };
-}"""
+}"""  # noqa: E501  (JavaScript run in the page)
 
 
 def read(page, selector: str) -> dict:  # type: ignore[no-untyped-def]
@@ -475,40 +584,70 @@ def narration(page, name: str) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_math_in_titles_and_narration_is_typeset_like_the_book(pages, config, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_math_in_titles_and_narration_is_typeset_like_the_book(
+    pages, config, name: str
+) -> None:  # type: ignore[no-untyped-def]
     page = player(pages, name)
     data = panel_data.panel(name)
     root = f"#panel-{name}"
-    for selector, text in [(".book-panel-title", data["title"]), (".book-panel-summary", data["summary"])]:
+    for selector, text in [
+        (".book-panel-title", data["title"]),
+        (".book-panel-summary", data["summary"]),
+    ]:
         got = read(page, f"{root} {selector}")
         assert got == {"text": untex(text), "untypeset": []}, selector
-        assert page.locator(f"{root} {selector} .book-panel-tex").count() == text.count("$") // 2
+        assert (
+            page.locator(f"{root} {selector} .book-panel-tex").count()
+            == text.count("$") // 2
+        )
     for i, beat in enumerate(data["beats"]):
-        page.evaluate(f"() => document.getElementById('panel-{name}').bookPanel.seek({i})")
-        assert narration(page, name) == f"Beat {i + 1} of {len(data['beats'])}. {untex(beat['text'])}"
-        assert page.locator(f"{root} .book-panel-now .book-panel-tex").count() == beat["text"].count("$") // 2
-    for control in data["controls"]:  # a symbol in a slider's label is the page's typeset symbol too
+        page.evaluate(
+            f"() => document.getElementById('panel-{name}').bookPanel.seek({i})"
+        )
+        assert (
+            narration(page, name)
+            == f"Beat {i + 1} of {len(data['beats'])}. {untex(beat['text'])}"
+        )
+        assert (
+            page.locator(f"{root} .book-panel-now .book-panel-tex").count()
+            == beat["text"].count("$") // 2
+        )
+    # a symbol in a slider's label is the page's typeset symbol too
+    for control in data["controls"]:
         label = page.locator(f"label[for='panel-{name}-{control['id']}']")
         symbols = control["label"].count("{")
         assert label.locator("mjx-container > svg").count() == symbols
         assert "{" not in label.evaluate(READ)["text"]
     drawn = page.locator(f"{root} .book-panel-stage svg").text_content()
-    assert not set("$\\^_{}") & set(drawn), f"TeX source shows in the drawing: {drawn!r}"
+    assert not set("$\\^_{}") & set(drawn), (
+        f"TeX source shows in the drawing: {drawn!r}"
+    )
     for state in drawn_states(page, name):
         drawn = page.locator(f"{root} .book-panel-stage svg").text_content()
-        assert not set("$\\^_{}") & set(drawn), f"{name} at {state}: TeX source shows in the drawing: {drawn!r}"
+        assert not set("$\\^_{}") & set(drawn), (
+            f"{name} at {state}: TeX source shows in the drawing: {drawn!r}"
+        )
 
 
-def test_the_drawing_redraws_narrow_when_the_window_narrows(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_drawing_redraws_narrow_when_the_window_narrows(
+    browser, site_dir: Path
+) -> None:  # type: ignore[no-untyped-def]
     context, page = _open(browser, site_dir, "keep-dial")
     try:
         names = [n for n, c in PAGE_OF.items() if c == PAGE_OF["keep-dial"]]
-        layouts = f"() => {names}.map(n => document.getElementById('panel-' + n).dataset.layout)"
+        layouts = (
+            f"() => {names}.map(n => document.getElementById('panel-' + "
+            "n).dataset.layout)"
+        )
         assert set(page.evaluate(layouts)) == {"wide"}
         page.set_viewport_size(VIEWPORTS["phone"])
-        page.wait_for_function(f"() => ({layouts})().every(l => l === 'narrow')", timeout=5000)
+        page.wait_for_function(
+            f"() => ({layouts})().every(l => l === 'narrow')", timeout=5000
+        )
         page.set_viewport_size(VIEWPORTS["desktop"])
-        page.wait_for_function(f"() => ({layouts})().every(l => l === 'wide')", timeout=5000)
+        page.wait_for_function(
+            f"() => ({layouts})().every(l => l === 'wide')", timeout=5000
+        )
         assert page.console_errors == []
     finally:
         context.close()
@@ -523,12 +662,19 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     data = embedded(page, name)
     n = len(data["beats"])
     root = f"#panel-{name}"
-    # Reach the drawing by Tab from the panel's title, as a keyboard reader moving down the page would.
-    page.evaluate(f"() => {{ const t = document.querySelector('{root} .book-panel-title');"
-                  " t.tabIndex = -1; t.focus(); }")
+    # Reach the drawing by Tab from the panel's title, as a keyboard reader moving down
+    # the page would.
+    page.evaluate(
+        f"() => {{ const t = document.querySelector('{root} .book-panel-title'); "
+        "t.tabIndex = -1; t.focus(); }"
+    )
     page.keyboard.press("Tab")
-    assert page.evaluate("() => document.activeElement.classList.contains('book-panel-stage')")
-    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert page.evaluate(
+        "() => document.activeElement.classList.contains('book-panel-stage')"
+    )
+    outline = page.evaluate(
+        "() => getComputedStyle(document.activeElement).outlineStyle"
+    )
     assert outline != "none", "the focused drawing shows no focus outline"
     page.keyboard.press("Home")
     seen = [int(attr(page, name, "beat"))]
@@ -551,16 +697,23 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("K")
     assert attr(page, name, "playing") == "false"
 
-    # Tab on through the controls: Back, Next, Play, the scrubber, the speed menu, then each parameter slider.
+    # Tab on through the controls: Back, Next, Play, the scrubber, the speed menu, then
+    # each parameter slider.
     reached = []
     for _ in range(6 + len(data["controls"])):
         page.keyboard.press("Tab")
-        reached.append(page.evaluate("() => document.activeElement.id || document.activeElement.className"))
+        reached.append(
+            page.evaluate(
+                "() => document.activeElement.id || document.activeElement.className"
+            )
+        )
     controls = [f"panel-{name}-{c['id']}" for c in data["controls"]]
     assert {"book-panel-back", "book-panel-next", "book-panel-play"} <= set(reached)
     assert f"panel-{name}-beat" in reached
     assert f"panel-{name}-speed" in reached
-    assert set(controls) <= set(reached), f"controls not reached by Tab: {set(controls) - set(reached)}"
+    assert set(controls) <= set(reached), (
+        f"controls not reached by Tab: {set(controls) - set(reached)}"
+    )
 
     page.focus(f"#panel-{name}-beat")
     page.keyboard.press("Home")
@@ -569,7 +722,9 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
     assert attr(page, name, "beat") == "1"
     page.focus(f"#panel-{name}-speed")
     page.keyboard.press("ArrowDown")
-    assert page.evaluate(f"() => document.querySelector('{root}').bookPanel.speed") == 1.5
+    assert (
+        page.evaluate(f"() => document.querySelector('{root}').bookPanel.speed") == 1.5
+    )
     page.focus(f"{root} .book-panel-play")
     page.keyboard.press("Enter")
     assert attr(page, name, "playing") == "true"
@@ -577,60 +732,100 @@ def _drive_by_keyboard(page, name: str) -> None:  # type: ignore[no-untyped-def]
         before = page.inner_html(f"{root} .book-panel-stage svg")
         slider = f"#panel-{name}-{control['id']}"
         page.focus(slider)
-        at_max = page.evaluate(f"() => {{ const i = document.querySelector('{slider}'); return +i.value >= +i.max; }}")
-        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")  # pauses and recomputes the picture
+        at_max = page.evaluate(
+            f"() => {{ const i = document.querySelector('{slider}'); return +i.value "
+            ">= +i.max; }"
+        )
+        # pauses and recomputes the picture
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
         assert attr(page, name, "playing") == "false"
         assert page.inner_html(f"{root} .book-panel-stage svg") != before
         assert "Your setting" in page.locator(f"{root} .book-panel-now").text_content()
 
 
-@pytest.mark.parametrize("config", TIMELINE_CONFIGS[:1], scope="module",
-                         ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in TIMELINE_CONFIGS[:1]])
+@pytest.mark.parametrize(
+    "config",
+    TIMELINE_CONFIGS[:1],
+    scope="module",
+    ids=[f"{VIEWPORTS[v]['width']}px-{s}" for v, s in TIMELINE_CONFIGS[:1]],
+)
 @pytest.mark.parametrize("name", list(PANELS))
-def test_reduced_motion_shows_finished_beats_only(pages, config, name: str, reduced: bool) -> None:  # type: ignore[no-untyped-def]
-    """Played through two beats on the page's fake clock (its animation frames included), at 1280 px."""
+def test_reduced_motion_shows_finished_beats_only(
+    pages, config, name: str, reduced: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """Played through two beats on the page's fake clock (its animation frames
+    included), at 1280 px."""
     page, root = player(pages, name), f"#panel-{name}"
-    assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), "played on a page of another configuration"
+    assert shown_as(page) == (config[1], VIEWPORTS[config[0]]["width"]), (
+        "played on a page of another configuration"
+    )
     data = embedded(page, name)
     words = [b["words"] for b in data["beats"]]
-    page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")  # the player asks at every move
+    # the player asks at every move
+    page.emulate_media(reduced_motion="reduce" if reduced else "no-preference")
     try:
         page.evaluate(
-            f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = [];"
-            " if (r.progressWatch) r.progressWatch.disconnect();"
-            " r.progressWatch = new MutationObserver(() => r.seenProgress.push(r.dataset.progress));"
-            " r.progressWatch.observe(r, {attributes: true, attributeFilter: ['data-progress', 'data-beat']});"
-            # a fast reader (40 ms a word) at twice the speed, so that two beats pass in a few seconds of the clock
-            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; r.bookPanel.movingFrames = 0;"
-            " r.bookPanel.seek(0); r.bookPanel.play(); }"
+            f"() => {{ const r = document.querySelector('{root}'); r.seenProgress = "
+            "[]; if (r.progressWatch) r.progressWatch.disconnect(); r.progressWatch = "
+            "new MutationObserver(() => r.seenProgress.push(r.dataset.progress)); "
+            "r.progressWatch.observe(r, {attributes: true, attributeFilter: "
+            "['data-progress', 'data-beat']});"
+            # a fast reader (40 ms a word) at twice the speed, so that two beats pass in
+            # a few seconds of the clock
+            " r.bookPanel.data.msPerWord = 40; r.bookPanel.speed = 2; "
+            "r.bookPanel.movingFrames = 0; r.bookPanel.seek(0); r.bookPanel.play(); }"
         )
-        # the first two beats held and the two moves made, then 100 ms into the third beat
-        page.clock.run_for(int((40 * (words[0] + words[1]) + 2 * data["moveMs"]) / 2) + 100)
+        # the first two beats held and the two moves made, then 100 ms into the third
+        # beat
+        page.clock.run_for(
+            int((40 * (words[0] + words[1]) + 2 * data["moveMs"]) / 2) + 100
+        )
         assert int(attr(page, name, "beat")) >= 2
-        frames = page.evaluate(f"() => document.querySelector('{root}').bookPanel.movingFrames")
+        frames = page.evaluate(
+            f"() => document.querySelector('{root}').bookPanel.movingFrames"
+        )
         progress = page.evaluate(f"() => document.querySelector('{root}').seenProgress")
-        page.evaluate(f"() => document.querySelector('{root}').progressWatch.disconnect()")
+        page.evaluate(
+            f"() => document.querySelector('{root}').progressWatch.disconnect()"
+        )
     finally:
         page.evaluate(f"() => document.querySelector('{root}').bookPanel.pause()")
         page.evaluate(RESET, name)
         page.emulate_media(reduced_motion="no-preference")
     if reduced:
         assert frames == 0
-        assert set(progress) == {"1"}, "a state between two beats was drawn under reduced motion"
+        assert set(progress) == {"1"}, (
+            "a state between two beats was drawn under reduced motion"
+        )
     else:
         assert frames > 0
         assert any(p != "1" for p in progress)
 
 
-def test_a_page_loaded_under_reduced_motion_draws_no_frame_between_beats(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    """The shared pages switch the preference after loading; one page is also loaded with it set."""
+def test_a_page_loaded_under_reduced_motion_draws_no_frame_between_beats(
+    browser, site_dir: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The shared pages switch the preference after loading; one page is also loaded
+    with it set."""
     context, page = _open(browser, site_dir, "forget-power", reduced_motion=True)
     try:
-        page.evaluate("() => { const P = document.getElementById('panel-forget-power').bookPanel;"
-                      " P.data.msPerWord = 40; P.speed = 2; P.seek(0); P.play(); }")
-        page.wait_for_function("() => document.getElementById('panel-forget-power').dataset.beat === '2'",
-                               timeout=15000, polling=50)
-        assert page.evaluate("() => document.getElementById('panel-forget-power').bookPanel.movingFrames") == 0
+        page.evaluate(
+            "() => { const P = "
+            "document.getElementById('panel-forget-power').bookPanel; P.data.msPerWord "
+            "= 40; P.speed = 2; P.seek(0); P.play(); }"
+        )
+        page.wait_for_function(
+            "() => document.getElementById('panel-forget-power').dataset.beat === '2'",
+            timeout=15000,
+            polling=50,
+        )
+        assert (
+            page.evaluate(
+                "() => "
+                "document.getElementById('panel-forget-power').bookPanel.movingFrames"
+            )
+            == 0
+        )
         assert page.console_errors == []
     finally:
         context.close()
@@ -642,7 +837,9 @@ def test_transcript_has_one_entry_per_beat(live, name: str) -> None:  # type: ig
     beats = panel_data.panel(name)["beats"]
     items = page.locator(f"#panel-{name} details.book-panel-transcript li")
     assert items.count() == len(beats) == len(embedded(page, name)["beats"])
-    assert [i.evaluate(READ) for i in items.all()] == [{"text": untex(b["text"]), "untypeset": []} for b in beats]
+    assert [i.evaluate(READ) for i in items.all()] == [
+        {"text": untex(b["text"]), "untypeset": []} for b in beats
+    ]
     assert not items.first.is_visible()  # folded until asked for
     page.locator(f"#panel-{name} details.book-panel-transcript summary").focus()
     page.keyboard.press("Enter")  # the transcript opens from the keyboard
@@ -650,15 +847,33 @@ def test_transcript_has_one_entry_per_beat(live, name: str) -> None:  # type: ig
 
 
 JS_CASES = {
-    "one-unit": ([{"w": w, "x": x} for w in (-2.5, -0.7, 0.3, 1.05, 2.2) for x in (-0.6, 0.0, 0.35)],
-                 lambda p: bptt_panels.one_unit_curves(p["w"], p["x"])),
-    "forget-power": ([{"b": b} for b in (-3.0, -1.3, 0.0, 0.55, 1.0, 2.7, 4.95)],
-                     lambda p: {"curve": gated_panels.forget_curve(p["b"])}),
-    "keep-dial": ([{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)], lambda p: gated_panels.dial_parts(p["u"])),
-    # k = 2.4 is a value between two beats while the animation moves: the JavaScript snaps it to the count 2
-    "sampling-explorer": ([{"tau": t, "k": k, "p": p} for t in (0.1, 0.35, 1.0, 1.65, 3.95) for k in (1, 2.4, 4, 6)
-                           for p in (0.05, 0.5, 0.9, 0.97, 1.0)],
-                          lambda p: sampling_panels.sampling_parts(p["tau"], round(p["k"]), p["p"])),
+    "one-unit": (
+        [
+            {"w": w, "x": x}
+            for w in (-2.5, -0.7, 0.3, 1.05, 2.2)
+            for x in (-0.6, 0.0, 0.35)
+        ],
+        lambda p: bptt_panels.one_unit_curves(p["w"], p["x"]),
+    ),
+    "forget-power": (
+        [{"b": b} for b in (-3.0, -1.3, 0.0, 0.55, 1.0, 2.7, 4.95)],
+        lambda p: {"curve": gated_panels.forget_curve(p["b"])},
+    ),
+    "keep-dial": (
+        [{"u": u} for u in (0.0, 0.13, 0.5, 0.77, 1.0)],
+        lambda p: gated_panels.dial_parts(p["u"]),
+    ),
+    # k = 2.4 is a value between two beats while the animation moves: the JavaScript
+    # snaps it to the count 2
+    "sampling-explorer": (
+        [
+            {"tau": t, "k": k, "p": p}
+            for t in (0.1, 0.35, 1.0, 1.65, 3.95)
+            for k in (1, 2.4, 4, 6)
+            for p in (0.05, 0.5, 0.9, 0.97, 1.0)
+        ],
+        lambda p: sampling_panels.sampling_parts(p["tau"], round(p["k"]), p["p"]),
+    ),
 }
 
 
@@ -667,8 +882,9 @@ def test_javascript_numbers_match_python(live, name: str) -> None:  # type: igno
     params, python = JS_CASES[name]
     for p in params:
         got = live.evaluate(
-            "([name, p]) => { const d = document.getElementById('panel-' + name).bookPanel.data;"
-            " const r = BookPanels.compute(name, p, d); return Array.isArray(r) ? {curve: r} : r; }",
+            "([name, p]) => { const d = document.getElementById('panel-' + "
+            "name).bookPanel.data; const r = BookPanels.compute(name, p, d); return "
+            "Array.isArray(r) ? {curve: r} : r; }",
             [name, p],
         )
         want = python(p)
@@ -677,15 +893,26 @@ def test_javascript_numbers_match_python(live, name: str) -> None:  # type: igno
             if isinstance(value, list):
                 assert len(got_v) == len(value)
                 for a, b in zip(got_v, value, strict=True):
-                    assert a == pytest.approx(b, rel=JS_REL_TOL, abs=1e-300), (name, p, key)
+                    assert a == pytest.approx(b, rel=JS_REL_TOL, abs=1e-300), (
+                        name,
+                        p,
+                        key,
+                    )
             else:
-                assert got_v == pytest.approx(value, rel=JS_REL_TOL, abs=1e-15), (name, p, key)
+                assert got_v == pytest.approx(value, rel=JS_REL_TOL, abs=1e-15), (
+                    name,
+                    p,
+                    key,
+                )
 
 
 @pytest.fixture(scope="module")
 def static_pages(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-untyped-def]
-    """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read only)."""
-    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    """Chapter page -> the page at 390 px with JavaScript off, opened on first use (read
+    only)."""
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 390, "height": 844}
+    )
 
     def open_chapter(chapter: str) -> object:
         p = context.new_page()
@@ -697,36 +924,63 @@ def static_pages(browser, site_dir: Path) -> Iterator[dict]:  # type: ignore[no-
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_without_javascript_the_static_figure_and_transcript_stand(static_pages: dict, name: str) -> None:  # type: ignore[type-arg]
+def test_without_javascript_the_static_figure_and_transcript_stand(
+    static_pages: dict, name: str
+) -> None:  # type: ignore[type-arg]
     page = static_pages[PAGE_OF[name]]
     img = page.locator(f"#panel-{name} .book-panel-static img")
     img.scroll_into_view_if_needed()
-    page.wait_for_function("(i) => i.complete && i.naturalWidth > 0", arg=img.element_handle(), timeout=10000)
+    page.wait_for_function(
+        "(i) => i.complete && i.naturalWidth > 0",
+        arg=img.element_handle(),
+        timeout=10000,
+    )
     assert img.is_visible()
     assert img.get_attribute("alt")
     beats = len(panel_data.panel(name)["beats"])
-    assert page.locator(f"#panel-{name} details.book-panel-transcript li").count() == beats
+    assert (
+        page.locator(f"#panel-{name} details.book-panel-transcript li").count() == beats
+    )
     assert page.locator(f"#panel-{name} .book-panel-stage").count() == 0
 
 
 @pytest.mark.parametrize("name", ["keep-dial"])
 def test_javascript_prints_numbers_as_python_does(live, name: str) -> None:  # type: ignore[no-untyped-def]
-    values = [0.0, 0.35, 0.5334, -0.0098, 1e-3, 9.99e-4, 2.6e-4, 4.2e-18, 9999.0, 1e4, -1.15e18, 3.1e-73]
+    values = [
+        0.0,
+        0.35,
+        0.5334,
+        -0.0098,
+        1e-3,
+        9.99e-4,
+        2.6e-4,
+        4.2e-18,
+        9999.0,
+        1e4,
+        -1.15e18,
+        3.1e-73,
+    ]
     for digits in (1, 2, 3):
-        got = live.evaluate("([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits])
+        got = live.evaluate(
+            "([vs, d]) => vs.map((v) => BookPanels.number(v, d))", [values, digits]
+        )
         assert got == [panel_beats.number(v, digits) for v in values], digits
 
 
 @pytest.mark.parametrize("name", ["sampling-explorer"])
 def test_a_count_moving_between_beats_is_drawn_and_shown_whole(live, name: str) -> None:  # type: ignore[no-untyped-def]
     beats = panel_data.panel(name)["beats"]
-    move = next(i for i in range(1, len(beats)) if beats[i]["state"]["k"] != beats[i - 1]["state"]["k"])
+    move = next(
+        i
+        for i in range(1, len(beats))
+        if beats[i]["state"]["k"] != beats[i - 1]["state"]["k"]
+    )
     k_from, k_to = beats[move - 1]["state"]["k"], beats[move]["state"]["k"]
     shown = live.evaluate(
-        "(i) => { const r = document.getElementById('panel-sampling-explorer'); const P = r.bookPanel;"
-        " P.index = i; P.progress = 0.4; P.render();"
-        " return [r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent,"
-        " r.querySelector('.book-panel-stage svg').textContent]; }",
+        "(i) => { const r = document.getElementById('panel-sampling-explorer'); const "
+        "P = r.bookPanel; P.index = i; P.progress = 0.4; P.render(); return "
+        "[r.querySelector('output[for=\"panel-sampling-explorer-k\"]').textContent, "
+        "r.querySelector('.book-panel-stage svg').textContent]; }",
         move,
     )
     live.evaluate(RESET, name)

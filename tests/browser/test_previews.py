@@ -1,7 +1,9 @@
-"""Link previews on the built pages, in Chromium with no network (bookbuild/site/previews.py, book-site.js): every
-citation, glossary term and cross-reference in a chapter has one; focus or hover shows it inside the window,
-the pointer can move onto it, Escape closes it and leaves the focus on the link; on a touch screen the first
-tap shows it docked at the foot of the screen and the second follows the link; its math is typeset."""
+"""Link previews on the built pages, in Chromium with no network
+(bookbuild/site/previews.py, book-site.js): every citation, glossary term and
+cross-reference in a chapter has one; focus or hover shows it inside the window, the
+pointer can move onto it, Escape closes it and leaves the focus on the link; on a touch
+screen the first tap shows it docked at the foot of the screen and the second follows
+the link; its math is typeset."""
 
 from __future__ import annotations
 
@@ -17,8 +19,11 @@ from tests.browser.test_pages import PAGES, VIEWPORTS, open_page, page, viewport
 CHAPTER = "book/gated.html"
 CITATION = 'article a.reference.internal[href^="bibliography.html#cite-"]'
 TERM_WITH_MATH = 'article a.reference.internal[href="glossary.html#term-cell-state"]'
-#: the targets every link to which must have a preview: citations, glossary terms, numbered things, sections
-PREVIEWED = re.compile(r"(bibliography\.html#cite-|glossary\.html#term-|#equation-|#fig-|#tab-|#ex-|#sec-|#chap-)")
+#: the targets every link to which must have a preview: citations, glossary terms,
+#: numbered things, sections
+PREVIEWED = re.compile(
+    r"(bibliography\.html#cite-|glossary\.html#term-|#equation-|#fig-|#tab-|#ex-|#sec-|#chap-)"
+)
 
 
 def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
@@ -32,7 +37,7 @@ def _tip(tab) -> dict:  # type: ignore[no-untyped-def]
               height: window.innerHeight, text: tip.innerText, kind: tip.dataset.kind,
               html: tip.innerHTML, active: active && active.getAttribute('href'),
               describedby: active && active.getAttribute('aria-describedby')};
-    }""")
+    }""")  # noqa: E501  (JavaScript run in the page)
 
 
 def _first_visible(tab, selector: str):  # type: ignore[no-untyped-def]
@@ -41,21 +46,47 @@ def _first_visible(tab, selector: str):  # type: ignore[no-untyped-def]
     return link
 
 
-@pytest.mark.parametrize("name", ["book/gated.html", "book/language-models.html", "book/beyond.html",
-                                  "book/glossary.html"])
-def test_every_citation_term_and_cross_reference_has_a_preview(site_dir: Path, name: str) -> None:
+@pytest.mark.parametrize(
+    "name",
+    [
+        "book/gated.html",
+        "book/language-models.html",
+        "book/beyond.html",
+        "book/glossary.html",
+    ],
+)
+def test_every_citation_term_and_cross_reference_has_a_preview(
+    site_dir: Path, name: str
+) -> None:
     text = (site_dir / name).read_text(encoding="utf-8")
-    article = BeautifulSoup(re.search(r"<article.*?</article>", text, re.S).group(0), "html.parser")
+    article = BeautifulSoup(
+        re.search(r"<article.*?</article>", text, re.S).group(0), "html.parser"
+    )
     match = re.search(r'<template id="book-previews">(.*?)</template>', text, re.S)
     assert match, f"{name} has no previews"
-    have = {e["data-href"] for e in BeautifulSoup(match.group(1), "html.parser").select("div.link-tip-body")}
-    wanted = {a["href"] for a in article.select("a.reference.internal[href]") if PREVIEWED.search(a["href"])}
+    have = {
+        e["data-href"]
+        for e in BeautifulSoup(match.group(1), "html.parser").select(
+            "div.link-tip-body"
+        )
+    }
+    wanted = {
+        a["href"]
+        for a in article.select("a.reference.internal[href]")
+        if PREVIEWED.search(a["href"])
+    }
     assert len(wanted) > 5
     assert wanted - have == set()
-    assert not re.search(r"\\\(|\\\[", match.group(1)), "math left untypeset in a preview"
+    assert not re.search(r"\\\(|\\\[", match.group(1)), (
+        "math left untypeset in a preview"
+    )
 
 
-def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(page, site_dir, viewport):  # noqa: F811
+def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(
+    page,  # noqa: F811
+    site_dir,
+    viewport,  # noqa: F811
+):
     open_page(page, site_dir, CHAPTER)
     links = page.locator(f"{CITATION}:visible")
     assert links.count() > 3
@@ -66,9 +97,13 @@ def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(page, si
         assert state["shown"], i
         assert state["kind"] == "citation"
         assert state["describedby"] == "link-tip"
-        label = state["text"].splitlines()[0]  # "Gers et al., 2000": the entry's label heads the preview
-        cited = link.locator("xpath=ancestor::span[contains(@class, 'bibtex-citation')]").inner_text()
-        assert label.split(" ")[0].rstrip(",") in cited, (label, cited)  # "Gers et al. [2000]" or "[Gers et al., 2000]"
+        # "Gers et al., 2000": the entry's label heads the preview
+        label = state["text"].splitlines()[0]
+        cited = link.locator(
+            "xpath=ancestor::span[contains(@class, 'bibtex-citation')]"
+        ).inner_text()
+        # "Gers et al. [2000]" or "[Gers et al., 2000]"
+        assert label.split(" ")[0].rstrip(",") in cited, (label, cited)
         assert state["left"] >= 0, (i, state)
         assert state["right"] <= state["width"], (i, state)
         assert state["top"] >= 0, (i, state)
@@ -76,12 +111,16 @@ def test_focus_shows_the_preview_inside_the_window_and_escape_closes_it(page, si
     page.keyboard.press("Escape")
     state = _tip(page)
     assert not state["shown"]
-    assert state["active"] == links.nth(links.count() - 1).get_attribute("href")  # the focus stays on the link
+    # the focus stays on the link
+    assert state["active"] == links.nth(links.count() - 1).get_attribute("href")
     assert page.outside_requests == []
     assert page.console_errors == []
 
 
-def test_a_term_s_preview_shows_its_definition_with_the_math_typeset(page, site_dir) -> None:  # noqa: F811
+def test_a_term_s_preview_shows_its_definition_with_the_math_typeset(
+    page,  # noqa: F811
+    site_dir,
+) -> None:
     open_page(page, site_dir, CHAPTER)
     _first_visible(page, TERM_WITH_MATH).focus()
     state = _tip(page)
@@ -109,8 +148,12 @@ def test_the_pointer_can_move_onto_a_hover_preview(page, site_dir, viewport) -> 
     assert not _tip(page)["shown"]
 
 
-def test_a_first_tap_previews_and_a_second_follows_the_link(browser, site_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    context = new_context(browser, viewport=VIEWPORTS["phone"], has_touch=True, is_mobile=True)
+def test_a_first_tap_previews_and_a_second_follows_the_link(
+    browser, site_dir: Path
+) -> None:  # type: ignore[no-untyped-def]
+    context = new_context(
+        browser, viewport=VIEWPORTS["phone"], has_touch=True, is_mobile=True
+    )
     tab = context.new_page()
     try:
         open_page(tab, site_dir, CHAPTER)
@@ -122,7 +165,8 @@ def test_a_first_tap_previews_and_a_second_follows_the_link(browser, site_dir: P
         assert state["shown"]
         assert tab.url.split("#")[0].endswith(CHAPTER)  # the tap stayed on the page
         assert state["bottom"] <= state["height"]
-        assert state["right"] - state["left"] >= state["width"] - 24  # docked across the foot of the screen
+        # docked across the foot of the screen
+        assert state["right"] - state["left"] >= state["width"] - 24
         assert "Go to the bibliography entry" in state["text"]
         link.tap()
         tab.wait_for_url(re.compile(re.escape(href.split("#")[0])))
@@ -131,7 +175,13 @@ def test_a_first_tap_previews_and_a_second_follows_the_link(browser, site_dir: P
 
 
 def test_the_site_loads_no_script_or_style_from_another_host(site_dir: Path) -> None:
-    external = re.compile(r'<(?:script|link|img)\b[^>]*\b(?:src|href)="(?:https?:)?//', re.I)
-    offenders = [name for name in PAGES if (site_dir / name).exists()
-                 and external.search((site_dir / name).read_text(encoding="utf-8"))]
+    external = re.compile(
+        r'<(?:script|link|img)\b[^>]*\b(?:src|href)="(?:https?:)?//', re.I
+    )
+    offenders = [
+        name
+        for name in PAGES
+        if (site_dir / name).exists()
+        and external.search((site_dir / name).read_text(encoding="utf-8"))
+    ]
     assert offenders == []

@@ -1,4 +1,5 @@
-"""Tests for core.arguments: counts are ints >= 1, and the message names the argument."""
+"""Tests for core.arguments: counts are ints >= 1, and the message names the
+argument."""
 
 from __future__ import annotations
 

@@ -20,19 +20,30 @@ def test_max_abs_diff_is_the_largest_entrywise_gap() -> None:
         max_abs_diff(a, b.flatten())
 
 
-@pytest.mark.parametrize(("diff", "tol", "text"), [(1.2e-7, 1e-6, "1e-6"), (0.0, 1e-12, "1e-12"), (0.5, 1.0, "1e0")])
+@pytest.mark.parametrize(
+    ("diff", "tol", "text"),
+    [(1.2e-7, 1e-6, "1e-6"), (0.0, 1e-12, "1e-12"), (0.5, 1.0, "1e0")],
+)
 def test_within_returns_the_bound(diff: float, tol: float, text: str) -> None:
     assert within(diff, tol) == text
 
 
 def test_within_fails_when_the_bound_is_broken() -> None:
-    with pytest.raises(AssertionError, match="differ by 2e-06, more than the stated bound 1e-06"):
+    with pytest.raises(
+        AssertionError, match="differ by 2e-06, more than the stated bound 1e-06"
+    ):
         within(2e-6, 1e-6)
 
 
-@pytest.mark.parametrize(("diff", "tol", "message"), [(1e-7, 3e-6, "power of ten"), (1e-7, 0.0, "power of ten"),
-                                                      (float("nan"), 1e-6, "finite number"),
-                                                      (-1.0, 1e-6, "finite number")])
+@pytest.mark.parametrize(
+    ("diff", "tol", "message"),
+    [
+        (1e-7, 3e-6, "power of ten"),
+        (1e-7, 0.0, "power of ten"),
+        (float("nan"), 1e-6, "finite number"),
+        (-1.0, 1e-6, "finite number"),
+    ],
+)
 def test_within_rejects_bad_input(diff: float, tol: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         within(diff, tol)

@@ -1,8 +1,9 @@
-"""Tests for chapter_code.core.plotting: the diagram draws, bad input is named, the style applies.
+"""Tests for chapter_code.core.plotting: the diagram draws, bad input is named, the
+style applies.
 
-Tests for chapter_code.core.plotting that pin what the style would otherwise hide: the boxes'
-own colours, the PNG's own settings, which texts count as the smallest, the steps range,
-and the hook that shows figures as the book's PNGs inside a kernel.
+Tests for chapter_code.core.plotting that pin what the style would otherwise hide: the
+boxes' own colours, the PNG's own settings, which texts count as the smallest, the steps
+range, and the hook that shows figures as the book's PNGs inside a kernel.
 """
 
 from __future__ import annotations
@@ -59,9 +60,13 @@ def test_figure_png_has_twice_the_pixels_and_records_its_smallest_text() -> None
     ax.legend()
     ax.text(0.5, 0.5, "small", fontsize=7)
     data, size = figure_png(fig)
-    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    width, height = (
+        int.from_bytes(data[16:20], "big"),
+        int.from_bytes(data[20:24], "big"),
+    )
     assert size == {"width": width // PIXEL_RATIO, "height": height // PIXEL_RATIO}
-    assert 0.9 * 4.0 * fig.dpi <= size["width"] <= 1.1 * 4.0 * fig.dpi  # shown at the figure's own size
+    # shown at the figure's own size
+    assert 0.9 * 4.0 * fig.dpi <= size["width"] <= 1.1 * 4.0 * fig.dpi
     recorded = float(Image.open(io.BytesIO(data)).text[SMALLEST_TEXT_KEY])
     assert recorded == pytest.approx(7 / 72 * fig.dpi * PIXEL_RATIO, abs=0.01)
     plt.close(fig)
@@ -69,21 +74,31 @@ def test_figure_png_has_twice_the_pixels_and_records_its_smallest_text() -> None
 
 def test_smallest_text_ignores_the_hidden_axes_of_a_diagram() -> None:
     fig = draw_loop_and_unrolled(steps=3)
-    assert smallest_text_points(fig) >= 11.5  # tick labels of the switched-off axes do not count
+    # tick labels of the switched-off axes do not count
+    assert smallest_text_points(fig) >= 11.5
     plt.close(fig)
 
 
 def _boxes(fig: Figure) -> list[dict]:
-    return [p for ax in diagram_facts(fig)["axes"] for p in ax["patches"] if p["kind"] == "FancyBboxPatch"]
+    return [
+        p
+        for ax in diagram_facts(fig)["axes"]
+        for p in ax["patches"]
+        if p["kind"] == "FancyBboxPatch"
+    ]
 
 
 def test_boxes_set_their_own_colours_and_line_width() -> None:
     reference = _boxes(draw_loop_and_unrolled(3))
-    with plt.rc_context({"patch.facecolor": "red", "patch.edgecolor": "red", "patch.linewidth": 3.0}):
+    with plt.rc_context(
+        {"patch.facecolor": "red", "patch.edgecolor": "red", "patch.linewidth": 3.0}
+    ):
         boxes = _boxes(draw_loop_and_unrolled(3))
     assert len(boxes) == 4
     assert boxes == reference
-    assert {(b["fc"], b["ec"], b["lw"]) for b in boxes} == {("#e69f00e6", "#000000e6", 1.0)}
+    assert {(b["fc"], b["ec"], b["lw"]) for b in boxes} == {
+        ("#e69f00e6", "#000000e6", 1.0)
+    }
     plt.close("all")
 
 
@@ -100,16 +115,21 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 def test_figure_png_sets_its_own_format_resolution_and_crop() -> None:
     fig = plt.figure(figsize=(4.0, 2.0), dpi=50)
-    fig.text(0.5, 0.5, "only this", fontsize=12)  # a small drawing in a large, empty figure
-    # Whatever the saving defaults are, the PNG is cropped to the drawing, at twice the figure's dpi.
-    with plt.rc_context({"savefig.format": "svg", "savefig.bbox": None, "savefig.dpi": 300}):
+    # a small drawing in a large, empty figure
+    fig.text(0.5, 0.5, "only this", fontsize=12)
+    # Whatever the saving defaults are, the PNG is cropped to the drawing, at twice the
+    # figure's dpi.
+    with plt.rc_context(
+        {"savefig.format": "svg", "savefig.bbox": None, "savefig.dpi": 300}
+    ):
         data, size = figure_png(fig)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = _png_size(data)
     assert size == {"width": width // PIXEL_RATIO, "height": height // PIXEL_RATIO}
     assert isinstance(size["width"], int)
     assert isinstance(size["height"], int)
-    assert width < 4.0 * 50 * PIXEL_RATIO / 2  # cropped: far narrower than the 4-inch figure
+    # cropped: far narrower than the 4-inch figure
+    assert width < 4.0 * 50 * PIXEL_RATIO / 2
     assert height < 2.0 * 50 * PIXEL_RATIO / 2
     text_px = float(Image.open(io.BytesIO(data)).text[figures.SMALLEST_TEXT_KEY])
     assert text_px == pytest.approx(12 / 72 * 50 * PIXEL_RATIO, abs=0.01)
@@ -155,8 +175,9 @@ class _Formatter:
 
 
 def _fake_ipython(monkeypatch: pytest.MonkeyPatch, shell: object) -> None:
-    # In a kernel the real IPython is imported already, and with it what the inline backend needs; import that
-    # backend before IPython is swapped for the fake, so the test passes whichever tests ran before it on its worker.
+    # In a kernel the real IPython is imported already, and with it what the inline
+    # backend needs; import that backend before IPython is swapped for the fake, so the
+    # test passes whichever tests ran before it on its worker.
     import matplotlib_inline.backend_inline  # noqa: F401
 
     module = types.ModuleType("IPython")
@@ -164,23 +185,31 @@ def _fake_ipython(monkeypatch: pytest.MonkeyPatch, shell: object) -> None:
     monkeypatch.setitem(sys.modules, "IPython", module)
 
 
-def test_inside_a_kernel_figures_are_shown_through_figure_png(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_inside_a_kernel_figures_are_shown_through_figure_png(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     png = _Formatter()
-    shell = types.SimpleNamespace(display_formatter=types.SimpleNamespace(formatters={"image/png": png}))
+    shell = types.SimpleNamespace(
+        display_formatter=types.SimpleNamespace(formatters={"image/png": png})
+    )
     _fake_ipython(monkeypatch, shell)
     figures.use_book_style()
     assert png.registered == [(Figure, figure_png)]
 
 
-def test_outside_a_kernel_nothing_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outside_a_kernel_nothing_is_registered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _fake_ipython(monkeypatch, None)
     figures.use_book_style()  # get_ipython() is None: returns quietly
-    monkeypatch.setitem(sys.modules, "IPython", None)  # IPython not importable: returns quietly too
+    # IPython not importable: returns quietly too
+    monkeypatch.setitem(sys.modules, "IPython", None)
     figures.use_book_style()
 
 
 def test_tick_labels_written_on_a_switched_off_axes_do_not_count() -> None:
-    # labels set by hand exist and are visible even after ax.axis("off"); they are not drawn, so they must not count
+    # labels set by hand exist and are visible even after ax.axis("off"); they are not
+    # drawn, so they must not count
     fig, (shown, off) = plt.subplots(1, 2)
     shown.text(0.5, 0.5, "drawn", fontsize=10)
     shown.tick_params(labelsize=10)

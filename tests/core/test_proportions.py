@@ -1,4 +1,5 @@
-"""Tests for chapter_code.core.proportions: the Wilson interval and the solve-rate summary.
+"""Tests for chapter_code.core.proportions: the Wilson interval and the solve-rate
+summary.
 
 Tests for chapter_code.core.proportions that pin values: the Wilson interval against the
 published formula and reference values, boundaries of the arguments, the solve-rate
@@ -20,8 +21,12 @@ def test_wilson_interval_contains_the_rate_and_stays_in_the_unit_interval() -> N
     assert low < 3 / 8 < high
     assert wilson_interval(0, 16)[0] == 0.0
     assert wilson_interval(16, 16)[1] == 1.0
-    assert wilson_interval(0, 16)[1] > 0.1  # none of 16 solved still allows a rate above 10 %
-    width = {n: wilson_interval(n // 2, n)[1] - wilson_interval(n // 2, n)[0] for n in (16, 64)}
+    # none of 16 solved still allows a rate above 10 %
+    assert wilson_interval(0, 16)[1] > 0.1
+    width = {
+        n: wilson_interval(n // 2, n)[1] - wilson_interval(n // 2, n)[0]
+        for n in (16, 64)
+    }
     assert width[16] > width[64]  # more runs, narrower interval
     with pytest.raises(ValueError, match="solved must be an int in"):
         wilson_interval(9, 8)
@@ -30,10 +35,15 @@ def test_wilson_interval_contains_the_rate_and_stays_in_the_unit_interval() -> N
 
 
 def test_solve_rate_counts_runs_solved_at_the_end_and_their_epochs() -> None:
-    runs = [{"final_accuracy": 1.0, "solved_epoch": 12}, {"final_accuracy": 0.25, "solved_epoch": None},
-            {"final_accuracy": 0.95, "solved_epoch": 7}, {"final_accuracy": 0.5, "solved_epoch": 30}]
+    runs = [
+        {"final_accuracy": 1.0, "solved_epoch": 12},
+        {"final_accuracy": 0.25, "solved_epoch": None},
+        {"final_accuracy": 0.95, "solved_epoch": 7},
+        {"final_accuracy": 0.5, "solved_epoch": 30},
+    ]
     summary = solve_rate(runs, 0.9)
-    assert summary["solved"] == 2  # the last run crossed the line once but ended below it
+    # the last run crossed the line once but ended below it
+    assert summary["solved"] == 2
     assert summary["rate"] == 0.5
     assert summary["solved_epochs"] == [7, 12]
     assert summary["low"] < 0.5 < summary["high"]
@@ -49,12 +59,18 @@ def test_plot_shows_each_rate_inside_its_interval_and_the_counts() -> None:
     matplotlib.use("Agg")
     from chapter_code.core.proportions import plot_solve_rates
 
-    runs = [{"final_accuracy": a, "solved_epoch": 5 if a >= 0.9 else None} for a in (1.0, 0.2, 0.95, 0.3)]
+    runs = [
+        {"final_accuracy": a, "solved_epoch": 5 if a >= 0.9 else None}
+        for a in (1.0, 0.2, 0.95, 0.3)
+    ]
     summaries = {"LSTM": solve_rate(runs, 0.9), "RNN": solve_rate(runs[1:2], 0.9)}
     fig = plot_solve_rates(summaries, {"LSTM": "#0072B2", "RNN": "#E69F00"})
     ax = fig.axes[0]
     bar, dot = ax.lines[0], ax.lines[1]
-    assert list(bar.get_xdata()) == [summaries["LSTM"]["low"], summaries["LSTM"]["high"]]
+    assert list(bar.get_xdata()) == [
+        summaries["LSTM"]["low"],
+        summaries["LSTM"]["high"],
+    ]
     assert list(dot.get_xdata()) == [0.5]
     assert list(dot.get_ydata()) == [1]  # the first contender is drawn at the top
     assert [t.get_text() for t in ax.texts] == ["2 of 4", "0 of 1"]
@@ -76,7 +92,9 @@ def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (3, 8), (8, 16), (15, 16), (40, 64)])
+@pytest.mark.parametrize(
+    ("k", "n"), [(0, 1), (1, 1), (3, 8), (8, 16), (15, 16), (40, 64)]
+)
 @pytest.mark.parametrize("z", [1.0, 1.96, 2.576])
 def test_wilson_interval_is_the_published_formula(k: int, n: int, z: float) -> None:
     assert wilson_interval(k, n, z) == pytest.approx(_wilson(k, n, z), abs=1e-12)
@@ -91,14 +109,19 @@ def test_wilson_interval_reference_values() -> None:
     assert low == pytest.approx(0.8064, abs=5e-5)
 
 
-@pytest.mark.parametrize(("solved", "runs", "message"), [
-    (0, 0, r"^runs must be an int >= 1; got 0$"),
-    (1, 2.0, r"^runs must be an int >= 1; got 2.0$"),
-    (-1, 4, r"^solved must be an int in \[0, runs=4\]; got -1$"),
-    (5, 4, r"^solved must be an int in \[0, runs=4\]; got 5$"),
-    (1.0, 4, r"^solved must be an int in \[0, runs=4\]; got 1.0$"),
-])
-def test_wilson_interval_rejects_bad_counts(solved: object, runs: object, message: str) -> None:
+@pytest.mark.parametrize(
+    ("solved", "runs", "message"),
+    [
+        (0, 0, r"^runs must be an int >= 1; got 0$"),
+        (1, 2.0, r"^runs must be an int >= 1; got 2.0$"),
+        (-1, 4, r"^solved must be an int in \[0, runs=4\]; got -1$"),
+        (5, 4, r"^solved must be an int in \[0, runs=4\]; got 5$"),
+        (1.0, 4, r"^solved must be an int in \[0, runs=4\]; got 1.0$"),
+    ],
+)
+def test_wilson_interval_rejects_bad_counts(
+    solved: object, runs: object, message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         wilson_interval(solved, runs)  # type: ignore[arg-type]
 
@@ -109,11 +132,21 @@ def test_wilson_interval_accepts_the_edges() -> None:
 
 
 def test_solve_rate_threshold_is_inclusive_and_one_is_allowed() -> None:
-    runs = [{"final_accuracy": 0.9, "solved_epoch": 4}, {"final_accuracy": 0.8999, "solved_epoch": None},
-            {"final_accuracy": 1.0, "solved_epoch": 2}]
+    runs = [
+        {"final_accuracy": 0.9, "solved_epoch": 4},
+        {"final_accuracy": 0.8999, "solved_epoch": None},
+        {"final_accuracy": 1.0, "solved_epoch": 2},
+    ]
     summary = solve_rate(runs, 0.9)
     low, high = wilson_interval(2, 3)
-    assert summary == {"runs": 3, "solved": 2, "rate": 2 / 3, "low": low, "high": high, "solved_epochs": [2, 4]}
+    assert summary == {
+        "runs": 3,
+        "solved": 2,
+        "rate": 2 / 3,
+        "low": low,
+        "high": high,
+        "solved_epochs": [2, 4],
+    }
     assert solve_rate(runs, 1.0)["solved"] == 1
     with pytest.raises(ValueError, match=r"^solved_at must be in \(0, 1\]; got 1.5$"):
         solve_rate(runs, 1.5)
@@ -136,11 +169,19 @@ def test_plot_solve_rates_draws_every_row() -> None:
         bar, dot = lines[2 * row], lines[2 * row + 1]
         y = 2 - row
         s = summaries[label]
-        assert (bar["x"], bar["y"], bar["color"], bar["lw"]) == ([s["low"], s["high"]], [y, y], colors[label], 4.0)
+        assert (bar["x"], bar["y"], bar["color"], bar["lw"]) == (
+            [s["low"], s["high"]],
+            [y, y],
+            colors[label],
+            4.0,
+        )
         assert raw[2 * row].get_alpha() == 0.45
         assert raw[2 * row].get_solid_capstyle() == "butt"
         assert (dot["x"], dot["y"], dot["color"]) == ([s["rate"]], [y], colors[label])
-        assert (raw[2 * row + 1].get_marker(), raw[2 * row + 1].get_markersize()) == ("o", 8)
+        assert (raw[2 * row + 1].get_marker(), raw[2 * row + 1].get_markersize()) == (
+            "o",
+            8,
+        )
         assert raw[2 * row + 1].get_linestyle() == "None"
     notes = ax.texts
     assert [t.get_text() for t in notes] == ["8 of 16", "0 of 16", "4 of 4"]
@@ -154,6 +195,7 @@ def test_plot_solve_rates_draws_every_row() -> None:
     assert ax.get_xlabel() == "share of seeds solved (bar: 95% interval)"
     fig.canvas.draw()  # grid lines take their visibility from the ticks when drawn
     assert not any(line.get_visible() for line in ax.yaxis.get_gridlines())
-    assert all(line.get_visible() for line in ax.xaxis.get_gridlines())  # the style's x grid stays
+    # the style's x grid stays
+    assert all(line.get_visible() for line in ax.xaxis.get_gridlines())
     assert tuple(fig.get_size_inches()) == pytest.approx((4.2, 0.5 * 3 + 1.1))
     plt.close(fig)

@@ -22,8 +22,11 @@ def test_bad_repeats(bad: object) -> None:
         best_time(lambda: None, repeats=bad)  # type: ignore[arg-type]
 
 
-def test_best_time_is_the_minimum_of_the_timed_calls(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a fake clock: each timed call reads the clock twice; the durations are 3, 1, 2 seconds
+def test_best_time_is_the_minimum_of_the_timed_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a fake clock: each timed call reads the clock twice; the durations are 3, 1, 2
+    # seconds
     readings = iter([10.0, 13.0, 20.0, 21.0, 30.0, 32.0])
     monkeypatch.setattr(time, "perf_counter", lambda: next(readings))
     calls = []
@@ -40,7 +43,9 @@ def test_default_repeats_and_a_single_repeat() -> None:
     assert len(one) == 2
 
 
-def test_times_are_each_timed_call_in_order_after_one_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_times_are_each_timed_call_in_order_after_one_warm_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from chapter_code.core import timing
 
     ticks = iter([0.0, 1.0, 5.0, 7.0, 10.0, 10.5])

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.figures: what each figure plots, read back from its artists."""
+"""Tests for chapter_code.depth.figures: what each figure plots, read back from its
+artists."""
 
 from __future__ import annotations
 
@@ -16,12 +17,21 @@ from chapter_code.depth.figures import (
 
 
 def _dots(ax):
-    return [line for line in ax.lines if line.get_linestyle() == "None" and line.get_marker() == "o"]
+    return [
+        line
+        for line in ax.lines
+        if line.get_linestyle() == "None" and line.get_marker() == "o"
+    ]
 
 
 def test_tag_accuracy_lines_ticks_and_labels() -> None:
-    fig = plot_tag_accuracy({"causal": ({1: 0.6, 2: 0.8, 3: 0.9}, "#0072B2", "o"),
-                             "both ways": ({1: 0.95, 2: 0.97, 3: 0.99}, "#D55E00", "s")}, "3+")
+    fig = plot_tag_accuracy(
+        {
+            "causal": ({1: 0.6, 2: 0.8, 3: 0.9}, "#0072B2", "o"),
+            "both ways": ({1: 0.95, 2: 0.97, 3: 0.99}, "#D55E00", "s"),
+        },
+        "3+",
+    )
     ax = fig.axes[0]
     lines = {line.get_label(): line for line in ax.lines}
     assert list(lines["causal"].get_xdata()) == [1, 2, 3]
@@ -33,7 +43,10 @@ def test_tag_accuracy_lines_ticks_and_labels() -> None:
     assert ax.get_ylim() == (0.5, 1.02)
     assert ax.get_xlabel() == "letter's position in its word (1 = first letter)"
     assert ax.get_ylabel() == "tag accuracy"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["causal", "both ways"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "causal",
+        "both ways",
+    ]
     assert tuple(fig.get_size_inches()) == (6.4, 3.4)
     plt.close(fig)
     with pytest.raises(ValueError, match="curves"):
@@ -41,7 +54,11 @@ def test_tag_accuracy_lines_ticks_and_labels() -> None:
 
 
 def test_scoreboard_rows_means_and_seeds() -> None:
-    fig = plot_scoreboard({"GRU": [7.5, 7.6, 7.7], "RNN": [8.0]}, {"GRU": "#009E73", "RNN": "#000000"}, "perplexity")
+    fig = plot_scoreboard(
+        {"GRU": [7.5, 7.6, 7.7], "RNN": [8.0]},
+        {"GRU": "#009E73", "RNN": "#000000"},
+        "perplexity",
+    )
     ax = fig.axes[0]
     dots = _dots(ax)
     assert [list(d.get_xdata()) for d in dots] == [[7.5, 7.6, 7.7], [8.0]]
@@ -51,9 +68,11 @@ def test_scoreboard_rows_means_and_seeds() -> None:
     assert len(bars) == 2
     mean_line = bars[0].lines[0]
     assert list(mean_line.get_xdata()) == pytest.approx([7.6])
-    segments = bars[0].lines[2][0].get_segments()  # the horizontal error bar: mean -/+ one standard deviation
+    # the horizontal error bar: mean -/+ one standard deviation
+    segments = bars[0].lines[2][0].get_segments()
     assert segments[0][:, 0] == pytest.approx([7.5, 7.7])
-    assert bars[1].lines[2][0].get_segments()[0][:, 0] == pytest.approx([8.0, 8.0])  # one seed: no spread
+    # one seed: no spread
+    assert bars[1].lines[2][0].get_segments()[0][:, 0] == pytest.approx([8.0, 8.0])
     assert [t.get_text() for t in ax.get_yticklabels()] == ["GRU", "RNN"]
     assert ax.yaxis_inverted()
     assert ax.get_xlabel() == "perplexity"
@@ -64,7 +83,9 @@ def test_scoreboard_rows_means_and_seeds() -> None:
 
 
 def test_scale_seeds_means_and_axes() -> None:
-    fig = plot_scale({"small": (1000, [3.0, 3.2, 3.1]), "large": (4000, [2.0])}, "#0072B2")
+    fig = plot_scale(
+        {"small": (1000, [3.0, 3.2, 3.1]), "large": (4000, [2.0])}, "#0072B2"
+    )
     ax = fig.axes[0]
     dots = _dots(ax)
     assert [list(d.get_xdata()) for d in dots] == [[1000] * 3, [4000]]
@@ -94,7 +115,9 @@ def test_marks_are_styled_as_drawn_on_the_page() -> None:
     assert (bar.lines[0].get_marker(), bar.lines[0].get_markersize()) == ("|", 14)
     assert to_hex(bar.lines[0].get_color()) == "#009e73"
     assert bar.lines[1][0].get_markersize() == 2 * 4  # caps of half-width capsize 4
-    assert bar.lines[2][0].get_segments()[0][:, 0] == pytest.approx([7.6 - 0.1414, 7.6 + 0.1414], abs=1e-3)  # two seeds
+    assert bar.lines[2][0].get_segments()[0][:, 0] == pytest.approx(
+        [7.6 - 0.1414, 7.6 + 0.1414], abs=1e-3
+    )  # two seeds
     plt.close(board)
     scale = plot_scale({"small": (1000, [3.0, 3.2])}, "#0072B2")
     ax = scale.axes[0]
@@ -103,7 +126,9 @@ def test_marks_are_styled_as_drawn_on_the_page() -> None:
     bar = ax.containers[0]
     assert (bar.lines[0].get_marker(), bar.lines[0].get_markersize()) == ("_", 16)
     assert bar.lines[1][0].get_markersize() == 2 * 5
-    assert bar.lines[2][0].get_segments()[0][:, 1] == pytest.approx([3.1 - 0.1414, 3.1 + 0.1414], abs=1e-3)
+    assert bar.lines[2][0].get_segments()[0][:, 1] == pytest.approx(
+        [3.1 - 0.1414, 3.1 + 0.1414], abs=1e-3
+    )
     note = ax.texts[0]
     assert note.anncoords == "offset points"
     assert tuple(note.xyann) == (10, 0)
@@ -115,8 +140,13 @@ def test_marks_are_styled_as_drawn_on_the_page() -> None:
 
 
 def test_training_curves_lines_log_axis_and_labels() -> None:
-    fig = plot_training_curves({"causal": ([(50, 2.5), (100, 2.1)], "#E69F00", "o"),
-                                "bidirectional": ([(50, 1.0), (100, 0.2)], "#0072B2", "s")}, "training loss")
+    fig = plot_training_curves(
+        {
+            "causal": ([(50, 2.5), (100, 2.1)], "#E69F00", "o"),
+            "bidirectional": ([(50, 1.0), (100, 0.2)], "#0072B2", "s"),
+        },
+        "training loss",
+    )
     ax = fig.axes[0]
     lines = {line.get_label(): line for line in ax.lines}
     assert list(lines["causal"].get_xdata()) == [50, 100]

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.gru_ablation: the removed gate is fixed at 1 or 0 and stays fixed through training."""
+"""Tests for chapter_code.depth.gru_ablation: the removed gate is fixed at 1 or 0 and
+stays fixed through training."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from chapter_code.gated.gates import gru_loop
 from chapter_code.lm.char_lm import TrainConfig
 
 
-@pytest.mark.parametrize(("variant", "expect_copy"), [("update-only", False), ("reset-only", True)])
+@pytest.mark.parametrize(
+    ("variant", "expect_copy"), [("update-only", False), ("reset-only", True)]
+)
 def test_removed_gate_is_fixed_and_stays_fixed(variant: str, expect_copy: bool) -> None:
     torch.manual_seed(0)
     gru = nn.GRU(3, 4, batch_first=True)
@@ -29,7 +32,8 @@ def test_removed_gate_is_fixed_and_stays_fixed(variant: str, expect_copy: bool) 
     block = slice(0, 4) if variant == "update-only" else slice(4, 8)
     others = [b for b in (slice(0, 4), slice(4, 8), slice(8, 12)) if b != block]
     for name, p in gru.named_parameters():
-        assert torch.equal(p[block], before[name][block]), name  # the removed gate never moved
+        # the removed gate never moved
+        assert torch.equal(p[block], before[name][block]), name
         for other in others:  # every other block did
             assert not torch.equal(p[other], before[name][other]), (name, other)
     # the hand-written reset-after loop still matches the module with the gate removed
@@ -56,13 +60,23 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
 
     def splits(corpus: str) -> Splits:
         assert corpus == "shakespeare"  # the recipe's corpus is the one read
-        return Splits(text[:1200] + "#", text[1200:1500], text[1500:])  # '#' only beyond the training slice
+        # '#' only beyond the training slice
+        return Splits(text[:1200] + "#", text[1200:1500], text[1500:])
 
     seen = {}
-    real_fit, real_loss, real_remove = gru_ablation.fit_next_token, gru_ablation.fixed_window_loss, remove_gate
+    real_fit, real_loss, real_remove = (
+        gru_ablation.fit_next_token,
+        gru_ablation.fixed_window_loss,
+        remove_gate,
+    )
 
     def fit(model, ids, config, generator):
-        seen.update(fit_ids=ids, config=config, seed=generator.initial_seed(), vocab=model.readout.out_features)
+        seen.update(
+            fit_ids=ids,
+            config=config,
+            seed=generator.initial_seed(),
+            vocab=model.readout.out_features,
+        )
         return real_fit(model, ids, config, generator)
 
     def loss(model, ids, window):
@@ -83,11 +97,14 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
     assert seen["variant"] == variant
     assert seen["seed"] == 2
     assert seen["config"] == recipe.train
-    assert seen["vocab"] == len(set(text + "#"))  # the vocabulary of the whole training split
+    # the vocabulary of the whole training split
+    assert seen["vocab"] == len(set(text + "#"))
     assert seen["fit_ids"].numel() == 1000
     assert seen["valid_ids"].numel() == 200
     assert seen["window"] == 8
-    assert out["valid_perplexity"] == pytest.approx(torch.tensor(out["valid_nats"]).exp().item())
+    assert out["valid_perplexity"] == pytest.approx(
+        torch.tensor(out["valid_nats"]).exp().item()
+    )
     assert out["held_weights_max"] == 0.0
     again = ablation_run(2, variant, recipe)
     assert again == out

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.depth.residual: the residual stack against nn.LSTM, a hand computation and autograd."""
+"""Tests for chapter_code.depth.residual: the residual stack against nn.LSTM, a hand
+computation and autograd."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_a_plain_stack_of_the_same_layers_is_nn_lstm() -> None:
     out_deep, _ = deep(x)
     lower, _ = res.layers[0](x)
     out_res, _ = res(x)
-    # layer 2 reads layer 1's output in both; the residual stack adds it once more at the top
+    # layer 2 reads layer 1's output in both; the residual stack adds it once more at
+    # the top
     torch.testing.assert_close(out_res, out_deep + lower)
     assert isinstance(build_stack(4, 4, 2, residual=False), nn.LSTM)
     assert isinstance(build_stack(4, 4, 2, residual=True), ResidualLSTM)
@@ -56,7 +58,8 @@ def test_a_plain_stack_of_the_same_layers_is_nn_lstm() -> None:
 def test_a_zeroed_upper_layer_adds_a_constant_and_passes_the_gradient_through() -> None:
     torch.manual_seed(2)
     res = ResidualLSTM(3, 4, 2).double()
-    bias = torch.tensor([0.3, -0.2, 0.5, 0.1], dtype=torch.float64)  # i, f, g, o: one value per block
+    # i, f, g, o: one value per block
+    bias = torch.tensor([0.3, -0.2, 0.5, 0.1], dtype=torch.float64)
     with torch.no_grad():
         upper = res.layers[1]
         upper.weight_ih_l0.zero_()
@@ -65,7 +68,8 @@ def test_a_zeroed_upper_layer_adds_a_constant_and_passes_the_gradient_through() 
         upper.bias_ih_l0.copy_(bias.repeat_interleave(4))
     x = torch.randn(2, 5, 3, dtype=torch.float64, requires_grad=True)
     out, _ = res(x)
-    # by hand: the gates are constants, c_t = f c_(t-1) + i g from c_0 = 0, h_t = o tanh(c_t)
+    # by hand: the gates are constants, c_t = f c_(t-1) + i g from c_0 = 0, h_t = o
+    # tanh(c_t)
     i, f, o = torch.sigmoid(bias[0]), torch.sigmoid(bias[1]), torch.sigmoid(bias[3])
     g = torch.tanh(bias[2])
     c, const = torch.zeros((), dtype=torch.float64), []
@@ -74,7 +78,8 @@ def test_a_zeroed_upper_layer_adds_a_constant_and_passes_the_gradient_through() 
         const.append(o * torch.tanh(c))
     lower, _ = res.layers[0](x)
     torch.testing.assert_close(out, lower + torch.stack(const).view(1, 5, 1))
-    # autograd: the upper layer reads its input through zero weights, so the gradient is layer 1's alone
+    # autograd: the upper layer reads its input through zero weights, so the gradient is
+    # layer 1's alone
     (grad_res,) = torch.autograd.grad(out.sum(), x)
     (grad_lower,) = torch.autograd.grad(lower.sum(), x)
     torch.testing.assert_close(grad_res, grad_lower)
@@ -100,7 +105,9 @@ def test_bad_layer_counts_are_refused(bad: object) -> None:
         build_stack(4, 4, bad, residual=False)  # type: ignore[arg-type]
 
 
-def test_a_tiny_depth_run_is_seeded_and_times_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tiny_depth_run_is_seeded_and_times_its_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     text = "to be or not to be, that is the question. " * 40
     monkeypatch.setattr(residual, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))
     recipe = (DepthRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,

@@ -1,6 +1,8 @@
-"""Tests for chapter_code.depth.scoreboard: every core runs, the initialisations differ as stated, a tiny job's metrics.
+"""Tests for chapter_code.depth.scoreboard: every core runs, the initialisations differ
+as stated, a tiny job's metrics.
 
-Value tests for chapter_code.depth.scoreboard: which module each contender gets, state carried, the job's bookkeeping.
+Value tests for chapter_code.depth.scoreboard: which module each contender gets, state
+carried, the job's bookkeeping.
 """
 
 from __future__ import annotations
@@ -86,7 +88,9 @@ def test_forget_bias_and_core_sizes() -> None:
     core = build_core("lstm-forget1", 4, 6)
     assert torch.allclose((core.bias_ih_l0 + core.bias_hh_l0)[6:12], torch.ones(6))
     two = build_core("lstm-2layer", 4, 6)
-    assert sum(p.numel() for p in two.parameters()) == layer_parameters("lstm", 4, 6) + layer_parameters("lstm", 6, 6)
+    assert sum(p.numel() for p in two.parameters()) == layer_parameters(
+        "lstm", 4, 6
+    ) + layer_parameters("lstm", 6, 6)
     with pytest.raises(ValueError, match="contender"):
         build_core("transformer", 4, 6)
 
@@ -102,7 +106,9 @@ def test_tiny_score_run(monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = score_run(0, "gru", recipe), score_run(0, "gru", recipe)
     assert a["valid_nats"] == b["valid_nats"]
     assert len(a["train_curve"]) == 3
-    assert a["valid_perplexity"] == pytest.approx(torch.tensor(a["valid_nats"]).exp().item())
+    assert a["valid_perplexity"] == pytest.approx(
+        torch.tensor(a["valid_nats"]).exp().item()
+    )
     assert a["core_parameters"] == layer_parameters("gru", 4, 8)
     assert a["seconds_per_step"] > 0
 
@@ -110,11 +116,19 @@ def test_tiny_score_run(monkeypatch: pytest.MonkeyPatch) -> None:
 TEXT = "to be or not to be, that is the question. " * 40
 
 
-@pytest.mark.parametrize(("contender", "kind", "layers"), [
-    ("rnn", nn.RNN, 1), ("gru", nn.GRU, 1), ("lstm", nn.LSTM, 1), ("lstm-forget1", nn.LSTM, 1),
-    ("lstm-2layer", nn.LSTM, 2),
-])
-def test_each_library_contender_is_its_own_batch_first_module(contender: str, kind: type, layers: int) -> None:
+@pytest.mark.parametrize(
+    ("contender", "kind", "layers"),
+    [
+        ("rnn", nn.RNN, 1),
+        ("gru", nn.GRU, 1),
+        ("lstm", nn.LSTM, 1),
+        ("lstm-forget1", nn.LSTM, 1),
+        ("lstm-2layer", nn.LSTM, 2),
+    ],
+)
+def test_each_library_contender_is_its_own_batch_first_module(
+    contender: str, kind: type, layers: int
+) -> None:
     core = build_core(contender, 4, 6)
     assert type(core) is kind
     assert core.batch_first is True
@@ -144,14 +158,26 @@ def test_a_passed_state_is_carried_on(contender: str) -> None:
     assert not torch.allclose(fresh, whole[:, 3:], atol=1e-3)
 
 
-def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     asked: list[str] = []
-    monkeypatch.setattr(scoreboard, "corpus_splits",
-                        lambda corpus: asked.append(corpus) or Splits(TEXT[:1200], TEXT[1200:1500], TEXT[1500:]))
+    monkeypatch.setattr(
+        scoreboard,
+        "corpus_splits",
+        lambda corpus: (
+            asked.append(corpus) or Splits(TEXT[:1200], TEXT[1200:1500], TEXT[1500:])
+        ),
+    )
     real_fit = scoreboard.fit_next_token
     seen: list[torch.Tensor] = []
 
-    def spy(model: nn.Module, ids: torch.Tensor, config: TrainConfig, generator: torch.Generator) -> object:
+    def spy(
+        model: nn.Module,
+        ids: torch.Tensor,
+        config: TrainConfig,
+        generator: torch.Generator,
+    ) -> object:
         seen.append(generator.get_state())
         return real_fit(model, ids, config, generator)
 
@@ -172,18 +198,26 @@ def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(monkeypa
 
 @pytest.mark.parametrize(("module", "gates"), [(nn.RNN, 1), (nn.GRU, 3), (nn.LSTM, 4)])
 @pytest.mark.parametrize(("inputs", "hidden"), [(32, 128), (7, 5), (1, 1)])
-def test_core_parameters_counts_what_pytorch_allocates(module, gates: int, inputs: int, hidden: int) -> None:
+def test_core_parameters_counts_what_pytorch_allocates(
+    module, gates: int, inputs: int, hidden: int
+) -> None:
     assert scoreboard.core_parameters(gates, inputs, hidden) == sum(
-        p.numel() for p in module(inputs, hidden).parameters())
+        p.numel() for p in module(inputs, hidden).parameters()
+    )
 
 
-def test_the_matched_width_is_the_closest_count_and_the_chapters_gru_is_150_wide() -> None:
+def test_the_matched_width_is_the_closest_count_and_the_chapters_gru_is_150_wide() -> (
+    None
+):
     recipe = scoreboard.ScoreRecipe()
     target = scoreboard.core_parameters(4, recipe.embedding_size, recipe.hidden_size)
     width = scoreboard.matched_width(3, target, recipe.embedding_size)
     gap = abs(scoreboard.core_parameters(3, recipe.embedding_size, width) - target)
     for other in (width - 1, width + 1):
-        assert abs(scoreboard.core_parameters(3, recipe.embedding_size, other) - target) >= gap
+        assert (
+            abs(scoreboard.core_parameters(3, recipe.embedding_size, other) - target)
+            >= gap
+        )
     assert width == 150
     assert gap < 0.01 * target
     with pytest.raises(ValueError, match="must be positive"):
@@ -193,6 +227,10 @@ def test_the_matched_width_is_the_closest_count_and_the_chapters_gru_is_150_wide
 def test_resized_changes_only_the_widths_it_is_given() -> None:
     base = scoreboard.ScoreRecipe()
     wide = scoreboard.resized(base, hidden_size=256)
-    assert (wide.hidden_size, wide.embedding_size, wide.train) == (256, base.embedding_size, base.train)
+    assert (wide.hidden_size, wide.embedding_size, wide.train) == (
+        256,
+        base.embedding_size,
+        base.train,
+    )
     assert scoreboard.resized(base, embedding_size=64).hidden_size == base.hidden_size
     assert scoreboard.resized(base) == base

@@ -1,4 +1,5 @@
-"""Tests for depth.word_lm: tokens, the vocabulary, and a tiny job that picks its checkpoint on validation."""
+"""Tests for depth.word_lm: tokens, the vocabulary, and a tiny job that picks its
+checkpoint on validation."""
 
 from __future__ import annotations
 
@@ -9,12 +10,30 @@ import torch
 
 from chapter_code.corpora.texts import Splits
 from chapter_code.depth import word_lm as wordlm
-from chapter_code.depth.word_lm import UNK, WordLM, WordRecipe, WordVocab, split_at_lines, words
+from chapter_code.depth.word_lm import (
+    UNK,
+    WordLM,
+    WordRecipe,
+    WordVocab,
+    split_at_lines,
+    words,
+)
 from chapter_code.lm.char_lm import TrainConfig
 
 
 def test_words() -> None:
-    assert words("Thou art, I'll say; 'tis O'er!") == ["thou", "art", ",", "i'll", "say", ";", "'", "tis", "o'er", "!"]
+    assert words("Thou art, I'll say; 'tis O'er!") == [
+        "thou",
+        "art",
+        ",",
+        "i'll",
+        "say",
+        ";",
+        "'",
+        "tis",
+        "o'er",
+        "!",
+    ]
 
 
 def test_vocab_ranks_and_unknown() -> None:
@@ -35,40 +54,59 @@ def test_split_at_lines_cuts_after_line_ends() -> None:
     text = "".join(f"line {i:02d}\n" for i in range(20))  # 20 lines of 8 characters
     parts = split_at_lines(text, 0.5, 0.25)
     assert parts.train + parts.valid + parts.test == text
-    assert parts.train == "".join(f"line {i:02d}\n" for i in range(11))  # 80 falls inside line 10: cut after it
+    # 80 falls inside line 10: cut after it
+    assert parts.train == "".join(f"line {i:02d}\n" for i in range(11))
     assert parts.valid.startswith("line 11\n")
     assert parts.test.startswith("line 16\n")
     assert parts.test.endswith("line 19\n")
 
 
-@pytest.mark.parametrize(("train", "valid", "match"), [
-    (0, 0.1, "^train_share must be"), (1.0, 0.1, "^train_share must be"), (0.5, True, "^valid_share must be"),
-    (0.5, "x", "^valid_share must be"), (0.05, 1.0, "^valid_share must be"), (0.6, 0.4, "below 1")])
-def test_split_at_lines_rejects_bad_shares(train: object, valid: object, match: str) -> None:
+@pytest.mark.parametrize(
+    ("train", "valid", "match"),
+    [
+        (0, 0.1, "^train_share must be"),
+        (1.0, 0.1, "^train_share must be"),
+        (0.5, True, "^valid_share must be"),
+        (0.5, "x", "^valid_share must be"),
+        (0.05, 1.0, "^valid_share must be"),
+        (0.6, 0.4, "below 1"),
+    ],
+)
+def test_split_at_lines_rejects_bad_shares(
+    train: object, valid: object, match: str
+) -> None:
     with pytest.raises(ValueError, match=match):
         split_at_lines("a\nb\nc\nd\n", train, valid)  # type: ignore[arg-type]
 
 
 def test_split_at_lines_edges() -> None:
-    parts = split_at_lines("\nab\ncd\nef\n", 0.05, 0.5)  # the first cut lands on a newline at position 0
+    # the first cut lands on a newline at position 0
+    parts = split_at_lines("\nab\ncd\nef\n", 0.05, 0.5)
     assert (parts.train, parts.valid, parts.test) == ("\n", "ab\ncd\n", "ef\n")
     with pytest.raises(ValueError, match="too few lines"):
-        split_at_lines("aaaaaaaaa\nb\n", 0.1, 0.1)  # both cuts after the same line: no validation text
+        # both cuts after the same line: no validation text
+        split_at_lines("aaaaaaaaa\nb\n", 0.1, 0.1)
     with pytest.raises(ValueError, match="too few lines"):
-        split_at_lines("a\nb\nc\n", 0.3, 0.4)  # the second cut at the text's end: no test text
+        # the second cut at the text's end: no test text
+        split_at_lines("a\nb\nc\n", 0.3, 0.4)
 
 
 def test_split_at_lines_needs_enough_lines() -> None:
     with pytest.raises(ValueError, match="too few lines"):
         split_at_lines("one long line without an end", 0.5, 0.25)
     with pytest.raises(ValueError, match="too few lines"):
-        split_at_lines("a\nb\n", 0.5, 0.25)  # the validation cut lands on the text's end
+        # the validation cut lands on the text's end
+        split_at_lines("a\nb\n", 0.5, 0.25)
 
 
 def _two_authors(monkeypatch: pytest.MonkeyPatch) -> None:
     bard = "the king is dead . long live the king ! " * 60
     milton = "\n".join(["of man's first disobedience and the fruit"] * 60) + "\n"
-    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]))
+    monkeypatch.setattr(
+        wordlm,
+        "corpus_splits",
+        lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]),
+    )
     monkeypatch.setattr(wordlm, "milton_text", lambda: milton)
 
 
@@ -76,7 +114,8 @@ def test_word_splits_hold_both_authors(monkeypatch: pytest.MonkeyPatch) -> None:
     _two_authors(monkeypatch)
     vocab, ids = wordlm.word_splits(30)
     assert set(ids) == {"shakespeare", "milton"}
-    assert {"king", "disobedience"} <= set(vocab.words)  # the vocabulary is taken from both authors' training text
+    # the vocabulary is taken from both authors' training text
+    assert {"king", "disobedience"} <= set(vocab.words)
     for name in ("train", "valid", "test"):
         assert all(ids[a][name].numel() > 0 for a in ids)
         joined = wordlm.joined(ids, name)
@@ -92,11 +131,18 @@ def test_tiny_job_chooses_on_validation(monkeypatch: pytest.MonkeyPatch) -> None
     assert [s for s, _ in out["valid_curve"]] == [2, 4, 6]
     assert out["valid_nats"] == min(v for _, v in out["valid_curve"])
     assert out["best_step"] in (2, 4, 6)
-    assert out["test_perplexity"] == pytest.approx(torch.tensor(out["test_nats"]).exp().item())
+    assert out["test_perplexity"] == pytest.approx(
+        torch.tensor(out["test_nats"]).exp().item()
+    )
     by_author = out["corpus_words_by_author"]
-    assert {n: by_author["shakespeare"][n] + by_author["milton"][n] for n in by_author["milton"]} == out["corpus_words"]
+    assert {
+        n: by_author["shakespeare"][n] + by_author["milton"][n]
+        for n in by_author["milton"]
+    } == out["corpus_words"]
     for author, nats in out["test_nats_by_author"].items():
-        assert out["test_perplexity_by_author"][author] == pytest.approx(torch.tensor(nats).exp().item())
+        assert out["test_perplexity_by_author"][author] == pytest.approx(
+            torch.tensor(nats).exp().item()
+        )
         assert 0 <= out["unk_share_test_by_author"][author] <= 1
 
 
@@ -108,10 +154,12 @@ def test_vocab_size_checked(bad: object) -> None:
 
 def test_vocab_smallest_size_and_ties() -> None:
     assert WordVocab(["a"], size=2).encode([]).dtype == torch.long  # even for no words
-    vocab = WordVocab(["b", "a", "c", "c"], size=2)  # one word besides <unk>: the most frequent
+    # one word besides <unk>: the most frequent
+    vocab = WordVocab(["b", "a", "c", "c"], size=2)
     assert vocab.words == [UNK, "c"]
     assert len(vocab) == 2
-    assert WordVocab(["b", "a"], size=3).words == [UNK, "a", "b"]  # equal counts: alphabetical
+    # equal counts: alphabetical
+    assert WordVocab(["b", "a"], size=3).words == [UNK, "a", "b"]
     assert vocab.encode(["c", "zzz"]).dtype == torch.long
 
 
@@ -124,7 +172,8 @@ def test_model_dropout_only_between_layers() -> None:
     tokens = torch.randint(0, 11, (2, 5))
     torch.manual_seed(0)
     one.train()
-    assert not torch.equal(one(tokens)[0], one(tokens)[0])  # dropout on: two draws differ
+    # dropout on: two draws differ
+    assert not torch.equal(one(tokens)[0], one(tokens)[0])
     one.eval()
     assert torch.equal(one(tokens)[0], one(tokens)[0])
     two.eval()
@@ -133,12 +182,16 @@ def test_model_dropout_only_between_layers() -> None:
         _, state = two(tokens[:, :3])
         rest, (h, _) = two(tokens[:, 3:], state)
     assert h.shape == (2, 2, 6)
-    assert torch.allclose(rest, whole[:, 3:], atol=1e-6)  # the state passed in is continued
+    # the state passed in is continued
+    assert torch.allclose(rest, whole[:, 3:], atol=1e-6)
 
 
-def test_job_restores_the_best_checkpoint_before_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_job_restores_the_best_checkpoint_before_the_test(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _two_authors(monkeypatch)
-    valid_scores = iter([3.0, 1.0, 1.0])  # the second evaluation is the best; the third only ties it
+    # the second evaluation is the best; the third only ties it
+    valid_scores = iter([3.0, 1.0, 1.0])
     calls = []
 
     def scripted(model, ids, window):
@@ -151,38 +204,61 @@ def test_job_restores_the_best_checkpoint_before_the_test(monkeypatch: pytest.Mo
     assert out["valid_curve"] == [(2, 3.0), (4, 1.0), (5, 1.0)]  # every eval_every steps, and the last step
     assert out["best_step"] == 4
     assert out["valid_nats"] == 1.0
-    assert len(calls) == 6  # three validations, then the joined test split and each author's
+    # three validations, then the joined test split and each author's
+    assert len(calls) == 6
     for _, weights in calls[3:]:
-        assert torch.equal(weights, calls[1][1])  # the test is read with the best validation's weights
+        # the test is read with the best validation's weights
+        assert torch.equal(weights, calls[1][1])
     assert not torch.equal(calls[1][1], calls[2][1])
     words, by_author = out["corpus_words"], out["corpus_words_by_author"]
-    expected_sizes = [words["valid"]] * 3 + [words["test"]] + [by_author[a]["test"] for a in ("shakespeare", "milton")]
+    expected_sizes = (
+        [words["valid"]] * 3
+        + [words["test"]]
+        + [by_author[a]["test"] for a in ("shakespeare", "milton")]
+    )
     assert [n for n, _ in calls] == expected_sizes
     assert out["test_nats"] == 5.0
     assert out["test_nats_by_author"] == {"shakespeare": 5.5, "milton": 6.0}
-    n_words = len(wordlm.word_splits(20)[0])  # the tiny corpus has fewer distinct words than 20
-    assert out["parameters"] == sum(p.numel() for p in WordLM(n_words, 8, 1, 0.2).parameters())
+    # the tiny corpus has fewer distinct words than 20
+    n_words = len(wordlm.word_splits(20)[0])
+    assert out["parameters"] == sum(
+        p.numel() for p in WordLM(n_words, 8, 1, 0.2).parameters()
+    )
 
 
-def test_unknown_share_counts_unknown_test_words(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_share_counts_unknown_test_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     bard = "the king is dead . long live the king ! " * 60
-    rare = [" ".join("q" * (i + 1) + c for c in "xyz") for i in range(10)]  # every line's words are its own
+    # every line's words are its own
+    rare = [" ".join("q" * (i + 1) + c for c in "xyz") for i in range(10)]
     milton = "\n".join(["of man's first disobedience and the fruit"] * 50 + rare) + "\n"
-    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]))
+    monkeypatch.setattr(
+        wordlm,
+        "corpus_splits",
+        lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]),
+    )
     monkeypatch.setattr(wordlm, "milton_text", lambda: milton)
     recipe = WordRecipe(vocab_size=50, eval_every=1, train=TrainConfig(window=4, batch_size=2, steps=1, log_every=1))
     out = wordlm.word_lm_metrics(0, 4, 1, recipe)
     assert out["unk_share_test_by_author"]["shakespeare"] == 0.0
-    assert out["unk_share_test_by_author"]["milton"] == 1.0  # Milton's test lines hold only words unseen in training
-    expected = out["corpus_words_by_author"]["milton"]["test"] / out["corpus_words"]["test"]
+    # Milton's test lines hold only words unseen in training
+    assert out["unk_share_test_by_author"]["milton"] == 1.0
+    expected = (
+        out["corpus_words_by_author"]["milton"]["test"] / out["corpus_words"]["test"]
+    )
     assert out["unk_share_test"] == pytest.approx(expected)
 
 
-def test_job_reads_the_shakespeare_corpus_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_job_reads_the_shakespeare_corpus_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _two_authors(monkeypatch)
     real = wordlm.corpus_splits
     asked = []
-    monkeypatch.setattr(wordlm, "corpus_splits", lambda corpus: asked.append(corpus) or real(corpus))
+    monkeypatch.setattr(
+        wordlm, "corpus_splits", lambda corpus: asked.append(corpus) or real(corpus)
+    )
     assert set(wordlm.author_splits()) == {"shakespeare", "milton"}
     assert asked == ["shakespeare"]
 
@@ -211,7 +287,9 @@ def test_job_steps_rate_and_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     assert rates == [0.05]
 
 
-def test_job_keeps_the_initial_weights_when_no_score_is_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_job_keeps_the_initial_weights_when_no_score_is_a_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _two_authors(monkeypatch)
     seen = []
 
@@ -226,7 +304,8 @@ def test_job_keeps_the_initial_weights_when_no_score_is_a_number(monkeypatch: py
     assert out["valid_nats"] == float("inf")
     torch.manual_seed(0)
     initial = WordLM(len(wordlm.word_splits(20)[0]), 8, 1, 0.2).readout.weight
-    assert torch.equal(seen[3], initial)  # the test reads the weights training started from
+    # the test reads the weights training started from
+    assert torch.equal(seen[3], initial)
     assert not torch.equal(seen[2], initial)
 
 
@@ -236,8 +315,8 @@ def test_tied_model_shares_one_matrix_and_counts_it_once() -> None:
     assert tied.readout.weight is tied.embed.weight
     count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     assert count(untied) - count(tied) == 50 * 8  # one (V, H) matrix fewer
-    # the same function untied, both matrices set to the tied one: the shared matrix's gradient
-    # is the sum of the two uses' gradients (autograd adds them)
+    # the same function untied, both matrices set to the tied one: the shared matrix's
+    # gradient is the sum of the two uses' gradients (autograd adds them)
     untied.load_state_dict({k: v for k, v in tied.state_dict().items()})
     assert torch.equal(untied.readout.weight, untied.embed.weight)
     tokens = torch.randint(0, 50, (2, 4))
@@ -266,23 +345,33 @@ def test_job_runs_on_the_device_the_sweep_sets(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("BOOK_DEVICE", "cpu")
     explicit = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
     assert explicit["device"] == default["device"] == "cpu"
-    assert explicit == default  # the device moves are no-ops on the CPU: the same numbers
+    # the device moves are no-ops on the CPU: the same numbers
+    assert explicit == default
     monkeypatch.setenv("BOOK_DEVICE", "cuda")
     with pytest.raises(ValueError, match="sees no CUDA device"):
         wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
 
 
-def test_tied_job_has_fewer_parameters_and_trains(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tied_job_has_fewer_parameters_and_trains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _two_authors(monkeypatch)
     untied = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe())
     tied = wordlm.word_lm_metrics(0, 8, 1, _tiny_recipe(tied=True))
     vocab, _ = wordlm.word_splits(20)  # the toy corpus has fewer words than 20
     assert untied["parameters"] - tied["parameters"] == len(vocab) * 8
-    assert tied["valid_nats"] < untied["valid_curve"][0][1] + 1.0  # a finite, trained score
+    # a finite, trained score
+    assert tied["valid_nats"] < untied["valid_curve"][0][1] + 1.0
 
 
 @pytest.mark.parametrize("field", ["vocab_size", "hidden_size", "num_layers"])
 def test_a_word_model_refuses_each_zero_size_by_name(field: str) -> None:
-    sizes = {"vocab_size": 5, "hidden_size": 4, "num_layers": 1, "dropout": 0.0, field: 0}
+    sizes = {
+        "vocab_size": 5,
+        "hidden_size": 4,
+        "num_layers": 1,
+        "dropout": 0.0,
+        field: 0,
+    }
     with pytest.raises(ValueError, match=rf"^{field}\b"):
         WordLM(**sizes)

@@ -1,9 +1,10 @@
-"""Tests for chapter_code.gated.gates: hand-written LSTM and GRU against PyTorch, the gate-bias helper, demos.
+"""Tests for chapter_code.gated.gates: hand-written LSTM and GRU against PyTorch, the
+gate-bias helper, demos.
 
-Tests for chapter_code.gated.gates that pin values: effective biases with both bias vectors
-nonzero, every layer and gate, the functions only the pages call (the step-Jacobian norms
-against autograd through PyTorch's own cells, the 1997 no-forget cell written out), and the
-demos' exact values and boundaries.
+Tests for chapter_code.gated.gates that pin values: effective biases with both bias
+vectors nonzero, every layer and gate, the functions only the pages call (the
+step-Jacobian norms against autograd through PyTorch's own cells, the 1997 no-forget
+cell written out), and the demos' exact values and boundaries.
 """
 
 from __future__ import annotations
@@ -43,8 +44,13 @@ def _seeded() -> None:
 def test_lstm_step_matches_lstmcell_with_copied_weights() -> None:
     cell = nn.LSTMCell(5, 7).double()
     x = torch.randn(3, 5, dtype=torch.float64)
-    h, c = torch.randn(3, 7, dtype=torch.float64), torch.randn(3, 7, dtype=torch.float64)
-    ours = lstm_cell_step(x, h, c, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh)
+    h, c = (
+        torch.randn(3, 7, dtype=torch.float64),
+        torch.randn(3, 7, dtype=torch.float64),
+    )
+    ours = lstm_cell_step(
+        x, h, c, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh
+    )
     ref = cell(x, (h, c))
     torch.testing.assert_close(ours[0], ref[0])
     torch.testing.assert_close(ours[1], ref[1])
@@ -55,7 +61,10 @@ def test_lstm_scratch_matches_nn_lstm_outputs_and_gradients() -> None:
     ours = LSTMScratch.from_torch(ref)
     assert ours.weight_hh.dtype == torch.float64
     x = torch.randn(3, 9, 4, dtype=torch.float64)
-    h0, c0 = torch.randn(3, 6, dtype=torch.float64), torch.randn(3, 6, dtype=torch.float64)
+    h0, c0 = (
+        torch.randn(3, 6, dtype=torch.float64),
+        torch.randn(3, 6, dtype=torch.float64),
+    )
     out_ref, (h_ref, c_ref) = ref(x, (h0.unsqueeze(0), c0.unsqueeze(0)))
     out, (h, c) = ours(x, (h0, c0))
     torch.testing.assert_close(out, out_ref)
@@ -64,7 +73,9 @@ def test_lstm_scratch_matches_nn_lstm_outputs_and_gradients() -> None:
     (out_ref.square().sum() + c_ref.sum()).backward()
     (out.square().sum() + c.sum()).backward()
     for name in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]:
-        torch.testing.assert_close(getattr(ours, name).grad, getattr(ref, name + "_l0").grad)
+        torch.testing.assert_close(
+            getattr(ours, name).grad, getattr(ref, name + "_l0").grad
+        )
 
 
 def test_lstm_scratch_rejects_bad_input() -> None:
@@ -82,8 +93,19 @@ def _gru_weights(gru: nn.GRU) -> tuple[torch.Tensor, ...]:
 
 def test_gru_reset_after_matches_grucell_and_nn_gru() -> None:
     cell = nn.GRUCell(4, 5).double()
-    x, h = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 5, dtype=torch.float64)
-    ours = gru_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, reset_after=True)
+    x, h = (
+        torch.randn(3, 4, dtype=torch.float64),
+        torch.randn(3, 5, dtype=torch.float64),
+    )
+    ours = gru_step(
+        x,
+        h,
+        cell.weight_ih,
+        cell.weight_hh,
+        cell.bias_ih,
+        cell.bias_hh,
+        reset_after=True,
+    )
     torch.testing.assert_close(ours, cell(x, h))
     gru = nn.GRU(4, 5, batch_first=True).double()
     xs = torch.randn(2, 8, 4, dtype=torch.float64)
@@ -111,7 +133,10 @@ def test_gru_reset_before_matches_cho_equations_written_separately() -> None:
     w = {k: torch.randn(h_size, f_size, dtype=torch.float64) for k in "rzn"}
     u = {k: torch.randn(h_size, h_size, dtype=torch.float64) for k in "rzn"}
     b = {k: torch.randn(h_size, dtype=torch.float64) for k in "rzn"}
-    x, h = torch.randn(1, f_size, dtype=torch.float64), torch.rand(1, h_size, dtype=torch.float64)
+    x, h = (
+        torch.randn(1, f_size, dtype=torch.float64),
+        torch.rand(1, h_size, dtype=torch.float64),
+    )
     r = torch.sigmoid(x @ w["r"].T + h @ u["r"].T + b["r"])
     keep = torch.sigmoid(x @ w["z"].T + h @ u["z"].T + b["z"])
     cand = torch.tanh(x @ w["n"].T + (r * h) @ u["n"].T + b["n"])
@@ -119,7 +144,15 @@ def test_gru_reset_before_matches_cho_equations_written_separately() -> None:
     weight_ih = torch.cat([w[k] for k in "rzn"])
     weight_hh = torch.cat([u[k] for k in "rzn"])
     bias_ih = torch.cat([b[k] for k in "rzn"])
-    got = gru_step(x, h, weight_ih, weight_hh, bias_ih, torch.zeros_like(bias_ih), reset_after=False)
+    got = gru_step(
+        x,
+        h,
+        weight_ih,
+        weight_hh,
+        bias_ih,
+        torch.zeros_like(bias_ih),
+        reset_after=False,
+    )
     torch.testing.assert_close(got, expected)
 
 
@@ -130,15 +163,26 @@ def test_gru_reset_before_matches_cho_equations_written_separately() -> None:
     seed=st.integers(min_value=0, max_value=10_000),
     reset_after=st.booleans(),
 )
-def test_gru_state_stays_inside_minus_one_one(scale: float, steps: int, seed: int, reset_after: bool) -> None:
+def test_gru_state_stays_inside_minus_one_one(
+    scale: float, steps: int, seed: int, reset_after: bool
+) -> None:
     gen = torch.Generator().manual_seed(seed)
     h_size, f_size = 4, 3
-    weights = [scale * torch.randn(3 * h_size, n, generator=gen, dtype=torch.float64) for n in (f_size, h_size)]
-    biases = [scale * torch.randn(3 * h_size, generator=gen, dtype=torch.float64) for _ in range(2)]
+    weights = [
+        scale * torch.randn(3 * h_size, n, generator=gen, dtype=torch.float64)
+        for n in (f_size, h_size)
+    ]
+    biases = [
+        scale * torch.randn(3 * h_size, generator=gen, dtype=torch.float64)
+        for _ in range(2)
+    ]
     xs = scale * torch.randn(2, steps, f_size, generator=gen, dtype=torch.float64)
     h0 = 2 * torch.rand(2, h_size, generator=gen, dtype=torch.float64) - 1
-    states, _ = gru_loop(xs, weights[0], weights[1], biases[0], biases[1], reset_after, h0=h0 * 0.999)
-    # In exact arithmetic the bound is strict; float64 tanh rounds to exactly 1 beyond about 19.
+    states, _ = gru_loop(
+        xs, weights[0], weights[1], biases[0], biases[1], reset_after, h0=h0 * 0.999
+    )
+    # In exact arithmetic the bound is strict; float64 tanh rounds to exactly 1 beyond
+    # about 19.
     assert states.abs().max() <= 1.0
     if scale <= 1.0:
         assert states.abs().max() < 1.0
@@ -149,16 +193,24 @@ def test_set_gate_bias_sets_the_sum_and_leaves_other_gates_alone() -> None:
     before = {n: p.detach().clone() for n, p in lstm.named_parameters()}
     set_gate_bias(lstm, "lstm", "f", 1.0)
     torch.testing.assert_close(effective_gate_bias(lstm, "lstm", "f"), torch.ones(5))
-    torch.testing.assert_close(lstm.bias_ih_l1[5:10] + lstm.bias_hh_l1[5:10], torch.ones(5))
+    torch.testing.assert_close(
+        lstm.bias_ih_l1[5:10] + lstm.bias_hh_l1[5:10], torch.ones(5)
+    )
     for gate in ["i", "g", "o"]:
         k = gate_index("lstm", gate)
-        torch.testing.assert_close(lstm.bias_ih_l0[5 * k : 5 * k + 5], before["bias_ih_l0"][5 * k : 5 * k + 5])
+        torch.testing.assert_close(
+            lstm.bias_ih_l0[5 * k : 5 * k + 5], before["bias_ih_l0"][5 * k : 5 * k + 5]
+        )
     gru = nn.GRUCell(2, 4)
     set_gate_bias(gru, "gru", "z", 2.0)
-    torch.testing.assert_close(effective_gate_bias(gru, "gru", "z"), torch.full((4,), 2.0))
+    torch.testing.assert_close(
+        effective_gate_bias(gru, "gru", "z"), torch.full((4,), 2.0)
+    )
     scratch = LSTMScratch(2, 3)
     set_gate_bias(scratch, "lstm", "f", -1.0)
-    torch.testing.assert_close(effective_gate_bias(scratch, "lstm", "f"), torch.full((3,), -1.0))
+    torch.testing.assert_close(
+        effective_gate_bias(scratch, "lstm", "f"), torch.full((3,), -1.0)
+    )
 
 
 def test_gate_order_is_pytorchs() -> None:
@@ -167,9 +219,14 @@ def test_gate_order_is_pytorchs() -> None:
 
 def test_set_gate_bias_refuses_unknown_names_and_mismatches() -> None:
     lstm = nn.LSTM(2, 3)
-    with pytest.raises(ValueError, match=r"cell must be one of \['gru', 'lstm'\]; got 'lsmt'"):
+    with pytest.raises(
+        ValueError, match=r"cell must be one of \['gru', 'lstm'\]; got 'lsmt'"
+    ):
         set_gate_bias(lstm, "lsmt", "f", 1.0)
-    with pytest.raises(ValueError, match=r"gate must be one of \['i', 'f', 'g', 'o'\] for cell 'lstm'; got 'u'"):
+    with pytest.raises(
+        ValueError,
+        match=r"gate must be one of \['i', 'f', 'g', 'o'\] for cell 'lstm'; got 'u'",
+    ):
         set_gate_bias(lstm, "lstm", "u", 1.0)
     with pytest.raises(ValueError, match="does not match the module"):
         set_gate_bias(lstm, "gru", "z", 1.0)
@@ -184,7 +241,9 @@ def test_forget_power_and_output_gate_demo() -> None:
     assert powers.shape == (3, 80)
     torch.testing.assert_close(powers[1, 9], torch.tensor(0.5**10, dtype=torch.float64))
     assert bool((powers[:, 1:] < powers[:, :-1]).all())
-    gates, cells, hiddens = output_gate_demo(c0=0.8, openings=(1.0, 0.0, 1.0), steps_each=2)
+    gates, cells, hiddens = output_gate_demo(
+        c0=0.8, openings=(1.0, 0.0, 1.0), steps_each=2
+    )
     torch.testing.assert_close(cells, torch.full((6,), 0.8))
     torch.testing.assert_close(hiddens, gates * torch.tanh(torch.tensor(0.8)))
     with pytest.raises(ValueError, match="steps must be an int >= 1"):
@@ -193,13 +252,19 @@ def test_forget_power_and_output_gate_demo() -> None:
         output_gate_demo(openings=(1.5,))
 
 
-def test_direct_path_is_exact_for_one_step_and_only_part_of_the_jacobian_later() -> None:
+def test_direct_path_is_exact_for_one_step_and_only_part_of_the_jacobian_later() -> (
+    None
+):
     cell = nn.LSTMCell(3, 4).double()
     x = torch.randn(6, 3, dtype=torch.float64)
-    products, diagonals = direct_path_and_full_jacobian(cell, x, torch.randn(4, dtype=torch.float64))
+    products, diagonals = direct_path_and_full_jacobian(
+        cell, x, torch.randn(4, dtype=torch.float64)
+    )
     assert products.shape == diagonals.shape == (6, 4)
-    torch.testing.assert_close(products[0], diagonals[0])  # h_0 = 0 does not depend on c_0
-    assert (products[1:] - diagonals[1:]).abs().max() > 1e-6  # later steps add paths through h
+    # h_0 = 0 does not depend on c_0
+    torch.testing.assert_close(products[0], diagonals[0])
+    # later steps add paths through h
+    assert (products[1:] - diagonals[1:]).abs().max() > 1e-6
     with pytest.raises(ValueError, match=r"x must have shape \(time, 3\)"):
         direct_path_and_full_jacobian(cell, torch.randn(2, 5, 3), torch.zeros(4))
 
@@ -213,7 +278,8 @@ def test_keep_dial_blends_on_the_segment_and_matches_the_gru_update() -> None:
     assert abs(written - 0.15) < 1e-12
     assert abs(new - 0.55) < 1e-12
     assert keep_dial(0.80, 0.30, 1.0)[2] == 0.80  # full keep: the old state
-    assert keep_dial(0.80, 0.30, 0.0)[2] == 0.30  # keep nothing: overwritten by the candidate
+    # keep nothing: overwritten by the candidate
+    assert keep_dial(0.80, 0.30, 0.0)[2] == 0.30
     for u in [0.1, 0.37, 0.9]:
         assert 0.30 <= keep_dial(0.80, 0.30, u)[2] <= 0.80
         # the same blend as the last line of the GRU step, u * h + (1 - u) * n
@@ -233,9 +299,14 @@ def test_cell_diagrams_draw_their_gates(cell: str) -> None:
 
     fig = draw_cell_diagram(cell)
     texts = " ".join(t.get_text() for t in fig.axes[0].texts)
-    for symbol in (["$f_t$", "$i_t$", "$g_t$", "$o_t$", "$c_t$"] if cell == "lstm" else ["$r_t$", "$u_t$", "$h_t$"]):
+    for symbol in (
+        ["$f_t$", "$i_t$", "$g_t$", "$o_t$", "$c_t$"]
+        if cell == "lstm"
+        else ["$r_t$", "$u_t$", "$h_t$"]
+    ):
         assert symbol in texts, (symbol, texts)
-    assert len(fig.axes[0].patches) >= (8 if cell == "lstm" else 7)  # boxes and pointwise operations
+    # boxes and pointwise operations
+    assert len(fig.axes[0].patches) >= (8 if cell == "lstm" else 7)
 
 
 def test_cell_diagram_rejects_unknown_cells() -> None:
@@ -265,14 +336,18 @@ def _randomise_biases(module: nn.Module) -> None:
         (lambda: LSTMScratch(3, 4), "lstm", ""),
     ],
 )
-def test_effective_bias_is_the_sum_of_both_vectors_per_gate(make, cell: str, suffix: str) -> None:
+def test_effective_bias_is_the_sum_of_both_vectors_per_gate(
+    make, cell: str, suffix: str
+) -> None:
     torch.manual_seed(0)
     module = make()
     _randomise_biases(module)
     total = getattr(module, "bias_ih" + suffix) + getattr(module, "bias_hh" + suffix)
     for k, gate in enumerate(CELLS[cell]):
         assert gate_index(cell, gate) == k
-        torch.testing.assert_close(effective_gate_bias(module, cell, gate), total[4 * k : 4 * k + 4].detach())
+        torch.testing.assert_close(
+            effective_gate_bias(module, cell, gate), total[4 * k : 4 * k + 4].detach()
+        )
 
 
 def test_set_gate_bias_sets_every_layer_and_only_that_gate() -> None:
@@ -300,10 +375,14 @@ def test_set_gate_bias_errors() -> None:
         set_gate_bias(LSTMScratch(2, 3), "gru", "z", 1.0)
     gru = nn.GRUCell(2, 3)
     set_gate_bias(gru, "gru", "z", -1.0)
-    torch.testing.assert_close(effective_gate_bias(gru, "gru", "z"), torch.full((3,), -1.0))
+    torch.testing.assert_close(
+        effective_gate_bias(gru, "gru", "z"), torch.full((3,), -1.0)
+    )
 
 
-@pytest.mark.parametrize(("args", "name"), [((0, 3), "input_size"), ((2, 0), "hidden_size")])
+@pytest.mark.parametrize(
+    ("args", "name"), [((0, 3), "input_size"), ((2, 0), "hidden_size")]
+)
 def test_lstm_scratch_names_bad_sizes(args: tuple[int, int], name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name} must be a positive int; got 0$"):
         LSTMScratch(*args)
@@ -341,7 +420,9 @@ def test_gru_loop_starts_from_h0_when_given() -> None:
     cell = nn.GRUCell(2, 3).double()
     x = torch.randn(2, 4, 2, dtype=torch.float64)
     h0 = torch.randn(2, 3, dtype=torch.float64)
-    states, last = gru_loop(x, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, True, h0=h0)
+    states, last = gru_loop(
+        x, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, True, h0=h0
+    )
     h = h0
     for t in range(4):
         h = cell(x[:, t], h)
@@ -355,8 +436,12 @@ def _autograd_norms(cell: nn.Module, x: torch.Tensor, lstm: bool) -> list[float]
     if not lstm:
         h = torch.zeros(1, hidden, dtype=torch.float64)
         for t in range(x.shape[0]):
-            jac = torch.autograd.functional.jacobian(lambda s, t=t: cell(x[t : t + 1], s), h)
-            norms.append(torch.linalg.matrix_norm(jac.reshape(hidden, hidden), ord=2).item())
+            jac = torch.autograd.functional.jacobian(
+                lambda s, t=t: cell(x[t : t + 1], s), h
+            )
+            norms.append(
+                torch.linalg.matrix_norm(jac.reshape(hidden, hidden), ord=2).item()
+            )
             h = cell(x[t : t + 1], h).detach()
         return norms
     state = torch.zeros(1, 2 * hidden, dtype=torch.float64)
@@ -366,7 +451,9 @@ def _autograd_norms(cell: nn.Module, x: torch.Tensor, lstm: bool) -> list[float]
 
     for t in range(x.shape[0]):
         jac = torch.autograd.functional.jacobian(lambda s, t=t: step(s, t), state)
-        norms.append(torch.linalg.matrix_norm(jac.reshape(2 * hidden, 2 * hidden), ord=2).item())
+        norms.append(
+            torch.linalg.matrix_norm(jac.reshape(2 * hidden, 2 * hidden), ord=2).item()
+        )
         state = step(state, t).detach()
     return norms
 
@@ -385,12 +472,19 @@ def test_step_jacobian_norms_match_autograd_through_pytorchs_cells(kind: str) ->
     expected = _autograd_norms(cell, x.double(), lstm=kind == "lstm")
     assert len(norms) == 5
     assert norms == pytest.approx(expected, rel=1e-9)
-    assert len(set(round(n, 9) for n in norms)) == 5  # the trajectory moves: each step has its own norm
+    # the trajectory moves: each step has its own norm
+    assert len(set(round(n, 9) for n in norms)) == 5
 
 
 def test_step_jacobian_norms_reject_other_modules_and_shapes() -> None:
-    for bad in (nn.RNN(3, 4), nn.GRU(3, 4, num_layers=2), nn.LSTM(3, 4, bidirectional=True)):
-        with pytest.raises(ValueError, match="^rec must be a one-layer, unidirectional"):
+    for bad in (
+        nn.RNN(3, 4),
+        nn.GRU(3, 4, num_layers=2),
+        nn.LSTM(3, 4, bidirectional=True),
+    ):
+        with pytest.raises(
+            ValueError, match="^rec must be a one-layer, unidirectional"
+        ):
             step_jacobian_norms(bad, torch.zeros(2, 3))
     with pytest.raises(ValueError, match=r"^x must have shape \(time, 3\)"):
         step_jacobian_norms(nn.GRU(3, 4), torch.zeros(2, 4))
@@ -398,7 +492,9 @@ def test_step_jacobian_norms_reject_other_modules_and_shapes() -> None:
         step_jacobian_norms(nn.GRU(3, 4), torch.zeros(1, 2, 3))
 
 
-def _no_forget_reference(model: NoForgetLSTM, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
+def _no_forget_reference(
+    model: NoForgetLSTM, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor
+):
     hidden = model.hidden_size
     w_ih, w_hh = model.weight_ih, model.weight_hh
     b = model.bias_ih + model.bias_hh
@@ -418,7 +514,10 @@ def test_no_forget_lstm_adds_to_its_cell_and_ignores_the_forget_block() -> None:
     torch.manual_seed(0)
     model = NoForgetLSTM(3, 4).double()
     x = torch.randn(2, 6, 3, dtype=torch.float64)
-    h0, c0 = torch.randn(2, 4, dtype=torch.float64), torch.randn(2, 4, dtype=torch.float64)
+    h0, c0 = (
+        torch.randn(2, 4, dtype=torch.float64),
+        torch.randn(2, 4, dtype=torch.float64),
+    )
     out, (h, c) = model(x, (h0, c0))
     ref_out, ref_h, ref_c = _no_forget_reference(model, x, h0, c0)
     torch.testing.assert_close(out, ref_out)
@@ -473,16 +572,27 @@ def test_direct_path_products_and_diagonals_by_hand() -> None:
     x = torch.randn(3, 3, dtype=torch.float64)
     c0 = torch.randn(4, dtype=torch.float64)
     products, diagonals = direct_path_and_full_jacobian(cell, x, c0)
-    # By hand with PyTorch's cell: the forget gates along the trajectory, and autograd for dc_k/dc_0.
+    # By hand with PyTorch's cell: the forget gates along the trajectory, and autograd
+    # for dc_k/dc_0.
     c_start = c0.reshape(1, 4).clone().requires_grad_(True)
     h, c = torch.zeros(1, 4, dtype=torch.float64), c_start
     running = torch.ones(4, dtype=torch.float64)
     for t in range(3):
-        pre = x[t : t + 1] @ cell.weight_ih.T + h @ cell.weight_hh.T + cell.bias_ih + cell.bias_hh
+        pre = (
+            x[t : t + 1] @ cell.weight_ih.T
+            + h @ cell.weight_hh.T
+            + cell.bias_ih
+            + cell.bias_hh
+        )
         running = running * torch.sigmoid(pre[0, 4:8]).detach()
         h, c = cell(x[t : t + 1], (h, c))
         torch.testing.assert_close(products[t], running)
-        diag = torch.stack([torch.autograd.grad(c[0, j], c_start, retain_graph=True)[0][0, j] for j in range(4)])
+        diag = torch.stack(
+            [
+                torch.autograd.grad(c[0, j], c_start, retain_graph=True)[0][0, j]
+                for j in range(4)
+            ]
+        )
         torch.testing.assert_close(diagonals[t], diag)
     with pytest.raises(ValueError, match=r"^x must have shape \(time, 3\)"):
         direct_path_and_full_jacobian(cell, torch.randn(2, 4, dtype=torch.float64), c0)
@@ -501,16 +611,27 @@ def test_forget_power_is_computed_in_float64() -> None:
     powers = forget_power([2.0, -0.5], steps=3)
     assert powers.dtype == torch.float64
     f = torch.sigmoid(torch.tensor([2.0, -0.5], dtype=torch.float64))
-    torch.testing.assert_close(powers, torch.stack([f, f**2, f**3], dim=1), rtol=1e-15, atol=0)  # float32 errs ~1e-8
+    torch.testing.assert_close(
+        powers, torch.stack([f, f**2, f**3], dim=1), rtol=1e-15, atol=0
+    )  # float32 errs ~1e-8
 
 
 def test_lstm_scratch_size_boundaries() -> None:
     assert LSTMScratch(1, 1).weight_hh.shape == (4, 1)
-    with pytest.raises(ValueError, match=r"^input_size must be a positive int; got True$"):
+    with pytest.raises(
+        ValueError, match=r"^input_size must be a positive int; got True$"
+    ):
         LSTMScratch(True, 3)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("kwargs", [{"bias": False}, {"bidirectional": True}, {"num_layers": 2}, {"proj_size": 2}])
-def test_lstm_scratch_from_torch_rejects_each_unsupported_option(kwargs: dict[str, object]) -> None:
-    with pytest.raises(ValueError, match="^lstm must be a one-layer, unidirectional nn.LSTM"):
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"bias": False}, {"bidirectional": True}, {"num_layers": 2}, {"proj_size": 2}],
+)
+def test_lstm_scratch_from_torch_rejects_each_unsupported_option(
+    kwargs: dict[str, object],
+) -> None:
+    with pytest.raises(
+        ValueError, match="^lstm must be a one-layer, unidirectional nn.LSTM"
+    ):
         LSTMScratch.from_torch(nn.LSTM(2, 3, **kwargs))

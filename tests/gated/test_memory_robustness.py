@@ -1,14 +1,23 @@
-"""Tests for chapter_code.gated.memory_robustness: one job of the memory test's robustness sweep.
+"""Tests for chapter_code.gated.memory_robustness: one job of the memory test's
+robustness sweep.
 
-chapter_code.gated.memory_robustness: the job's metrics carry every number under its name.
+chapter_code.gated.memory_robustness: the job's metrics carry every number under its
+name.
 """
 
 from __future__ import annotations
 
 from chapter_code.gated.memory_robustness import recall_metrics
-from chapter_code.gated.memory_task import CONTENDERS, RecallConfig, first_epoch_at, train_recall
+from chapter_code.gated.memory_task import (
+    CONTENDERS,
+    RecallConfig,
+    first_epoch_at,
+    train_recall,
+)
 
-TINY = RecallConfig(lag=5, n_train=64, n_test=32, batch_size=32, epochs=3, hidden_size=8)
+TINY = RecallConfig(
+    lag=5, n_train=64, n_test=32, batch_size=32, epochs=3, hidden_size=8
+)
 
 
 def test_job_returns_the_runs_numbers_as_plain_json() -> None:
@@ -28,13 +37,21 @@ def test_first_epoch_at_counts_from_one() -> None:
     assert first_epoch_at([0.9], threshold=0.9) == 1
 
 
-TINY_V = RecallConfig(lag=4, n_train=32, n_test=16, batch_size=16, epochs=2, hidden_size=4)
+TINY_V = RecallConfig(
+    lag=4, n_train=32, n_test=16, batch_size=16, epochs=2, hidden_size=4
+)
 
 
 def test_job_metrics_have_exactly_these_keys_and_the_birth_gradient() -> None:
     contender = CONTENDERS[0]
     metrics = recall_metrics(seed=1, contender=contender, recipe=TINY_V)
     run, _ = train_recall(contender, 1, TINY_V)
-    assert set(metrics) == {"final_accuracy", "epochs", "solved_epoch", "history", "birth"}
+    assert set(metrics) == {
+        "final_accuracy",
+        "epochs",
+        "solved_epoch",
+        "history",
+        "birth",
+    }
     assert metrics["birth"] == run.birth
     assert metrics["final_accuracy"] == run.accuracy

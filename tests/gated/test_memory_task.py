@@ -1,6 +1,8 @@
-"""Tests for chapter_code.gated.memory_task: the recall data, seeded runs, the grid, the forget-gate replay.
+"""Tests for chapter_code.gated.memory_task: the recall data, seeded runs, the grid, the
+forget-gate replay.
 
-Value tests for chapter_code.gated.memory_task at toy sizes, against references written out here (issue 20).
+Value tests for chapter_code.gated.memory_task at toy sizes, against references written
+out here (issue 20).
 
 Each training helper is compared with the recipe spelled out in the test (draw
 the weights, Adam, clip, shuffled minibatches, read out at the end) on a
@@ -38,7 +40,9 @@ from chapter_code.gated.memory_task import (
     train_recall,
 )
 
-TINY = RecallConfig(lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, epochs=2)
+TINY = RecallConfig(
+    lag=5, vocab=3, hidden_size=6, n_train=48, n_test=24, batch_size=16, epochs=2
+)
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +62,9 @@ def test_make_recall_labels_are_the_first_token_and_data_are_seeded() -> None:
 
 
 def test_contender_and_config_validation() -> None:
-    with pytest.raises(ValueError, match=r"cell must be one of \['gru', 'lstm', 'rnn'\]"):
+    with pytest.raises(
+        ValueError, match=r"cell must be one of \['gru', 'lstm', 'rnn'\]"
+    ):
         Contender("x", "transformer")
     with pytest.raises(ValueError, match="keep_bias needs a gated cell"):
         Contender("x", "rnn", 1.0)
@@ -70,39 +76,53 @@ def test_contender_and_config_validation() -> None:
 
 def test_build_is_seeded_and_sets_the_keep_bias() -> None:
     lstm_plus = CONTENDERS[2]
-    a, b = build_recall_net(lstm_plus, TINY, seed=5), build_recall_net(lstm_plus, TINY, seed=5)
+    a, b = (
+        build_recall_net(lstm_plus, TINY, seed=5),
+        build_recall_net(lstm_plus, TINY, seed=5),
+    )
     for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
         torch.testing.assert_close(p, q, msg=name)
-    assert not torch.equal(a.rec.weight_hh_l0, build_recall_net(lstm_plus, TINY, seed=6).rec.weight_hh_l0)
-    torch.testing.assert_close(effective_gate_bias(a.rec, "lstm", "f"), torch.ones(TINY.hidden_size))
+    assert not torch.equal(
+        a.rec.weight_hh_l0, build_recall_net(lstm_plus, TINY, seed=6).rec.weight_hh_l0
+    )
+    torch.testing.assert_close(
+        effective_gate_bias(a.rec, "lstm", "f"), torch.ones(TINY.hidden_size)
+    )
     gru2 = build_recall_net(CONTENDERS[5], TINY, seed=5)
-    torch.testing.assert_close(effective_gate_bias(gru2.rec, "gru", "z"), torch.full((TINY.hidden_size,), 2.0))
-
-
+    torch.testing.assert_close(
+        effective_gate_bias(gru2.rec, "gru", "z"), torch.full((TINY.hidden_size,), 2.0)
+    )
 
 
 @pytest.mark.parametrize("contender", CONTENDERS, ids=lambda c: c.label)
 def test_one_stream_reproduces_the_sources_global_seed(contender: Contender) -> None:
     """The sources call torch.manual_seed(seed), build the network with PyTorch's own
     constructors, set the keep bias, then draw each epoch's order with torch.randperm.
-    One generator, drawing the weights and then the orders, must give the same numbers."""
+    One generator, drawing the weights and then the orders, must give the same
+    numbers."""
     config = RecallConfig(hidden_size=8)
     torch.manual_seed(6050)
-    reference = RecallNet(contender.cell, config.vocab, config.hidden_size)  # the global stream
+    # the global stream
+    reference = RecallNet(contender.cell, config.vocab, config.hidden_size)
     if contender.keep_bias is not None:
         from chapter_code.gated.gates import set_gate_bias
 
-        set_gate_bias(reference.rec, contender.cell, "f" if contender.cell == "lstm" else "z", contender.keep_bias)
+        set_gate_bias(
+            reference.rec,
+            contender.cell,
+            "f" if contender.cell == "lstm" else "z",
+            contender.keep_bias,
+        )
     reference_orders = [torch.randperm(config.n_train) for _ in range(2)]
     stream = torch.Generator().manual_seed(6050)
     net = build_recall_net(contender, config, 6050, generator=stream)
     orders = [torch.randperm(config.n_train, generator=stream) for _ in range(2)]
-    for (name, p), q in zip(net.named_parameters(), reference.parameters(), strict=True):
+    for (name, p), q in zip(
+        net.named_parameters(), reference.parameters(), strict=True
+    ):
         torch.testing.assert_close(p, q, rtol=0, atol=0, msg=name)
     for a, b in zip(orders, reference_orders, strict=True):
         assert torch.equal(a, b)
-
-
 
 
 def test_first_epoch_at() -> None:
@@ -135,19 +155,27 @@ def test_learned_initial_state_gets_a_gradient() -> None:
     assert net.h0.grad.abs().sum() > 0
 
 
-
-
-
-
-
 #: Ten sequences in batches of four: two full batches and a short one per epoch.
-MINI = RecallConfig(lag=3, vocab=3, hidden_size=4, n_train=10, n_test=7, batch_size=4, epochs=2, lr=0.05,
-                    clip=0.5, train_seed=5, test_seed=6)
+MINI = RecallConfig(
+    lag=3,
+    vocab=3,
+    hidden_size=4,
+    n_train=10,
+    n_test=7,
+    batch_size=4,
+    epochs=2,
+    lr=0.05,
+    clip=0.5,
+    train_seed=5,
+    test_seed=6,
+)
 RNN, LSTM, LSTM1, GRU, GRU1, GRU2 = mt.CONTENDERS
 SIZES = ["lag", "vocab", "hidden_size", "n_train", "n_test", "batch_size", "epochs"]
 
 
-# ---- Contender and RecallConfig ------------------------------------------------------------------------
+# ---- Contender and RecallConfig
+# ------------------------------------------------------------------------
+
 
 def test_the_six_contenders_and_three_seeds() -> None:
     assert [c.cell for c in mt.CONTENDERS] == ["rnn"] + ["lstm"] * 2 + ["gru"] * 3
@@ -155,13 +183,21 @@ def test_the_six_contenders_and_three_seeds() -> None:
     assert [c.label for c in mt.CONTENDERS][0] == "vanilla RNN"
     assert all(c.label.startswith(c.cell.upper()) for c in mt.CONTENDERS[1:])
     assert [c.label.split(", ")[-1] for c in mt.CONTENDERS[1:]] == [
-        "default", "forget bias +1", "default", "keep bias +1", "keep bias +2"]
+        "default",
+        "forget bias +1",
+        "default",
+        "keep bias +1",
+        "keep bias +2",
+    ]
     assert mt.SEEDS == (0, 1, 6050)
 
 
 @pytest.mark.parametrize("cell", ["transformer", "LSTM", ""])
 def test_a_contender_names_a_known_cell(cell: str) -> None:
-    with pytest.raises(ValueError, match=r"^cell must be one of \['gru', 'lstm', 'rnn'\]; got " + repr(cell)):
+    with pytest.raises(
+        ValueError,
+        match=r"^cell must be one of \['gru', 'lstm', 'rnn'\]; got " + repr(cell),
+    ):
         Contender("x", cell)
 
 
@@ -175,8 +211,20 @@ def test_a_keep_bias_needs_a_gate(bias: float) -> None:
 
 def test_config_defaults_are_the_sources_recipe() -> None:
     c = RecallConfig()
-    assert (c.lag, c.vocab, c.hidden_size, c.n_train, c.n_test, c.lr, c.batch_size, c.clip, c.epochs,
-            c.solved_at, c.train_seed, c.test_seed) == (80, 4, 32, 2000, 500, 3e-3, 128, 1.0, 80, 0.9, 1, 2)
+    assert (
+        c.lag,
+        c.vocab,
+        c.hidden_size,
+        c.n_train,
+        c.n_test,
+        c.lr,
+        c.batch_size,
+        c.clip,
+        c.epochs,
+        c.solved_at,
+        c.train_seed,
+        c.test_seed,
+    ) == (80, 4, 32, 2000, 500, 3e-3, 128, 1.0, 80, 0.9, 1, 2)
 
 
 def test_config_sizes_may_be_one() -> None:
@@ -188,12 +236,23 @@ def test_config_sizes_may_be_one() -> None:
 @pytest.mark.parametrize("value", [0, -1, 2.0, "3", True])
 def test_config_sizes_are_ints_of_at_least_one(name: str, value: object) -> None:
     # True is refused too: Python counts it as an int, the book does not count with it
-    with pytest.raises(ValueError, match=rf"^{name} must be an int >= 1; got {value!r}$"):
+    with pytest.raises(
+        ValueError, match=rf"^{name} must be an int >= 1; got {value!r}$"
+    ):
         RecallConfig(**{name: value})
 
 
-@pytest.mark.parametrize(("lr", "clip"), [(0.0, 1.0), (-1e-3, 1.0), (1e-3, 0.0), (1e-3, -1.0), (float("nan"), 1.0),
-                                          (1e-3, float("nan"))])
+@pytest.mark.parametrize(
+    ("lr", "clip"),
+    [
+        (0.0, 1.0),
+        (-1e-3, 1.0),
+        (1e-3, 0.0),
+        (1e-3, -1.0),
+        (float("nan"), 1.0),
+        (1e-3, float("nan")),
+    ],
+)
 def test_config_lr_and_clip_are_positive(lr: float, clip: float) -> None:
     with pytest.raises(ValueError, match=r"^lr and clip must be > 0; got lr="):
         RecallConfig(lr=lr, clip=clip)
@@ -207,7 +266,9 @@ def test_config_solved_at_is_a_share(solved_at: float) -> None:
     assert RecallConfig(solved_at=1e-9).solved_at == 1e-9
 
 
-# ---- make_recall ---------------------------------------------------------------------------------------
+# ---- make_recall
+# --------------------------------------------------------------------------------------
+
 
 def test_recall_data_are_seeded_one_hot_tokens_labelled_by_the_first() -> None:
     x, y = mt.make_recall(6, 4, 5, seed=9)
@@ -215,13 +276,16 @@ def test_recall_data_are_seeded_one_hot_tokens_labelled_by_the_first() -> None:
     assert x.dtype == torch.float32
     assert torch.equal(x, torch.eye(5)[tokens])
     assert torch.equal(y, tokens[:, 0])
-    assert torch.equal(mt.make_recall(6, 4, 5, seed=10)[1],
-                       torch.randint(0, 5, (6, 4), generator=torch.Generator().manual_seed(10))[:, 0])
+    assert torch.equal(
+        mt.make_recall(6, 4, 5, seed=10)[1],
+        torch.randint(0, 5, (6, 4), generator=torch.Generator().manual_seed(10))[:, 0],
+    )
 
 
 def test_recall_data_have_the_whole_alphabet_even_when_few_tokens_are_drawn() -> None:
     x, y = mt.make_recall(1, 2, 50, seed=0)
-    assert x.shape == (1, 2, 50)  # one-hot over the alphabet, not up to the largest token drawn
+    # one-hot over the alphabet, not up to the largest token drawn
+    assert x.shape == (1, 2, 50)
     assert int(y.max()) < 49
 
 
@@ -231,21 +295,41 @@ def test_recall_data_of_size_one() -> None:
     assert torch.equal(y, torch.zeros(1, dtype=torch.long))
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [({"n": 0}, "n"), ({"lag": 0}, "lag"), ({"vocab": 0}, "vocab"),
-                                              ({"n": 2.0}, "n"), ({"lag": -3}, "lag"), ({"vocab": "4"}, "vocab")])
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"n": 0}, "n"),
+        ({"lag": 0}, "lag"),
+        ({"vocab": 0}, "vocab"),
+        ({"n": 2.0}, "n"),
+        ({"lag": -3}, "lag"),
+        ({"vocab": "4"}, "vocab"),
+    ],
+)
 def test_recall_data_sizes_are_named(kwargs: dict, name: str) -> None:
     args = {"n": 2, "lag": 3, "vocab": 4, **kwargs}
-    with pytest.raises(ValueError, match=rf"^{name} must be an int >= 1; got {args[name]!r}$"):
+    with pytest.raises(
+        ValueError, match=rf"^{name} must be an int >= 1; got {args[name]!r}$"
+    ):
         mt.make_recall(args["n"], args["lag"], args["vocab"], seed=0)
 
 
-# ---- RecallNet and build_recall_net --------------------------------------------------------------------
+# ---- RecallNet and build_recall_net
+# --------------------------------------------------------------------
 
-@pytest.mark.parametrize(("cell", "module"), [("rnn", nn.RNN), ("lstm", nn.LSTM), ("gru", nn.GRU)])
+
+@pytest.mark.parametrize(
+    ("cell", "module"), [("rnn", nn.RNN), ("lstm", nn.LSTM), ("gru", nn.GRU)]
+)
 def test_recall_net_layers(cell: str, module: type) -> None:
     net = RecallNet(cell, 3, 5)
     assert type(net.rec) is module
-    assert (net.rec.input_size, net.rec.hidden_size, net.rec.num_layers, net.rec.batch_first) == (3, 5, 1, True)
+    assert (
+        net.rec.input_size,
+        net.rec.hidden_size,
+        net.rec.num_layers,
+        net.rec.batch_first,
+    ) == (3, 5, 1, True)
     assert (net.readout.in_features, net.readout.out_features) == (5, 3)
     assert net.readout.bias is not None
     assert net.cell == cell
@@ -253,11 +337,14 @@ def test_recall_net_layers(cell: str, module: type) -> None:
     learned = RecallNet(cell, 3, 5, learn_h0=True)
     assert isinstance(learned.h0, nn.Parameter)
     assert torch.equal(learned.h0, torch.zeros(5))
-    assert [n for n, _ in learned.named_parameters()][0] == "h0"  # registered on the module itself: first
+    # registered on the module itself: first
+    assert [n for n, _ in learned.named_parameters()][0] == "h0"
 
 
 def test_recall_net_refuses_unknown_cells() -> None:
-    with pytest.raises(ValueError, match=r"^cell must be one of \['gru', 'lstm', 'rnn'\]; got 'elman'$"):
+    with pytest.raises(
+        ValueError, match=r"^cell must be one of \['gru', 'lstm', 'rnn'\]; got 'elman'$"
+    ):
         RecallNet("elman", 3, 4)
 
 
@@ -287,10 +374,16 @@ def test_recall_net_starts_from_its_learned_state(cell: str) -> None:
         assert not torch.allclose(net(x), net.readout(net.rec(x)[0][:, -1]))
 
 
-def reference_net(contender: Contender, config: RecallConfig, gen: torch.Generator, learn_h0: bool = False):
-    """The initialisation written out: every parameter but h0 uniform in +-1/sqrt(H), in registration order."""
+def reference_net(
+    contender: Contender,
+    config: RecallConfig,
+    gen: torch.Generator,
+    learn_h0: bool = False,
+):
+    """The initialisation written out: every parameter but h0 uniform in +-1/sqrt(H), in
+    registration order."""
     net = RecallNet(contender.cell, config.vocab, config.hidden_size, learn_h0=learn_h0)
-    bound = config.hidden_size ** -0.5
+    bound = config.hidden_size**-0.5
     with torch.no_grad():
         for name, p in net.named_parameters():
             if name != "h0":
@@ -311,13 +404,17 @@ def same_parameters(a: nn.Module, b: nn.Module) -> None:
 @pytest.mark.parametrize("contender", mt.CONTENDERS, ids=lambda c: c.label)
 def test_build_draws_every_weight_from_the_seed(contender: Contender) -> None:
     net = mt.build_recall_net(contender, MINI, seed=7)
-    same_parameters(net, reference_net(contender, MINI, torch.Generator().manual_seed(7)))
+    same_parameters(
+        net, reference_net(contender, MINI, torch.Generator().manual_seed(7))
+    )
     assert net.rec.weight_hh_l0.abs().max() <= 0.5  # 1/sqrt(4)
     assert net.rec.weight_hh_l0.abs().max() > 0.4
     if contender.keep_bias is not None:
         gate = mt.KEEP_GATE[contender.cell]
-        torch.testing.assert_close(effective_gate_bias(net.rec, contender.cell, gate),
-                                   torch.full((4,), contender.keep_bias))
+        torch.testing.assert_close(
+            effective_gate_bias(net.rec, contender.cell, gate),
+            torch.full((4,), contender.keep_bias),
+        )
 
 
 def test_build_draws_from_a_given_generator_and_leaves_it_after_the_draws() -> None:
@@ -330,17 +427,25 @@ def test_build_draws_from_a_given_generator_and_leaves_it_after_the_draws() -> N
 def test_build_leaves_the_learned_state_at_zero() -> None:
     net = mt.build_recall_net(LSTM1, MINI, seed=2, learn_h0=True)
     assert torch.equal(net.h0, torch.zeros(4))
-    same_parameters(net, reference_net(LSTM1, MINI, torch.Generator().manual_seed(2), learn_h0=True))
+    same_parameters(
+        net, reference_net(LSTM1, MINI, torch.Generator().manual_seed(2), learn_h0=True)
+    )
 
 
 def test_build_uses_the_config_width_and_alphabet() -> None:
     config = RecallConfig(vocab=5, hidden_size=9)
     net = mt.build_recall_net(RNN, config, seed=0)
-    assert (net.rec.input_size, net.rec.hidden_size, net.readout.out_features) == (5, 9, 5)
+    assert (net.rec.input_size, net.rec.hidden_size, net.readout.out_features) == (
+        5,
+        9,
+        5,
+    )
     assert net.readout.weight.abs().max() <= 1 / 3
 
 
-# ---- first_epoch_at and accuracy -----------------------------------------------------------------------
+# ---- first_epoch_at and accuracy
+# -----------------------------------------------------------------------
+
 
 def test_first_epoch_at_counts_from_one_and_includes_the_threshold() -> None:
     assert mt.first_epoch_at([0.5, 0.9, 0.95], 0.9) == 2
@@ -351,7 +456,9 @@ def test_first_epoch_at_counts_from_one_and_includes_the_threshold() -> None:
 
 @pytest.mark.parametrize("threshold", [0.0, -0.1, 1.01])
 def test_first_epoch_at_needs_a_share(threshold: float) -> None:
-    with pytest.raises(ValueError, match=rf"^threshold must be in \(0, 1\]; got {threshold}$"):
+    with pytest.raises(
+        ValueError, match=rf"^threshold must be in \(0, 1\]; got {threshold}$"
+    ):
         mt.first_epoch_at([0.5], threshold)
 
 
@@ -360,25 +467,40 @@ def test_accuracy_is_the_share_of_argmax_hits() -> None:
         def forward(self, x):
             return x[:, 0]
 
-    x = torch.tensor([[[0.1, 0.9, 0.0]], [[0.8, 0.1, 0.1]], [[0.0, 0.2, 0.7]], [[0.3, 0.3, 0.9]]])
+    x = torch.tensor(
+        [[[0.1, 0.9, 0.0]], [[0.8, 0.1, 0.1]], [[0.0, 0.2, 0.7]], [[0.3, 0.3, 0.9]]]
+    )
     y = torch.tensor([1, 0, 0, 2])
     assert mt.accuracy(Fixed(), x, y) == 0.75
     torch.manual_seed(0)
     net = RecallNet("gru", 3, 4)
     x, y = mt.make_recall(9, 3, 3, seed=1)
     hits = (net(x).argmax(dim=1) == y).sum().item()
-    assert mt.accuracy(net, x, y) == torch.tensor(hits / 9, dtype=torch.float32).item()  # a float32 mean
+    # a float32 mean
+    assert mt.accuracy(net, x, y) == torch.tensor(hits / 9, dtype=torch.float32).item()
 
 
-# ---- train_recall against the recipe written out -------------------------------------------------------
+# ---- train_recall against the recipe written out
+# -------------------------------------------------------
 
-def reference_training(contender: Contender, seed: int, config: RecallConfig, dtype=torch.float32,
-                       share_dtype=torch.float32):
-    """The recipe written out; test accuracies are means in ``share_dtype`` (float32 for a single run)."""
+
+def reference_training(
+    contender: Contender,
+    seed: int,
+    config: RecallConfig,
+    dtype=torch.float32,
+    share_dtype=torch.float32,
+):
+    """The recipe written out; test accuracies are means in ``share_dtype`` (float32 for
+    a single run)."""
     gen = torch.Generator().manual_seed(config.train_seed)
-    train_tokens = torch.randint(0, config.vocab, (config.n_train, config.lag), generator=gen)
+    train_tokens = torch.randint(
+        0, config.vocab, (config.n_train, config.lag), generator=gen
+    )
     gen = torch.Generator().manual_seed(config.test_seed)
-    test_tokens = torch.randint(0, config.vocab, (config.n_test, config.lag), generator=gen)
+    test_tokens = torch.randint(
+        0, config.vocab, (config.n_test, config.lag), generator=gen
+    )
     eye = torch.eye(config.vocab, dtype=dtype)
     x_train, y_train = eye[train_tokens], train_tokens[:, 0]
     x_test, y_test = eye[test_tokens], test_tokens[:, 0]
@@ -389,23 +511,34 @@ def reference_training(contender: Contender, seed: int, config: RecallConfig, dt
     history = []
     for _epoch in range(config.epochs):
         order = torch.randperm(config.n_train, generator=stream)
-        batches = [order[i:i + config.batch_size] for i in range(0, config.n_train, config.batch_size)]
+        batches = [
+            order[i : i + config.batch_size]
+            for i in range(0, config.n_train, config.batch_size)
+        ]
         for rows in batches:
             opt.zero_grad()
             logits = net.readout(net.rec(x_train[rows])[0][:, -1])
             nn.functional.cross_entropy(logits, y_train[rows]).backward()
             grads = [p.grad for p in net.parameters()]
-            norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+            norm = torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(g) for g in grads])
+            )
             scale = min(1.0, config.clip / (norm.item() + 1e-6))
             for g in grads:
                 g.mul_(scale)
             opt.step()
         with torch.no_grad():
-            history.append((net(x_test).argmax(dim=1) == y_test).to(share_dtype).mean().item())
+            history.append(
+                (net(x_test).argmax(dim=1) == y_test).to(share_dtype).mean().item()
+            )
     return birth, history, net
 
 
-@pytest.mark.parametrize(("contender", "seed"), [(LSTM1, 0), (GRU, 6050), (RNN, 1)], ids=["lstm", "gru", "rnn"])
+@pytest.mark.parametrize(
+    ("contender", "seed"),
+    [(LSTM1, 0), (GRU, 6050), (RNN, 1)],
+    ids=["lstm", "gru", "rnn"],
+)
 def test_train_recall_follows_the_recipe(contender: Contender, seed: int) -> None:
     birth, history, ref = reference_training(contender, seed, MINI, torch.float64)
     start = time.perf_counter()
@@ -419,14 +552,25 @@ def test_train_recall_follows_the_recipe(contender: Contender, seed: int) -> Non
     assert 0 < run.seconds <= took
     for name, p in ref.state_dict().items():
         torch.testing.assert_close(run.state[name], p, rtol=1e-9, atol=1e-12, msg=name)
-        torch.testing.assert_close(net.state_dict()[name], p, rtol=1e-9, atol=1e-12, msg=name)
+        torch.testing.assert_close(
+            net.state_dict()[name], p, rtol=1e-9, atol=1e-12, msg=name
+        )
     assert run.state["rec.weight_hh_l0"].dtype == torch.float64
     net.rec.weight_hh_l0.data.zero_()  # the run keeps a copy, not the live weights
     assert run.state["rec.weight_hh_l0"].abs().sum() > 0
 
 
 def test_train_recall_keeps_every_epoch_and_float32_by_default() -> None:
-    config = RecallConfig(lag=2, vocab=2, hidden_size=3, n_train=6, n_test=5, batch_size=6, epochs=3, lr=0.1)
+    config = RecallConfig(
+        lag=2,
+        vocab=2,
+        hidden_size=3,
+        n_train=6,
+        n_test=5,
+        batch_size=6,
+        epochs=3,
+        lr=0.1,
+    )
     run, net = mt.train_recall(GRU2, 1, config)
     _, history, _ = reference_training(GRU2, 1, config)
     assert run.history == pytest.approx(history, abs=1e-6)
@@ -450,7 +594,14 @@ def test_train_recall_reads_the_run_seed() -> None:
 def test_restore_loads_the_saved_weights() -> None:
     config = RecallConfig(vocab=3, hidden_size=5)
     net = mt.build_recall_net(LSTM1, config, seed=4)
-    run = RecallRun(LSTM1.label, 4, 0.0, 0.0, 0, state={k: v.clone() for k, v in net.state_dict().items()})
+    run = RecallRun(
+        LSTM1.label,
+        4,
+        0.0,
+        0.0,
+        0,
+        state={k: v.clone() for k, v in net.state_dict().items()},
+    )
     restored = mt.restore(run, LSTM1, config)
     assert type(restored.rec) is nn.LSTM
     same_parameters(restored, net)
@@ -475,7 +626,12 @@ def test_forget_gate_trace_against_the_equations() -> None:
     expected_means, expected_states = [], []
     for t in range(5):
         z = x[:, t] @ w_ih.T + h @ w_hh.T + b
-        i, f, g, o = torch.sigmoid(z[:, :4]), torch.sigmoid(z[:, 4:8]), torch.tanh(z[:, 8:12]), torch.sigmoid(z[:, 12:])
+        i, f, g, o = (
+            torch.sigmoid(z[:, :4]),
+            torch.sigmoid(z[:, 4:8]),
+            torch.tanh(z[:, 8:12]),
+            torch.sigmoid(z[:, 12:]),
+        )
         c = f * c + i * g
         h = o * torch.tanh(c)
         expected_means.append(f.mean().item())
@@ -486,12 +642,21 @@ def test_forget_gate_trace_against_the_equations() -> None:
     assert not states.requires_grad
 
 
-@pytest.mark.parametrize("module", [
-    nn.GRU(3, 4, batch_first=True), nn.LSTM(3, 4, num_layers=2, batch_first=True),
-    nn.LSTM(3, 4, bidirectional=True, batch_first=True), nn.LSTM(3, 4)],
-    ids=["gru", "two-layer", "bidirectional", "time-first"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        nn.GRU(3, 4, batch_first=True),
+        nn.LSTM(3, 4, num_layers=2, batch_first=True),
+        nn.LSTM(3, 4, bidirectional=True, batch_first=True),
+        nn.LSTM(3, 4),
+    ],
+    ids=["gru", "two-layer", "bidirectional", "time-first"],
+)
 def test_forget_gate_trace_needs_a_plain_batch_first_lstm(module: nn.Module) -> None:
-    with pytest.raises(ValueError, match=r"^lstm must be a one-layer, unidirectional, batch-first nn\.LSTM$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^lstm must be a one-layer, unidirectional, batch-first nn\.LSTM$",
+    ):
         mt.forget_gate_trace(module, torch.zeros(1, 2, 3))
 
 
@@ -502,9 +667,20 @@ def test_keep_gates() -> None:
 
 
 def test_a_run_s_accuracy_is_its_last_epoch_s_not_another_one_s() -> None:
-    # with two epochs the last entry is also the second, so three epochs whose accuracies differ tell them apart
-    config = RecallConfig(lag=2, vocab=3, hidden_size=3, n_train=12, n_test=40, batch_size=4, epochs=4, lr=0.2)
+    # with two epochs the last entry is also the second, so three epochs whose
+    # accuracies differ tell them apart
+    config = RecallConfig(
+        lag=2,
+        vocab=3,
+        hidden_size=3,
+        n_train=12,
+        n_test=40,
+        batch_size=4,
+        epochs=4,
+        lr=0.2,
+    )
     run, _ = mt.train_recall(GRU2, 1, config)
     assert len(run.history) == 4
-    assert len(set(run.history[-3:])) == 3, run.history  # the last three epochs differ on this seed
+    # the last three epochs differ on this seed
+    assert len(set(run.history[-3:])) == 3, run.history
     assert run.accuracy == run.history[-1]

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.char_lm: the character LM, its trainer and the two scoring protocols.
+"""Tests for chapter_code.lm.char_lm: the character LM, its trainer and the two scoring
+protocols.
 
 Tests for chapter_code.lm.char_lm that pin the window edges, the defaults of the
 character model, the seeded training loop and the gradient-reach target position.
@@ -58,13 +59,16 @@ def test_model_logits_match_a_manual_pass(cell: str) -> None:
 def test_streaming_with_one_window_equals_fixed_window() -> None:
     m = model()
     ids = Vocab(TEXT).encode(TEXT[:33])
-    assert streaming_loss(m, ids, 32) == pytest.approx(fixed_window_loss(m, ids, 32), rel=1e-12)
+    assert streaming_loss(m, ids, 32) == pytest.approx(
+        fixed_window_loss(m, ids, 32), rel=1e-12
+    )
 
 
 def test_streaming_carries_state_and_scores_the_same_positions() -> None:
     m = model()
     ids = Vocab(TEXT).encode(TEXT[:97])
-    # By hand: the whole 96-step sequence from one zero state scores the same positions as streaming.
+    # By hand: the whole 96-step sequence from one zero state scores the same positions
+    # as streaming.
     logits, _ = m(ids[:96].unsqueeze(0))
     whole = lm_loss_and_ppl(logits, ids[1:97].unsqueeze(0))[0].item()
     assert streaming_loss(m, ids, 32) == pytest.approx(whole, rel=1e-12)
@@ -92,14 +96,23 @@ def test_gradient_reach_matches_autograd_for_one_distance() -> None:
     x, y = random_windows(ids, 12, 3, torch.Generator().manual_seed(2))
     emb = m.embed(x).detach().requires_grad_(True)
     states, _ = m.rnn(emb)
-    loss = torch.nn.functional.cross_entropy(m.readout(states[:, -1]), y[:, -1], reduction="sum")
+    loss = torch.nn.functional.cross_entropy(
+        m.readout(states[:, -1]), y[:, -1], reduction="sum"
+    )
     (grad,) = torch.autograd.grad(loss, emb)
     assert reach.shape == (12,)
-    assert reach[5].item() == pytest.approx(grad[:, -6].norm(dim=-1).mean().item(), rel=1e-12)
+    assert reach[5].item() == pytest.approx(
+        grad[:, -6].norm(dim=-1).mean().item(), rel=1e-12
+    )
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"cell": "tcn"}, "cell must be one of"),
-                                                  ({"hidden_size": 0}, "hidden_size must be an int >= 1")])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"cell": "tcn"}, "cell must be one of"),
+        ({"hidden_size": 0}, "hidden_size must be an int >= 1"),
+    ],
+)
 def test_bad_model_arguments_are_named(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         CharLM(5, **kwargs)
@@ -129,10 +142,16 @@ def test_random_windows_start_anywhere_including_zero() -> None:
 
 
 @pytest.mark.parametrize("ids", [torch.arange(5), torch.arange(12).reshape(2, 6)])
-def test_windows_need_a_one_dimensional_text_longer_than_the_window(ids: torch.Tensor) -> None:
-    with pytest.raises(ValueError, match=r"^ids must be a 1-D tensor longer than window = 5"):
+def test_windows_need_a_one_dimensional_text_longer_than_the_window(
+    ids: torch.Tensor,
+) -> None:
+    with pytest.raises(
+        ValueError, match=r"^ids must be a 1-D tensor longer than window = 5"
+    ):
         random_windows(ids, 5, 2, torch.Generator())
-    with pytest.raises(ValueError, match=r"^ids must be a 1-D tensor longer than window = 5"):
+    with pytest.raises(
+        ValueError, match=r"^ids must be a 1-D tensor longer than window = 5"
+    ):
         fixed_window_loss(CharLM(12, "rnn", 4, 4), ids, 5)
 
 
@@ -149,7 +168,11 @@ def test_char_lm_defaults_and_layers() -> None:
     model = CharLM(10)
     assert isinstance(model.rnn, nn.LSTM)
     assert model.cell == "lstm"
-    assert (model.embed.embedding_dim, model.rnn.hidden_size, model.rnn.num_layers) == (64, 256, 1)
+    assert (model.embed.embedding_dim, model.rnn.hidden_size, model.rnn.num_layers) == (
+        64,
+        256,
+        1,
+    )
     deep = CharLM(10, "gru", 4, 6, num_layers=2)
     assert (deep.cell, deep.rnn.num_layers, deep.rnn.batch_first) == ("gru", 2, True)
 
@@ -159,7 +182,9 @@ def test_char_lm_names_each_bad_size(position: int) -> None:
     names = ["vocab_size", "embedding_size", "hidden_size", "num_layers"]
     sizes = [10, 4, 6, 1]
     sizes[position] = 0
-    with pytest.raises(ValueError, match=rf"^{names[position]} must be an int >= 1; got 0$"):
+    with pytest.raises(
+        ValueError, match=rf"^{names[position]} must be an int >= 1; got 0$"
+    ):
         CharLM(sizes[0], "rnn", sizes[1], sizes[2], num_layers=sizes[3])
 
 
@@ -184,7 +209,9 @@ def test_fit_next_token_depends_only_on_its_generator() -> None:
         torch.manual_seed(0)
         model = CharLM(5, "rnn", 4, 6)
         torch.manual_seed(global_seed)
-        histories.append(fit_next_token(model, ids, config, torch.Generator().manual_seed(3)))
+        histories.append(
+            fit_next_token(model, ids, config, torch.Generator().manual_seed(3))
+        )
     assert histories[0] == histories[1]
 
 
@@ -196,13 +223,16 @@ def test_gradient_reach_scores_the_last_position() -> None:
     x, y = random_windows(ids, 6, 3, torch.Generator().manual_seed(2))
     emb = model.embed(x).detach().requires_grad_(True)
     states, _ = model.rnn(emb)
-    loss = nn.functional.cross_entropy(model.readout(states[:, -1]), y[:, -1], reduction="sum")
+    loss = nn.functional.cross_entropy(
+        model.readout(states[:, -1]), y[:, -1], reduction="sum"
+    )
     (grad,) = torch.autograd.grad(loss, emb)
     torch.testing.assert_close(reach, grad.norm(dim=-1).mean(dim=0).flip(0))
 
 
 @pytest.mark.parametrize("field", ["window", "batch_size", "steps", "log_every"])
 def test_train_config_refuses_a_zero_count_naming_the_field(field: str) -> None:
-    # each count is checked, not only the first: a config of zero steps or batches would train nothing, silently
+    # each count is checked, not only the first: a config of zero steps or batches would
+    # train nothing, silently
     with pytest.raises(ValueError, match=rf"^{field}\b"):
         TrainConfig(**{field: 0})

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.char_lm_sweep: the sweep job returns plain, reproducible metrics.
+"""Tests for chapter_code.lm.char_lm_sweep: the sweep job returns plain, reproducible
+metrics.
 
 Tests for chapter_code.lm.char_lm_sweep: every metric of a tiny job against the same
 numbers computed here from its trained model, and the seed passed through.
@@ -62,7 +63,12 @@ def test_the_workshop_sweep_defines_the_full_recipe_and_a_tiny_smoke_run() -> No
     assert sweep.data == ("data/shakespeare.txt",)
 
 
-TINY = LMRecipe("rnn", 8, TrainConfig(window=16, batch_size=4, steps=2, log_every=1), embedding_size=4)
+TINY = LMRecipe(
+    "rnn",
+    8,
+    TrainConfig(window=16, batch_size=4, steps=2, log_every=1),
+    embedding_size=4,
+)
 
 
 def test_every_metric_is_the_trained_models_own_number() -> None:
@@ -70,11 +76,20 @@ def test_every_metric_is_the_trained_models_own_number() -> None:
     model, vocab = load_char_lm(train_char_lm("book-prose", dataclasses.replace(TINY, seed=3)))
     splits = corpus_splits("book-prose")
     expected = {}
-    for name, before, text in (("valid", splits.train[-1], splits.valid), ("test", splits.valid[-1], splits.test)):
+    for name, before, text in (
+        ("valid", splits.train[-1], splits.valid),
+        ("test", splits.valid[-1], splits.test),
+    ):
         logits = fixed_window_logits(model, vocab.encode(before + text), 16)
         nats, ppl, bits = lm_loss_and_ppl(logits, vocab.encode(text))
-        expected |= {f"{name}_nats": nats.item(), f"{name}_perplexity": ppl, f"{name}_bits": bits}
-    expected["test_streaming_nats"] = streaming_loss(model, vocab.encode(splits.test), 16)
+        expected |= {
+            f"{name}_nats": nats.item(),
+            f"{name}_perplexity": ppl,
+            f"{name}_bits": bits,
+        }
+    expected["test_streaming_nats"] = streaming_loss(
+        model, vocab.encode(splits.test), 16
+    )
     expected["parameters"] = count_parameters(model)
     assert set(metrics) == set(expected) | {"steps", "train_curve"}
     for key, value in expected.items():

@@ -1,7 +1,8 @@
-"""Tests for chapter_code.lm.comparison: n-gram selection, scoring every position, unit conversions.
+"""Tests for chapter_code.lm.comparison: n-gram selection, scoring every position, unit
+conversions.
 
-Tests for chapter_code.lm.comparison that pin the n-gram grid's validation history, and the
-edges of word_perplexity and share_saturated.
+Tests for chapter_code.lm.comparison that pin the n-gram grid's validation history, and
+the edges of word_perplexity and share_saturated.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ import pytest
 import torch
 
 from chapter_code.lm.char_lm import CharLM, fixed_window_loss
-from chapter_code.lm.comparison import choose_ngram, fixed_window_logits, share_saturated, word_perplexity
+from chapter_code.lm.comparison import (
+    choose_ngram,
+    fixed_window_logits,
+    share_saturated,
+    word_perplexity,
+)
 from chapter_code.lm.ngram import CharNGram
 from chapter_code.lm.perplexity import lm_loss_and_ppl
 
@@ -27,7 +33,10 @@ def test_choose_ngram_picks_the_lowest_validation_loss() -> None:
     assert choice.valid_nats[best] == min(choice.valid_nats.values())
     assert choice.best(2)[0] == 2
     o, k = best
-    assert models[best].nats_per_char(VALID, history=TRAIN[-(o - 1):] if o > 1 else "") == choice.valid_nats[best]
+    assert (
+        models[best].nats_per_char(VALID, history=TRAIN[-(o - 1) :] if o > 1 else "")
+        == choice.valid_nats[best]
+    )
     with pytest.raises(ValueError, match="order 7 is not in the grid"):
         choice.best(7)
     with pytest.raises(ValueError, match="orders and ks"):
@@ -35,7 +44,9 @@ def test_choose_ngram_picks_the_lowest_validation_loss() -> None:
 
 
 @pytest.mark.parametrize("n", [1, 20, 33, 64])
-def test_fixed_window_logits_score_every_position_once_from_a_fresh_state(n: int) -> None:
+def test_fixed_window_logits_score_every_position_once_from_a_fresh_state(
+    n: int,
+) -> None:
     torch.manual_seed(0)
     model = CharLM(7, "lstm", 4, 8)
     ids = torch.randint(0, 7, (n + 1,))
@@ -67,10 +78,16 @@ def test_loss_by_position_averages_to_the_fixed_window_loss() -> None:
     ids = torch.randint(0, 5, (3 * 8 + 2,))
     by_pos = loss_by_position(model, ids, 8)
     assert by_pos.shape == (8,)
-    assert by_pos.mean().item() == pytest.approx(fixed_window_loss(model, ids, 8), rel=1e-6)
+    assert by_pos.mean().item() == pytest.approx(
+        fixed_window_loss(model, ids, 8), rel=1e-6
+    )
     with torch.no_grad():  # position 0 by hand: each window alone, from a zero state
-        nll0 = [-torch.log_softmax(model(ids[w * 8 : w * 8 + 8][None])[0][0, 0], dim=-1)[ids[w * 8 + 1]]
-                for w in range(3)]
+        nll0 = [
+            -torch.log_softmax(model(ids[w * 8 : w * 8 + 8][None])[0][0, 0], dim=-1)[
+                ids[w * 8 + 1]
+            ]
+            for w in range(3)
+        ]
     assert by_pos[0].item() == pytest.approx(sum(nll0).item() / 3, rel=1e-6)
     with pytest.raises(ValueError, match="longer than window"):
         loss_by_position(model, ids[:5], 8)
@@ -84,10 +101,14 @@ def test_each_grid_score_reads_its_history_from_the_end_of_train() -> None:
     choice, models = choose_ngram(TRAIN_V, VALID_V, orders=[1, 2, 3], ks=[0.1, 1.0])
     for (order, k), nats in choice.valid_nats.items():
         history = TRAIN_V[len(TRAIN_V) - (order - 1) :] if order > 1 else ""
-        assert nats == CharNGram(order, k).fit(TRAIN_V).nats_per_char(VALID_V, history=history)
+        assert nats == CharNGram(order, k).fit(TRAIN_V).nats_per_char(
+            VALID_V, history=history
+        )
         assert models[(order, k)].order == order
     # the history matters here: without it the first characters are scored as uniform
-    assert choice.valid_nats[(3, 0.1)] != CharNGram(3, 0.1).fit(TRAIN_V).nats_per_char(VALID_V)
+    assert choice.valid_nats[(3, 0.1)] != CharNGram(3, 0.1).fit(TRAIN_V).nats_per_char(
+        VALID_V
+    )
 
 
 def test_word_perplexity_accepts_one_character_and_one_word() -> None:

@@ -1,7 +1,8 @@
-"""Tests for chapter_code.lm.figures: labelled axes, one line per model, zeros left out of log plots.
+"""Tests for chapter_code.lm.figures: labelled axes, one line per model, zeros left out
+of log plots.
 
-Tests for chapter_code.lm.figures that read back every series, colour, style, label, scale
-and legend of the language-model chapter's plots.
+Tests for chapter_code.lm.figures that read back every series, colour, style, label,
+scale and legend of the language-model chapter's plots.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from chapter_code.lm.figures import plot_gradient_reach, plot_training_curves  #
 
 
 def test_training_curves_draw_each_model_and_its_held_out_line() -> None:
-    fig = plot_training_curves({"LSTM": ([(1, 4.0), (2, 3.0)], "#0072B2")}, held_out={"LSTM": 3.2})
+    fig = plot_training_curves(
+        {"LSTM": ([(1, 4.0), (2, 3.0)], "#0072B2")}, held_out={"LSTM": 3.2}
+    )
     ax = fig.axes[0]
     assert ax.get_xlabel() == "training step"
     assert "nats" in ax.get_ylabel()
@@ -29,7 +32,12 @@ def test_training_curves_draw_each_model_and_its_held_out_line() -> None:
 
 
 def test_gradient_reach_is_on_a_log_axis_without_the_zeros() -> None:
-    fig = plot_gradient_reach({"RNN": ([1.0, 0.1, 0.0, 0.0], "#E69F00"), "LSTM": ([1.0, 0.5, 0.3, 0.2], "#0072B2")})
+    fig = plot_gradient_reach(
+        {
+            "RNN": ([1.0, 0.1, 0.0, 0.0], "#E69F00"),
+            "LSTM": ([1.0, 0.5, 0.3, 0.2], "#0072B2"),
+        }
+    )
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"
     assert "distance" in ax.get_xlabel()
@@ -59,8 +67,16 @@ def _tight(ax) -> bool:
     """tight_layout ran: the axes no longer sit in the style's default subplot box."""
     rc = plt.rcParams
     left, bottom = rc["figure.subplot.left"], rc["figure.subplot.bottom"]
-    default = (left, bottom, rc["figure.subplot.right"] - left, rc["figure.subplot.top"] - bottom)
-    return max(abs(a - b) for a, b in zip(ax.get_position().bounds, default, strict=True)) > 0.01
+    default = (
+        left,
+        bottom,
+        rc["figure.subplot.right"] - left,
+        rc["figure.subplot.top"] - bottom,
+    )
+    return (
+        max(abs(a - b) for a, b in zip(ax.get_position().bounds, default, strict=True))
+        > 0.01
+    )
 
 
 def _legend(ax) -> list[str]:
@@ -69,7 +85,10 @@ def _legend(ax) -> list[str]:
 
 def test_training_curves_every_line_and_label() -> None:
     # colours outside the style's cycle, so a line that forgot its colour would show
-    curves = {"RNN": ([(10, 3.0), (20, 2.5)], "#123456"), "LSTM": ([(10, 2.9), (20, 2.0)], "#654321")}
+    curves = {
+        "RNN": ([(10, 3.0), (20, 2.5)], "#123456"),
+        "LSTM": ([(10, 2.9), (20, 2.0)], "#654321"),
+    }
     fig = plot_training_curves(curves, held_out={"LSTM": 2.2, "GRU": 9.0})
     (ax,) = fig.axes
     lines = line_facts(ax)
@@ -78,8 +97,15 @@ def test_training_curves_every_line_and_label() -> None:
         ([10.0, 20.0], [2.9, 2.0], "#654321", "-"),
         ([0.0, 1.0], [2.2, 2.2], "#654321", ":"),
     ]
-    assert _legend(ax) == ["RNN, training windows", "LSTM, training windows", "LSTM, held-out text"]
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("training step", "loss (nats per character)")
+    assert _legend(ax) == [
+        "RNN, training windows",
+        "LSTM, training windows",
+        "LSTM, held-out text",
+    ]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "training step",
+        "loss (nats per character)",
+    )
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
     assert _tight(ax)
     plt.close(fig)
@@ -89,11 +115,15 @@ def test_training_curves_every_line_and_label() -> None:
 
 
 def test_gradient_reach_every_line_and_label() -> None:
-    fig = plot_gradient_reach({"RNN": ([1.0, 0.0, 0.1], "#E69F00"), "GRU": ([0.5, 0.25], "#009E73")})
+    fig = plot_gradient_reach(
+        {"RNN": ([1.0, 0.0, 0.1], "#E69F00"), "GRU": ([0.5, 0.25], "#009E73")}
+    )
     (ax,) = fig.axes
     lines = line_facts(ax)
     assert [(ln["x"], ln["y"], ln["color"], ln["label"]) for ln in lines] == [
-        ([0.0, 2.0], [1.0, 0.1], "#E69F00", "RNN"), ([0.0, 1.0], [0.5, 0.25], "#009E73", "GRU")]
+        ([0.0, 2.0], [1.0, 0.1], "#E69F00", "RNN"),
+        ([0.0, 1.0], [0.5, 0.25], "#009E73", "GRU"),
+    ]
     assert _legend(ax) == ["RNN", "GRU"]
     assert ax.get_xlabel() == "distance back from the scored character (characters)"
     assert ax.get_ylabel() == "gradient norm at that input"
@@ -109,11 +139,18 @@ def test_loss_by_position_every_line_label_and_the_base_two_axis() -> None:
     (ax,) = fig.axes
     lines = line_facts(ax)
     assert [(ln["y"], ln["color"], ln["ls"]) for ln in lines] == [
-        ([3.0, 2.0, 1.5], "#0072B2", "-"), ([1.3, 1.3], "#0072B2", ":")]
+        ([3.0, 2.0, 1.5], "#0072B2", "-"),
+        ([1.3, 1.3], "#0072B2", ":"),
+    ]
     assert lines[0]["x"] == [1.0, 2.0, 3.0]
-    assert _legend(ax) == ["fixed windows, by position", "state carried (streaming), mean"]
+    assert _legend(ax) == [
+        "fixed windows, by position",
+        "state carried (streaming), mean",
+    ]
     assert ax.xaxis.get_transform().base == 2
-    assert ax.get_xlabel() == "position in the window (characters read from a fresh state)"
+    assert (
+        ax.get_xlabel() == "position in the window (characters read from a fresh state)"
+    )
     assert ax.get_ylabel() == "loss (nats per character)"
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 3.6))
     assert _tight(ax)
@@ -125,12 +162,21 @@ def test_loss_by_position_every_line_label_and_the_base_two_axis() -> None:
         plot_loss_by_position([], "#0072B2")
 
 
-def test_seed_scores_draw_one_marker_per_seed_and_protocol_with_the_references() -> None:
+def test_seed_scores_draw_one_marker_per_seed_and_protocol_with_the_references() -> (
+    None
+):
     from chapter_code.lm.figures import plot_seed_scores
 
-    scores = {"RNN": {"fixed": [1.66, 1.65], "carried": [1.64, 1.63]}, "LSTM": {"fixed": [1.55], "carried": [1.52]}}
-    fig = plot_seed_scores(scores, {"RNN": "#E69F00", "LSTM": "#0072B2"}, reduced={"RNN": 1.8},
-                           baseline=("best n-gram", 1.7))
+    scores = {
+        "RNN": {"fixed": [1.66, 1.65], "carried": [1.64, 1.63]},
+        "LSTM": {"fixed": [1.55], "carried": [1.52]},
+    }
+    fig = plot_seed_scores(
+        scores,
+        {"RNN": "#E69F00", "LSTM": "#0072B2"},
+        reduced={"RNN": 1.8},
+        baseline=("best n-gram", 1.7),
+    )
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["RNN", "LSTM"]
     assert list(ax.lines[0].get_ydata()) == [1.66, 1.65]
@@ -166,15 +212,25 @@ def test_seed_scores_every_marker_line_label_and_place() -> None:
         "GRU": {"fixed": [1.5, 1.49, 1.48], "carried": [1.47]},
     }
     colors = {"RNN": "#123456", "LSTM": "#654321", "GRU": "#ABCDEF"}
-    fig = plot_seed_scores(scores, colors, reduced={"LSTM": 1.8}, baseline=("best n-gram", 1.7))
+    fig = plot_seed_scores(
+        scores, colors, reduced={"LSTM": 1.8}, baseline=("best n-gram", 1.7)
+    )
     (ax,) = fig.axes
     lines = line_facts(ax)
     # two protocols 0.18 apart around each column; the reduced bar 0.35 each side of it
-    assert [(ln["x"], ln["y"], ln["color"], ln["ls"], ln["label"]) for ln in lines[:-1]] == [
+    assert [
+        (ln["x"], ln["y"], ln["color"], ln["ls"], ln["label"]) for ln in lines[:-1]
+    ] == [
         ([-0.09, -0.09], [1.66, 1.65], "#123456", "None", "RNN, fixed"),
         ([0.09, 0.09], [1.64, 1.63], "#123456", "None", "RNN, carried"),
         ([0.91], [1.55], "#654321", "None", "LSTM, fixed"),
-        ([], [], "#654321", "None", "_child3"),  # an empty protocol draws nothing and gets no legend entry
+        (
+            [],
+            [],
+            "#654321",
+            "None",
+            "_child3",
+        ),  # an empty protocol draws nothing and gets no legend entry
         ([0.65, 1.35], [1.8, 1.8], "#654321", ":", "LSTM, reduced size"),
         ([1.91, 1.91, 1.91], [1.5, 1.49, 1.48], "#ABCDEF", "None", "GRU, fixed"),
         ([2.09], [1.47], "#ABCDEF", "None", "GRU, carried"),
@@ -184,28 +240,51 @@ def test_seed_scores_every_marker_line_label_and_place() -> None:
     assert markers[5:7] == ["o", "^"]
     baseline = lines[-1]
     assert (baseline["y"], baseline["color"], baseline["ls"], baseline["label"]) == (
-        [1.7, 1.7], "#999999", "--", "best n-gram")
+        [1.7, 1.7],
+        "#999999",
+        "--",
+        "best n-gram",
+    )
     assert [t.get_text() for t in ax.get_xticklabels()] == ["RNN", "LSTM", "GRU"]
     assert list(ax.get_xticks()) == [0, 1, 2]
     assert ax.get_xlim() == pytest.approx((-0.6, 2.6))
     assert ax.get_ylabel() == "test loss (nats per character)"
     legend = ax.get_legend()
-    assert _legend(ax) == ["RNN, fixed", "RNN, carried", "LSTM, fixed", "LSTM, reduced size", "GRU, fixed",
-                           "GRU, carried", "best n-gram"]
+    assert _legend(ax) == [
+        "RNN, fixed",
+        "RNN, carried",
+        "LSTM, fixed",
+        "LSTM, reduced size",
+        "GRU, fixed",
+        "GRU, carried",
+        "best n-gram",
+    ]
     assert legend._ncols == 2
     assert legend._loc == 9  # upper center, below the axes
-    assert tuple(legend.get_bbox_to_anchor()._bbox.bounds[:2]) == pytest.approx((0.5, -0.12))
+    assert tuple(legend.get_bbox_to_anchor()._bbox.bounds[:2]) == pytest.approx(
+        (0.5, -0.12)
+    )
     assert legend.borderaxespad == 0.0
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 4.8))
     assert _tight(ax)
     plt.close(fig)
-    # a third protocol takes squares; without `reduced` or `baseline` nothing else is drawn
-    fig = plot_seed_scores({"RNN": {"a": [1.0], "b": [1.1], "c": [1.2]}}, {"RNN": "#123456"})
+    # a third protocol takes squares; without `reduced` or `baseline` nothing else is
+    # drawn
+    fig = plot_seed_scores(
+        {"RNN": {"a": [1.0], "b": [1.1], "c": [1.2]}}, {"RNN": "#123456"}
+    )
     (ax,) = fig.axes
     assert [line.get_marker() for line in ax.get_lines()] == ["o", "^", "s"]
-    assert [list(line.get_xdata()) for line in ax.get_lines()] == [[-0.18], [0.0], [0.18]]
+    assert [list(line.get_xdata()) for line in ax.get_lines()] == [
+        [-0.18],
+        [0.0],
+        [0.18],
+    ]
     plt.close(fig)
-    with pytest.raises(ValueError, match="^scores must hold at least one model with at least one protocol$"):
+    with pytest.raises(
+        ValueError,
+        match="^scores must hold at least one model with at least one protocol$",
+    ):
         plot_seed_scores({"RNN": {}}, {"RNN": "#123456"})
 
 
@@ -232,5 +311,8 @@ def test_window_sweep_every_line_label_and_the_base_two_axis() -> None:
     fig = plot_window_sweep([8], [2.0], "#123456")
     assert len(fig.axes[0].get_lines()) == 1
     plt.close(fig)
-    with pytest.raises(ValueError, match="^windows and losses must be non-empty and of one length; got 0 and 0$"):
+    with pytest.raises(
+        ValueError,
+        match="^windows and losses must be non-empty and of one length; got 0 and 0$",
+    ):
         plot_window_sweep([], [], "#123456")

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.lm.gate_stats: the replay equals nn.LSTM, and the summary counts what it says."""
+"""Tests for chapter_code.lm.gate_stats: the replay equals nn.LSTM, and the summary
+counts what it says."""
 
 from __future__ import annotations
 
@@ -25,15 +26,20 @@ def test_the_replay_equals_the_module_and_its_gates_are_its_forget_gates() -> No
     # the first step's forget gate, from a zero state, by its own formula
     rnn, h = model.rnn, 7
     with torch.no_grad():
-        pre = model.embed(tokens[:, 0]) @ rnn.weight_ih_l0[h : 2 * h].T + rnn.bias_ih_l0[h : 2 * h] \
+        pre = (
+            model.embed(tokens[:, 0]) @ rnn.weight_ih_l0[h : 2 * h].T
+            + rnn.bias_ih_l0[h : 2 * h]
             + rnn.bias_hh_l0[h : 2 * h]
+        )
     torch.testing.assert_close(replay.values[:, 0], torch.sigmoid(pre))
 
 
 def test_the_summary_counts_values_above_each_threshold() -> None:
     values = torch.tensor([0.5, 0.95, 0.995, 0.999]).reshape(1, 4, 1)
     gates = ForgetGates(values=values, states=torch.zeros_like(values))
-    assert gates.summary() == pytest.approx({"mean": values.mean().item(), "above 0.9": 0.75, "above 0.99": 0.5})
+    assert gates.summary() == pytest.approx(
+        {"mean": values.mean().item(), "above 0.9": 0.75, "above 0.99": 0.5}
+    )
     with pytest.raises(ValueError, match="threshold must lie in"):
         gates.share_above(1.0)
     with pytest.raises(ValueError, match="threshold must lie in"):

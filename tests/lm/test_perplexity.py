@@ -28,7 +28,9 @@ def test_agrees_with_cross_entropy_and_keeps_the_graph() -> None:
 
 @given(vocab=st.integers(2, 80), positions=st.integers(1, 20), value=st.floats(-5, 5))
 @settings(max_examples=30, deadline=None)
-def test_equal_logits_give_the_vocabulary_size_as_perplexity(vocab: int, positions: int, value: float) -> None:
+def test_equal_logits_give_the_vocabulary_size_as_perplexity(
+    vocab: int, positions: int, value: float
+) -> None:
     logits = torch.full((1, positions, vocab), value, dtype=torch.float64)
     targets = torch.zeros(1, positions, dtype=torch.long)
     loss, ppl, bpc = lm_loss_and_ppl(logits, targets)
@@ -45,14 +47,36 @@ def test_flat_positions_are_accepted() -> None:
 @pytest.mark.parametrize(
     ("logits", "targets", "error", "message"),
     [
-        (torch.zeros(2, 3, 4, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long), TypeError, "floating-point"),
+        (
+            torch.zeros(2, 3, 4, dtype=torch.long),
+            torch.zeros(2, 3, dtype=torch.long),
+            TypeError,
+            "floating-point",
+        ),
         (torch.zeros(2, 3, 4), torch.zeros(2, 3), TypeError, "int64"),
-        (torch.zeros(2, 3, 4), torch.zeros(2, 4, dtype=torch.long), ValueError, r"targets \(2, 4\)"),
+        (
+            torch.zeros(2, 3, 4),
+            torch.zeros(2, 4, dtype=torch.long),
+            ValueError,
+            r"targets \(2, 4\)",
+        ),
         (torch.zeros(4), torch.zeros(4, dtype=torch.long), ValueError, "must be"),
-        (torch.zeros(2, 3, 4), torch.full((2, 3), 4, dtype=torch.long), ValueError, r"\[0, 4\)"),
-        (torch.zeros(0, 4), torch.zeros(0, dtype=torch.long), ValueError, "at least one position"),
+        (
+            torch.zeros(2, 3, 4),
+            torch.full((2, 3), 4, dtype=torch.long),
+            ValueError,
+            r"\[0, 4\)",
+        ),
+        (
+            torch.zeros(0, 4),
+            torch.zeros(0, dtype=torch.long),
+            ValueError,
+            "at least one position",
+        ),
     ],
 )
-def test_bad_input_is_named(logits: torch.Tensor, targets: torch.Tensor, error: type, message: str) -> None:
+def test_bad_input_is_named(
+    logits: torch.Tensor, targets: torch.Tensor, error: type, message: str
+) -> None:
     with pytest.raises(error, match=message):
         lm_loss_and_ppl(logits, targets)

@@ -1,4 +1,5 @@
-"""Tests for chapter_code.panels.data and chapter_code.panels.figures: the panels' numbers, beats and figures."""
+"""Tests for chapter_code.panels.data and chapter_code.panels.figures: the panels'
+numbers, beats and figures."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ from chapter_code.sampling.rules import nucleus_probs, temperature_probs, top_k_
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_every_panel_has_beats_with_text_and_controls_that_hold_its_values(name: str) -> None:
+def test_every_panel_has_beats_with_text_and_controls_that_hold_its_values(
+    name: str,
+) -> None:
     data = panel(name)
     assert data["name"] == name
     assert data["title"]
@@ -40,7 +43,10 @@ def test_every_panel_has_beats_with_text_and_controls_that_hold_its_values(name:
     for beat in data["beats"]:
         assert beat["text"].strip()
         assert "'" not in beat["text"]
-        assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in beat["state"].values())
+        assert all(
+            isinstance(v, (int, float)) and math.isfinite(v)
+            for v in beat["state"].values()
+        )
         for control in data["controls"]:  # every beat's parameter lies on its slider
             assert control["min"] <= beat["state"][control["id"]] <= control["max"]
     json.loads(panel_json(name))  # strict JSON (no NaN)
@@ -54,19 +60,32 @@ def _outside_math(text: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(PANELS))
-def test_text_writes_its_math_as_tex_between_dollars_and_names_known_symbols(name: str) -> None:
+def test_text_writes_its_math_as_tex_between_dollars_and_names_known_symbols(
+    name: str,
+) -> None:
     data = panel(name)
-    texts = [data["title"], data["summary"], data["note"], *[b["text"] for b in data["beats"]]]
+    texts = [
+        data["title"],
+        data["summary"],
+        data["note"],
+        *[b["text"] for b in data["beats"]],
+    ]
     texts += list(data.get("check", {}).values())
     for text in texts:
-        assert text.count("$") % 2 == 0, text  # every formula closed, every code name too
-        assert all(ord(c) < 128 for c in "".join(text.split("$")[1::2])), text  # TeX in ASCII, for LaTeX too
+        # every formula closed, every code name too
+        assert text.count("$") % 2 == 0, text
+        # TeX in ASCII, for LaTeX too
+        assert all(ord(c) < 128 for c in "".join(text.split("$")[1::2])), text
         outside = _outside_math(text)
-        assert not re.search(r"[_^\\]|\b[a-zA-Z]_[a-zA-Z]|\u2202", outside), f"TeX or math outside $...$: {text!r}"
+        assert not re.search(r"[_^\\]|\b[a-zA-Z]_[a-zA-Z]|\u2202", outside), (
+            f"TeX or math outside $...$: {text!r}"
+        )
     assert data["alt"]
     assert "$" not in data["alt"]  # alt text is read aloud: plain words
     for control in data["controls"]:
-        assert set(re.findall(r"\{(\w+)\}", control["label"])) <= set(data["symbols"]), control["label"]
+        assert set(re.findall(r"\{(\w+)\}", control["label"])) <= set(
+            data["symbols"]
+        ), control["label"]
 
 
 def test_reading_words_counts_formulas_by_their_pieces() -> None:
@@ -77,15 +96,21 @@ def test_reading_words_counts_formulas_by_their_pieces() -> None:
             assert beat["words"] == panel_beats.reading_words(beat["text"]) >= 10
 
 
-def test_panel_json_is_safe_inside_a_script_element(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "title": "</script><b>", "beats": []})
+def test_panel_json_is_safe_inside_a_script_element(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        PANELS, "keep-dial", lambda: {"name": "x", "title": "</script><b>", "beats": []}
+    )
     text = panel_json("keep-dial")
     assert "</script>" not in text
     assert json.loads(text)["title"] == "</script><b>"
 
 
 def test_unknown_panel_names_the_argument_and_the_choices() -> None:
-    with pytest.raises(ValueError, match=r"name must be one of .*one-unit.*; got 'nope'"):
+    with pytest.raises(
+        ValueError, match=r"name must be one of .*one-unit.*; got 'nope'"
+    ):
         panel("nope")
     with pytest.raises(ValueError, match="name must be one of"):
         static_figure("nope")
@@ -100,14 +125,18 @@ def test_number_formats_small_and_large_values() -> None:
 
 def test_one_unit_panel_beats_are_the_chapter_cases_computed() -> None:
     data = panel("one-unit")
-    assert [(b["state"]["w"], b["state"]["x"]) for b in data["beats"]] == bptt_panels.ONE_UNIT_CASES
+    assert [
+        (b["state"]["w"], b["state"]["x"]) for b in data["beats"]
+    ] == bptt_panels.ONE_UNIT_CASES
     saturated = one_unit_gradient(2.0, 0.5, data["steps"])
     assert number(saturated.products[-1]) in data["beats"][-1]["text"]
     curves = bptt_panels.one_unit_curves(1.5, 0.1)
     assert curves["products"] == one_unit_gradient(1.5, 0.1, 60).products
 
 
-def test_truncation_lanes_value_crosses_a_detach_and_no_gradient_crosses_any_cut() -> None:
+def test_truncation_lanes_value_crosses_a_detach_and_no_gradient_crosses_any_cut() -> (
+    None
+):
     lanes = crossing(6, 3, 2, loss_at=6)
     assert lanes["carry"]["value"] == [2, 3, 4, 5, 6]
     assert lanes["reset"]["value"] == [2, 3]
@@ -122,7 +151,8 @@ def test_lstm_gate_states_follow_the_update_lines() -> None:
     for s in states:
         assert s["c"] == pytest.approx(s["f"] * s["cPrev"] + s["i"] * s["g"], abs=1e-12)
         assert s["h"] == pytest.approx(s["o"] * math.tanh(s["c"]), abs=1e-12)
-    assert [s["cPrev"] for s in states[1:]] == [s["c"] for s in states[:-1]]  # the cell is carried
+    # the cell is carried
+    assert [s["cPrev"] for s in states[1:]] == [s["c"] for s in states[:-1]]
     with pytest.raises(ValueError, match="gate f must be in"):
         gated_panels.lstm_gate_states(steps=[(1.5, 0.0, 0.0, 0.0)])
 
@@ -131,12 +161,19 @@ def test_forget_curve_and_dial_parts_match_their_formulas() -> None:
     f = 1 / (1 + math.exp(-1.0))
     assert forget_curve(1.0)[19] == pytest.approx(f**20, rel=1e-13)
     assert len(forget_curve(1.0)) == gated_panels.FORGET_STEPS
-    assert dial_parts(0.25) == dict(zip(["kept", "written", "new"], keep_dial(0.8, 0.3, 0.25), strict=True))
+    assert dial_parts(0.25) == dict(
+        zip(["kept", "written", "new"], keep_dial(0.8, 0.3, 0.25), strict=True)
+    )
 
 
 def test_a_false_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bptt_panels, "ONE_UNIT_CASES", [(0.9, 0.0), (2.0, 0.0), (2.0, 0.0)])  # no saturation
-    with pytest.raises(AssertionError, match="claims vanishing under a growing bound when saturated, but"):
+    monkeypatch.setattr(
+        bptt_panels, "ONE_UNIT_CASES", [(0.9, 0.0), (2.0, 0.0), (2.0, 0.0)]
+    )  # no saturation
+    with pytest.raises(
+        AssertionError,
+        match="claims vanishing under a growing bound when saturated, but",
+    ):
         panel("one-unit")
 
 
@@ -166,7 +203,9 @@ def test_sampling_parts_are_the_decoding_rules_at_one_setting() -> None:
 
 def test_sampling_panel_beats_state_what_the_rules_compute() -> None:
     data = panel("sampling-explorer")
-    settings = [(b["state"]["tau"], b["state"]["k"], b["state"]["p"]) for b in data["beats"]]
+    settings = [
+        (b["state"]["tau"], b["state"]["k"], b["state"]["p"]) for b in data["beats"]
+    ]
     assert settings == sampling_panels.SAMPLING_BEATS
     assert data["logits"] == list(sampling_panels.EXPLORER_LOGITS)
     assert data["tokens"] == list(sampling_panels.EXPLORER_TOKENS)
@@ -180,12 +219,17 @@ def test_sampling_panel_beats_state_what_the_rules_compute() -> None:
     assert (k["min"], k["max"], k["step"]) == (1, 6, 1)
 
 
-def test_a_false_sampling_claim_stops_the_panel(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_false_sampling_claim_stops_the_panel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     beats = list(sampling_panels.SAMPLING_BEATS)
     beats[6] = (0.25, 2, 0.9)  # "hotter" made colder: the nucleus no longer grows
     monkeypatch.setattr(sampling_panels, "SAMPLING_BEATS", beats)
-    with pytest.raises(AssertionError,
-                       match="claims that the nucleus grows with the temperature while top-k stays, but"):
+    with pytest.raises(
+        AssertionError,
+        match="claims that the nucleus grows with the temperature while top-k "
+        "stays, but",
+    ):
         panel("sampling-explorer")
 
 
@@ -203,18 +247,28 @@ def test_sampling_static_figure_shows_the_beats_temperatures_and_cuts() -> None:
         titles = [ax.get_title() for ax in axes]
         assert titles[0].startswith("$\\tau$ = 0.5")
         assert titles[6].startswith("$\\tau$ = 2")
-        assert [t.split(": ")[-1] for t in titles[2::3]] == ["2 kept", "3 kept", "5 kept"]
+        assert [t.split(": ")[-1] for t in titles[2::3]] == [
+            "2 kept",
+            "3 kept",
+            "5 kept",
+        ]
         assert all(t.endswith("2 kept") for t in titles[1::3])
-        filled = [p.get_height() for p in axes[5].patches if p.get_fill()]  # tau = 1, nucleus 0.9
-        assert filled == pytest.approx(sampling_panels.sampling_parts(1.0, 2, 0.9)["nucleus"])
+        # tau = 1, nucleus 0.9
+        filled = [p.get_height() for p in axes[5].patches if p.get_fill()]
+        assert filled == pytest.approx(
+            sampling_panels.sampling_parts(1.0, 2, 0.9)["nucleus"]
+        )
         hollow = [p.get_height() for p in axes[5].patches if not p.get_fill()]
-        assert hollow == pytest.approx(sampling_panels.sampling_parts(1.0, 2, 0.9)["temperature"])
+        assert hollow == pytest.approx(
+            sampling_panels.sampling_parts(1.0, 2, 0.9)["temperature"]
+        )
     finally:
         plt.close(fig)
 
 
 def _same(ours: object, stored: object, where: str) -> None:
-    """Equal structure and text; floats to a relative 1e-9 (the stored JSON is the reviewed data)."""
+    """Equal structure and text; floats to a relative 1e-9 (the stored JSON is the
+    reviewed data)."""
     if isinstance(stored, float) and not isinstance(ours, bool):
         assert ours == pytest.approx(stored, rel=1e-9, abs=1e-300), where
     elif isinstance(stored, dict):
@@ -234,10 +288,12 @@ def _same(ours: object, stored: object, where: str) -> None:
 
 @pytest.mark.parametrize("name", list(PANELS))
 def test_panel_data_matches_its_reviewed_snapshot(name: str) -> None:
-    """Every panel's data (beats, transcript, controls, notes) against tests/golden/panel_<name>.json.
+    """Every panel's data (beats, transcript, controls, notes) against
+    tests/golden/panel_<name>.json.
 
-    The transcript is content a reader reads: after changing a panel on purpose, read its beats, then
-    rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/panels/test_data.py``.
+    The transcript is content a reader reads: after changing a panel on purpose, read
+    its beats, then rewrite the snapshots with ``BOOK_UPDATE_GOLDEN=1 .venv/bin/python
+    -m pytest tests/panels/test_data.py``.
     """
     ours = json.loads(panel_json(name))
     path = Path(__file__).parents[1] / "golden" / f"panel_{name}.json"
@@ -254,7 +310,8 @@ def test_small_formatters_at_their_edges() -> None:
     assert [panel_beats.tex_signed(v) for v in (-1.0, 0.0, 2.0)] == ["-1", "0", "+2"]
     assert sampling_panels._tokens(["a", "b", "c"]) == "a to c"
     assert number(1e-3) == "0.001"
-    assert number(9999.0) == "10000"  # rounded to three significant digits, printed plainly
+    # rounded to three significant digits, printed plainly
+    assert number(9999.0) == "10000"
     assert number(0.35) == "0.35"
     assert number(1e4) == "1.0 \u00d7 10\u2074"
     assert number(-0.0) == "0"
@@ -277,23 +334,31 @@ def test_lstm_gate_states_name_the_gate_out_of_range_and_accept_the_edges() -> N
         gates[j] = -0.1
         with pytest.raises(ValueError, match=f"gate {name} must be in"):
             gated_panels.lstm_gate_states(steps=[tuple(gates)])
-    edges = gated_panels.lstm_gate_states(c0=0.0, steps=[(0.0, 1.0, 1.0, -1.0), (0.0, 1.0, 1.0, 1.0)])
+    edges = gated_panels.lstm_gate_states(
+        c0=0.0, steps=[(0.0, 1.0, 1.0, -1.0), (0.0, 1.0, 1.0, 1.0)]
+    )
     assert [s["c"] for s in edges] == [-1.0, 1.0]
     for g in (-1.5, 1.5):
         with pytest.raises(ValueError, match="candidate g must be in"):
             gated_panels.lstm_gate_states(steps=[(0.5, 0.5, 0.5, g)])
 
 
-def test_panel_json_is_compact_unescaped_and_strict(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_panel_json_is_compact_unescaped_and_strict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     text = panel_json("sampling-explorer")
     assert "\u2212" in text  # UTF-8 as is, not \\u escapes
     assert '": ' not in text
     assert '", "' not in text
     assert json.loads(text)["msPerWord"] == panel_beats.MS_PER_WORD
     assert json.loads(text)["moveMs"] == panel_beats.MOVE_MS
-    monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "title": "<b>", "beats": []})
+    monkeypatch.setitem(
+        PANELS, "keep-dial", lambda: {"name": "x", "title": "<b>", "beats": []}
+    )
     assert "\\u003cb>" in panel_json("keep-dial")
-    monkeypatch.setitem(PANELS, "keep-dial", lambda: {"name": "x", "value": float("nan"), "beats": []})
+    monkeypatch.setitem(
+        PANELS, "keep-dial", lambda: {"name": "x", "value": float("nan"), "beats": []}
+    )
     with pytest.raises(ValueError, match="not JSON compliant"):
         panel_json("keep-dial")
 
@@ -305,7 +370,8 @@ def test_one_unit_curves_name_their_two_curves() -> None:
 
 
 def _lanes_with(change: Callable[[dict, int], None]) -> Callable[..., dict]:
-    """crossing, with ``change(lanes, steps)`` applied to what it returns (a false computation to catch)."""
+    """crossing, with ``change(lanes, steps)`` applied to what it returns (a false
+    computation to catch)."""
     real = bptt_panels.crossing
 
     def fake(steps: int, chunk: int, marked: int, loss_at: int, seed: int = 5) -> dict:
@@ -316,7 +382,9 @@ def _lanes_with(change: Callable[[dict, int], None]) -> Callable[..., dict]:
     return fake
 
 
-def _set(lanes: dict, steps: int, when: int, lane: str, key: str, value: list[int]) -> None:
+def _set(
+    lanes: dict, steps: int, when: int, lane: str, key: str, value: list[int]
+) -> None:
     if steps == when:
         lanes[lane][key] = value
 
@@ -326,54 +394,164 @@ def _states_with(index: int, **changes: float) -> Callable[[], list[dict]]:
     return lambda: [s | changes if i == index else s for i, s in enumerate(real())]
 
 
-def _sampling_beat(index: int, setting: tuple[float, int, float]) -> list[tuple[float, int, float]]:
+def _sampling_beat(
+    index: int, setting: tuple[float, int, float]
+) -> list[tuple[float, int, float]]:
     beats = list(sampling_panels.SAMPLING_BEATS)
     beats[index] = setting
     return beats
 
 
 #: the topic module that owns each panel (what a false-claim test patches)
-TOPIC = {"one-unit": bptt_panels, "truncation-lanes": bptt_panels, "lstm-gates": gated_panels,
-         "forget-power": gated_panels, "keep-dial": gated_panels, "sampling-explorer": sampling_panels}
+TOPIC = {
+    "one-unit": bptt_panels,
+    "truncation-lanes": bptt_panels,
+    "lstm-gates": gated_panels,
+    "forget-power": gated_panels,
+    "keep-dial": gated_panels,
+    "sampling-explorer": sampling_panels,
+}
 
 # (panel, what to patch, its false value, words of the claim that must stop the panel)
 FALSE_CLAIMS = [
-    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.3), (2.0, 0.0), (2.0, 0.5)], "that the product equals the bound"),
-    ("one-unit", "ONE_UNIT_CASES", [(0.9, 0.0), (0.9, 0.0), (2.0, 0.5)], "growth along the bound for w = 2, x = 0"),
-    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "carry", "value", [2, 3])),
-     "that the carried value reaches the last step"),
-    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "reset", "value", [2, 3, 4])),
-     "that the reset lane's value stops at the cut"),
-    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 6, "reset", "gradient", [3, 4, 5, 6])),
-     "that the gradient stops at the cut"),
-    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 9, "carry", "gradient", [5, 6, 7, 8, 9])),
-     "the check question's answer"),
-    ("truncation-lanes", "crossing", _lanes_with(lambda la, n: _set(la, n, 9, "carry", "value", [5, 6, 7, 8])),
-     "that the early step's value reaches the last step"),
-    ("lstm-gates", "lstm_gate_states", _states_with(0, h=0.1), "that a shut output gate hides a kept cell"),
-    ("lstm-gates", "lstm_gate_states", _states_with(1, c=0.5), "that reopening shows the same cell"),
+    (
+        "one-unit",
+        "ONE_UNIT_CASES",
+        [(0.9, 0.3), (2.0, 0.0), (2.0, 0.5)],
+        "that the product equals the bound",
+    ),
+    (
+        "one-unit",
+        "ONE_UNIT_CASES",
+        [(0.9, 0.0), (0.9, 0.0), (2.0, 0.5)],
+        "growth along the bound for w = 2, x = 0",
+    ),
+    (
+        "truncation-lanes",
+        "crossing",
+        _lanes_with(lambda la, n: _set(la, n, 6, "carry", "value", [2, 3])),
+        "that the carried value reaches the last step",
+    ),
+    (
+        "truncation-lanes",
+        "crossing",
+        _lanes_with(lambda la, n: _set(la, n, 6, "reset", "value", [2, 3, 4])),
+        "that the reset lane's value stops at the cut",
+    ),
+    (
+        "truncation-lanes",
+        "crossing",
+        _lanes_with(lambda la, n: _set(la, n, 6, "reset", "gradient", [3, 4, 5, 6])),
+        "that the gradient stops at the cut",
+    ),
+    (
+        "truncation-lanes",
+        "crossing",
+        _lanes_with(lambda la, n: _set(la, n, 9, "carry", "gradient", [5, 6, 7, 8, 9])),
+        "the check question's answer",
+    ),
+    (
+        "truncation-lanes",
+        "crossing",
+        _lanes_with(lambda la, n: _set(la, n, 9, "carry", "value", [5, 6, 7, 8])),
+        "that the early step's value reaches the last step",
+    ),
+    (
+        "lstm-gates",
+        "lstm_gate_states",
+        _states_with(0, h=0.1),
+        "that a shut output gate hides a kept cell",
+    ),
+    (
+        "lstm-gates",
+        "lstm_gate_states",
+        _states_with(1, c=0.5),
+        "that reopening shows the same cell",
+    ),
     ("lstm-gates", "lstm_gate_states", _states_with(3, c=0.0), "the additive update"),
-    ("lstm-gates", "lstm_gate_states", _states_with(4, c=0.1), "that f = 0, i = 1 overwrites the cell"),
-    ("forget-power", "FORGET_BEATS", [0.0, -1.0, 1.0, 2.0], "that a larger bias keeps more"),
-    ("forget-power", "forget_curve", lambda b: [0.1 * (b + 2)] * 80, "that even b_f = +2 keeps little after 80 steps"),
-    ("keep-dial", "dial_parts", lambda u: {"kept": 0.0, "written": 0.0, "new": 0.9}, "the new state on the segment"),
-    ("sampling-explorer", "sampling_parts",
-     lambda t, k, p: {"temperature": [0.1, 0.5, 0.1, 0.1, 0.1, 0.1], "topK": [], "nucleus": []},
-     "that temperature never changes the order"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(1, (1.0, 6, 1.0)), "colder sharpens"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(0, (1.0, 5, 1.0)), "that k = 6 and p = 1 cut nothing"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(3, (1.0, 3, 1.0)), "that top-2 keeps a and b"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(4, (1.0, 2, 0.7)), "that the nucleus needs c to reach p"),
-    ("sampling-explorer", "SAMPLING_BEATS", _sampling_beat(5, (0.5, 2, 0.97)), "the cold nucleus is a and b"),
+    (
+        "lstm-gates",
+        "lstm_gate_states",
+        _states_with(4, c=0.1),
+        "that f = 0, i = 1 overwrites the cell",
+    ),
+    (
+        "forget-power",
+        "FORGET_BEATS",
+        [0.0, -1.0, 1.0, 2.0],
+        "that a larger bias keeps more",
+    ),
+    (
+        "forget-power",
+        "forget_curve",
+        lambda b: [0.1 * (b + 2)] * 80,
+        "that even b_f = +2 keeps little after 80 steps",
+    ),
+    (
+        "keep-dial",
+        "dial_parts",
+        lambda u: {"kept": 0.0, "written": 0.0, "new": 0.9},
+        "the new state on the segment",
+    ),
+    (
+        "sampling-explorer",
+        "sampling_parts",
+        lambda t, k, p: {
+            "temperature": [0.1, 0.5, 0.1, 0.1, 0.1, 0.1],
+            "topK": [],
+            "nucleus": [],
+        },
+        "that temperature never changes the order",
+    ),
+    (
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(1, (1.0, 6, 1.0)),
+        "colder sharpens",
+    ),
+    (
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(0, (1.0, 5, 1.0)),
+        "that k = 6 and p = 1 cut nothing",
+    ),
+    (
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(3, (1.0, 3, 1.0)),
+        "that top-2 keeps a and b",
+    ),
+    (
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(4, (1.0, 2, 0.7)),
+        "that the nucleus needs c to reach p",
+    ),
+    (
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(5, (0.5, 2, 0.97)),
+        "the cold nucleus is a and b",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "attribute", "false", "claim"), FALSE_CLAIMS,
-                         ids=[f"{c[0]}: {c[3]}" for c in FALSE_CLAIMS])
-def test_every_claim_of_a_transcript_is_checked(monkeypatch: pytest.MonkeyPatch, name: str, attribute: str,
-                                                false: object, claim: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "attribute", "false", "claim"),
+    FALSE_CLAIMS,
+    ids=[f"{c[0]}: {c[3]}" for c in FALSE_CLAIMS],
+)
+def test_every_claim_of_a_transcript_is_checked(
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    attribute: str,
+    false: object,
+    claim: str,
+) -> None:
     monkeypatch.setattr(TOPIC[name], attribute, false)
-    with pytest.raises(AssertionError, match=f"the transcript claims {re.escape(claim)}, but"):
+    with pytest.raises(
+        AssertionError, match=f"the transcript claims {re.escape(claim)}, but"
+    ):
         panel(name)
 
 
@@ -382,7 +560,8 @@ def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def flat_tail(t: float, k: int, p: float) -> dict[str, list[float]]:
         parts = real(t, k, p)
-        if t == 2.0:  # the hot beat keeps its favourite lower but gives f less than at tau = 1
+        # the hot beat keeps its favourite lower but gives f less than at tau = 1
+        if t == 2.0:
             parts["temperature"] = [0.45, 0.25, 0.15, 0.1, 0.049, 0.001]
         return parts
 

@@ -1,4 +1,5 @@
-"""The panels' static figures (chapter_code.panels.figures) against reviewed snapshots, and how they are written.
+"""The panels' static figures (chapter_code.panels.figures) against reviewed snapshots,
+and how they are written.
 
 A static figure is what the PDF prints and what a reader without JavaScript
 sees in place of a panel, so its specification is what it draws: every text,
@@ -31,7 +32,8 @@ GOLDEN = Path(__file__).parents[1] / "golden"
 
 
 def _num(v: Any) -> Any:
-    """Plain lists and floats rounded to 6 decimals, so a stored snapshot compares exactly."""
+    """Plain lists and floats rounded to 6 decimals, so a stored snapshot compares
+    exactly."""
     if isinstance(v, (np.ndarray, np.generic)):
         v = v.tolist()
     if isinstance(v, (list, tuple)):
@@ -42,35 +44,81 @@ def _num(v: Any) -> Any:
 
 
 def chart_facts(fig: Figure) -> dict[str, Any]:
-    """What a chart draws: per axes its titles, labels, limits, ticks, texts, bars, markers, lines and legend."""
-    out: dict[str, Any] = {"size": _num(list(fig.get_size_inches())), "axes": [],
-                           "legends": [[t.get_text() for t in lg.get_texts()] for lg in fig.legends]}
+    """What a chart draws: per axes its titles, labels, limits, ticks, texts, bars,
+    markers, lines and legend."""
+    out: dict[str, Any] = {
+        "size": _num(list(fig.get_size_inches())),
+        "axes": [],
+        "legends": [[t.get_text() for t in lg.get_texts()] for lg in fig.legends],
+    }
     for ax in fig.axes:
         legend = ax.get_legend()
-        out["axes"].append({
-            "title": ax.get_title(), "title_size": _num(ax.title.get_fontsize()),
-            "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "axis_on": ax.axison,
-            "xlim": _num(ax.get_xlim()), "ylim": _num(ax.get_ylim()),
-            "xticks": [_num(list(ax.get_xticks())), [t.get_text() for t in ax.get_xticklabels()]],
-            "texts": [{"text": t.get_text(), "pos": _num(t.get_position()), "size": _num(t.get_fontsize()),
-                       "color": to_hex(t.get_color()), "weight": t.get_fontweight(), "ha": t.get_ha()}
-                      for t in ax.texts],
-            "patches": [{"xywh": _num([p.get_x(), p.get_y(), p.get_width(), p.get_height()]),
-                         "fill": p.get_fill(), "fc": to_hex(p.get_facecolor(), keep_alpha=True),
-                         "ec": to_hex(p.get_edgecolor(), keep_alpha=True), "lw": _num(p.get_linewidth()),
-                         "ls": str(p.get_linestyle())}
-                        for p in ax.patches if hasattr(p, "get_width")],
-            "collections": [{"offsets": _num(c.get_offsets()), "sizes": _num(c.get_sizes()),
-                             "fc": [to_hex(x, keep_alpha=True) for x in c.get_facecolors()],
-                             "ec": [to_hex(x, keep_alpha=True) for x in c.get_edgecolors()],
-                             "lw": _num(c.get_linewidths()), "z": _num(c.get_zorder())}
-                            for c in ax.collections],
-            "lines": [{"x": _num(ln.get_xdata()), "y": _num(ln.get_ydata()), "color": to_hex(ln.get_color()),
-                       "lw": _num(ln.get_linewidth()), "ls": ln.get_linestyle(), "marker": str(ln.get_marker())}
-                      for ln in ax.get_lines()],
-            "legend": [t.get_text() for t in legend.get_texts()] if legend else None,
-            "position": [round(v, 2) for v in ax.get_position().bounds],
-        })
+        out["axes"].append(
+            {
+                "title": ax.get_title(),
+                "title_size": _num(ax.title.get_fontsize()),
+                "xlabel": ax.get_xlabel(),
+                "ylabel": ax.get_ylabel(),
+                "axis_on": ax.axison,
+                "xlim": _num(ax.get_xlim()),
+                "ylim": _num(ax.get_ylim()),
+                "xticks": [
+                    _num(list(ax.get_xticks())),
+                    [t.get_text() for t in ax.get_xticklabels()],
+                ],
+                "texts": [
+                    {
+                        "text": t.get_text(),
+                        "pos": _num(t.get_position()),
+                        "size": _num(t.get_fontsize()),
+                        "color": to_hex(t.get_color()),
+                        "weight": t.get_fontweight(),
+                        "ha": t.get_ha(),
+                    }
+                    for t in ax.texts
+                ],
+                "patches": [
+                    {
+                        "xywh": _num(
+                            [p.get_x(), p.get_y(), p.get_width(), p.get_height()]
+                        ),
+                        "fill": p.get_fill(),
+                        "fc": to_hex(p.get_facecolor(), keep_alpha=True),
+                        "ec": to_hex(p.get_edgecolor(), keep_alpha=True),
+                        "lw": _num(p.get_linewidth()),
+                        "ls": str(p.get_linestyle()),
+                    }
+                    for p in ax.patches
+                    if hasattr(p, "get_width")
+                ],
+                "collections": [
+                    {
+                        "offsets": _num(c.get_offsets()),
+                        "sizes": _num(c.get_sizes()),
+                        "fc": [to_hex(x, keep_alpha=True) for x in c.get_facecolors()],
+                        "ec": [to_hex(x, keep_alpha=True) for x in c.get_edgecolors()],
+                        "lw": _num(c.get_linewidths()),
+                        "z": _num(c.get_zorder()),
+                    }
+                    for c in ax.collections
+                ],
+                "lines": [
+                    {
+                        "x": _num(ln.get_xdata()),
+                        "y": _num(ln.get_ydata()),
+                        "color": to_hex(ln.get_color()),
+                        "lw": _num(ln.get_linewidth()),
+                        "ls": ln.get_linestyle(),
+                        "marker": str(ln.get_marker()),
+                    }
+                    for ln in ax.get_lines()
+                ],
+                "legend": [t.get_text() for t in legend.get_texts()]
+                if legend
+                else None,
+                "position": [round(v, 2) for v in ax.get_position().bounds],
+            }
+        )
     return json.loads(json.dumps(out))
 
 
@@ -106,9 +154,12 @@ def test_sampling_figure_draws_the_panel_numbers() -> None:
         plt.close(fig)
 
 
-def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(
+    tmp_path: Path,
+) -> None:
     target = tmp_path / "deeper" / "still" / "keep-dial.png"
-    open_before = plt.get_fignums()  # other tests in this worker may have left figures open
+    # other tests in this worker may have left figures open
+    open_before = plt.get_fignums()
     assert write_static_figure("keep-dial", target) == target
     assert plt.get_fignums() == open_before  # the figure is closed after writing
     fig = static_figure("keep-dial")
@@ -116,7 +167,8 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_p
         expected, _ = figure_png(fig)
     finally:
         plt.close(fig)
-    assert target.read_bytes() == expected  # the book's PNG, with its smallest-text record
+    # the book's PNG, with its smallest-text record
+    assert target.read_bytes() == expected
     with Image.open(target) as image:
         assert image.format == "PNG"
         assert float(image.text[SMALLEST_TEXT_KEY]) > 0
@@ -125,8 +177,9 @@ def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(tmp_p
 
 @pytest.mark.parametrize("name", sorted(PANELS))
 def test_no_two_texts_of_a_static_figure_overlap(name: str) -> None:
-    """The rule the build applies to every figure a chapter draws (bookbuild.lint.figure_layout), here for the
-    panels' static figures, which the book-panel directive draws and checks the same way."""
+    """The rule the build applies to every figure a chapter draws
+    (bookbuild.lint.figure_layout), here for the panels' static figures, which the
+    book-panel directive draws and checks the same way."""
     from bookbuild.lint.figure_layout import overlapping_texts
 
     fig = static_figure(name)

@@ -1,6 +1,8 @@
-"""Tests for chapter_code.rnn.recurrence: the hand-written RNN against PyTorch, masks, bad input.
+"""Tests for chapter_code.rnn.recurrence: the hand-written RNN against PyTorch, masks,
+bad input.
 
-Tests for chapter_code.rnn.recurrence that pin values where the first tests pinned shapes.
+Tests for chapter_code.rnn.recurrence that pin values where the first tests pinned
+shapes.
 
 Each test here kills mutants that survived `make mutation MODULE=recurrence`:
 arguments named in errors, boundaries, seeded reproducibility, the initialisation
@@ -40,7 +42,10 @@ def _seeded() -> None:
 
 def test_step_matches_rnncell_with_copied_weights() -> None:
     cell = nn.RNNCell(5, 7).double()
-    x, h = torch.randn(3, 5, dtype=torch.float64), torch.randn(3, 7, dtype=torch.float64)
+    x, h = (
+        torch.randn(3, 5, dtype=torch.float64),
+        torch.randn(3, 7, dtype=torch.float64),
+    )
     ours = rnn_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh)
     torch.testing.assert_close(ours, cell(x, h))
 
@@ -57,7 +62,9 @@ def test_elman_matches_nn_rnn_outputs_and_gradients() -> None:
     out_ref.square().sum().backward()
     out.square().sum().backward()
     for name in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]:
-        torch.testing.assert_close(getattr(ours, name).grad, getattr(ref, name + "_l0").grad)
+        torch.testing.assert_close(
+            getattr(ours, name).grad, getattr(ref, name + "_l0").grad
+        )
 
 
 def test_from_torch_keeps_dtype() -> None:
@@ -104,7 +111,10 @@ def test_pad_batch_shapes_and_mask() -> None:
         (torch.ones(2, 5), r"mask must have shape \(batch, time\) = \(2, 4\)"),
         (torch.ones(4, 2), r"mask must have shape"),
         (torch.full((2, 4), 0.5), r"mask must hold only 0"),
-        (torch.ones(2, 4, dtype=torch.complex64), r"mask must be bool, integer or float"),
+        (
+            torch.ones(2, 4, dtype=torch.complex64),
+            r"mask must be bool, integer or float",
+        ),
         ([[1, 1, 1, 1], [1, 1, 1, 1]], r"mask must be a torch.Tensor"),
     ],
 )
@@ -120,10 +130,14 @@ def test_bad_shapes_are_named() -> None:
         model(torch.randn(2, 4, 4))
     with pytest.raises(ValueError, match=r"x must have shape"):
         model(torch.randn(4, 3))
-    with pytest.raises(ValueError, match=r"h0 must have shape \(batch, hidden\) = \(2, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"h0 must have shape \(batch, hidden\) = \(2, 5\)"
+    ):
         model(torch.randn(2, 4, 3), h0=torch.zeros(1, 5))
     with pytest.raises(ValueError, match=r"weight_ih must have shape"):
-        rnn_loop(torch.randn(2, 4, 3), torch.randn(5, 2), torch.randn(5, 5), torch.zeros(5))
+        rnn_loop(
+            torch.randn(2, 4, 3), torch.randn(5, 2), torch.randn(5, 5), torch.zeros(5)
+        )
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True])
@@ -139,7 +153,9 @@ def test_non_positive_sizes_are_named(bad: object) -> None:
 def test_pad_batch_rejects_bad_sequences() -> None:
     with pytest.raises(ValueError, match="at least one"):
         pad_batch([])
-    with pytest.raises(ValueError, match=r"sequences\[1\] must have shape \(time >= 1, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"sequences\[1\] must have shape \(time >= 1, 3\)"
+    ):
         pad_batch([torch.ones(2, 3), torch.ones(2, 4)])
     with pytest.raises(ValueError, match=r"sequences\[0\]"):
         pad_batch([torch.ones(0, 3)])
@@ -157,14 +173,19 @@ def test_from_torch_rejects_unsupported_rnn() -> None:
 
 
 @given(
-    k=st.integers(1, 20), v=st.integers(1, 30), h=st.integers(1, 30), o=st.integers(1, 30)
+    k=st.integers(1, 20),
+    v=st.integers(1, 30),
+    h=st.integers(1, 30),
+    o=st.integers(1, 30),
 )
 @settings(max_examples=20, deadline=None)
 def test_parameter_counts_match_torch_modules(k: int, v: int, h: int, o: int) -> None:
     mlp = nn.Sequential(nn.Linear(k * v, h), nn.Tanh(), nn.Linear(h, o))
     assert sum(p.numel() for p in mlp.parameters()) == window_mlp_parameters(k, v, h, o)
     rnn_and_readout = [nn.RNN(v, h), nn.Linear(h, o)]
-    assert sum(p.numel() for m in rnn_and_readout for p in m.parameters()) == rnn_parameters(v, h, o)
+    assert sum(
+        p.numel() for m in rnn_and_readout for p in m.parameters()
+    ) == rnn_parameters(v, h, o)
 
 
 def test_next_token_rnn_first_logits_come_from_h0() -> None:
@@ -185,7 +206,9 @@ def test_learned_h0_learns_a_fixed_start_token() -> None:
     assert (tokens[:, 0] == 2).all()
     net = NextTokenRNN(4, 8, learn_h0=True)
     before = per_position_loss(net, tokens)[0].item()
-    history = train_next_token(net, tokens, steps=150, lr=0.05, batch_size=32, generator=gen)
+    history = train_next_token(
+        net, tokens, steps=150, lr=0.05, batch_size=32, generator=gen
+    )
     after = per_position_loss(net, tokens)[0].item()
     assert len(history) == 150
     assert after < 0.2 < before
@@ -195,7 +218,14 @@ def test_fixed_start_sequences_rejects_bad_start_token() -> None:
     with pytest.raises(ValueError, match=r"start_token must be in \[0, 3\]"):
         fixed_start_sequences(2, 3, 4, start_token=4, generator=torch.Generator())
     with pytest.raises(ValueError, match="lr must be > 0"):
-        train_next_token(NextTokenRNN(3, 2, True), torch.zeros(2, 3, dtype=torch.long), 1, 0.0, 1, torch.Generator())
+        train_next_token(
+            NextTokenRNN(3, 2, True),
+            torch.zeros(2, 3, dtype=torch.long),
+            1,
+            0.0,
+            1,
+            torch.Generator(),
+        )
 
 
 @pytest.mark.parametrize("position", range(4))
@@ -203,7 +233,9 @@ def test_window_mlp_parameters_names_each_bad_argument(position: int) -> None:
     names = ["window", "features", "hidden_size", "outputs"]
     args = [2, 3, 4, 5]
     args[position] = 0
-    with pytest.raises(ValueError, match=rf"^{names[position]} must be a positive int; got 0$"):
+    with pytest.raises(
+        ValueError, match=rf"^{names[position]} must be a positive int; got 0$"
+    ):
         window_mlp_parameters(*args)
 
 
@@ -223,7 +255,9 @@ def test_parameter_counts_by_hand() -> None:
     assert rnn_parameters(3, 4, 5) == 36 + 25
 
 
-@pytest.mark.parametrize(("position", "name"), [(0, "n"), (1, "length"), (2, "vocab_size")])
+@pytest.mark.parametrize(
+    ("position", "name"), [(0, "n"), (1, "length"), (2, "vocab_size")]
+)
 def test_fixed_start_sequences_names_each_bad_size(position: int, name: str) -> None:
     args = [2, 3, 4]
     args[position] = 0
@@ -232,7 +266,9 @@ def test_fixed_start_sequences_names_each_bad_size(position: int, name: str) -> 
 
 
 def test_fixed_start_sequences_accepts_token_zero_and_covers_the_vocabulary() -> None:
-    tokens = fixed_start_sequences(400, 5, 4, start_token=0, generator=torch.Generator().manual_seed(3))
+    tokens = fixed_start_sequences(
+        400, 5, 4, start_token=0, generator=torch.Generator().manual_seed(3)
+    )
     assert tokens.shape == (400, 5)
     assert (tokens[:, 0] == 0).all()
     assert sorted(tokens[:, 1:].unique().tolist()) == [0, 1, 2, 3]
@@ -242,9 +278,13 @@ def test_fixed_start_sequences_accepts_token_zero_and_covers_the_vocabulary() ->
 
 def test_fixed_start_sequences_depend_only_on_the_generator() -> None:
     torch.manual_seed(1)
-    a = fixed_start_sequences(8, 6, 5, start_token=1, generator=torch.Generator().manual_seed(7))
+    a = fixed_start_sequences(
+        8, 6, 5, start_token=1, generator=torch.Generator().manual_seed(7)
+    )
     torch.manual_seed(2)
-    b = fixed_start_sequences(8, 6, 5, start_token=1, generator=torch.Generator().manual_seed(7))
+    b = fixed_start_sequences(
+        8, 6, 5, start_token=1, generator=torch.Generator().manual_seed(7)
+    )
     assert torch.equal(a, b)
 
 
@@ -267,7 +307,9 @@ def test_elman_initialisation_spans_pytorch_default_range() -> None:
     assert values.min() < -0.9 * bound
 
 
-@pytest.mark.parametrize(("args", "name"), [((0, 4), "vocab_size"), ((3, 0), "hidden_size")])
+@pytest.mark.parametrize(
+    ("args", "name"), [((0, 4), "vocab_size"), ((3, 0), "hidden_size")]
+)
 def test_next_token_rnn_names_bad_sizes(args: tuple[int, int], name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name} must be a positive int"):
         NextTokenRNN(*args, learn_h0=True)
@@ -277,7 +319,8 @@ def test_next_token_rnn_runs_from_h0_and_one_hot_over_the_whole_vocabulary() -> 
     net = NextTokenRNN(5, 4, learn_h0=True)
     with torch.no_grad():
         net.h0.copy_(torch.randn(4))
-    tokens = torch.zeros(2, 4, dtype=torch.long)  # only token 0: one_hot must still have 5 classes
+    # only token 0: one_hot must still have 5 classes
+    tokens = torch.zeros(2, 4, dtype=torch.long)
     logits = net(tokens)
     x = nn.functional.one_hot(tokens[:, :-1], 5).float()
     states, _ = net.rnn(x, net.h0.expand(2, -1).unsqueeze(0).contiguous())
@@ -286,31 +329,53 @@ def test_next_token_rnn_runs_from_h0_and_one_hot_over_the_whole_vocabulary() -> 
     assert not torch.allclose(logits[:, 1:], net.readout(zero_start))
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [({"steps": 0}, "steps"), ({"batch_size": 0}, "batch_size")])
+@pytest.mark.parametrize(
+    ("kwargs", "name"), [({"steps": 0}, "steps"), ({"batch_size": 0}, "batch_size")]
+)
 def test_train_next_token_names_bad_counts(kwargs: dict[str, int], name: str) -> None:
-    args = {"steps": 1, "lr": 0.1, "batch_size": 1, "generator": torch.Generator()} | kwargs
+    args = {
+        "steps": 1,
+        "lr": 0.1,
+        "batch_size": 1,
+        "generator": torch.Generator(),
+    } | kwargs
     with pytest.raises(ValueError, match=rf"^{name} must be a positive int"):
-        train_next_token(NextTokenRNN(3, 2, True), torch.zeros(2, 3, dtype=torch.long), **args)
+        train_next_token(
+            NextTokenRNN(3, 2, True), torch.zeros(2, 3, dtype=torch.long), **args
+        )
 
 
 def test_train_next_token_is_reproducible_from_its_generator() -> None:
-    tokens = fixed_start_sequences(6, 5, 3, start_token=1, generator=torch.Generator().manual_seed(0))
+    tokens = fixed_start_sequences(
+        6, 5, 3, start_token=1, generator=torch.Generator().manual_seed(0)
+    )
     histories = []
     for global_seed in (1, 2):
         torch.manual_seed(0)
         net = NextTokenRNN(3, 4, learn_h0=True)
         torch.manual_seed(global_seed)
-        histories.append(train_next_token(net, tokens, steps=5, lr=0.05, batch_size=2,
-                                          generator=torch.Generator().manual_seed(9)))
+        histories.append(
+            train_next_token(
+                net,
+                tokens,
+                steps=5,
+                lr=0.05,
+                batch_size=2,
+                generator=torch.Generator().manual_seed(9),
+            )
+        )
     assert histories[0] == histories[1]
     assert all(isinstance(v, float) for v in histories[0])
 
 
 def test_train_next_token_samples_every_row_including_the_first() -> None:
-    # One sequence: the only valid row index is 0, and the loss history is that sequence's loss.
+    # One sequence: the only valid row index is 0, and the loss history is that
+    # sequence's loss.
     tokens = torch.tensor([[1, 0, 2, 1]])
     net = NextTokenRNN(3, 4, learn_h0=True)
     first = per_position_loss(net, tokens).mean().item()
-    history = train_next_token(net, tokens, steps=3, lr=0.01, batch_size=2, generator=torch.Generator())
+    history = train_next_token(
+        net, tokens, steps=3, lr=0.01, batch_size=2, generator=torch.Generator()
+    )
     assert history[0] == pytest.approx(first)
     assert history[-1] < history[0]

@@ -1,7 +1,9 @@
-"""Tests for chapter_code.sampling.metrics: words, repeats, log-probabilities and greedy loops.
+"""Tests for chapter_code.sampling.metrics: words, repeats, log-probabilities and greedy
+loops.
 
-Value tests for chapter_code.sampling.metrics: default arguments, every check's boundary, and loops
-found at the edges of a text (a period of one, a text that is all loop, exactly the minimum turns).
+Value tests for chapter_code.sampling.metrics: default arguments, every check's
+boundary, and loops found at the edges of a text (a period of one, a text that is all
+loop, exactly the minimum turns).
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ def test_log_probs_equal_a_step_by_step_reading() -> None:
 def test_loop_drift_is_zero_for_a_model_that_ignores_its_state() -> None:
     class Memoryless(torch.nn.Module):
         def forward(self, tokens, state=None):
-            return torch.nn.functional.one_hot(tokens, 4).double() * 3.0, None  # (1, T, V): depends on x_t only
+            # (1, T, V): depends on x_t only
+            return torch.nn.functional.one_hot(tokens, 4).double() * 3.0, None
 
     tokens = torch.tensor([0, 1, 2, 1, 2, 1, 2, 1, 2])
     loop = find_loop("abcbcbcbc")
@@ -87,7 +90,8 @@ def test_loop_drift_is_zero_for_a_model_that_ignores_its_state() -> None:
 
 def test_repeated_ngram_share_defaults_to_word_trigrams() -> None:
     text = "a b c a b c a"
-    # trigrams: abc bca cab abc bca, the last two seen before; 4-grams: abca bcab cabc abca, one repeat
+    # trigrams: abc bca cab abc bca, the last two seen before; 4-grams: abca bcab cabc
+    # abca, one repeat
     assert repeated_ngram_share(text) == pytest.approx(2 / 5)
     assert repeated_ngram_share(text, 3) == pytest.approx(2 / 5)
     assert repeated_ngram_share(text, 4) == pytest.approx(1 / 4)
@@ -121,13 +125,15 @@ def test_find_loop_finds_a_period_of_one() -> None:
 def test_a_text_that_is_all_loop_starts_at_zero() -> None:
     assert find_loop("abcabcabc") == Loop(period=3, start=0, unit="abc")
     assert find_loop("ababab") == Loop(period=2, start=0, unit="ab")
-    # more turns than needed: the search walks back from the last three turns to the first character
+    # more turns than needed: the search walks back from the last three turns to the
+    # first character
     assert find_loop("abcabcabcabc") == Loop(period=3, start=0, unit="abc")
     assert find_loop("xabababab") == Loop(period=2, start=1, unit="ab")
 
 
 def test_no_loop_longer_than_the_text_allows() -> None:
-    # two turns of "ab" are fewer than three; no longer period fits three times into four characters
+    # two turns of "ab" are fewer than three; no longer period fits three times into
+    # four characters
     assert find_loop("abab") is None
     assert find_loop("abcab") is None
     assert find_loop("") is None
