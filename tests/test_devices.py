@@ -120,7 +120,9 @@ def test_depth_run(monkeypatch: pytest.MonkeyPatch) -> None:
     audited(residual.depth_run, 0, 2, True, recipe, device=META)
 
 
-@pytest.mark.parametrize("contender", ["rnn", "lstm", "gru", "lstm-scratch", "lstm-no-forget"])
+@pytest.mark.parametrize(
+    "contender", ["rnn", "lstm", "gru", "lstm-scratch", "lstm-no-forget"]
+)
 def test_score_run(monkeypatch: pytest.MonkeyPatch, contender: str) -> None:
     _splits(monkeypatch, scoreboard)
     recipe = scoreboard.ScoreRecipe(**TINY_LM)

@@ -345,7 +345,9 @@ def _run_job(
     if call:
         metrics = codec.run_call(function, seed, params)
     else:  # the one converter: dataclass parameters built again by the codec
-        metrics = codec.resolve(function)(seed=seed, **codec.from_canonical(params, codec.classes(function)))
+        metrics = codec.resolve(function)(
+            seed=seed, **codec.from_canonical(params, codec.classes(function))
+        )
     wall = time.perf_counter() - t0
     if not isinstance(metrics, dict):
         raise TypeError(

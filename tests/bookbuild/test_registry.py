@@ -130,7 +130,9 @@ def test_book_score_jobs_are_the_calls_chapter_6_makes() -> None:
     assert jobs["lstm-steps-1200"] == score("lstm", doubled_steps(base))
     assert jobs["gru-matched-150"] == score("gru", resized(base, hidden_size=150))
     for v in VARIANTS:
-        assert jobs[f"gru-{v}"] == codec.job(ablation_run, seed=0, variant=v, recipe=base)
+        assert jobs[f"gru-{v}"] == codec.job(
+            ablation_run, seed=0, variant=v, recipe=base
+        )
     grid = experiments.DEPTH_BOOK_RUNS.configs["book-runs"]
     assert {k: grid.jobs[k] for k in jobs} == jobs
     assert "book-runs" not in experiments.SCOREBOARD.configs
@@ -147,12 +149,19 @@ def test_chapter_7_s_call_sweep_holds_its_classifier_and_input_gated_run() -> No
     assert experiments.BOOK_BEYOND_SEED == 0
 
 
-def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> None:
-    # Pins the scale study's job parameters, called directly (the module builds its grids at
-    # import): one job per size, named as the size, holding the hidden size and layer count of
-    # its pair and the recipe as its dataclass, under the names word_lm_metrics takes besides seed
+def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arguments() -> (  # noqa: E501 (a test name)
+    None
+):
+    # Pins the scale study's job parameters, called directly (the module builds its
+    # grids at
+    # import): one job per size, named as the size, holding the hidden size and layer
+    # count of
+    # its pair and the recipe as its dataclass, under the names word_lm_metrics takes
+    # besides seed
     # and device (left to the job's BOOK_DEVICE).
-    recipe = WordRecipe(vocab_size=200, train=TrainConfig(window=8, batch_size=4, steps=4))
+    recipe = WordRecipe(
+        vocab_size=200, train=TrainConfig(window=8, batch_size=4, steps=4)
+    )
     jobs = _word_jobs({"wide": (16, 1), "deep": (8, 2)}, recipe)
     assert jobs == {
         "wide": {"hidden_size": 16, "num_layers": 1, "recipe": recipe},

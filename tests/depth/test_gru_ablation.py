@@ -91,8 +91,13 @@ def test_tiny_ablation_run(monkeypatch: pytest.MonkeyPatch, variant: str) -> Non
     monkeypatch.setattr(gru_ablation, "fit_next_token", fit)
     monkeypatch.setattr(gru_ablation, "fixed_window_loss", loss)
     monkeypatch.setattr(gru_ablation, "remove_gate", remove)
-    recipe = ScoreRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
-                         train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1))
+    recipe = ScoreRecipe(
+        train_chars=1000,
+        valid_chars=200,
+        embedding_size=4,
+        hidden_size=8,
+        train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1),
+    )
     out = ablation_run(2, variant, recipe)
     assert seen["variant"] == variant
     assert seen["seed"] == 2

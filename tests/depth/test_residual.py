@@ -11,7 +11,12 @@ from torch import nn
 
 from chapter_code.corpora.texts import Splits
 from chapter_code.depth import residual
-from chapter_code.depth.residual import DepthRecipe, ResidualLSTM, build_stack, depth_run
+from chapter_code.depth.residual import (
+    DepthRecipe,
+    ResidualLSTM,
+    build_stack,
+    depth_run,
+)
 from chapter_code.lm.char_lm import CharLM, TrainConfig
 
 
@@ -109,9 +114,18 @@ def test_a_tiny_depth_run_is_seeded_and_times_its_steps(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = "to be or not to be, that is the question. " * 40
-    monkeypatch.setattr(residual, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))
-    recipe = (DepthRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
-                                           train=TrainConfig(window=8, batch_size=4, steps=5, log_every=1)))
+    monkeypatch.setattr(
+        residual,
+        "corpus_splits",
+        lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]),
+    )
+    recipe = DepthRecipe(
+        train_chars=1000,
+        valid_chars=200,
+        embedding_size=4,
+        hidden_size=8,
+        train=TrainConfig(window=8, batch_size=4, steps=5, log_every=1),
+    )
     a, b = depth_run(0, 2, True, recipe), depth_run(0, 2, True, recipe)
     assert a["valid_nats"] == b["valid_nats"]
     assert len(a["train_curve"]) == 5
@@ -121,5 +135,9 @@ def test_a_tiny_depth_run_is_seeded_and_times_its_steps(
     assert q1 <= median <= q3
     torch.manual_seed(0)
     stack = functools.partial(build_stack, num_layers=2, residual=True)
-    assert a["parameters"] == sum(p.numel() for p in CharLM(len(set(text[:1200])), stack, 4, 8).parameters())
-    assert a["valid_perplexity"] == pytest.approx(torch.tensor(a["valid_nats"]).exp().item())
+    assert a["parameters"] == sum(
+        p.numel() for p in CharLM(len(set(text[:1200])), stack, 4, 8).parameters()
+    )
+    assert a["valid_perplexity"] == pytest.approx(
+        torch.tensor(a["valid_nats"]).exp().item()
+    )

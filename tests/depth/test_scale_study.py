@@ -38,7 +38,9 @@ def test_gpu_design_follows_the_configuration() -> None:
     from bookbuild.runs.registry import GPU_SIZES, WORD_LM_SCALE
 
     params = WORD_LM_SCALE.configs["gpu"].jobs["large-2-layers"]["recipe"]
-    rows = design_rows(GPU_SIZES, WordRecipe(vocab_size=params.vocab_size, tied=params.tied))
+    rows = design_rows(
+        GPU_SIZES, WordRecipe(vocab_size=params.vocab_size, tied=params.tied)
+    )
     assert [r.name for r in rows] == list(GPU_SIZES)
     assert params.tied is True
     assert all(r.parameters > 1_000_000 for r in rows)  # models in the millions

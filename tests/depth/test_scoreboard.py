@@ -33,12 +33,15 @@ def _model(vocab: int, contender: str, embedding: int, hidden: int) -> CharLM:
     return CharLM(vocab, functools.partial(build_core, contender), embedding, hidden)
 
 
-def test_a_core_built_for_the_model_is_drawn_after_the_embedding_as_a_named_one_is() -> None:
+def test_a_core_built_after_the_embedding_draws_as_a_named_one() -> None:
     torch.manual_seed(4)
     built = _model(9, "gru", 4, 6)
     torch.manual_seed(4)
     named = CharLM(9, "gru", 4, 6)
-    assert all(torch.equal(a, b) for a, b in zip(built.parameters(), named.parameters(), strict=True))
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(built.parameters(), named.parameters(), strict=True)
+    )
     with pytest.raises(ValueError, match="brings its own layers"):
         CharLM(9, functools.partial(build_core, "gru"), 4, 6, num_layers=2)
     with pytest.raises(ValueError, match="cell must be one of"):
@@ -71,8 +74,12 @@ def test_the_no_forget_core_starts_as_the_scratch_lstm_and_never_forgets() -> No
     torch.manual_seed(3)
     no_forget = build_core("lstm-no-forget", 4, 6)
     assert isinstance(no_forget, NoForgetLSTM)
-    assert all(torch.equal(a, b) for a, b in zip(scratch.parameters(), no_forget.parameters(), strict=True))
-    # one input at t = 0, then zero input and a zero recurrent weight: the cell holds i * g for ever
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(scratch.parameters(), no_forget.parameters(), strict=True)
+    )
+    # one input at t = 0, then zero input and a zero recurrent weight: the cell holds i
+    # * g for ever
     with torch.no_grad():
         no_forget.weight_hh.zero_()
         no_forget.bias_ih.zero_()
@@ -100,9 +107,18 @@ def test_tiny_score_run(monkeypatch: pytest.MonkeyPatch) -> None:
     from chapter_code.depth import scoreboard
 
     text = "to be or not to be, that is the question. " * 40
-    monkeypatch.setattr(scoreboard, "corpus_splits", lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]))
-    recipe = (ScoreRecipe(train_chars=1000, valid_chars=200, embedding_size=4, hidden_size=8,
-                                     train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1)))
+    monkeypatch.setattr(
+        scoreboard,
+        "corpus_splits",
+        lambda corpus: Splits(text[:1200], text[1200:1500], text[1500:]),
+    )
+    recipe = ScoreRecipe(
+        train_chars=1000,
+        valid_chars=200,
+        embedding_size=4,
+        hidden_size=8,
+        train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1),
+    )
     a, b = score_run(0, "gru", recipe), score_run(0, "gru", recipe)
     assert a["valid_nats"] == b["valid_nats"]
     assert len(a["train_curve"]) == 3
@@ -184,16 +200,28 @@ def test_the_job_reads_its_corpus_seeds_its_windows_and_times_its_steps(
     monkeypatch.setattr(scoreboard, "fit_next_token", spy)
     clock = iter([100.0, 106.0])
     monkeypatch.setattr(scoreboard.time, "perf_counter", lambda: next(clock))
-    recipe = (ScoreRecipe(corpus="prose", train_chars=1000, valid_chars=200, embedding_size=4,
-                                     hidden_size=8, train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1)))
+    recipe = ScoreRecipe(
+        corpus="prose",
+        train_chars=1000,
+        valid_chars=200,
+        embedding_size=4,
+        hidden_size=8,
+        train=TrainConfig(window=8, batch_size=4, steps=3, log_every=1),
+    )
     result = score_run(5, "rnn", recipe)
     assert asked == ["prose"]
     assert torch.equal(seen[0], torch.Generator().manual_seed(5).get_state())
     assert result["seconds_per_step"] == pytest.approx(6.0 / 3)
     torch.manual_seed(5)
     assert result["parameters"] == count(_model(len(set(TEXT[:1200])), "rnn", 4, 8))
-    assert set(result) == {"valid_nats", "valid_perplexity", "parameters", "core_parameters", "seconds_per_step",
-                           "train_curve"}
+    assert set(result) == {
+        "valid_nats",
+        "valid_perplexity",
+        "parameters",
+        "core_parameters",
+        "seconds_per_step",
+        "train_curve",
+    }
 
 
 @pytest.mark.parametrize(("module", "gates"), [(nn.RNN, 1), (nn.GRU, 3), (nn.LSTM, 4)])

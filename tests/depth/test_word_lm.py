@@ -126,7 +126,11 @@ def test_word_splits_hold_both_authors(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_tiny_job_chooses_on_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     _two_authors(monkeypatch)
-    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=6, log_every=2))
+    recipe = WordRecipe(
+        vocab_size=20,
+        eval_every=2,
+        train=TrainConfig(window=6, batch_size=4, steps=6, log_every=2),
+    )
     out = wordlm.word_lm_metrics(0, 8, 1, recipe)
     assert [s for s, _ in out["valid_curve"]] == [2, 4, 6]
     assert out["valid_nats"] == min(v for _, v in out["valid_curve"])
@@ -199,9 +203,17 @@ def test_job_restores_the_best_checkpoint_before_the_test(
         return next(valid_scores) if len(calls) <= 3 else 5.0 + 0.5 * (len(calls) - 4)
 
     monkeypatch.setattr(wordlm, "fixed_window_loss", scripted)
-    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2))
+    recipe = WordRecipe(
+        vocab_size=20,
+        eval_every=2,
+        train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2),
+    )
     out = wordlm.word_lm_metrics(0, 8, 1, recipe)
-    assert out["valid_curve"] == [(2, 3.0), (4, 1.0), (5, 1.0)]  # every eval_every steps, and the last step
+    assert out["valid_curve"] == [
+        (2, 3.0),
+        (4, 1.0),
+        (5, 1.0),
+    ]  # every eval_every steps, and the last step
     assert out["best_step"] == 4
     assert out["valid_nats"] == 1.0
     # three validations, then the joined test split and each author's
@@ -239,7 +251,11 @@ def test_unknown_share_counts_unknown_test_words(
         lambda corpus: Splits(bard[:1600], bard[1600:2000], bard[2000:]),
     )
     monkeypatch.setattr(wordlm, "milton_text", lambda: milton)
-    recipe = WordRecipe(vocab_size=50, eval_every=1, train=TrainConfig(window=4, batch_size=2, steps=1, log_every=1))
+    recipe = WordRecipe(
+        vocab_size=50,
+        eval_every=1,
+        train=TrainConfig(window=4, batch_size=2, steps=1, log_every=1),
+    )
     out = wordlm.word_lm_metrics(0, 4, 1, recipe)
     assert out["unk_share_test_by_author"]["shakespeare"] == 0.0
     # Milton's test lines hold only words unseen in training
@@ -278,8 +294,11 @@ def test_job_steps_rate_and_generator(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(wordlm, "random_windows", windows)
     monkeypatch.setattr(torch.optim, "Adam", adam)
-    recipe = WordRecipe(vocab_size=20, eval_every=2,
-                        train=TrainConfig(window=6, batch_size=4, steps=5, lr=0.05, log_every=2))
+    recipe = WordRecipe(
+        vocab_size=20,
+        eval_every=2,
+        train=TrainConfig(window=6, batch_size=4, steps=5, lr=0.05, log_every=2),
+    )
     wordlm.word_lm_metrics(3, 8, 1, recipe)
     assert len(draws) == 5  # one batch per step, every step
     assert all(isinstance(g, torch.Generator) and g is draws[0] for g in draws)
@@ -298,7 +317,11 @@ def test_job_keeps_the_initial_weights_when_no_score_is_a_number(
         return float("nan") if len(seen) <= 3 else 4.0
 
     monkeypatch.setattr(wordlm, "fixed_window_loss", scripted)
-    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2))
+    recipe = WordRecipe(
+        vocab_size=20,
+        eval_every=2,
+        train=TrainConfig(window=6, batch_size=4, steps=5, log_every=2),
+    )
     out = wordlm.word_lm_metrics(0, 8, 1, recipe)
     assert out["best_step"] == 0
     assert out["valid_nats"] == float("inf")
@@ -333,7 +356,11 @@ def test_model_sizes_checked(bad: object) -> None:
 
 
 def _tiny_recipe(**changes: object) -> WordRecipe:
-    recipe = WordRecipe(vocab_size=20, eval_every=2, train=TrainConfig(window=6, batch_size=4, steps=4, log_every=2))
+    recipe = WordRecipe(
+        vocab_size=20,
+        eval_every=2,
+        train=TrainConfig(window=6, batch_size=4, steps=4, log_every=2),
+    )
     return dataclasses.replace(recipe, **changes)
 
 

@@ -169,14 +169,22 @@ def test_every_run_trains_all_epochs_and_the_table_reports_the_last() -> None:
 
 
 def _records(contenders, seeds, recipe: RecallConfig) -> list[dict]:
-    """Records as the sweep's runner writes them: the sweep's own job parameters, the job's metrics."""
+    """Records as the sweep's runner writes them: the sweep's own job parameters, the
+    job's metrics."""
     from bookbuild.runs.memo import canonical
     from bookbuild.runs.registry import _recall_jobs
     from chapter_code.gated.memory_robustness import recall_metrics
 
-    return [{"params": canonical(params), "seed": seed, "wall_s": 1.5 + seed,
-             "metrics": recall_metrics(seed=seed, **params)}
-            for params in _recall_jobs(contenders, recipe).values() for seed in seeds]
+    return [
+        {
+            "params": canonical(params),
+            "seed": seed,
+            "wall_s": 1.5 + seed,
+            "metrics": recall_metrics(seed=seed, **params),
+        }
+        for params in _recall_jobs(contenders, recipe).values()
+        for seed in seeds
+    ]
 
 
 def test_runs_from_records_are_the_grid_runs() -> None:

@@ -29,7 +29,8 @@ from chapter_code.lm.perplexity import lm_loss_and_ppl
 
 
 def test_recipes_round_trip_through_a_jobs_parameters() -> None:
-    """A sweep stores a recipe as memo.canonical writes it; the runner builds it again with the codec."""
+    """A sweep stores a recipe as memo.canonical writes it; the runner builds it again
+    with the codec."""
     from bookbuild.runs import codec, memo
 
     types = codec.classes("chapter_code.lm.char_lm_sweep:char_lm_metrics")
@@ -40,7 +41,12 @@ def test_recipes_round_trip_through_a_jobs_parameters() -> None:
 
 
 def test_a_tiny_job_returns_json_ready_metrics_in_consistent_units() -> None:
-    tiny = LMRecipe("rnn", 8, TrainConfig(window=16, batch_size=4, steps=4, log_every=2), embedding_size=4)
+    tiny = LMRecipe(
+        "rnn",
+        8,
+        TrainConfig(window=16, batch_size=4, steps=4, log_every=2),
+        embedding_size=4,
+    )
     metrics = char_lm_metrics(seed=1, corpus="book-prose", recipe=tiny)
     assert json.loads(json.dumps(metrics)) == metrics
     assert metrics["test_perplexity"] == pytest.approx(math.exp(metrics["test_nats"]))
@@ -73,7 +79,9 @@ TINY = LMRecipe(
 
 def test_every_metric_is_the_trained_models_own_number() -> None:
     metrics = char_lm_metrics(seed=3, corpus="book-prose", recipe=TINY)
-    model, vocab = load_char_lm(train_char_lm("book-prose", dataclasses.replace(TINY, seed=3)))
+    model, vocab = load_char_lm(
+        train_char_lm("book-prose", dataclasses.replace(TINY, seed=3))
+    )
     splits = corpus_splits("book-prose")
     expected = {}
     for name, before, text in (
