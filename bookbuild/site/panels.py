@@ -132,6 +132,18 @@ class PanelCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
+    def sources(self, name: str) -> list[Path] | None:
+        """The files panel ``name``'s entry was computed from (absolute paths), or None without a readable entry.
+
+        On a hit (:meth:`get`) they are what :func:`depends` would give and more (the ``chapter_code`` modules
+        imported once its registries were, which a change to any of them would have shown, and
+        :data:`CACHE_FILES`), without importing the registries and PyTorch with them (2-7 s of a page's read).
+        """
+        try:
+            return [self.root / rel for rel in json.loads(self._entry(name).read_text(encoding="utf-8"))["files"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
     def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
         """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
         from bookbuild.execute.engine import current_hashes
@@ -212,6 +224,7 @@ class BookPanel(SphinxDirective):
         png = folder / f"{name}.png"
         cache = PanelCache(build_dir(srcdir) / "panel-cache")
         kept = cache.get(name)
+        sources = None
         if kept is None:
             data, script_json = self._computed(name, png)
             cache.put(name, data, script_json, png.read_bytes())
@@ -219,7 +232,8 @@ class BookPanel(SphinxDirective):
             data, script_json, png_bytes = kept
             if not png.is_file() or png.read_bytes() != png_bytes:
                 write_bytes(png, png_bytes)
-        for path in depends():
+            sources = cache.sources(name)  # what it was computed from, unchanged: no import of the registries
+        for path in depends() if sources is None else sources:
             self.env.note_dependency(str(path))
         self.env.note_dependency(__file__)
         self.env.book_panels = getattr(self.env, "book_panels", {})  # type: ignore[attr-defined]

@@ -5,6 +5,7 @@ from ``_build/panel-cache`` while nothing they were computed from changed, and r
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -44,6 +45,31 @@ def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(fake_
     entry = json.loads((fake_root / "_build" / "panel-cache" / "keep-dial.json").read_text())
     assert set(entry["files"]) == {"chapter_code/fake_panel_source.py", *CACHE_FILES}
     assert cache.get("one-unit") is None  # never stored
+    assert sorted(cache.sources("keep-dial")) == sorted(fake_root / f for f in entry["files"])  # type: ignore[arg-type]
+    assert cache.sources("one-unit") is None
+
+
+def test_a_page_that_takes_its_panel_from_the_cache_notes_its_sources_without_importing_the_registries(
+        tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "conf.py").write_text(SPHINX_CONF)
+    (tmp_path / "index.rst").write_text("Panel\n=====\n\n.. book-panel:: keep-dial\n")
+    build_panel_page(tmp_path)  # computes and stores the panel
+    out = tmp_path / "_build" / "html"
+    script = (
+        "import sys, pickle\n"
+        "from sphinx.cmd.build import build_main\n"
+        f"assert build_main(['-q', '-E', '-b', 'html', {str(tmp_path)!r}, {str(out)!r}]) == 0\n"
+        "assert 'torch' not in sys.modules and 'chapter_code.panels.data' not in sys.modules, 'imported'\n"
+        f"env = pickle.load(open({str(out / '.doctrees' / 'environment.pickle')!r}, 'rb'))\n"
+        "print(sorted(str(d) for d in env.dependencies['index']))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "BOOK_BUILD_DIR"}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=panels.ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "chapter_code/panels/data.py" in proc.stdout
+    assert "chapter_code/core/book.mplstyle" in proc.stdout
 
 
 @pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", *CACHE_FILES])
