@@ -72,7 +72,24 @@ def depends() -> list[Path]:
 #: from the repository's root).
 CACHE_FILES = ["bookbuild/site/panels.py", "bookbuild/lint/figure_layout.py", "chapter_code/core/book.mplstyle"]
 CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
-CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
+CACHE_FORMAT = 3  # 2: a missing file is "missing", as the engine hashes it; 3: a Python source by its tokens
+
+
+def _file_keys(root: Path, rels: list[str]) -> dict[str, str]:
+    """What a panel's entry keeps of each file it was computed from: a Python source's token form without comments
+    (``keys.source_form``, every token at its line and column: a comment changes no panel, the panels read no
+    source as text), else the digest of its bytes as the engine hashes them (lab markers aside)."""
+    from bookbuild.execute.engine import current_hashes
+    from bookbuild.files import code_bytes
+    from bookbuild.runs import keys
+
+    out = current_hashes(root, rels)
+    for rel in rels:
+        if rel.endswith(".py") and out[rel] != "missing":
+            form = keys.source_form(code_bytes(root / rel))
+            if form is not None:
+                out[rel] = f"py:{form}"
+    return out
 
 
 def _content_digest(data: dict[str, Any], script_json: str) -> str:
@@ -117,16 +134,12 @@ class PanelCache:
 
     def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
         """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where anything differs."""
-        from bookbuild.execute.engine import (
-            current_hashes,  # as the engine hashes a chapter's files (lab markers aside)
-        )
-
         try:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
             png = self._png(name).read_bytes()
             if (entry["environment"] != _environment() or hashlib.sha256(png).hexdigest() != entry["png"]
                     or _content_digest(entry["data"], entry["json"]) != entry["content"]
-                    or current_hashes(self.root, list(entry["files"])) != entry["files"]):
+                    or _file_keys(self.root, list(entry["files"])) != entry["files"]):
                 return None
             return entry["data"], entry["json"], png
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -146,11 +159,10 @@ class PanelCache:
 
     def put(self, name: str, data: dict[str, Any], script_json: str, png: bytes) -> None:
         """Keep panel ``name``'s outputs with what they were computed from (call it right after computing them)."""
-        from bookbuild.execute.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
         root = self.root.resolve()
-        files = current_hashes(root, [f.relative_to(root).as_posix() for f in _imported_sources(root)])
+        files = _file_keys(root, [f.relative_to(root).as_posix() for f in _imported_sources(root)])
         write_bytes(self._png(name), png)  # first: an entry never names a PNG that is not there yet
         entry = {"environment": _environment(), "files": files, "png": hashlib.sha256(png).hexdigest(),
                  "content": _content_digest(data, script_json),

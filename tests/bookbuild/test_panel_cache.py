@@ -79,12 +79,23 @@ def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_
     cache = stored(fake_root)
     path = fake_root / edited
     before = path.read_text()
-    path.write_text(before + "# edited\n")
+    path.write_text(before + ("EDITED = 1\n" if edited.endswith(".py") else "# edited\n"))
     assert cache.get("keep-dial") is None
     path.write_text(before)
     assert cache.get("keep-dial") is not None
     path.unlink()
     assert cache.get("keep-dial") is None  # a file it read is gone
+
+
+@pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", "bookbuild/site/panels.py"])
+def test_a_comment_in_a_python_source_changes_no_computation_so_the_entry_stays(fake_root: Path, edited: str) -> None:
+    cache = stored(fake_root)
+    path = fake_root / edited
+    path.write_text(path.read_text().rstrip("\n") + "  # a comment at the end of a line\n\n# and one more\n")
+    assert cache.get("keep-dial") is not None
+    if edited.startswith("chapter_code"):  # (the other holds no code, only a comment)
+        path.write_text("# a new line above the code moves its line numbers\n" + path.read_text())
+        assert cache.get("keep-dial") is None
 
 
 def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(fake_root: Path) -> None:
