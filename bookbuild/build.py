@@ -80,7 +80,9 @@ def build(
         return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
-    labs_writer = labs.start_writing_if_stale()  # overlaps what follows; Sphinx's start then finds them written
+    labs_writer = (
+        labs.start_writing_if_stale()
+    )  # overlaps what follows; Sphinx's start then finds them written
     try:
         return _build(builder, check, pdf_after, started)
     finally:

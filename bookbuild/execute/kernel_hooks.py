@@ -128,15 +128,20 @@ def _inside(path: str) -> str | None:
 
 
 def _by_import(frame: Any) -> bool:
-    """Whether an ``open`` was the import system reading a module's source to compile it.
+    """Whether an ``open`` was the import system reading a module's source to compile
+    it.
 
-    A source opened any other way (``inspect.getsource``, ``linecache`` for a traceback or a warning, a plain
-    ``open``) was read as text: its comments may be in what the chapter shows, so the engine keys it on its bytes
-    rather than its tokens (``keys.source_form``).
-    """
+    A source opened any other way (``inspect.getsource``, ``linecache`` for a traceback
+    or a warning, a plain ``open``) was read as text: its comments may be in what the
+    chapter shows, so the engine keys it on its bytes rather than its tokens
+    (``keys.source_form``)."""
     caller = frame.f_back
-    return (frame.f_code.co_filename.startswith("<frozen importlib") and frame.f_code.co_name == "get_data"
-            and caller is not None and caller.f_code.co_name == "get_code")
+    return (
+        frame.f_code.co_filename.startswith("<frozen importlib")
+        and frame.f_code.co_name == "get_data"
+        and caller is not None
+        and caller.f_code.co_name == "get_code"
+    )
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -155,7 +160,9 @@ def _audit(event: str, args: tuple) -> None:
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
         )
         (_state["written"] if writes else _state["read"]).add(rel)
-        if not writes and not getattr(_hashing, "busy", False):  # (the hook's own read is no reader's)
+        if not writes and not getattr(
+            _hashing, "busy", False
+        ):  # (the hook's own read is no reader's)
             if rel.endswith(".py") and not _by_import(sys._getframe(1)):
                 _state.setdefault("text_read", set()).add(rel)
             _hashing.busy = True

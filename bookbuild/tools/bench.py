@@ -23,14 +23,14 @@ built, one after the other, ``repeats`` times (a new edit each time):
 4. listing edit: a comment added to ``chapter_code/rnn/recurrence.py`` (the chapters
    that import it re-execute).
 
-It writes the medians, every reading, the ratio ours/plain and which chapters
-executed to ``benchmarks/results.json`` and prints the table that ``BENCHMARKS.md``
-quotes (``python -m bookbuild bench --show`` prints the stored one). Targets (issue
-31): the no-change and prose-only rebuilds at most :data:`RATIO_TARGET` times the
-plain build, the figure-cell edit at most :data:`FIGURE_CELL_TARGET_S` seconds; issue 56 tightened them and
-added the listing edit's :data:`LISTING_TARGET_S`. A comment changes nothing a chapter computes, so both edits
-re-execute nothing (the engine reuses the outputs: ``reused`` in a reading); the gate compares every output as ever.
-"""
+It writes the medians, every reading, the ratio ours/plain and which chapters executed
+to ``benchmarks/results.json`` and prints the table that ``BENCHMARKS.md`` quotes
+(``python -m bookbuild bench --show`` prints the stored one). Targets (issue 31): the
+no-change and prose-only rebuilds at most :data:`RATIO_TARGET` times the plain build,
+the figure-cell edit at most :data:`FIGURE_CELL_TARGET_S` seconds; issue 56 tightened
+them and added the listing edit's :data:`LISTING_TARGET_S`. A comment changes nothing a
+chapter computes, so both edits re-execute nothing (the engine reuses the outputs:
+``reused`` in a reading); the gate compares every output as ever."""
 
 from __future__ import annotations
 
@@ -52,16 +52,26 @@ import yaml
 from bookbuild.build import ROOT, copy_sources
 
 RESULTS = ROOT / "benchmarks" / "results.json"
-#: No-change and prose-only rebuilds: at most this many times the plain build (issue 56; 2.0 in issue 31).
+#: No-change and prose-only rebuilds: at most this many times the plain build (issue 56;
+#: 2.0 in issue 31).
 RATIO_TARGET = 1.5
-#: A figure-cell edit in Chapter 3: at most this many seconds (issue 56; 30 s in issue 31).
+#: A figure-cell edit in Chapter 3: at most this many seconds (issue 56; 30 s in issue
+#: 31).
 FIGURE_CELL_TARGET_S = 20.0
 #: A listing edit: at most this many seconds (issue 56).
 LISTING_TARGET_S = 30.0
-#: The config keys of the book that name its own extensions' settings (left out of the plain build).
-PLAIN_DROP = {"bibtex_reference_style", "bibtex_default_style", "latex_additional_files", "mathjax_path"}
-#: What the first build may reuse from the author's build folder: executed outputs, the engine's state, memoized
-#: runs, and what an author's earlier builds compiled and drew (JAX's programs, the panels' data and figures).
+#: The config keys of the book that name its own extensions' settings (left out of the
+#: plain build).
+PLAIN_DROP = {
+    "bibtex_reference_style",
+    "bibtex_default_style",
+    "latex_additional_files",
+    "mathjax_path",
+}
+#: What the first build may reuse from the author's build folder: executed outputs, the
+#: engine's state, memoized
+#: runs, and what an author's earlier builds compiled and drew (JAX's programs, the
+#: panels' data and figures).
 REUSED = [".jupyter_cache", "engine", "runs", "jax-cache", "panel-cache"]
 STEPS = [
     "no-change rebuild",
@@ -142,13 +152,23 @@ def _ours(work: Path) -> dict:
             f"build failed in {work}:\n{(proc.stdout + proc.stderr)[-3000:]}"
         )
     manifest = json.loads((work / "_build" / "engine" / "manifest.json").read_text())
-    executed = [line.split(":")[1].strip() for line in proc.stdout.splitlines() if ": executed in " in line]
-    reused = [line.split(":")[1].strip() for line in proc.stdout.splitlines() if ": only comments changed (" in line]
+    executed = [
+        line.split(":")[1].strip()
+        for line in proc.stdout.splitlines()
+        if ": executed in " in line
+    ]
+    reused = [
+        line.split(":")[1].strip()
+        for line in proc.stdout.splitlines()
+        if ": only comments changed (" in line
+    ]
     return {
         "wall_s": round(wall, 2),
         "executed": executed,
         "reused": reused,
-        "chapter_s": {c: round(m["wall_s"], 1) for c, m in manifest.items() if c in executed},
+        "chapter_s": {
+            c: round(m["wall_s"], 1) for c, m in manifest.items() if c in executed
+        },
     }
 
 
@@ -221,12 +241,21 @@ def verdicts(results: dict) -> list[str]:
     for step in STEPS[:2]:
         s = results["steps"][step]
         ok = s["ratio"] <= RATIO_TARGET
-        out.append(f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): {'met' if ok else 'NOT met'}")
-    for step, target in ((STEPS[2], FIGURE_CELL_TARGET_S), (STEPS[3], LISTING_TARGET_S)):
+        out.append(
+            f"{step}: {s['ratio']}x the plain build (target <= {RATIO_TARGET}x): "
+            f"{'met' if ok else 'NOT met'}"
+        )
+    for step, target in (
+        (STEPS[2], FIGURE_CELL_TARGET_S),
+        (STEPS[3], LISTING_TARGET_S),
+    ):
         s = results["steps"][step]
         ok = s["ours_s"] <= target
-        out.append(f"{step}: {s['ours_s']} s, {s['ratio']}x the plain build (target <= {target:g} s): "
-                   f"{'met' if ok else 'NOT met'}")
+        out.append(
+            f"{step}: {s['ours_s']} s, {s['ratio']}x the plain build (target <= "
+            f"{target:g} s): "
+            f"{'met' if ok else 'NOT met'}"
+        )
     return out
 
 
@@ -248,7 +277,10 @@ def table(results: dict) -> str:
         ran_text = ", ".join(ran) or "none"
         if reused:
             ran_text += f" (outputs reused: {', '.join(reused)})"
-        lines.append(f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} | {each} |")
+        lines.append(
+            f"| {step} | {s['ours_s']} | {s['plain_s']} | {s['ratio']} | {ran_text} "
+            f"| {each} |"
+        )
     reused = ", ".join(first["reused"]) or "nothing (cold: every chapter executed)"
     lines += [
         "",

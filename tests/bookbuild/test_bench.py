@@ -98,7 +98,12 @@ def test_repeats_must_be_a_positive_int(repeats: object) -> None:
         bench.measure(repeats)  # type: ignore[arg-type]
 
 
-def _results(no_change: tuple[float, float], prose: tuple[float, float], figure: float, listing: float = 30.0) -> dict:
+def _results(
+    no_change: tuple[float, float],
+    prose: tuple[float, float],
+    figure: float,
+    listing: float = 30.0,
+) -> dict:
     def step(ours: float, plain: float) -> dict:
         reading = {"wall_s": ours, "plain_s": plain, "executed": [], "chapter_s": {}}
         return {
@@ -108,10 +113,18 @@ def _results(no_change: tuple[float, float], prose: tuple[float, float], figure:
             "readings": [reading],
         }
 
-    return {"date": "d", "machine": "m", "repeats": 1,
-            "first build": {"ours": {"wall_s": 50.0}, "plain_s": 20.0, "reused": ["runs"]},
-            "steps": {bench.STEPS[0]: step(*no_change), bench.STEPS[1]: step(*prose),
-                      bench.STEPS[2]: step(figure, 10.0), bench.STEPS[3]: step(listing, 10.0)}}
+    return {
+        "date": "d",
+        "machine": "m",
+        "repeats": 1,
+        "first build": {"ours": {"wall_s": 50.0}, "plain_s": 20.0, "reused": ["runs"]},
+        "steps": {
+            bench.STEPS[0]: step(*no_change),
+            bench.STEPS[1]: step(*prose),
+            bench.STEPS[2]: step(figure, 10.0),
+            bench.STEPS[3]: step(listing, 10.0),
+        },
+    }
 
 
 def test_verdicts_hold_the_targets_at_their_bounds() -> None:
@@ -119,8 +132,15 @@ def test_verdicts_hold_the_targets_at_their_bounds() -> None:
     assert [line.endswith(": met") for line in met] == [True, True, True, True]
     missed = bench.verdicts(_results((4.6, 3.0), (15.2, 10.0), 20.1, 30.1))
     assert [line.endswith("NOT met") for line in missed] == [True, True, True, True]
-    assert missed[0] == "no-change rebuild: 1.53x the plain build (target <= 1.5x): NOT met"
-    assert missed[3] == "listing edit (recurrence.py): 30.1 s, 3.01x the plain build (target <= 30 s): NOT met"
+    assert (
+        missed[0]
+        == "no-change rebuild: 1.53x the plain build (target <= 1.5x): NOT met"
+    )
+    assert (
+        missed[3] == "listing edit (recurrence.py): 30.1 s, 3.01x the plain build "
+        "(target <= 30 s): "
+        "NOT met"
+    )
 
 
 def test_the_table_has_one_row_per_step_with_every_reading() -> None:

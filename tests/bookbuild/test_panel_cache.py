@@ -61,12 +61,15 @@ def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(
     )
     assert set(entry["files"]) == {"chapter_code/fake_panel_source.py", *CACHE_FILES}
     assert cache.get("one-unit") is None  # never stored
-    assert sorted(cache.sources("keep-dial")) == sorted(fake_root / f for f in entry["files"])  # type: ignore[arg-type]
+    assert sorted(cache.sources("keep-dial")) == sorted(
+        fake_root / f for f in entry["files"]
+    )  # type: ignore[arg-type]
     assert cache.sources("one-unit") is None
 
 
-def test_a_page_that_takes_its_panel_from_the_cache_notes_its_sources_without_importing_the_registries(
-        tmp_path: Path) -> None:
+def test_a_page_that_takes_its_panel_from_the_cache_notes_its_sources_without_importing_the_registries(  # noqa: E501 (a test name)
+    tmp_path: Path,
+) -> None:
     import subprocess
 
     (tmp_path / "conf.py").write_text(SPHINX_CONF)
@@ -76,13 +79,22 @@ def test_a_page_that_takes_its_panel_from_the_cache_notes_its_sources_without_im
     script = (
         "import sys, pickle\n"
         "from sphinx.cmd.build import build_main\n"
-        f"assert build_main(['-q', '-E', '-b', 'html', {str(tmp_path)!r}, {str(out)!r}]) == 0\n"
-        "assert 'torch' not in sys.modules and 'chapter_code.panels.data' not in sys.modules, 'imported'\n"
-        f"env = pickle.load(open({str(out / '.doctrees' / 'environment.pickle')!r}, 'rb'))\n"
+        f"assert build_main(['-q', '-E', '-b', 'html', {str(tmp_path)!r}, "
+        f"{str(out)!r}]) == 0\n"
+        "assert 'torch' not in sys.modules and 'chapter_code.panels.data' not in "
+        "sys.modules, 'imported'\n"
+        f"env = pickle.load(open({str(out / '.doctrees' / 'environment.pickle')!r}, "
+        "'rb'))\n"
         "print(sorted(str(d) for d in env.dependencies['index']))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "BOOK_BUILD_DIR"}
-    proc = subprocess.run([sys.executable, "-c", script], cwd=panels.ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=panels.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "chapter_code/panels/data.py" in proc.stdout
     assert "chapter_code/core/book.mplstyle" in proc.stdout
@@ -95,7 +107,9 @@ def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_
     cache = stored(fake_root)
     path = fake_root / edited
     before = path.read_text()
-    path.write_text(before + ("EDITED = 1\n" if edited.endswith(".py") else "# edited\n"))
+    path.write_text(
+        before + ("EDITED = 1\n" if edited.endswith(".py") else "# edited\n")
+    )
     assert cache.get("keep-dial") is None
     path.write_text(before)
     assert cache.get("keep-dial") is not None
@@ -103,18 +117,29 @@ def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_
     assert cache.get("keep-dial") is None  # a file it read is gone
 
 
-@pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", "bookbuild/site/panels.py"])
-def test_a_comment_in_a_python_source_changes_no_computation_so_the_entry_stays(fake_root: Path, edited: str) -> None:
+@pytest.mark.parametrize(
+    "edited", ["chapter_code/fake_panel_source.py", "bookbuild/site/panels.py"]
+)
+def test_a_comment_in_a_python_source_changes_no_computation_so_the_entry_stays(
+    fake_root: Path, edited: str
+) -> None:
     cache = stored(fake_root)
     path = fake_root / edited
-    path.write_text(path.read_text().rstrip("\n") + "  # a comment at the end of a line\n\n# and one more\n")
+    path.write_text(
+        path.read_text().rstrip("\n")
+        + "  # a comment at the end of a line\n\n# and one more\n"
+    )
     assert cache.get("keep-dial") is not None
     if edited.startswith("chapter_code"):  # (the other holds no code, only a comment)
-        path.write_text("# a new line above the code moves its line numbers\n" + path.read_text())
+        path.write_text(
+            "# a new line above the code moves its line numbers\n" + path.read_text()
+        )
         assert cache.get("keep-dial") is None
 
 
-def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(fake_root: Path) -> None:
+def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(
+    fake_root: Path,
+) -> None:
     cache = stored(fake_root)
     module = fake_root / "chapter_code" / "fake_panel_source.py"
     module.write_text("### BEGIN SOLUTION\nWEIGHT = 1.0\n### END SOLUTION\n")
