@@ -72,7 +72,7 @@ def build(
     (what CI runs). With ``pdf_after`` (a shell command; HTML builds only), the
     PDF is built beside the HTML once every chapter has executed (:class:`SidePdf`).
     """
-    from bookbuild import gate
+    from bookbuild.tools import labs
 
     if pdf_after:
         refuse_pdf_after_elsewhere()
@@ -80,6 +80,19 @@ def build(
         return build_elsewhere(builder, check)
     BUILD_DIR.mkdir(exist_ok=True)
     started = time.perf_counter()
+    labs_writer = (
+        labs.start_writing_if_stale()
+    )  # overlaps what follows; Sphinx's start then finds them written
+    try:
+        return _build(builder, check, pdf_after, started)
+    finally:
+        if labs_writer is not None:
+            labs_writer.wait()
+
+
+def _build(builder: str, check: bool, pdf_after: str | None, started: float) -> int:
+    from bookbuild import gate
+
     if gate.source_verdict(ROOT):
         print(
             f"\nBuild FAILED after {time.perf_counter() - started:.0f} s, before "

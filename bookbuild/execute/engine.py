@@ -520,7 +520,176 @@ def chapter_key(
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-# ----------------------------------------------------------- the manifest and the cache
+_FORMS: dict[
+    tuple[str, str], str | None
+] = {}  # (path, hash of its bytes) -> its token form, in this process
+
+
+def source_forms(root: Path, rels: list[str], before: dict[str, str]) -> dict[str, str]:
+    """The token form (``keys.source_form``) of each Python source among ``rels`` still
+    as the snapshot hashed it.
+
+    A chapter's entry keeps the forms of the sources it imported (not those it read as
+    text, which ``kernel_hooks`` names), so that a later edit of their comments alone
+    re-executes nothing (:func:`_unchanged_computation`). A source changed since the
+    snapshot, unreadable, or not plain Python has no form here and is keyed on its bytes
+    alone."""
+    from bookbuild.runs import keys
+
+    out = {}
+    for rel in rels:
+        if not rel.endswith(".py") or rel not in before:
+            continue
+        if (rel, before[rel]) not in _FORMS:
+            try:
+                data = files.code_bytes(root / rel)
+            except OSError:
+                continue
+            if (
+                sha256_bytes(data) != before[rel]
+            ):  # edited since the snapshot: no form for a version not keyed
+                continue
+            _FORMS[(rel, before[rel])] = keys.source_form(data)
+        form = _FORMS[(rel, before[rel])]
+        if form is not None:
+            out[rel] = form
+    return out
+
+
+def _cell_forms(nb: nbformat.NotebookNode) -> list[tuple[str, Any]] | None:
+    """Each code cell's token form without places, with its tags (what keys its
+    execution); ``None`` where a cell is not plain Python or may show a traceback
+    (``raises-exception``), whose lines would move."""
+    from bookbuild.runs import keys
+
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = list(cell.metadata.get("tags", []))
+        form = keys.source_form(str(cell.source), places=False)
+        if form is None or "raises-exception" in tags:
+            return None
+        out.append((form, tags))
+    return out
+
+
+def _cached_notebook(root: Path, code: str) -> nbformat.NotebookNode | None:
+    """The executed notebook jupyter-cache keeps for the code-cell hash ``code``, or
+    None."""
+    from jupyter_cache.cache.db import NbCacheRecord
+
+    cache = _cache(root)
+    try:
+        return cache.get_cache_bundle(
+            NbCacheRecord.record_from_hashkey(code, cache.db).pk
+        ).nb
+    except Exception:  # not there, or unreadable: no reuse, the chapter executes
+        return None
+
+
+def _unchanged_computation(
+    root: Path,
+    chapter: str,
+    old: dict[str, Any],
+    nb: nbformat.NotebookNode,
+    code: str,
+    deps: dict[str, str],
+    before: dict[str, str],
+) -> tuple[dict[str, Any], str] | None:
+    """``old`` brought up to the page's code cells and the dependencies now, where all
+    that changed since it executed is comments; with what changed. ``None`` where
+    anything else changed (the chapter executes).
+
+    Code cells: the stored executed notebook of ``old`` has, cell for cell, the page's
+    token forms and tags. A dependency: a Python source the chapter imported whose token
+    form is the one recorded when it executed (:func:`source_forms`), so its code
+    objects, line numbers included, are the ones the chapter ran. Its outputs are then
+    what executing it again would print; the gate compares them with the baselines as
+    ever."""
+    entry, changed = dict(old), []
+    if old.get("code") != code:
+        cached = _cached_notebook(root, str(old.get("code")))
+        forms = _cell_forms(nb)
+        if cached is None or forms is None or _cell_forms(cached) != forms:
+            return None
+        if outputs_digest(cached) != old.get("outputs"):
+            return None
+        entry["code"] = code
+        changed.append("code cells")
+    if old.get("dependencies") != deps:
+        moved = [d for d in deps if old["dependencies"].get(d) != deps[d]]
+        recorded = old.get("forms") or {}
+        now = source_forms(root, moved, before)
+        if any(d not in recorded or now.get(d) != recorded[d] for d in moved):
+            return None
+        entry["dependencies"] = deps
+        changed += moved
+    return entry, "only comments changed (" + ", ".join(
+        changed
+    ) + "): its outputs reused"
+
+
+def reuse_outputs(
+    root: Path, chapter: str, old_code: str, nb: nbformat.NotebookNode
+) -> str:
+    """Store the page's code cells with the outputs executed for ``old_code`` (cells of
+    the same token forms), where myst-nb and the gate find them; return their digest."""
+    cached = _cached_notebook(root, old_code)
+    if cached is None:
+        raise KeyError(old_code)
+    merged = nbformat.from_dict(json.loads(json.dumps(cached)))
+    page_cells = [c for c in nb.cells if c.cell_type == "code"]
+    for cell, page in zip(
+        (c for c in merged.cells if c.cell_type == "code"), page_cells, strict=True
+    ):
+        cell.source, cell.metadata = page.source, page.metadata
+    store_for_myst_nb(root, chapter, merged, 0.0)
+    return outputs_digest(rendered_notebook(root, chapter))
+
+
+def _reuse_if_comments_only(
+    root: Path,
+    chapter: str,
+    old: dict[str, Any],
+    nb: nbformat.NotebookNode,
+    code: str,
+    deps: dict[str, str],
+    before: dict[str, str],
+    keyed: tuple[dict[str, str], str, str, dict[str, str]],
+) -> tuple[dict[str, Any], str] | None:
+    """The manifest entry and the report's reason of a chapter whose edits since ``old``
+    are comments alone (:func:`_unchanged_computation`) and which nothing else makes
+    stale (``keyed``: the settings, environment, profile and distributions now, as
+    :func:`_why_stale` takes them), with its outputs stored for the page's code cells as
+    they are now; ``None`` when it must execute."""
+    if old.get("status") != "executed":
+        return None
+    found = _unchanged_computation(root, chapter, old, nb, code, deps, before)
+    settings, env, profile, dists = keyed
+    if found is None or _why_stale(found[0], code, deps, settings, env, profile, dists):
+        return None
+    entry, reason = found
+    try:
+        if entry["code"] != old["code"]:
+            entry["outputs"] = reuse_outputs(root, chapter, old["code"], nb)
+    except (KeyError, ValueError) as exc:
+        print(
+            f"engine: {chapter}: the outputs to reuse could not be stored ({exc!r}); "
+            "executing it",
+            flush=True,
+        )
+        return None
+    problem = cached_outputs_problem(root, chapter, entry.get("outputs"))
+    if problem:
+        print(f"engine: {chapter}: {problem}; executing it again", flush=True)
+        return None
+    print(f"engine: {chapter}: {reason}", flush=True)
+    return entry, reason
+
+
+# --------------------------------------------------------------------------- the
+# manifest and the cache
 
 
 def load_manifest(root: Path) -> dict[str, Any]:
@@ -1065,6 +1234,15 @@ def _settle(
         "runs": out["trace"].get("runs", []),
         "sweeps": out["trace"].get("sweeps", []),
     }
+    if (
+        status == "executed" and "read_as_text" in out["trace"]
+    ):  # the sources it imported, by their token forms
+        text = set(out["trace"]["read_as_text"])
+        entry["forms"] = source_forms(
+            root,
+            [d for d in deps_list if d not in text and before.get(d) == after[d]],
+            before,
+        )
     if status == "executed":
         store_for_myst_nb(root, chapter, out["nb"], out["wall_s"])
         try:
@@ -1235,6 +1413,7 @@ def run(
             if force
             else _why_stale(old, code, deps, settings, env, profile, dists)
         )
+        hit = "unchanged"
         if not reason:
             reason = cached_outputs_problem(root, chapter, old.get("outputs"))
             if reason:
@@ -1270,13 +1449,29 @@ def run(
                     ),
                 )
                 reason = ""
+            else:
+                reused = _reuse_if_comments_only(
+                    root,
+                    chapter,
+                    old,
+                    nb,
+                    code,
+                    deps,
+                    before,
+                    (settings, env, profile, dists),
+                )
+                if (
+                    reused is not None
+                ):  # only comments changed: the last execution's outputs serve
+                    manifest[chapter] = old = reused[0]
+                    hit, reason = reused[1], ""
         if reason:
             to_run.append((chapter, code, reason))
         else:
             results[chapter] = ChapterResult(
                 chapter,
                 "hit",
-                "unchanged",
+                hit,
                 old.get("wall_s", 0.0),
                 key,
                 deps,

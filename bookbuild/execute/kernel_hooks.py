@@ -13,7 +13,9 @@ Four things, none of them visible on the page:
   ``chapter_code`` modules in ``sys.modules`` are added, with the installed
   distributions the kernel imported (by name; the engine keys their versions
   and ``RECORD`` files). Files the chapter *wrote* are reported separately:
-  they are its outputs, not its inputs.
+  they are its outputs, not its inputs; so are the Python sources it read as
+  text rather than imported (:func:`_by_import`), which the engine keys on
+  their bytes, comments included.
 - **A summary of every figure.** A display formatter for matplotlib figures
   adds, beside the PNG, a JSON summary of what the figure says (titles, axis
   labels, tick labels, legend entries, annotations: compared exactly by the
@@ -125,6 +127,23 @@ def _inside(path: str) -> str | None:
     return rel
 
 
+def _by_import(frame: Any) -> bool:
+    """Whether an ``open`` was the import system reading a module's source to compile
+    it.
+
+    A source opened any other way (``inspect.getsource``, ``linecache`` for a traceback
+    or a warning, a plain ``open``) was read as text: its comments may be in what the
+    chapter shows, so the engine keys it on its bytes rather than its tokens
+    (``keys.source_form``)."""
+    caller = frame.f_back
+    return (
+        frame.f_code.co_filename.startswith("<frozen importlib")
+        and frame.f_code.co_name == "get_data"
+        and caller is not None
+        and caller.f_code.co_name == "get_code"
+    )
+
+
 def _audit(event: str, args: tuple) -> None:
     if event == "open":
         if not args or not isinstance(args[0], (str, bytes, os.PathLike)):
@@ -141,7 +160,11 @@ def _audit(event: str, args: tuple) -> None:
             mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS
         )
         (_state["written"] if writes else _state["read"]).add(rel)
-        if not writes and not getattr(_hashing, "busy", False):
+        if not writes and not getattr(
+            _hashing, "busy", False
+        ):  # (the hook's own read is no reader's)
+            if rel.endswith(".py") and not _by_import(sys._getframe(1)):
+                _state.setdefault("text_read", set()).add(rel)
             _hashing.busy = True
             try:
                 _seen(rel, _hash_file(path))
@@ -497,6 +520,7 @@ def finish(out: str) -> None:
         "seen": {rel: sorted(digests) for rel, digests in _state["seen"].items()},
         "distributions": imported_distributions(),
         "written": sorted(_state["written"]),
+        "read_as_text": sorted(_state.get("text_read", set()) - _state["written"]),
         "listed": sorted(_state["listed"]),
         "fingerprint": fingerprint,
         "runs": _state["runs"],

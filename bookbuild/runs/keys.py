@@ -27,7 +27,9 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
+import io
 import json
+import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -291,3 +293,53 @@ def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return sorted(
         name for name in set(before) | set(after) if before.get(name) != after.get(name)
     )
+
+
+#: Tokens that carry no computation: comments, and the line breaks of blank or comment-
+#: only lines.
+_NOT_CODE = (tokenize.COMMENT, tokenize.NL)
+#: Tokens whose place follows from the code around them (a trailing comment moves a
+#: line's NEWLINE).
+_PLACELESS = (
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENDMARKER,
+    tokenize.ENCODING,
+)
+
+
+def source_form(source: bytes | str, places: bool = True) -> str | None:
+    """A digest of a Python source's tokens without its comments: equal when the two
+    sources compile alike.
+
+    This keys a chapter's execution (:mod:`bookbuild.execute.engine`) where
+    :func:`normal_form` keys a job: a chapter's outputs may show what a job's result
+    cannot (a docstring, a line number), so only comments and the blank lines are left
+    out, and docstrings and formatting stay in. With ``places`` (a module), every token
+    keeps its line and column, so a comment at the end of a line or of the file changes
+    nothing while one on a line of its own above code moves that code's line numbers and
+    changes the form; the code objects compiled from two sources of one form are the
+    same, line tables included. Without (a notebook's code cell, whose line numbers only
+    a traceback or a warning would show, and the build allows neither in a page), a
+    comment line anywhere changes nothing. ``None`` where the source is not plain Python
+    (an IPython magic, a shell escape, a token Python does not know, a syntax error):
+    such a source is keyed on its text."""
+    if isinstance(source, str):
+        if any(line.lstrip().startswith(("%", "!")) for line in source.splitlines()):
+            return None
+        source = source.encode()
+    digest = hashlib.sha256()
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type == tokenize.ERRORTOKEN:
+                return None
+            if token.type in _NOT_CODE:
+                continue
+            place = token.start if places and token.type not in _PLACELESS else ()
+            digest.update(
+                json.dumps([token.type, token.string, place]).encode() + b"\n"
+            )
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return None
+    return digest.hexdigest()[:16]

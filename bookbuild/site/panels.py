@@ -87,7 +87,27 @@ CACHE_FILES = [
     "chapter_code/core/book.mplstyle",
 ]
 CACHE_DISTRIBUTIONS = ["torch", "numpy", "matplotlib"]
-CACHE_FORMAT = 2  # 2: a missing file is "missing", as the engine hashes it
+# 2: a missing file is "missing", as the engine hashes it; 3: a Python source by its
+# tokens
+CACHE_FORMAT = 3
+
+
+def _file_keys(root: Path, rels: list[str]) -> dict[str, str]:
+    """What a panel's entry keeps of each file it was computed from: a Python source's
+    token form without comments (``keys.source_form``, every token at its line and
+    column: a comment changes no panel, the panels read no source as text), else the
+    digest of its bytes as the engine hashes them (lab markers aside)."""
+    from bookbuild.execute.engine import current_hashes
+    from bookbuild.files import code_bytes
+    from bookbuild.runs import keys
+
+    out = current_hashes(root, rels)
+    for rel in rels:
+        if rel.endswith(".py") and out[rel] != "missing":
+            form = keys.source_form(code_bytes(root / rel))
+            if form is not None:
+                out[rel] = f"py:{form}"
+    return out
 
 
 def _content_digest(data: dict[str, Any], script_json: str) -> str:
@@ -148,11 +168,6 @@ class PanelCache:
     def get(self, name: str) -> tuple[dict[str, Any], str, bytes] | None:
         """(data, its JSON, the PNG's bytes) as stored for panel ``name``, or None where
         anything differs."""
-        from bookbuild.execute.engine import (
-            # as the engine hashes a chapter's files (lab markers aside)
-            current_hashes,
-        )
-
         try:
             entry = json.loads(self._entry(name).read_text(encoding="utf-8"))
             png = self._png(name).read_bytes()
@@ -160,11 +175,29 @@ class PanelCache:
                 entry["environment"] != _environment()
                 or hashlib.sha256(png).hexdigest() != entry["png"]
                 or _content_digest(entry["data"], entry["json"]) != entry["content"]
-                or current_hashes(self.root, list(entry["files"])) != entry["files"]
+                or _file_keys(self.root, list(entry["files"])) != entry["files"]
             ):
                 return None
             return entry["data"], entry["json"], png
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def sources(self, name: str) -> list[Path] | None:
+        """The files panel ``name``'s entry was computed from (absolute paths), or None
+        without a readable entry.
+
+        On a hit (:meth:`get`) they are what :func:`depends` would give and more (the
+        ``chapter_code`` modules imported once its registries were, which a change to
+        any of them would have shown, and :data:`CACHE_FILES`), without importing the
+        registries and PyTorch with them (2-7 s of a page's read)."""
+        try:
+            return [
+                self.root / rel
+                for rel in json.loads(self._entry(name).read_text(encoding="utf-8"))[
+                    "files"
+                ]
+            ]
+        except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def put(
@@ -172,15 +205,15 @@ class PanelCache:
     ) -> None:
         """Keep panel ``name``'s outputs with what they were computed from (call it
         right after computing them)."""
-        from bookbuild.execute.engine import current_hashes
         from bookbuild.files import write_bytes, write_text
 
         root = self.root.resolve()
-        files = current_hashes(
+        files = _file_keys(
             root, [f.relative_to(root).as_posix() for f in _imported_sources(root)]
         )
-        # first: an entry never names a PNG that is not there yet
-        write_bytes(self._png(name), png)
+        write_bytes(
+            self._png(name), png
+        )  # first: an entry never names a PNG that is not there yet
         entry = {
             "environment": _environment(),
             "files": files,
@@ -275,6 +308,7 @@ class BookPanel(SphinxDirective):
         png = folder / f"{name}.png"
         cache = PanelCache(build_dir(srcdir) / "panel-cache")
         kept = cache.get(name)
+        sources = None
         if kept is None:
             data, script_json = self._computed(name, png)
             cache.put(name, data, script_json, png.read_bytes())
@@ -282,7 +316,10 @@ class BookPanel(SphinxDirective):
             data, script_json, png_bytes = kept
             if not png.is_file() or png.read_bytes() != png_bytes:
                 write_bytes(png, png_bytes)
-        for path in depends():
+            sources = cache.sources(
+                name
+            )  # what it was computed from, unchanged: no import of the registries
+        for path in depends() if sources is None else sources:
             self.env.note_dependency(str(path))
         self.env.note_dependency(__file__)
         self.env.book_panels = getattr(self.env, "book_panels", {})  # type: ignore[attr-defined]

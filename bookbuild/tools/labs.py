@@ -65,6 +65,7 @@ import inspect
 import json
 import math
 import re
+import subprocess
 import sys
 import textwrap
 import zipfile
@@ -830,6 +831,37 @@ def write_labs_if_stale(out: Path = OUT, root: Path = ROOT) -> list[Path] | None
     # two builds at once (HTML, PDF): one writes, one reads
     with FileLock(str(out.parent / f"{out.name}.lock")):
         return _write_labs_if_stale(out, root)
+
+
+def start_writing_if_stale(
+    out: Path = OUT, root: Path = ROOT
+) -> subprocess.Popen | None:
+    """Start :func:`write_labs_if_stale` in a process of its own when the labs' inputs
+    changed since the last write (an edit to any ``chapter_code`` module, a comment
+    included: the notebooks hold their text); else None.
+
+    The build starts it first, so that writing the notebooks (importing torch and the
+    taught code, running the references: 4-9 s) overlaps the engine's and the gate's
+    work instead of following it in Sphinx's start; Sphinx's own call
+    (:func:`_on_builder_inited`) then waits on the lock and finds them fresh, or writes
+    them itself where this one failed (its error is said there, not here)."""
+    try:
+        recorded = json.loads((out / STAMP).read_text(encoding="utf-8"))
+        if recorded["key"] == inputs_key(root):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write = (
+        "import sys; from pathlib import Path; from bookbuild.tools import labs; "
+        "labs.write_labs_if_stale(Path(sys.argv[1]), Path(sys.argv[2]))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", write, str(out), str(root)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def _write_labs_if_stale(out: Path, root: Path) -> list[Path] | None:

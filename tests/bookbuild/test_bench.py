@@ -99,7 +99,10 @@ def test_repeats_must_be_a_positive_int(repeats: object) -> None:
 
 
 def _results(
-    no_change: tuple[float, float], prose: tuple[float, float], figure: float
+    no_change: tuple[float, float],
+    prose: tuple[float, float],
+    figure: float,
+    listing: float = 30.0,
 ) -> dict:
     def step(ours: float, plain: float) -> dict:
         reading = {"wall_s": ours, "plain_s": plain, "executed": [], "chapter_s": {}}
@@ -119,19 +122,24 @@ def _results(
             bench.STEPS[0]: step(*no_change),
             bench.STEPS[1]: step(*prose),
             bench.STEPS[2]: step(figure, 10.0),
-            bench.STEPS[3]: step(40.0, 10.0),
+            bench.STEPS[3]: step(listing, 10.0),
         },
     }
 
 
 def test_verdicts_hold_the_targets_at_their_bounds() -> None:
-    met = bench.verdicts(_results((6.0, 3.0), (20.0, 10.0), 30.0))
-    assert [line.endswith(": met") for line in met] == [True, True, True]
-    missed = bench.verdicts(_results((6.1, 3.0), (20.2, 10.0), 30.1))
-    assert [line.endswith("NOT met") for line in missed] == [True, True, True]
+    met = bench.verdicts(_results((4.5, 3.0), (15.0, 10.0), 20.0, 30.0))
+    assert [line.endswith(": met") for line in met] == [True, True, True, True]
+    missed = bench.verdicts(_results((4.6, 3.0), (15.2, 10.0), 20.1, 30.1))
+    assert [line.endswith("NOT met") for line in missed] == [True, True, True, True]
     assert (
         missed[0]
-        == "no-change rebuild: 2.03x the plain build (target <= 2.0x): NOT met"
+        == "no-change rebuild: 1.53x the plain build (target <= 1.5x): NOT met"
+    )
+    assert (
+        missed[3] == "listing edit (recurrence.py): 30.1 s, 3.01x the plain build "
+        "(target <= 30 s): "
+        "NOT met"
     )
 
 

@@ -1160,3 +1160,109 @@ def test_a_read_only_checkout_without_its_corpora_says_so_instead_of_writing_the
     ):
         gate.prepare_data(tmp_path)
     assert not (tmp_path / "data").exists()
+
+
+def test_a_comment_in_a_code_cell_executes_nothing_and_the_page_shows_the_cell_as_edited(  # noqa: E501 (a test name)
+    book: Path,
+) -> None:
+    path = book / "book" / "ch.md"
+    good = path.read_text()
+    path.write_text(
+        good.replace(
+            "from pathlib import Path\n",
+            "# a comment on a line of its own\n"
+            "from pathlib import Path  # and one at the end of a line\n",
+        )
+    )
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == (
+        "hit",
+        "only comments changed (code cells): its outputs reused",
+    )
+    assert printed(book) == "42\n"
+    nb = engine.rendered_notebook(
+        book, "book/ch"
+    )  # what myst-nb renders: the edited cell, the outputs reused
+    assert (
+        "# a comment on a line of its own"
+        in next(c for c in nb.cells if c.cell_type == "code").source
+    )
+    assert engine.load_manifest(book)["book/ch"]["code"] == engine.code_hash(
+        engine.read_notebook(path), book
+    )
+    (twice,) = engine.run(book)
+    assert (twice.status, twice.reason) == ("hit", "unchanged")
+    path.write_text(
+        path.read_text().replace("print(double(", "print(1 + double(")
+    )  # a real change, after it
+    (changed,) = engine.run(book)
+    assert (changed.status, changed.reason) == ("executed", "code cells changed")
+    assert printed(book) == "43\n"
+
+
+def test_a_comment_in_an_imported_module_executes_nothing_but_code_docstrings_and_moved_lines_do(  # noqa: E501 (a test name)
+    book: Path,
+) -> None:
+    module = book / "chapter_code" / "tiny.py"
+    module.write_text(
+        "def double(x):\n    return 2 * x  # twice\n\n# a note at the end\n"
+    )
+    (again,) = engine.run(book)
+    assert (again.status, again.reason) == (
+        "hit",
+        "only comments changed (chapter_code/tiny.py): its outputs reused",
+    )
+    (twice,) = engine.run(book)
+    assert (twice.status, twice.reason) == ("hit", "unchanged")
+    for text in (
+        "# a new line above the code: its line numbers move\ndef double(x):\n    "
+        "return 2 * x\n",
+        'def double(x):\n    """Twice x."""\n    return 2 * x\n',
+        "def double(x):\n    return x + x + 1\n",
+    ):
+        module.write_text(text)
+        (edited,) = engine.run(book)
+        assert edited.status == "executed", text
+        assert "chapter_code/tiny.py" in edited.reason, text
+    assert printed(book) == "43\n"
+
+
+def test_a_module_the_chapter_reads_as_text_is_keyed_on_its_bytes_comments_included(
+    tmp_path: Path,
+) -> None:
+    write_book(tmp_path)
+    path = tmp_path / "book" / "ch.md"
+    path.write_text(
+        path.read_text().replace(
+            "print(double(",
+            "import inspect\n\nprint(inspect.getsource(double))\nprint(double(",
+        )
+    )
+    (first,) = engine.run(tmp_path)
+    assert first.status == "executed", first.error
+    entry = engine.load_manifest(tmp_path)["book/ch"]
+    assert (
+        "chapter_code/tiny.py" not in entry["forms"]
+    )  # read as text by inspect, not only imported
+    (tmp_path / "chapter_code" / "tiny.py").write_text(
+        "def double(x):\n    return 2 * x  # twice\n"
+    )
+    (again,) = engine.run(tmp_path)
+    assert again.status == "executed"
+    assert "chapter_code/tiny.py" in again.reason
+    assert "# twice" in printed(tmp_path)
+
+
+def test_a_comment_beside_a_real_change_elsewhere_executes(book: Path) -> None:
+    path = book / "book" / "ch.md"
+    path.write_text(
+        path.read_text().replace(
+            "from pathlib import Path\n", "from pathlib import Path  # note\n"
+        )
+    )
+    (book / "data" / "number.txt").write_text("5\n")
+    (again,) = engine.run(book)
+    assert (
+        again.status == "executed"
+    )  # named by the first change found: "code cells changed"
+    assert printed(book) == "10\n"

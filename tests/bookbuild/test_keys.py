@@ -203,3 +203,61 @@ def test_a_definition_bound_inside_a_top_level_try_or_if_is_reached_too(
         package(tmp_path / "b", model=guarded.replace("SCALE = 1.0", "SCALE = 0.5"))
     )
     assert after.digest != before.digest
+
+
+SOURCE = (
+    b'"""A module."""\n\n\ndef g(x):\n    """Twice x."""\n'
+    b"    return 2 * x  # the factor\n"
+)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s + b"\n# a comment at the end of the file\n",
+        lambda s: s.replace(b"# the factor", b"# the factor of two"),
+        lambda s: s.replace(b"  # the factor", b""),
+        lambda s: s.replace(b"\n\ndef", b"\n# a comment on a blank line\ndef"),
+    ],
+)
+def test_a_module_whose_comments_alone_changed_keeps_its_source_form(edit) -> None:
+    assert keys.source_form(edit(SOURCE)) == keys.source_form(SOURCE) is not None
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s.replace(b"2 * x", b"3 * x"),
+        lambda s: s.replace(
+            b"Twice x.", b"Two times x."
+        ),  # a docstring is a value a chapter may print
+        lambda s: s.replace(
+            b"def g", b"# a new line above the code\ndef g"
+        ),  # moves the line numbers of what follows
+        lambda s: s.replace(
+            b"2 * x", b"2*x"
+        ),  # formatting: kept, the columns of a traceback would move
+    ],
+)
+def test_a_module_whose_code_docstrings_or_places_changed_has_another_source_form(
+    edit,
+) -> None:
+    assert keys.source_form(edit(SOURCE)) != keys.source_form(SOURCE)
+
+
+def test_a_cells_form_ignores_comment_lines_anywhere_but_not_its_code_and_not_magics() -> (  # noqa: E501 (a test name)
+    None
+):
+    cell = "x = 1\nprint(x)"
+    form = keys.source_form(cell, places=False)
+    assert keys.source_form("# a comment above\n" + cell, places=False) == form
+    assert keys.source_form(cell.replace("x = 1", "x = 1  # one"), places=False) == form
+    assert keys.source_form(cell.replace("1", "2"), places=False) != form
+    assert keys.source_form("s = 'a # b'", places=False) != keys.source_form(
+        "s = 'a # c'", places=False
+    )
+    assert keys.source_form("%timeit x\n" + cell, places=False) is None
+    assert keys.source_form("!ls\n" + cell, places=False) is None
+    assert (
+        keys.source_form("x = (1,\n", places=False) is None
+    )  # not Python: keyed on its text

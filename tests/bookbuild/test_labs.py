@@ -333,6 +333,19 @@ def test_a_build_rewrites_the_labs_only_when_an_input_or_a_written_file_changed(
     assert labs.write_labs_if_stale(out) is not None  # an input changed
 
 
+def test_a_build_starts_writing_stale_labs_in_a_process_of_its_own_and_sphinx_then_finds_them_written(  # noqa: E501 (a test name)
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "labs"
+    writer = labs.start_writing_if_stale(out)  # no stamp yet: stale
+    assert writer is not None
+    assert writer.wait(timeout=300) == 0
+    assert (
+        labs.write_labs_if_stale(out) is None
+    )  # what Sphinx's start calls: nothing left to write
+    assert labs.start_writing_if_stale(out) is None  # fresh: no process started
+
+
 def test_the_labs_inputs_key_follows_the_taught_code_and_the_lab_modules(
     tmp_path: Path,
 ) -> None:

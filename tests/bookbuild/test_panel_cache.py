@@ -6,6 +6,7 @@ computed from changed, and recomputes them when anything did.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -60,6 +61,43 @@ def test_an_entry_comes_back_as_stored_with_the_files_it_was_computed_from(
     )
     assert set(entry["files"]) == {"chapter_code/fake_panel_source.py", *CACHE_FILES}
     assert cache.get("one-unit") is None  # never stored
+    assert sorted(cache.sources("keep-dial")) == sorted(
+        fake_root / f for f in entry["files"]
+    )  # type: ignore[arg-type]
+    assert cache.sources("one-unit") is None
+
+
+def test_a_page_that_takes_its_panel_from_the_cache_notes_its_sources_without_importing_the_registries(  # noqa: E501 (a test name)
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    (tmp_path / "conf.py").write_text(SPHINX_CONF)
+    (tmp_path / "index.rst").write_text("Panel\n=====\n\n.. book-panel:: keep-dial\n")
+    build_panel_page(tmp_path)  # computes and stores the panel
+    out = tmp_path / "_build" / "html"
+    script = (
+        "import sys, pickle\n"
+        "from sphinx.cmd.build import build_main\n"
+        f"assert build_main(['-q', '-E', '-b', 'html', {str(tmp_path)!r}, "
+        f"{str(out)!r}]) == 0\n"
+        "assert 'torch' not in sys.modules and 'chapter_code.panels.data' not in "
+        "sys.modules, 'imported'\n"
+        f"env = pickle.load(open({str(out / '.doctrees' / 'environment.pickle')!r}, "
+        "'rb'))\n"
+        "print(sorted(str(d) for d in env.dependencies['index']))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "BOOK_BUILD_DIR"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=panels.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "chapter_code/panels/data.py" in proc.stdout
+    assert "chapter_code/core/book.mplstyle" in proc.stdout
 
 
 @pytest.mark.parametrize("edited", ["chapter_code/fake_panel_source.py", *CACHE_FILES])
@@ -69,12 +107,34 @@ def test_an_edit_to_any_file_it_was_computed_from_recomputes_it_and_undoing_the_
     cache = stored(fake_root)
     path = fake_root / edited
     before = path.read_text()
-    path.write_text(before + "# edited\n")
+    path.write_text(
+        before + ("EDITED = 1\n" if edited.endswith(".py") else "# edited\n")
+    )
     assert cache.get("keep-dial") is None
     path.write_text(before)
     assert cache.get("keep-dial") is not None
     path.unlink()
     assert cache.get("keep-dial") is None  # a file it read is gone
+
+
+@pytest.mark.parametrize(
+    "edited", ["chapter_code/fake_panel_source.py", "bookbuild/site/panels.py"]
+)
+def test_a_comment_in_a_python_source_changes_no_computation_so_the_entry_stays(
+    fake_root: Path, edited: str
+) -> None:
+    cache = stored(fake_root)
+    path = fake_root / edited
+    path.write_text(
+        path.read_text().rstrip("\n")
+        + "  # a comment at the end of a line\n\n# and one more\n"
+    )
+    assert cache.get("keep-dial") is not None
+    if edited.startswith("chapter_code"):  # (the other holds no code, only a comment)
+        path.write_text(
+            "# a new line above the code moves its line numbers\n" + path.read_text()
+        )
+        assert cache.get("keep-dial") is None
 
 
 def test_a_lab_marker_in_a_listing_changes_no_computation_so_the_entry_stays(
