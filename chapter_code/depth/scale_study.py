@@ -71,25 +71,25 @@ def design_rows(
 def result_rows(
     sizes: Mapping[str, tuple[int, int]], by_job: Mapping[str, Sequence[dict[str, Any]]]
 ) -> list[SizeRow]:
-    """One row per size that has records (``by_job``: job name -> its records), seeds
-    in order; parameters as the jobs counted them.
+    """One row per size that was trained (``by_job``: job name -> its runs' results,
+    one per seed), seeds in order; parameters as the runs counted them.
     """
     rows = []
     for name, (hidden, layers) in sizes.items():
-        records = sorted(by_job.get(name, ()), key=lambda r: r["seed"])
-        if not records:
+        runs = sorted(by_job.get(name, ()), key=lambda r: r["seed"])
+        if not runs:
             continue
-        counts = {r["metrics"]["parameters"] for r in records}
+        counts = {r["metrics"]["parameters"] for r in runs}
         if len(counts) != 1:
-            raise ValueError(f"the records of {name!r} disagree on its size: {counts}")
+            raise ValueError(f"the runs of {name!r} disagree on its size: {counts}")
         rows.append(
             SizeRow(
                 name,
                 hidden,
                 layers,
                 counts.pop(),
-                tuple(r["metrics"]["test_perplexity"] for r in records),
-                tuple(r["metrics"]["best_step"] for r in records),
+                tuple(r["metrics"]["test_perplexity"] for r in runs),
+                tuple(r["metrics"]["best_step"] for r in runs),
             )
         )
     return rows
