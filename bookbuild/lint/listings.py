@@ -2,13 +2,16 @@
 listing.
 
 A chapter's promise is that its cells run tested code the reader can see. A visible code
-cell (not ``remove-cell``, ``remove-input`` or ``hide-input``) that imports a function
-or class from ``chapter_code`` and uses it must find, somewhere on the same page, a
-``{literalinclude}`` of that object (``:pyobject: NAME``). Helpers that draw, print or
-check rather than teach (the ``figures``, ``plotting``, ``tables``, ``claims``,
-``checks`` and ``diagrams`` modules, and ``core.runtime``) are exempt: their output is
-on the page, and what they compute is not the chapter's subject. Everything is read
-statically, so the lint imports nothing.
+cell (any not tagged ``remove-cell`` or ``remove-input``; a ``hide-input`` cell counts
+as visible, since the reader can unfold its code) that imports a function or class
+from ``chapter_code`` and uses it must find, somewhere on the same page, a
+``{literalinclude}`` of that object (``:pyobject: NAME``). Helpers that draw, print,
+time or check rather than teach are exempt: the ``figures``, ``plotting``, ``tables``,
+``claims``, ``checks`` and ``diagrams`` modules, ``core.runtime``, ``core.timing``
+(measuring wall time) and ``sampling.explorer`` (the interactive panel's data), and any
+function whose name starts with ``plot_`` (drawing). Their output is on the page, and
+what they compute is not the chapter's subject. Everything is read statically, so the
+lint imports nothing.
 
 ``python -m bookbuild.lint.listings`` lists what is missing, page by page, with the line
 of the first cell that uses it and the file that defines it; ``make check`` fails on
@@ -24,12 +27,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: modules (by their last name) whose helpers present results rather than teach a method
+#: modules (by their last name) whose helpers present results rather than teach a
+#: method: they draw, print, check, run a cell once, measure wall time (``timing``) or
+#: build the interactive panel's data (``explorer``); their output is on the page, and
+#: what they compute is not the chapter's subject
 PRESENTATION = frozenset(
-    {"figures", "plotting", "tables", "claims", "checks", "diagrams", "runtime"}
+    {
+        "figures",
+        "plotting",
+        "tables",
+        "claims",
+        "checks",
+        "diagrams",
+        "runtime",
+        "timing",
+        "explorer",
+    }
 )
+#: functions named ``plot_...`` draw a figure, wherever they are defined: exempt too
+DRAWING_PREFIX = "plot_"
 _CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
-_HIDDEN = ("remove-cell", "remove-input", "hide-input")
+#: the tags that keep a cell's code from the reader; ``hide-input`` only folds it, so a
+#: folded cell is visible
+_HIDDEN = ("remove-cell", "remove-input")
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,7 @@ def unshown(page: Path, root: Path = ROOT) -> list[Unshown]:
             if (
                 name in shown
                 or name in found
+                or name.startswith(DRAWING_PREFIX)
                 or module.rsplit(".", 1)[-1] in PRESENTATION
             ):
                 continue

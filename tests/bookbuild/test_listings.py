@@ -19,9 +19,14 @@ def taught(x):
 
 class Model:
     pass
+
+
+def plot_curve(x):
+    return x
 """
 OTHER = "def moved():\n    return 1\n"
 FIGURES = "def plot_it():\n    return None\n"
+TIMING = "def stopwatch():\n    return 0.0\n"
 
 
 def book(tmp_path: Path, page: str) -> Path:
@@ -29,6 +34,7 @@ def book(tmp_path: Path, page: str) -> Path:
     (tmp_path / "chapter_code" / "pkg" / "mod.py").write_text(MODULE)
     (tmp_path / "chapter_code" / "pkg" / "other.py").write_text(OTHER)
     (tmp_path / "chapter_code" / "pkg" / "figures.py").write_text(FIGURES)
+    (tmp_path / "chapter_code" / "pkg" / "timing.py").write_text(TIMING)
     (tmp_path / "book").mkdir()
     path = tmp_path / "book" / "page.md"
     path.write_text(page)
@@ -67,7 +73,7 @@ def test_a_visible_cell_using_an_unshown_function_or_class_is_named_with_its_lin
     assert ":pyobject: Model" in str(found[0])
 
 
-def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_helpers_pass(  # noqa: E501  (the test's name)
+def test_a_listing_anywhere_on_the_page_removed_cells_constants_and_presentation_helpers_pass(  # noqa: E501  (the test's name)
     tmp_path: Path,
 ) -> None:
     page = book(
@@ -83,14 +89,30 @@ def test_a_listing_anywhere_on_the_page_hidden_cells_constants_and_presentation_
                 ),
                 cell(
                     "from chapter_code.pkg.mod import Model\n\nModel()",
-                    ":tags: [hide-input]",
+                    ":tags: [remove-cell]",
                 ),
                 cell("from chapter_code.pkg.figures import plot_it\n\nplot_it()"),
+                cell("from chapter_code.pkg.mod import plot_curve\n\nplot_curve(1)"),
+                cell("from chapter_code.pkg.timing import stopwatch\n\nstopwatch()"),
                 cell("from chapter_code.pkg.mod import Model  # imported, never used"),
             ]
         ),
     )
     assert listings.unshown(page, tmp_path) == []
+
+
+def test_a_hide_input_cell_is_visible_so_its_unshown_call_is_named(
+    tmp_path: Path,
+) -> None:
+    page = book(
+        tmp_path,
+        cell(
+            "from chapter_code.pkg.mod import Model\n\nModel()", ":tags: [hide-input]"
+        ),
+    )
+    assert [(u.name, u.line) for u in listings.unshown(page, tmp_path)] == [
+        ("Model", 1)
+    ]
 
 
 def test_a_re_exported_function_is_followed_to_the_module_that_defines_it(
