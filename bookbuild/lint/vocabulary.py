@@ -10,9 +10,12 @@ both read statically:
   calls prose, read with their inline code and the words of their roles, but not the
   targets of ``{ref}``-like roles or glue names) must not use the words of
   :data:`PATTERNS`: the machinery's names (sweeps, records, ``make experiments``, Slurm,
-  submitit, commits, memoized runs) and the names of the registered sweeps (the folders
-  of ``records/``). The patterns are narrow on purpose: "sweep it" and "records the
-  contribution" are English, "the sweep's records" is plumbing.
+  submitit, commits, memoized runs), the build as the source of a result ("this
+  build's", "ahead of the build", "at every build") and the names of the registered
+  sweeps (the folders of ``records/``). The patterns are narrow on purpose: "sweep it",
+  "records the contribution" and "we build a memory" are English, "the sweep's
+  records" is plumbing. A paragraph's lines are read joined, so a phrase broken across
+  two lines is caught on the line where it starts.
 - **Cells a reader can open** (every code cell but ``remove-cell`` and ``remove-input``
   ones; a ``hide-input`` cell opens with a click) must not load or describe records: no
   ``load_sweep``, ``.by_job()``, ``describe()``, and no import from ``bookbuild``. Load
@@ -60,6 +63,13 @@ PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "a commit is the build's business",
         ),
         (r"\bcache key\b|\bbuild folder\b", "the build's cache"),
+        (
+            r"\b(?:this|that|each|every|a GPU|a CPU|its own)(?: book's)? build\b(?:'s)?"
+            r"|\bthe build\b(?!-|\s+of\b)(?:'s)?|'s build\b(?:'s)?"
+            r"|\b(?:both|two|the two) builds\b(?:')?|\bbuild to build\b",
+            "the build as the source of a result: say 'this page', 'here', or "
+            "'trained before this page was computed'",
+        ),
     )
 )
 #: roles whose text is a target or a name, not words the reader reads as written
@@ -110,23 +120,40 @@ def prose_problems(text: str, page: str, names: list[str] = ()) -> list[Problem]
                 "the name of a sweep",
             )
         )
-    out = []
+    # runs of a paragraph's consecutive lines, read joined so that a phrase broken
+    # across two lines ("at every / build") is read whole; a caption or a directive's
+    # title is read alone
+    blocks: list[list[tuple[int, str]]] = []
+    joinable = False
     for n, _ in prose_lines(text):
         raw = _TARGET_ROLE.sub(" ", _LABEL_TARGET.sub("`", lines[n - 1]))
-        if raw.lstrip().startswith(":"):  # a caption option: read the caption alone
+        alone = raw.lstrip().startswith((":", "```"))
+        if alone:  # a caption option: read the caption alone
             raw = raw.split("caption:", 1)[-1]
+        if raw.strip() and joinable and not alone and blocks[-1][-1][0] == n - 1:
+            blocks[-1].append((n, raw.strip()))
+        elif raw.strip():
+            blocks.append([(n, raw.strip())])
+        joinable = bool(raw.strip()) and not alone
+    out = []
+    for block in blocks:
+        joined, starts = "", []
+        for n, raw in block:
+            starts.append((len(joined), n))
+            joined += raw + " "
         for pattern, why in patterns:
-            for match in pattern.finditer(raw):
+            for match in pattern.finditer(joined):
+                line = max(s for s in starts if s[0] <= match.start())[1]
                 out.append(
                     Problem(
                         page,
-                        n,
+                        line,
                         match.group(0),
                         why + "; keep it for the Building page, the build "
                         "report and the number's preview",
                     )
                 )
-    return out
+    return sorted(out, key=lambda p: p.line)
 
 
 def cell_problems(text: str, page: str) -> list[Problem]:

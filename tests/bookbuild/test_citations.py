@@ -56,7 +56,7 @@ BESIDE_THE_SOURCES = {
         # its models' sizes beside the source's three
         "The same study on one large GPU",
     },
-    "beyond": {"This build beside the sources"},
+    "beyond": {"This book beside the sources"},
 }
 
 

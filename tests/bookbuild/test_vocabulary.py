@@ -30,6 +30,17 @@ def prose(text: str, names: tuple[str, ...] = ()) -> list[str]:
         ("The grid's records give the same accuracy.", "grid's records"),
         ("The result is memoized under the build folder.", "memoized"),
         ("The snapshot is committed with the book.", "committed"),
+        ("The median step took a millisecond in this build.", "this build"),
+        ("The runs were trained ahead of the build.", "the build"),
+        ("The counts are this build's.", "this build's"),
+        ("```{admonition} Answers, computed by the build", "the build"),
+        ("## This build beside the sources", "This build"),
+        ("In both builds each row scores below the one before it.", "both builds"),
+        (
+            "The notebooks are generated from the listings at every\nbuild, so they "
+            "cannot drift.",
+            "every build",
+        ),
     ],
 )
 def test_each_kind_of_build_word_is_named(sentence, word):
@@ -51,6 +62,12 @@ def test_each_kind_of_build_word_is_named(sentence, word):
         "The scoreboard of Chapter 6 lists every contender.",
         "See {ref}`the window study <sec-l-window-sweep>` and "
         "{numref}`fig-l-window-sweep`.",
+        "We build a memory out of two parts.",
+        "The next cell builds a seeded `nn.RNN` with `build_recall_net`.",
+        "Build the cell of {cite:t}`hochreiter1997` from its equations.",
+        "Both build on the gated cells.",
+        "They were trained beforehand ({doc}`how the book is built </book/building>`).",
+        "The notebooks are generated each time the book is built.",
     ],
 )
 def test_english_and_targets_pass(sentence):
@@ -103,3 +120,12 @@ def test_main_names_page_and_line(tmp_path: Path, capsys):
     # the name, the sweep, the records
     assert [line.split(":")[:2] for line in out] == [["book/one.md", "3"]] * 3
     assert "char-lm-book" in out[0] + out[1] + out[2]
+
+
+def test_a_phrase_broken_across_two_lines_is_named_where_it_starts():
+    page = (
+        "# One\n\nThe notebooks are made at every\nbuild, so they stay.\n\nbuild "
+        "again\n"
+    )
+    found = vocabulary.prose_problems(page, "page.md")
+    assert [(p.line, p.text) for p in found] == [(3, "every build")]
