@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import os
 import re
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +59,56 @@ def _fences(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     return out
 
 
+#: Sphinx's objects of each module text already parsed, kept between builds (a build
+#: that changed no listing parses none), in the build folder's ``engine/``.
+TAGS_FILE = "pycode-tags.json"
+#: how many module texts the file keeps (the newest)
+TAGS_KEPT = 256
+
+
+def _tags_path() -> Path:
+    from bookbuild.execute.engine import engine_dir
+
+    return engine_dir(Path(__file__).resolve().parents[2]) / TAGS_FILE
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_tags() -> dict[str, dict[str, list[Any]]]:
+    try:
+        stored = json.loads(_tags_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
 @functools.lru_cache(maxsize=128)
 def _tags(source: str, modname: str, filename: str) -> dict[str, tuple[str, int, int]]:
     """Sphinx's objects of a module's source, name -> (kind, first line, last line);
-    parsed once per text."""
+    parsed once per text (keyed by the text, the module's name and Sphinx's version)."""
+    key = hashlib.sha256(
+        f"{metadata.version('sphinx')}\0{modname}\0{source}".encode()
+    ).hexdigest()
+    stored = _stored_tags()
+    if key in stored:
+        return {
+            name: (kind, start, end) for name, (kind, start, end) in stored[key].items()
+        }
     from sphinx.pycode import ModuleAnalyzer
 
-    return ModuleAnalyzer.for_string(source, modname, filename).find_tags()
+    tags = ModuleAnalyzer.for_string(source, modname, filename).find_tags()
+    stored.pop(key, None)
+    stored[key] = {name: list(value) for name, value in tags.items()}
+    for old in list(stored)[: max(0, len(stored) - TAGS_KEPT)]:
+        del stored[old]
+    path = _tags_path()
+    try:  # a read-only build folder only parses again next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(stored), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        pass
+    return tags
 
 
 def listing_text(path: Path, pyobject: str | None) -> str:

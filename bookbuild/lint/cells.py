@@ -65,7 +65,17 @@ class Names:
 
 def cells(source: str) -> list[Cell]:
     """Every code cell of a MyST page, with its options read as myst-nb reads them (YAML
-    after the colons)."""
+    after the colons).
+
+    One build reads a page through several lints; the cells of one text are read, and
+    their Python parsed (:attr:`Cell.tree`), once per process. The cells are shared
+    between callers: read them, do not change them.
+    """
+    return list(_cells(source))
+
+
+@functools.lru_cache(maxsize=64)
+def _cells(source: str) -> tuple[Cell, ...]:
     found = []
     for match in CELL.finditer(source):
         body = match[1].split("\n")
@@ -93,7 +103,7 @@ def cells(source: str) -> list[Cell]:
                 code,
             )
         )
-    return found
+    return tuple(found)
 
 
 def _pattern(node: ast.AST) -> re.Pattern[str] | None:

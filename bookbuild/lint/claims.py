@@ -27,6 +27,7 @@ compares them with the baseline like any other output.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -243,6 +244,12 @@ def trivial_problem(where: str, line: int, name: str, why: str) -> str:
 
 
 def trivial_checks(source: str) -> list[tuple[int, str, str]]:
+    """See :func:`_trivial_checks` (computed once per text and process; a copy)."""
+    return list(_trivial_checks(source))
+
+
+@functools.lru_cache(maxsize=64)
+def _trivial_checks(source: str) -> list[tuple[int, str, str]]:
     """(line, check name, why) for every ``claims.check`` on a page whose condition
     cannot fail, or is a bare comparison with zero whose ``because`` does not say that
     a sign is all it asserts."""
@@ -328,6 +335,12 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
 
 
 def declared_lines(source: str) -> dict[str, int]:
+    """See :func:`_declared_lines` (computed once per text and process; a copy)."""
+    return dict(_declared_lines(source))
+
+
+@functools.lru_cache(maxsize=64)
+def _declared_lines(source: str) -> dict[str, int]:
     """The line of each check's ``claims.check("name", ...)`` call on a page (names
     written as literals)."""
     from bookbuild.lint.cells import cells, names_given
@@ -569,6 +582,12 @@ def _blank_keep_lines(match: re.Match[str]) -> str:
 
 
 def unclaimed_results(source: str) -> list[tuple[int, str]]:
+    """See :func:`_unclaimed_results` (computed once per text and process; a copy)."""
+    return list(_unclaimed_results(source))
+
+
+@functools.lru_cache(maxsize=64)
+def _unclaimed_results(source: str) -> list[tuple[int, str]]:
     """(line, sentence) of every prose sentence with a result word outside any claim or
     ``{nonresult}``."""
     from bookbuild.lint.prose import prose_lines
