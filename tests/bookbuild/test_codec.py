@@ -338,3 +338,60 @@ def test_a_served_call_equals_the_call_made_directly() -> None:
         calls.serve(make_recall, {"n": 4, "lag": 3, "vocab": 4, "seed": 0})
         is calls.NOT_STORED
     )
+
+
+def test_numpy_values_dtypes_and_odd_floats_come_back_as_they_went_in() -> None:
+    array = np.arange(6, dtype=np.float32).reshape(2, 3)
+    value = {
+        "array": array,
+        "scalar32": np.float32(1.5),
+        "scalar64": np.int64(7),
+        "dtype": torch.float64,
+        "odd": (math.inf, -math.inf),
+        3: [torch.tensor([1, 2], dtype=torch.int64)],
+    }
+    back = codec.decode_value(through_json(codec.encode_value(value)), {})
+    assert list(back) == list(value)
+    assert type(back["array"]) is np.ndarray
+    assert back["array"].dtype == np.float32
+    np.testing.assert_array_equal(back["array"], array)
+    # a NumPy scalar is stored as the Python number it holds
+    assert type(back["scalar32"]) is float
+    assert back["scalar32"] == 1.5
+    assert type(back["scalar64"]) is int
+    assert back["scalar64"] == 7
+    assert back["dtype"] is torch.float64
+    assert back["odd"] == (math.inf, -math.inf)
+    assert type(back["odd"]) is tuple
+    assert same(back[3], [torch.tensor([1, 2], dtype=torch.int64)])
+
+
+def test_the_stored_form_of_each_kind_is_the_record_format() -> None:
+    # what records on disk hold: a renamed tag would make every record unreadable
+    encoded = codec.encode_value(
+        {"a": (1, math.nan), "d": torch.int8, "x": np.zeros(1, dtype=np.int64)}
+    )
+    assert encoded[codec.TAG] == "dict"
+    (a_key, a_value), (d_key, d_value), (x_key, x_value) = encoded["items"]
+    assert (a_key, d_key, x_key) == ("a", "d", "x")
+    assert a_value == {
+        codec.TAG: "tuple",
+        "items": [1, {codec.TAG: "float", "value": "nan"}],
+    }
+    assert d_value == {codec.TAG: "dtype", "name": "int8"}
+    assert x_value[codec.TAG] == "ndarray"
+    assert codec.decode_tensor(x_value).dtype == torch.int64
+
+
+def test_a_value_the_format_cannot_hold_is_named_with_where_it_sits() -> None:
+    with pytest.raises(
+        TypeError, match=r"^result\[1\]\['k'\]: a record holds .* got set"
+    ):
+        codec.encode_value([0, {"k": {1}}])
+
+    @dataclasses.dataclass
+    class Out:
+        loss: object
+
+    with pytest.raises(TypeError, match=r"^metrics\.loss: .* got object"):
+        codec.encode_value(Out(object()), "metrics")
