@@ -395,3 +395,35 @@ def test_a_value_the_format_cannot_hold_is_named_with_where_it_sits() -> None:
 
     with pytest.raises(TypeError, match=r"^metrics\.loss: .* got object"):
         codec.encode_value(Out(object()), "metrics")
+
+
+@dataclasses.dataclass
+class _Timed:
+    loss: float
+    seconds: float
+
+
+def test_measured_times_are_taken_out_by_their_place_and_put_back_exactly() -> None:
+    value = {
+        "a": [{"seconds": 1.5, "x": 2}],
+        "b": (_Timed(0.5, 2.5), {3: {"step_seconds": [1.0]}}),
+        "seconds": 9.0,
+    }
+    encoded = codec.encode_value(value)
+    bare, timings = codec.split_timings(json.loads(json.dumps(encoded)))
+    assert timings == {
+        "a/0/seconds": 1.5,
+        "b/0/seconds": 2.5,
+        "b/1/#0/step_seconds": [1.0],
+        "seconds": 9.0,
+    }
+    # only the times are gone: the rest of the result is untouched
+    back = codec.decode_value(bare, {"_Timed": _Timed})
+    assert back["a"] == [{"seconds": None, "x": 2}]
+    assert back["b"][0] == _Timed(0.5, None)
+    assert back["b"][1] == {3: {"step_seconds": None}}
+    assert back["seconds"] is None
+    joined = codec.join_timings(bare, timings, "toy")
+    assert joined == encoded
+    with pytest.raises(ValueError, match=r"^toy: timings with no place .*'c/seconds'"):
+        codec.join_timings(codec.split_timings(encoded)[0], {"c/seconds": 1.0}, "toy")
