@@ -236,3 +236,22 @@ def test_train_config_refuses_a_zero_count_naming_the_field(field: str) -> None:
     # train nothing, silently
     with pytest.raises(ValueError, match=rf"^{field}\b"):
         TrainConfig(**{field: 0})
+
+
+class _Core(nn.Module):
+    """A batch-first core as a builder returns it: (B, T, E) -> ((B, T, H), state)."""
+
+    def __init__(self, embedding_size: int, hidden_size: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(embedding_size, hidden_size)
+
+    def forward(self, x: torch.Tensor, state: object = None) -> tuple:
+        return torch.tanh(self.proj(x)), state
+
+
+def test_a_built_core_is_named_by_its_class_and_a_named_cell_by_its_name() -> None:
+    built = CharLM(7, _Core, embedding_size=3, hidden_size=5)
+    assert built.cell == "_Core"
+    assert isinstance(built.rnn, _Core)
+    assert (built.rnn.proj.in_features, built.rnn.proj.out_features) == (3, 5)
+    assert CharLM(7, "gru", embedding_size=3, hidden_size=5).cell == "gru"
