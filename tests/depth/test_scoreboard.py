@@ -252,6 +252,25 @@ def test_the_matched_width_is_the_closest_count_and_the_chapters_gru_is_150_wide
         scoreboard.matched_width(0, target, 32)
 
 
+@pytest.mark.parametrize(
+    ("gates", "target", "input_size"), [(0, 9, 1), (1, 0, 5), (1, 9, 0), (-1, -1, -1)]
+)
+def test_a_width_is_matched_only_for_positive_sizes(
+    gates: int, target: int, input_size: int
+) -> None:
+    with pytest.raises(ValueError, match="must be positive"):
+        scoreboard.matched_width(gates, target, input_size)
+
+
+def test_the_smallest_sizes_match_width_one() -> None:
+    # one block, one input, width 1: 1 * 1 * (1 + 1 + 2) = 4 parameters; width 0 (none)
+    # would be closer to a target of 1 but is not a layer
+    assert scoreboard.core_parameters(1, 1, 1) == 4
+    assert scoreboard.matched_width(1, 1, 1) == 1
+    assert scoreboard.matched_width(1, 4, 1) == 1
+    assert scoreboard.matched_width(2, 20, 1) == 2  # 2 * 2 * (1 + 2 + 2) = 20 exactly
+
+
 def test_resized_changes_only_the_widths_it_is_given() -> None:
     base = scoreboard.ScoreRecipe()
     wide = scoreboard.resized(base, hidden_size=256)
