@@ -27,12 +27,14 @@ compares them with the baseline like any other output.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from docutils import nodes
 
@@ -243,13 +245,24 @@ def trivial_problem(where: str, line: int, name: str, why: str) -> str:
     )
 
 
+T = TypeVar("T")
+
+
+def _once_per_text(function: Callable[[str], T]) -> Callable[[str], T]:
+    """``function`` of a page's text, computed once per text and process (the source
+    lint and the claims' pairing read the same pages); each caller gets its own copy of
+    the list or dict."""
+    cached = functools.lru_cache(maxsize=64)(function)
+
+    @functools.wraps(function)
+    def once(source: str) -> T:
+        return copy.copy(cached(source))
+
+    return once
+
+
+@_once_per_text
 def trivial_checks(source: str) -> list[tuple[int, str, str]]:
-    """See :func:`_trivial_checks` (computed once per text and process; a copy)."""
-    return list(_trivial_checks(source))
-
-
-@functools.lru_cache(maxsize=64)
-def _trivial_checks(source: str) -> list[tuple[int, str, str]]:
     """(line, check name, why) for every ``claims.check`` on a page whose condition
     cannot fail, or is a bare comparison with zero whose ``because`` does not say that
     a sign is all it asserts."""
@@ -334,13 +347,8 @@ def collect(root: Path, chapters: list[str]) -> list[PageClaims]:
     return pages
 
 
+@_once_per_text
 def declared_lines(source: str) -> dict[str, int]:
-    """See :func:`_declared_lines` (computed once per text and process; a copy)."""
-    return dict(_declared_lines(source))
-
-
-@functools.lru_cache(maxsize=64)
-def _declared_lines(source: str) -> dict[str, int]:
     """The line of each check's ``claims.check("name", ...)`` call on a page (names
     written as literals)."""
     from bookbuild.lint.cells import cells, names_given
@@ -581,13 +589,8 @@ def _blank_keep_lines(match: re.Match[str]) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
+@_once_per_text
 def unclaimed_results(source: str) -> list[tuple[int, str]]:
-    """See :func:`_unclaimed_results` (computed once per text and process; a copy)."""
-    return list(_unclaimed_results(source))
-
-
-@functools.lru_cache(maxsize=64)
-def _unclaimed_results(source: str) -> list[tuple[int, str]]:
     """(line, sentence) of every prose sentence with a result word outside any claim or
     ``{nonresult}``."""
     from bookbuild.lint.prose import prose_lines
