@@ -1230,6 +1230,17 @@ def test_an_unknown_book_numerics_is_refused_with_the_choices(
         numerics.numerics_path()
 
 
+def test_the_numerics_path_reads_the_environment_it_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BOOK_NUMERICS", "pinned")
+    assert numerics.numerics_path({"BOOK_NUMERICS": " Probe "}) == "probe"
+    assert numerics.numerics_path({}) == "pinned"
+    monkeypatch.setenv("BOOK_NUMERICS", "probe")
+    assert numerics.numerics_path({"BOOK_NUMERICS": ""}) == "pinned"
+    assert numerics.numerics_path() == "probe"
+
+
 def test_under_the_probe_the_kernels_line_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
