@@ -96,7 +96,6 @@ def _tags(source: str, modname: str, filename: str) -> dict[str, tuple[str, int,
     from sphinx.pycode import ModuleAnalyzer
 
     tags = ModuleAnalyzer.for_string(source, modname, filename).find_tags()
-    stored.pop(key, None)
     stored[key] = {name: list(value) for name, value in tags.items()}
     for old in list(stored)[: max(0, len(stored) - TAGS_KEPT)]:
         del stored[old]
