@@ -167,7 +167,10 @@ def _add_experiments(sub: argparse._SubParsersAction) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from bookbuild.execute import engine
+    from bookbuild.execute import engine, machine_facts
+
+    # the command line keeps what torch tells of the machine (a library call does not)
+    machine_facts.keep()
 
     if args.command == "experiments":
         from bookbuild.runs import sweeps

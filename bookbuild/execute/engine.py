@@ -60,11 +60,11 @@ import nbformat
 import yaml
 
 from bookbuild import files
+from bookbuild.execute import machine_facts
 from bookbuild.files import UserError
 
-# importing runtime imports torch: the engine does it only where it needs it
 if TYPE_CHECKING:
-    from chapter_code.core.runtime import Settings
+    from chapter_code.core.machine import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILES = ["requirements/lock.txt", "requirements/torch.txt", "requirements/jax.txt"]
@@ -389,9 +389,8 @@ def installed_files_digest(base: Path, record: str) -> str:
 def gpu_software() -> dict[str, str]:
     """PyTorch, CUDA and cuDNN versions when the build runs on a GPU
     (``numerics.gpu_software``); ``{}`` on a CPU."""
-    from chapter_code.core import numerics, runtime
-
-    return numerics.gpu_software(runtime.pick_device())
+    book_settings()  # a bad setting: its own one-line error
+    return dict(machine_facts.fact(build_dir(ROOT), "gpu"))
 
 
 def installed_version(package: str) -> str | None:
@@ -404,38 +403,35 @@ def installed_version(package: str) -> str | None:
 
 def book_settings() -> Settings:
     """``BOOK_DEVICE``, ``BOOK_THREADS`` and ``BOOK_SEED``, checked
-    (``runtime.settings``, as the chapters do).
+    (``runtime.settings``, as the chapters do; kept by :mod:`machine_facts`).
 
     A value this machine cannot use is a :class:`UserError` (one line naming the setting
     and what it accepts), raised before any chapter starts.
     """
-    from chapter_code.core import runtime
+    from chapter_code.core.machine import SettingError
 
     try:
-        return runtime.settings()
-    except runtime.SettingError as exc:
+        return machine_facts.settings(build_dir(ROOT))
+    except SettingError as exc:
         raise UserError(str(exc)) from None
 
 
 def output_settings() -> dict[str, str]:
     """Every setting outside the repository's files that changes what a chapter prints,
     each in one spelling."""
-    from chapter_code.core import numerics
+    from chapter_code.core.machine import CPU_PINS
 
     # " CPU ", "cpu" and unset on a CPU machine are all "cpu"
     settings = book_settings().as_env()
-    settings.update({name: os.environ.get(name, "") for name in numerics.CPU_PINS})
+    settings.update({name: os.environ.get(name, "") for name in CPU_PINS})
     return settings
 
 
 def device_profile() -> str:
     """The output profile of this machine: ``cpu-avx2``, a GPU kind (``cuda-sm90``), or
     an unpinned CPU profile."""
-    import torch
-
-    from chapter_code.core import numerics
-
-    return numerics.output_profile(torch.device(book_settings().device))
+    book_settings()  # a bad setting: its own one-line error
+    return str(machine_facts.fact(build_dir(ROOT), "profile"))
 
 
 def pin_bytecode(root: Path) -> None:
@@ -780,15 +776,47 @@ def outputs_digest(nb: nbformat.NotebookNode) -> str:
     return sha256_bytes(json.dumps(outs, sort_keys=True).encode())
 
 
+#: Rendered notebooks of this process: one build renders each page four times (the
+#: staleness pass, the gate, the claims, the figure check).
+_RENDERED: dict[tuple[str, str, tuple], nbformat.NotebookNode] = {}
+
+
+def _store_state(root: Path) -> tuple:
+    """The name, size and modification time of every executed notebook jupyter-cache
+    holds: storing, replacing or removing one changes it."""
+    folder = jupyter_cache_dir(root) / "executed"
+    try:
+        entries = sorted(folder.glob("*/*.ipynb"))
+    except OSError:
+        return ()
+    out = []
+    for path in entries:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.append((path.parent.name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
 def rendered_notebook(root: Path, chapter: str) -> nbformat.NotebookNode:
     """The chapter exactly as myst-nb renders it: the page's source merged with the
-    cached outputs.
+    cached outputs; a fresh copy per call.
 
     Raises :class:`KeyError` when the cache holds no outputs for the page's
-    current code cells.
+    current code cells. A page whose text and whose store of executed notebooks are as
+    they were earlier in this process is not merged again.
     """
-    nb = read_notebook(root / f"{chapter}.md")
-    return _cache(root).merge_match_into_notebook(nb)[1]
+    import copy
+
+    path = root / f"{chapter}.md"
+    key = (str(path), path.read_text(), _store_state(root))
+    if key not in _RENDERED:
+        if len(_RENDERED) > 64:  # a long-lived process (make watch)
+            _RENDERED.clear()
+        nb = read_notebook(path)
+        _RENDERED[key] = _cache(root).merge_match_into_notebook(nb)[1]
+    return copy.deepcopy(_RENDERED[key])
 
 
 def cached_outputs_problem(root: Path, chapter: str, digest: str | None) -> str:
@@ -1352,12 +1380,12 @@ def run(
 ) -> list[ChapterResult]:
     """Bring every chapter's executed outputs up to date; return one result per
     chapter."""
-    from chapter_code.core import numerics
+    from chapter_code.core import machine
 
     # first: a bad setting stops the run before anything starts
     threads = book_settings().threads
     # kernels and their workers inherit the pins from this process
-    numerics.pin_cpu_numerics()
+    machine.pin_cpu_numerics()
     timeout = int_setting("BOOK_CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT, 1)
     # grow, never preallocate
     os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from bookbuild import files
-from bookbuild.execute import engine
+from bookbuild.execute import engine, machine_facts
 from bookbuild.execute.events import run_anchor
 from bookbuild.gate import baselines, editions, pagecontent
 from bookbuild.lint import references
+from chapter_code.core import machine
 
 BASELINES = Path("baselines")
 REPORT_PAGE = Path("book") / "build-report.md"
@@ -86,11 +87,9 @@ def compared_profile(profile: str) -> str:
     """Whose baselines ``profile`` is compared with: its own, except a CPU without a
     recorded profile of its own (an ARM CPU, an x86 CPU without AVX2), which is compared
     with the pinned CPU profile's at declared precision."""
-    from chapter_code.core import numerics
-
-    if numerics.is_gpu_profile(profile) or profile in numerics.PROFILE_DESCRIPTIONS:
+    if machine.is_gpu_profile(profile) or profile in machine.PROFILE_DESCRIPTIONS:
         return profile
-    return numerics.PINNED_PROFILE
+    return machine.PINNED_PROFILE
 
 
 def not_compared_reason(
@@ -101,11 +100,9 @@ def not_compared_reason(
     ``software`` is this machine's GPU software (``numerics.gpu_software``; read
     from the build's device when not given).
     """
-    from chapter_code.core import numerics, runtime
-
-    if numerics.is_gpu_profile(profile):
+    if machine.is_gpu_profile(profile):
         if software is None:
-            software = numerics.gpu_software(runtime.pick_device())
+            software = engine.gpu_software()
         recorded = recorded_software(root, profile)
         if recorded is None:
             return f"no baselines are recorded for the GPU kind {profile!r}"
@@ -140,9 +137,7 @@ def profile_has_baselines(root: Path, profile: str) -> bool:
 def profile_is_recorded(profile: str) -> bool:
     """Whether ``accept`` records baselines for ``profile``: the pinned CPU profile and
     every GPU kind."""
-    from chapter_code.core import numerics
-
-    return profile in numerics.PROFILE_DESCRIPTIONS or numerics.is_gpu_profile(profile)
+    return profile in machine.PROFILE_DESCRIPTIONS or machine.is_gpu_profile(profile)
 
 
 def page_records(
@@ -374,10 +369,7 @@ def print_summary(checks: list[ChapterCheck], profile: str) -> list[str]:
 def report_text(checks: list[ChapterCheck], profile: str) -> str:
     """The build report page (MyST): verdicts first, then how each chapter ran, then
     every difference."""
-    from chapter_code.core import numerics, runtime
-
-    runtime.setup()
-    fp = runtime.fingerprint()
+    fp = machine_facts.fingerprint(engine.build_dir(engine.ROOT))
     lines = [
         "(build-report)=",
         "# Build report",
@@ -403,7 +395,7 @@ def report_text(checks: list[ChapterCheck], profile: str) -> str:
         f"{baselines.DEFAULT_IMAGE_TOLERANCE:g} (or the `image` of the cell's "
         "`:tolerance:`).",
         "",
-        f"Output profile `{profile}`: {numerics.describe_profile(profile)}.",
+        f"Output profile `{profile}`: {machine.describe_profile(profile)}.",
         *_compared_note(checks, profile),
         "",
         "| chapter | verdict | outcome | why | wall time (s) | executed at |",
@@ -780,14 +772,12 @@ def verdict(checks: list[ChapterCheck], profile: str) -> int:
         print(f"\nA chapter did not produce usable outputs:\n{failed}", file=sys.stderr)
         return 1
     if checks and not checks[0].compared:
-        from chapter_code.core import numerics
-
         reason = (
             _reason_or_default(profile)
-            if numerics.is_gpu_profile(profile)
+            if machine.is_gpu_profile(profile)
             else (
                 f"no baseline applies to this machine (output profile {profile!r}: "
-                f"{numerics.describe_profile(profile)})"
+                f"{machine.describe_profile(profile)})"
             )
         )
         print(f"check: {reason}; outputs were built but not compared.")
@@ -988,21 +978,19 @@ def accept(root: Path = engine.ROOT, only: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    from chapter_code.core import numerics, runtime
-
     if not (profile_is_recorded(profile) or baseline_dir(root, profile).is_dir()):
         print(
             f"accept: this machine's output profile {profile!r} is not one the book "
-            f"records ({numerics.describe_profile(profile)}); nothing accepted.",
+            f"records ({machine.describe_profile(profile)}); nothing accepted.",
             file=sys.stderr,
         )
         return 1
     changed, written = 0, []
-    if numerics.is_gpu_profile(profile):
+    if machine.is_gpu_profile(profile):
         written += _restamp_gpu_baselines(
             root,
             profile,
-            numerics.gpu_software(runtime.pick_device()),
+            engine.gpu_software(),
             {c.result.chapter for c in checks},
         )
     for c in checks:

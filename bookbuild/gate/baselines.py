@@ -358,13 +358,13 @@ def _check_difference(old: list[str], new: list[str]) -> tuple[str, str, str] | 
 
 
 def _image_difference(old_png: Path, new_png: bytes, tol: float) -> str | None:
-    from matplotlib.testing.compare import compare_images
-
     if not old_png.exists():
         return "missing baseline figure"
-    # the same file: nothing to decode (most figures of most builds)
+    # the same file: nothing to decode (most figures of most builds), nor to import
     if old_png.read_bytes() == new_png:
         return None
+    from matplotlib.testing.compare import compare_images
+
     with tempfile.TemporaryDirectory() as tmp:
         actual = Path(tmp) / "actual.png"
         actual.write_bytes(new_png)

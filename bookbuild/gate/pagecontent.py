@@ -160,9 +160,13 @@ def listings(root: Path, chapter: str) -> tuple[list[dict[str, Any]], list[str]]
 
 
 def panels(root: Path, chapter: str) -> list[dict[str, Any]]:
-    """The data every ``{book-panel}`` of page ``chapter`` embeds, in page order (none:
-    no import of torch)."""
-    import json
+    """The data every ``{book-panel}`` of page ``chapter`` embeds, in page order.
+
+    A panel whose entry in the panels' cache is still valid (``PanelCache.get``:
+    nothing it was computed from changed) is read from there, as the page will be, and
+    PyTorch is not imported; any other panel is computed (none: nothing imported)."""
+    from bookbuild.execute.engine import build_dir
+    from bookbuild.site.panels import PanelCache
 
     names = [
         argument
@@ -171,15 +175,19 @@ def panels(root: Path, chapter: str) -> list[dict[str, Any]]:
         )
         if directive == "book-panel"
     ]
-    if not names:
-        return []
-    from chapter_code.panels.data import PANELS as KNOWN
-    from chapter_code.panels.data import panel_json
+    cache = PanelCache(build_dir(root) / "panel-cache", root)
+    out = []
+    for name in names:
+        kept = cache.get(name)
+        if kept is not None:
+            out.append({"panel": name, "data": json.loads(kept[1])})
+            continue
+        from chapter_code.panels.data import PANELS as KNOWN
+        from chapter_code.panels.data import panel_json
 
-    return [
-        {"panel": name, "data": json.loads(panel_json(name)) if name in KNOWN else None}
-        for name in names
-    ]
+        data = json.loads(panel_json(name)) if name in KNOWN else None
+        out.append({"panel": name, "data": data})
+    return out
 
 
 def listing_key(record: dict[str, Any]) -> str:

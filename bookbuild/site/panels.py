@@ -104,10 +104,17 @@ def _file_keys(root: Path, rels: list[str]) -> dict[str, str]:
     out = current_hashes(root, rels)
     for rel in rels:
         if rel.endswith(".py") and out[rel] != "missing":
-            form = keys.source_form(code_bytes(root / rel))
+            # one token form per content and process: every panel names the same files
+            if out[rel] not in _FORMS:
+                _FORMS[out[rel]] = keys.source_form(code_bytes(root / rel))
+            form = _FORMS[out[rel]]
             if form is not None:
                 out[rel] = f"py:{form}"
     return out
+
+
+#: Token forms of this process, by the digest of the bytes they were read from.
+_FORMS: dict[str, str | None] = {}
 
 
 def _content_digest(data: dict[str, Any], script_json: str) -> str:

@@ -16,12 +16,7 @@ import re
 
 import torch
 
-
-class SettingError(ValueError):
-    """A ``BOOK_*`` setting this machine cannot honour; the message is one line naming
-    it and what it accepts.
-    """
-
+from chapter_code.core.machine import SettingError
 
 _CUDA_NAME = re.compile(r"cuda(:\d+)?")
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 # isort: off
@@ -40,50 +39,18 @@ import numpy as np
 import torch
 # isort: on
 
-from chapter_code.core.device import SettingError, pick_device
+from chapter_code.core.device import pick_device
 
-DEFAULT_SEED = 0
+# SettingError and Settings are also read as runtime.<name>
+from chapter_code.core.machine import (  # noqa: F401
+    DEFAULT_SEED,
+    DEFAULT_THREADS,
+    SettingError,
+    Settings,
+    _int_from_env,
+)
+
 T = TypeVar("T")
-DEFAULT_THREADS = 1
-
-
-def _int_from_env(
-    var: str, default: int, minimum: int, environ: Mapping[str, str] | None = None
-) -> int:
-    raw = (os.environ if environ is None else environ).get(var, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingError(
-            f"{var} must be an integer >= {minimum}; got {raw!r}"
-        ) from None
-    if value < minimum:
-        raise SettingError(f"{var} must be an integer >= {minimum}; got {value}")
-    return value
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The build's settings, checked, each in one spelling: what the build keys outputs
-    and runs on.
-    """
-
-    # "cpu" or "cuda:N" ("cuda" and an unset variable on a CUDA machine are "cuda:0")
-    device: str
-    threads: int
-    seed: int
-
-    def as_env(self) -> dict[str, str]:
-        """The settings as the variables that set them, e.g. ``{"BOOK_DEVICE": "cpu",
-        ...}``.
-        """
-        return {
-            "BOOK_DEVICE": self.device,
-            "BOOK_THREADS": str(self.threads),
-            "BOOK_SEED": str(self.seed),
-        }
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:

@@ -259,3 +259,32 @@ def test_a_page_read_again_takes_the_panel_from_the_cache_and_renders_the_same(
         'class="book-panel-data">' + data.panel_json("keep-dial") + "</script>"
         in second
     )
+
+
+def test_the_gate_reads_a_kept_panel_from_the_cache_and_computes_the_others(
+    fake_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bookbuild.gate import pagecontent
+    from chapter_code.panels import data
+
+    monkeypatch.delenv("BOOK_BUILD_DIR", raising=False)
+    (fake_root / "book").mkdir()
+    (fake_root / "book" / "ch.md").write_text(
+        "# Ch\n\n```{book-panel} keep-dial\n```\n\n```{book-panel} probe\n```\n"
+    )
+    probe = {"title": "Probe", "beats": [{"text": "One beat."}]}
+    monkeypatch.setitem(data.PANELS, "probe", lambda: json.loads(json.dumps(probe)))
+    stored(fake_root)
+    kept, computed = pagecontent.panels(fake_root, "book/ch")
+    # what the cache holds, not what the panel would compute today
+    assert kept == {"panel": "keep-dial", "data": {"title": "T"}}
+    assert computed["panel"] == "probe"
+    assert computed["data"]["title"] == "Probe"
+    assert computed["data"]["beats"][0]["words"] == 2
+    # a file it was computed from changed: computed again, as the page will be
+    (fake_root / "chapter_code" / "fake_panel_source.py").write_text("WEIGHT = 2.0\n")
+    again, _ = pagecontent.panels(fake_root, "book/ch")
+    assert again == {
+        "panel": "keep-dial",
+        "data": json.loads(data.panel_json("keep-dial")),
+    }

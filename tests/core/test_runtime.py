@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import torch
 
+from chapter_code.core import machine as host
 from chapter_code.core import numerics, runtime
 
 
@@ -175,8 +176,10 @@ def fake_cpuinfo(
     machine: str = "x86_64",
 ) -> FakeFile:
     fake = FakeFile(text, error)
+    # both read it: the CPU's flags (host) and its name (numerics)
+    monkeypatch.setattr(host, "Path", fake)
     monkeypatch.setattr(numerics, "Path", fake)
-    monkeypatch.setattr(numerics.platform, "machine", lambda: machine)
+    monkeypatch.setattr(host.platform, "machine", lambda: machine)
     return fake
 
 
@@ -202,7 +205,7 @@ def test_pins_are_supported_on_x86_64_with_avx2_and_fma(
     fake = fake_cpuinfo(
         monkeypatch, CPUINFO.format(flags="avx avx2 fma bmi2"), machine=machine
     )
-    assert numerics.cpu_supports_pins() is True
+    assert host.cpu_supports_pins() is True
     assert fake.opened == ["/proc/cpuinfo"]
 
 
@@ -211,15 +214,15 @@ def test_pins_need_both_avx2_and_fma_in_the_first_flags_line(
     monkeypatch: pytest.MonkeyPatch, flags: str
 ) -> None:
     fake_cpuinfo(monkeypatch, CPUINFO.format(flags=flags))
-    assert numerics.cpu_supports_pins() is False
+    assert host.cpu_supports_pins() is False
 
 
 def test_pins_read_only_the_first_flags_line(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "flags\t: fpu\nflags\t: avx2 fma\n"
     fake_cpuinfo(monkeypatch, text)
-    assert numerics.cpu_supports_pins() is False
+    assert host.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, "flags\t: avx2 fma\nflags\t: fpu\n")
-    assert numerics.cpu_supports_pins() is True
+    assert host.cpu_supports_pins() is True
 
 
 def test_a_flag_named_like_the_key_is_not_a_flag(
@@ -228,12 +231,12 @@ def test_a_flag_named_like_the_key_is_not_a_flag(
     # the split is at the first colon only: the key "flags" itself is never read as a
     # flag
     fake_cpuinfo(monkeypatch, "flags : avx2:fma\n")
-    assert numerics.cpu_supports_pins() is False
+    assert host.cpu_supports_pins() is False
     # a colon inside the value, between the two
     fake_cpuinfo(monkeypatch, "flags : avx2 x:y fma\n")
-    assert numerics.cpu_supports_pins() is True
+    assert host.cpu_supports_pins() is True
     fake_cpuinfo(monkeypatch, "flags:avx2 fma\n")  # no space before the colon
-    assert numerics.cpu_supports_pins() is True
+    assert host.cpu_supports_pins() is True
 
 
 @pytest.mark.parametrize("machine", ["aarch64", "arm64", "i686", "x86", ""])
@@ -250,11 +253,11 @@ def test_pins_are_not_supported_without_cpuinfo_or_its_flags(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake_cpuinfo(monkeypatch, error=FileNotFoundError("/proc/cpuinfo"))
-    assert numerics.cpu_supports_pins() is False
+    assert host.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, error=PermissionError("/proc/cpuinfo"))
-    assert numerics.cpu_supports_pins() is False
+    assert host.cpu_supports_pins() is False
     fake_cpuinfo(monkeypatch, "processor\t: 0\nmodel name\t: avx2 fma\n")
-    assert numerics.cpu_supports_pins() is False
+    assert host.cpu_supports_pins() is False
 
 
 # ---- pin_cpu_numerics
@@ -266,8 +269,8 @@ def test_pinning_sets_every_pin_where_the_cpu_supports_them(
 ) -> None:
     for var in PIN_VARS:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: True)
-    numerics.pin_cpu_numerics()
+    monkeypatch.setattr(host, "cpu_supports_pins", lambda: True)
+    host.pin_cpu_numerics()
     assert {k: os.environ.get(k) for k in PIN_VARS} == {
         "ATEN_CPU_CAPABILITY": "avx2",
         "ONEDNN_MAX_CPU_ISA": "AVX2",
@@ -280,8 +283,8 @@ def test_pinning_leaves_the_environment_alone_elsewhere(
 ) -> None:
     for var in PIN_VARS:
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(numerics, "cpu_supports_pins", lambda: False)
-    numerics.pin_cpu_numerics()
+    monkeypatch.setattr(host, "cpu_supports_pins", lambda: False)
+    host.pin_cpu_numerics()
     assert [k for k in PIN_VARS if k in os.environ] == []
 
 
@@ -540,22 +543,22 @@ def test_commit_of_a_clean_and_a_dirty_repository(
     git(tmp_path, "add", "a.txt")
     git(tmp_path, "commit", "-q", "-m", "first")
     head = git(tmp_path, "rev-parse", "HEAD")
-    monkeypatch.setattr(numerics, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(host, "REPO_ROOT", tmp_path)
     monkeypatch.chdir(Path(__file__).parent)
-    assert numerics._git_commit() == head[:12]
+    assert host._git_commit() == head[:12]
     (tmp_path / "untracked.txt").write_text("not tracked\n")
     # untracked files do not make a tree dirty
-    assert numerics._git_commit() == head[:12]
+    assert host._git_commit() == head[:12]
     (tmp_path / "a.txt").write_text("two\n")
-    assert numerics._git_commit() == head[:12] + "+dirty"
+    assert host._git_commit() == head[:12] + "+dirty"
 
 
 def test_commit_outside_a_repository_is_unknown(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(numerics, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(host, "REPO_ROOT", tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    assert numerics._git_commit() == "unknown"
+    assert host._git_commit() == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -575,10 +578,10 @@ def test_commit_is_unknown_when_git_fails(
         calls.append(kwargs)
         raise error
 
-    monkeypatch.setattr(numerics.subprocess, "run", failing_run)
-    assert numerics._git_commit() == "unknown"
+    monkeypatch.setattr(host.subprocess, "run", failing_run)
+    assert host._git_commit() == "unknown"
     assert calls[0]["timeout"] == 5
-    assert calls[0]["cwd"] == numerics.REPO_ROOT
+    assert calls[0]["cwd"] == host.REPO_ROOT
 
 
 def test_git_is_asked_with_a_timeout_for_the_short_commit_and_tracked_changes(
@@ -590,15 +593,15 @@ def test_git_is_asked_with_a_timeout_for_the_short_commit_and_tracked_changes(
         calls.append((cmd, kwargs))
         return types.SimpleNamespace(stdout="abc123\n" if cmd[1] == "rev-parse" else "")
 
-    monkeypatch.setattr(numerics.subprocess, "run", fake_run)
-    assert numerics._git_commit() == "abc123"
+    monkeypatch.setattr(host.subprocess, "run", fake_run)
+    assert host._git_commit() == "abc123"
     assert [c for c, _ in calls] == [
         ["git", "rev-parse", "--short=12", "HEAD"],
         ["git", "status", "--porcelain", "--untracked-files=no"],
     ]
     for _, kwargs in calls:
         assert kwargs == {
-            "cwd": numerics.REPO_ROOT,
+            "cwd": host.REPO_ROOT,
             "capture_output": True,
             "text": True,
             "timeout": 5,
