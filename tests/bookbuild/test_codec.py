@@ -427,3 +427,222 @@ def test_measured_times_are_taken_out_by_their_place_and_put_back_exactly() -> N
     assert joined == encoded
     with pytest.raises(ValueError, match=r"^toy: timings with no place .*'c/seconds'"):
         codec.join_timings(codec.split_timings(encoded)[0], {"c/seconds": 1.0}, "toy")
+
+
+@dataclasses.dataclass(frozen=True)
+class Width:
+    size: int
+
+
+class Tagged(torch.nn.Module):
+    """A module built from a dataclass, with a non-tensor state beside its weights
+    (PyTorch's extra state, which ``state_dict`` carries)."""
+
+    def __init__(self, width: Width) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(width.size, width.size)
+        self.tag: object = width
+
+    def get_extra_state(self) -> object:
+        return self.tag
+
+    def set_extra_state(self, state: object) -> None:
+        self.tag = state
+
+
+def stored_module() -> tuple[list, Tagged]:
+    """A value holding a module built inside :func:`codec.constructions`, its extra
+    state a dataclass, beside a dataclass in a list and a dataclass as a key."""
+    torch.manual_seed(0)
+    with codec.constructions([Tagged]):
+        net = Tagged(Width(3))
+    net.tag = Width(5)
+    net.eval()
+    return [Point(1.0), (net, {Width(2): "two"})], net
+
+
+ALL_TYPES = {"Point": Point, "Width": Width, "Tagged": Tagged}
+
+
+def test_classes_inside_a_module_a_list_or_a_key_are_built_from_the_types_given() -> (
+    None
+):
+    value, net = stored_module()
+    encoded = through_json(codec.encode_value(value))
+    back = codec.decode_value(encoded, ALL_TYPES)
+    assert back[0] == Point(1.0)
+    assert type(back[1]) is tuple
+    (net_back, keyed) = back[1]
+    assert keyed == {Width(2): "two"}
+    assert type(net_back) is Tagged
+    # its constructor's dataclass, its extra state and its weights
+    assert net_back.linear.in_features == 3
+    assert net_back.tag == Width(5)
+    assert net_back.training is False
+    assert torch.equal(net_back.linear.weight, net.linear.weight)
+    assert torch.equal(net_back.linear.bias, net.linear.bias)
+    # a module read back can be stored again, to the same record
+    assert through_json(codec.encode_value(back)) == encoded
+
+
+def test_a_module_s_constructor_and_weights_are_named_where_they_fail() -> None:
+    value, net = stored_module()
+    encoded = through_json(codec.encode_value(value))
+    module = encoded[1]["items"][0]
+    with pytest.raises(ValueError, match=r"^toy\[1\]\[0\]: a record holds a Tagged"):
+        codec.decode_value(encoded, {"Point": Point, "Width": Width}, "toy")
+    with pytest.raises(
+        ValueError, match=r"^toy\[0\] \(constructor\): a record holds a Width"
+    ):
+        codec.decode_value([module], {"Tagged": Tagged}, "toy")
+    weight = dict(module["state"]["items"])["linear.weight"]
+    raw = bytearray(base64.b64decode(weight["base64"]))
+    raw[0] ^= 1
+    weight["base64"] = base64.b64encode(bytes(raw)).decode()
+    with pytest.raises(
+        ValueError, match=r"^toy\[0\] \(weights\): its bytes are damaged"
+    ):
+        codec.decode_value([module], ALL_TYPES, "toy")
+    # on the way in: an argument or a state the record cannot hold
+    net.tag = {5}
+    with pytest.raises(
+        TypeError, match=r"^result\[0\] \(weights\)\['_extra_state'\]: .*got set"
+    ):
+        codec.encode_value([net])
+    with codec.constructions([torch.nn.Linear]):
+        linear = torch.nn.Linear(2, 2, device=torch.device("cpu"))
+    with pytest.raises(
+        TypeError, match=r"^result\[0\] \(constructor\)\['device'\]: .*got device"
+    ):
+        codec.encode_value([linear])
+    with pytest.raises(TypeError, match=r"^result\[0\]: a Linear can be stored only"):
+        codec.encode_value([torch.nn.Linear(2, 2)])
+
+
+def test_decoding_a_module_leaves_every_random_stream_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The module's first draw is overwritten by its weights: the seed's CPU stream is
+    kept, and no accelerator's stream is read (which would start CUDA on every device
+    a page's process can see)."""
+    value, _ = stored_module()
+    encoded = through_json(codec.encode_value(value))
+    touched = []
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda *a: touched.append(a))
+    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda *a: touched.append(a))
+    torch.manual_seed(1)
+    before = torch.get_rng_state()
+    codec.decode_value(encoded, ALL_TYPES)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert touched == []
+
+
+def test_a_malformed_value_is_named_by_its_place_in_the_record() -> None:
+    bare = {"a": 1}  # a dict written as itself, not as its pairs
+    tagged = codec.TAG
+    with pytest.raises(ValueError, match=r"^result: a stored dict is written"):
+        codec.decode_value(bare, {})
+    with pytest.raises(ValueError, match=r"^result\[1\]: a stored dict is written"):
+        codec.decode_value([0, bare], {})
+    with pytest.raises(ValueError, match=r"^result\[1\]: a stored dict is written"):
+        codec.decode_value({tagged: "tuple", "items": [0, bare]}, {})
+    with pytest.raises(ValueError, match=r"^toy: a stored dict is written"):
+        codec.decode_value({tagged: "dict", "items": [[bare, 0]]}, {}, "toy")
+    with pytest.raises(ValueError, match=r"^result\.x: a stored dict is written"):
+        codec.decode_value(
+            {tagged: "dataclass", "type": "Point", "fields": {"x": bare}},
+            {"Point": Point},
+        )
+    with pytest.raises(ValueError, match=r"^result\[0\]: a record holds a Point"):
+        codec.decode_value([codec.encode_value(Point(1.0))], {})
+    array = codec.encode_value(np.zeros(2, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"^result\[0\]: its bytes are damaged"):
+        codec.decode_value([{**array, "sha256": "0" * 64}], {})
+    # a tensor read on its own is named as one
+    with pytest.raises(ValueError, match=r"^tensor: its bytes are damaged"):
+        codec.decode_tensor({**array, "sha256": "0" * 64})
+
+
+def test_a_value_refused_on_the_way_in_is_named_by_its_place() -> None:
+    with pytest.raises(TypeError, match=r"^result\[1\]: .*got complex"):
+        codec.encode_value([0, np.complex64(1j)])
+    with pytest.raises(TypeError, match=r"^result\[1\]: .*got set"):
+        codec.encode_value((0, {1}))
+    with pytest.raises(TypeError, match=r"^toy key: .*got frozenset"):
+        codec.encode_value({frozenset(): 1}, "toy")
+    with pytest.raises(TypeError, match=r"^kwargs\['extra'\]: .*got set"):
+        codec.job(train_recall, config=RecallConfig(), extra={1})
+
+
+@dataclasses.dataclass
+class _Run:
+    inner: _Timed
+    log: dict
+
+
+def test_measured_times_inside_a_dataclass_s_fields_are_found_by_their_path() -> None:
+    value = [_Run(_Timed(0.5, 2.5), {"step_seconds": [1.0], "loss": 0.25})]
+    encoded = codec.encode_value(value)
+    bare, timings = codec.split_timings(json.loads(json.dumps(encoded)))
+    assert timings == {"0/inner/seconds": 2.5, "0/log/step_seconds": [1.0]}
+    back = codec.decode_value(bare, {"_Run": _Run, "_Timed": _Timed})
+    assert back == [_Run(_Timed(0.5, None), {"step_seconds": None, "loss": 0.25})]
+    assert codec.join_timings(bare, timings, "toy") == encoded
+
+
+def test_a_job_s_parameters_come_back_with_their_dataclasses_wherever_they_sit() -> (
+    None
+):
+    types = {"Width": Width, "_Timed": _Timed}
+    params = {
+        "n": 3,
+        "widths": [Width(1), Width(2)],
+        "options": {"timed": _Timed(0.5, 1.0), "names": ["a", "b"]},
+    }
+    canonical = json.loads(json.dumps(memo.canonical(params, "params")))
+    assert codec.from_canonical(canonical, types) == params
+    with pytest.raises(ValueError, match=r"^params: a record holds a Nope"):
+        codec.from_canonical({"__dataclass__": "Nope"}, types)
+    with pytest.raises(
+        ValueError, match=r"^params\.widths\[1\]: a record holds a Nope"
+    ):
+        codec.from_canonical({"widths": [{}, {"__dataclass__": "Nope"}]}, types)
+
+
+def test_a_call_s_arguments_are_named_kwargs_and_a_dotted_function_is_found() -> None:
+    path = sweeps.function_path(train_recall)
+    params = {
+        "function": "train_recall",
+        "kwargs": codec.encode_value({"config": Point(1.0)}),
+    }
+    with pytest.raises(ValueError, match=r"^kwargs: a record holds a Point"):
+        codec.run_call(path, 0, through_json(params))
+    assert codec.resolve("torch.nn:Module.train") is torch.nn.Module.train
+
+
+def test_a_stored_result_reads_back_each_key_its_times_and_names_its_record() -> None:
+    path = sweeps.function_path(train_recall)
+    value = {"loss": 0.5, "seconds": 1.5, "weights": torch.tensor([1.0, 2.0])}
+    tree, timings = codec.split_timings(through_json(codec.encode_value(value)))
+    assert timings == {"seconds": 1.5}
+    back = codec.stored_result({"metrics": {"result": tree}}, path)
+    # a record with no times has None in their place
+    assert list(back) == ["loss", "seconds", "weights"]
+    assert back["loss"] == 0.5
+    assert back["seconds"] is None
+    assert torch.equal(back["weights"], torch.tensor([1.0, 2.0]))
+    record = {"metrics": {"result": tree, "timings_seconds": timings}}
+    assert codec.stored_result(record, path)["seconds"] == 1.5
+    # the stored tree is not changed by reading it
+    assert tree == codec.split_timings(through_json(codec.encode_value(value)))[0]
+    # the record is named by its job and seed, or said to be unnamed
+    (_, weights) = tree["items"][2]
+    weights["sha256"] = "0" * 64
+    with pytest.raises(ValueError, match=r"^record\.seed\?'s result: its bytes"):
+        codec.stored_result({"metrics": {"result": tree}}, path)
+    with pytest.raises(ValueError, match=r"^toy\.seed0: timings with no place"):
+        codec.stored_result(
+            {"job": "toy", "seed": 0, "metrics": {**record["metrics"], "result": 1}},
+            path,
+        )
