@@ -3,7 +3,7 @@ settings, the output profile, the GPU software and what the build runs on.
 
 Reading them imports torch (about 2 s on the project's machine), and a build that
 changes no chapter needs nothing else from torch. So the build's command line
-(:func:`keep`) reads them through :func:`fact`, which keeps them in
+(:func:`kept`) reads them through :func:`fact`, which keeps them in
 ``_build/engine/machine.json`` under a key of everything they depend on
 (:func:`facts_key`): the settings and device variables, the pins in force, the CPU's
 name and flags, the NVIDIA driver and device nodes, the installed torch (its ``RECORD``)
@@ -18,11 +18,13 @@ unwritable one measured every time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import platform
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
@@ -168,14 +170,20 @@ def measure_one(name: str) -> Any:
 
 _MEMO: dict[str, dict[str, Any]] = {}
 #: Whether :func:`fact` keeps what it measures: the build's command line turns it on
-#: (:func:`keep`). A library call (a test that fakes a GPU, a tool) measures each time.
+#: (:func:`kept`). A library call (a test that fakes a GPU, a tool) measures each time.
 _KEEP = False
 
 
-def keep() -> None:
-    """Keep the facts from now on, in this process and under the build folder."""
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Keep the facts inside the block, in this process and under the build folder (as
+    before it after)."""
     global _KEEP
-    _KEEP = True
+    before, _KEEP = _KEEP, True
+    try:
+        yield
+    finally:
+        _KEEP = before
 
 
 def fact(build_dir: Path, name: str) -> Any:

@@ -88,9 +88,9 @@ def fixture_book(root: Path) -> None:
     (root / "chapter_code" / "__init__.py").write_text("")
     (root / "chapter_code" / "core" / "__init__.py").write_text("")
     shutil.copy(runtime.__file__, root / "chapter_code" / "core" / "runtime.py")
-    # and the chapter_code modules runtime imports: the pins (numerics) and the device
-    # setting (BOOK_DEVICE)
-    for name in ("numerics.py", "device.py"):
+    # and the chapter_code modules runtime imports: the pins (numerics, machine) and the
+    # device setting (BOOK_DEVICE)
+    for name in ("numerics.py", "machine.py", "device.py"):
         shutil.copy(
             Path(runtime.__file__).with_name(name),
             root / "chapter_code" / "core" / name,

@@ -174,9 +174,9 @@ def test_a_second_build_process_names_the_profile_without_importing_torch(
     probe = (
         "import sys\n"
         "from bookbuild.execute import engine, machine_facts\n"
-        "machine_facts.keep()\n"
-        "s = engine.book_settings()\n"
-        "print(engine.device_profile(), s.device, s.threads, s.seed,"
+        "with machine_facts.kept():\n"
+        "    s = engine.book_settings()\n"
+        "    print(engine.device_profile(), s.device, s.threads, s.seed,"
         " engine.gpu_software(), 'torch' in sys.modules)\n"
     )
     env = {
@@ -205,3 +205,16 @@ def test_a_second_build_process_names_the_profile_without_importing_torch(
     facts = f"{numerics.output_profile(runtime.pick_device('cpu'))} cpu 1 0 {{}}"
     assert run() == f"{facts} True"  # measured through torch
     assert run() == f"{facts} False"  # read back
+
+
+def test_keeping_ends_with_the_command_that_asked_for_it() -> None:
+    assert machine_facts._KEEP is False  # a library call measures
+    with machine_facts.kept():
+        assert machine_facts._KEEP is True
+        with machine_facts.kept():
+            pass
+        assert machine_facts._KEEP is True
+    assert machine_facts._KEEP is False
+    with pytest.raises(RuntimeError), machine_facts.kept():
+        raise RuntimeError("a command that fails")
+    assert machine_facts._KEEP is False
