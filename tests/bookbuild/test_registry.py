@@ -36,7 +36,7 @@ from chapter_code.depth.scoreboard import (
 from chapter_code.depth.word_lm import WordRecipe, word_lm_metrics
 from chapter_code.gated.memory_task import CONTENDERS, SEEDS, RecallConfig
 from chapter_code.lm.char_lm import TrainConfig
-from chapter_code.lm.char_models import WORKSHOP
+from chapter_code.lm.char_models import WORKSHOP, LMRecipe
 
 
 def test_slug_keeps_letters_and_digits_joined_by_single_hyphens() -> None:
@@ -170,3 +170,227 @@ def test_word_jobs_give_each_size_its_width_depth_and_the_recipe_as_the_jobs_arg
     assert list(jobs) == ["wide", "deep"]
     takes = set(inspect.signature(word_lm_metrics).parameters) - {"seed", "device"}
     assert all(set(params) == takes for params in jobs.values())
+
+
+# Hand-written expectations for each helper, called inside the test body: the module
+# calls them once at import, where no mutant is switched on, so only these calls
+# measure them (TESTING.md, "Two things mutmut cannot see").
+
+#: Chapter 6's recipe, written out: the base of every one-seed run below
+SCORE_TRAIN = TrainConfig(
+    window=64, batch_size=32, steps=600, lr=3e-3, clip=1.0, log_every=50
+)
+SCORE_BASE = ScoreRecipe(
+    corpus="shakespeare",
+    train_chars=200_000,
+    valid_chars=20_000,
+    embedding_size=32,
+    hidden_size=128,
+    train=SCORE_TRAIN,
+)
+
+
+def test_trained_gives_each_metric_the_tolerance_of_a_training() -> None:
+    got = experiments.trained("valid_nats", "history")
+    assert list(got) == ["valid_nats", "history"]
+    for precision in got.values():
+        assert precision.rtol == 0.001
+        assert precision.atol == 0.000001
+        assert precision.reason.startswith("training on another CPU's kernels")
+        assert "at most 2e-7" in precision.reason
+    assert experiments.trained() == {}
+    assert experiments.trained("result") == {
+        "result": experiments.Precision(
+            rtol=1e-3, atol=1e-6, reason=experiments.TRAINED
+        )
+    }
+
+
+def test_each_sweep_names_the_metrics_its_training_reproduces_loosely() -> None:
+    precision = {
+        name: sorted(sweep.precision) for name, sweep in experiments.SWEEPS.items()
+    }
+    assert precision == {
+        "memory-robustness": ["birth", "final_accuracy", "history"],
+        "char-lm-workshop": [
+            "test_bits",
+            "test_nats",
+            "test_perplexity",
+            "test_streaming_nats",
+            "train_curve",
+            "valid_bits",
+            "valid_nats",
+            "valid_perplexity",
+        ],
+        "char-lm-book": ["result"],
+        "scoreboard": ["train_curve", "valid_nats", "valid_perplexity"],
+        "word-lm-scale": [
+            "test_nats",
+            "test_nats_by_author",
+            "test_perplexity",
+            "test_perplexity_by_author",
+            "valid_curve",
+            "valid_nats",
+        ],
+        "depth-book-runs": ["result"],
+        "gated-book-runs": ["result"],
+        "beyond-book-runs": ["result"],
+    }
+    for sweep in experiments.SWEEPS.values():
+        assert {(p.rtol, p.atol) for p in sweep.precision.values()} == {(1e-3, 1e-6)}
+
+
+def test_slug_of_empty_punctuation_digits_and_accented_text() -> None:
+    assert _slug("") == ""
+    assert _slug("+, -") == ""
+    assert _slug("x") == "x"
+    assert _slug("LSTM") == "lstm"
+    assert _slug("2-layer LSTM") == "2-layer-lstm"
+    assert _slug("a.b_c") == "a-b-c"
+    assert _slug("Élan vital") == "élan-vital"
+    assert _slug("tab\tand\nnewline") == "tab-and-newline"
+
+
+def test_recall_jobs_name_the_six_contenders_of_the_memory_test() -> None:
+    recipe = RecallConfig()
+    jobs = _recall_jobs(CONTENDERS, recipe)
+    assert list(jobs) == [
+        "vanilla-rnn",
+        "lstm-default",
+        "lstm-forget-bias-1",
+        "gru-default",
+        "gru-keep-bias-1",
+        "gru-keep-bias-2",
+    ]
+    assert [params["contender"].label for params in jobs.values()] == [
+        "vanilla RNN",
+        "LSTM, default",
+        "LSTM, forget bias +1",
+        "GRU, default",
+        "GRU, keep bias +1",
+        "GRU, keep bias +2",
+    ]
+    assert all(set(params) == {"contender", "recipe"} for params in jobs.values())
+    assert all(params["recipe"] is recipe for params in jobs.values())
+    assert _recall_jobs((), recipe) == {}
+    smoke = experiments.MEMORY_ROBUSTNESS.configs["smoke"].jobs
+    assert list(smoke) == ["vanilla-rnn", "lstm-default"]
+    assert smoke["lstm-default"]["recipe"] == RecallConfig(
+        lag=10, n_train=256, n_test=128, epochs=2
+    )
+
+
+def test_tiny_recipe_is_the_workshop_cell_at_width_16_for_5_steps() -> None:
+    tiny_train = TrainConfig(
+        window=16, batch_size=4, steps=5, lr=2e-3, clip=1.0, log_every=50
+    )
+    assert _tiny_recipe("rnn") == LMRecipe(
+        cell="rnn", hidden_size=16, embedding_size=8, seed=0, train=tiny_train
+    )
+    assert _tiny_recipe("lstm") == LMRecipe(
+        cell="lstm", hidden_size=16, embedding_size=8, seed=0, train=tiny_train
+    )
+    # the full-size recipe it starts from is left as it was
+    assert WORKSHOP["lstm"].hidden_size == 256
+    assert WORKSHOP["lstm"].train.steps == 2000
+    with pytest.raises(KeyError, match="gru"):
+        _tiny_recipe("gru")
+    smoke = experiments.CHAR_LM_WORKSHOP.configs["smoke"].jobs
+    assert smoke["rnn"] == {"corpus": "shakespeare", "recipe": _tiny_recipe("rnn")}
+
+
+def test_lr_job_keeps_a_two_digit_exponent_and_refuses_a_second_digit() -> None:
+    assert lr_job(1e-10) == "lstm-lr-1e-10"
+    assert lr_job(0.3) == "lstm-lr-3e-1"
+    assert lr_job(1.0) == "lstm-lr-1e0"
+    assert lr_job(0.0) == "lstm-lr-0e0"
+    for lr in (2.5e-3, 0.35, 3.0000001e-3):
+        with pytest.raises(ValueError, match="lr must have one significant digit"):
+            lr_job(lr)
+
+
+def _calls(jobs: dict[str, dict]) -> dict[str, tuple[str, dict]]:
+    """Each call job as (function name, its arguments decoded)."""
+    types = {"ScoreRecipe": ScoreRecipe, "TrainConfig": TrainConfig}
+    return {
+        name: (job["function"], codec.decode_value(job["kwargs"], types, "kwargs"))
+        for name, job in jobs.items()
+    }
+
+
+def test_book_score_jobs_written_out() -> None:
+    """Chapter 6's one-seed runs, every name and argument written by hand."""
+
+    def lstm(**changes) -> tuple[str, dict]:
+        recipe = dataclasses.replace(SCORE_BASE, **changes)
+        return "score_run", {"contender": "lstm", "recipe": recipe, "seed": 0}
+
+    def train(**changes) -> TrainConfig:
+        return dataclasses.replace(SCORE_TRAIN, **changes)
+
+    assert _calls(_book_score_jobs()) == {
+        "lstm-scratch-small": (
+            "score_run",
+            {"contender": "lstm-scratch-small", "recipe": SCORE_BASE, "seed": 0},
+        ),
+        "lstm-forget1-double-steps": (
+            "score_run",
+            {
+                "contender": "lstm-forget1",
+                "recipe": dataclasses.replace(SCORE_BASE, train=train(steps=1200)),
+                "seed": 0,
+            },
+        ),
+        "lstm-lr-1e-3": lstm(train=train(lr=0.001)),
+        "lstm-lr-1e-2": lstm(train=train(lr=0.01)),
+        "lstm-lr-3e-2": lstm(train=train(lr=0.03)),
+        "lstm-hidden-256": lstm(hidden_size=256),
+        "lstm-embedding-64": lstm(embedding_size=64),
+        "lstm-steps-1200": lstm(train=train(steps=1200)),
+        "gru-matched-150": (
+            "score_run",
+            {
+                "contender": "gru",
+                "recipe": dataclasses.replace(SCORE_BASE, hidden_size=150),
+                "seed": 0,
+            },
+        ),
+        "gru-update-only": (
+            "ablation_run",
+            {"recipe": SCORE_BASE, "seed": 0, "variant": "update-only"},
+        ),
+        "gru-reset-only": (
+            "ablation_run",
+            {"recipe": SCORE_BASE, "seed": 0, "variant": "reset-only"},
+        ),
+    }
+    assert ScoreRecipe() == SCORE_BASE  # the base above is the scoreboard's recipe
+
+
+def test_word_jobs_of_no_sizes_and_the_smoke_grid() -> None:
+    assert _word_jobs({}, WordRecipe()) == {}
+    recipe = WordRecipe(vocab_size=200)
+    assert _word_jobs({"small": (8, 1)}, recipe) == {
+        "small": {"hidden_size": 8, "num_layers": 1, "recipe": recipe}
+    }
+    smoke = experiments.WORD_LM_SCALE.configs["smoke"].jobs
+    assert list(smoke) == ["small"]
+    assert (smoke["small"]["hidden_size"], smoke["small"]["num_layers"]) == (8, 1)
+    gpu = experiments.WORD_LM_SCALE.configs["gpu"].jobs
+    assert [(p["hidden_size"], p["num_layers"]) for p in gpu.values()] == [
+        (768, 2),
+        (768, 1),
+        (512, 2),
+        (512, 1),
+        (256, 2),
+        (256, 1),
+    ]
+
+
+def test_the_chapter_3_traces_are_named_by_the_contender_s_slug() -> None:
+    jobs = experiments.GATED_BOOK_RUNS.configs["book-runs"].jobs
+    assert list(jobs) == [
+        "trace-lstm-forget-bias-1",
+        "trace-lstm-default",
+        "learned-h0",
+    ]
