@@ -120,6 +120,11 @@ def scratch_config(module: str, cfg: dict) -> tuple[dict, list[str]]:
         tests = sorted(set(tests_importing(module)) | set(mod_cfg.get("tests", [])))
     if not tests:
         raise SystemExit(f"mutation: no test file imports {full_name(module)}")
+    # a moved or deleted test file would otherwise run nothing, silently
+    missing = [t for t in tests if not t.startswith("-") and not (ROOT / t.split("::")[0]).is_file()]
+    if missing:
+        raise SystemExit(f"mutation/config.toml: [modules.\"{module}\"] names test files that do not "
+                         f"exist: {', '.join(missing)}; point it at where they are now")
     source = (ROOT / module_path(module)).read_text()
     src_lines = source.splitlines()
     patterns: list[str] = []
