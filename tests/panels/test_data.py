@@ -107,6 +107,30 @@ def test_panel_json_is_safe_inside_a_script_element(
     assert json.loads(text)["title"] == "</script><b>"
 
 
+def test_the_registry_typesets_the_apostrophes_of_every_text_a_page_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        PANELS,
+        "keep-dial",
+        lambda: {
+            "title": "The GRU's dial",
+            "summary": "It's one gate",
+            "note": "Set by hand, not a network's",
+            "check": {"question": "What's kept?", "answer": "The old state's share"},
+            "beats": [{"state": {}, "text": "One beat."}],
+        },
+    )
+    data = panel("keep-dial")
+    assert data["title"] == "The GRU\u2019s dial"
+    assert data["summary"] == "It\u2019s one gate"
+    assert data["note"] == "Set by hand, not a network\u2019s"
+    assert data["check"] == {
+        "question": "What\u2019s kept?",
+        "answer": "The old state\u2019s share",
+    }
+
+
 def test_unknown_panel_names_the_argument_and_the_choices() -> None:
     with pytest.raises(
         ValueError, match=r"name must be one of .*one-unit.*; got 'nope'"
@@ -134,6 +158,27 @@ def test_one_unit_panel_beats_are_the_chapter_cases_computed() -> None:
     assert curves["products"] == one_unit_gradient(1.5, 0.1, 60).products
 
 
+def test_the_one_unit_beats_read_the_state_where_the_run_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cases whose state still moves, so that a sentence reading another step would
+    print another number. Near 0, tanh is the identity, so from h_0 = 0 the state
+    after T steps is x (1 - w^T) / (1 - w): 1e-9 (1 - 0.9^60) = 9.98203e-10 and
+    1e-30 (2^60 - 1) = 1.15292e-12, small enough that every factor is exactly w.
+    With w = -2 and x = 0.5 the state ends in a cycle of two steps, 0.980 =
+    tanh(-2 (-0.898) + 0.5) and -0.898 = tanh(-2 (0.980) + 0.5), and the last factor
+    is (1 - 0.898^2) (-2) = -0.389."""
+    monkeypatch.setattr(
+        bptt_panels, "ONE_UNIT_CASES", [(0.9, 1e-10), (2.0, 1e-30), (-2.0, 0.5)]
+    )
+    small, linear, saturated = (b["text"] for b in panel("one-unit")["beats"])
+    assert "the state stays at 9.98203e-10, every factor" in small
+    assert "The state is still 1.15292e-12, where" in linear
+    assert (
+        "saturates at -0.898, each factor $(1 - h^2)\\,w$ is -0.389, and" in saturated
+    )
+
+
 def test_truncation_lanes_value_crosses_a_detach_and_no_gradient_crosses_any_cut() -> (
     None
 ):
@@ -155,6 +200,69 @@ def test_lstm_gate_states_follow_the_update_lines() -> None:
     assert [s["cPrev"] for s in states[1:]] == [s["c"] for s in states[:-1]]
     with pytest.raises(ValueError, match="gate f must be in"):
         gated_panels.lstm_gate_states(steps=[(1.5, 0.0, 0.0, 0.0)])
+
+
+#: Gate openings (f, i, o, g) that differ from the neighbouring steps', so a sentence
+#: that read another step would print other numbers. The cells, by hand from c_0 =
+#: 0.8: 0.5 * 0.8 + 1 * 0.4 = 0.8 (kept), 1 * 0.8 = 0.8, 0.5 * 0.8 = 0.4,
+#: 0.75 * 0.4 + 0.5 * 0.6 = 0.6, and 0 * 0.6 + 1 * 0.5 = 0.5 (overwritten).
+DISTINCT_STEPS = [
+    (0.5, 1.0, 0.0, 0.4),
+    (1.0, 0.0, 0.9, 0.0),
+    (0.5, 0.0, 0.6, 0.0),
+    (0.75, 0.5, 0.3, 0.6),
+    (0.0, 1.0, 1.0, 0.5),
+]
+
+
+def test_each_lstm_sentence_reads_its_own_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = gated_panels.lstm_gate_states
+    monkeypatch.setattr(
+        gated_panels, "lstm_gate_states", lambda: real(steps=DISTINCT_STEPS)
+    )
+    # h = o tanh(c): 0.9 tanh(0.8) = 0.598, 0.6 tanh(0.4) = 0.228,
+    # 0.3 tanh(0.6) = 0.161, tanh(0.5) = 0.462; positive numbers print unsigned
+    assert [b["text"] for b in panel("lstm-gates")["beats"]] == [
+        "Forget gate 0.5, input gate 1: the cell keeps its 0.8. The output gate is "
+        "shut, so the hidden state shows 0: the value is stored, not shown.",
+        "The output gate opens to 0.9. The cell is unchanged at 0.8; the hidden "
+        "state shows $\\tanh$ of it, 0.598.",
+        "The forget gate drops to 0.5: the cell keeps half of 0.8, 0.4, and the "
+        "hidden state follows, 0.228.",
+        "The input gate opens to 0.5 on a candidate of 0.6: the cell becomes 0.75 "
+        "\u00d7 0.4 + 0.5 \u00d7 0.6 = 0.6, a sum, not a product. The output gate at "
+        "0.3 shows 0.161.",
+        "Forget gate 0, input gate 1: the old cell is discarded and the candidate "
+        "0.5 overwrites it; the open output gate shows 0.462.",
+    ]
+
+
+def test_a_gate_step_without_its_sentence_stops_the_lstm_panel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = gated_panels.lstm_gate_states
+    six = [*gated_panels.LSTM_STEPS, (1.0, 0.0, 1.0, 0.0)]  # five sentences
+    monkeypatch.setattr(gated_panels, "lstm_gate_states", lambda: real(steps=six))
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter"):
+        panel("lstm-gates")
+
+
+def test_the_forget_claim_compares_what_the_biases_keep_after_the_same_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Biases 1e-4 apart are in order after 80 steps (the larger keeps
+    (sigma(1.0001) / sigma(1))**80 = 1.002 times more, though less than the smaller
+    kept a step earlier); a repeated bias is not a larger one."""
+    monkeypatch.setattr(gated_panels, "FORGET_BEATS", [0.0, 1.0, 1.0001, 2.0])
+    beats = panel("forget-power")["beats"]
+    assert [b["state"]["b"] for b in beats] == [0.0, 1.0, 1.0001, 2.0]
+    monkeypatch.setattr(gated_panels, "FORGET_BEATS", [0.0, 1.0, 1.0, 2.0])
+    with pytest.raises(
+        AssertionError, match="claims that a larger bias keeps more, but"
+    ):
+        panel("forget-power")
 
 
 def test_forget_curve_and_dial_parts_match_their_formulas() -> None:
@@ -402,6 +510,15 @@ def _sampling_beat(
     return beats
 
 
+def _parts_with(
+    changes: dict[tuple[float, int, float], dict[str, list[float]]],
+) -> Callable[[float, int, float], dict[str, list[float]]]:
+    """sampling_parts, with what it returns at some settings changed (a false
+    computation to catch)."""
+    real = sampling_panels.sampling_parts
+    return lambda t, k, p: real(t, k, p) | changes.get((t, k, p), {})
+
+
 #: the topic module that owns each panel (what a false-claim test patches)
 TOPIC = {
     "one-unit": bptt_panels,
@@ -425,6 +542,24 @@ FALSE_CLAIMS = [
         "ONE_UNIT_CASES",
         [(0.9, 0.0), (0.9, 0.0), (2.0, 0.5)],
         "growth along the bound for w = 2, x = 0",
+    ),
+    (  # an input of 1e-6 bends the product off the bound by a relative 5e-9
+        "one-unit",
+        "ONE_UNIT_CASES",
+        [(0.9, 1e-6), (2.0, 0.0), (2.0, 0.5)],
+        "that the product equals the bound",
+    ),
+    (  # w = 1: product and bound stay at 1, neither growing nor vanishing
+        "one-unit",
+        "ONE_UNIT_CASES",
+        [(0.9, 0.0), (1.0, 0.0), (2.0, 0.5)],
+        "growth along the bound for w = 2, x = 0",
+    ),
+    (  # w = 1.02, x = 0.01: the product shrinks to 0.02, far from vanishing
+        "one-unit",
+        "ONE_UNIT_CASES",
+        [(0.9, 0.0), (2.0, 0.0), (1.02, 0.01)],
+        "vanishing under a growing bound when saturated",
     ),
     (
         "truncation-lanes",
@@ -468,6 +603,12 @@ FALSE_CLAIMS = [
         _states_with(1, c=0.5),
         "that reopening shows the same cell",
     ),
+    (
+        "lstm-gates",
+        "lstm_gate_states",
+        _states_with(1, h=0.0),
+        "that reopening shows the same cell",
+    ),
     ("lstm-gates", "lstm_gate_states", _states_with(3, c=0.0), "the additive update"),
     (
         "lstm-gates",
@@ -509,6 +650,22 @@ FALSE_CLAIMS = [
         _sampling_beat(1, (1.0, 6, 1.0)),
         "colder sharpens",
     ),
+    (  # b and c swapped: a swap of neighbours is a change of order
+        "sampling-explorer",
+        "sampling_parts",
+        lambda t, k, p: {
+            "temperature": [0.5, 0.2, 0.22, 0.05, 0.02, 0.01],
+            "topK": [],
+            "nucleus": [],
+        },
+        "that temperature never changes the order",
+    ),
+    (  # "hotter" at tau = 1: the favourite keeps its share
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(2, (1.0, 6, 1.0)),
+        "colder sharpens",
+    ),
     (
         "sampling-explorer",
         "SAMPLING_BEATS",
@@ -532,6 +689,26 @@ FALSE_CLAIMS = [
         "SAMPLING_BEATS",
         _sampling_beat(5, (0.5, 2, 0.97)),
         "the cold nucleus is a and b",
+    ),
+    (  # the rule keeps a and b although a and b hold less than p
+        "sampling-explorer",
+        "sampling_parts",
+        _parts_with({(1.0, 2, 0.9): {"nucleus": [0.69, 0.31, 0.0, 0.0, 0.0, 0.0]}}),
+        "that the nucleus needs c to reach p",
+    ),
+    (  # a alone holds p = 0.9, so the nucleus would be a alone
+        "sampling-explorer",
+        "sampling_parts",
+        _parts_with(
+            {(0.5, 2, 0.9): {"temperature": [0.9, 0.05, 0.03, 0.01, 0.007, 0.003]}}
+        ),
+        "the cold nucleus is a and b",
+    ),
+    (  # "hotter" at the middle temperature: the nucleus keeps three, as there
+        "sampling-explorer",
+        "SAMPLING_BEATS",
+        _sampling_beat(6, (1.0, 2, 0.9)),
+        "that the nucleus grows with the temperature while top-k stays",
     ),
 ]
 
@@ -568,3 +745,83 @@ def test_hotter_must_lift_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sampling_panels, "sampling_parts", flat_tail)
     with pytest.raises(AssertionError, match="claims hotter lifts the tail, but"):
         panel("sampling-explorer")
+
+
+@pytest.mark.parametrize(
+    "setting", [(0.5, 6, 1.0), (2.0, 6, 1.0)], ids=["colder", "hotter"]
+)
+def test_a_tail_that_keeps_its_share_is_refused(
+    monkeypatch: pytest.MonkeyPatch, setting: tuple[float, int, float]
+) -> None:
+    """The colder beat must lower f's probability and the hotter one raise it: one
+    that gives f what tau = 1 gives it (0.0098) is refused."""
+    tail = sampling_panels.sampling_parts(1.0, 6, 1.0)["temperature"][-1]
+    head = {(0.5, 6, 1.0): [0.8, 0.12, 0.05], (2.0, 6, 1.0): [0.4, 0.3, 0.2]}
+    q = [*head[setting], 0.02, 0.01, tail]  # still in order, and a as before
+    monkeypatch.setattr(
+        sampling_panels, "sampling_parts", _parts_with({setting: {"temperature": q}})
+    )
+    with pytest.raises(AssertionError, match="claims hotter lifts the tail, but"):
+        panel("sampling-explorer")
+
+
+def test_the_tail_claim_compares_the_last_token_at_the_three_temperatures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At tau = 1, f holds 0.0098 and e 0.0266: a colder f of 0.005 (whose e, 0.015,
+    is above 0.0098) and a hotter f of 0.02 (below 0.0266) hold the claim, and the
+    beats say so."""
+    cold = [0.8, 0.1, 0.05, 0.03, 0.015, 0.005]
+    hot = [0.4, 0.25, 0.15, 0.12, 0.06, 0.02]
+    monkeypatch.setattr(
+        sampling_panels,
+        "sampling_parts",
+        _parts_with(
+            {(0.5, 6, 1.0): {"temperature": cold}, (2.0, 6, 1.0): {"temperature": hot}}
+        ),
+    )
+    texts = [b["text"] for b in panel("sampling-explorer")["beats"]]
+    assert "a rises to 0.8 and f falls to 0.005" in texts[1]
+    assert "a falls to 0.4 and f rises to 0.02" in texts[2]
+
+
+def test_each_sampling_sentence_reads_its_own_beat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    beats = list(sampling_panels.SAMPLING_BEATS)
+    beats[1] = (0.5, 6, 0.95)  # the cold beat's claims read only its temperature
+    beats[3] = (1.5, 2, 1.0)
+    monkeypatch.setattr(sampling_panels, "SAMPLING_BEATS", beats)
+    texts = [b["text"] for b in panel("sampling-explorer")["beats"]]
+    assert "$k = 6$ and $p = 1$, nothing is cut" in texts[0]
+    # at tau = 1.5, a : b = exp(0.8 / 1.5) = 1.705 : 1, that is 0.63 and 0.37
+    assert texts[3] == (
+        "Back at $\\tau = 1.5$, top-k with $k = 2$: a and b are kept and "
+        "renormalised to 0.63, 0.37; c to f get exactly zero."
+    )
+
+
+def test_the_sampling_figure_draws_the_last_three_beats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    beats = list(sampling_panels.SAMPLING_BEATS)
+    beats[3:] = [(1.5, 3, 1.0), (1.0, 2, 0.9), (0.25, 2, 0.9), (4.0, 2, 0.9)]
+    monkeypatch.setattr(sampling_panels, "SAMPLING_BEATS", beats)
+    fig = static_figure("sampling-explorer")
+    try:
+        titles = [ax.get_title() for ax in fig.axes]
+        assert [t.split(":")[0] for t in titles[::3]] == [
+            "$\\tau$ = 0.25",
+            "$\\tau$ = 1",
+            "$\\tau$ = 4",
+        ]
+        assert all(t.startswith("top-k, k = 2:") for t in titles[1::3])
+        for row, tau in enumerate([0.25, 1.0, 4.0]):
+            filled = [
+                p.get_height() for p in fig.axes[3 * row + 2].patches if p.get_fill()
+            ]
+            assert filled == pytest.approx(
+                sampling_panels.sampling_parts(tau, 2, 0.9)["nucleus"]
+            )
+    finally:
+        plt.close(fig)

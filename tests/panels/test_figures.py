@@ -154,6 +154,43 @@ def test_sampling_figure_draws_the_panel_numbers() -> None:
         plt.close(fig)
 
 
+def test_truncation_figure_labels_each_state_in_its_circle_and_above_it() -> None:
+    fig = static_figure("truncation-lanes")
+    try:
+        ax = fig.axes[0]
+        circles = ax.collections  # one per state: two lanes of six
+        labels = [t for t in ax.texts if t.get_text().startswith("$h_")]
+        assert len(labels) == len(circles) == 12
+        for label, circle in zip(labels, circles, strict=True):
+            assert tuple(label.get_position()) == tuple(circle.get_offsets()[0])
+            assert (label.get_ha(), label.get_va()) == ("center", "center")
+            assert label.get_zorder() > circle.get_zorder()
+    finally:
+        plt.close(fig)
+
+
+def test_lstm_gates_legend_is_one_row_above_the_plot_inside_the_figure() -> None:
+    """Not in the snapshot (which reads texts, not where they are drawn): the five
+    entries share one row, above the plot rather than over its bars, and within the
+    figure's width, and the constrained layout leaves no empty margin at the right."""
+    fig = static_figure("lstm-gates")
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        (legend,) = fig.legends
+        box = legend.get_window_extent(renderer)
+        plot = fig.axes[0].get_window_extent(renderer)
+        rows = {round(t.get_window_extent(renderer).y0) for t in legend.get_texts()}
+        assert len(legend.get_texts()) == 5
+        assert len(rows) == 1
+        assert box.y0 >= plot.y1
+        assert box.x0 >= 0
+        assert box.x1 <= fig.bbox.x1
+        assert plot.x1 >= 0.95 * fig.bbox.x1
+    finally:
+        plt.close(fig)
+
+
 def test_write_static_figure_makes_its_folder_and_leaves_no_temporary_file(
     tmp_path: Path,
 ) -> None:
@@ -187,6 +224,32 @@ def test_no_two_texts_of_a_static_figure_overlap(name: str) -> None:
         assert overlapping_texts(fig) == []
     finally:
         plt.close(fig)
+
+
+def test_write_static_figure_closes_its_own_figure_when_another_is_current(
+    tmp_path: Path,
+) -> None:
+    drawn, other = [], plt.figure()
+
+    def draw_another(fig) -> None:  # type: ignore[no-untyped-def]
+        drawn.append(fig)
+        plt.figure(other.number)  # a check that makes another figure current
+
+    try:
+        write_static_figure("keep-dial", tmp_path / "keep-dial.png", check=draw_another)
+        assert not plt.fignum_exists(drawn[0].number)
+        assert plt.fignum_exists(other.number)
+    finally:
+        plt.close(other)
+
+
+def test_a_write_after_an_interrupted_one_leaves_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "keep-dial.png"
+    target.with_suffix(".tmp").write_bytes(b"half a PNG")  # left by a write cut short
+    write_static_figure("keep-dial", target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep-dial.png"]
 
 
 def test_a_failing_check_leaves_no_file(tmp_path: Path) -> None:
