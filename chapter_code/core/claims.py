@@ -135,8 +135,8 @@ def _number(value: Any) -> float:
 
 def _text(value: Any) -> str:
     """A compared value as the reader sees it: floats to :data:`DIGITS` significant
-    digits (always with a decimal point, so an integer reads as an integer),
-    tensors as their item(s), a :class:`Bound` as its bound.
+    digits (always with a decimal point, so an integer reads as an integer), inside
+    lists and mappings too, tensors as their item(s), a :class:`Bound` as its bound.
     """
     if isinstance(value, Bound):
         return str(value)
@@ -148,6 +148,8 @@ def _text(value: Any) -> str:
         return "nan" if math.isnan(value) else f"{value:#.{DIGITS}g}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_text(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 

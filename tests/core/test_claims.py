@@ -67,15 +67,18 @@ def test_values_read_tensors_floats_and_lists() -> None:
             "n": float("nan"),
             "b": True,
             "s": "text",
+            "d": {"RNN": 0.0653605950825249, "LSTM": [0.19040485142581298, 3]},
         },
     )
-    # floats to four significant digits, always with a point; integers as integers
+    # floats to four significant digits, always with a point; integers as integers;
+    # inside a mapping too, its keys as written
     assert claims.declared()["c-v"].values == {
         "t": "0.5000",
         "l": "[1.000, 2]",
         "n": "nan",
         "b": "True",
         "s": "text",
+        "d": "{RNN: 0.06536, LSTM: [0.1904, 3]}",
     }
 
 
